@@ -1,0 +1,100 @@
+import { Agent, request } from 'undici';
+import type { FastifyBaseLogger } from 'fastify';
+
+export interface CallbackPolicy {
+  timeoutMs: number;
+  retryDelaysMs: readonly number[];
+}
+
+/**
+ * Sends callbacks: one attempt, then a retry after each configured delay until one is answered with 2xx.
+ * Attempts are bounded by the timeout, and nothing waits for them: a slow listener never slows the API.
+ */
+export class CallbackSender {
+  private readonly agent: Agent;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(private readonly policy: CallbackPolicy, private readonly log: FastifyBaseLogger) {
+    this.agent = new Agent({
+      connectTimeout: policy.timeoutMs,
+      headersTimeout: policy.timeoutMs,
+      bodyTimeout: policy.timeoutMs,
+      keepAliveTimeout: 4_000,
+    });
+  }
+
+  send(url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void {
+    if (this.closed) return;
+    this.attempt(url, method, JSON.stringify(body), context, 0);
+  }
+
+  private attempt(url: string, method: 'PUT' | 'POST', payload: string, context: Record<string, string>, index: number): void {
+    const attempt = index + 1;
+    const done = this.deliver(url, method, payload).then(
+      (status) => {
+        if (status >= 200 && status < 300) {
+          this.log.info({ ...context, callbackUrl: url, attempt, status }, 'callback delivered');
+          return;
+        }
+        this.retryOrGiveUp(url, method, payload, context, index, `answered ${status}`);
+      },
+      (error: Error) => this.retryOrGiveUp(url, method, payload, context, index, error.message),
+    );
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+
+  private retryOrGiveUp(url: string, method: 'PUT' | 'POST', payload: string, context: Record<string, string>, index: number, problem: string): void {
+    const delay = this.policy.retryDelaysMs[index];
+    if (delay === undefined || this.closed) {
+      this.log.warn({ ...context, callbackUrl: url, attempts: index + 1, problem }, 'callback not delivered; giving up');
+      return;
+    }
+    this.log.info({ ...context, callbackUrl: url, attempt: index + 1, problem, retryInMs: delay }, 'callback failed; will retry');
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.attempt(url, method, payload, context, index + 1);
+    }, delay);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private async deliver(url: string, method: 'PUT' | 'POST', payload: string): Promise<number> {
+    const signal = AbortSignal.timeout(this.policy.timeoutMs);
+    const response = await request(url, {
+      method,
+      body: payload,
+      headers: { 'content-type': 'application/json' },
+      dispatcher: this.agent,
+      signal,
+    });
+    await response.body.dump();
+    return response.statusCode;
+  }
+
+  /** Stops retries and waits for attempts under way (each bounded by the timeout). */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    await Promise.allSettled([...this.inFlight]);
+    await this.agent.close();
+  }
+}
+
+/**
+ * A callback URL must name the API user's providerCallbackHost (real-api-notes: observed): by host name,
+ * and by port too when the host was registered with one.
+ */
+export function callbackHostMatches(callbackUrl: string, providerCallbackHost: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(callbackUrl);
+  } catch {
+    return false;
+  }
+  const expected = providerCallbackHost.toLowerCase();
+  return expected.includes(':') ? url.host.toLowerCase() === expected : url.hostname.toLowerCase() === expected;
+}

@@ -1,0 +1,80 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { describeErrors } from '../src/schemas.ts';
+
+/** A business error of §7: {code, message}. */
+export function sendBusinessError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  return reply.code(status).send({ code, message });
+}
+
+/** The {error} body of token and basic-info failures (§2.14, §7 rule 4). */
+export function sendOAuthError(reply: FastifyReply, status: number, error: string, description?: string): FastifyReply {
+  if (status === 401) {
+    reply.header('www-authenticate', `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`);
+  }
+  return reply.code(status).send({ error });
+}
+
+/** A request rejected for its form: {statusCode, error, message}, saying what to fix. */
+export function sendBadRequest(reply: FastifyReply, message: string, status = 400): FastifyReply {
+  return reply.code(status).send({ statusCode: status, error: STATUS_CODES[status] ?? 'Bad Request', message });
+}
+
+const GATEWAY_MESSAGES = {
+  missing: 'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.',
+  invalid: 'Access denied due to invalid subscription key. Make sure to provide a valid key for an active subscription.',
+};
+
+/** The API gateway's own 401, as the live service sends it (real-api-notes). */
+export function sendGatewayError(reply: FastifyReply, why: keyof typeof GATEWAY_MESSAGES): FastifyReply {
+  return reply.code(401).send({ statusCode: 401, message: GATEWAY_MESSAGES[why] });
+}
+
+const HEADER_NAMES: Record<string, string> = {
+  'x-reference-id': 'X-Reference-Id',
+  'x-target-environment': 'X-Target-Environment',
+  'x-callback-url': 'X-Callback-Url',
+  'ocp-apim-subscription-key': 'Ocp-Apim-Subscription-Key',
+  language: 'Language',
+};
+
+/** Turns ajv's errors on one part of a request into a sentence a person can act on. */
+export function validationMessage(error: FastifyError): string {
+  const part = error.validationContext ?? 'request';
+  const lines = describeErrors(error.validation as never).map((line) => {
+    if (part === 'headers') {
+      const missing = /^\/ must have required property '([^']+)'$/.exec(line);
+      if (missing) return `header ${HEADER_NAMES[missing[1]!] ?? missing[1]} is required`;
+      const [pointer, ...rest] = line.split(' ');
+      const name = pointer!.slice(1);
+      return `header ${HEADER_NAMES[name] ?? name} ${rest.join(' ')}`;
+    }
+    if (part === 'params') return `path parameter ${line.slice(1)}`;
+    return `${part}${line.startsWith('/ ') ? line.slice(1) : line}`;
+  });
+  return `Invalid request: ${lines.join('; ')}.`;
+}
+
+/** Fastify's own 4xx errors (parsing, size, media type), reworded to say what to fix. */
+export function frameworkErrorMessage(error: FastifyError, request: FastifyRequest): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return `Content-Type "${request.headers['content-type'] ?? ''}" is not accepted by this operation; send ${expectedMediaType(request)}.`;
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'The body is larger than the 64 KiB this sandbox accepts.';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'The body is empty, but Content-Type says application/json; send a JSON object.';
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return 'Content-Length does not match the length of the body.';
+    default:
+      if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+        return `The body is not valid JSON (${error.message}).`;
+      }
+      return error.message;
+  }
+}
+
+function expectedMediaType(request: FastifyRequest): string {
+  const config = request.routeOptions.config as { mediaType?: string } | undefined;
+  return config?.mediaType ?? 'application/json';
+}

@@ -1,0 +1,93 @@
+import { SCHEMA_BASE, schemaDocuments } from '../src/schemas.ts';
+import { HEADER_DESCRIPTIONS, type OperationSpec } from './operations.ts';
+import type { ProfileName } from './profiles.ts';
+
+/** "request-to-pay.schema.json" → "RequestToPay". */
+function componentName(file: string): string {
+  return file.replace(/\.schema\.json$/, '').split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+/** Rewrites the schemas' file references (relative or absolute) into OpenAPI component references. */
+function localise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(localise);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === '$id' || key === '$schema') continue;
+    out[key] = key === '$ref' && typeof inner === 'string'
+      ? `#/components/schemas/${componentName(inner.replace(SCHEMA_BASE, ''))}`
+      : localise(inner);
+  }
+  return out;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${componentName(`${name}.schema.json`)}` });
+
+/**
+ * The sandbox's OpenAPI 3.1 document, built from the same operation catalogue that registers the routes
+ * and the same JSON Schemas that validate requests, so it cannot drift from what the sandbox does.
+ */
+export function buildOpenApiDocument(operations: readonly OperationSpec[], profile: ProfileName, version: string): Record<string, unknown> {
+  const schemas = Object.fromEntries(schemaDocuments.map((doc) => [componentName(doc.$id.replace(SCHEMA_BASE, '')), localise(doc)]));
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations) {
+    const path = op.url.replace(/:([A-Za-z]+)/g, '{$1}');
+    paths[path] ??= {};
+    paths[path][op.method.toLowerCase()] = operationObject(op);
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'MoMo reference sandbox',
+      version,
+      description: `The Mobile-Money API as the reference sandbox serves it (profile: ${profile}). Every operation needs the Ocp-Apim-Subscription-Key of its product.`,
+    },
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
+        apiUserBasic: { type: 'http', scheme: 'basic', description: 'API user id and API key.' },
+        accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+    },
+  };
+}
+
+function operationObject(op: OperationSpec): Record<string, unknown> {
+  const parameters = [
+    ...Object.entries(op.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema: localise(schema) })),
+    ...(op.requiredHeaders ?? []).map((h) => header(h, true)),
+    ...(op.optionalHeaders ?? []).map((h) => header(h, false)),
+  ];
+  const credential = op.credential === 'basic' ? { apiUserBasic: [] } : op.credential === 'none' ? {} : { accessToken: [] };
+  const responses: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(op.responses)) {
+    responses[status] = {
+      description: response.description,
+      ...(response.schema ? { content: { 'application/json': { schema: ref(response.schema) } } } : {}),
+    };
+  }
+  const gateway = ref('gateway-error');
+  const existing401 = op.responses[401];
+  responses['401'] = {
+    description: existing401 ? `${existing401.description} Or a missing or wrong subscription key.` : 'Missing or wrong subscription key.',
+    content: { 'application/json': { schema: existing401?.schema ? { oneOf: [ref(existing401.schema), gateway] } : gateway } },
+  };
+  return {
+    operationId: op.id,
+    summary: op.summary,
+    description: `Spec: ${op.specSection}.`,
+    tags: [op.product],
+    security: [{ subscriptionKey: [], ...credential }],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(op.body ? { requestBody: { required: true, content: { [op.body.mediaType]: { schema: ref(op.body.schema) } } } } : {}),
+    responses,
+  };
+}
+
+function header(name: keyof typeof HEADER_DESCRIPTIONS, required: boolean) {
+  const display = name.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('-');
+  return { name: display, in: 'header', required, description: HEADER_DESCRIPTIONS[name], schema: { type: 'string' } };
+}

@@ -1,0 +1,136 @@
+import { randomInt } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from './clock.ts';
+import type { CallbackSender } from './callbacks.ts';
+import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
+import type { ProfileBehaviour } from './profiles.ts';
+import type { SandboxSettings } from './settings.ts';
+import type { SandboxState, Transaction } from './state.ts';
+
+/** Messages that accompany failure reasons when the profile sends reason as {code, message}. */
+const REASON_MESSAGES: Record<string, string> = {
+  INTERNAL_PROCESSING_ERROR: 'An internal error occurred while processing.',
+  APPROVAL_REJECTED: 'The payer rejected the approval.',
+  EXPIRED: 'The transaction timed out before the payer answered.',
+  PAYER_NOT_FOUND: 'The payer was not found.',
+  PAYEE_NOT_FOUND: 'The payee was not found.',
+  PAYEE_NOT_ALLOWED_TO_RECEIVE: 'The payee is not allowed to receive.',
+  NOT_ALLOWED: 'The transaction is not allowed.',
+  NOT_ALLOWED_TARGET_ENVIRONMENT: 'Access to target environment is forbidden.',
+  INVALID_CALLBACK_URL_HOST: 'Callback URL does not match the configured value.',
+  INVALID_CURRENCY: 'Currency not supported.',
+  SERVICE_UNAVAILABLE: 'The service is unavailable.',
+  NOT_ENOUGH_FUNDS: 'The account does not hold enough funds.',
+  RESOURCE_NOT_FOUND: 'The request to pay to refund was not found.',
+};
+
+/**
+ * The life of a payment after its creation was accepted: its outcome from the test-number table,
+ * the pending timeout, the balance it moves, and the callback it sends when it reaches a final state.
+ */
+export class PaymentEngine {
+  constructor(
+    private readonly state: SandboxState,
+    private readonly outcomes: OutcomeTable,
+    private readonly settings: SandboxSettings,
+    private readonly profile: ProfileBehaviour,
+    private readonly clock: Clock,
+    private readonly callbacks: CallbackSender,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  /** Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent. */
+  begin(tx: Transaction): void {
+    const outcome = this.outcomeFor(tx);
+    if (outcome.status === 'PENDING') {
+      this.later(tx, this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
+      return;
+    }
+    const delay = outcome.delayMs ?? 0;
+    if (delay === 0) {
+      this.settle(tx, outcome);
+    } else if (delay >= this.settings.pendingTimeoutMs) {
+      this.later(tx, this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
+    } else {
+      this.later(tx, delay, outcome);
+    }
+  }
+
+  /** The status record of a transaction, as the status query and the callback send it. */
+  statusRecord(tx: Transaction): Record<string, unknown> {
+    const record: Record<string, unknown> = {};
+    if (tx.financialTransactionId !== undefined) record.financialTransactionId = tx.financialTransactionId;
+    if (tx.externalId !== undefined) record.externalId = tx.externalId;
+    record.amount = tx.amount;
+    record.currency = tx.currency;
+    if (tx.party) record[tx.kind === 'requesttopay' ? 'payer' : 'payee'] = tx.party;
+    if (tx.payerMessage !== undefined) record.payerMessage = tx.payerMessage;
+    if (tx.payeeNote !== undefined) record.payeeNote = tx.payeeNote;
+    record.status = tx.status;
+    if (tx.status === 'FAILED' && tx.reason !== undefined) {
+      record.reason = this.profile.failureReason === 'string'
+        ? tx.reason
+        : { code: tx.reason, message: REASON_MESSAGES[tx.reason] ?? 'The transaction failed.' };
+    }
+    return record;
+  }
+
+  private outcomeFor(tx: Transaction): Outcome {
+    if (tx.party?.partyIdType !== 'MSISDN') return SUCCESS_AT_ONCE;
+    return this.outcomes.get(tx.party.partyId.replace(/^\+/, '')) ?? SUCCESS_AT_ONCE;
+  }
+
+  private later(tx: Transaction, delayMs: number, outcome: Outcome): void {
+    tx.timer = setTimeout(() => {
+      tx.timer = undefined;
+      // A record forgotten by retention is no longer anyone's to settle.
+      if (this.state.transactions[tx.kind].get(tx.referenceId) !== tx) return;
+      this.settle(tx, outcome);
+    }, delayMs);
+    tx.timer.unref();
+  }
+
+  private settle(tx: Transaction, outcome: Outcome): void {
+    if (tx.status !== 'PENDING') return;
+    const refusal = outcome.status === 'SUCCESSFUL' ? this.checkFunds(tx) : undefined;
+    if (outcome.status === 'FAILED' || refusal) {
+      tx.status = 'FAILED';
+      tx.reason = refusal ?? outcome.reason ?? 'INTERNAL_PROCESSING_ERROR';
+    } else {
+      tx.status = 'SUCCESSFUL';
+      tx.financialTransactionId = String(randomInt(1_000_000_000, 9_999_999_999));
+      this.moveMoney(tx);
+    }
+    tx.completedAt = this.clock.now();
+    this.log.debug({ kind: tx.kind, referenceId: tx.referenceId, status: tx.status, reason: tx.reason }, 'transaction settled');
+    if (tx.callbackUrl) {
+      this.callbacks.send(tx.callbackUrl, this.settings.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
+    }
+  }
+
+  /** Why a payment that would succeed must fail instead, or undefined when it may succeed. */
+  private checkFunds(tx: Transaction): string | undefined {
+    if (tx.kind === 'requesttopay') return undefined;
+    if (tx.kind === 'refund') {
+      const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
+      if (!original || original.targetEnvironment !== tx.targetEnvironment) return 'RESOURCE_NOT_FOUND';
+      if (original.status !== 'SUCCESSFUL') return 'NOT_ALLOWED';
+      if (original.currency !== tx.currency) return 'INVALID_CURRENCY';
+      if (original.refundedMinor + tx.amountMinor > original.amountMinor) return 'NOT_ALLOWED';
+    }
+    const available = this.state.balance(tx.apiUserId, 'disbursement', tx.currency);
+    return available < tx.amountMinor ? 'NOT_ENOUGH_FUNDS' : undefined;
+  }
+
+  private moveMoney(tx: Transaction): void {
+    if (tx.kind === 'requesttopay') {
+      this.state.adjustBalance(tx.apiUserId, 'collection', tx.currency, tx.amountMinor);
+      return;
+    }
+    this.state.adjustBalance(tx.apiUserId, 'disbursement', tx.currency, -tx.amountMinor);
+    if (tx.kind === 'refund') {
+      const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
+      if (original) original.refundedMinor += tx.amountMinor;
+    }
+  }
+}

@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SandboxContext } from '../app.ts';
+import { sendBusinessError, sendOAuthError } from '../http.ts';
+import { PRODUCTS, type Product } from '../products.ts';
+import type { ConsentGrant, ConsentRequest } from '../state.ts';
+import { authenticateBasic } from './access-tokens.ts';
+import { callbackHostMatches } from '../callbacks.ts';
+
+interface BcAuthorizeForm {
+  login_hint: string;
+  scope: string;
+  access_type: 'online' | 'offline';
+  consent_valid_in?: string;
+}
+
+interface TokenForm {
+  grant_type: 'urn:openid:params:grant-type:ciba' | 'refresh_token';
+  auth_req_id?: string;
+  refresh_token?: string;
+}
+
+const FORM = 'application/x-www-form-urlencoded' as const;
+
+/**
+ * The consent flow (§5.4): bc-authorize with an access token, then the OAuth 2.0 token operation with the
+ * CIBA grant (authorization_pending until the holder consents after `interval`), then userinfo with the
+ * consent token. Served under every product, so one API user completes it within its own product.
+ */
+export function registerConsent(context: SandboxContext): void {
+  for (const product of PRODUCTS) {
+    registerBcAuthorize(context, product);
+    registerOAuthToken(context, product);
+    registerUserInfo(context, product);
+  }
+}
+
+function registerBcAuthorize(context: SandboxContext, product: Product): void {
+  const { catalogue, settings, state, clock } = context;
+  catalogue.define({
+    id: `${product}.bcAuthorize`,
+    summary: `bc-authorize (${product})`,
+    specSection: product === 'collection' ? '§4.2 #7' : '§4.2 #7 (served on every product)',
+    method: 'POST',
+    url: `/${product}/v1_0/bc-authorize`,
+    product,
+    credential: 'bearer',
+    requiredHeaders: ['x-target-environment'],
+    optionalHeaders: ['x-callback-url'],
+    body: { schema: 'bc-authorize-request', mediaType: FORM },
+    responses: {
+      200: { description: 'The consent request.', schema: 'consent-request' },
+      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE.', schema: 'error-set-a' },
+      401: { description: 'Missing, expired or foreign access token.', schema: 'oauth-error' },
+      500: { description: 'INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', schema: 'error-set-a' },
+    },
+  }, async (request, reply) => {
+    const form = request.body as BcAuthorizeForm;
+    const scopes = form.scope.split(' ').filter(Boolean);
+    if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
+    const unknown = scopes.find((s) => !settings.scopes.includes(s));
+    if (unknown) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
+    const callbackUrl = request.headers['x-callback-url'] as string | undefined;
+    if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, request.caller!.providerCallbackHost)) {
+      return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
+    }
+    const now = clock.now();
+    const consent: ConsentRequest = {
+      authReqId: randomUUID(),
+      apiUserId: request.caller!.id,
+      product,
+      msisdn: /^ID:\+?(\d+)\/MSISDN$/.exec(form.login_hint)![1]!,
+      scope: scopes.join(' '),
+      accessType: form.access_type,
+      consentValidSeconds: form.consent_valid_in ? Number(form.consent_valid_in) : settings.consentValidSeconds,
+      createdAt: now,
+      grantedAt: now + settings.consentIntervalSeconds * 1000,
+      expiresAt: now + settings.consentRequestLifetimeSeconds * 1000,
+      redeemed: false,
+      callbackUrl,
+    };
+    state.consentRequests.add(consent.authReqId, consent);
+    return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
+  });
+}
+
+function registerOAuthToken(context: SandboxContext, product: Product): void {
+  const { catalogue } = context;
+  catalogue.define({
+    id: `${product}.createOauth2Token`,
+    summary: `Create an OAuth 2.0 consent token (${product})`,
+    specSection: product === 'disbursement' ? '§4.3 #11' : '§4.3 #11 (served on every product)',
+    method: 'POST',
+    url: `/${product}/oauth2/token/`,
+    product,
+    credential: 'basic',
+    requiredHeaders: ['x-target-environment'],
+    body: { schema: 'oauth-token-request', mediaType: FORM },
+    responses: {
+      200: { description: 'A consent token.', schema: 'consent-token' },
+      400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', schema: 'oauth-error' },
+      401: { description: 'Unknown API user or wrong key (spec profile).', schema: 'oauth-error' },
+      500: { description: 'Unknown API user or wrong key (mtn-sandbox profile), an API user of another product, or NOT_ALLOWED_TARGET_ENVIRONMENT.' },
+    },
+  }, async (request, reply) => {
+    const user = authenticateBasic(context, request, reply, product);
+    if (!user) return reply;
+    const form = request.body as TokenForm;
+    return form.grant_type === 'refresh_token'
+      ? refreshConsent(context, product, user.id, form.refresh_token!, reply)
+      : redeemConsent(context, product, user.id, form.auth_req_id!, reply);
+  });
+}
+
+function redeemConsent(context: SandboxContext, product: Product, apiUserId: string, authReqId: string, reply: FastifyReply) {
+  const { state, clock, settings } = context;
+  const consent = state.consentRequests.get(authReqId);
+  const now = clock.now();
+  if (!consent || consent.apiUserId !== apiUserId || consent.product !== product || consent.redeemed) {
+    return sendOAuthError(reply, 400, 'invalid_grant');
+  }
+  if (now >= consent.expiresAt) return sendOAuthError(reply, 400, 'expired_token');
+  if (now < consent.grantedAt) return sendOAuthError(reply, 400, 'authorization_pending');
+  consent.redeemed = true;
+  const grant: ConsentGrant = {
+    refreshToken: randomUUID(),
+    authReqId,
+    apiUserId,
+    product,
+    msisdn: consent.msisdn,
+    scope: consent.scope,
+    refreshableUntil: consent.grantedAt + consent.consentValidSeconds * 1000,
+  };
+  state.consentGrants.add(grant.refreshToken, grant);
+  return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
+}
+
+function refreshConsent(context: SandboxContext, product: Product, apiUserId: string, refreshToken: string, reply: FastifyReply) {
+  const { state, clock, settings } = context;
+  const grant = state.consentGrants.get(refreshToken);
+  const now = clock.now();
+  if (!grant || grant.apiUserId !== apiUserId || grant.product !== product) return sendOAuthError(reply, 400, 'invalid_grant');
+  if (now >= grant.refreshableUntil) return sendOAuthError(reply, 400, 'invalid_grant', 'The consent can no longer be refreshed.');
+  return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
+}
+
+function sendConsentToken(context: SandboxContext, grant: ConsentGrant, reply: FastifyReply, now: number, lifetimeSeconds: number) {
+  const accessToken = context.tokens.issue({ sub: grant.apiUserId, prd: grant.product, use: 'consent', msisdn: grant.msisdn, scope: grant.scope }, lifetimeSeconds);
+  reply.header('cache-control', 'no-store');
+  return reply.send({
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: lifetimeSeconds,
+    scope: grant.scope,
+    refresh_token: grant.refreshToken,
+    refresh_token_expired_in: Math.max(0, Math.floor((grant.refreshableUntil - now) / 1000)),
+  });
+}
+
+function registerUserInfo(context: SandboxContext, product: Product): void {
+  const { catalogue, profile } = context;
+  catalogue.define({
+    id: `${product}.getUserInfoWithConsent`,
+    summary: `Get user information with consent (${product})`,
+    specSection: product === 'collection' ? '§4.2 #6' : '§4.2 #6 (served on every product)',
+    method: 'GET',
+    url: `/${product}/oauth2/v1_0/userinfo`,
+    product,
+    credential: 'consent',
+    requiredHeaders: ['x-target-environment'],
+    noBody: true,
+    responses: {
+      200: { description: 'What the holder consented to share.', schema: 'user-info' },
+      401: { description: 'No consent token: an access token, an expired one or one of another product.', schema: 'oauth-error' },
+      500: { description: 'NOT_ALLOWED_TARGET_ENVIRONMENT.', schema: 'error-set-a' },
+    },
+  }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const { msisdn = '0', scope = '' } = request.claims!;
+    return reply.send(userInfoFor(msisdn, scope.split(' '), profile.genderCase === 'upper' ? 'MALE' : 'male'));
+  });
+}
+
+const PROFILE_CLAIMS = ['name', 'given_name', 'family_name', 'middle_name', 'gender', 'locale', 'birthdate', 'updated_at'];
+
+/** What the holder consented to share: openid gives the subject, profile adds the OpenID profile claims, all_info gives everything. */
+function userInfoFor(msisdn: string, scopes: string[], gender: string): Record<string, unknown> {
+  const everything: Record<string, unknown> = {
+    sub: msisdn, name: 'Sand Box', given_name: 'Sand', family_name: 'Box', middle_name: '',
+    email: 'sand.box@example.com', email_verified: true, gender, locale: 'sv_SE',
+    phone_number: msisdn, phone_number_verified: true, address: 'Sandbox Street 1, Stockholm',
+    updated_at: 1678355127, status: 'ACTIVE', birthdate: '1976-08-13', credit_score: '0', active: true,
+    country_of_birth: 'SE', region_of_birth: 'Stockholm', city_of_birth: 'Stockholm',
+    occupation: 'Tester', employer_name: 'Sandbox AB', identification_type: 'PASS', identification_value: 'SE0000000',
+  };
+  if (scopes.includes('all_info')) return everything;
+  const shared = new Set(['sub', ...(scopes.includes('profile') ? PROFILE_CLAIMS : [])]);
+  return Object.fromEntries(Object.entries(everything).filter(([claim]) => shared.has(claim)));
+}

@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { SandboxContext } from '../app.ts';
+import { buildOpenApiDocument } from '../openapi.ts';
+import { DIFFERENCES } from '../profiles.ts';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** Operations about the sandbox itself; they need no subscription key. */
+export function registerMeta(app: FastifyInstance, context: SandboxContext): void {
+  const { settings, state, catalogue } = context;
+  let openApi: Record<string, unknown> | undefined;
+
+  app.get('/health', async () => ({
+    status: 'ok',
+    version,
+    profile: settings.profile,
+    records: {
+      apiUsers: state.apiUsers.size,
+      requestToPay: state.transactions.requesttopay.size,
+      deposit: state.transactions.deposit.size,
+      refund: state.transactions.refund.size,
+      consentRequests: state.consentRequests.size,
+    },
+  }));
+
+  // Built on first use: every operation is registered by then.
+  app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(catalogue.operations, settings.profile, version)));
+
+  app.get('/profile', async () => ({
+    profile: settings.profile,
+    differences: Object.fromEntries(Object.entries(DIFFERENCES).map(([key, d]) => [key, { active: d[settings.profile], explanation: d.explanation }])),
+  }));
+}

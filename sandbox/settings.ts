@@ -1,0 +1,209 @@
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { PROFILES, type ProfileName } from './profiles.ts';
+import { PRODUCTS, type Product } from './products.ts';
+
+/** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
+export interface SandboxSettings {
+  host: string;
+  port: number;
+  profile: ProfileName;
+  subscriptionKeys: Record<Product, string>;
+  tokenLifetimeSeconds: number;
+  currencies: string[];
+  targetEnvironments: string[];
+  outcomesFile: string | undefined;
+  delayedSuccessMs: number;
+  pendingTimeoutMs: number;
+  callbackMethod: 'PUT' | 'POST';
+  callbackTimeoutMs: number;
+  callbackRetryDelaysMs: number[];
+  notificationWindowMs: number;
+  notificationCooldownMs: number;
+  openingBalance: string;
+  retentionMaxEntries: number;
+  retentionMaxAgeMs: number;
+  maxApiUsers: number;
+  consentIntervalSeconds: number;
+  consentRequestLifetimeSeconds: number;
+  consentTokenLifetimeSeconds: number;
+  consentValidSeconds: number;
+  scopes: string[];
+  jwtSecret: string;
+  logLevel: string;
+}
+
+/** The documented development keys, used when no key is configured. They guard nothing of value. */
+export const DEVELOPMENT_KEYS: Readonly<Record<Product, string>> = {
+  collection: 'sandbox-collection-key',
+  disbursement: 'sandbox-disbursement-key',
+  remittance: 'sandbox-remittance-key',
+};
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid sandbox settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+/** Parses one raw setting; throws InvalidSetting with what is wrong. */
+type Parse<T> = (raw: string) => T;
+
+class InvalidSetting extends Error {}
+const invalid = (message: string): never => {
+  throw new InvalidSetting(message);
+};
+
+interface SettingSpec<K extends keyof SandboxSettings> {
+  key: K;
+  flag: string;
+  env: string;
+  fallback: string;
+  describe: string;
+  parse: Parse<SandboxSettings[K]>;
+}
+
+const integer = (min: number, max: number, unit = ''): Parse<number> => (raw) => {
+  if (!/^-?\d+$/.test(raw.trim())) invalid(`must be a whole number${unit}, got "${raw}"`);
+  const value = Number(raw);
+  return value >= min && value <= max ? value : invalid(`must be between ${min} and ${max}${unit}, got ${value}`);
+};
+const text = (max = 256): Parse<string> => (raw) =>
+  raw.length > 0 && raw.length <= max ? raw : invalid(`must be 1 to ${max} characters`);
+const list = (item: RegExp, what: string): Parse<string[]> => (raw) => {
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) invalid(`must list at least one ${what}`);
+  const bad = items.find((s) => !item.test(s));
+  return bad === undefined ? items : invalid(`"${bad}" is not a valid ${what}`);
+};
+const oneOf = <T extends string>(values: readonly T[]): Parse<T> => (raw) =>
+  (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
+
+const HOUR = 3_600_000;
+
+const SPECS = [
+  spec({ key: 'host', flag: 'host', env: 'MOMO_SANDBOX_HOST', fallback: '127.0.0.1', describe: 'Address to listen on.', parse: text(255) }),
+  spec({ key: 'port', flag: 'port', env: 'PORT', fallback: '8080', describe: 'Port to listen on (0 picks a free one).', parse: integer(0, 65535) }),
+  spec({ key: 'profile', flag: 'profile', env: 'MOMO_PROFILE', fallback: 'spec', describe: `Behaviour profile: ${PROFILES.join(' or ')} (see --list-differences).`, parse: oneOf(PROFILES) }),
+  spec({ key: 'tokenLifetimeSeconds', flag: 'token-lifetime', env: 'MOMO_SANDBOX_TOKEN_LIFETIME', fallback: '3600', describe: 'expires_in of access tokens, in seconds.', parse: integer(1, 31_536_000, ' seconds') }),
+  spec({ key: 'currencies', flag: 'currencies', env: 'MOMO_SANDBOX_CURRENCIES', fallback: 'EUR', describe: 'Comma-separated ISO 4217 codes accepted in payments (others: INVALID_CURRENCY).', parse: list(/^[A-Z]{3}$/, 'ISO 4217 code') }),
+  spec({ key: 'targetEnvironments', flag: 'target-environments', env: 'MOMO_SANDBOX_TARGET_ENVIRONMENTS', fallback: 'sandbox', describe: 'Comma-separated X-Target-Environment values accepted (others: NOT_ALLOWED_TARGET_ENVIRONMENT).', parse: list(/^[A-Za-z0-9_.-]{1,64}$/, 'target environment') }),
+  spec({ key: 'outcomesFile', flag: 'outcomes', env: 'MOMO_SANDBOX_OUTCOMES', fallback: '', describe: 'JSON file of test-number outcomes that replace or extend the built-in table.', parse: (raw) => raw || undefined }),
+  spec({ key: 'delayedSuccessMs', flag: 'delayed-success-ms', env: 'MOMO_SANDBOX_DELAYED_SUCCESS_MS', fallback: '25000', describe: 'How long the delayed-success test number (46733123454) stays PENDING, in ms.', parse: integer(0, 24 * HOUR, ' ms') }),
+  spec({ key: 'pendingTimeoutMs', flag: 'pending-timeout-ms', env: 'MOMO_SANDBOX_PENDING_TIMEOUT_MS', fallback: '120000', describe: 'After this many ms a PENDING transaction times out: FAILED with reason EXPIRED.', parse: integer(1, 24 * HOUR, ' ms') }),
+  spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'PUT', describe: 'HTTP method of transaction callbacks: PUT or POST.', parse: oneOf(['PUT', 'POST'] as const) }),
+  spec({ key: 'callbackTimeoutMs', flag: 'callback-timeout-ms', env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS', fallback: '2000', describe: 'Timeout of one callback attempt, in ms.', parse: integer(1, 60_000, ' ms') }),
+  spec({ key: 'callbackRetryDelaysMs', flag: 'callback-retry-delays-ms', env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', fallback: '1000,5000', describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.', parse: retryDelays }),
+  spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(24 * HOUR), describe: 'How long after completion a delivery notification may be sent (then 410), in ms.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
+  spec({ key: 'notificationCooldownMs', flag: 'notification-cooldown-ms', env: 'MOMO_SANDBOX_NOTIFICATION_COOLDOWN_MS', fallback: '60000', describe: 'After a delivery notification, repeats for the same id within this many ms get 429.', parse: integer(0, 24 * HOUR, ' ms') }),
+  spec({ key: 'openingBalance', flag: 'opening-balance', env: 'MOMO_SANDBOX_OPENING_BALANCE', fallback: '1000000', describe: 'Opening balance of every account (API user, product, currency), a decimal string.', parse: (raw) => /^(?:0|[1-9]\d{0,14})(?:\.\d{1,4})?$/.test(raw) ? raw : invalid(`must be a non-negative decimal string such as "1000000", got "${raw}"`) }),
+  spec({ key: 'retentionMaxEntries', flag: 'retention-max-entries', env: 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES', fallback: '500000', describe: 'At most this many transactions of each kind are kept; when full and none is older than the age limit, creations get 503.', parse: integer(1, 50_000_000) }),
+  spec({ key: 'retentionMaxAgeMs', flag: 'retention-max-age-ms', env: 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS', fallback: String(HOUR), describe: 'Transactions and consents older than this many ms are forgotten.', parse: integer(1000, 30 * 24 * HOUR, ' ms') }),
+  spec({ key: 'maxApiUsers', flag: 'max-api-users', env: 'MOMO_SANDBOX_MAX_API_USERS', fallback: '10000', describe: 'At most this many API users (they do not expire).', parse: integer(1, 10_000_000) }),
+  spec({ key: 'consentIntervalSeconds', flag: 'consent-interval', env: 'MOMO_SANDBOX_CONSENT_INTERVAL', fallback: '2', describe: 'bc-authorize interval; the consent is granted after it, in seconds.', parse: integer(0, 3600, ' seconds') }),
+  spec({ key: 'consentRequestLifetimeSeconds', flag: 'consent-request-lifetime', env: 'MOMO_SANDBOX_CONSENT_REQUEST_LIFETIME', fallback: '600', describe: 'expires_in of an auth_req_id, in seconds.', parse: integer(1, 86_400, ' seconds') }),
+  spec({ key: 'consentTokenLifetimeSeconds', flag: 'consent-token-lifetime', env: 'MOMO_SANDBOX_CONSENT_TOKEN_LIFETIME', fallback: '3600', describe: 'expires_in of consent access tokens, in seconds (spec default 3600).', parse: integer(1, 31_536_000, ' seconds') }),
+  spec({ key: 'consentValidSeconds', flag: 'consent-valid-in', env: 'MOMO_SANDBOX_CONSENT_VALID_IN', fallback: '86400', describe: 'Default refresh validity of a consent when bc-authorize names no consent_valid_in, in seconds.', parse: integer(1, 31_536_000, ' seconds') }),
+  spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
+  spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
+  spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
+] as const;
+
+const KEY_SPECS = PRODUCTS.map((product) => ({
+  product,
+  flag: `${product}-key`,
+  env: `MOMO_${product.toUpperCase()}_KEY`,
+}));
+
+function spec<K extends keyof SandboxSettings>(s: SettingSpec<K>): SettingSpec<K> {
+  return s;
+}
+
+function retryDelays(raw: string): number[] {
+  if (raw.trim() === 'none') return [];
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.some((p) => !/^\d{1,7}$/.test(p))) invalid(`must be "none" or comma-separated whole numbers of ms such as "1000,5000", got "${raw}"`);
+  if (parts.length > 10) invalid('allows at most 10 retries');
+  return parts.map(Number);
+}
+
+/** Settings from defaults, then environment, then flags; an override object wins over all (tests use it). */
+export function resolveSettings(
+  options: { argv?: string[]; env?: NodeJS.ProcessEnv; overrides?: Partial<SandboxSettings> } = {},
+): SandboxSettings {
+  const env = options.env ?? {};
+  const { values } = parseFlags(options.argv ?? []);
+  const problems: string[] = [];
+  const settings: Record<string, unknown> = {};
+  for (const s of SPECS) {
+    const fromFlag = values[s.flag];
+    const raw = typeof fromFlag === 'string' ? fromFlag : env[s.env] ?? s.fallback;
+    try {
+      settings[s.key] = (s.parse as Parse<unknown>)(raw);
+    } catch (error) {
+      if (!(error instanceof InvalidSetting)) throw error;
+      problems.push(`--${s.flag} (${s.env}) ${error.message}`);
+    }
+  }
+  const keys: Record<string, string> = {};
+  for (const k of KEY_SPECS) {
+    const fromFlag = values[k.flag];
+    const raw = typeof fromFlag === 'string' ? fromFlag : env[k.env] || DEVELOPMENT_KEYS[k.product];
+    if (!/^[\x21-\x7e]{8,256}$/.test(raw)) problems.push(`--${k.flag} (${k.env}) must be 8 to 256 printable characters without spaces`);
+    keys[k.product] = raw;
+  }
+  settings.subscriptionKeys = keys;
+  const merged = { ...settings, ...options.overrides } as SandboxSettings;
+  if (problems.length === 0) problems.push(...crossChecks(merged));
+  if (problems.length > 0) throw new SettingsError(problems);
+  return merged;
+}
+
+function crossChecks(s: SandboxSettings): string[] {
+  const problems: string[] = [];
+  const longest = Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) + s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
+  if (s.retentionMaxAgeMs <= longest) {
+    problems.push(`--retention-max-age-ms (${s.retentionMaxAgeMs}) must exceed the longest life of a transaction: pending timeout or delayed success plus every callback attempt (${longest} ms), or records would be forgotten while still in use`);
+  }
+  return problems;
+}
+
+function parseFlags(argv: string[]) {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    help: { type: 'boolean' },
+    'list-differences': { type: 'boolean' },
+  };
+  for (const s of SPECS) options[s.flag] = { type: 'string' };
+  for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+  } catch (error) {
+    throw new SettingsError([`${(error as Error).message}. Run with --help to see every setting.`]);
+  }
+}
+
+export function wantsHelp(argv: string[]): 'help' | 'differences' | undefined {
+  if (argv.includes('--help') || argv.includes('-h')) return 'help';
+  if (argv.includes('--list-differences')) return 'differences';
+  return undefined;
+}
+
+export function helpText(): string {
+  const rows = [
+    ...SPECS.map((s) => [`--${s.flag}`, s.env, s.key === 'jwtSecret' ? '(random)' : s.fallback || '(none)', s.describe]),
+    ...KEY_SPECS.map((k) => [`--${k.flag}`, k.env, DEVELOPMENT_KEYS[k.product], `Subscription key (Ocp-Apim-Subscription-Key) of the ${k.product} product.`]),
+  ];
+  const width = (i: number) => Math.max(...rows.map((r) => r[i]!.length));
+  const lines = rows.map((r) => `  ${r[0]!.padEnd(width(0))}  ${r[1]!.padEnd(width(1))}  ${r[2]!.padEnd(Math.min(width(2), 24))}  ${r[3]}`);
+  return [
+    'Reference MoMo sandbox: the whole Mobile-Money API, stateful, in memory.',
+    '',
+    'Usage: npm run sandbox -- [--flag value ...]',
+    '       npm run sandbox -- --list-differences   (what the profiles change)',
+    '',
+    'Each setting is read from its flag, else its environment variable, else the default:',
+    `  ${'flag'.padEnd(width(0))}  ${'environment'.padEnd(width(1))}  ${'default'.padEnd(Math.min(width(2), 24))}  meaning`,
+    ...lines,
+  ].join('\n');
+}

@@ -1,0 +1,116 @@
+import type { Product } from './products.ts';
+import type { Clock } from './clock.ts';
+import { BoundedStore } from './store.ts';
+import type { SandboxSettings } from './settings.ts';
+import { toMinor } from '../src/money.ts';
+
+export interface ApiUser {
+  id: string;
+  product: Product;
+  providerCallbackHost: string;
+  targetEnvironment: string;
+  apiKey?: string;
+}
+
+export type TransactionKind = 'requesttopay' | 'deposit' | 'refund';
+export type TransactionStatus = 'PENDING' | 'SUCCESSFUL' | 'FAILED';
+
+export interface Party {
+  partyIdType: 'MSISDN' | 'EMAIL' | 'PARTY_CODE';
+  partyId: string;
+}
+
+export interface Transaction {
+  kind: TransactionKind;
+  referenceId: string;
+  apiUserId: string;
+  product: Product;
+  targetEnvironment: string;
+  amountMinor: bigint;
+  amount: string;
+  currency: string;
+  externalId?: string;
+  /** The payer of a request to pay, the payee of a deposit; a refund's payee is the payer of the request to pay it returns, when that is known. */
+  party?: Party;
+  payerMessage?: string;
+  payeeNote?: string;
+  referenceIdToRefund?: string;
+  status: TransactionStatus;
+  reason?: string;
+  financialTransactionId?: string;
+  createdAt: number;
+  completedAt?: number;
+  callbackUrl?: string;
+  /** Request to pay only: how much of it successful refunds have returned. */
+  refundedMinor: bigint;
+  lastNotificationAt?: number;
+  timer?: NodeJS.Timeout;
+}
+
+export interface ConsentRequest {
+  authReqId: string;
+  apiUserId: string;
+  product: Product;
+  msisdn: string;
+  scope: string;
+  accessType: 'online' | 'offline';
+  consentValidSeconds: number;
+  createdAt: number;
+  grantedAt: number;
+  expiresAt: number;
+  redeemed: boolean;
+  callbackUrl?: string;
+}
+
+export interface ConsentGrant {
+  refreshToken: string;
+  authReqId: string;
+  apiUserId: string;
+  product: Product;
+  msisdn: string;
+  scope: string;
+  refreshableUntil: number;
+}
+
+/** Everything the sandbox remembers, each kind in its own bounded store. */
+export class SandboxState {
+  readonly apiUsers: BoundedStore<ApiUser>;
+  readonly transactions: Record<TransactionKind, BoundedStore<Transaction>>;
+  readonly consentRequests: BoundedStore<ConsentRequest>;
+  readonly consentGrants: BoundedStore<ConsentGrant>;
+  private readonly balances = new Map<string, bigint>();
+  private readonly openingBalance: bigint;
+
+  constructor(settings: SandboxSettings, clock: Clock) {
+    const retention = { maxEntries: settings.retentionMaxEntries, maxAgeMs: settings.retentionMaxAgeMs };
+    const clearTimer = (t: Transaction) => clearTimeout(t.timer);
+    this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
+    this.transactions = {
+      requesttopay: new BoundedStore('request-to-pay', retention, clock, clearTimer),
+      deposit: new BoundedStore('deposit', retention, clock, clearTimer),
+      refund: new BoundedStore('refund', retention, clock, clearTimer),
+    };
+    this.consentRequests = new BoundedStore('consent request', retention, clock);
+    this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
+    this.openingBalance = toMinor(settings.openingBalance);
+  }
+
+  balance(apiUserId: string, product: Product, currency: string): bigint {
+    return this.balances.get(balanceKey(apiUserId, product, currency)) ?? this.openingBalance;
+  }
+
+  adjustBalance(apiUserId: string, product: Product, currency: string, deltaMinor: bigint): void {
+    this.balances.set(balanceKey(apiUserId, product, currency), this.balance(apiUserId, product, currency) + deltaMinor);
+  }
+
+  /** Forgets what is past retention, so memory falls back even when no request arrives. */
+  forgetExpired(): void {
+    for (const store of Object.values(this.transactions)) store.forgetExpired();
+    this.consentRequests.forgetExpired();
+    this.consentGrants.forgetExpired();
+  }
+}
+
+function balanceKey(apiUserId: string, product: Product, currency: string): string {
+  return `${apiUserId}|${product}|${currency}`;
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { createSigner, createVerifier } from 'fast-jwt';
+import type { Clock } from './clock.ts';
+import type { Product } from './products.ts';
+
+/** What a sandbox JWT says about its bearer. */
+export interface TokenClaims {
+  /** API user id. */
+  sub: string;
+  /** Product whose operations the token opens. */
+  prd: Product;
+  /** `access` for product access tokens, `consent` for tokens of the CIBA consent flow. */
+  use: 'access' | 'consent';
+  iat: number;
+  exp: number;
+  jti: string;
+  /** Consent tokens: the account holder and scopes consented to. */
+  msisdn?: string;
+  scope?: string;
+}
+
+export type TokenCheck =
+  | { ok: true; claims: TokenClaims }
+  | { ok: false; description: string };
+
+/**
+ * Signs and checks the sandbox's HS256 JWTs. Expiry is checked against the sandbox clock rather than by
+ * fast-jwt, so tests can expire a token by moving the clock; signature checks are cached by token.
+ */
+export class TokenAuthority {
+  private readonly sign: (payload: Record<string, unknown>) => string;
+  private readonly verify: (token: string) => TokenClaims;
+
+  constructor(secret: string, private readonly clock: Clock) {
+    this.sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
+    this.verify = createVerifier({
+      key: secret,
+      algorithms: ['HS256'],
+      ignoreExpiration: true,
+      ignoreNotBefore: true,
+      cache: 10_000,
+      requiredClaims: ['sub', 'prd', 'use', 'exp'],
+    });
+  }
+
+  issue(claims: { sub: string; prd: Product; use: TokenClaims['use']; msisdn?: string; scope?: string }, lifetimeSeconds: number): string {
+    const iat = Math.floor(this.clock.now() / 1000);
+    return this.sign({ ...claims, iat, exp: iat + lifetimeSeconds, jti: randomUUID() });
+  }
+
+  check(token: string, product: Product, use: TokenClaims['use']): TokenCheck {
+    let claims: TokenClaims;
+    try {
+      claims = this.verify(token);
+    } catch {
+      return { ok: false, description: 'The access token is malformed or its signature is not valid.' };
+    }
+    if (claims.exp * 1000 <= this.clock.now()) return { ok: false, description: 'The access token expired.' };
+    if (claims.prd !== product) return { ok: false, description: `The access token was issued for the ${claims.prd} product, not ${product}.` };
+    if (claims.use !== use) {
+      return { ok: false, description: use === 'consent' ? 'This operation needs a consent token from the OAuth 2.0 token operation.' : 'A consent token cannot be used here; use an access token.' };
+    }
+    return { ok: true, claims };
+  }
+}

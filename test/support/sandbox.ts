@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import type { LightMyRequestResponse } from 'fastify';
+import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
+import { ManualClock } from '../../sandbox/clock.ts';
+import type { Product } from '../../sandbox/products.ts';
+import { resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
+import { validatorFor, describeErrors } from '../../src/schemas.ts';
+
+export const KEYS: Record<Product, string> = {
+  collection: 'sandbox-collection-key',
+  disbursement: 'sandbox-disbursement-key',
+  remittance: 'sandbox-remittance-key',
+};
+
+/** Settings for tests: defaults, short delays, no logging; each test may override more. */
+export function testSettings(overrides: Partial<SandboxSettings> = {}): SandboxSettings {
+  return resolveSettings({
+    overrides: {
+      port: 0,
+      logLevel: 'silent',
+      delayedSuccessMs: 200,
+      pendingTimeoutMs: 600,
+      callbackTimeoutMs: 500,
+      callbackRetryDelaysMs: [50, 100],
+      consentIntervalSeconds: 1,
+      ...overrides,
+    },
+  });
+}
+
+export interface TestSandbox extends Sandbox {
+  clock: ManualClock;
+  settings: SandboxSettings;
+  call(options: CallOptions): Promise<LightMyRequestResponse>;
+  /** Provisions an API user with a key under a product and returns its credentials and an access token. */
+  provision(product: Product, options?: { providerCallbackHost?: string }): Promise<Caller>;
+}
+
+export interface Caller {
+  product: Product;
+  userId: string;
+  apiKey: string;
+  token: string;
+  /** Headers of a business call: subscription key, Bearer token, target environment. */
+  headers: Record<string, string>;
+}
+
+export interface CallOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  url: string;
+  headers?: Record<string, string | undefined>;
+  /** An object is sent as JSON; a string as it is. */
+  payload?: unknown;
+}
+
+/** A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). */
+export async function startSandbox(overrides: Partial<SandboxSettings> = {}, options: { logger?: pino.Logger } = {}): Promise<TestSandbox> {
+  const settings = testSettings(overrides);
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const sandbox = await buildSandbox(settings, { clock, logger: options.logger ?? pino({ level: 'silent' }) });
+  const call = (o: CallOptions) => {
+    const headers = Object.fromEntries(Object.entries(o.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const isObject = o.payload !== undefined && typeof o.payload !== 'string';
+    if (isObject && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    return sandbox.app.inject({
+      method: o.method,
+      url: o.url,
+      headers,
+      ...(o.payload !== undefined ? { payload: isObject ? JSON.stringify(o.payload) : (o.payload as string) } : {}),
+    });
+  };
+  const provision = async (product: Product, p: { providerCallbackHost?: string } = {}): Promise<Caller> => {
+    const userId = randomUUID();
+    const created = await call({ method: 'POST', url: '/v1_0/apiuser', headers: { 'ocp-apim-subscription-key': KEYS[product], 'x-reference-id': userId }, payload: { providerCallbackHost: p.providerCallbackHost ?? '127.0.0.1' } });
+    if (created.statusCode !== 201) throw new Error(`provisioning failed: ${created.statusCode} ${created.body}`);
+    const key = await call({ method: 'POST', url: `/v1_0/apiuser/${userId}/apikey`, headers: { 'ocp-apim-subscription-key': KEYS[product] } });
+    const apiKey = (key.json() as { apiKey: string }).apiKey;
+    const token = await call({ method: 'POST', url: `/${product}/token/`, headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) } });
+    if (token.statusCode !== 200) throw new Error(`token failed: ${token.statusCode} ${token.body}`);
+    const accessToken = (token.json() as { access_token: string }).access_token;
+    return {
+      product, userId, apiKey, token: accessToken,
+      headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: `Bearer ${accessToken}`, 'x-target-environment': 'sandbox' },
+    };
+  };
+  return { ...sandbox, clock, settings, call, provision };
+}
+
+export function basic(userId: string, apiKey: string): string {
+  return `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`;
+}
+
+/** Asserts a body against a schema of schemas/, with the ajv errors in the failure message. */
+export function assertSchema(name: string, body: unknown): void {
+  const validate = validatorFor(name);
+  if (!validate(body)) {
+    throw new Error(`body does not match ${name}: ${describeErrors(validate.errors).join('; ')}\nbody: ${JSON.stringify(body)}`);
+  }
+}
+
+/** Polls until check returns a value, or fails after the deadline. */
+export async function eventually<T>(check: () => Promise<T | undefined>, { timeoutMs = 3000, intervalMs = 20 } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export const payer = (partyId: string) => ({ partyIdType: 'MSISDN', partyId });
+
+export function requestToPayBody(partyId = '46733123499', amount = '10', currency = 'EUR') {
+  return { amount, currency, externalId: 'ext-1', payer: payer(partyId), payerMessage: 'Pay for goods', payeeNote: 'Thanks' };
+}
