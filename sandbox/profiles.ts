@@ -36,7 +36,7 @@ export const DIFFERENCES = {
     'mtn-sandbox': 'observed',
   }),
   genderCase: difference<'lower' | 'upper'>({
-    explanation: 'gender in user information: "male"/"female" as §2.10 lists them; the live sandbox writes "MALE".',
+    explanation: 'gender in the consent user information (§2.11): "male" as §2.10 spells the values; the live sandbox writes "MALE".',
     spec: 'lower',
     'mtn-sandbox': 'upper',
   }),

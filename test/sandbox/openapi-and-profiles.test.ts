@@ -1,0 +1,93 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { startSandbox } from '../support/sandbox.ts';
+import { DIFFERENCES, PROFILES, behaviourOf } from '../../sandbox/profiles.ts';
+
+function refsIn(value: unknown, found: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => refsIn(v, found));
+  else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') found.push(inner);
+      else refsIn(inner, found);
+    }
+  }
+  return found;
+}
+
+test('the OpenAPI document lists every operation the sandbox serves, and every reference in it resolves', async () => {
+  const sandbox = await startSandbox();
+  try {
+    const response = await sandbox.call({ method: 'GET', url: '/openapi.json' });
+    assert.equal(response.statusCode, 200);
+    const doc = response.json();
+    assert.equal(doc.openapi, '3.1.0');
+    const documented = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>)
+      .flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    const served = sandbox.context.catalogue.operations.map((op) => `${op.method} ${op.url.replace(/:([A-Za-z]+)/g, '{$1}')} ${op.id}`);
+    assert.deepEqual(documented.sort(), served.sort());
+    for (const ref of refsIn(doc)) {
+      const name = ref.replace('#/components/schemas/', '');
+      assert.ok(ref.startsWith('#/components/schemas/') && doc.components.schemas[name], `unresolved $ref ${ref}`);
+    }
+    assert.equal(JSON.stringify(doc).includes('$id'), false, 'component schemas carry no $id of their own');
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('the sandbox serves the 16 operations of §4 and the three status queries at the spec\'s own paths', async () => {
+  const sandbox = await startSandbox();
+  try {
+    const served = new Set(sandbox.context.catalogue.operations.map((op) => `${op.method} ${op.url}`));
+    const specPaths = [
+      'POST /collection/token/', 'POST /collection/v1_0/requesttopay', 'POST /collection/v1_0/requesttopay/:referenceId/deliverynotification',
+      'GET /collection/v1_0/account/balance/:currency', 'GET /collection/v1_0/accountholder/msisdn/:accountHolderMSISDN/basicuserinfo',
+      'GET /collection/oauth2/v1_0/userinfo', 'POST /collection/v1_0/bc-authorize', 'GET /collection/v1_0/accountholder/:accountHolderIdType/:accountHolderId/active',
+      'POST /disbursement/v1_0/refund', 'POST /disbursement/v1_0/deposit', 'POST /disbursement/oauth2/token/',
+      'GET /disbursement/v1_0/accountholder/:accountHolderIdType/:accountHolderId/active', 'GET /remittance/v1_0/account/balance',
+      'POST /v1_0/apiuser', 'POST /v1_0/apiuser/:referenceId/apikey', 'GET /v1_0/apiuser/:referenceId',
+      'GET /collection/v1_0/requesttopay/:referenceId', 'GET /disbursement/v1_0/refund/:referenceId', 'GET /disbursement/v1_0/deposit/:referenceId',
+    ];
+    assert.equal(specPaths.length, 19);
+    for (const path of specPaths) assert.ok(served.has(path), `not served: ${path}`);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('every profile difference has an explanation, differs between the profiles and is in the README', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  for (const [key, difference] of Object.entries(DIFFERENCES)) {
+    assert.ok(difference.explanation.length > 40, `${key} needs a real explanation`);
+    assert.notDeepEqual(difference.spec, difference['mtn-sandbox'], `${key} does not differ`);
+    assert.ok(readme.includes(`| ${key} |`), `README's profile table lacks ${key}`);
+  }
+  for (const profile of PROFILES) assert.equal(Object.keys(behaviourOf(profile)).length, Object.keys(DIFFERENCES).length);
+});
+
+test('GET /profile shows the active profile and each difference with its explanation', async () => {
+  const sandbox = await startSandbox({ profile: 'mtn-sandbox' });
+  try {
+    const body = (await sandbox.call({ method: 'GET', url: '/profile' })).json();
+    assert.equal(body.profile, 'mtn-sandbox');
+    assert.equal(body.differences.tokenFailureStatus.active, 500);
+    assert.equal(body.differences.tokenType.active, 'access_token');
+    assert.match(body.differences.tokenType.explanation, /access_token/);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('GET /health needs no subscription key and counts what the sandbox holds', async () => {
+  const sandbox = await startSandbox();
+  try {
+    await sandbox.provision('collection');
+    const body = (await sandbox.call({ method: 'GET', url: '/health' })).json();
+    assert.equal(body.status, 'ok');
+    assert.equal(body.profile, 'spec');
+    assert.equal(body.records.apiUsers, 1);
+  } finally {
+    await sandbox.close();
+  }
+});
