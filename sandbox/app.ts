@@ -42,6 +42,7 @@ export interface SandboxContext {
   state: SandboxState;
   tokens: TokenAuthority;
   payments: PaymentEngine;
+  callbacks: CallbackSender;
   catalogue: OperationCatalogue;
 }
 
@@ -91,7 +92,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   const payments = new PaymentEngine(state, outcomes, settings, profile, clock, callbacks, app.log);
   const tokens = new TokenAuthority(settings.jwtSecret, clock);
   const catalogue = new OperationCatalogue(app);
-  const context: SandboxContext = { settings, profile, clock, state, tokens, payments, catalogue };
+  const context: SandboxContext = { settings, profile, clock, state, tokens, payments, callbacks, catalogue };
 
   installGuards(app, context);
   installErrorHandling(app);
@@ -143,11 +144,11 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
       const authorization = request.headers.authorization;
       const token = typeof authorization === 'string' && /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
-      if (!token) return sendOAuthError(reply, 401, 'invalid_token', 'Send Authorization: Bearer <access token>.');
+      if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: 'Send Authorization: Bearer <access token>.' });
       const check = tokens.check(token, keyProduct, operation.credential === 'consent' ? 'consent' : 'access');
-      if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', check.description);
+      if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', { description: check.description });
       const caller = state.apiUsers.get(check.claims.sub);
-      if (!caller) return sendOAuthError(reply, 401, 'invalid_token', 'The API user of this token no longer exists.');
+      if (!caller) return sendOAuthError(reply, 401, 'invalid_token', { description: 'The API user of this token no longer exists.' });
       request.caller = caller;
       request.claims = check.claims;
     }
@@ -183,7 +184,7 @@ function installErrorHandling(app: FastifyInstance): void {
     if (error instanceof StoreFullError) {
       request.log.warn({ store: error.storeName, maxEntries: error.maxEntries }, 'store full; refusing a creation');
       reply.header('retry-after', '10');
-      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with a larger --retention-max-entries or a shorter --retention-max-age-ms.`);
+      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with a larger --retention-max-entries (or, for transactions, a shorter --retention-max-age-ms).`);
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendBadRequest(reply, frameworkErrorMessage(error, request), status);

@@ -30,6 +30,17 @@ export class CallbackSender {
     this.attempt(url, method, JSON.stringify(body), context, 0);
   }
 
+  /** Sends after a delay (e.g. when a consent is granted); close() cancels what has not started. */
+  sendLater(delayMs: number, url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void {
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.send(url, method, body, context);
+    }, delayMs);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
   private attempt(url: string, method: 'PUT' | 'POST', payload: string, context: Record<string, string>, index: number): void {
     const attempt = index + 1;
     const done = this.deliver(url, method, payload).then(

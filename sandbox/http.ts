@@ -8,9 +8,17 @@ export function sendBusinessError(reply: FastifyReply, status: number, code: str
 }
 
 /** The {error} body of token and basic-info failures (§2.14, §7 rule 4). */
-export function sendOAuthError(reply: FastifyReply, status: number, error: string, description?: string): FastifyReply {
+export function sendOAuthError(
+  reply: FastifyReply,
+  status: number,
+  error: string,
+  challenge: { scheme?: 'Bearer' | 'Basic'; description?: string } = {},
+): FastifyReply {
   if (status === 401) {
-    reply.header('www-authenticate', `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`);
+    const { scheme = 'Bearer', description } = challenge;
+    reply.header('www-authenticate', scheme === 'Basic'
+      ? 'Basic realm="MoMo API user"'
+      : `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`);
   }
   return reply.code(status).send({ error });
 }

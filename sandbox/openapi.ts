@@ -22,6 +22,8 @@ function localise(value: unknown): unknown {
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${componentName(`${name}.schema.json`)}` });
+const refs = (names: string | string[]) => (Array.isArray(names) ? names.map(ref) : [ref(names)]);
+const oneOrOneOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : { oneOf: schemas });
 
 /**
  * The sandbox's OpenAPI 3.1 document, built from the same operation catalogue that registers the routes
@@ -66,14 +68,14 @@ function operationObject(op: OperationSpec): Record<string, unknown> {
   for (const [status, response] of Object.entries(op.responses)) {
     responses[status] = {
       description: response.description,
-      ...(response.schema ? { content: { 'application/json': { schema: ref(response.schema) } } } : {}),
+      ...(response.schema ? { content: { 'application/json': { schema: oneOrOneOf(refs(response.schema)) } } } : {}),
     };
   }
   const gateway = ref('gateway-error');
   const existing401 = op.responses[401];
   responses['401'] = {
     description: existing401 ? `${existing401.description} Or a missing or wrong subscription key.` : 'Missing or wrong subscription key.',
-    content: { 'application/json': { schema: existing401?.schema ? { oneOf: [ref(existing401.schema), gateway] } : gateway } },
+    content: { 'application/json': { schema: oneOrOneOf([...(existing401?.schema ? refs(existing401.schema) : []), gateway]) } },
   };
   return {
     operationId: op.id,

@@ -9,8 +9,8 @@ export type HeaderName = 'x-reference-id' | 'x-target-environment' | 'x-callback
 
 export interface ResponseSpec {
   description: string;
-  /** Short schema name in schemas/, or undefined for no body. */
-  schema?: string;
+  /** Short schema name in schemas/ (several: one of them), or undefined for no body. */
+  schema?: string | string[];
 }
 
 /** One operation of the API, as the sandbox serves it and its OpenAPI document describes it. */

@@ -41,6 +41,12 @@ export class PaymentEngine {
 
   /** Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent. */
   begin(tx: Transaction): void {
+    // A refund that cannot be honoured fails on its own terms, whatever the payer's test number says.
+    const refusal = this.refundRefusal(tx);
+    if (refusal) {
+      this.settle(tx, { status: 'FAILED', reason: refusal });
+      return;
+    }
     const outcome = this.outcomeFor(tx);
     if (outcome.status === 'PENDING') {
       this.later(tx, this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
@@ -111,15 +117,22 @@ export class PaymentEngine {
   /** Why a payment that would succeed must fail instead, or undefined when it may succeed. */
   private checkFunds(tx: Transaction): string | undefined {
     if (tx.kind === 'requesttopay') return undefined;
-    if (tx.kind === 'refund') {
-      const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
-      if (!original || original.targetEnvironment !== tx.targetEnvironment) return 'RESOURCE_NOT_FOUND';
-      if (original.status !== 'SUCCESSFUL') return 'NOT_ALLOWED';
-      if (original.currency !== tx.currency) return 'INVALID_CURRENCY';
-      if (original.refundedMinor + tx.amountMinor > original.amountMinor) return 'NOT_ALLOWED';
-    }
+    // Checked again at settlement: another refund may have used up the rest while this one was pending.
+    const refusal = this.refundRefusal(tx);
+    if (refusal) return refusal;
     const available = this.state.balance(tx.apiUserId, 'disbursement', tx.currency);
     return available < tx.amountMinor ? 'NOT_ENOUGH_FUNDS' : undefined;
+  }
+
+  /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in profiles.ts). */
+  private refundRefusal(tx: Transaction): string | undefined {
+    if (tx.kind !== 'refund') return undefined;
+    const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
+    if (!original || original.targetEnvironment !== tx.targetEnvironment) return 'RESOURCE_NOT_FOUND';
+    if (original.status !== 'SUCCESSFUL') return 'NOT_ALLOWED';
+    if (original.currency !== tx.currency) return 'INVALID_CURRENCY';
+    if (original.refundedMinor + tx.amountMinor > original.amountMinor) return 'NOT_ALLOWED';
+    return undefined;
   }
 
   private moveMoney(tx: Transaction): void {

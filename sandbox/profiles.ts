@@ -75,5 +75,7 @@ export const READINGS: readonly string[] = [
   'The 400 body is {statusCode, error, message} and names what to fix; the spec does not show it (§7 rule 6).',
   'Delivery notification: 404 RESOURCE_NOT_FOUND, 409 TRANSACTION_NOT_COMPLETED, 410 EXPIRED, 429 NOT_ALLOWED, in that order of checking. The spec names the statuses, not the codes.',
   'bc-authorize, the OAuth 2.0 token and userinfo are served under every product, so one API user completes the consent flow within its own product; the spec\'s paths (collection for bc-authorize and userinfo, disbursement for the token) are among them.',
+  'expires_in of a consent token is the life of that access token (3600 s by default, §2.7 and §8). §2.7 words it as the life of the auth_req_id, which bc-authorize already states; a token\'s own expiry is what a client needs.',
+  'When the holder consents (after `interval`), bc-authorize\'s X-Callback-Url, if given, receives a POST of {"auth_req_id"}: the CIBA ping. The spec names the callback (§6), not its payload.',
   'When the store of a kind of transaction is full and nothing in it is old enough to forget, creations get 503 SERVICE_UNAVAILABLE rather than losing a record inside the retention window.',
 ];

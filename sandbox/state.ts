@@ -4,6 +4,11 @@ import { BoundedStore } from './store.ts';
 import type { SandboxSettings } from './settings.ts';
 import { toMinor } from '../src/money.ts';
 
+/** UUIDs compare without regard to case (RFC 9562), so every id is stored and looked up in lower case. */
+export function idKey(id: string): string {
+  return id.toLowerCase();
+}
+
 export interface ApiUser {
   id: string;
   product: Product;
@@ -58,7 +63,6 @@ export interface ConsentRequest {
   createdAt: number;
   grantedAt: number;
   expiresAt: number;
-  redeemed: boolean;
   callbackUrl?: string;
 }
 
@@ -86,12 +90,19 @@ export class SandboxState {
     const clearTimer = (t: Transaction) => clearTimeout(t.timer);
     this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
     this.transactions = {
-      requesttopay: new BoundedStore('request-to-pay', retention, clock, clearTimer),
-      deposit: new BoundedStore('deposit', retention, clock, clearTimer),
-      refund: new BoundedStore('refund', retention, clock, clearTimer),
+      requesttopay: new BoundedStore('request-to-pay', retention, clock, { onForget: clearTimer }),
+      deposit: new BoundedStore('deposit', retention, clock, { onForget: clearTimer }),
+      refund: new BoundedStore('refund', retention, clock, { onForget: clearTimer }),
     };
-    this.consentRequests = new BoundedStore('consent request', retention, clock);
-    this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
+    // Consents live exactly as long as they can be used: an auth_req_id until it expires, a grant while it
+    // can be refreshed (consent_valid_in); either may be longer or shorter than the transactions' age limit.
+    this.consentRequests = new BoundedStore('consent request', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock, {
+      // Remembered for as long again after it expires, so a late client hears expired_token, not invalid_grant.
+      expiresAt: (request) => request.expiresAt + (request.expiresAt - request.createdAt),
+    });
+    this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock, {
+      expiresAt: (grant) => grant.refreshableUntil,
+    });
     this.openingBalance = toMinor(settings.openingBalance);
   }
 

@@ -2,7 +2,7 @@ import type { Clock } from './clock.ts';
 
 export class StoreFullError extends Error {
   constructor(readonly storeName: string, readonly maxEntries: number) {
-    super(`The ${storeName} store holds its maximum of ${maxEntries} records, none older than the retention age`);
+    super(`The ${storeName} store holds its maximum of ${maxEntries} records, all still in use`);
     this.name = 'StoreFullError';
   }
 }
@@ -25,7 +25,11 @@ export class BoundedStore<T> {
     readonly name: string,
     private readonly limits: { maxEntries: number; maxAgeMs: number },
     private readonly clock: Clock,
-    private readonly onForget?: (value: T) => void,
+    private readonly options: {
+      onForget?: (value: T) => void;
+      /** A record's own end of life (ms), when it has one shorter than the store's age limit. */
+      expiresAt?: (value: T) => number;
+    } = {},
   ) {}
 
   get size(): number {
@@ -35,8 +39,7 @@ export class BoundedStore<T> {
   get(key: string): T | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (this.clock.now() - entry.storedAt > this.limits.maxAgeMs) return undefined;
-    return entry.value;
+    return this.isExpired(entry, this.clock.now()) ? undefined : entry.value;
   }
 
   has(key: string): boolean {
@@ -46,21 +49,38 @@ export class BoundedStore<T> {
   /** Adds a record under a new key; throws StoreFullError when full. The caller checks for duplicates first. */
   add(key: string, value: T): void {
     this.forgetExpired();
+    // Records with lives of their own may have ended behind a longer-lived head; look at all before refusing.
+    if (this.entries.size >= this.limits.maxEntries && this.options.expiresAt) this.forgetExpired(true);
     if (this.entries.size >= this.limits.maxEntries) throw new StoreFullError(this.name, this.limits.maxEntries);
     this.entries.set(key, { value, storedAt: this.clock.now() });
   }
 
-  /** Forgets the records past the retention age. Cheap: it stops at the first record still inside it. */
-  forgetExpired(): number {
-    const oldestKept = this.clock.now() - this.limits.maxAgeMs;
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  /**
+   * Forgets the records whose life has ended. Cheap by default: it stops at the first live record, as the
+   * oldest are at the head; `everything` looks at every record.
+   */
+  forgetExpired(everything = false): number {
+    const now = this.clock.now();
     let forgotten = 0;
     for (const [key, entry] of this.entries) {
-      if (entry.storedAt >= oldestKept) break;
+      if (!this.isExpired(entry, now)) {
+        if (everything) continue;
+        break;
+      }
       this.entries.delete(key);
-      this.onForget?.(entry.value);
+      this.options.onForget?.(entry.value);
       forgotten += 1;
     }
     return forgotten;
+  }
+
+  private isExpired(entry: Entry<T>, now: number): boolean {
+    if (now - entry.storedAt > this.limits.maxAgeMs) return true;
+    return this.options.expiresAt !== undefined && now >= this.options.expiresAt(entry.value);
   }
 
   values(): IterableIterator<T> {

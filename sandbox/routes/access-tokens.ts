@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../app.ts';
 import { sendBusinessError, sendOAuthError } from '../http.ts';
 import { PRODUCTS, type Product } from '../products.ts';
-import type { ApiUser } from '../state.ts';
+import { idKey, type ApiUser } from '../state.ts';
+import { timingSafeEqual } from 'node:crypto';
 
 /**
  * The API user behind a Basic credential, or the answer to send when there is none: the failure status
@@ -14,9 +15,9 @@ export function authenticateBasic(context: SandboxContext, request: FastifyReque
   const match = typeof header === 'string' ? /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header) : null;
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  const user = colon > 0 ? context.state.apiUsers.get(decoded.slice(0, colon)) : undefined;
-  if (!user || user.apiKey === undefined || user.apiKey !== decoded.slice(colon + 1)) {
-    sendOAuthError(reply, context.profile.tokenFailureStatus, 'login_failed');
+  const user = colon > 0 ? context.state.apiUsers.get(idKey(decoded.slice(0, colon))) : undefined;
+  if (!user || user.apiKey === undefined || !sameSecret(user.apiKey, decoded.slice(colon + 1))) {
+    sendOAuthError(reply, context.profile.tokenFailureStatus, 'login_failed', { scheme: 'Basic' });
     return undefined;
   }
   if (user.product !== product) {
@@ -24,6 +25,12 @@ export function authenticateBasic(context: SandboxContext, request: FastifyReque
     return undefined;
   }
   return user;
+}
+
+function sameSecret(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Access tokens (§4.2 #1), one operation per product as the live service has them. */

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../app.ts';
 import { sendBusinessError, sendOAuthError } from '../http.ts';
 import { PRODUCTS, type Product } from '../products.ts';
-import type { ConsentGrant, ConsentRequest } from '../state.ts';
+import { idKey, type ConsentGrant, type ConsentRequest } from '../state.ts';
 import { authenticateBasic } from './access-tokens.ts';
 import { callbackHostMatches } from '../callbacks.ts';
 
@@ -50,7 +50,7 @@ function registerBcAuthorize(context: SandboxContext, product: Product): void {
     body: { schema: 'bc-authorize-request', mediaType: FORM },
     responses: {
       200: { description: 'The consent request.', schema: 'consent-request' },
-      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE.', schema: 'error-set-a' },
+      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', schema: ['error-set-a', 'bad-request'] },
       401: { description: 'Missing, expired or foreign access token.', schema: 'oauth-error' },
       500: { description: 'INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', schema: 'error-set-a' },
     },
@@ -76,10 +76,12 @@ function registerBcAuthorize(context: SandboxContext, product: Product): void {
       createdAt: now,
       grantedAt: now + settings.consentIntervalSeconds * 1000,
       expiresAt: now + settings.consentRequestLifetimeSeconds * 1000,
-      redeemed: false,
       callbackUrl,
     };
     state.consentRequests.add(consent.authReqId, consent);
+    if (callbackUrl !== undefined) {
+      context.callbacks.sendLater(consent.grantedAt - now, callbackUrl, 'POST', { auth_req_id: consent.authReqId }, { kind: 'bc-authorize', authReqId: consent.authReqId });
+    }
     return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
   });
 }
@@ -98,7 +100,7 @@ function registerOAuthToken(context: SandboxContext, product: Product): void {
     body: { schema: 'oauth-token-request', mediaType: FORM },
     responses: {
       200: { description: 'A consent token.', schema: 'consent-token' },
-      400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', schema: 'oauth-error' },
+      400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', schema: ['oauth-error', 'bad-request'] },
       401: { description: 'Unknown API user or wrong key (spec profile).', schema: 'oauth-error' },
       500: { description: 'Unknown API user or wrong key (mtn-sandbox profile), an API user of another product, or NOT_ALLOWED_TARGET_ENVIRONMENT.' },
     },
@@ -114,14 +116,15 @@ function registerOAuthToken(context: SandboxContext, product: Product): void {
 
 function redeemConsent(context: SandboxContext, product: Product, apiUserId: string, authReqId: string, reply: FastifyReply) {
   const { state, clock, settings } = context;
-  const consent = state.consentRequests.get(authReqId);
+  const consent = state.consentRequests.get(idKey(authReqId));
   const now = clock.now();
-  if (!consent || consent.apiUserId !== apiUserId || consent.product !== product || consent.redeemed) {
+  if (!consent || consent.apiUserId !== apiUserId || consent.product !== product) {
     return sendOAuthError(reply, 400, 'invalid_grant');
   }
   if (now >= consent.expiresAt) return sendOAuthError(reply, 400, 'expired_token');
   if (now < consent.grantedAt) return sendOAuthError(reply, 400, 'authorization_pending');
-  consent.redeemed = true;
+  // Redeemed once and for all: a second redemption finds nothing (invalid_grant), and the store has room.
+  state.consentRequests.delete(idKey(authReqId));
   const grant: ConsentGrant = {
     refreshToken: randomUUID(),
     authReqId,
@@ -137,10 +140,10 @@ function redeemConsent(context: SandboxContext, product: Product, apiUserId: str
 
 function refreshConsent(context: SandboxContext, product: Product, apiUserId: string, refreshToken: string, reply: FastifyReply) {
   const { state, clock, settings } = context;
-  const grant = state.consentGrants.get(refreshToken);
+  const grant = state.consentGrants.get(idKey(refreshToken));
   const now = clock.now();
   if (!grant || grant.apiUserId !== apiUserId || grant.product !== product) return sendOAuthError(reply, 400, 'invalid_grant');
-  if (now >= grant.refreshableUntil) return sendOAuthError(reply, 400, 'invalid_grant', 'The consent can no longer be refreshed.');
+  if (now >= grant.refreshableUntil) return sendOAuthError(reply, 400, 'invalid_grant');
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }
 

@@ -5,7 +5,7 @@ import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
 import type { OperationSpec } from '../operations.ts';
 import type { Product } from '../products.ts';
-import type { Party, Transaction, TransactionKind } from '../state.ts';
+import { idKey, type Party, type Transaction, type TransactionKind } from '../state.ts';
 import { callbackHostMatches } from '../callbacks.ts';
 
 interface PaymentBody {
@@ -121,7 +121,7 @@ function statusSpec(kind: PaymentKind): OperationSpec {
 async function createPayment(context: SandboxContext, kind: PaymentKind, request: FastifyRequest, reply: FastifyReply) {
   const { state, settings, profile, clock, payments } = context;
   const caller = request.caller!;
-  const referenceId = request.headers['x-reference-id'] as string;
+  const referenceId = idKey(request.headers['x-reference-id'] as string);
   const store = state.transactions[kind.kind];
   if (store.has(referenceId)) {
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
@@ -140,7 +140,7 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, request
   }
   const party = kind.kind === 'requesttopay' ? body.payer
     : kind.kind === 'deposit' ? body.payee
-      : state.transactions.requesttopay.get(body.referenceIdToRefund!)?.party;
+      : state.transactions.requesttopay.get(idKey(body.referenceIdToRefund!))?.party;
   const tx: Transaction = {
     kind: kind.kind,
     referenceId,
@@ -154,7 +154,7 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, request
     party,
     payerMessage: body.payerMessage,
     payeeNote: body.payeeNote,
-    referenceIdToRefund: body.referenceIdToRefund,
+    referenceIdToRefund: body.referenceIdToRefund && idKey(body.referenceIdToRefund),
     status: 'PENDING',
     createdAt: clock.now(),
     callbackUrl,
@@ -166,8 +166,7 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, request
 }
 
 function ownedTransaction(context: SandboxContext, kind: TransactionKind, request: FastifyRequest): Transaction | undefined {
-  const { referenceId } = request.params as { referenceId: string };
-  const tx = context.state.transactions[kind].get(referenceId);
+  const tx = context.state.transactions[kind].get(idKey((request.params as { referenceId: string }).referenceId));
   // Another API user's transaction is answered exactly as an unknown one, so ids cannot be probed.
   return tx && tx.apiUserId === request.caller!.id ? tx : undefined;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { schemaId } from '../../src/schemas.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBusinessError } from '../http.ts';
+import { idKey } from '../state.ts';
 
 const referenceIdParam = { referenceId: { $ref: schemaId('uuid-v4') } };
 const NOT_FOUND = 'Requested resource was not found.';
@@ -24,7 +25,7 @@ export function registerProvisioning({ catalogue, state, settings }: SandboxCont
       409: { description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.', schema: 'error-set-c' },
     },
   }, async (request, reply) => {
-    const id = request.headers['x-reference-id'] as string;
+    const id = idKey(request.headers['x-reference-id'] as string);
     if (state.apiUsers.has(id)) {
       return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
     }
@@ -54,8 +55,7 @@ export function registerProvisioning({ catalogue, state, settings }: SandboxCont
       404: { description: 'Unknown API user: RESOURCE_NOT_FOUND.', schema: 'error-set-c' },
     },
   }, async (request, reply) => {
-    const { referenceId } = request.params as { referenceId: string };
-    const user = state.apiUsers.get(referenceId);
+    const user = state.apiUsers.get(idKey((request.params as { referenceId: string }).referenceId));
     if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     user.apiKey = randomBytes(16).toString('hex');
     return reply.code(201).send({ apiKey: user.apiKey });
@@ -77,8 +77,7 @@ export function registerProvisioning({ catalogue, state, settings }: SandboxCont
       404: { description: 'Unknown API user: RESOURCE_NOT_FOUND.', schema: 'error-set-c' },
     },
   }, async (request, reply) => {
-    const { referenceId } = request.params as { referenceId: string };
-    const user = state.apiUsers.get(referenceId);
+    const user = state.apiUsers.get(idKey((request.params as { referenceId: string }).referenceId));
     if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     return reply.send({ providerCallbackHost: user.providerCallbackHost, targetEnvironment: user.targetEnvironment });
   });
