@@ -95,6 +95,16 @@ export class CallbackSender {
   }
 }
 
+/** An absolute http(s) URL with a host and a valid port: what a callback can be sent to. */
+export function isCallbackUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A callback URL must name the API user's providerCallbackHost (real-api-notes: observed): by host name,
  * and by port too when the host was registered with one.

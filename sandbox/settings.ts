@@ -95,7 +95,7 @@ const SPECS = [
   spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'PUT', describe: 'HTTP method of transaction callbacks: PUT or POST.', parse: oneOf(['PUT', 'POST'] as const) }),
   spec({ key: 'callbackTimeoutMs', flag: 'callback-timeout-ms', env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS', fallback: '2000', describe: 'Timeout of one callback attempt, in ms.', parse: integer(1, 60_000, ' ms') }),
   spec({ key: 'callbackRetryDelaysMs', flag: 'callback-retry-delays-ms', env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', fallback: '1000,5000', describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.', parse: retryDelays }),
-  spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(24 * HOUR), describe: 'How long after completion a delivery notification may be sent (then 410), in ms.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
+  spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(HOUR / 2), describe: 'How long after completion a delivery notification may be sent (then 410), in ms; must end inside the retention age.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
   spec({ key: 'notificationCooldownMs', flag: 'notification-cooldown-ms', env: 'MOMO_SANDBOX_NOTIFICATION_COOLDOWN_MS', fallback: '60000', describe: 'After a delivery notification, repeats for the same id within this many ms get 429.', parse: integer(0, 24 * HOUR, ' ms') }),
   spec({ key: 'openingBalance', flag: 'opening-balance', env: 'MOMO_SANDBOX_OPENING_BALANCE', fallback: '1000000', describe: 'Opening balance of every account (API user, product, currency), a decimal string.', parse: (raw) => /^(?:0|[1-9]\d{0,14})(?:\.\d{1,4})?$/.test(raw) ? raw : invalid(`must be a non-negative decimal string such as "1000000", got "${raw}"`) }),
   spec({ key: 'retentionMaxEntries', flag: 'retention-max-entries', env: 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES', fallback: '500000', describe: 'At most this many transactions of each kind are kept; when full and none is older than the age limit, creations get 503.', parse: integer(1, 50_000_000) }),
@@ -163,8 +163,8 @@ export function resolveSettings(
 function crossChecks(s: SandboxSettings): string[] {
   const problems: string[] = [];
   const longest = Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) + s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
-  if (s.retentionMaxAgeMs <= longest) {
-    problems.push(`--retention-max-age-ms (${s.retentionMaxAgeMs}) must exceed the longest life of a transaction: pending timeout or delayed success plus every callback attempt (${longest} ms), or records would be forgotten while still in use`);
+  if (s.retentionMaxAgeMs <= longest + s.notificationWindowMs) {
+    problems.push(`--retention-max-age-ms (${s.retentionMaxAgeMs}) must exceed the longest life of a transaction: pending timeout or delayed success, every callback attempt and the delivery-notification window (${longest + s.notificationWindowMs} ms), or records would be forgotten while still in use`);
   }
   return problems;
 }

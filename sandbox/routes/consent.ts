@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../app.ts';
-import { sendBusinessError, sendOAuthError } from '../http.ts';
+import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http.ts';
 import { PRODUCTS, type Product } from '../products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../state.ts';
 import { authenticateBasic } from './access-tokens.ts';
-import { callbackHostMatches } from '../callbacks.ts';
+import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
 
 interface BcAuthorizeForm {
   login_hint: string;
@@ -61,6 +61,9 @@ function registerBcAuthorize(context: SandboxContext, product: Product): void {
     const unknown = scopes.find((s) => !settings.scopes.includes(s));
     if (unknown) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
     const callbackUrl = request.headers['x-callback-url'] as string | undefined;
+    if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
+      return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
+    }
     if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, request.caller!.providerCallbackHost)) {
       return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
     }

@@ -6,7 +6,7 @@ import { sendBadRequest, sendBusinessError } from '../http.ts';
 import type { OperationSpec } from '../operations.ts';
 import type { Product } from '../products.ts';
 import { idKey, type Party, type Transaction, type TransactionKind } from '../state.ts';
-import { callbackHostMatches } from '../callbacks.ts';
+import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
 
 interface PaymentBody {
   amount: string;
@@ -132,6 +132,9 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, request
     if (field) return sendBadRequest(reply, `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`);
   }
   const callbackUrl = request.headers['x-callback-url'] as string | undefined;
+  if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
+    return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
+  }
   if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, caller.providerCallbackHost)) {
     return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
   }

@@ -593,7 +593,7 @@ test('consent: an auth_req_id is redeemable for all of its expires_in, even beyo
 });
 
 test('consent: grants that can no longer be refreshed do not fill the store for ever', async () => {
-  const sandbox = await startSandbox({ retentionMaxEntries: 2, retentionMaxAgeMs: 5_000 });
+  const sandbox = await startSandbox({ retentionMaxEntries: 2, retentionMaxAgeMs: 5_000, notificationWindowMs: 1_000 });
   try {
     const caller = await sandbox.provision('collection');
     for (let round = 1; round <= 4; round += 1) {
