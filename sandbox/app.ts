@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
+import secureJson from 'secure-json-parse';
 import { ajv } from '../src/schemas.ts';
 import { CallbackSender } from './callbacks.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -79,11 +80,19 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     // Clients send the subscription key on every call; request ids in logs tie a failure to its request.
     requestIdHeader: false,
+    // Errors the router raises before any route runs (a malformed URL, a path segment too long) get the same body as the rest.
+    frameworkErrors: (error, request, reply) => {
+      const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+      const path = request.url.length > 120 ? `${request.url.slice(0, 120)}…` : request.url;
+      const problem = status === 414 ? 'has a path segment longer than 200 characters' : 'is not a valid URL (check its percent-encoding)';
+      return sendBadRequest(reply, `${request.method} ${path} ${problem}.`, status);
+    },
     // Two log lines per request would cost a load test more than the request itself; debug turns them on.
     logController: new LogController({ disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace' }),
   });
   app.setValidatorCompiler(({ schema }) => ajv.compile(schema));
   await app.register(formbody, { bodyLimit: 64 * 1024 });
+  installJsonParser(app);
 
   const profile = behaviourOf(settings.profile);
   const state = new SandboxState(settings, clock);
@@ -174,6 +183,24 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
     const environment = request.headers['x-target-environment'] as string;
     if (!allowedEnvironments.has(environment)) {
       return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
+    }
+  });
+}
+
+/** JSON bodies parsed as Fastify does, but saying which key was refused rather than that the JSON is invalid. */
+function installJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = body as string;
+    const fail = (message: string) => done(Object.assign(new Error(message), { statusCode: 400, code: 'MOMO_INVALID_JSON' }), undefined);
+    if (text.trim() === '') return fail('The body is empty, but Content-Type says application/json; send a JSON object.');
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (error) {
+      const message = (error as Error).message;
+      fail(/prototype/i.test(message)
+        ? 'The body contains a "__proto__" or "constructor.prototype" key, which is refused; remove it.'
+        : `The body is not valid JSON (${message}).`);
     }
   });
 }

@@ -70,14 +70,9 @@ export function frameworkErrorMessage(error: FastifyError, request: FastifyReque
       return `Content-Type "${request.headers['content-type'] ?? ''}" is not accepted by this operation; send ${expectedMediaType(request)}.`;
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'The body is larger than the 64 KiB this sandbox accepts.';
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'The body is empty, but Content-Type says application/json; send a JSON object.';
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return 'Content-Length does not match the length of the body.';
     default:
-      if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-        return `The body is not valid JSON (${error.message}).`;
-      }
       return error.message;
   }
 }

@@ -154,6 +154,11 @@ export function resolveSettings(
     keys[k.product] = raw;
   }
   settings.subscriptionKeys = keys;
+  for (const [i, a] of KEY_SPECS.entries()) {
+    const b = KEY_SPECS.slice(i + 1).find((other) => keys[other.product] === keys[a.product]);
+    // The gateway tells products apart by their keys, so two products cannot share one.
+    if (b) problems.push(`--${a.flag} (${a.env}) and --${b.flag} (${b.env}) are the same key; each product needs its own`);
+  }
   const merged = { ...settings, ...options.overrides } as SandboxSettings;
   if (problems.length === 0) problems.push(...crossChecks(merged));
   if (problems.length > 0) throw new SettingsError(problems);
@@ -164,7 +169,7 @@ function crossChecks(s: SandboxSettings): string[] {
   const problems: string[] = [];
   const longest = Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) + s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
   if (s.retentionMaxAgeMs <= longest + s.notificationWindowMs) {
-    problems.push(`--retention-max-age-ms (${s.retentionMaxAgeMs}) must exceed the longest life of a transaction: pending timeout or delayed success, every callback attempt and the delivery-notification window (${longest + s.notificationWindowMs} ms), or records would be forgotten while still in use`);
+    problems.push(`--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms) and --notification-window-ms; otherwise records would be forgotten while still in use`);
   }
   return problems;
 }

@@ -23,6 +23,7 @@ export function registerProvisioning({ catalogue, state, settings }: SandboxCont
       201: { description: 'Created; no body.' },
       400: { description: 'Invalid data.', schema: 'bad-request' },
       409: { description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.', schema: 'error-set-c' },
+      503: { description: 'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE.' },
     },
   }, async (request, reply) => {
     const id = idKey(request.headers['x-reference-id'] as string);

@@ -1,0 +1,655 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import type { LightMyRequestResponse } from 'fastify';
+import type { OperationSpec } from '../../sandbox/operations.ts';
+import type { Product } from '../../sandbox/products.ts';
+import {
+  KEYS, assertSchema, basic, eventually, payer, requestToPayBody, startSandbox,
+  type Caller, type CallOptions, type TestSandbox,
+} from '../support/sandbox.ts';
+
+/**
+ * Bad input of every kind: each gets a 4xx with a body that says what is wrong, no 5xx other than the
+ * documented ones, no crash, and no state changed by a rejected request.
+ */
+
+const RTP = '/collection/v1_0/requesttopay';
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+let sandbox: TestSandbox;
+let caller: Caller;
+
+before(async () => {
+  sandbox = await startSandbox();
+  caller = await sandbox.provision('collection');
+});
+
+after(async () => {
+  await sandbox?.close();
+});
+
+interface Snapshot {
+  requestToPay: number;
+  records: Record<string, number>;
+}
+
+async function snapshot(s: TestSandbox = sandbox): Promise<Snapshot> {
+  const health = await s.call({ method: 'GET', url: '/health' });
+  assert.equal(health.statusCode, 200, health.body);
+  return { requestToPay: s.context.state.transactions.requesttopay.size, records: (health.json() as { records: Record<string, number> }).records };
+}
+
+async function assertUnchanged(before: Snapshot, what: string, s: TestSandbox = sandbox): Promise<void> {
+  assert.deepEqual(await snapshot(s), before, `a rejected request changed the state (${what})`);
+}
+
+/** A request rejected for its form: the status, the bad-request body, and a message naming each of `mentions`. */
+function assertBadRequest(res: LightMyRequestResponse, status: number, mentions: string[], what = ''): void {
+  assert.equal(res.statusCode, status, `${what}: ${res.body}`);
+  assert.match(String(res.headers['content-type']), /^application\/json/, `${what}: content-type`);
+  const body = res.json() as { statusCode: number; message: string };
+  assertSchema('bad-request', body);
+  assert.equal(body.statusCode, status, what);
+  for (const m of mentions) assert.ok(body.message.includes(m), `${what}: the message should name ${JSON.stringify(m)}: ${body.message}`);
+}
+
+function postRtp(o: { payload?: unknown; headers?: Record<string, string | undefined>; id?: string } = {}): Promise<LightMyRequestResponse> {
+  return sandbox.call({
+    method: 'POST',
+    url: RTP,
+    headers: { ...caller.headers, 'x-reference-id': o.id ?? randomUUID(), ...o.headers },
+    payload: o.payload,
+  });
+}
+
+/** Sends a request to pay that must be rejected, and checks the answer and that nothing was stored. */
+async function rejectsRtp(
+  o: { payload?: unknown; headers?: Record<string, string | undefined>; id?: string },
+  status: number,
+  mentions: string[],
+  what: string,
+): Promise<LightMyRequestResponse> {
+  const before = await snapshot();
+  const id = o.id ?? randomUUID();
+  const res = await postRtp({ ...o, id });
+  assertBadRequest(res, status, mentions, what);
+  await assertUnchanged(before, what);
+  if (UUID_V4.test(id)) {
+    const status404 = await sandbox.call({ method: 'GET', url: `${RTP}/${id}`, headers: caller.headers });
+    assert.equal(status404.statusCode, 404, `${what}: the rejected request to pay must not be readable`);
+  }
+  return res;
+}
+
+async function readRtp(id: string): Promise<Record<string, unknown>> {
+  const res = await sandbox.call({ method: 'GET', url: `${RTP}/${id}`, headers: caller.headers });
+  assert.equal(res.statusCode, 200, res.body);
+  const record = res.json() as Record<string, unknown>;
+  assertSchema('request-to-pay-status', record);
+  return record;
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+describe('request to pay: the body and its media type', () => {
+  test('malformed JSON is 400 with a message about JSON', async () => {
+    for (const text of ['{"amount": "10", ', '{amount: "10"}', "{'amount':'10'}", '{"amount":"10",}', '\u0000\u0001']) {
+      await rejectsRtp({ payload: text, headers: JSON_TYPE }, 400, ['JSON'], `body ${JSON.stringify(text)}`);
+    }
+  });
+
+  test('Content-Type text/plain is 415 naming the accepted type', async () => {
+    await rejectsRtp({ payload: JSON.stringify(requestToPayBody()), headers: { 'content-type': 'text/plain' } }, 415, ['Content-Type', 'application/json'], 'text/plain');
+  });
+
+  test('Content-Type application/x-www-form-urlencoded is 415', async () => {
+    await rejectsRtp({ payload: 'amount=10&currency=EUR', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, ['Content-Type', 'application/json'], 'form');
+    await rejectsRtp({ payload: '<amount>10</amount>', headers: { 'content-type': 'application/xml' } }, 415, ['Content-Type'], 'xml');
+  });
+
+  test('a JSON body without Content-Type is accepted (Content-Type is optional, §4.1)', async () => {
+    const id = randomUUID();
+    const before = sandbox.context.state.transactions.requesttopay.size;
+    const res = await postRtp({ id, payload: JSON.stringify(requestToPayBody('46733123499', '7')) });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal(sandbox.context.state.transactions.requesttopay.size, before + 1);
+    assert.equal((await readRtp(id)).amount, '7');
+  });
+
+  test('application/json with parameters (charset) is accepted', async () => {
+    const id = randomUUID();
+    const res = await postRtp({ id, payload: JSON.stringify(requestToPayBody()), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal((await readRtp(id)).status, 'SUCCESSFUL');
+  });
+
+  test('an empty body with application/json is 400', async () => {
+    await rejectsRtp({ payload: '', headers: JSON_TYPE }, 400, ['body'], 'empty body');
+    await rejectsRtp({ headers: JSON_TYPE }, 400, ['body'], 'no body at all');
+  });
+
+  test('a body of 70 KiB is 413', async () => {
+    const big = { ...requestToPayBody(), externalId: 'x'.repeat(70 * 1024) };
+    await rejectsRtp({ payload: JSON.stringify(big), headers: JSON_TYPE }, 413, ['64 KiB'], '70 KiB');
+  });
+
+  test('a JSON array, null, a string or a number as the body is 400', async () => {
+    for (const text of ['[]', `[${JSON.stringify(requestToPayBody())}]`, 'null', '"amount"', '42', 'true']) {
+      await rejectsRtp({ payload: text, headers: JSON_TYPE }, 400, ['body'], `body ${text.slice(0, 20)}`);
+    }
+  });
+
+  test('__proto__ and constructor.prototype keys are 400 naming the key, and pollute nothing', async () => {
+    const base = JSON.stringify(requestToPayBody()).slice(1, -1);
+    const cases: Array<[string, string]> = [
+      ['{"__proto__":{"polluted":true}}', '__proto__'],
+      [`{${base},"__proto__":{"polluted":true}}`, '__proto__'],
+      [`{${base},"constructor":{"prototype":{"polluted":true}}}`, 'constructor'],
+      [`{${base},"payer":{"partyIdType":"MSISDN","partyId":"46733123499","__proto__":{"polluted":true}}}`, '__proto__'],
+    ];
+    const problems: string[] = [];
+    for (const [text, key] of cases) {
+      // Every such body is refused and stores nothing; the message must say which key, not that the JSON is invalid.
+      const res = await rejectsRtp({ payload: text, headers: JSON_TYPE }, 400, [], text.slice(0, 40));
+      assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype was polluted');
+      const message = (res.json() as { message: string }).message;
+      if (!message.includes(key)) problems.push(`${text.slice(0, 50)}… → ${message}`);
+    }
+    assert.deepEqual(problems, [], 'the message should name the forbidden key');
+  });
+
+  test('an unknown field is 400 naming the field', async () => {
+    await rejectsRtp({ payload: { ...requestToPayBody(), surprise: 'x' } }, 400, ['surprise'], 'unknown field');
+    await rejectsRtp({ payload: { ...requestToPayBody(), payer: { ...payer('46733123499'), nickname: 'x' } } }, 400, ['nickname'], 'unknown party field');
+  });
+
+  test('each missing required field is 400 naming it', async () => {
+    for (const field of ['amount', 'currency', 'payer'] as const) {
+      const body: Record<string, unknown> = { ...requestToPayBody() };
+      delete body[field];
+      await rejectsRtp({ payload: body }, 400, [field], `without ${field}`);
+    }
+  });
+});
+
+describe('request to pay: headers', () => {
+  test('a missing X-Reference-Id is 400 naming the header', async () => {
+    const before = await snapshot();
+    const res = await postRtp({ headers: { 'x-reference-id': undefined }, payload: requestToPayBody() });
+    assertBadRequest(res, 400, ['X-Reference-Id'], 'missing X-Reference-Id');
+    await assertUnchanged(before, 'missing X-Reference-Id');
+  });
+
+  test('an X-Reference-Id that is not a UUID v4 is 400 naming the header', async () => {
+    for (const id of ['123', 'not-a-uuid', 'a8098c1a-f86e-11da-bd1a-00112444be1e' /* v1 */, '00000000-0000-0000-0000-000000000000',
+      `{${randomUUID()}}`, `${randomUUID()} `, randomUUID().replace(/-/g, ''), `${randomUUID()}x`]) {
+      await rejectsRtp({ id, payload: requestToPayBody() }, 400, ['X-Reference-Id'], `X-Reference-Id ${id}`);
+    }
+  });
+
+  test('a malformed X-Callback-Url is 400 naming the header', async () => {
+    for (const url of ['not a url', 'ftp://x', 'ftp://127.0.0.1/cb', 'javascript:alert(1)', '', '127.0.0.1/cb', `http://127.0.0.1/${'a'.repeat(2100)}`]) {
+      await rejectsRtp({ payload: requestToPayBody(), headers: { 'x-callback-url': url } }, 400, ['X-Callback-Url'], `X-Callback-Url ${url.slice(0, 30)}`);
+    }
+  });
+
+  test('a missing or malformed X-Target-Environment is 400 naming the header', async () => {
+    for (const env of [undefined, '', 'sand box', 'sandbox;drop', 'x'.repeat(65), 'sändbox']) {
+      await rejectsRtp({ payload: requestToPayBody(), headers: { 'x-target-environment': env } }, 400, ['X-Target-Environment'], `X-Target-Environment ${String(env)}`);
+    }
+  });
+
+  test('a missing subscription key or Bearer token is 401 and stores nothing', async () => {
+    const before = await snapshot();
+    const noKey = await postRtp({ payload: requestToPayBody(), headers: { 'ocp-apim-subscription-key': undefined } });
+    assert.equal(noKey.statusCode, 401, noKey.body);
+    assertSchema('gateway-error', noKey.json());
+    const noToken = await postRtp({ payload: requestToPayBody(), headers: { authorization: undefined } });
+    assert.equal(noToken.statusCode, 401, noToken.body);
+    assertSchema('oauth-error', noToken.json());
+    assert.equal(noToken.json().error, 'invalid_token');
+    const basicInstead = await postRtp({ payload: requestToPayBody(), headers: { authorization: basic(caller.userId, caller.apiKey) } });
+    assert.equal(basicInstead.statusCode, 401, basicInstead.body);
+    assertSchema('oauth-error', basicInstead.json());
+    await assertUnchanged(before, 'missing credentials');
+  });
+
+  test('the X-Reference-Id of a rejected request stays free', async () => {
+    const id = randomUUID();
+    await rejectsRtp({ id, payload: { ...requestToPayBody(), amount: 'NaN' } }, 400, ['amount'], 'bad amount');
+    const res = await postRtp({ id, payload: requestToPayBody() });
+    assert.equal(res.statusCode, 202, res.body);
+  });
+});
+
+describe('request to pay: amounts and currency', () => {
+  test('absurd amounts are 400 naming amount', async () => {
+    for (const amount of ['', ' 1', '1 ', '1,5', 'NaN', 'Infinity', '-Infinity', '1e5', '0x10', '00012', '1.', '.5', '+5', '-5', '0', '0.0000',
+      '99999999999999999999', '1000000000000', '1.23456', '١٠', '１０', '10\u0000']) {
+      await rejectsRtp({ payload: { ...requestToPayBody(), amount } }, 400, ['amount'], `amount ${JSON.stringify(amount)}`);
+    }
+  });
+
+  test('an amount that is a JSON number, null or an object is 400 naming amount', async () => {
+    for (const amount of [10, 12.5, null, { value: '10' }, ['10'], true]) {
+      await rejectsRtp({ payload: { ...requestToPayBody(), amount } }, 400, ['amount'], `amount ${JSON.stringify(amount)}`);
+    }
+  });
+
+  test('the largest amount the schema allows is accepted and read back exactly', async () => {
+    const id = randomUUID();
+    const res = await postRtp({ id, payload: requestToPayBody('46733123499', '999999999999.9999') });
+    assert.equal(res.statusCode, 202, res.body);
+    assert.equal((await readRtp(id)).amount, '999999999999.9999');
+  });
+
+  test('a malformed currency is 400; a well-formed unsupported one is the documented 500 INVALID_CURRENCY', async () => {
+    for (const currency of ['eur', 'EURO', 'E', '€', '', 'EU1']) {
+      await rejectsRtp({ payload: { ...requestToPayBody(), currency } }, 400, ['currency'], `currency ${currency}`);
+    }
+    const before = await snapshot();
+    const res = await postRtp({ payload: { ...requestToPayBody(), currency: 'USD' } });
+    assert.equal(res.statusCode, 500, res.body);
+    assertSchema('error-set-a', res.json());
+    assert.equal(res.json().code, 'INVALID_CURRENCY');
+    await assertUnchanged(before, 'INVALID_CURRENCY');
+  });
+});
+
+describe('request to pay: text fields and parties', () => {
+  test('control characters in payerMessage, payeeNote and externalId are 400 naming the field', async () => {
+    const cases: Array<[string, string]> = [
+      ['payerMessage', 'Pay\u0000now'], ['payerMessage', '\u001b[31mred'], ['payerMessage', 'line\nbreak'],
+      ['payeeNote', 'tab\there'], ['payeeNote', 'del\u007f'], ['externalId', 'bell\u0007'], ['externalId', 'cr\r'],
+    ];
+    for (const [field, value] of cases) {
+      await rejectsRtp({ payload: { ...requestToPayBody(), [field]: value } }, 400, [field], `${field} ${JSON.stringify(value)}`);
+    }
+  });
+
+  test('payerMessage and payeeNote of 161 characters are 400; 160 are accepted', async () => {
+    for (const field of ['payerMessage', 'payeeNote']) {
+      await rejectsRtp({ payload: { ...requestToPayBody(), [field]: 'm'.repeat(161) } }, 400, [field], `${field} of 161`);
+    }
+    await rejectsRtp({ payload: { ...requestToPayBody(), externalId: 'e'.repeat(129) } }, 400, ['externalId'], 'externalId of 129');
+    const id = randomUUID();
+    const res = await postRtp({ id, payload: { ...requestToPayBody(), payerMessage: 'm'.repeat(160), payeeNote: 'n'.repeat(160) } });
+    assert.equal(res.statusCode, 202, res.body);
+    const record = await readRtp(id);
+    assert.equal(record.payerMessage, 'm'.repeat(160));
+    assert.equal(record.payeeNote, 'n'.repeat(160));
+  });
+
+  test('unicode text is accepted and read back exactly', async () => {
+    const texts = {
+      payerMessage: 'Zahlung für Café ☕ 日本',
+      payeeNote: 'Cafe\u0301 مرحبا עברית 😀 \u200d',
+      externalId: 'réf-№42-日本',
+    };
+    const id = randomUUID();
+    const res = await postRtp({ id, payload: { ...requestToPayBody(), ...texts } });
+    assert.equal(res.statusCode, 202, res.body);
+    const record = await readRtp(id);
+    assert.equal(record.payerMessage, texts.payerMessage);
+    assert.equal(record.payeeNote, texts.payeeNote);
+    assert.equal(record.externalId, texts.externalId);
+  });
+
+  test('a malformed payer is 400 naming payer', async () => {
+    const payers: unknown[] = [
+      {}, null, '46733123499', { partyIdType: 'msisdn', partyId: '46733123499' }, { partyIdType: 'MSISDN' },
+      { partyIdType: 'MSISDN', partyId: '4673312349a' }, { partyIdType: 'MSISDN', partyId: '٤٦٧٣٣١٢٣٤٩٩' },
+      { partyIdType: 'MSISDN', partyId: '0046733123499' }, { partyIdType: 'MSISDN', partyId: '1234567890123456' },
+      { partyIdType: 'EMAIL', partyId: 'not an email' }, { partyIdType: 'PARTY_CODE', partyId: 'abc' },
+      { partyIdType: 'IBAN', partyId: 'SE3550000000054910000003' }, { partyIdType: 'MSISDN', partyId: 46733123499 },
+    ];
+    for (const p of payers) {
+      await rejectsRtp({ payload: { ...requestToPayBody(), payer: p } }, 400, ['payer'], `payer ${JSON.stringify(p)}`);
+    }
+  });
+});
+
+describe('unknown paths, methods and malformed paths', () => {
+  test('an unknown path is 404 naming the method and the path', async () => {
+    for (const [method, url] of [['GET', '/nope'], ['POST', '/collection/v2_0/requesttopay'], ['GET', '/collection/v1_0/transfer'], ['POST', '/']] as const) {
+      const before = await snapshot();
+      const res = await sandbox.call({ method, url, headers: caller.headers, ...(method === 'POST' ? { payload: requestToPayBody() } : {}) });
+      assertBadRequest(res, 404, [method, url], `${method} ${url}`);
+      await assertUnchanged(before, `${method} ${url}`);
+    }
+  });
+
+  test('a known path with the wrong method is 404 or 405 with a clear body', async () => {
+    const cases: Array<[CallOptions['method'], string]> = [
+      ['DELETE', RTP], ['PUT', RTP], ['GET', RTP], ['PUT', '/v1_0/apiuser'], ['DELETE', `/v1_0/apiuser/${caller.userId}`],
+      ['PATCH', `${RTP}/${randomUUID()}`], ['GET', '/collection/token/'], ['PUT', '/collection/v1_0/bc-authorize'],
+    ];
+    for (const [method, url] of cases) {
+      const before = await snapshot();
+      const res = await sandbox.call({ method, url, headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: method === 'GET' ? undefined : requestToPayBody() });
+      assert.ok(res.statusCode === 404 || res.statusCode === 405, `${method} ${url}: ${res.statusCode} ${res.body}`);
+      assertBadRequest(res, res.statusCode, [method, url.split('?')[0]!], `${method} ${url}`);
+      await assertUnchanged(before, `${method} ${url}`);
+    }
+    // The API user the DELETE named is still there.
+    const user = await sandbox.call({ method: 'GET', url: `/v1_0/apiuser/${caller.userId}`, headers: { 'ocp-apim-subscription-key': KEYS.collection } });
+    assert.equal(user.statusCode, 200, user.body);
+  });
+
+  test('OPTIONS on a known path is a 4xx with a clear body', async () => {
+    const res = await sandbox.call({ method: 'OPTIONS' as CallOptions['method'], url: RTP, headers: caller.headers });
+    assert.ok(res.statusCode === 404 || res.statusCode === 405, `${res.statusCode} ${res.body}`);
+    assertSchema('bad-request', res.json());
+  });
+
+  test('non-UUID ids in paths are 400 naming the parameter', async () => {
+    const key = { 'ocp-apim-subscription-key': KEYS.collection };
+    const cases: Array<[CallOptions['method'], string, Record<string, string>, unknown]> = [
+      ['GET', `${RTP}/123`, caller.headers, undefined],
+      ['GET', `${RTP}/a8098c1a-f86e-11da-bd1a-00112444be1e`, caller.headers, undefined],
+      ['POST', `${RTP}/not-a-uuid/deliverynotification`, caller.headers, { notificationMessage: 'hello' }],
+      ['GET', '/v1_0/apiuser/123', key, undefined],
+      ['POST', '/v1_0/apiuser/xyz/apikey', key, undefined],
+      ['GET', `/v1_0/apiuser/${'f'.repeat(36)}`, key, undefined],
+    ];
+    for (const [method, url, headers, payload] of cases) {
+      const before = await snapshot();
+      const res = await sandbox.call({ method, url, headers, payload });
+      assertBadRequest(res, 400, ['referenceId'], `${method} ${url}`);
+      await assertUnchanged(before, `${method} ${url}`);
+    }
+  });
+
+  test('very long segments and percent-encoded junk are 4xx with the sandbox\'s bad-request body', async () => {
+    const urls = [
+      `${RTP}/${'a'.repeat(5000)}`,
+      `/v1_0/apiuser/${'9'.repeat(300)}`,
+      `/${'x'.repeat(10_000)}`,
+      `${RTP}/%E0%A4%A`,
+      `${RTP}/%zz`,
+      `${RTP}/%00`,
+      `${RTP}/..%2F..%2Fhealth`,
+      `${RTP}/${encodeURIComponent('<script>alert(1)</script>')}`,
+      `/collection/v1_0/account/balance/%E2%82%AC`,
+      `/collection/v1_0/accountholder/msisdn/%25%25%25/active`,
+    ];
+    const problems: string[] = [];
+    for (const url of urls) {
+      const before = await snapshot();
+      const res = await sandbox.call({ method: 'GET', url, headers: caller.headers });
+      const what = url.length > 60 ? `${url.slice(0, 50)}… (${url.length} chars)` : url;
+      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${what}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      assert.match(String(res.headers['content-type']), /^application\/json/, what);
+      await assertUnchanged(before, what);
+      // The same {statusCode, error, message} body as every other rejection (READINGS; schemas/bad-request).
+      try {
+        assertBadRequest(res, res.statusCode, [], what);
+      } catch {
+        problems.push(`${what} → ${res.statusCode} ${res.body.slice(0, 120)}`);
+      }
+    }
+    assert.deepEqual(problems, [], 'these answers do not have the bad-request body');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// A generated sweep over every operation that takes a body.
+
+const CANONICAL_HEADER: Record<string, string> = {
+  'x-reference-id': 'X-Reference-Id',
+  'x-target-environment': 'X-Target-Environment',
+  'x-callback-url': 'X-Callback-Url',
+  language: 'Language',
+};
+
+/** A body each operation accepts as to its form; a new operation must be added here. */
+function validBody(schema: string): Record<string, string | object> {
+  switch (schema) {
+    case 'request-to-pay': return requestToPayBody();
+    case 'deposit': return { amount: '5', currency: 'EUR', externalId: 'dep-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' };
+    case 'refund': return { amount: '1', currency: 'EUR', externalId: 'ref-1', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: randomUUID() };
+    case 'api-user-create': return { providerCallbackHost: '127.0.0.1' };
+    case 'delivery-notification': return { notificationMessage: 'Your goods are on their way.' };
+    case 'bc-authorize-request': return { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' };
+    case 'oauth-token-request': return { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: randomUUID() };
+    default: throw new Error(`no valid body known for schema ${schema}; add one to the sweep`);
+  }
+}
+
+function encode(body: Record<string, unknown>, mediaType: string): string {
+  return mediaType === 'application/json' ? JSON.stringify(body) : new URLSearchParams(body as Record<string, string>).toString();
+}
+
+interface Case {
+  name: string;
+  headers?: Record<string, string | undefined>;
+  payload?: string;
+  status: number;
+  /** Words the message must contain, for the bad-request answers. */
+  mentions?: string[];
+  /** A business 400 {code, message} accepted instead of a bad-request body (bc-authorize's UNSUPPORTED_SCOPE). */
+  businessCode?: string;
+}
+
+function sweepCases(op: OperationSpec): Case[] {
+  const body = op.body!;
+  const mt = body.mediaType;
+  const valid = validBody(body.schema);
+  const cases: Case[] = [];
+  if (mt === 'application/json') {
+    cases.push(
+      { name: 'truncated JSON', payload: encode(valid, mt).slice(0, -3), status: 400, mentions: ['JSON'] },
+      { name: 'single quotes', payload: "{'a':'b'}", status: 400, mentions: ['JSON'] },
+      { name: 'array', payload: '[]', status: 400, mentions: ['body'] },
+      { name: 'null', payload: 'null', status: 400, mentions: ['body'] },
+      { name: 'string', payload: '"x"', status: 400, mentions: ['body'] },
+      { name: 'empty object', payload: '{}', status: 400, mentions: ['body'] },
+      { name: 'empty body', payload: '', status: 400 },
+      { name: '__proto__', payload: `{"__proto__":{"polluted":true},${encode(valid, mt).slice(1)}`, status: 400 },
+      { name: 'constructor.prototype', payload: `{"constructor":{"prototype":{"polluted":true}},${encode(valid, mt).slice(1)}`, status: 400 },
+      { name: 'deep nesting', payload: `${'['.repeat(5000)}${']'.repeat(5000)}`, status: 400 },
+      { name: 'form body', payload: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, mentions: ['Content-Type'] },
+    );
+  } else {
+    cases.push(
+      { name: 'JSON body', payload: JSON.stringify(valid), headers: { 'content-type': 'application/json' }, status: 415, mentions: ['Content-Type'] },
+      { name: 'empty form', payload: '', status: 400 },
+      { name: 'junk form', payload: '%%%&&&===', status: 400 },
+      { name: 'repeated parameter', payload: `${encode(valid, mt)}&${Object.keys(valid)[0]}=again`, status: 400, mentions: [Object.keys(valid)[0]!] },
+      { name: 'NUL in a value', payload: `${encode(valid, mt)}`.replace(/=([^&]*)/, '=%00$1'), status: 400, mentions: [Object.keys(valid)[0]!] },
+    );
+  }
+  cases.push(
+    { name: 'text/plain', payload: encode(valid, mt), headers: { 'content-type': 'text/plain' }, status: 415, mentions: ['Content-Type', mt] },
+    { name: 'multipart', payload: '--x\r\n\r\n--x--', headers: { 'content-type': 'multipart/form-data; boundary=x' }, status: 415, mentions: ['Content-Type'] },
+    { name: '70 KiB', payload: encode({ ...valid, [Object.keys(valid)[0]!]: 'x'.repeat(70 * 1024) }, mt), status: 413 },
+    { name: 'unknown field', payload: encode({ ...valid, zzUnknown: '1' }, mt), status: 400, mentions: ['zzUnknown'] },
+  );
+  for (const field of Object.keys(valid)) {
+    const without: Record<string, unknown> = { ...valid };
+    delete without[field];
+    const required = validatorRequired(body.schema).includes(field);
+    if (required) cases.push({ name: `without ${field}`, payload: encode(without, mt), status: 400, mentions: [field] });
+    cases.push({
+      name: `${field} with a control character`, payload: encode({ ...valid, [field]: 'x\u0001y' }, mt), status: 400, mentions: [field],
+      // Any text is a well-formed scope; one the sandbox does not offer is UNSUPPORTED_SCOPE (§7 set A).
+      ...(body.schema === 'bc-authorize-request' && field === 'scope' ? { businessCode: 'UNSUPPORTED_SCOPE' } : {}),
+    });
+    if (mt === 'application/json') cases.push({ name: `${field} as a number`, payload: encode({ ...valid, [field]: 12345 }, mt), status: 400, mentions: [field] });
+  }
+  for (const header of op.requiredHeaders ?? []) {
+    cases.push({ name: `without ${header}`, payload: encode(valid, mt), headers: { [header]: undefined }, status: 400, mentions: [CANONICAL_HEADER[header]!] });
+  }
+  const invalidHeaderValues: Record<string, string[]> = {
+    'x-reference-id': ['123', 'a8098c1a-f86e-11da-bd1a-00112444be1e'],
+    'x-target-environment': ['sand box', ''],
+    'x-callback-url': ['not a url', 'ftp://127.0.0.1/cb'],
+    language: ['12', 'english'],
+  };
+  for (const header of [...(op.requiredHeaders ?? []), ...(op.optionalHeaders ?? [])]) {
+    for (const value of invalidHeaderValues[header] ?? []) {
+      cases.push({ name: `${header}: ${value}`, payload: encode(valid, mt), headers: { [header]: value }, status: 400, mentions: [CANONICAL_HEADER[header]!] });
+    }
+  }
+  cases.push({ name: 'without a subscription key', payload: encode(valid, mt), headers: { 'ocp-apim-subscription-key': undefined }, status: 401 });
+  cases.push({ name: 'an unknown subscription key', payload: encode(valid, mt), headers: { 'ocp-apim-subscription-key': 'not-a-known-key' }, status: 401 });
+  if (op.credential === 'bearer') {
+    cases.push({ name: 'without Authorization', payload: encode(valid, mt), headers: { authorization: undefined }, status: 401 });
+    cases.push({ name: 'a forged Bearer token', payload: encode(valid, mt), headers: { authorization: 'Bearer abc.def.ghi' }, status: 401 });
+  }
+  if (op.credential === 'basic') {
+    cases.push({ name: 'a malformed Basic credential', payload: encode(valid, mt), headers: { authorization: 'Basic !!!' }, status: 401 });
+  }
+  return cases;
+}
+
+function validatorRequired(schema: string): string[] {
+  const required: Record<string, string[]> = {
+    'request-to-pay': ['amount', 'currency', 'payer'],
+    deposit: ['amount', 'currency', 'payee'],
+    refund: ['amount', 'currency', 'referenceIdToRefund'],
+    'api-user-create': ['providerCallbackHost'],
+    'delivery-notification': ['notificationMessage'],
+    'bc-authorize-request': ['login_hint', 'scope', 'access_type'],
+    'oauth-token-request': ['grant_type', 'auth_req_id'],
+  };
+  return required[schema] ?? [];
+}
+
+describe('a generated sweep over every operation with a body', () => {
+  const callers = new Map<Product, Caller>();
+  before(async () => {
+    for (const product of ['collection', 'disbursement', 'remittance'] as const) callers.set(product, await sandbox.provision(product));
+  });
+
+  function baseHeaders(op: OperationSpec): Record<string, string | undefined> {
+    const product: Product = op.product === 'provisioning' ? 'collection' : op.product;
+    const c = callers.get(product)!;
+    const headers: Record<string, string | undefined> = { 'ocp-apim-subscription-key': KEYS[product], 'content-type': op.body!.mediaType };
+    if (op.credential === 'bearer') headers.authorization = c.headers.authorization;
+    if (op.credential === 'basic') headers.authorization = basic(c.userId, c.apiKey);
+    if (op.requiredHeaders?.includes('x-reference-id')) headers['x-reference-id'] = randomUUID();
+    if (op.requiredHeaders?.includes('x-target-environment')) headers['x-target-environment'] = 'sandbox';
+    return headers;
+  }
+
+  const urlOf = (op: OperationSpec) => op.url.replace(/:[A-Za-z]+/g, () => randomUUID());
+
+  test('every operation with a body answers malformed bodies and bad headers with a 4xx that says why', async (t) => {
+    const operations = sandbox.context.catalogue.operations.filter((op) => op.body);
+    assert.ok(operations.length >= 11, `expected every body-taking operation in the catalogue, got ${operations.map((o) => o.id).join(', ')}`);
+    for (const op of operations) {
+      await t.test(op.id, async () => {
+        // The valid body is not refused for its form, so each case below is refused for its own fault.
+        const control = await sandbox.call({ method: op.method, url: urlOf(op), headers: baseHeaders(op), payload: encode(validBody(op.body!.schema), op.body!.mediaType) });
+        assert.ok(![413, 415].includes(control.statusCode), `${op.id} control: ${control.statusCode} ${control.body}`);
+        if (control.statusCode === 400) assert.throws(() => assertSchema('bad-request', control.json()), `${op.id}: the valid body was refused for its form: ${control.body}`);
+
+        for (const c of sweepCases(op)) {
+          const before = await snapshot();
+          const res = await sandbox.call({ method: op.method, url: urlOf(op), headers: { ...baseHeaders(op), ...c.headers }, payload: c.payload });
+          const what = `${op.id} / ${c.name}`;
+          assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${what}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+          assert.equal(res.statusCode, c.status, `${what}: ${res.body.slice(0, 300)}`);
+          assert.match(String(res.headers['content-type']), /^application\/json/, what);
+          const body = res.json() as Record<string, unknown>;
+          const said = [body.message, body.code, body.error].filter((v) => typeof v === 'string' && v.length > 0);
+          assert.ok(said.length > 0, `${what}: no message, code or error in ${res.body}`);
+          if (c.businessCode && body.code !== undefined) {
+            assertSchema('error-set-a', body);
+            assert.equal(body.code, c.businessCode, what);
+          } else if (c.status === 401) {
+            if (c.headers && 'ocp-apim-subscription-key' in c.headers) assertSchema('gateway-error', body);
+            else assertSchema('oauth-error', body);
+          } else {
+            assertBadRequest(res, c.status, c.mentions ?? [], what);
+          }
+          await assertUnchanged(before, what);
+        }
+      });
+    }
+  });
+
+  test('the documented 500s appear only when deliberately asked for, with their code and no state change', async (t) => {
+    const operations = sandbox.context.catalogue.operations.filter((op) => op.body && op.product !== 'provisioning');
+    for (const op of operations) {
+      await t.test(op.id, async () => {
+        const errorSchema = op.product === 'collection' ? 'error-set-a' : 'error-set-b';
+        const valid = validBody(op.body!.schema);
+        const deliberate: Array<{ code: string; headers?: Record<string, string>; body?: Record<string, unknown> }> = [
+          { code: 'NOT_ALLOWED_TARGET_ENVIRONMENT', headers: { 'x-target-environment': 'production' } },
+        ];
+        if (op.optionalHeaders?.includes('x-callback-url')) deliberate.push({ code: 'INVALID_CALLBACK_URL_HOST', headers: { 'x-callback-url': 'https://elsewhere.example/cb' } });
+        if ('currency' in valid) deliberate.push({ code: 'INVALID_CURRENCY', body: { ...valid, currency: 'USD' } });
+        for (const d of deliberate) {
+          const before = await snapshot();
+          const res = await sandbox.call({ method: op.method, url: urlOf(op), headers: { ...baseHeaders(op), ...d.headers }, payload: encode(d.body ?? valid, op.body!.mediaType) });
+          assert.equal(res.statusCode, 500, `${op.id} / ${d.code}: ${res.body}`);
+          const body = res.json();
+          assertSchema(op.id.endsWith('bcAuthorize') ? 'error-set-a' : errorSchema, body);
+          assert.equal(body.code, d.code, `${op.id}: ${res.body}`);
+          await assertUnchanged(before, `${op.id} / ${d.code}`);
+        }
+      });
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+
+test('logs at trace level carry no API key, access token, subscription key or Basic credential', async () => {
+  const chunks: string[] = [];
+  const logger = pino({ level: 'trace' }, { write: (line: string) => void chunks.push(line) });
+  const received: string[] = [];
+  const listener = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.push(req.url ?? '');
+      res.statusCode = req.url === '/fail' ? 500 : 204;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const port = (listener.address() as AddressInfo).port;
+  const s = await startSandbox({ logLevel: 'trace' }, { logger });
+  try {
+    const c = await s.provision('collection');
+    // A failed token request, a forged token, and a bad body: failure paths log too.
+    const failedToken = await s.call({ method: 'POST', url: '/collection/token/', headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(c.userId, `${c.apiKey}x`) } });
+    assert.equal(failedToken.statusCode, 401);
+    const forged = await s.call({ method: 'GET', url: '/collection/v1_0/account/balance', headers: { ...c.headers, authorization: `Bearer ${c.token}x` } });
+    assert.equal(forged.statusCode, 401);
+    const bad = await s.call({ method: 'POST', url: RTP, headers: { ...c.headers, 'x-reference-id': randomUUID(), 'content-type': 'application/json' }, payload: '{"amount":' });
+    assert.equal(bad.statusCode, 400);
+    for (const path of ['/ok', '/fail']) {
+      const res = await s.call({ method: 'POST', url: RTP, headers: { ...c.headers, 'x-reference-id': randomUUID(), 'x-callback-url': `http://127.0.0.1:${port}${path}` }, payload: requestToPayBody() });
+      assert.equal(res.statusCode, 202, res.body);
+    }
+    await eventually(async () => {
+      const text = chunks.join('');
+      return text.includes('callback delivered') && text.includes('giving up') ? true : undefined;
+    });
+    assert.ok(received.includes('/ok') && received.includes('/fail'));
+    const text = chunks.join('');
+    assert.ok(text.includes('incoming request'), 'request logging is on at trace level, so the check has lines to look at');
+    const basicCredential = basic(c.userId, c.apiKey).slice('Basic '.length);
+    const secrets: Record<string, string> = {
+      'API key': c.apiKey,
+      'access token': c.token,
+      'access token signature': c.token.split('.')[2]!,
+      'subscription key': KEYS.collection,
+      'Basic credential': basicCredential,
+      'decoded Basic credential': `${c.userId}:${c.apiKey}`,
+    };
+    for (const [name, secret] of Object.entries(secrets)) {
+      assert.ok(!text.includes(secret), `the log contains the ${name}`);
+    }
+  } finally {
+    await s.close();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+});
