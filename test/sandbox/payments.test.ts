@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import type { SandboxSettings } from '../../sandbox/settings.ts';
-import { assertSchema, eventually, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { assertSchema, eventually, startSandbox, type Caller, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers local to this file.
@@ -138,15 +138,6 @@ const collectionBalance = (s: TestSandbox, c: Caller, currency?: string) =>
   balance(s, c, currency ? `/collection/v1_0/account/balance/${currency}` : '/collection/v1_0/account/balance');
 const disbursementBalance = (s: TestSandbox, c: Caller) => balance(s, c, '/disbursement/v1_0/account/balance');
 
-/** Starts a sandbox for one test and closes it whatever happens. */
-async function withSandbox(overrides: Partial<SandboxSettings>, run: (sandbox: TestSandbox) => Promise<void>): Promise<void> {
-  const sandbox = await startSandbox(overrides);
-  try {
-    await run(sandbox);
-  } finally {
-    await sandbox.close();
-  }
-}
 
 // The sandbox test numbers (real-api-notes.md) that FAIL at once, with their reasons.
 const FAILING_NUMBERS: ReadonlyArray<[string, string]> = [

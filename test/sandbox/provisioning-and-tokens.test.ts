@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { OperationSpec } from '../../sandbox/operations.ts';
 import { PRODUCTS, type Product } from '../../sandbox/products.ts';
 import type { SandboxSettings } from '../../sandbox/settings.ts';
-import { KEYS, assertSchema, basic, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox } from '../support/sandbox.ts';
+import { KEYS, assertSchema, basic, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 
 // The API gateway's two 401 messages (real-api-notes: "Missing or invalid subscription key").
 const MISSING_KEY = 'Access denied due to missing subscription key. Make sure to include subscription key when making requests to an API.';
@@ -13,14 +13,6 @@ const INVALID_KEY = 'Access denied due to invalid subscription key. Make sure to
 const UNKNOWN_KEY = 'not-a-subscription-key-of-this-sandbox';
 const ORDINARY_MSISDN = '46733123499';
 
-async function withSandbox(overrides: Partial<SandboxSettings>, run: (sandbox: TestSandbox) => Promise<void>): Promise<void> {
-  const sandbox = await startSandbox(overrides);
-  try {
-    await run(sandbox);
-  } finally {
-    await sandbox.close();
-  }
-}
 
 function createApiUser(sandbox: TestSandbox, id: string, options: { key?: string; payload?: unknown } = {}): Promise<LightMyRequestResponse> {
   return sandbox.call({

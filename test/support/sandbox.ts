@@ -87,6 +87,16 @@ export async function startSandbox(overrides: Partial<SandboxSettings> = {}, opt
   return { ...sandbox, clock, settings, call, provision };
 }
 
+/** Starts a sandbox for one test and closes it whatever happens. */
+export async function withSandbox(overrides: Partial<SandboxSettings>, run: (sandbox: TestSandbox) => Promise<void>): Promise<void> {
+  const sandbox = await startSandbox(overrides);
+  try {
+    await run(sandbox);
+  } finally {
+    await sandbox.close();
+  }
+}
+
 export function basic(userId: string, apiKey: string): string {
   return `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`;
 }
