@@ -8,8 +8,8 @@ import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayEr
 import { OperationCatalogue, type OperationSpec } from './operations.ts';
 import { loadOutcomes } from './outcomes.ts';
 import { PaymentEngine } from './payments.ts';
-import { PRODUCTS, type Product } from './products.ts';
-import { behaviourOf, type ProfileBehaviour } from './profiles.ts';
+import { PRODUCTS, type Product } from '../src/products.ts';
+import { behaviourOf, type ProfileBehaviour } from '../src/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
 import { SandboxState, type ApiUser } from './state.ts';
 import { StoreFullError } from './store.ts';

@@ -1,7 +1,7 @@
 import { buildSandbox } from './app.ts';
-import { DIFFERENCES, READINGS } from './profiles.ts';
+import { DIFFERENCES, READINGS } from '../src/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettings, wantsHelp } from './settings.ts';
-import { PRODUCTS } from './products.ts';
+import { PRODUCTS } from '../src/products.ts';
 
 /** `npm run sandbox`: the reference sandbox on 127.0.0.1, configured by flags and environment. */
 async function main(argv: string[]): Promise<number> {

@@ -1,6 +1,6 @@
 import { SCHEMA_BASE, schemaDocuments } from '../src/schemas.ts';
 import { HEADER_DESCRIPTIONS, type OperationSpec } from './operations.ts';
-import type { ProfileName } from './profiles.ts';
+import type { ProfileName } from '../src/profiles.ts';
 
 /** "request-to-pay.schema.json" → "RequestToPay". */
 function componentName(file: string): string {

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { CallbackSender } from './callbacks.ts';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
-import type { ProfileBehaviour } from './profiles.ts';
+import type { ProfileBehaviour } from '../src/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
 import type { SandboxState, Transaction } from './state.ts';
 
@@ -124,7 +124,7 @@ export class PaymentEngine {
     return available < tx.amountMinor ? 'NOT_ENOUGH_FUNDS' : undefined;
   }
 
-  /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in profiles.ts). */
+  /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in src/profiles.ts). */
   private refundRefusal(tx: Transaction): string | undefined {
     if (tx.kind !== 'refund') return undefined;
     const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');

@@ -1,4 +1,4 @@
-import type { Product } from './products.ts';
+import type { Product } from '../src/products.ts';
 import type { Clock } from './clock.ts';
 import { BoundedStore } from './store.ts';
 import type { SandboxSettings } from './settings.ts';

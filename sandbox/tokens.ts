@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { Clock } from './clock.ts';
-import type { Product } from './products.ts';
+import type { Product } from '../src/products.ts';
 
 /** What a sandbox JWT says about its bearer. */
 export interface TokenClaims {

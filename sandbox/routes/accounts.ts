@@ -3,8 +3,8 @@ import { fromMinor } from '../../src/money.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
 import { accountHolderAnswer } from '../outcomes.ts';
-import { PRODUCTS } from '../products.ts';
-import type { ProfileBehaviour } from '../profiles.ts';
+import { PRODUCTS } from '../../src/products.ts';
+import type { ProfileBehaviour } from '../../src/profiles.ts';
 
 const errorSchemaOf = { collection: 'error-set-a', disbursement: 'error-set-b', remittance: 'error-set-b' } as const;
 

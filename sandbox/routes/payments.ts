@@ -4,7 +4,7 @@ import { normaliseAmount, toMinor } from '../../src/money.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
 import type { OperationSpec } from '../operations.ts';
-import type { Product } from '../products.ts';
+import type { Product } from '../../src/products.ts';
 import { idKey, type Party, type Transaction, type TransactionKind } from '../state.ts';
 import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
 

@@ -3,7 +3,7 @@ import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
 import { ManualClock } from '../../sandbox/clock.ts';
-import type { Product } from '../../sandbox/products.ts';
+import type { Product } from '../../src/products.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
 import { validatorFor, describeErrors } from '../../src/schemas.ts';
 
