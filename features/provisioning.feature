@@ -1,0 +1,44 @@
+@provisioning
+Feature: Sandbox provisioning
+  A partner gets its sandbox credentials by registering an API user, with the host its callbacks go to,
+  and creating an API key for it. Every later call depends on these credentials, so the sandbox must
+  create them exactly once, read them back, and refuse ids that are malformed, reused or unknown.
+
+  @smoke
+  Scenario: A partner registers an API user and gets its key
+    Given a partner subscribed to collection
+    When the partner registers an API user
+    Then it is created
+    And the API user reads back with its callback host
+    When the partner creates an API key for it
+    Then it is created with a key
+
+  @negative
+  Scenario: An API user id cannot be registered twice
+    Given a partner subscribed to disbursement
+    And the partner has registered an API user
+    When the partner registers an API user with the same id
+    Then it is refused as a duplicate
+
+  @negative
+  Scenario: A key cannot be created for an API user that does not exist
+    Given a partner subscribed to collection
+    When the partner asks for a key for an API user that does not exist
+    Then it is refused as not found
+
+  @negative
+  Scenario: An API user that does not exist cannot be read
+    Given a partner subscribed to remittance
+    When the partner looks up an API user that does not exist
+    Then it is refused as not found
+
+  @negative
+  Scenario Outline: An API user id must be a UUID version 4, which <id> is not
+    Given a partner subscribed to collection
+    When the partner registers an API user with the id "<id>"
+    Then it is refused as invalid
+
+    Examples:
+      | id                                   |
+      | not-a-uuid                           |
+      | 6ba7b810-9dad-11d1-80b4-00c04fd430c8 |

@@ -1,0 +1,110 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One callback as it arrived. */
+export interface ReceivedCallback {
+  method: string;
+  path: string;
+  referenceId: string | undefined;
+  contentType: string | undefined;
+  /** Parsed JSON, or undefined when the body was not JSON. */
+  body: unknown;
+  rawBody: string;
+  receivedAt: number;
+}
+
+const PATH = /^\/callbacks\/([^/?#]+)/;
+const MAX_BODY = 256 * 1024;
+
+/**
+ * A local HTTP server that stands in for the partner's callback listener. Each transaction gets its own
+ * URL, /callbacks/<referenceId>, so a callback is tied to its transaction by where it was sent. It accepts
+ * PUT and POST (the docs tell listeners to accept both), and keeps everything: callbacks for ids it was
+ * told to expect, duplicates, and unsolicited ones.
+ */
+export class CallbackReceiver {
+  private server: Server | undefined;
+  private readonly expected = new Set<string>();
+  private readonly received: ReceivedCallback[] = [];
+  private port = 0;
+
+  constructor(private readonly host: string, private readonly bindAddress = '127.0.0.1') {}
+
+  async start(port = 0): Promise<void> {
+    this.server = createServer((request, response) => {
+      readBody(request).then(
+        (rawBody) => {
+          this.record(request, rawBody);
+          response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        },
+        () => response.writeHead(413).end(),
+      );
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, this.bindAddress, () => resolve());
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  /** The URL to give as X-Callback-Url for a transaction, and a note that its callback is expected. */
+  urlFor(referenceId: string): string {
+    this.expected.add(referenceId.toLowerCase());
+    return `http://${this.host}:${this.port}/callbacks/${referenceId}`;
+  }
+
+  callbacksFor(referenceId: string): ReceivedCallback[] {
+    const id = referenceId.toLowerCase();
+    return this.received.filter((c) => c.referenceId === id);
+  }
+
+  /** Callbacks nobody asked for: to an id never handed out, or to a path that is not a callback URL. */
+  unsolicited(): ReceivedCallback[] {
+    return this.received.filter((c) => c.referenceId === undefined || !this.expected.has(c.referenceId));
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private record(request: IncomingMessage, rawBody: string): void {
+    const path = request.url ?? '/';
+    const match = PATH.exec(path);
+    let body: unknown;
+    try {
+      body = rawBody ? JSON.parse(rawBody) : undefined;
+    } catch {
+      body = undefined;
+    }
+    this.received.push({
+      method: request.method ?? 'GET',
+      path,
+      referenceId: match ? decodeURIComponent(match[1]!).toLowerCase() : undefined,
+      contentType: request.headers['content-type'],
+      body,
+      rawBody,
+      receivedAt: Date.now(),
+    });
+  }
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new Error('callback body too large'));
+        request.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}

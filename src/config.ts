@@ -1,0 +1,139 @@
+import { PRODUCTS, type Product } from './products.ts';
+import { PROFILES, type ProfileName } from './profiles.ts';
+
+/** An existing API user to test with, instead of provisioning one. */
+export interface ApiUserCredentials {
+  userId: string;
+  apiKey: string;
+}
+
+/** Everything the conformance harness needs to know about its target: read once, from the environment. */
+export interface HarnessConfig {
+  /** Undefined: start the embedded reference sandbox. */
+  baseUrl: string | undefined;
+  sandboxUrl: string | undefined;
+  subscriptionKeys: Record<Product, string | undefined>;
+  apiUsers: Record<Product, ApiUserCredentials | undefined>;
+  targetEnvironment: string;
+  currency: string;
+  callbackHost: string;
+  profile: ProfileName;
+  /** Per-request timeouts: a slow real sandbox can be given more. */
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** How long a scenario waits for an asynchronous state, and how often it looks. */
+  pollTimeoutMs: number;
+  pollIntervalMs: number;
+  /** The longest a test number's delayed outcome may take (the live sandbox: ~30 s). */
+  slowOutcomeTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`The harness configuration is wrong:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee .env.example for every setting.`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The environment variables the harness reads, with what each means; .env.example lists the same. */
+export const CONFIG_VARIABLES = {
+  MOMO_BASE_URL: 'Base URL of the target ({base_url}); unset: the embedded reference sandbox.',
+  MOMO_SANDBOX_URL: 'Host of provisioning and the other {sandbox_url} operations; defaults to MOMO_BASE_URL.',
+  MOMO_COLLECTION_KEY: 'Subscription key of the collection product.',
+  MOMO_DISBURSEMENT_KEY: 'Subscription key of the disbursement product.',
+  MOMO_REMITTANCE_KEY: 'Subscription key of the remittance product.',
+  MOMO_COLLECTION_USER_ID: 'Optional existing API user of collection (with MOMO_COLLECTION_API_KEY); else one is provisioned.',
+  MOMO_COLLECTION_API_KEY: 'API key of MOMO_COLLECTION_USER_ID.',
+  MOMO_DISBURSEMENT_USER_ID: 'Optional existing API user of disbursement (with MOMO_DISBURSEMENT_API_KEY).',
+  MOMO_DISBURSEMENT_API_KEY: 'API key of MOMO_DISBURSEMENT_USER_ID.',
+  MOMO_REMITTANCE_USER_ID: 'Optional existing API user of remittance (with MOMO_REMITTANCE_API_KEY).',
+  MOMO_REMITTANCE_API_KEY: 'API key of MOMO_REMITTANCE_USER_ID.',
+  MOMO_TARGET_ENVIRONMENT: 'X-Target-Environment to send (default sandbox).',
+  MOMO_CURRENCY: 'Currency the target accepts (default EUR).',
+  MOMO_CALLBACK_HOST: 'Host at which the target can reach the harness\'s callback receiver (default 127.0.0.1).',
+  MOMO_PROFILE: `Which behaviour to expect where spec and live sandbox differ: ${PROFILES.join(' or ')} (default spec).`,
+  MOMO_CONNECT_TIMEOUT_MS: 'Connect timeout of one request (default 5000).',
+  MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000).',
+  MOMO_POLL_TIMEOUT_MS: 'How long to wait for an asynchronous state (default 10000).',
+  MOMO_POLL_INTERVAL_MS: 'How often to look while waiting (default 100).',
+  MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
+} as const;
+
+type Variable = keyof typeof CONFIG_VARIABLES;
+
+export function loadConfig(env: Record<string, string | undefined>): HarnessConfig {
+  const problems: string[] = [];
+  const read = (name: Variable): string | undefined => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const url = (name: Variable): string | undefined => {
+    const value = read(name);
+    if (value === undefined) return undefined;
+    try {
+      const parsed = new URL(value);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
+      return value.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be an http(s) URL such as https://sandbox.momodeveloper.mtn.com, got "${value}"`);
+      return undefined;
+    }
+  };
+  const integer = (name: Variable, fallback: number, min: number, max: number): number => {
+    const value = read(name);
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const baseUrl = url('MOMO_BASE_URL');
+  const sandboxUrl = url('MOMO_SANDBOX_URL') ?? baseUrl;
+  const profile = read('MOMO_PROFILE') ?? 'spec';
+  if (!(PROFILES as readonly string[]).includes(profile)) problems.push(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${profile}"`);
+  const currency = read('MOMO_CURRENCY') ?? 'EUR';
+  if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
+  const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
+  const callbackHost = read('MOMO_CALLBACK_HOST') ?? '127.0.0.1';
+  if (!/^[A-Za-z0-9.-]+$/.test(callbackHost)) problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHost}"`);
+
+  const subscriptionKeys = {} as Record<Product, string | undefined>;
+  const apiUsers = {} as Record<Product, ApiUserCredentials | undefined>;
+  for (const product of PRODUCTS) {
+    const upper = product.toUpperCase();
+    subscriptionKeys[product] = read(`MOMO_${upper}_KEY` as Variable);
+    const userId = read(`MOMO_${upper}_USER_ID` as Variable);
+    const apiKey = read(`MOMO_${upper}_API_KEY` as Variable);
+    if ((userId === undefined) !== (apiKey === undefined)) {
+      problems.push(`MOMO_${upper}_USER_ID and MOMO_${upper}_API_KEY go together: set both or neither`);
+    } else if (userId && apiKey) {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId)) problems.push(`MOMO_${upper}_USER_ID must be a UUID v4`);
+      apiUsers[product] = { userId, apiKey };
+    }
+  }
+  if (baseUrl !== undefined) {
+    const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => `MOMO_${p.toUpperCase()}_KEY`);
+    if (missing.length > 0) problems.push(`with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`);
+  }
+
+  const config: HarnessConfig = {
+    baseUrl,
+    sandboxUrl,
+    subscriptionKeys,
+    apiUsers,
+    targetEnvironment,
+    currency,
+    callbackHost,
+    profile: profile as ProfileName,
+    connectTimeoutMs: integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
+    requestTimeoutMs: integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
+    pollTimeoutMs: integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),
+    pollIntervalMs: integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
+    slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,37 @@
+/** Polling with a deadline, for states that arrive asynchronously. Never a bare sleep. */
+export interface EventuallyOptions {
+  timeoutMs: number;
+  intervalMs: number;
+  /** Says what was awaited, for the message when the deadline passes. */
+  description: string;
+}
+
+export class DeadlineExceededError extends Error {
+  constructor(readonly description: string, readonly timeoutMs: number, readonly lastProblem: unknown) {
+    super(`${description}: not reached within ${timeoutMs} ms${lastProblem ? `; last seen: ${lastProblem instanceof Error ? lastProblem.message : String(lastProblem)}` : ''}`);
+    this.name = 'DeadlineExceededError';
+  }
+}
+
+/**
+ * Calls `probe` until it returns a value other than undefined, waiting `intervalMs` between calls, and
+ * gives up at the deadline. A probe may throw to say "not yet, and here is why"; errors marked `fatal`
+ * (such as a target that cannot be reached) end the wait at once.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined>, options: EventuallyOptions): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  let lastProblem: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+      lastProblem = undefined;
+    } catch (error) {
+      if ((error as { fatal?: boolean }).fatal) throw error;
+      lastProblem = error;
+    }
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new DeadlineExceededError(options.description, options.timeoutMs, lastProblem);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs, remaining)));
+  }
+}

@@ -1,0 +1,88 @@
+import type { ApiResponse } from './client/momo-client.ts';
+import { schemasFor } from './contract.ts';
+import type { ProfileBehaviour } from './profiles.ts';
+import type { Redactor } from './redact.ts';
+import { describeErrors, validatorFor } from './schemas.ts';
+
+/** The target answered, and the answer departs from the API: a failure to conform, never a harness problem. */
+export class ConformanceFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConformanceFailure';
+  }
+}
+
+export interface Expectation {
+  /** The status (or one of the statuses) the spec gives for this case. */
+  status: number | readonly number[];
+  /** The error code the body must carry: `code` of {code, message}, or `error` of {error}. */
+  code?: string;
+  /** What is being checked, in the domain's words, e.g. "a duplicate reference id is refused". */
+  what?: string;
+}
+
+const MAX_BODY_IN_MESSAGE = 1500;
+
+/**
+ * Judges one response: its status against the expectation, its body against the schema of that status
+ * (the contract in contract.ts), and the error code. A departure throws ConformanceFailure naming the
+ * operation and its spec section, what was expected, what came back (redacted) and the schema errors.
+ */
+export function judge(response: ApiResponse, expected: Expectation, profile: ProfileBehaviour, redactor: Redactor): void {
+  const statuses = typeof expected.status === 'number' ? [expected.status] : expected.status;
+  const problems: string[] = [];
+  if (!statuses.includes(response.status)) problems.push(`the status is ${response.status}, not ${statuses.join(' or ')}`);
+
+  const schemas = schemasFor(response.operation.id, response.operation.product, response.status, profile);
+  if (Array.isArray(schemas)) {
+    const results = schemas.map((name) => ({ name, errors: schemaErrors(name, response.json) }));
+    if (response.json === undefined) {
+      problems.push(`the body is ${response.text.trim() === '' ? 'empty' : 'not JSON'}, but the spec gives ${schemas.map(file).join(' or ')} for ${response.status}`);
+    } else if (!results.some((r) => r.errors.length === 0)) {
+      for (const r of results) problems.push(`the body does not match ${file(r.name)}:\n${r.errors.map((e) => `      ${e}`).join('\n')}`);
+    }
+  }
+
+  if (expected.code !== undefined && statuses.includes(response.status)) {
+    const body = response.json as { code?: unknown; error?: unknown } | undefined;
+    const actual = body?.code ?? body?.error;
+    if (actual !== expected.code) problems.push(`the error code is ${actual === undefined ? 'missing' : JSON.stringify(actual)}, not "${expected.code}"`);
+  }
+
+  if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor));
+}
+
+/** Checks a value (a status record, a callback body) against a schema; a departure throws ConformanceFailure. */
+export function judgeRecord(what: string, section: string, schema: string, value: unknown, redactor: Redactor): void {
+  const errors = schemaErrors(schema, value);
+  if (errors.length === 0) return;
+  throw new ConformanceFailure([
+    `${what} — ${section}`,
+    `  expected: a body matching ${file(schema)}`,
+    `  received: ${bodyText(JSON.stringify(value), redactor)}`,
+    ...errors.map((e) => `    ${e}`),
+  ].join('\n'));
+}
+
+function schemaErrors(name: string, value: unknown): string[] {
+  const validate = validatorFor(name);
+  return validate(value) ? [] : describeErrors(validate.errors);
+}
+
+function describeFailure(response: ApiResponse, expected: Expectation, statuses: readonly number[], problems: string[], redactor: Redactor): string {
+  const wanted = `HTTP ${statuses.join(' or ')}${expected.code ? ` with ${expected.code}` : ''}`;
+  return [
+    `${response.operation.label} — ${response.operation.section}${expected.what ? `: ${expected.what}` : ''}`,
+    `  expected: ${wanted}`,
+    `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
+    ...problems.map((p) => `  - ${p}`),
+  ].join('\n');
+}
+
+function bodyText(text: string, redactor: Redactor): string {
+  if (text.trim() === '') return '(empty body)';
+  const redacted = redactor.text(text);
+  return redacted.length > MAX_BODY_IN_MESSAGE ? `${redacted.slice(0, MAX_BODY_IN_MESSAGE)}… (${redacted.length} characters)` : redacted;
+}
+
+const file = (name: string) => `${name}.schema.json`;

@@ -1,0 +1,129 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Writable } from 'node:stream';
+import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
+import { ConfigError, loadConfig, type HarnessConfig } from '../config.ts';
+import { ScenarioLedger } from './ledger.ts';
+import { TargetUnreachableError, environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
+
+export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
+
+const USAGE = `Usage: npm start -- [--tags <expression>] [--parallel <workers>] [--reports <dir>]
+
+Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
+MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports.
+
+  --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"
+  --parallel <workers>  worker processes (default 2; 0 runs in this process)
+  --reports <dir>       where the reports go (default reports/conformance)
+
+Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
+
+export interface RunOptions {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  log: (line: string) => void;
+}
+
+/** One conformance run, from arguments to exit code. */
+export async function runConformance({ argv, env, cwd, log }: RunOptions): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      options: { tags: { type: 'string' }, parallel: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    log(`${(error as Error).message}\n\n${USAGE}`);
+    return EXIT.couldNotTest;
+  }
+  if (args.help) {
+    log(USAGE);
+    return EXIT.conforms;
+  }
+  const parallel = args.parallel === undefined ? 2 : Number(args.parallel);
+  if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16) {
+    log(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
+    return EXIT.couldNotTest;
+  }
+
+  let config: HarnessConfig;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      log(error.message);
+      return EXIT.couldNotTest;
+    }
+    throw error;
+  }
+
+  let target: Target;
+  try {
+    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config);
+    await probeTarget(target.config);
+  } catch (error) {
+    log(error instanceof TargetUnreachableError ? error.message : `Could not start the target: ${(error as Error).message}`);
+    return EXIT.couldNotTest;
+  }
+
+  const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
+  mkdirSync(reportsDir, { recursive: true });
+  log(`Testing ${target.description}`);
+  log(`Profile ${config.profile}${args.tags ? `, scenarios ${args.tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
+
+  const ledger = new ScenarioLedger(log);
+  const started = Date.now();
+  try {
+    // The scenarios read the target's settings from the environment, in the one place that reads it.
+    Object.assign(process.env, environmentFor(target.config));
+    const { runConfiguration } = await loadConfiguration({
+      provided: {
+        paths: [join(cwd, 'features/**/*.feature')],
+        import: [join(cwd, 'steps/**/*.ts')],
+        format: [
+          ['html', join(reportsDir, 'cucumber.html')],
+          ['json', join(reportsDir, 'cucumber.json')],
+          ['message', join(reportsDir, 'messages.ndjson')],
+          ['junit', join(reportsDir, 'junit.xml')],
+        ],
+        formatOptions: { junit: { suiteName: 'MoMo conformance' } },
+        tags: args.tags ?? '',
+        parallel,
+        strict: true,
+      },
+    }, { cwd, env: process.env, stdout: process.stdout, stderr: process.stderr });
+    // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.
+    const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+    await runCucumber(runConfiguration, { cwd, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => ledger.record(envelope));
+  } catch (error) {
+    log(`The suite could not run: ${(error as Error).message}`);
+    return EXIT.couldNotTest;
+  } finally {
+    await target.stop();
+  }
+
+  const summary = ledger.summary({ target: target.description, profile: config.profile, tags: args.tags ?? '', durationMs: Date.now() - started });
+  writeFileSync(join(reportsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  for (const line of ledger.closingLines(summary)) log(line);
+  log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
+  return summary.exitCode;
+}
+
+function remoteTarget(config: HarnessConfig): Target {
+  return { description: `${config.baseUrl}${config.sandboxUrl !== config.baseUrl ? ` (provisioning at ${config.sandboxUrl})` : ''}`, config, embedded: false, stop: async () => {} };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runConformance({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd(), log: (line) => console.log(line) }).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`The conformance run stopped on an unexpected error: ${(error as Error).stack ?? String(error)}`);
+      process.exit(EXIT.couldNotTest);
+    },
+  );
+}

@@ -1,0 +1,134 @@
+import type { Envelope, TestStepResult } from '@cucumber/messages';
+
+/**
+ * passed: the target did what the spec says. failed: it answered, and departed from the spec.
+ * not tested: the target could not be reached or did not answer, or the harness itself could not run
+ * the scenario; never counted as a pass, and never blamed on the target's conformance.
+ */
+export type Verdict = 'passed' | 'failed' | 'not tested' | 'skipped';
+
+export interface ScenarioResult {
+  feature: string;
+  scenario: string;
+  uri: string;
+  line: number | undefined;
+  tags: string[];
+  verdict: Verdict;
+  /** Why it failed or could not test: the first failing step's message. */
+  reason?: string;
+  durationMs: number;
+}
+
+export interface RunSummary {
+  target: string;
+  profile: string;
+  tags: string;
+  durationMs: number;
+  totals: Record<Verdict, number>;
+  exitCode: 0 | 1 | 2;
+  scenarios: ScenarioResult[];
+}
+
+// Errors that mean "the target did not answer" rather than "the target answered wrongly".
+const UNAVAILABLE = new Set(['TargetUnavailableError']);
+
+interface Attempt {
+  pickleId: string;
+  steps: TestStepResult[];
+  started: number;
+}
+
+/** Follows the message stream of a run: prints a line per scenario as it ends, and keeps the verdicts. */
+export class ScenarioLedger {
+  private readonly features = new Map<string, string>();
+  private readonly pickles = new Map<string, { name: string; uri: string; tags: string[]; astNodeId: string | undefined }>();
+  private readonly lines = new Map<string, number>();
+  private readonly testCases = new Map<string, string>();
+  private readonly attempts = new Map<string, Attempt>();
+  private readonly results: ScenarioResult[] = [];
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  record(envelope: Envelope): void {
+    if (envelope.gherkinDocument?.feature) {
+      const { uri, feature } = envelope.gherkinDocument;
+      this.features.set(uri ?? '', feature.name);
+      for (const child of feature.children) {
+        if (child.scenario) {
+          this.lines.set(child.scenario.id, child.scenario.location.line);
+          for (const example of child.scenario.examples) for (const row of example.tableBody) this.lines.set(row.id, row.location.line);
+        }
+      }
+    } else if (envelope.pickle) {
+      const { id, name, uri, tags, astNodeIds } = envelope.pickle;
+      this.pickles.set(id, { name, uri, tags: tags.map((t) => t.name), astNodeId: astNodeIds[astNodeIds.length - 1] });
+    } else if (envelope.testCase) {
+      this.testCases.set(envelope.testCase.id, envelope.testCase.pickleId);
+    } else if (envelope.testCaseStarted) {
+      const { id, testCaseId } = envelope.testCaseStarted;
+      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], started: Date.now() });
+    } else if (envelope.testStepFinished) {
+      this.attempts.get(envelope.testStepFinished.testCaseStartedId)?.steps.push(envelope.testStepFinished.testStepResult);
+    } else if (envelope.testCaseFinished) {
+      const { testCaseStartedId, willBeRetried } = envelope.testCaseFinished;
+      const attempt = this.attempts.get(testCaseStartedId);
+      this.attempts.delete(testCaseStartedId);
+      if (attempt && !willBeRetried) this.finish(attempt);
+    }
+  }
+
+  private finish(attempt: Attempt): void {
+    const pickle = this.pickles.get(attempt.pickleId);
+    if (!pickle) return;
+    const { verdict, reason } = judgeSteps(attempt.steps);
+    const result: ScenarioResult = {
+      feature: this.features.get(pickle.uri) ?? pickle.uri,
+      scenario: pickle.name,
+      uri: pickle.uri,
+      line: pickle.astNodeId ? this.lines.get(pickle.astNodeId) : undefined,
+      tags: pickle.tags,
+      verdict,
+      ...(reason ? { reason } : {}),
+      durationMs: Date.now() - attempt.started,
+    };
+    this.results.push(result);
+    const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-' }[verdict];
+    this.log(`  ${mark} ${result.feature} › ${result.scenario}${verdict === 'passed' ? '' : ` (${verdict})`}`);
+  }
+
+  summary(run: { target: string; profile: string; tags: string; durationMs: number }): RunSummary {
+    const totals: Record<Verdict, number> = { passed: 0, failed: 0, 'not tested': 0, skipped: 0 };
+    for (const r of this.results) totals[r.verdict] += 1;
+    // A run that could not test anything, or part of anything, must never read as a pass.
+    const exitCode = totals.failed > 0 ? 1 : totals['not tested'] > 0 || totals.passed === 0 ? 2 : 0;
+    return { ...run, totals, exitCode, scenarios: this.results };
+  }
+
+  closingLines(summary: RunSummary): string[] {
+    const lines = [''];
+    for (const r of summary.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'not tested')) {
+      lines.push(`${r.verdict === 'failed' ? 'FAILED' : 'NOT TESTED'}: ${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})`);
+      if (r.reason) lines.push(...r.reason.split('\n').map((l) => `    ${l}`));
+      lines.push('');
+    }
+    const { totals } = summary;
+    lines.push(`${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`);
+    lines.push({
+      0: 'Verdict: the target conforms to the scenarios run.',
+      1: 'Verdict: the target does NOT conform (see the failures above).',
+      2: summary.scenarios.length === 0 ? 'Verdict: nothing was tested (no scenario matched).' : 'Verdict: the run could NOT test the target fully (see "not tested" above); this is not a pass.',
+    }[summary.exitCode]);
+    return lines;
+  }
+}
+
+function judgeSteps(steps: TestStepResult[]): { verdict: Verdict; reason?: string } {
+  const broken = steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
+  if (!broken) return { verdict: steps.some((s) => s.status === 'SKIPPED') ? 'skipped' : 'passed' };
+  const reason = broken.exception?.message ?? broken.message ?? broken.status;
+  if (broken.status === 'FAILED') {
+    return { verdict: UNAVAILABLE.has(broken.exception?.type ?? '') ? 'not tested' : 'failed', reason };
+  }
+  // UNDEFINED, AMBIGUOUS or PENDING steps: the harness could not run the scenario.
+  return { verdict: 'not tested', reason: `the harness could not run this scenario: step ${broken.status.toLowerCase()}` };
+}

@@ -1,0 +1,87 @@
+import { request } from 'undici';
+import pino from 'pino';
+import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
+import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
+import type { HarnessConfig } from '../config.ts';
+
+/** The server a run tests: the embedded reference sandbox, or the one MOMO_BASE_URL names. */
+export interface Target {
+  description: string;
+  config: HarnessConfig;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+/** The embedded sandbox runs with short delays, so the delayed outcomes and expiries are seen within a run. */
+export const EMBEDDED_TIMINGS = {
+  delayedSuccessMs: 1500,
+  pendingTimeoutMs: 4000,
+  tokenLifetimeSeconds: 5,
+  consentIntervalSeconds: 1,
+  callbackTimeoutMs: 1000,
+  callbackRetryDelaysMs: [200, 500],
+};
+
+export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target> {
+  const settings = resolveSettings({
+    overrides: {
+      host: '127.0.0.1',
+      port: 0,
+      profile: config.profile,
+      currencies: [config.currency],
+      targetEnvironments: [config.targetEnvironment],
+      logLevel: 'silent',
+      ...EMBEDDED_TIMINGS,
+    },
+  });
+  const sandbox: Sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
+  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = sandbox.app.server.address() as { port: number };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    description: `the embedded reference sandbox (profile ${config.profile}) at ${baseUrl}`,
+    embedded: true,
+    config: { ...config, baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
+    stop: () => sandbox.close(),
+  };
+}
+
+export class TargetUnreachableError extends Error {}
+
+/** Any HTTP answer means the target is there; no answer within the connect timeout means the run cannot test. */
+export async function probeTarget(config: HarnessConfig): Promise<void> {
+  for (const url of new Set([config.baseUrl!, config.sandboxUrl!])) {
+    try {
+      const response = await request(url, { method: 'GET', headersTimeout: config.connectTimeoutMs, bodyTimeout: config.connectTimeoutMs, signal: AbortSignal.timeout(config.connectTimeoutMs + 1000) });
+      await response.body.dump();
+    } catch (error) {
+      const e = error as Error & { code?: string; cause?: Error };
+      throw new TargetUnreachableError(`The target at ${url} could not be reached: ${e.code ? `${e.code}: ` : ''}${e.cause?.message ?? e.message}. Check MOMO_BASE_URL / MOMO_SANDBOX_URL and that the server is up.`);
+    }
+  }
+}
+
+/** The settings the scenarios read, in the variables of .env.example. */
+export function environmentFor(config: HarnessConfig): Record<string, string> {
+  const env: Record<string, string> = {
+    MOMO_BASE_URL: config.baseUrl!,
+    MOMO_SANDBOX_URL: config.sandboxUrl!,
+    MOMO_TARGET_ENVIRONMENT: config.targetEnvironment,
+    MOMO_CURRENCY: config.currency,
+    MOMO_CALLBACK_HOST: config.callbackHost,
+    MOMO_PROFILE: config.profile,
+    MOMO_CONNECT_TIMEOUT_MS: String(config.connectTimeoutMs),
+    MOMO_REQUEST_TIMEOUT_MS: String(config.requestTimeoutMs),
+    MOMO_POLL_TIMEOUT_MS: String(config.pollTimeoutMs),
+    MOMO_POLL_INTERVAL_MS: String(config.pollIntervalMs),
+    MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),
+  };
+  for (const [product, key] of Object.entries(config.subscriptionKeys)) if (key) env[`MOMO_${product.toUpperCase()}_KEY`] = key;
+  for (const [product, user] of Object.entries(config.apiUsers)) {
+    if (user) {
+      env[`MOMO_${product.toUpperCase()}_USER_ID`] = user.userId;
+      env[`MOMO_${product.toUpperCase()}_API_KEY`] = user.apiKey;
+    }
+  }
+  return env;
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { CallbackReceiver } from '../../src/callbacks/receiver.ts';
+import { MomoClient, basicCredential, type Exchange } from '../../src/client/momo-client.ts';
+import { TokenCache } from '../../src/client/token-cache.ts';
+import { loadConfig, type HarnessConfig } from '../../src/config.ts';
+import { judge } from '../../src/judge.ts';
+import { behaviourOf, type ProfileBehaviour } from '../../src/profiles.ts';
+import type { Product } from '../../src/products.ts';
+import { Redactor } from '../../src/redact.ts';
+
+/** An API user of one product, as the partner holds it. */
+export interface Account {
+  product: Product;
+  userId: string;
+  apiKey: string;
+}
+
+/**
+ * What every scenario of one worker process shares: configuration, the client and its keep-alive
+ * connections, the token cache, the callback receiver and the API users provisioned for the run.
+ * Scenarios stay independent: each uses its own reference ids, and one that needs an API user to itself
+ * asks for a fresh one.
+ */
+export class Harness {
+  readonly config: HarnessConfig;
+  readonly behaviour: ProfileBehaviour;
+  readonly redactor = new Redactor();
+  readonly client: MomoClient;
+  readonly receiver: CallbackReceiver;
+  readonly tokens: TokenCache;
+  private readonly accounts = new Map<Product, Promise<Account>>();
+  private readonly accountsById = new Map<string, Account>();
+  /** Where the current scenario's evidence goes; scenarios of one worker run one at a time. */
+  private recordExchange: ((exchange: Exchange) => void) | undefined;
+
+  constructor(env: Record<string, string | undefined>) {
+    this.config = loadConfig(env);
+    if (!this.config.baseUrl || !this.config.sandboxUrl) throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
+    this.behaviour = behaviourOf(this.config.profile);
+    for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key);
+    for (const user of Object.values(this.config.apiUsers)) if (user) this.redactor.addBasicCredential(user.userId, user.apiKey);
+    this.client = new MomoClient({
+      baseUrl: this.config.baseUrl,
+      sandboxUrl: this.config.sandboxUrl,
+      subscriptionKeys: this.config.subscriptionKeys,
+      targetEnvironment: this.config.targetEnvironment,
+      connectTimeoutMs: this.config.connectTimeoutMs,
+      requestTimeoutMs: this.config.requestTimeoutMs,
+      redactor: this.redactor,
+      onExchange: (exchange) => this.recordExchange?.(exchange),
+    });
+    this.receiver = new CallbackReceiver(this.config.callbackHost);
+    this.tokens = new TokenCache({ fetch: (key) => this.fetchToken(key) });
+  }
+
+  async start(): Promise<void> {
+    await this.receiver.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.receiver.stop();
+    await this.client.close();
+  }
+
+  recordInto(sink: ((exchange: Exchange) => void) | undefined): void {
+    this.recordExchange = sink;
+  }
+
+  /** The run's API user of a product: the configured one, or one provisioned on first use. */
+  account(product: Product): Promise<Account> {
+    let account = this.accounts.get(product);
+    if (!account) {
+      const configured = this.config.apiUsers[product];
+      account = configured ? Promise.resolve({ product, ...configured }) : this.provision(product);
+      this.accounts.set(product, account);
+      account.catch(() => this.accounts.delete(product));
+    }
+    return account;
+  }
+
+  /** A new API user of a product, for a scenario that must not share one (ownership, balances). */
+  async provision(product: Product, providerCallbackHost = this.config.callbackHost): Promise<Account> {
+    const userId = randomUUID();
+    judge(await this.client.createApiUser(product, userId, providerCallbackHost), { status: 201, what: 'provisioning an API user for the run' }, this.behaviour, this.redactor);
+    const keyResponse = await this.client.createApiKey(product, userId);
+    judge(keyResponse, { status: 201, what: 'creating the API key of an API user for the run' }, this.behaviour, this.redactor);
+    const account = { product, userId, apiKey: (keyResponse.json as { apiKey: string }).apiKey };
+    this.redactor.addBasicCredential(userId, account.apiKey);
+    this.accountsById.set(`${product}:${userId}`, account);
+    return account;
+  }
+
+  /** A Bearer credential of an account, from the cache: fetched once, refreshed before it expires. */
+  async bearer(account: Account): Promise<string> {
+    this.accountsById.set(`${account.product}:${account.userId}`, account);
+    return `Bearer ${await this.tokens.get(`${account.product}:${account.userId}`)}`;
+  }
+
+  basic(account: Account): string {
+    return basicCredential(account.userId, account.apiKey);
+  }
+
+  private async fetchToken(key: string): Promise<{ accessToken: string; lifetimeSeconds: number }> {
+    const account = this.accountsById.get(key);
+    if (!account) throw new Error(`no account for ${key}`);
+    const response = await this.client.createAccessToken(account.product, this.basic(account));
+    judge(response, { status: 200, what: 'getting an access token for the run' }, this.behaviour, this.redactor);
+    const body = response.json as { access_token: string; expires_in: number };
+    return { accessToken: body.access_token, lifetimeSeconds: body.expires_in };
+  }
+}

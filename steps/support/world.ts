@@ -1,0 +1,104 @@
+import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumber';
+import type { ApiResponse, Exchange, PaymentBody } from '../../src/client/momo-client.ts';
+import { eventually } from '../../src/eventually.ts';
+import { judge, type Expectation } from '../../src/judge.ts';
+import type { Product } from '../../src/products.ts';
+import type { Account, Harness } from './harness.ts';
+import { currentHarness } from './hooks-state.ts';
+
+export type PaymentKind = 'request to pay' | 'deposit' | 'refund';
+
+/** A transaction this scenario created, and how it was asked for. */
+export interface Payment {
+  kind: PaymentKind;
+  referenceId: string;
+  body: PaymentBody;
+  account: Account;
+  callbackUrl?: string;
+}
+
+/** A consent being claimed through bc-authorize and the OAuth 2.0 token operation. */
+export interface Consent {
+  account: Account;
+  msisdn: string;
+  authReqId?: string;
+  interval?: number;
+  accessToken?: string;
+  refreshToken?: string;
+}
+
+/**
+ * The state of one scenario, and the few things every step needs: the shared harness, the acting
+ * partner, the last answer, and judging it. Domain behaviour lives in steps/support/<noun>.ts.
+ */
+export class MomoWorld extends World {
+  readonly harness: Harness;
+  readonly evidence: Exchange[] = [];
+  /** The partner acting in this scenario (an API user of one product). */
+  partner?: Account;
+  /** Another partner, for scenarios about what one may not do with another's resources. */
+  otherPartner?: Account;
+  /** The last answer of the target: what a "Then it is …" step judges. */
+  response?: ApiResponse;
+  payment?: Payment;
+  readonly payments: Payment[] = [];
+  consent?: Consent;
+  /** The API user this scenario registered through provisioning. */
+  registeredUserId?: string;
+  /** A balance read earlier in the scenario, to compare with. */
+  balanceBefore?: string;
+
+  constructor(options: IWorldOptions) {
+    super(options);
+    this.harness = currentHarness();
+  }
+
+  get config() {
+    return this.harness.config;
+  }
+
+  get client() {
+    return this.harness.client;
+  }
+
+  /** The acting partner, who must have been introduced by a Given step. */
+  get actor(): Account {
+    if (!this.partner) throw new Error('No partner in this scenario: start it with "Given a partner subscribed to <product>".');
+    return this.partner;
+  }
+
+  async actAs(product: Product, options: { fresh?: boolean } = {}): Promise<Account> {
+    this.partner = options.fresh ? await this.harness.provision(product) : await this.harness.account(product);
+    return this.partner;
+  }
+
+  bearer(account: Account = this.actor): Promise<string> {
+    return this.harness.bearer(account);
+  }
+
+  /** Keeps the answer as the scenario's last one and returns it. */
+  remember(response: ApiResponse): ApiResponse {
+    this.response = response;
+    return response;
+  }
+
+  /** Judges the last answer against what the spec says; a departure fails the step with the details. */
+  expect(expectation: Expectation, response: ApiResponse | undefined = this.response): ApiResponse {
+    if (!response) throw new Error('No answer to judge: a When step must call the target first.');
+    judge(response, expectation, this.harness.behaviour, this.harness.redactor);
+    return response;
+  }
+
+  /** Polls with the configured deadline; `slow` allows for the test numbers whose outcome is delayed. */
+  eventually<T>(description: string, probe: () => Promise<T | undefined>, options: { slow?: boolean } = {}): Promise<T> {
+    const timeoutMs = options.slow ? this.config.slowOutcomeTimeoutMs : this.config.pollTimeoutMs;
+    return eventually(probe, { description, timeoutMs, intervalMs: this.config.pollIntervalMs });
+  }
+
+  get lastPayment(): Payment {
+    if (!this.payment) throw new Error('No payment in this scenario yet.');
+    return this.payment;
+  }
+}
+
+setWorldConstructor(MomoWorld);
