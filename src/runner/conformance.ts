@@ -1,6 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, parseEnv } from 'node:util';
 import { Writable } from 'node:stream';
 import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
 import { ConfigError, loadConfig, type HarnessConfig } from '../config.ts';
@@ -53,7 +53,7 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
 
   let config: HarnessConfig;
   try {
-    config = loadConfig(env);
+    config = loadConfig({ ...dotEnv(cwd), ...env });
   } catch (error) {
     if (error instanceof ConfigError) {
       log(error.message);
@@ -71,10 +71,13 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
     return EXIT.couldNotTest;
   }
 
+  const { expression: tags, notes } = selectScenarios(args.tags, target);
+  for (const note of notes) log(note);
+
   const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
   mkdirSync(reportsDir, { recursive: true });
   log(`Testing ${target.description}`);
-  log(`Profile ${config.profile}${args.tags ? `, scenarios ${args.tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
+  log(`Profile ${config.profile}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
 
   const ledger = new ScenarioLedger(log);
   const started = Date.now();
@@ -92,7 +95,7 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
           ['junit', join(reportsDir, 'junit.xml')],
         ],
         formatOptions: { junit: { suiteName: 'MoMo conformance' } },
-        tags: args.tags ?? '',
+        tags,
         parallel,
         strict: true,
       },
@@ -107,11 +110,37 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
     await target.stop();
   }
 
-  const summary = ledger.summary({ target: target.description, profile: config.profile, tags: args.tags ?? '', durationMs: Date.now() - started });
+  const summary = ledger.summary({ target: target.description, profile: config.profile, tags, durationMs: Date.now() - started });
   writeFileSync(join(reportsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   for (const line of ledger.closingLines(summary)) log(line);
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   return summary.exitCode;
+}
+
+/**
+ * The tag expression of the run: the user's selection, less what this target cannot take part in.
+ * @stateful scenarios need the reference sandbox's bookkeeping (the live sandbox's balance is always "0");
+ * @callback scenarios need a callback host the target can reach, which loopback is not for a remote server.
+ */
+export function selectScenarios(requested: string | undefined, target: Target): { expression: string; notes: string[] } {
+  const parts = requested ? [`(${requested})`] : [];
+  const notes: string[] = [];
+  if (!target.embedded) {
+    parts.push('not @stateful');
+    notes.push('Leaving out @stateful scenarios: they check the reference sandbox\'s bookkeeping, which a remote target need not keep.');
+    const loopback = (host: string) => /^(127\.|localhost$|\[::1\]$)/.test(host);
+    if (loopback(target.config.callbackHost) && !loopback(new URL(target.config.baseUrl!).hostname)) {
+      parts.push('not @callback');
+      notes.push(`Leaving out @callback scenarios: a remote target cannot reach the callback receiver at ${target.config.callbackHost}; set MOMO_CALLBACK_HOST to an address it can reach.`);
+    }
+  }
+  return { expression: parts.join(' and '), notes };
+}
+
+/** Settings from ./.env, if there is one; the environment wins over it. */
+function dotEnv(cwd: string): Record<string, string> {
+  const file = join(cwd, '.env');
+  return existsSync(file) ? (parseEnv(readFileSync(file, 'utf8')) as Record<string, string>) : {};
 }
 
 function remoteTarget(config: HarnessConfig): Target {

@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { runSuite, targetEnv } from '../support/suite.ts';
+
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test('a wrong setting is reported with what to fix, and the run could not test (exit 2)', async () => {
+  const run = await runSuite([], { MOMO_PROFILE: 'production', MOMO_CURRENCY: 'euro' });
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /MOMO_PROFILE must be spec or mtn-sandbox, got "production"/);
+  assert.match(run.output, /MOMO_CURRENCY must be an ISO 4217 code/);
+  assert.doesNotMatch(run.output, /\n\s+at /, 'no stack trace');
+});
+
+test('a remote target without subscription keys is a configuration error naming the variables', async () => {
+  const run = await runSuite([], { MOMO_BASE_URL: 'http://127.0.0.1:9' });
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /MOMO_COLLECTION_KEY, MOMO_DISBURSEMENT_KEY, MOMO_REMITTANCE_KEY/);
+});
+
+test('a target that is down cannot be tested: exit 2 within seconds, and no report claims a pass', async () => {
+  const started = Date.now();
+  const run = await runSuite([], targetEnv(`http://127.0.0.1:${await closedPort()}`));
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /could not be reached: ECONNREFUSED/);
+  assert.ok(Date.now() - started < 20_000);
+  assert.equal(existsSync(join(run.reportsDir, 'summary.json')), false);
+});
+
+test('an unknown option is refused with the usage', async () => {
+  const run = await runSuite(['--tag', '@smoke']);
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /Usage: npm start/);
+});
+
+test('a tag expression that selects nothing is not a pass', async () => {
+  const run = await runSuite(['--tags', '@no-such-tag', '--parallel', '0']);
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /nothing was tested/);
+});
+
+for (const profile of ['spec', 'mtn-sandbox'] as const) {
+  test(`the embedded sandbox conforms in the ${profile} profile, and every report is written`, async () => {
+    const run = await runSuite([], { MOMO_PROFILE: profile });
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /Verdict: the target conforms/);
+    for (const file of ['cucumber.html', 'cucumber.json', 'messages.ndjson', 'junit.xml', 'summary.json']) {
+      assert.ok(existsSync(join(run.reportsDir, file)), `${file} was not written`);
+    }
+    const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8'));
+    assert.equal(summary.totals.failed, 0);
+    assert.equal(summary.totals['not tested'], 0);
+    assert.ok(summary.totals.passed >= 6, JSON.stringify(summary.totals));
+    assert.equal(summary.profile, profile);
+    const junit = readFileSync(join(run.reportsDir, 'junit.xml'), 'utf8');
+    assert.match(junit, /<testsuite[^>]*name="MoMo conformance"/);
+  });
+}
+
+test('the suite gives the same results in parallel as in one process', async () => {
+  const [serial, parallel] = await Promise.all([runSuite(['--parallel', '0', '--tags', 'not @slow']), runSuite(['--parallel', '2', '--tags', 'not @slow'])]);
+  assert.equal(serial.code, 0, serial.output);
+  assert.equal(parallel.code, 0, parallel.output);
+  const verdicts = (dir: string) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).scenarios
+    .map((s: { uri: string; scenario: string; verdict: string }) => `${s.uri} ${s.scenario} ${s.verdict}`).sort();
+  assert.deepEqual(verdicts(parallel.reportsDir), verdicts(serial.reportsDir));
+});

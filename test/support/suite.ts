@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { buildSandbox } from '../../sandbox/app.ts';
+import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
+import { EMBEDDED_TIMINGS } from '../../src/runner/target.ts';
+import type { ProfileName } from '../../src/profiles.ts';
+import { AlteringProxy, type Alteration } from './altering-proxy.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+export interface SuiteRun {
+  code: number | null;
+  output: string;
+  reportsDir: string;
+}
+
+/** Runs `npm start`'s program in a child process with only the given environment, as a user would. */
+export function runSuite(argv: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<SuiteRun> {
+  const reportsDir = mkdtempSync(join(tmpdir(), 'momo-reports-'));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/runner/conformance.ts', '--reports', reportsDir, ...argv], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the suite did not finish within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output, reportsDir });
+    });
+  });
+}
+
+/** The settings that point the suite at a server of the test's own, with the development keys. */
+export function targetEnv(baseUrl: string, profile: ProfileName = 'spec'): Record<string, string> {
+  return {
+    MOMO_BASE_URL: baseUrl,
+    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
+    MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
+    MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    MOMO_PROFILE: profile,
+    MOMO_POLL_TIMEOUT_MS: '3000',
+    MOMO_SLOW_OUTCOME_TIMEOUT_MS: '8000',
+  };
+}
+
+/**
+ * Runs the selected scenarios against a reference sandbox seen through a proxy that breaks one rule,
+ * and returns what the suite said.
+ */
+export async function runAgainstDeviation(alteration: Alteration, tags: string, profile: ProfileName = 'spec'): Promise<SuiteRun> {
+  const settings = resolveSettings({ overrides: { port: 0, profile, logLevel: 'silent', ...EMBEDDED_TIMINGS } });
+  const sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
+  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+  const upstream = `http://127.0.0.1:${(sandbox.app.server.address() as { port: number }).port}`;
+  const proxy = new AlteringProxy(upstream, alteration);
+  try {
+    const url = await proxy.start();
+    return await runSuite(['--tags', tags, '--parallel', '0'], targetEnv(url, profile));
+  } finally {
+    await proxy.stop();
+    await sandbox.close();
+  }
+}
