@@ -91,6 +91,9 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   };
 
   const baseUrl = url('MOMO_BASE_URL');
+  if (baseUrl === undefined && read('MOMO_SANDBOX_URL') !== undefined) {
+    problems.push('MOMO_SANDBOX_URL is set without MOMO_BASE_URL: set MOMO_BASE_URL too, or neither to test the embedded sandbox');
+  }
   const sandboxUrl = url('MOMO_SANDBOX_URL') ?? baseUrl;
   const profile = read('MOMO_PROFILE') ?? 'spec';
   if (!(PROFILES as readonly string[]).includes(profile)) problems.push(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${profile}"`);

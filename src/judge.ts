@@ -59,7 +59,7 @@ export function judgeRecord(what: string, section: string, schema: string, value
   throw new ConformanceFailure([
     `${what} — ${section}`,
     `  expected: a body matching ${file(schema)}`,
-    `  received: ${bodyText(JSON.stringify(value), redactor)}`,
+    `  received: ${bodyText(JSON.stringify(redactor.json(value)), redactor)}`,
     ...errors.map((e) => `    ${e}`),
   ].join('\n'));
 }
@@ -81,7 +81,7 @@ function describeFailure(response: ApiResponse, expected: Expectation, statuses:
 
 function bodyText(text: string, redactor: Redactor): string {
   if (text.trim() === '') return '(empty body)';
-  const redacted = redactor.text(text);
+  const redacted = redactor.body(text);
   return redacted.length > MAX_BODY_IN_MESSAGE ? `${redacted.slice(0, MAX_BODY_IN_MESSAGE)}… (${redacted.length} characters)` : redacted;
 }
 

@@ -13,7 +13,7 @@ const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
 export class Redactor {
   private readonly secrets = new Set<string>();
 
-  /** Remembers a secret, and its Basic and base64 forms, so that it is masked wherever it appears. */
+  /** Remembers a secret so that it is masked wherever it appears (addBasicCredential adds the Basic form too). */
   add(secret: string | undefined): void {
     if (!secret || secret.length < 6) return;
     this.secrets.add(secret);
@@ -42,6 +42,16 @@ export class Redactor {
       out[name] = SECRET_HEADERS.has(name.toLowerCase()) ? redactCredential(text) : this.text(text);
     }
     return out;
+  }
+
+  /** A body as text: JSON with its secret fields masked, whether or not the secret is known yet; other text as text(). */
+  body(text: string): string {
+    if (text.trim() === '') return text;
+    try {
+      return JSON.stringify(this.json(JSON.parse(text)));
+    } catch {
+      return this.text(text);
+    }
   }
 
   /** A JSON value with secret fields masked and secrets in strings masked. */

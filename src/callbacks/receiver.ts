@@ -32,13 +32,19 @@ export class CallbackReceiver {
 
   async start(port = 0): Promise<void> {
     this.server = createServer((request, response) => {
-      readBody(request).then(
-        (rawBody) => {
+      readBody(request)
+        .then((rawBody) => {
+          if (rawBody === undefined) {
+            response.writeHead(413, { connection: 'close' }).end();
+            return;
+          }
           this.record(request, rawBody);
           response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-        },
-        () => response.writeHead(413).end(),
-      );
+        })
+        // Whatever a sender does, the receiver answers and keeps running.
+        .catch(() => {
+          if (!response.headersSent) response.writeHead(500).end();
+        });
     });
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
@@ -73,6 +79,12 @@ export class CallbackReceiver {
   private record(request: IncomingMessage, rawBody: string): void {
     const path = request.url ?? '/';
     const match = PATH.exec(path);
+    let referenceId: string | undefined;
+    try {
+      referenceId = match ? decodeURIComponent(match[1]!).toLowerCase() : undefined;
+    } catch {
+      referenceId = undefined; // a malformed percent-encoding: kept as unsolicited
+    }
     let body: unknown;
     try {
       body = rawBody ? JSON.parse(rawBody) : undefined;
@@ -82,7 +94,7 @@ export class CallbackReceiver {
     this.received.push({
       method: request.method ?? 'GET',
       path,
-      referenceId: match ? decodeURIComponent(match[1]!).toLowerCase() : undefined,
+      referenceId,
       contentType: request.headers['content-type'],
       body,
       rawBody,
@@ -91,20 +103,24 @@ export class CallbackReceiver {
   }
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+/** The body as text, or undefined when it is over the limit (read to its end, so a 413 can still be sent). */
+function readBody(request: IncomingMessage): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let size = 0;
+    let size = Number(request.headers['content-length'] ?? 0);
+    let tooLarge = size > MAX_BODY;
+    if (!tooLarge) size = 0;
     request.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
       size += chunk.length;
       if (size > MAX_BODY) {
-        reject(new Error('callback body too large'));
-        request.destroy();
+        tooLarge = true;
+        chunks.length = 0;
         return;
       }
       chunks.push(chunk);
     });
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('end', () => resolve(tooLarge ? undefined : Buffer.concat(chunks).toString('utf8')));
     request.on('error', reject);
   });
 }

@@ -203,14 +203,16 @@ export class MomoClient {
       headers['Content-Type'] = 'application/json';
     }
     const redact = this.options.redactor;
-    const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? { body: redact.text(body) } : {}) } };
+    const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? { body: redact.body(body) } : {}) } };
     const started = performance.now();
     try {
-      const response = await request(url, { method, headers, body, dispatcher: this.dispatcher });
+      // undici checks its own timeouts about once a second; the signal makes short ones exact.
+      const signal = AbortSignal.timeout(this.options.connectTimeoutMs + this.options.requestTimeoutMs);
+      const response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
       const text = await response.body.text();
       const durationMs = Math.round(performance.now() - started);
       const responseHeaders = flattenHeaders(response.headers);
-      evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.text(text), durationMs };
+      evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.body(text), durationMs };
       this.options.onExchange?.(evidence);
       return { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
     } catch (error) {

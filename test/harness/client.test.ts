@@ -1,0 +1,477 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MockAgent } from 'undici';
+import type { MockInterceptor } from 'undici/types/mock-interceptor.js';
+import { MomoClient, TargetUnavailableError, basicCredential, type ClientOptions, type Exchange } from '../../src/client/momo-client.ts';
+import { REDACTED, Redactor } from '../../src/redact.ts';
+
+const BASE = 'http://base.momo.test';
+const SANDBOX = 'http://sandbox.momo.test';
+const KEYS = { collection: 'collection-key-0001', disbursement: 'disbursement-key-0002', remittance: 'remittance-key-0003' };
+const REF = '3f1c2b7a-9d4e-4c1a-8b2f-0e6d5a4c3b21';
+const USER = '7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f';
+// JWT-shaped: three base64url segments, the first starting eyJ.
+const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4eXoifQ.c2lnbmF0dXJlLXZhbHVl';
+const BEARER = `Bearer ${JWT}`;
+const PAYMENT = { amount: '10', currency: 'EUR', externalId: 'ext-1', payer: { partyIdType: 'MSISDN', partyId: '46733123499' }, payerMessage: 'hi', payeeNote: 'note' };
+
+interface Captured {
+  calls: number;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+function setup(overrides: Partial<ClientOptions> = {}) {
+  const agent = new MockAgent();
+  agent.disableNetConnect();
+  const exchanges: Exchange[] = [];
+  const redactor = new Redactor();
+  const client = new MomoClient({
+    baseUrl: BASE,
+    sandboxUrl: SANDBOX,
+    subscriptionKeys: { ...KEYS },
+    targetEnvironment: 'sandbox',
+    connectTimeoutMs: 1000,
+    requestTimeoutMs: 1000,
+    redactor,
+    onExchange: (e) => exchanges.push(e),
+    dispatcher: agent,
+    ...overrides,
+  });
+  return { agent, client, exchanges, redactor };
+}
+
+function lowerHeaders(headers: MockInterceptor.MockResponseCallbackOptions['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  let entries: [string, string][];
+  if (Array.isArray(headers)) {
+    const flat = headers as string[];
+    entries = [];
+    for (let i = 0; i < flat.length; i += 2) entries.push([flat[i]!, flat[i + 1] ?? '']);
+  } else if (headers instanceof Headers) {
+    entries = [...headers.entries()];
+  } else {
+    entries = Object.entries(headers);
+  }
+  for (const [name, value] of entries) out[name.toLowerCase()] = value;
+  return out;
+}
+
+/** Expects exactly one request to origin+path with this method, answers it, and captures what was sent. */
+function expectCall(agent: MockAgent, origin: string, method: string, path: string, status: number, body = '', headers: Record<string, string> = {}): Captured {
+  const captured: Captured = { calls: 0, headers: {}, body: undefined };
+  agent.get(origin).intercept({ path, method }).reply(status, (opts) => {
+    captured.calls += 1;
+    captured.headers = lowerHeaders(opts.headers);
+    captured.body = opts.body === undefined || opts.body === null ? undefined : String(opts.body);
+    return body;
+  }, { headers });
+  return captured;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+test('provisioning goes to the sandbox host with the product key, X-Reference-Id, JSON body and no X-Target-Environment', async () => {
+  const { agent, client } = setup();
+  try {
+    const create = expectCall(agent, SANDBOX, 'POST', '/v1_0/apiuser', 201);
+    const r1 = await client.createApiUser('collection', USER, 'callbacks.example.com');
+    assert.equal(r1.status, 201);
+    assert.equal(r1.json, undefined);
+    assert.equal(r1.text, '');
+    assert.deepEqual(r1.operation, { id: 'createApiUser', product: 'collection', label: 'create API user (collection)', section: '§4.5 #14' });
+    assert.deepEqual(create.headers, { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': USER, 'content-type': 'application/json' });
+    assert.deepEqual(JSON.parse(create.body ?? ''), { providerCallbackHost: 'callbacks.example.com' });
+
+    const key = expectCall(agent, SANDBOX, 'POST', `/v1_0/apiuser/${USER}/apikey`, 201, '{"apiKey":"f1db798c98df4bcf83b538175893bbf0"}', JSON_HEADERS);
+    const r2 = await client.createApiKey('disbursement', USER);
+    assert.equal(r2.status, 201);
+    assert.deepEqual(r2.json, { apiKey: 'f1db798c98df4bcf83b538175893bbf0' });
+    assert.equal(r2.operation.product, 'disbursement');
+    assert.equal(r2.operation.id, 'createApiKey');
+    assert.deepEqual(key.headers, { 'ocp-apim-subscription-key': KEYS.disbursement });
+    assert.equal(key.body, undefined);
+
+    const read = expectCall(agent, SANDBOX, 'GET', `/v1_0/apiuser/${USER}`, 200, '{"providerCallbackHost":"callbacks.example.com","targetEnvironment":"sandbox"}', JSON_HEADERS);
+    const r3 = await client.getApiUser('remittance', USER);
+    assert.equal(r3.status, 200);
+    assert.deepEqual(r3.json, { providerCallbackHost: 'callbacks.example.com', targetEnvironment: 'sandbox' });
+    assert.equal(r3.operation.label, 'get API user (remittance)');
+    assert.deepEqual(read.headers, { 'ocp-apim-subscription-key': KEYS.remittance });
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('the collection token goes to the sandbox host, other products\' tokens to the base host, with Basic and no X-Target-Environment', async () => {
+  const { agent, client } = setup();
+  try {
+    const basic = basicCredential(USER, 'api-key-secret');
+    const tokenBody = `{"access_token":"${JWT}","token_type":"Bearer","expires_in":3600}`;
+    const collection = expectCall(agent, SANDBOX, 'POST', '/collection/token/', 200, tokenBody, JSON_HEADERS);
+    const c = await client.createAccessToken('collection', basic);
+    assert.equal(c.status, 200);
+    assert.deepEqual(c.json, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 });
+    assert.deepEqual(c.operation, { id: 'createAccessToken', product: 'collection', label: 'create access token (collection)', section: '§4.2 #1' });
+    assert.deepEqual(collection.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic });
+    assert.equal(collection.body, undefined);
+
+    const disbursement = expectCall(agent, BASE, 'POST', '/disbursement/token/', 200, tokenBody, JSON_HEADERS);
+    const d = await client.createAccessToken('disbursement', basic);
+    assert.equal(d.status, 200);
+    assert.equal(d.operation.section, '§4.2 #1, §5.2');
+    assert.deepEqual(disbursement.headers, { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: basic });
+
+    const remittance = expectCall(agent, BASE, 'POST', '/remittance/token/', 200, tokenBody, JSON_HEADERS);
+    await client.createAccessToken('remittance', basic);
+    assert.equal(remittance.headers['ocp-apim-subscription-key'], KEYS.remittance);
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('the OAuth 2.0 token and bc-authorize send a form body with the form content type and X-Target-Environment', async () => {
+  const { agent, client } = setup();
+  try {
+    const basic = basicCredential(USER, 'api-key-secret');
+    const oauth = expectCall(agent, BASE, 'POST', '/disbursement/oauth2/token/', 200, '{}', JSON_HEADERS);
+    const r = await client.createOAuthToken('disbursement', basic, { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: REF });
+    assert.equal(r.operation.id, 'createOAuthToken');
+    assert.deepEqual(oauth.headers, {
+      'ocp-apim-subscription-key': KEYS.disbursement,
+      authorization: basic,
+      'x-target-environment': 'sandbox',
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    assert.equal(oauth.body, `grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=${REF}`);
+
+    const bc = expectCall(agent, BASE, 'POST', '/collection/v1_0/bc-authorize', 200, '{"auth_req_id":"x","interval":5,"expires_in":3600}', JSON_HEADERS);
+    await client.bcAuthorize('collection', BEARER, { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' }, { callbackUrl: 'http://cb.example/callbacks/1' });
+    assert.deepEqual(bc.headers, {
+      'ocp-apim-subscription-key': KEYS.collection,
+      authorization: BEARER,
+      'x-callback-url': 'http://cb.example/callbacks/1',
+      'x-target-environment': 'sandbox',
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    assert.deepEqual(Object.fromEntries(new URLSearchParams(bc.body ?? '')), { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' });
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('request to pay: base host, every header, JSON body, and the ApiResponse names the operation', async () => {
+  const { agent, client } = setup();
+  try {
+    const rtp = expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 202, '');
+    const r = await client.requestToPay(BEARER, REF, PAYMENT, { callbackUrl: 'http://127.0.0.1:9/callbacks/abc' });
+    assert.equal(r.status, 202);
+    assert.equal(r.json, undefined);
+    assert.equal(r.text, '');
+    assert.equal(typeof r.durationMs, 'number');
+    assert.deepEqual(r.operation, { id: 'requestToPay', product: 'collection', label: 'request to pay (collection)', section: '§4.2 #2' });
+    assert.deepEqual(rtp.headers, {
+      'ocp-apim-subscription-key': KEYS.collection,
+      authorization: BEARER,
+      'x-reference-id': REF,
+      'x-callback-url': 'http://127.0.0.1:9/callbacks/abc',
+      'x-target-environment': 'sandbox',
+      'content-type': 'application/json',
+    });
+    assert.deepEqual(JSON.parse(rtp.body ?? ''), PAYMENT);
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('status queries, delivery notification, deposit and refund go to the base host with the right product key', async () => {
+  const { agent, client } = setup();
+  try {
+    const status = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{"status":"PENDING"}', JSON_HEADERS);
+    const s = await client.getRequestToPayStatus(BEARER, REF);
+    assert.deepEqual(s.json, { status: 'PENDING' });
+    assert.equal(s.headers['content-type'], 'application/json; charset=utf-8');
+    assert.deepEqual(status.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: BEARER, 'x-target-environment': 'sandbox' });
+    assert.equal(status.body, undefined);
+
+    const note = expectCall(agent, BASE, 'POST', `/collection/v1_0/requesttopay/${REF}/deliverynotification`, 200, '');
+    await client.deliveryNotification(BEARER, REF, 'Thank you', { language: 'sv' });
+    assert.deepEqual(note.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: BEARER, language: 'sv', 'x-target-environment': 'sandbox', 'content-type': 'application/json' });
+    assert.deepEqual(JSON.parse(note.body ?? ''), { notificationMessage: 'Thank you' });
+
+    const deposit = expectCall(agent, BASE, 'POST', '/disbursement/v1_0/deposit', 202);
+    const dep = await client.deposit(BEARER, REF, { amount: '5', currency: 'EUR', externalId: 'e', payee: { partyIdType: 'MSISDN', partyId: '46733123499' } });
+    assert.equal(dep.operation.label, 'deposit (disbursement)');
+    assert.equal(dep.operation.section, '§4.3 #10');
+    assert.equal(deposit.headers['ocp-apim-subscription-key'], KEYS.disbursement);
+    assert.equal(deposit.headers['x-reference-id'], REF);
+    assert.equal(deposit.headers['content-type'], 'application/json');
+
+    const depStatus = expectCall(agent, BASE, 'GET', `/disbursement/v1_0/deposit/${REF}`, 200, '{}', JSON_HEADERS);
+    await client.getDepositStatus(BEARER, REF);
+    assert.equal(depStatus.headers['ocp-apim-subscription-key'], KEYS.disbursement);
+
+    const refund = expectCall(agent, BASE, 'POST', '/disbursement/v1_0/refund', 202);
+    const ref = await client.refund(BEARER, REF, { amount: '5', currency: 'EUR', externalId: 'e', referenceIdToRefund: USER });
+    assert.equal(ref.operation.id, 'refund');
+    assert.deepEqual(JSON.parse(refund.body ?? ''), { amount: '5', currency: 'EUR', externalId: 'e', referenceIdToRefund: USER });
+
+    const refundStatus = expectCall(agent, BASE, 'GET', `/disbursement/v1_0/refund/${REF}`, 200, '{}', JSON_HEADERS);
+    await client.getRefundStatus(BEARER, REF);
+    assert.equal(refundStatus.calls, 1);
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('accounts: remittance balance and disbursement account holder on the sandbox host, the others on the base host', async () => {
+  const { agent, client } = setup();
+  try {
+    const remittance = expectCall(agent, SANDBOX, 'GET', '/remittance/v1_0/account/balance', 200, '{"availableBalance":"0","currency":"EUR"}', JSON_HEADERS);
+    const rb = await client.getBalance('remittance', BEARER);
+    assert.deepEqual(rb.operation, { id: 'getBalance', product: 'remittance', label: 'get account balance (remittance)', section: '§4.4 #13' });
+    assert.equal(remittance.headers['ocp-apim-subscription-key'], KEYS.remittance);
+
+    const collection = expectCall(agent, BASE, 'GET', '/collection/v1_0/account/balance/EUR', 200, '{}', JSON_HEADERS);
+    const cb = await client.getBalance('collection', BEARER, 'EUR');
+    assert.equal(cb.operation.id, 'getBalanceInCurrency');
+    assert.equal(cb.operation.section, '§4.2 #4');
+    assert.equal(collection.calls, 1);
+
+    const disbursementBalance = expectCall(agent, BASE, 'GET', '/disbursement/v1_0/account/balance', 200, '{}', JSON_HEADERS);
+    await client.getBalance('disbursement', BEARER);
+    assert.equal(disbursementBalance.headers['ocp-apim-subscription-key'], KEYS.disbursement);
+
+    const holderD = expectCall(agent, SANDBOX, 'GET', '/disbursement/v1_0/accountholder/msisdn/46733123450/active', 200, '{"result":true}', JSON_HEADERS);
+    const hd = await client.accountHolderActive('disbursement', BEARER, 'msisdn', '46733123450');
+    assert.deepEqual(hd.json, { result: true });
+    assert.equal(hd.operation.section, '§4.3 #12');
+    assert.equal(holderD.headers['ocp-apim-subscription-key'], KEYS.disbursement);
+
+    const holderC = expectCall(agent, BASE, 'GET', '/collection/v1_0/accountholder/msisdn/46733123450/active', 200, '{"result":true}', JSON_HEADERS);
+    const hc = await client.accountHolderActive('collection', BEARER, 'msisdn', '46733123450');
+    assert.equal(hc.operation.section, '§4.2 #8');
+    assert.equal(holderC.calls, 1);
+
+    const basic = expectCall(agent, BASE, 'GET', '/collection/v1_0/accountholder/msisdn/46733123450/basicuserinfo', 200, '{}', JSON_HEADERS);
+    await client.basicUserInfo(BEARER, '46733123450');
+    assert.equal(basic.calls, 1);
+
+    const info = expectCall(agent, BASE, 'GET', '/collection/oauth2/v1_0/userinfo', 200, '{}', JSON_HEADERS);
+    const ui = await client.userInfo('collection', BEARER);
+    assert.equal(ui.operation.id, 'userInfo');
+    assert.equal(info.headers['x-target-environment'], 'sandbox');
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('X-Target-Environment: the configured default, a per-call override, and null omits it', async () => {
+  const { agent, client } = setup({ targetEnvironment: 'mtnghana' });
+  try {
+    const byDefault = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{}');
+    await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(byDefault.headers['x-target-environment'], 'mtnghana');
+
+    const overridden = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{}');
+    await client.getRequestToPayStatus(BEARER, REF, { targetEnvironment: 'mtnuganda' });
+    assert.equal(overridden.headers['x-target-environment'], 'mtnuganda');
+
+    const omitted = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{}');
+    await client.getRequestToPayStatus(BEARER, REF, { targetEnvironment: null });
+    assert.equal(omitted.calls, 1);
+    assert.equal('x-target-environment' in omitted.headers, false);
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('subscription key variants: another product\'s key, a given key, none; raw body with its own content type', async () => {
+  const { agent, client } = setup();
+  try {
+    const other = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 401, '{"statusCode":401,"message":"Access denied"}', JSON_HEADERS);
+    await client.getRequestToPayStatus(BEARER, REF, { subscriptionKey: { product: 'remittance' } });
+    assert.equal(other.headers['ocp-apim-subscription-key'], KEYS.remittance);
+
+    const given = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 401, '');
+    await client.getRequestToPayStatus(BEARER, REF, { subscriptionKey: { key: 'wrong-key-123' } });
+    assert.equal(given.headers['ocp-apim-subscription-key'], 'wrong-key-123');
+
+    const none = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 401, '');
+    await client.getRequestToPayStatus(BEARER, REF, { subscriptionKey: 'none', authorization: '' });
+    assert.deepEqual(none.headers, { 'x-target-environment': 'sandbox' });
+
+    const raw = expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 415, '');
+    await client.requestToPay(BEARER, REF, PAYMENT, { rawBody: { text: '<xml/>', contentType: 'application/xml' } });
+    assert.equal(raw.headers['content-type'], 'application/xml');
+    assert.equal(raw.body, '<xml/>');
+
+    const rawNoType = expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 400, '');
+    await client.requestToPay(BEARER, REF, PAYMENT, { rawBody: { text: '{"amount":' } });
+    assert.equal('content-type' in rawNoType.headers, false);
+    assert.equal(rawNoType.body, '{"amount":');
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a body that is not JSON gives json undefined and keeps the text', async () => {
+  const { agent, client } = setup();
+  try {
+    expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 500, '<html>Internal error</html>', { 'content-type': 'text/html' });
+    const r = await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(r.status, 500);
+    assert.equal(r.json, undefined);
+    assert.equal(r.text, '<html>Internal error</html>');
+
+    expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '   \n', JSON_HEADERS);
+    const blank = await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(blank.json, undefined);
+    assert.equal(blank.text, '   \n');
+  } finally {
+    await agent.close();
+  }
+});
+
+test('the evidence given to onExchange is redacted: key and Authorization headers, JWTs, known secrets', async () => {
+  const { agent, client, exchanges, redactor } = setup();
+  try {
+    redactor.add(KEYS.collection);
+    expectCall(agent, SANDBOX, 'POST', '/collection/token/', 200, `{"access_token":"${JWT}","token_type":"Bearer","expires_in":3600,"echo":"${KEYS.collection}"}`, JSON_HEADERS);
+    const basic = basicCredential(USER, 'the-api-key-secret');
+    const response = await client.createAccessToken('collection', basic);
+    // The caller still gets the real response.
+    assert.equal((response.json as { access_token: string }).access_token, JWT);
+
+    assert.equal(exchanges.length, 1);
+    const e = exchanges[0]!;
+    assert.equal(e.operation, 'create access token (collection)');
+    assert.equal(e.request.method, 'POST');
+    assert.equal(e.request.url, `${SANDBOX}/collection/token/`);
+    assert.equal(e.request.headers['Ocp-Apim-Subscription-Key'], REDACTED);
+    assert.equal(e.request.headers.Authorization, `Basic ${REDACTED}`);
+    assert.equal(e.transportError, undefined);
+    assert.ok(e.response);
+    assert.equal(e.response.status, 200);
+    assert.equal(e.response.body.includes(JWT), false, e.response.body);
+    assert.equal(e.response.body.includes(KEYS.collection), false, e.response.body);
+    assert.deepEqual(JSON.parse(e.response.body), { access_token: REDACTED, token_type: 'Bearer', expires_in: 3600, echo: REDACTED });
+
+    expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 202);
+    await client.requestToPay(BEARER, REF, PAYMENT);
+    const second = exchanges[1]!;
+    assert.equal(second.request.headers.Authorization, `Bearer ${REDACTED}`);
+    assert.equal(second.request.headers['X-Reference-Id'], REF);
+    assert.deepEqual(JSON.parse(second.request.body ?? ''), PAYMENT);
+    assert.equal(second.response?.status, 202);
+    assert.equal(second.response?.body, '');
+    const serialized = JSON.stringify(exchanges);
+    assert.equal(serialized.includes(JWT), false);
+    assert.equal(serialized.includes(KEYS.collection), false);
+  } finally {
+    await agent.close();
+  }
+});
+
+test('the evidence of create API key masks the apiKey field of the response', async () => {
+  const { agent, client, exchanges } = setup();
+  try {
+    const apiKey = 'f1db798c98df4bcf83b538175893bbf0';
+    expectCall(agent, SANDBOX, 'POST', `/v1_0/apiuser/${USER}/apikey`, 201, `{"apiKey":"${apiKey}"}`, JSON_HEADERS);
+    const r = await client.createApiKey('collection', USER);
+    assert.deepEqual(r.json, { apiKey });
+    const body = exchanges[0]?.response?.body ?? '';
+    assert.equal(body.includes(apiKey), false, `the API key is in the evidence: ${body}`);
+    assert.deepEqual(JSON.parse(body), { apiKey: REDACTED });
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a transport error becomes a fatal TargetUnavailableError naming the operation and URL, with transportError in the evidence', async () => {
+  const { agent, client, exchanges } = setup();
+  try {
+    agent.get(BASE).intercept({ path: '/collection/v1_0/requesttopay', method: 'POST' }).replyWithError(new Error('socket exploded'));
+    const error = await client.requestToPay(BEARER, REF, PAYMENT).then(
+      () => assert.fail('expected a TargetUnavailableError'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof TargetUnavailableError, String(error));
+    assert.equal(error.fatal, true);
+    assert.equal(error.name, 'TargetUnavailableError');
+    assert.equal(error.operation, 'request to pay (collection)');
+    assert.equal(error.url, `${BASE}/collection/v1_0/requesttopay`);
+    assert.match(error.message, /^request to pay \(collection\): the target did not answer http:\/\/base\.momo\.test\/collection\/v1_0\/requesttopay: .*socket exploded/);
+    assert.equal(exchanges.length, 1);
+    const e = exchanges[0]!;
+    assert.equal(e.response, undefined);
+    assert.match(e.transportError ?? '', /socket exploded/);
+    assert.equal(e.request.headers.Authorization, `Bearer ${REDACTED}`);
+  } finally {
+    await agent.close();
+  }
+});
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+test('connection refused on a closed local port is a TargetUnavailableError (real Agent)', async () => {
+  const probe = createServer();
+  const port = await listen(probe);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const exchanges: Exchange[] = [];
+  const url = `http://127.0.0.1:${port}`;
+  const client = new MomoClient({ baseUrl: url, sandboxUrl: url, subscriptionKeys: { ...KEYS }, targetEnvironment: 'sandbox', connectTimeoutMs: 1000, requestTimeoutMs: 1000, redactor: new Redactor(), onExchange: (e) => exchanges.push(e) });
+  try {
+    const error = await client.getBalance('collection', BEARER).then(() => assert.fail('expected a rejection'), (e: unknown) => e);
+    assert.ok(error instanceof TargetUnavailableError, String(error));
+    assert.equal(error.fatal, true);
+    assert.equal(error.url, `${url}/collection/v1_0/account/balance`);
+    assert.ok(error.message.includes('get account balance (collection)'), error.message);
+    assert.ok(error.message.includes(`${url}/collection/v1_0/account/balance`), error.message);
+    assert.match(error.message, /ECONNREFUSED/);
+    assert.match(exchanges[0]?.transportError ?? '', /ECONNREFUSED/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a server that never answers: requestTimeoutMs 200 gives a TargetUnavailableError within about a second', async () => {
+  const server = createServer(() => { /* never answers */ });
+  const port = await listen(server);
+  const url = `http://127.0.0.1:${port}`;
+  const exchanges: Exchange[] = [];
+  const client = new MomoClient({ baseUrl: url, sandboxUrl: url, subscriptionKeys: { ...KEYS }, targetEnvironment: 'sandbox', connectTimeoutMs: 1000, requestTimeoutMs: 200, redactor: new Redactor(), onExchange: (e) => exchanges.push(e) });
+  const started = performance.now();
+  try {
+    const error = await client.getRequestToPayStatus(BEARER, REF).then(() => assert.fail('expected a rejection'), (e: unknown) => e);
+    const elapsed = performance.now() - started;
+    assert.ok(error instanceof TargetUnavailableError, String(error));
+    assert.equal(error.fatal, true);
+    assert.ok(elapsed >= 150, `gave up after ${elapsed} ms, before the timeout`);
+    // undici's timers tick at about 1 s, so a 200 ms timeout fires after up to ~1 s.
+    assert.ok(elapsed < 1500, `gave up only after ${elapsed} ms`);
+    assert.match(error.message, /timeout/i);
+    assert.ok(exchanges[0]?.transportError);
+  } finally {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});

@@ -1,0 +1,132 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+const KEYS = { MOMO_COLLECTION_KEY: 'ck-123456', MOMO_DISBURSEMENT_KEY: 'dk-123456', MOMO_REMITTANCE_KEY: 'rk-123456' };
+const USER_ID = '7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f';
+
+function problemsOf(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    assert.equal(error.name, 'ConfigError');
+    for (const p of error.problems) assert.ok(error.message.includes(p), `the message lists "${p}"`);
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('an empty environment gives the defaults: the embedded sandbox', () => {
+  assert.deepEqual(loadConfig({}), {
+    baseUrl: undefined,
+    sandboxUrl: undefined,
+    subscriptionKeys: { collection: undefined, disbursement: undefined, remittance: undefined },
+    apiUsers: {},
+    targetEnvironment: 'sandbox',
+    currency: 'EUR',
+    callbackHost: '127.0.0.1',
+    profile: 'spec',
+    connectTimeoutMs: 5000,
+    requestTimeoutMs: 15000,
+    pollTimeoutMs: 10000,
+    pollIntervalMs: 100,
+    slowOutcomeTimeoutMs: 45000,
+  });
+});
+
+test('blank values count as unset', () => {
+  const config = loadConfig({ MOMO_BASE_URL: '  ', MOMO_CURRENCY: '', MOMO_PROFILE: ' ' });
+  assert.equal(config.baseUrl, undefined);
+  assert.equal(config.currency, 'EUR');
+  assert.equal(config.profile, 'spec');
+});
+
+test('a remote target: the sandbox URL defaults to the base URL, trailing slashes removed, keys read', () => {
+  const config = loadConfig({ MOMO_BASE_URL: 'https://sandbox.momodeveloper.mtn.com//', ...KEYS, MOMO_TARGET_ENVIRONMENT: 'mtnghana', MOMO_CURRENCY: 'GHS', MOMO_PROFILE: 'mtn-sandbox', MOMO_CALLBACK_HOST: 'cb.example.com', MOMO_REQUEST_TIMEOUT_MS: '30000' });
+  assert.equal(config.baseUrl, 'https://sandbox.momodeveloper.mtn.com');
+  assert.equal(config.sandboxUrl, 'https://sandbox.momodeveloper.mtn.com');
+  assert.deepEqual(config.subscriptionKeys, { collection: 'ck-123456', disbursement: 'dk-123456', remittance: 'rk-123456' });
+  assert.equal(config.targetEnvironment, 'mtnghana');
+  assert.equal(config.currency, 'GHS');
+  assert.equal(config.profile, 'mtn-sandbox');
+  assert.equal(config.callbackHost, 'cb.example.com');
+  assert.equal(config.requestTimeoutMs, 30000);
+});
+
+test('a separate sandbox URL is kept, without its trailing slash', () => {
+  const config = loadConfig({ MOMO_BASE_URL: 'http://gateway.local:8080', MOMO_SANDBOX_URL: 'http://provisioning.local:8081/', ...KEYS });
+  assert.equal(config.baseUrl, 'http://gateway.local:8080');
+  assert.equal(config.sandboxUrl, 'http://provisioning.local:8081');
+});
+
+test('MOMO_BASE_URL must be an http(s) URL', () => {
+  for (const bad of ['not a url', 'ftp://files.example.com', 'sandbox.momodeveloper.mtn.com']) {
+    const problems = problemsOf({ MOMO_BASE_URL: bad, ...KEYS });
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(problems[0]!, /^MOMO_BASE_URL must be an http\(s\) URL/);
+    assert.ok(problems[0]!.includes(`"${bad}"`));
+  }
+  const sandbox = problemsOf({ MOMO_BASE_URL: 'https://ok.example.com', MOMO_SANDBOX_URL: 'mailto:x@y', ...KEYS });
+  assert.equal(sandbox.length, 1);
+  assert.match(sandbox[0]!, /^MOMO_SANDBOX_URL must be an http\(s\) URL/);
+});
+
+test('with MOMO_BASE_URL set, every subscription key is required and the error names the missing ones', () => {
+  const problems = problemsOf({ MOMO_BASE_URL: 'https://ok.example.com', MOMO_COLLECTION_KEY: 'ck-123456' });
+  assert.equal(problems.length, 1);
+  assert.ok(problems[0]!.includes('MOMO_DISBURSEMENT_KEY'));
+  assert.ok(problems[0]!.includes('MOMO_REMITTANCE_KEY'));
+  assert.equal(problems[0]!.includes('MOMO_COLLECTION_KEY'), false);
+});
+
+test('keys are not required for the embedded sandbox', () => {
+  assert.equal(loadConfig({ MOMO_COLLECTION_KEY: 'ck-123456' }).subscriptionKeys.collection, 'ck-123456');
+});
+
+test('an existing API user: both the id and the key, and the id must be a UUID v4', () => {
+  const config = loadConfig({ MOMO_COLLECTION_USER_ID: USER_ID, MOMO_COLLECTION_API_KEY: 'the-api-key' });
+  assert.deepEqual(config.apiUsers.collection, { userId: USER_ID, apiKey: 'the-api-key' });
+  assert.equal(config.apiUsers.disbursement, undefined);
+
+  const withoutKey = problemsOf({ MOMO_DISBURSEMENT_USER_ID: USER_ID });
+  assert.deepEqual(withoutKey, ['MOMO_DISBURSEMENT_USER_ID and MOMO_DISBURSEMENT_API_KEY go together: set both or neither']);
+  const withoutId = problemsOf({ MOMO_REMITTANCE_API_KEY: 'the-api-key' });
+  assert.deepEqual(withoutId, ['MOMO_REMITTANCE_USER_ID and MOMO_REMITTANCE_API_KEY go together: set both or neither']);
+  const notUuid = problemsOf({ MOMO_COLLECTION_USER_ID: 'user-1', MOMO_COLLECTION_API_KEY: 'the-api-key' });
+  assert.deepEqual(notUuid, ['MOMO_COLLECTION_USER_ID must be a UUID v4']);
+});
+
+test('bad numbers, profile, currency and callback host are each named with the value given', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ MOMO_CONNECT_TIMEOUT_MS: 'abc' }, /^MOMO_CONNECT_TIMEOUT_MS must be a whole number from 100 to 120000, got "abc"$/],
+    [{ MOMO_REQUEST_TIMEOUT_MS: '1.5' }, /^MOMO_REQUEST_TIMEOUT_MS must be a whole number .* got "1\.5"$/],
+    [{ MOMO_POLL_TIMEOUT_MS: '99' }, /^MOMO_POLL_TIMEOUT_MS must be a whole number from 100 to 600000, got "99"$/],
+    [{ MOMO_POLL_INTERVAL_MS: '60001' }, /^MOMO_POLL_INTERVAL_MS must be a whole number from 10 to 60000, got "60001"$/],
+    [{ MOMO_SLOW_OUTCOME_TIMEOUT_MS: '-5' }, /^MOMO_SLOW_OUTCOME_TIMEOUT_MS .* got "-5"$/],
+    [{ MOMO_PROFILE: 'live' }, /^MOMO_PROFILE must be spec or mtn-sandbox, got "live"$/],
+    [{ MOMO_CURRENCY: 'eur' }, /^MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "eur"$/],
+    [{ MOMO_CALLBACK_HOST: 'http://cb.example.com:8080' }, /^MOMO_CALLBACK_HOST must be a host name or IPv4 address .* got "http:\/\/cb\.example\.com:8080"$/],
+  ];
+  for (const [env, expected] of cases) {
+    const problems = problemsOf(env);
+    assert.equal(problems.length, 1, `${JSON.stringify(env)}: ${problems.join(' | ')}`);
+    assert.match(problems[0]!, expected);
+  }
+});
+
+test('several problems are reported at once', () => {
+  const problems = problemsOf({
+    MOMO_BASE_URL: 'https://ok.example.com',
+    MOMO_PROFILE: 'nope',
+    MOMO_CURRENCY: 'euro',
+    MOMO_POLL_INTERVAL_MS: 'x',
+    MOMO_COLLECTION_USER_ID: USER_ID,
+  });
+  assert.equal(problems.length, 5, problems.join('\n'));
+  assert.ok(problems.some((p) => p.startsWith('MOMO_PROFILE')));
+  assert.ok(problems.some((p) => p.startsWith('MOMO_CURRENCY')));
+  assert.ok(problems.some((p) => p.startsWith('MOMO_POLL_INTERVAL_MS')));
+  assert.ok(problems.some((p) => p.startsWith('MOMO_COLLECTION_USER_ID and MOMO_COLLECTION_API_KEY')));
+  assert.ok(problems.some((p) => p.includes('MOMO_COLLECTION_KEY, MOMO_DISBURSEMENT_KEY, MOMO_REMITTANCE_KEY')));
+});

@@ -1,0 +1,156 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ApiResponse, OperationRef } from '../../src/client/momo-client.ts';
+import { ConformanceFailure, judge, judgeRecord, type Expectation } from '../../src/judge.ts';
+import { behaviourOf } from '../../src/profiles.ts';
+import { REDACTED, Redactor } from '../../src/redact.ts';
+
+const SPEC = behaviourOf('spec');
+const MTN = behaviourOf('mtn-sandbox');
+const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4eXoifQ.c2lnbmF0dXJlLXZhbHVl';
+
+const OPS = {
+  requestToPay: { id: 'requestToPay', product: 'collection', label: 'request to pay (collection)', section: '§4.2 #2' },
+  getRequestToPayStatus: { id: 'getRequestToPayStatus', product: 'collection', label: 'get request-to-pay status (collection)', section: '§4.2 #2, §4.6' },
+  deposit: { id: 'deposit', product: 'disbursement', label: 'deposit (disbursement)', section: '§4.3 #10' },
+  createApiKey: { id: 'createApiKey', product: 'collection', label: 'create API key (collection)', section: '§4.5 #15' },
+  createAccessToken: { id: 'createAccessToken', product: 'collection', label: 'create access token (collection)', section: '§4.2 #1' },
+  basicUserInfo: { id: 'basicUserInfo', product: 'collection', label: 'get basic user information (collection)', section: '§4.2 #5' },
+} satisfies Record<string, OperationRef>;
+
+function response(operation: OperationRef, status: number, body?: unknown): ApiResponse {
+  const text = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+  let json: unknown;
+  try {
+    json = text.trim() === '' ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { operation, status, headers: {}, json, text, durationMs: 3 };
+}
+
+/** Runs judge and returns the ConformanceFailure's message; fails the test when judge does not throw one. */
+function failureOf(r: ApiResponse, expected: Expectation, redactor = new Redactor(), profile = SPEC): string {
+  try {
+    judge(r, expected, profile, redactor);
+  } catch (error) {
+    assert.ok(error instanceof ConformanceFailure, String(error));
+    assert.equal(error.name, 'ConformanceFailure');
+    return error.message;
+  }
+  assert.fail(`judge accepted HTTP ${r.status} ${r.text}`);
+}
+
+const STATUS_RECORD = { amount: '10', currency: 'EUR', externalId: 'ext-1', payer: { partyIdType: 'MSISDN', partyId: '46733123499' }, payerMessage: 'hi', payeeNote: 'note', status: 'PENDING' };
+
+test('the expected status with a conforming body passes', () => {
+  const redactor = new Redactor();
+  judge(response(OPS.requestToPay, 202), { status: 202 }, SPEC, redactor);
+  judge(response(OPS.getRequestToPayStatus, 200, STATUS_RECORD), { status: 200 }, SPEC, redactor);
+  judge(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, status: 'SUCCESSFUL', financialTransactionId: '123456' }), { status: [200, 202] }, SPEC, redactor);
+  judge(response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 }), { status: 200 }, SPEC, redactor);
+  judge(response(OPS.requestToPay, 409, { code: 'RESOURCE_ALREADY_EXIST', message: 'Duplicated reference id' }), { status: 409, code: 'RESOURCE_ALREADY_EXIST' }, SPEC, redactor);
+});
+
+test('a wrong status fails naming the operation, its section, the expected and received status and the body', () => {
+  const message = failureOf(response(OPS.requestToPay, 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'boom' }), { status: 202, what: 'a valid request to pay is accepted' });
+  assert.ok(message.startsWith('request to pay (collection) — §4.2 #2: a valid request to pay is accepted'), message);
+  assert.ok(message.includes('expected: HTTP 202'), message);
+  assert.ok(message.includes('received: HTTP 500 {"code":"INTERNAL_PROCESSING_ERROR","message":"boom"}'), message);
+  assert.ok(message.includes('the status is 500, not 202'), message);
+});
+
+test('a wrong status among several names them all; an empty body is said to be empty', () => {
+  const message = failureOf(response(OPS.requestToPay, 404, ''), { status: [202, 409] });
+  assert.ok(message.includes('expected: HTTP 202 or 409'), message);
+  assert.ok(message.includes('the status is 404, not 202 or 409'), message);
+  assert.ok(message.includes('received: HTTP 404 (empty body)'), message);
+  assert.ok(message.includes('the body is empty, but the spec gives error-set-a.schema.json for 404'), message);
+});
+
+test('a 409 with the wrong code names both codes', () => {
+  const message = failureOf(response(OPS.requestToPay, 409, { code: 'NOT_ALLOWED', message: 'no' }), { status: 409, code: 'RESOURCE_ALREADY_EXIST' });
+  assert.ok(message.includes('expected: HTTP 409 with RESOURCE_ALREADY_EXIST'), message);
+  assert.ok(message.includes('the error code is "NOT_ALLOWED", not "RESOURCE_ALREADY_EXIST"'), message);
+  const missing = failureOf(response(OPS.requestToPay, 409, { message: 'no code' }), { status: 409, code: 'RESOURCE_ALREADY_EXIST' });
+  assert.ok(missing.includes('the error code is missing, not "RESOURCE_ALREADY_EXIST"'), missing);
+});
+
+test('an error code outside the operation\'s code set fails with the ajv pointer: TRANSACTION_CANCELED. on a deposit (set B)', () => {
+  const message = failureOf(response(OPS.deposit, 500, { code: 'TRANSACTION_CANCELED.', message: 'cancelled' }), { status: 500 });
+  assert.ok(message.includes('the body does not match error-set-b.schema.json'), message);
+  assert.ok(message.includes('/code must be one of'), message);
+  assert.ok(message.includes('"TRANSACTION_CANCELED"'), message);
+  // The same body is in set A, so request to pay takes it.
+  judge(response(OPS.requestToPay, 500, { code: 'TRANSACTION_CANCELED.', message: 'cancelled' }), { status: 500 }, SPEC, new Redactor());
+  // And set B takes its own spelling.
+  judge(response(OPS.deposit, 500, { code: 'TRANSACTION_CANCELED', message: 'cancelled' }), { status: 500 }, SPEC, new Redactor());
+});
+
+test('401 accepts the gateway {statusCode, message} and the OAuth {error}, and nothing else', () => {
+  const redactor = new Redactor();
+  judge(response(OPS.requestToPay, 401, { statusCode: 401, message: 'Access denied due to invalid subscription key.' }), { status: 401 }, SPEC, redactor);
+  judge(response(OPS.requestToPay, 401, { error: 'invalid_token' }), { status: 401, code: 'invalid_token' }, SPEC, redactor);
+  judge(response(OPS.deposit, 401, { error: 'login_failed', error_description: 'bad' }), { status: 401 }, SPEC, redactor);
+  const codeMessage = failureOf(response(OPS.requestToPay, 401, { code: 'NOT_ALLOWED', message: 'x' }), { status: 401 });
+  assert.ok(codeMessage.includes('gateway-error.schema.json'), codeMessage);
+  assert.ok(codeMessage.includes('oauth-error.schema.json'), codeMessage);
+  const wrongError = failureOf(response(OPS.requestToPay, 401, { error: 'login_failed' }), { status: 401, code: 'invalid_token' });
+  assert.ok(wrongError.includes('the error code is "login_failed", not "invalid_token"'), wrongError);
+});
+
+test('400 bodies are not checked: empty, text or any JSON', () => {
+  const redactor = new Redactor();
+  judge(response(OPS.requestToPay, 400), { status: 400 }, SPEC, redactor);
+  judge(response(OPS.requestToPay, 400, 'Bad Request'), { status: 400 }, SPEC, redactor);
+  judge(response(OPS.requestToPay, 400, { statusCode: 400, error: 'Bad Request', message: 'amount is invalid', extra: true }), { status: 400 }, SPEC, redactor);
+});
+
+test('a 200 status record with an extra field fails naming the property', () => {
+  const message = failureOf(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, surprise: 1 }), { status: 200 });
+  assert.ok(message.includes('the body does not match request-to-pay-status.schema.json'), message);
+  assert.ok(message.includes('/ has an unknown property "surprise"'), message);
+});
+
+test('a 200 status record that is not JSON fails saying so', () => {
+  const message = failureOf(response(OPS.getRequestToPayStatus, 200, '<html>ok</html>'), { status: 200 });
+  assert.ok(message.includes('the body is not JSON, but the spec gives request-to-pay-status.schema.json for 200'), message);
+});
+
+test('the profile decides the schema of basic user information', () => {
+  const observed = { sub: '0', name: 'Sand Box', given_name: 'Sand', family_name: 'Box', birthdate: '1976-08-13', locale: 'sv_SE', gender: 'MALE', updated_at: 1717000000 };
+  judge(response(OPS.basicUserInfo, 200, observed), { status: 200 }, MTN, new Redactor());
+  const message = failureOf(response(OPS.basicUserInfo, 200, observed), { status: 200 }, new Redactor(), SPEC);
+  assert.ok(message.includes('basic-user-info.schema.json'), message);
+});
+
+test('secrets in bodies are redacted in the message: JWTs and secrets the redactor knows', () => {
+  const redactor = new Redactor();
+  redactor.add('subscription-key-0001');
+  const body = { access_token: JWT, token_type: 'Bearer', expires_in: 3600, echo: 'subscription-key-0001' };
+  const message = failureOf(response(OPS.createAccessToken, 200, body), { status: 200 }, redactor);
+  assert.equal(message.includes(JWT), false, message);
+  assert.equal(message.includes('subscription-key-0001'), false, message);
+  assert.ok(message.includes(REDACTED), message);
+  assert.ok(message.includes('has an unknown property "echo"'), message);
+});
+
+test('an apiKey field in a body is redacted in the message even before the redactor knows the key', () => {
+  const apiKey = 'f1db798c98df4bcf83b538175893bbf0';
+  const message = failureOf(response(OPS.createApiKey, 200, { apiKey }), { status: 201, what: 'creating the API key of an API user for the run' });
+  assert.ok(message.includes('the status is 200, not 201'), message);
+  assert.equal(message.includes(apiKey), false, message);
+});
+
+test('judgeRecord checks a value against a schema and names the section', () => {
+  const redactor = new Redactor();
+  judgeRecord('the callback of a request to pay', '§6', 'request-to-pay-status', STATUS_RECORD, redactor);
+  assert.throws(() => judgeRecord('the callback of a request to pay', '§6', 'request-to-pay-status', { ...STATUS_RECORD, status: 'DONE', token: JWT }, redactor), (error: unknown) => {
+    assert.ok(error instanceof ConformanceFailure);
+    assert.ok(error.message.startsWith('the callback of a request to pay — §6'), error.message);
+    assert.ok(error.message.includes('expected: a body matching request-to-pay-status.schema.json'), error.message);
+    assert.ok(error.message.includes('/status'), error.message);
+    assert.equal(error.message.includes(JWT), false, error.message);
+    return true;
+  });
+});

@@ -1,0 +1,194 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { CallbackReceiver } from '../../src/callbacks/receiver.ts';
+
+interface Sent {
+  status: number;
+  body: string;
+}
+
+/** A raw HTTP request with node:http, so that the test controls method, path, headers and body exactly. */
+function send(url: string, method: string, body?: string | Buffer, contentType?: string): Promise<Sent> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {};
+    if (contentType) headers['content-type'] = contentType;
+    if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);
+    const req = httpRequest(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+const ID = 'A1B2C3D4-0000-4000-8000-00000000000A';
+
+async function withReceiver(fn: (receiver: CallbackReceiver) => Promise<void>): Promise<void> {
+  const receiver = new CallbackReceiver('127.0.0.1');
+  await receiver.start(0);
+  try {
+    await fn(receiver);
+  } finally {
+    await receiver.stop();
+  }
+}
+
+test('urlFor gives http://host:port/callbacks/<id> on the port it listens on', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor(ID);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/callbacks\/A1B2C3D4-0000-4000-8000-00000000000A$/);
+    const port = Number(new URL(url).port);
+    assert.ok(port > 0);
+    const sent = await send(url, 'PUT', '{}', 'application/json');
+    assert.equal(sent.status, 200);
+  });
+});
+
+test('the host given is the one in the URL, whatever address it binds', async () => {
+  const receiver = new CallbackReceiver('callbacks.example.com');
+  await receiver.start(0);
+  try {
+    assert.match(receiver.urlFor('x1'), /^http:\/\/callbacks\.example\.com:\d+\/callbacks\/x1$/);
+  } finally {
+    await receiver.stop();
+  }
+});
+
+test('PUT and POST callbacks with JSON are recorded with method, path, body and content type; the id is case-insensitive', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor(ID);
+    const before = Date.now();
+    const put = await send(url, 'PUT', '{"status":"SUCCESSFUL","amount":"5"}', 'application/json');
+    const post = await send(url, 'POST', '{"status":"FAILED"}', 'application/json; charset=utf-8');
+    assert.equal(put.status, 200);
+    assert.equal(post.status, 200);
+    const got = receiver.callbacksFor(ID.toLowerCase());
+    assert.equal(got.length, 2);
+    assert.equal(got[0]!.method, 'PUT');
+    assert.equal(got[0]!.path, `/callbacks/${ID}`);
+    assert.equal(got[0]!.contentType, 'application/json');
+    assert.deepEqual(got[0]!.body, { status: 'SUCCESSFUL', amount: '5' });
+    assert.equal(got[0]!.rawBody, '{"status":"SUCCESSFUL","amount":"5"}');
+    assert.ok(got[0]!.receivedAt >= before);
+    assert.equal(got[1]!.method, 'POST');
+    assert.equal(got[1]!.contentType, 'application/json; charset=utf-8');
+    assert.deepEqual(got[1]!.body, { status: 'FAILED' });
+    assert.equal(receiver.callbacksFor(ID).length, 2);
+    assert.equal(receiver.callbacksFor(ID.toUpperCase()).length, 2);
+    assert.equal(receiver.callbacksFor('another-id').length, 0);
+    assert.deepEqual(receiver.unsolicited(), []);
+  });
+});
+
+test('a callback sent to the id in another case is still the transaction\'s', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor(ID);
+    await send(url.replace(ID, ID.toLowerCase()), 'PUT', '{"a":1}', 'application/json');
+    assert.equal(receiver.callbacksFor(ID).length, 1);
+    assert.deepEqual(receiver.unsolicited(), []);
+  });
+});
+
+test('duplicates are kept', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor('dup-1');
+    await send(url, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json');
+    await send(url, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json');
+    const got = receiver.callbacksFor('dup-1');
+    assert.equal(got.length, 2);
+    assert.deepEqual(got.map((c) => c.body), [{ status: 'SUCCESSFUL' }, { status: 'SUCCESSFUL' }]);
+  });
+});
+
+test('callbacks to an id never handed out, or outside /callbacks/, are unsolicited', async () => {
+  await withReceiver(async (receiver) => {
+    const url = new URL(receiver.urlFor('expected-1'));
+    const origin = url.origin;
+    await send(`${origin}/callbacks/never-given`, 'PUT', '{"x":1}', 'application/json');
+    await send(`${origin}/elsewhere/expected-1`, 'POST', '{"y":2}', 'application/json');
+    await send(url.href, 'PUT', '{"z":3}', 'application/json');
+    const unsolicited = receiver.unsolicited();
+    assert.equal(unsolicited.length, 2);
+    assert.deepEqual(unsolicited.map((c) => c.path), ['/callbacks/never-given', '/elsewhere/expected-1']);
+    assert.equal(unsolicited[0]!.referenceId, 'never-given');
+    assert.equal(unsolicited[1]!.referenceId, undefined);
+    assert.deepEqual(unsolicited[1]!.body, { y: 2 });
+    assert.equal(receiver.callbacksFor('never-given').length, 1);
+    assert.equal(receiver.callbacksFor('expected-1').length, 1);
+  });
+});
+
+test('a body over 256 KiB is refused with 413 and not recorded', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor('big-1');
+    const big = `{"pad":"${'x'.repeat(300 * 1024)}"}`;
+    const sent = await send(url, 'PUT', big, 'application/json').catch((error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` }));
+    assert.equal(sent.status, 413, `the client saw: ${sent.body}`);
+    assert.equal(receiver.callbacksFor('big-1').length, 0);
+    assert.equal(receiver.unsolicited().length, 0);
+    // The receiver still works afterwards, and a body just under the limit is accepted.
+    const justUnder = `{"pad":"${'y'.repeat(256 * 1024 - 20)}"}`;
+    assert.equal((await send(url, 'PUT', justUnder, 'application/json')).status, 200);
+    assert.equal(receiver.callbacksFor('big-1').length, 1);
+  });
+});
+
+test('a body over 256 KiB is not recorded, and the receiver keeps working', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor('big-2');
+    const big = `{"pad":"${'x'.repeat(300 * 1024)}"}`;
+    await send(url, 'PUT', big, 'application/json').catch(() => undefined);
+    assert.equal(receiver.callbacksFor('big-2').length, 0);
+    assert.equal((await send(url, 'PUT', '{"ok":true}', 'application/json')).status, 200);
+    assert.deepEqual(receiver.callbacksFor('big-2').map((c) => c.body), [{ ok: true }]);
+  });
+});
+
+test('a body that is not JSON is recorded with body undefined and its raw text', async () => {
+  await withReceiver(async (receiver) => {
+    const url = receiver.urlFor('text-1');
+    assert.equal((await send(url, 'POST', 'status=SUCCESSFUL', 'application/x-www-form-urlencoded')).status, 200);
+    assert.equal((await send(url, 'PUT', '{"broken":', 'application/json')).status, 200);
+    assert.equal((await send(url, 'POST')).status, 200);
+    const got = receiver.callbacksFor('text-1');
+    assert.equal(got.length, 3);
+    assert.equal(got[0]!.body, undefined);
+    assert.equal(got[0]!.rawBody, 'status=SUCCESSFUL');
+    assert.equal(got[0]!.contentType, 'application/x-www-form-urlencoded');
+    assert.equal(got[1]!.body, undefined);
+    assert.equal(got[1]!.rawBody, '{"broken":');
+    assert.equal(got[2]!.body, undefined);
+    assert.equal(got[2]!.rawBody, '');
+    assert.equal(got[2]!.contentType, undefined);
+  });
+});
+
+test('stop() closes the listener: a later request fails', async () => {
+  const receiver = new CallbackReceiver('127.0.0.1');
+  await receiver.start(0);
+  const url = receiver.urlFor('stop-1');
+  assert.equal((await send(url, 'PUT', '{}', 'application/json')).status, 200);
+  await receiver.stop();
+  await assert.rejects(send(url, 'PUT', '{}', 'application/json'), (error: Error & { code?: string }) => error.code === 'ECONNREFUSED');
+  // A second stop is harmless.
+  await receiver.stop();
+});
+
+test('a callback path with a malformed percent-encoding is answered and kept as unsolicited; the receiver keeps working', async () => {
+  await withReceiver(async (receiver) => {
+    const url = new URL(receiver.urlFor('ok-1'));
+    const sent = await Promise.race([
+      send(`${url.origin}/callbacks/%E0%A4%A`, 'PUT', '{"a":1}', 'application/json').catch((error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` })),
+      new Promise<Sent>((resolve) => setTimeout(() => resolve({ status: -2, body: 'no answer within 1 s' }), 1000)),
+    ]);
+    assert.equal(sent.status, 200, sent.body);
+    assert.equal(receiver.unsolicited().length, 1);
+    assert.equal(receiver.unsolicited()[0]!.path, '/callbacks/%E0%A4%A');
+    assert.equal((await send(url.href, 'PUT', '{}', 'application/json')).status, 200);
+  });
+});
