@@ -35,6 +35,8 @@ const UNAVAILABLE = new Set(['TargetUnavailableError']);
 interface Attempt {
   pickleId: string;
   steps: TestStepResult[];
+  /** What the scenario logged (world.log), e.g. why it skipped itself. */
+  logs: string[];
   started: number;
 }
 
@@ -66,7 +68,9 @@ export class ScenarioLedger {
       this.testCases.set(envelope.testCase.id, envelope.testCase.pickleId);
     } else if (envelope.testCaseStarted) {
       const { id, testCaseId } = envelope.testCaseStarted;
-      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], started: Date.now() });
+      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], logs: [], started: Date.now() });
+    } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === 'text/x.cucumber.log+plain') {
+      this.attempts.get(envelope.attachment.testCaseStartedId)?.logs.push(envelope.attachment.body);
     } else if (envelope.testStepFinished) {
       this.attempts.get(envelope.testStepFinished.testCaseStartedId)?.steps.push(envelope.testStepFinished.testStepResult);
     } else if (envelope.testCaseFinished) {
@@ -80,7 +84,9 @@ export class ScenarioLedger {
   private finish(attempt: Attempt): void {
     const pickle = this.pickles.get(attempt.pickleId);
     if (!pickle) return;
-    const { verdict, reason } = judgeSteps(attempt.steps);
+    const judged = judgeSteps(attempt.steps);
+    const verdict = judged.verdict;
+    const reason = judged.reason ?? (verdict === 'skipped' ? attempt.logs.at(-1) : undefined);
     const result: ScenarioResult = {
       feature: this.features.get(pickle.uri) ?? pickle.uri,
       scenario: pickle.name,
@@ -94,6 +100,7 @@ export class ScenarioLedger {
     this.results.push(result);
     const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-' }[verdict];
     this.log(`  ${mark} ${result.feature} › ${result.scenario}${verdict === 'passed' ? '' : ` (${verdict})`}`);
+    if (verdict === 'skipped' && reason) this.log(`      ${reason}`);
   }
 
   summary(run: { target: string; profile: string; tags: string; durationMs: number }): RunSummary {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CallbackReceiver } from '../../src/callbacks/receiver.ts';
 import { MomoClient, basicCredential, type Exchange } from '../../src/client/momo-client.ts';
 import { TokenCache } from '../../src/client/token-cache.ts';
-import { loadConfig, type HarnessConfig } from '../../src/config.ts';
+import type { HarnessConfig } from '../../src/config.ts';
 import { judge } from '../../src/judge.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../src/profiles.ts';
 import type { Product } from '../../src/products.ts';
@@ -33,8 +33,8 @@ export class Harness {
   /** Where the current scenario's evidence goes; scenarios of one worker run one at a time. */
   private recordExchange: ((exchange: Exchange) => void) | undefined;
 
-  constructor(env: Record<string, string | undefined>) {
-    this.config = loadConfig(env);
+  constructor(config: HarnessConfig) {
+    this.config = config;
     if (!this.config.baseUrl || !this.config.sandboxUrl) throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
     this.behaviour = behaviourOf(this.config.profile);
     for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key);

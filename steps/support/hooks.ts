@@ -1,11 +1,17 @@
-import { After, AfterAll, Before, BeforeAll, Status } from '@cucumber/cucumber';
+import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@cucumber/cucumber';
+import { loadConfig } from '../../src/config.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
 
 // The one place the suite reads the environment: the runner (src/runner) has put the target's settings there.
+const config = loadConfig(process.env);
+
+// A step may wait for the slowest outcome and then make a call; its own deadlines end it, not cucumber's 5 s.
+setDefaultTimeout(config.slowOutcomeTimeoutMs + config.connectTimeoutMs + config.requestTimeoutMs + 5_000);
+
 BeforeAll(async function () {
-  const harness = new Harness(process.env);
+  const harness = new Harness(config);
   await harness.start();
   setHarness(harness);
 });

@@ -4,6 +4,7 @@ import { eventually } from '../../src/eventually.ts';
 import { judge, type Expectation } from '../../src/judge.ts';
 import type { Product } from '../../src/products.ts';
 import type { Account, Harness } from './harness.ts';
+import type { Party } from './parties.ts';
 import { currentHarness } from './hooks-state.ts';
 
 export type PaymentKind = 'request to pay' | 'deposit' | 'refund';
@@ -15,6 +16,8 @@ export interface Payment {
   body: PaymentBody;
   account: Account;
   callbackUrl?: string;
+  /** The test party whose number decides the outcome, when the scenario chose one. */
+  party?: Party;
 }
 
 /** A consent being claimed through bc-authorize and the OAuth 2.0 token operation. */
@@ -25,6 +28,25 @@ export interface Consent {
   interval?: number;
   accessToken?: string;
   refreshToken?: string;
+  /** When the partner last asked for the consent or its token (ms since the epoch), so the next ask keeps to `interval`. */
+  lastAskedAt?: number;
+}
+
+/** An access token the partner asked for itself (not through the harness's token cache). */
+export interface IssuedToken {
+  account: Account;
+  accessToken: string;
+  expiresIn: number;
+  /** When the answer arrived (ms since the epoch): the token lives expires_in seconds from no later than this. */
+  receivedAt: number;
+}
+
+/** One call of a client that keeps its token in the cache, and what it got. */
+export interface ClientCall {
+  /** ms since the client started calling. */
+  atMs: number;
+  credential: string;
+  response: ApiResponse;
 }
 
 /**
@@ -43,6 +65,10 @@ export class MomoWorld extends World {
   payment?: Payment;
   readonly payments: Payment[] = [];
   consent?: Consent;
+  /** An access token the partner holds itself, e.g. to present it after it expired. */
+  accessToken?: IssuedToken;
+  /** The calls of a caching client over more than one token lifetime. */
+  clientCalls?: ClientCall[];
   /** The API user this scenario registered through provisioning. */
   registeredUserId?: string;
   /** A balance read earlier in the scenario, to compare with. */

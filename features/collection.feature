@@ -1,0 +1,129 @@
+@collection
+Feature: Collecting payments
+  A merchant asks a customer to pay, the customer approves or declines on their phone, and the merchant
+  learns the outcome from the payment's record or from a callback, then ships the goods and reconciles on
+  it. So the record must say exactly what was asked and how it ended, the sandbox's test customers must
+  end as documented, the merchant's balance must follow its payments, and no merchant may see another's.
+
+  @smoke
+  Scenario: A customer who approves pays what was asked
+    Given a partner subscribed to collection
+    When the partner requests 12.50 from a customer who approves
+    Then it is accepted
+    And the payment ends SUCCESSFUL with a financial transaction id
+    And the payment record shows the amount as 12.5 and the rest as asked
+
+  Scenario Outline: A payment by a customer <who> ends <status> because <reason>
+    Given a partner subscribed to collection
+    When the partner requests 5 from a customer <who>
+    Then it is accepted
+    And the payment ends <status> because <reason>
+
+    Examples: Observed on the live sandbox
+      | who                         | status | reason                    |
+      | whose wallet fails          | FAILED | INTERNAL_PROCESSING_ERROR |
+      | who rejects the payment     | FAILED | APPROVAL_REJECTED         |
+      | who lets the payment expire | FAILED | EXPIRED                   |
+
+    @uncertain
+    Examples: Documented by the SDKs, not observed
+      | who                            | status | reason                       |
+      | who cannot be found            | FAILED | PAYER_NOT_FOUND              |
+      | who may not receive            | FAILED | PAYEE_NOT_ALLOWED_TO_RECEIVE |
+      | who is not allowed to transact | FAILED | NOT_ALLOWED                  |
+
+  @slow
+  Scenario: A customer who approves after a while keeps the payment pending until then
+    Given a partner subscribed to collection
+    When the partner requests 20 from a customer who approves after a while
+    Then it is accepted
+    And the payment is still PENDING
+    And the payment ends SUCCESSFUL with a financial transaction id
+
+  Scenario: A payment stays pending while the customer has not answered
+    Given a partner subscribed to collection
+    When the partner requests 7 from a customer who never answers
+    Then it is accepted
+    And the payment is still PENDING
+
+  @slow
+  Scenario: A payment the customer never answers expires in the end
+    Given a partner subscribed to collection
+    When the partner requests 7 from a customer who never answers
+    Then it is accepted
+    And the payment ends FAILED because EXPIRED
+
+  @callback
+  Scenario: A merchant that gives a callback address is told the outcome once
+    Given a partner subscribed to collection
+    When the partner requests 15 from a customer who approves, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the payment's status record
+    And no callback arrives that nobody asked for
+
+  @negative
+  Scenario: A callback address on another host than the merchant registered is refused
+    Given a partner subscribed to collection
+    When the partner requests 15 from a customer who approves, to be told at another host than it registered
+    Then it is refused because the callback host is not the one registered
+    And no payment was created
+
+  Scenario: A customer who paid is notified of the delivery
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery
+    Then the notification is enqueued
+
+  @negative
+  Scenario: A second delivery notification soon after the first is refused
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And the partner has notified the customer of delivery
+    When the partner notifies the customer of delivery again
+    Then it is refused as too many attempts
+
+  @negative
+  Scenario: A payment that failed cannot be notified of delivery
+    Given a partner subscribed to collection
+    And a payment of 10 by a customer who rejects the payment has failed
+    When the partner notifies the customer of delivery
+    Then it is refused as not completed
+
+  @negative
+  Scenario: A payment that does not exist cannot be notified of delivery
+    Given a partner subscribed to collection
+    When the partner notifies delivery of a payment that does not exist
+    Then it is refused as not found
+
+  @smoke
+  Scenario: A merchant reads its collection balance
+    Given a partner subscribed to collection
+    When the partner reads its balance
+    Then the balance is given in the partner's currency
+
+  @stateful
+  Scenario: A successful payment credits the merchant's balance with its amount
+    Given a new partner subscribed to collection
+    And the partner has read its balance
+    When a customer who approves pays the partner 25.75
+    Then the balance has grown by 25.75
+
+  @smoke
+  Scenario: A registered customer is an active account holder
+    Given a partner subscribed to collection
+    When the partner checks whether a customer who approves is an active account holder
+    Then the account holder is active
+
+  @negative
+  Scenario: The kind of account holder id must be written in lower case
+    Given a partner subscribed to collection
+    When the partner checks a customer who approves, naming the kind of id in upper case
+    Then it is refused as invalid
+
+  @negative
+  Scenario: One merchant cannot read another merchant's payment
+    Given a new partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And another new partner subscribed to collection
+    When another partner looks up the payment
+    Then it is refused as not found

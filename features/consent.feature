@@ -1,0 +1,47 @@
+@consent
+Feature: Consent-based user information
+  A partner may read an account holder's detailed user information only with the holder's consent: it
+  asks for the consent to the scopes it needs, waits for the holder to answer, redeems the consent for a
+  consent token and reads the information with that token, which it can refresh while the consent lasts.
+  The service must keep that information behind the consent, honour a consent once, refuse scopes it does
+  not offer, and still give the basic information that needs no consent.
+
+  @smoke
+  Scenario: A partner with the customer's consent reads their user information
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    When the partner redeems the consent at once
+    Then the customer has not answered yet
+    When the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
+  Scenario: A consent token can be refreshed while the consent lasts
+    Given a partner subscribed to collection
+    And the partner holds a consent token for a customer's profile
+    When the partner refreshes the consent token
+    Then the partner reads the customer's user information with the consent token
+
+  @negative
+  Scenario: A scope the service does not offer is refused
+    Given a partner subscribed to collection
+    When the partner asks a customer for consent to a scope the service does not offer
+    Then it is refused with UNSUPPORTED_SCOPE
+
+  @negative
+  Scenario: User information needs a consent token, not an ordinary access token
+    Given a partner subscribed to collection
+    When the partner asks for a customer's user information with its access token
+    Then it is refused as unauthorized
+
+  @negative
+  Scenario: A consent can be redeemed only once
+    Given a partner subscribed to collection
+    And the partner holds a consent token for a customer's profile
+    When the partner redeems the same consent again
+    Then the consent is refused as already redeemed
+
+  @smoke
+  Scenario: Basic user information needs no consent
+    Given a partner subscribed to collection
+    When the partner looks up a customer's basic information
+    Then the customer's basic information is returned

@@ -1,0 +1,54 @@
+@disbursement
+Feature: Paying out
+  A partner pays money out of its disbursement account: deposits to payees, and refunds of payments it
+  collected. The payee is paid only when the deposit ends SUCCESSFUL, so the record must say how each
+  payout ended and why it failed, a refund must go back to the customer who paid, a reference must never
+  pay out twice, and no payout may take more than the account holds.
+
+  @smoke
+  Scenario: A payee who approves receives a deposit
+    Given a partner subscribed to disbursement
+    When the partner deposits 30.00 to a payee who approves
+    Then it is accepted
+    And the deposit ends SUCCESSFUL
+    And the deposit record shows the amount as 30 and the rest as asked
+
+  Scenario: A deposit to a payee whose wallet fails ends failed with the reason
+    Given a partner subscribed to disbursement
+    When the partner deposits 30 to a payee whose wallet fails
+    Then it is accepted
+    And the deposit ends FAILED because INTERNAL_PROCESSING_ERROR
+
+  Scenario: A successful payment is refunded to the customer who paid
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 40 through collection
+    When the partner refunds that payment in full
+    Then it is accepted
+    And the refund ends SUCCESSFUL
+    And the refund goes back to the customer who paid
+
+  Scenario: A refund of a payment that does not exist fails
+    Given a partner subscribed to disbursement
+    When the partner refunds 10 of a payment that does not exist
+    Then the refund fails because the payment is not found
+
+  @negative
+  Scenario: A deposit reference cannot be used twice
+    Given a partner subscribed to disbursement
+    And the partner has deposited 5 to a payee who approves
+    When the partner deposits 5 to a payee who approves again, with the same reference
+    Then it is refused as a duplicate
+
+  @stateful
+  Scenario: A deposit larger than the balance fails for lack of funds
+    Given a new partner subscribed to disbursement
+    And the partner has read its balance
+    When the partner deposits more than its balance to a payee who approves
+    Then it is accepted
+    And the deposit ends FAILED because NOT_ENOUGH_FUNDS
+
+  @smoke
+  Scenario: A payee is an active account holder
+    Given a partner subscribed to disbursement
+    When the partner checks whether a payee who approves is an active account holder
+    Then the account holder is active

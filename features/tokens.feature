@@ -1,0 +1,79 @@
+@tokens
+Feature: Access tokens
+  A partner authenticates with its API user and API key and gets a short-lived access token for each
+  product it is subscribed to; every business call then carries that token. The service must issue a
+  token only to the right credentials of that product, honour it only for that product, refuse one that
+  was tampered with or has expired, and let a client that renews its token in time work without a break.
+
+  @smoke
+  Scenario Outline: The <product> product issues an access token to its own API user
+    Given a partner subscribed to <product>
+    When the partner asks for an access token
+    Then an access token is issued
+    And the access token opens the partner's <product> account
+
+    @collection
+    Examples: collection
+      | product    |
+      | collection |
+
+    @disbursement
+    Examples: disbursement
+      | product      |
+      | disbursement |
+
+    @remittance
+    Examples: remittance
+      | product    |
+      | remittance |
+
+  @collection
+  Scenario: The access token is not kept by caches on the way
+    Given a partner subscribed to collection
+    When the partner asks for an access token
+    Then an access token is issued
+    And the answer tells caches not to keep it
+
+  @disbursement @negative
+  Scenario: A wrong API key gets no token
+    Given a partner subscribed to disbursement
+    When the partner asks for an access token with a wrong API key
+    Then no access token is issued
+
+  @remittance @negative
+  Scenario: A partner without credentials gets no token
+    Given a partner subscribed to remittance
+    When the partner asks for an access token without credentials
+    Then no access token is issued
+
+  @collection @disbursement @negative
+  Scenario: An API user of one product gets no token of another
+    Given a partner subscribed to collection
+    When the partner asks for a disbursement access token
+    Then it is refused for the target environment
+
+  @collection @disbursement @negative
+  Scenario: A token of one product does not open another product's operations
+    Given a partner subscribed to collection
+    When the partner presents its access token to disbursement
+    Then it is refused as unauthorized
+
+  @remittance @negative
+  Scenario: A forged access token is refused
+    Given a partner subscribed to remittance
+    When the partner presents an access token whose signature was altered
+    Then it is refused as unauthorized
+
+  @disbursement @negative @slow
+  Scenario: An expired access token is refused
+    Given a partner subscribed to disbursement
+    And the partner holds an access token that opens its account
+    When the partner presents the access token after it has expired
+    Then it is refused as unauthorized
+
+  @collection @slow
+  Scenario: A client that renews its token in time keeps working across expiry
+    Given a partner subscribed to collection
+    When the partner's client calls once a second for longer than a token lives
+    Then none of the client's calls was refused
+    And the client renewed its access token on the way

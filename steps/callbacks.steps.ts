@@ -1,0 +1,27 @@
+import { Then, When } from '@cucumber/cucumber';
+import { expectCallbackHostRefused, expectNoUnsolicitedCallbacks, expectOneCallbackWithStatusRecord, foreignCallbackUrl, ownCallbackUrl } from './support/callbacks.ts';
+import type { Party } from './support/parties.ts';
+import { requestPayment } from './support/payments.ts';
+import type { MomoWorld } from './support/world.ts';
+
+// Being told the outcome at a callback address instead of asking for it (§6).
+
+When('the partner requests {amount} from {party}, to be told at its callback address', async function (this: MomoWorld, amount: string, party: Party) {
+  await requestPayment(this, party, amount, { callback: ownCallbackUrl });
+});
+
+When('the partner requests {amount} from {party}, to be told at another host than it registered', async function (this: MomoWorld, amount: string, party: Party) {
+  await requestPayment(this, party, amount, { callback: foreignCallbackUrl });
+});
+
+Then('exactly one callback arrives, carrying the payment\'s status record', async function (this: MomoWorld) {
+  await expectOneCallbackWithStatusRecord(this);
+});
+
+Then('no callback arrives that nobody asked for', function (this: MomoWorld) {
+  expectNoUnsolicitedCallbacks(this);
+});
+
+Then('it is refused because the callback host is not the one registered', function (this: MomoWorld) {
+  expectCallbackHostRefused(this);
+});

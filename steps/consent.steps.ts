@@ -1,0 +1,59 @@
+import { Given, Then, When } from '@cucumber/cucumber';
+import {
+  askForUnofferedScope, expectAlreadyRedeemed, expectBasicInfo, expectPending, haveAskedForConsent, holdConsentToken, lookUpBasicInfo,
+  readUserInfo, readUserInfoWithAccessToken, redeemConsent, redeemOnceConsented, refreshConsentToken,
+} from './support/consent.ts';
+import type { MomoWorld } from './support/world.ts';
+
+
+Given('the partner has asked a customer for consent to their profile', async function (this: MomoWorld) {
+  await haveAskedForConsent(this);
+});
+
+Given('the partner holds a consent token for a customer\'s profile', async function (this: MomoWorld) {
+  await holdConsentToken(this);
+});
+
+When('the partner asks a customer for consent to a scope the service does not offer', async function (this: MomoWorld) {
+  await askForUnofferedScope(this);
+});
+
+When('the partner redeems the consent at once', async function (this: MomoWorld) {
+  await redeemConsent(this);
+});
+
+When('the partner redeems the consent once the customer has consented', async function (this: MomoWorld) {
+  await redeemOnceConsented(this);
+});
+
+When('the partner redeems the same consent again', async function (this: MomoWorld) {
+  await redeemConsent(this);
+});
+
+When('the partner refreshes the consent token', async function (this: MomoWorld) {
+  await refreshConsentToken(this);
+});
+
+When('the partner asks for a customer\'s user information with its access token', async function (this: MomoWorld) {
+  await readUserInfoWithAccessToken(this);
+});
+
+When('the partner looks up a customer\'s basic information', async function (this: MomoWorld) {
+  await lookUpBasicInfo(this);
+});
+
+Then('the customer has not answered yet', function (this: MomoWorld) {
+  expectPending(this);
+});
+
+Then('the partner reads the customer\'s user information with the consent token', async function (this: MomoWorld) {
+  await readUserInfo(this);
+});
+
+Then('the consent is refused as already redeemed', function (this: MomoWorld) {
+  expectAlreadyRedeemed(this);
+});
+
+Then('the customer\'s basic information is returned', function (this: MomoWorld) {
+  expectBasicInfo(this);
+});

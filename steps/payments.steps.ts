@@ -1,0 +1,120 @@
+import { Given, Then, When } from '@cucumber/cucumber';
+import type { Party } from './support/parties.ts';
+import {
+  deposit, depositAccepted, depositAgain, depositMoreThanBalance, expectNotCompleted, expectNotCreated, expectNotificationEnqueued,
+  expectOutcome, expectRecordAsAsked, expectRefundOfUnknownPaymentFails, expectRefundToPayer, expectStillPending,
+  expectSuccessWithTransactionId, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryOfUnknownPayment,
+  readStatusAsOther, refundPayment, refundUnknownPayment, requestPayment, settledPayment, settledPaymentThroughCollection,
+} from './support/payments.ts';
+import type { MomoWorld } from './support/world.ts';
+
+// Requests to pay, deposits and refunds, their outcome as the status record tells it, and delivery notifications.
+
+When('the partner requests {amount} from {party}', async function (this: MomoWorld, amount: string, party: Party) {
+  await requestPayment(this, party, amount);
+});
+
+Given('{party} has paid the partner {amount}', async function (this: MomoWorld, party: Party, amount: string) {
+  await settledPayment(this, party, amount);
+});
+
+When('{party} pays the partner {amount}', async function (this: MomoWorld, party: Party, amount: string) {
+  await settledPayment(this, party, amount);
+});
+
+Given('{party} has paid the partner {amount} through collection', async function (this: MomoWorld, party: Party, amount: string) {
+  await settledPaymentThroughCollection(this, party, amount);
+});
+
+Given('a payment of {amount} by {party} has failed', async function (this: MomoWorld, amount: string, party: Party) {
+  await settledPayment(this, party, amount);
+});
+
+When('the partner deposits {amount} to {party}', async function (this: MomoWorld, amount: string, party: Party) {
+  await deposit(this, party, amount);
+});
+
+Given('the partner has deposited {amount} to {party}', async function (this: MomoWorld, amount: string, party: Party) {
+  await depositAccepted(this, party, amount);
+});
+
+When('the partner deposits {amount} to {party} again, with the same reference', async function (this: MomoWorld, amount: string, party: Party) {
+  await depositAgain(this, party, amount);
+});
+
+When('the partner deposits more than its balance to {party}', async function (this: MomoWorld, party: Party) {
+  await depositMoreThanBalance(this, party);
+});
+
+When('the partner refunds that payment in full', async function (this: MomoWorld) {
+  await refundPayment(this);
+});
+
+When('the partner refunds {amount} of a payment that does not exist', async function (this: MomoWorld, amount: string) {
+  await refundUnknownPayment(this, amount);
+});
+
+When('another partner looks up the payment', async function (this: MomoWorld) {
+  await readStatusAsOther(this);
+});
+
+Then('the payment/deposit/refund ends {status}', async function (this: MomoWorld, status: string) {
+  await expectOutcome(this, status);
+});
+
+Then('the payment/deposit/refund ends {status} because {code}', async function (this: MomoWorld, status: string, reason: string) {
+  await expectOutcome(this, status, reason);
+});
+
+Then('the payment ends SUCCESSFUL with a financial transaction id', async function (this: MomoWorld) {
+  await expectSuccessWithTransactionId(this);
+});
+
+Then('the payment is still PENDING', async function (this: MomoWorld) {
+  await expectStillPending(this);
+});
+
+Then('the payment/deposit record shows the amount as {amount} and the rest as asked', async function (this: MomoWorld, amount: string) {
+  await expectRecordAsAsked(this, amount);
+});
+
+Then('the refund goes back to the customer who paid', async function (this: MomoWorld) {
+  await expectRefundToPayer(this);
+});
+
+// Ends FAILED with RESOURCE_NOT_FOUND, or is refused at once with a code of set B: see the function.
+Then('the refund fails because the payment is not found', async function (this: MomoWorld) {
+  await expectRefundOfUnknownPaymentFails(this);
+});
+
+Then('no payment was created', async function (this: MomoWorld) {
+  await expectNotCreated(this);
+});
+
+When('the partner notifies the customer of delivery', async function (this: MomoWorld) {
+  await notifyDelivery(this);
+});
+
+Given('the partner has notified the customer of delivery', async function (this: MomoWorld) {
+  await notifiedDelivery(this);
+});
+
+When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {
+  await notifyDelivery(this);
+});
+
+When('the partner notifies delivery of a payment that does not exist', async function (this: MomoWorld) {
+  await notifyDeliveryOfUnknownPayment(this);
+});
+
+Then('the notification is enqueued', function (this: MomoWorld) {
+  expectNotificationEnqueued(this);
+});
+
+Then('it is refused as too many attempts', function (this: MomoWorld) {
+  expectTooManyNotifications(this);
+});
+
+Then('it is refused as not completed', function (this: MomoWorld) {
+  expectNotCompleted(this);
+});

@@ -1,0 +1,59 @@
+import { When, Then } from '@cucumber/cucumber';
+import {
+  checkHolderInForbiddenEnvironment, expectFirstPaymentUnchanged, expectGatewayRefusal, expectOAuthRefusal, lookUpBasicInfoWithForgedToken,
+  readBalanceInCurrencyInForbiddenEnvironment, readBalanceWithKeyMistake, readStatusInForbiddenEnvironment, readStatusOfReference,
+  requestInForeignCurrency, requestInvalidPayment, requestReusingReference,
+} from './support/refusals.ts';
+import type { MomoWorld } from './support/world.ts';
+
+When('the partner requests a payment with {invalid payment}', async function (this: MomoWorld, problem: string) {
+  await requestInvalidPayment(this, problem);
+});
+
+When('the partner requests {amount} in a currency the service does not take', async function (this: MomoWorld, amount: string) {
+  await requestInForeignCurrency(this, amount);
+});
+
+When('the partner requests {amount} again, reusing the reference of that payment', async function (this: MomoWorld, amount: string) {
+  await requestReusingReference(this, amount);
+});
+
+When('the partner reads its balance {key mistake}', async function (this: MomoWorld, mistake: string) {
+  await readBalanceWithKeyMistake(this, mistake);
+});
+
+When('the partner reads that payment in a target environment it may not use', async function (this: MomoWorld) {
+  await readStatusInForbiddenEnvironment(this);
+});
+
+When('the partner checks an account holder in a target environment it may not use', async function (this: MomoWorld) {
+  await checkHolderInForbiddenEnvironment(this);
+});
+
+When('the partner reads its balance in its currency in a target environment it may not use', async function (this: MomoWorld) {
+  await readBalanceInCurrencyInForbiddenEnvironment(this);
+});
+
+When('the partner looks up a customer\'s basic information with a forged access token', async function (this: MomoWorld) {
+  await lookUpBasicInfoWithForgedToken(this);
+});
+
+When('the partner reads a payment whose reference is not a UUID', async function (this: MomoWorld) {
+  await readStatusOfReference(this, 'malformed');
+});
+
+When('the partner reads a payment that does not exist', async function (this: MomoWorld) {
+  await readStatusOfReference(this, 'unknown');
+});
+
+Then('the first payment is unchanged', async function (this: MomoWorld) {
+  await expectFirstPaymentUnchanged(this);
+});
+
+Then('the gateway refuses it', function (this: MomoWorld) {
+  expectGatewayRefusal(this);
+});
+
+Then('it is refused as unauthorized, with an error code', function (this: MomoWorld) {
+  expectOAuthRefusal(this);
+});

@@ -1,0 +1,87 @@
+import type { ApiResponse } from '../../src/client/momo-client.ts';
+import { ConformanceFailure } from '../../src/judge.ts';
+import { fromMinor, toMinor } from '../../src/money.ts';
+import type { Product } from '../../src/products.ts';
+import type { Party } from './parties.ts';
+import type { MomoWorld } from './world.ts';
+
+/**
+ * The partner's accounts and its customers' (§2.9, §4.2 #4 and #8, §4.3 #12, §4.4 #13): balances, and
+ * whether an account holder is registered and active. Basic user information is in another module.
+ */
+
+/** A partner with an API user of its own, for scenarios whose balances or payments no one else may touch. */
+export async function actAsNewPartner(world: MomoWorld, product: Product): Promise<void> {
+  await world.actAs(product, { fresh: true });
+}
+
+/** A second partner of the same product, with an API user of its own. */
+export async function introduceOtherPartner(world: MomoWorld, product: Product): Promise<void> {
+  world.otherPartner = await world.harness.provision(product);
+}
+
+/**
+ * The acting partner's balance. On collection it is read in the configured currency (§4.2 #4, the operation
+ * the spec lists); disbursement and remittance have the operation without a currency (§4.4 #13).
+ */
+export async function readBalance(world: MomoWorld, options: { targetEnvironment?: string } = {}): Promise<ApiResponse> {
+  const { product } = world.actor;
+  const currency = product === 'collection' ? world.config.currency : undefined;
+  return world.remember(await world.client.getBalance(product, await world.bearer(), currency, options));
+}
+
+/** A target environment other than the configured one, which the partner's API user may not use. */
+export async function readBalanceInForbiddenEnvironment(world: MomoWorld): Promise<void> {
+  const forbidden = world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda';
+  await readBalance(world, { targetEnvironment: forbidden });
+}
+
+/** Reads the balance and keeps it, to compare with later in the scenario. */
+export async function rememberBalance(world: MomoWorld): Promise<void> {
+  await readBalance(world);
+  world.balanceBefore = balanceOf(world, 'the balance is read before the payment').availableBalance;
+}
+
+export function expectBalanceInCurrency(world: MomoWorld): void {
+  const balance = balanceOf(world, 'the balance is readable');
+  if (balance.currency !== world.config.currency) {
+    fail(world, 'the balance is in the currency the partner trades in', `currency "${world.config.currency}"`, balance);
+  }
+}
+
+/** The balance now is the one read earlier plus `amount`, to the last decimal (src/money.ts). */
+export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Promise<void> {
+  if (world.balanceBefore === undefined) throw new Error('No balance was read earlier in this scenario.');
+  await readBalance(world);
+  const balance = balanceOf(world, 'the balance is read after the payment');
+  const expected = fromMinor(toMinor(world.balanceBefore) + toMinor(amount));
+  if (toMinor(balance.availableBalance) !== toMinor(expected)) {
+    fail(world, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, `availableBalance "${expected}"`, balance);
+  }
+}
+
+/** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */
+export async function checkAccountHolder(world: MomoWorld, party: Party, idType: 'msisdn' | 'MSISDN' = 'msisdn'): Promise<void> {
+  const { product } = world.actor;
+  if (product === 'remittance') throw new Error('Account-holder status is an operation of collection and disbursement, not remittance.');
+  world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, party.msisdn));
+}
+
+export function expectActiveHolder(world: MomoWorld): void {
+  const response = world.expect({ status: 200, what: 'a registered account holder is reported active' });
+  const body = response.json as { result: boolean };
+  if (body.result !== true) fail(world, 'a registered, active account holder', '{"result":true}', body);
+}
+
+function balanceOf(world: MomoWorld, what: string): { availableBalance: string; currency: string } {
+  return world.expect({ status: 200, what }).json as { availableBalance: string; currency: string };
+}
+
+function fail(world: MomoWorld, what: string, expected: string, received: unknown): never {
+  const response = world.response!;
+  throw new ConformanceFailure([
+    `${response.operation.label} — ${response.operation.section}: ${what}`,
+    `  expected: ${expected}`,
+    `  received: ${world.harness.redactor.text(JSON.stringify(received))}`,
+  ].join('\n'));
+}

@@ -1,0 +1,320 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { ApiResponse, PaymentBody } from '../../src/client/momo-client.ts';
+import { ConformanceFailure, judgeRecord } from '../../src/judge.ts';
+import { fromMinor, normaliseAmount, toMinor } from '../../src/money.ts';
+import type { Account } from './harness.ts';
+import type { Party } from './parties.ts';
+import type { MomoWorld, Payment, PaymentKind } from './world.ts';
+
+/**
+ * What a partner does with money (§4.2 #2–3, §4.3 #9–10) and how it learns the outcome (§4.6): requests to
+ * pay, deposits, refunds, their status records and delivery notifications. Every transaction a scenario
+ * makes is kept in world.payments, the latest in world.payment.
+ */
+
+/** A status record as the status queries and callbacks carry it (schemas/*-status.schema.json). */
+export interface StatusRecord {
+  status: string;
+  amount: string;
+  currency: string;
+  financialTransactionId?: string;
+  externalId?: string;
+  payer?: { partyIdType: string; partyId: string };
+  payee?: { partyIdType: string; partyId: string };
+  payerMessage?: string;
+  payeeNote?: string;
+  reason?: string | { code: string; message: string };
+}
+
+/** Gives the callback URL of a new transaction, from its reference id (see callbacks.ts). */
+export type CallbackAddress = (world: MomoWorld, referenceId: string) => string;
+
+export interface CreateOptions {
+  /** The API user that makes the transaction; the acting partner's by default. */
+  account?: Account;
+  /** The X-Reference-Id to send; a new UUID v4 by default. */
+  referenceId?: string;
+  callback?: CallbackAddress;
+  /** Changes to the body, e.g. an invalid amount, for scenarios about refusals. */
+  body?: Partial<Record<keyof PaymentBody, unknown>>;
+}
+
+const STATUS_SCHEMA: Record<PaymentKind, string> = {
+  'request to pay': 'request-to-pay-status',
+  deposit: 'deposit-status',
+  refund: 'refund-status',
+};
+
+/** Statuses a transaction passes through before it is final (CREATED: seen once on the live service). */
+const NOT_FINAL = new Set(['PENDING', 'CREATED']);
+
+export async function requestPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'order'), amount, currency: world.config.currency, payer: msisdnOf(party) };
+  return create(world, 'request to pay', body, party, options);
+}
+
+export async function deposit(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'payout'), amount, currency: world.config.currency, payee: msisdnOf(party) };
+  return create(world, 'deposit', body, party, options);
+}
+
+/** A deposit of one unit more than the balance the scenario read (world.balanceBefore). */
+export async function depositMoreThanBalance(world: MomoWorld, party: Party): Promise<ApiResponse> {
+  if (world.balanceBefore === undefined) throw new Error('No balance was read in this scenario: read it in a Given step first.');
+  return deposit(world, party, fromMinor(toMinor(world.balanceBefore) + toMinor('1')));
+}
+
+/** Another deposit with the reference id of the scenario's last transaction. */
+export async function depositAgain(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return deposit(world, party, amount, { referenceId: world.lastPayment.referenceId });
+}
+
+/** A refund by the acting (disbursement) partner of the scenario's request to pay: all of it, or `amount`. */
+export async function refundPayment(world: MomoWorld, amount?: string): Promise<ApiResponse> {
+  const original = requestToPayOf(world);
+  const body: PaymentBody = { ...texts(world, 'refund'), amount: amount ?? original.body.amount, currency: original.body.currency, referenceIdToRefund: original.referenceId };
+  return create(world, 'refund', body, original.party, {});
+}
+
+/** A refund naming a request to pay that was never made. */
+export async function refundUnknownPayment(world: MomoWorld, amount: string): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'refund'), amount, currency: world.config.currency, referenceIdToRefund: randomUUID() };
+  return create(world, 'refund', body, undefined, {});
+}
+
+/**
+ * A request to pay that the customer answers; waits until it is final with the party's status. The reason
+ * of a failure is left to the scenarios about reasons, so a Given fails only when its premise is not met.
+ */
+export async function settledPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<void> {
+  world.expect({ status: 202, what: 'a request to pay is accepted' }, await requestPayment(world, party, amount, options));
+  await expectOutcome(world, party.outcome);
+}
+
+/** A request to pay made by the run's collection API user, whoever is acting. */
+export async function settledPaymentThroughCollection(world: MomoWorld, party: Party, amount: string): Promise<void> {
+  await settledPayment(world, party, amount, { account: await world.harness.account('collection') });
+}
+
+export async function depositAccepted(world: MomoWorld, party: Party, amount: string): Promise<void> {
+  world.expect({ status: 202, what: 'a deposit is accepted' }, await deposit(world, party, amount));
+}
+
+/** Reads the status record of a transaction, by its own API user or, to test ownership, by another. */
+export async function readStatus(world: MomoWorld, payment: Payment = world.lastPayment, account: Account = payment.account): Promise<ApiResponse> {
+  const bearer = await world.bearer(account);
+  const client = world.client;
+  switch (payment.kind) {
+    case 'request to pay':
+      return client.getRequestToPayStatus(bearer, payment.referenceId);
+    case 'deposit':
+      return client.getDepositStatus(bearer, payment.referenceId);
+    case 'refund':
+      return client.getRefundStatus(bearer, payment.referenceId);
+  }
+}
+
+/** Another partner's attempt to read this scenario's transaction. */
+export async function readStatusAsOther(world: MomoWorld): Promise<void> {
+  if (!world.otherPartner) throw new Error('No other partner in this scenario: introduce one with a Given step.');
+  world.remember(await readStatus(world, world.lastPayment, world.otherPartner));
+}
+
+/** The transaction reads back as unknown: its creation left nothing behind. */
+export async function expectNotCreated(world: MomoWorld): Promise<void> {
+  world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'a refused creation leaves no transaction behind' }, await readStatus(world));
+}
+
+/** The status record, judged against its schema: one read. */
+export async function currentRecord(world: MomoWorld, payment: Payment = world.lastPayment): Promise<{ response: ApiResponse; record: StatusRecord }> {
+  const response = world.expect({ status: 200, what: `the ${payment.kind} reads back` }, await readStatus(world, payment));
+  return { response, record: response.json as StatusRecord };
+}
+
+export async function expectStillPending(world: MomoWorld): Promise<void> {
+  const { response, record } = await currentRecord(world);
+  if (record.status !== 'PENDING') depart(world, response, 'a transaction is PENDING until the customer answers (§3)', 'status "PENDING"', record);
+}
+
+/**
+ * Waits until the transaction is final, then checks its status and, when FAILED, its reason. The reason's
+ * shape follows the profile: a bare code (mtn-sandbox) or {code, message} (spec). Test parties whose outcome
+ * is delayed, or never comes, get the slow deadline.
+ */
+export async function expectOutcome(world: MomoWorld, status: string, reason?: string): Promise<StatusRecord> {
+  const payment = world.lastPayment;
+  const slow = Boolean(payment.party?.slow || payment.party?.outcome === 'PENDING');
+  const { response, record } = await finalRecord(world, payment, slow);
+  if (record.status !== status) depart(world, response, `the ${payment.kind} ends ${status}`, `status "${status}"${reason ? ` with reason ${reason}` : ''}`, record);
+  if (reason !== undefined) expectReason(world, response, record, reason);
+  return record;
+}
+
+export async function expectSuccessWithTransactionId(world: MomoWorld): Promise<void> {
+  const payment = world.lastPayment;
+  const { response, record } = await finalRecord(world, payment, Boolean(payment.party?.slow));
+  if (record.status !== 'SUCCESSFUL' || !record.financialTransactionId) {
+    depart(world, response, `a successful ${payment.kind} carries the financial transaction id`, 'status "SUCCESSFUL" with a financialTransactionId', record);
+  }
+}
+
+/**
+ * The record shows what was asked: the amount normalised as the live service writes it ("12.50" → "12.5"),
+ * the party exactly as sent, the reference and messages as sent, and no reason.
+ */
+export async function expectRecordAsAsked(world: MomoWorld, amount: string): Promise<void> {
+  const payment = world.lastPayment;
+  const { response, record } = await currentRecord(world, payment);
+  const sent = payment.body;
+  const partyField = payment.kind === 'request to pay' ? 'payer' : 'payee';
+  const expected: Record<string, unknown> = {
+    amount,
+    currency: sent.currency,
+    [partyField]: sent[partyField],
+    externalId: sent.externalId,
+    payerMessage: sent.payerMessage,
+    payeeNote: sent.payeeNote,
+  };
+  if (normaliseAmount(sent.amount) !== amount) throw new Error(`The scenario sent ${sent.amount}, which normalises to ${normaliseAmount(sent.amount)}, not ${amount}: fix the feature.`);
+  const actual = record as unknown as Record<string, unknown>;
+  const differing = Object.keys(expected).filter((key) => !isDeepStrictEqual(actual[key], expected[key]));
+  if ('reason' in record) differing.push('reason');
+  if (differing.length > 0) {
+    depart(world, response, `the ${payment.kind} record shows what was asked (${differing.join(', ')} differ)`, `${JSON.stringify(expected)} and no reason`, record);
+  }
+}
+
+/** The refund goes to the payer of the request to pay it returns (refund-status.schema.json). */
+export async function expectRefundToPayer(world: MomoWorld): Promise<void> {
+  const original = requestToPayOf(world);
+  const { response, record } = await currentRecord(world);
+  if (!isDeepStrictEqual(record.payee, original.body.payer)) {
+    depart(world, response, 'a refund is paid to the payer of the request to pay it returns', `payee ${JSON.stringify(original.body.payer)}`, record);
+  }
+}
+
+/**
+ * A refund of a request to pay that does not exist. The reference sandbox accepts it (202) and lets it end
+ * FAILED with RESOURCE_NOT_FOUND (READINGS in src/profiles.ts: refund documents only 202/400/409/500 at
+ * creation, and the live service decides payments asynchronously). A real server may instead refuse it at
+ * creation: a 4xx or 500 whose body is a {code, message} of code set B is accepted as well.
+ */
+export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promise<void> {
+  const creation = world.response;
+  if (!creation) throw new Error('No refund was asked for in this scenario.');
+  if (creation.status === 202) {
+    await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND');
+    return;
+  }
+  // A refusal other than of the caller's credentials (401, 403), which would not be about the refund.
+  const refusal = creation.status === 500 || (creation.status >= 400 && creation.status < 500 && creation.status !== 401 && creation.status !== 403);
+  if (!refusal) depart(world, creation, 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation', 'HTTP 202, then FAILED with RESOURCE_NOT_FOUND; or a 4xx or 500 refusal', { status: creation.status, body: creation.text });
+  world.expect({ status: creation.status, what: 'a refund of an unknown request to pay is refused at creation' });
+  judgeRecord(`${creation.operation.label}: a refund refused at creation says why with a code of set B`, creation.operation.section, 'error-set-b', creation.json, world.harness.redactor);
+}
+
+export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId): Promise<void> {
+  const account = world.payment?.account ?? world.actor;
+  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, 'Your order has been delivered. Thank you!'));
+}
+
+export async function notifyDeliveryOfUnknownPayment(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world, randomUUID());
+}
+
+export async function notifiedDelivery(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world);
+  expectNotificationEnqueued(world);
+}
+
+export function expectNotificationEnqueued(world: MomoWorld): void {
+  world.expect({ status: 200, what: 'a delivery notification for a successful payment is enqueued' });
+}
+
+export function expectTooManyNotifications(world: MomoWorld): void {
+  // §4.2 #3 names the status, not the code; the body is still an error of set A (the contract checks it).
+  world.expect({ status: 429, what: 'a repeated delivery notification soon after a successful one is refused (§8)' });
+}
+
+export function expectNotCompleted(world: MomoWorld): void {
+  world.expect({ status: 409, code: 'TRANSACTION_NOT_COMPLETED', what: 'only a successfully completed payment can be notified of delivery (§3)' });
+}
+
+/** The schema of a transaction's status record, which its callback carries too (callbacks.ts). */
+export function statusSchemaOf(payment: Payment): string {
+  return STATUS_SCHEMA[payment.kind];
+}
+
+async function create(world: MomoWorld, kind: PaymentKind, asked: PaymentBody, party: Party | undefined, o: CreateOptions): Promise<ApiResponse> {
+  const body = { ...asked, ...o.body } as PaymentBody;
+  const account = o.account ?? world.actor;
+  const referenceId = o.referenceId ?? randomUUID();
+  const callbackUrl = o.callback?.(world, referenceId);
+  const payment: Payment = { kind, referenceId, body, account, ...(callbackUrl ? { callbackUrl } : {}), ...(party ? { party } : {}) };
+  world.payment = payment;
+  world.payments.push(payment);
+  const bearer = await world.bearer(account);
+  const extra = callbackUrl ? { callbackUrl } : {};
+  const client = world.client;
+  const response = kind === 'request to pay' ? await client.requestToPay(bearer, referenceId, body, extra)
+    : kind === 'deposit' ? await client.deposit(bearer, referenceId, body, extra)
+      : await client.refund(bearer, referenceId, body, extra);
+  return world.remember(response);
+}
+
+/** Polls the status until it is final. A 404 may be a record not yet readable; any other departure fails at once. */
+async function finalRecord(world: MomoWorld, payment: Payment, slow: boolean): Promise<{ response: ApiResponse; record: StatusRecord }> {
+  const outcome = await world.eventually(`the ${payment.kind} ${payment.referenceId} reaching a final status`, async () => {
+    const response = await readStatus(world, payment);
+    if (response.status === 404) throw new Error(`${response.operation.label} answered 404: ${world.harness.redactor.text(response.text)}`);
+    try {
+      world.expect({ status: 200, what: `the ${payment.kind} reads back` }, response);
+    } catch (failure) {
+      return { failure };
+    }
+    const record = response.json as StatusRecord;
+    if (NOT_FINAL.has(record.status)) throw new Error(`status ${record.status}`);
+    return { response, record };
+  }, { slow });
+  if ('failure' in outcome) throw outcome.failure;
+  return outcome;
+}
+
+function expectReason(world: MomoWorld, response: ApiResponse, record: StatusRecord, code: string): void {
+  const shape = world.harness.behaviour.failureReason;
+  const reason = record.reason;
+  const matches = shape === 'string'
+    ? reason === code
+    : typeof reason === 'object' && reason !== null && reason.code === code && typeof reason.message === 'string';
+  if (!matches) {
+    const wanted = shape === 'string' ? `reason "${code}" (the bare code, profile mtn-sandbox)` : `reason {"code":"${code}","message":…} (profile spec)`;
+    depart(world, response, `a FAILED ${world.lastPayment.kind} says why`, wanted, record);
+  }
+}
+
+/** Fails the step: what was checked, against which operation and section, what was expected and what came back. */
+function depart(world: MomoWorld, response: ApiResponse, what: string, expected: string, received: unknown): never {
+  throw new ConformanceFailure([
+    `${response.operation.label} — ${response.operation.section}: ${what}`,
+    `  expected: ${expected}`,
+    `  received: ${world.harness.redactor.text(JSON.stringify(received))}`,
+  ].join('\n'));
+}
+
+function requestToPayOf(world: MomoWorld): Payment {
+  const original = world.payments.find((p) => p.kind === 'request to pay');
+  if (!original) throw new Error('No request to pay in this scenario to refund: make one in a Given step first.');
+  return original;
+}
+
+function msisdnOf(party: Party): { partyIdType: string; partyId: string } {
+  return { partyIdType: 'MSISDN', partyId: party.msisdn };
+}
+
+/** Reference and messages unique to the transaction, without characters the live sandbox rejects. */
+function texts(world: MomoWorld, what: string): Pick<PaymentBody, 'externalId' | 'payerMessage' | 'payeeNote'> {
+  const n = world.payments.length + 1;
+  const tag = randomUUID().slice(0, 8);
+  return { externalId: `${what}-${tag}-${n}`, payerMessage: `Payment for ${what} ${tag}`, payeeNote: `Note on ${what} ${tag}` };
+}

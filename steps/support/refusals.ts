@@ -1,0 +1,120 @@
+import { defineParameterType } from '@cucumber/cucumber';
+import { randomUUID } from 'node:crypto';
+import type { CallOptions } from '../../src/client/momo-client.ts';
+import { PRODUCTS } from '../../src/products.ts';
+import { readBalance } from './accounts.ts';
+import { ORDINARY_CUSTOMER } from './parties.ts';
+import { readStatus, requestPayment, type CreateOptions } from './payments.ts';
+import type { MomoWorld } from './world.ts';
+
+/**
+ * The ways a partner's call can be wrong, and what the service must answer to each (§7). Each phrase of
+ * the features maps to one concrete mistake here.
+ */
+
+const INVALID_PAYMENTS: Record<string, CreateOptions> = {
+  'an amount of zero': { body: { amount: '0' } },
+  'a negative amount': { body: { amount: '-5' } },
+  'an amount that is not a number': { body: { amount: 'ten' } },
+  'an amount given as a number, not a string': { body: { amount: 10 } },
+  'a reference id that is not a UUID': { referenceId: 'order-42' },
+  'a payer number that is not a phone number': { body: { payer: { partyIdType: 'MSISDN', partyId: 'call me' } } },
+  'a payer e-mail address that is not an e-mail address': { body: { payer: { partyIdType: 'EMAIL', partyId: 'not-an-address' } } },
+  'a kind of payer id the service does not know': { body: { payer: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } } },
+  'a payer message longer than 160 characters': { body: { payerMessage: 'x'.repeat(161) } },
+  'no payer': { body: { payer: undefined } },
+};
+
+defineParameterType({
+  name: 'invalid payment',
+  regexp: new RegExp(Object.keys(INVALID_PAYMENTS).sort((a, b) => b.length - a.length).join('|')),
+  transformer: (phrase: string) => phrase,
+});
+
+export async function requestInvalidPayment(world: MomoWorld, problem: string): Promise<void> {
+  await requestPayment(world, ORDINARY_CUSTOMER, '5', INVALID_PAYMENTS[problem]);
+}
+
+/** A currency other than the one the target takes (MOMO_CURRENCY). */
+export async function requestInForeignCurrency(world: MomoWorld, amount: string): Promise<void> {
+  const foreign = world.config.currency === 'USD' ? 'XOF' : 'USD';
+  await requestPayment(world, ORDINARY_CUSTOMER, amount, { body: { currency: foreign } });
+}
+
+/** Asks again with the reference id of the scenario's first payment, and different data. */
+export async function requestReusingReference(world: MomoWorld, amount: string): Promise<void> {
+  const first = world.payments[0];
+  if (!first) throw new Error('No earlier payment in this scenario to reuse the reference of.');
+  await requestPayment(world, ORDINARY_CUSTOMER, amount, { referenceId: first.referenceId });
+}
+
+/** The first payment of the scenario still reads back as it was asked: the reused reference changed nothing. */
+export async function expectFirstPaymentUnchanged(world: MomoWorld): Promise<void> {
+  const first = world.payments[0]!;
+  const record = world.expect({ status: 200, what: 'the first payment still reads back' }, await readStatus(world, first)).json as { amount: string; externalId?: string };
+  if (record.amount !== first.body.amount || record.externalId !== first.body.externalId) {
+    throw new Error(`get request-to-pay status — §2.5, §7 rule 1: after a refused reuse of its reference id the payment must be unchanged (amount ${first.body.amount}, externalId ${first.body.externalId}); it reads amount ${record.amount}, externalId ${record.externalId}`);
+  }
+}
+
+const KEY_MISTAKES = {
+  'without a subscription key': (): CallOptions['subscriptionKey'] => 'none',
+  'with a subscription key the gateway does not know': (): CallOptions['subscriptionKey'] => ({ key: `unknown-${randomUUID()}` }),
+  'with the subscription key of another product': (world: MomoWorld): CallOptions['subscriptionKey'] => ({ product: PRODUCTS.find((p) => p !== world.actor.product)! }),
+};
+
+defineParameterType({
+  name: 'key mistake',
+  regexp: new RegExp(Object.keys(KEY_MISTAKES).join('|')),
+  transformer: (phrase: string) => phrase,
+});
+
+export async function readBalanceWithKeyMistake(world: MomoWorld, mistake: string): Promise<void> {
+  const subscriptionKey = KEY_MISTAKES[mistake as keyof typeof KEY_MISTAKES](world);
+  world.remember(await world.client.getBalance(world.actor.product, await world.bearer(), undefined, { subscriptionKey }));
+}
+
+/** The API gateway's own refusal: 401 {statusCode, message} (real-api-notes), before any operation runs. */
+export function expectGatewayRefusal(world: MomoWorld): void {
+  const body = world.expect({ status: 401, what: 'the gateway refuses a call without the product\'s subscription key (§5.1)' }).json as { statusCode?: unknown };
+  if (body?.statusCode !== 401) {
+    throw new Error(`${world.response!.operation.label} — §5.1: the gateway's refusal must be {statusCode: 401, message}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+  }
+}
+
+const FORBIDDEN_ENVIRONMENT = (world: MomoWorld) => (world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda');
+
+export async function readStatusInForbiddenEnvironment(world: MomoWorld): Promise<void> {
+  const payment = world.lastPayment;
+  world.remember(await world.client.getRequestToPayStatus(await world.bearer(payment.account), payment.referenceId, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+}
+
+export async function checkHolderInForbiddenEnvironment(world: MomoWorld): Promise<void> {
+  const product = world.actor.product === 'disbursement' ? 'disbursement' : 'collection';
+  world.remember(await world.client.accountHolderActive(product, await world.bearer(), 'msisdn', ORDINARY_CUSTOMER.msisdn, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+}
+
+export async function readBalanceInCurrencyInForbiddenEnvironment(world: MomoWorld): Promise<void> {
+  world.remember(await world.client.getBalance('collection', await world.bearer(), world.config.currency, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+}
+
+export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<void> {
+  const bearer = await world.bearer();
+  const forged = `${bearer.slice(0, -4)}${bearer.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+  world.remember(await world.client.basicUserInfo(forged, ORDINARY_CUSTOMER.msisdn));
+}
+
+/** §7 rule 4: a failed basic-info request is 401 with {error}. */
+export function expectOAuthRefusal(world: MomoWorld): void {
+  const body = world.expect({ status: 401, what: 'a failed basic-info request is refused (§7 rule 4)' }).json as { error?: unknown };
+  if (typeof body?.error !== 'string') {
+    throw new Error(`${world.response!.operation.label} — §7 rule 4: a failed basic-info request must answer 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+  }
+}
+
+export async function readStatusOfReference(world: MomoWorld, which: 'malformed' | 'unknown'): Promise<void> {
+  const referenceId = which === 'malformed' ? 'order-42' : randomUUID();
+  world.remember(await world.client.getRequestToPayStatus(await world.bearer(), referenceId));
+}
+
+export { readBalance };

@@ -1,0 +1,174 @@
+import { ConformanceFailure } from '../../src/judge.ts';
+import { randomBytes } from 'node:crypto';
+import { basicCredential } from '../../src/client/momo-client.ts';
+import type { Product } from '../../src/products.ts';
+import type { ClientCall, MomoWorld } from './world.ts';
+
+/** What a partner does with its access tokens (§4.2 #1, §5.2–5.3, §7 rule 4, §8). */
+
+/** The client sends no Authorization header when the credential is empty. */
+const NO_CREDENTIAL = '';
+
+/** Asks for an access token of a product (the partner's own by default) with a Basic credential (the partner's own by default). */
+export async function askForToken(world: MomoWorld, options: { product?: Product; credential?: string } = {}): Promise<void> {
+  const account = world.actor;
+  const product = options.product ?? account.product;
+  const response = world.remember(await world.client.createAccessToken(product, options.credential ?? world.harness.basic(account)));
+  const body = response.json as { access_token?: unknown; expires_in?: unknown } | undefined;
+  if (response.status === 200 && typeof body?.access_token === 'string' && typeof body.expires_in === 'number') {
+    world.accessToken = { account, accessToken: body.access_token, expiresIn: body.expires_in, receivedAt: Date.now() };
+  }
+}
+
+export function askForTokenWithWrongKey(world: MomoWorld): Promise<void> {
+  // 32 random hex characters, the form of a real key (real-api-notes), and not the partner's.
+  return askForToken(world, { credential: basicCredential(world.actor.userId, randomBytes(16).toString('hex')) });
+}
+
+export function askForTokenWithoutCredentials(world: MomoWorld): Promise<void> {
+  return askForToken(world, { credential: NO_CREDENTIAL });
+}
+
+/**
+ * The token is the access-token record of §2.6 (the schema: a JWT and a whole, positive expires_in), and
+ * its token_type is the profile's: "Bearer" by the spec, the literal "access_token" on the live sandbox.
+ */
+export function expectTokenIssued(world: MomoWorld): void {
+  const response = world.expect({ status: 200, what: 'an access token is issued to the API user of the product' });
+  const { token_type: tokenType } = response.json as { token_type: string };
+  const expected = world.harness.behaviour.tokenType;
+  if (tokenType !== expected) {
+    throw new Error(`${response.operation.label} — ${response.operation.section}, §5.3: token_type is "${tokenType}", not "${expected}" (profile ${world.config.profile})`);
+  }
+}
+
+/** A failed token request: 401 {"error":"login_failed"} by §7 rule 4, 500 with the same body on the live sandbox. */
+export function expectNoToken(world: MomoWorld): void {
+  world.expect({ status: world.harness.behaviour.tokenFailureStatus, code: 'login_failed', what: 'a token request without the right credential is refused (§7 rule 4)' });
+}
+
+/** The token just issued opens the balance of its product (§2.9, §4.4 #13): the simplest business call there is. */
+export async function expectTokenOpensAccount(world: MomoWorld, product: Product): Promise<void> {
+  const token = issuedToken(world);
+  world.expect({ status: 200, what: `the access token opens the ${product} account it was issued for` }, await world.client.getBalance(product, `Bearer ${token.accessToken}`));
+}
+
+/**
+ * The answer must forbid caches to keep the token. §5.3 makes these OAuth Bearer tokens, and OAuth
+ * (RFC 6749 §5.1) requires "Cache-Control: no-store" on every answer that carries a token; the live
+ * sandbox sends it too (real-api-notes).
+ */
+export function expectNotCached(world: MomoWorld): void {
+  const response = world.expect({ status: 200, what: 'an access token is issued' });
+  const cacheControl = response.headers['cache-control'];
+  const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
+  if (!directives.includes('no-store')) {
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section} and RFC 6749 §5.1: expected the header Cache-Control: no-store, received ${cacheControl === undefined ? 'no Cache-Control header' : `Cache-Control: ${cacheControl}`}`);
+  }
+}
+
+/** Presents the partner's own (cached) access token to the balance of another product. */
+export async function presentTokenTo(world: MomoWorld, product: Product): Promise<void> {
+  world.remember(await world.client.getBalance(product, await world.bearer()));
+}
+
+/** Presents the partner's access token with one character of its signature changed. */
+export async function presentForgedToken(world: MomoWorld): Promise<void> {
+  const [header, payload, signature] = (await world.bearer()).slice('Bearer '.length).split('.');
+  if (!header || !payload || !signature) throw new Error('The access token is not a JWT of three parts, so its signature cannot be altered.');
+  // The first character, not the last: the last one of a base64url signature may carry only padding bits.
+  const forged = `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
+  world.remember(await world.client.getBalance(world.actor.product, `Bearer ${header}.${payload}.${forged}`));
+}
+
+/** Gets an access token of the partner's own, and sees it open the partner's account. */
+export async function holdToken(world: MomoWorld): Promise<void> {
+  await askForToken(world);
+  expectTokenIssued(world);
+  await expectTokenOpensAccount(world, world.actor.product);
+}
+
+/**
+ * Waits until the held token's expires_in has passed, then presents it. A lifetime longer than the slow
+ * deadline (the live sandbox's 3600 s) cannot be waited for: the scenario is skipped, saying so.
+ */
+const JWT_SECOND = 1_000;
+
+export async function presentExpiredToken(world: MomoWorld): Promise<string | undefined> {
+  const token = issuedToken(world);
+  // JWT expiry is in whole seconds (RFC 7519 NumericDate), so a token may live up to a second past expires_in.
+  const expiresAt = token.receivedAt + token.expiresIn * 1000 + JWT_SECOND;
+  if (expiresAt - Date.now() > world.config.slowOutcomeTimeoutMs) {
+    return skipLongLifetime(world, token.expiresIn, 'waiting for an access token to expire');
+  }
+  await world.eventually(`the access token's expires_in of ${token.expiresIn} s has passed`, async () => (Date.now() >= expiresAt ? true : undefined), { slow: true });
+  world.remember(await world.client.getBalance(token.account.product, `Bearer ${token.accessToken}`));
+  return undefined;
+}
+
+const CALL_EVERY_MS = 1000;
+
+/**
+ * A client that takes its token from the harness's cache (fetched once, renewed before it expires)
+ * calls its product's balance once a second for one token lifetime and a second more.
+ */
+export async function callThroughALifetime(world: MomoWorld): Promise<string | undefined> {
+  const account = world.actor;
+  // The lifetime, as the client learns it: from a token answer.
+  await askForToken(world);
+  expectTokenIssued(world);
+  const lifetimeSeconds = issuedToken(world).expiresIn;
+  const periodMs = lifetimeSeconds * 1000 + CALL_EVERY_MS;
+  if (periodMs + 2 * CALL_EVERY_MS > world.config.slowOutcomeTimeoutMs) {
+    return skipLongLifetime(world, lifetimeSeconds, 'calling for longer than a token lives');
+  }
+  const calls: ClientCall[] = [];
+  world.clientCalls = calls;
+  const started = Date.now();
+  let lastCallAt = Number.NEGATIVE_INFINITY;
+  await world.eventually(`a call each second for ${periodMs} ms`, async () => {
+    if (Date.now() - lastCallAt >= CALL_EVERY_MS) {
+      lastCallAt = Date.now();
+      const credential = await world.bearer(account);
+      calls.push({ atMs: lastCallAt - started, credential, response: await world.client.getBalance(account.product, credential) });
+    }
+    return Date.now() - started >= periodMs ? calls : undefined;
+  }, { slow: true });
+  return undefined;
+}
+
+export function expectNoCallRefused(world: MomoWorld): void {
+  const calls = clientCalls(world);
+  const refused = calls.filter((c) => c.response.status !== 200);
+  if (refused.length === 0) return;
+  const first = refused[0]!.response;
+  throw new Error([
+    `${first.operation.label} — ${first.operation.section}, §5.3: a client that renews its token before expires_in passes is never refused`,
+    '  expected: every call answered 200',
+    `  received: ${refused.length} of ${calls.length} calls refused:`,
+    ...refused.map((c) => `    at ${c.atMs} ms: HTTP ${c.response.status} ${world.harness.redactor.text(c.response.text)}`),
+  ].join('\n'));
+}
+
+export function expectTokenRenewed(world: MomoWorld): void {
+  const calls = clientCalls(world);
+  const tokens = new Set(calls.map((c) => c.credential)).size;
+  if (tokens < 2) {
+    throw new Error(`The token cache (src/client/token-cache.ts) used ${tokens} access token for ${calls.length} calls over ${calls.at(-1)?.atMs ?? 0} ms, longer than one lifetime: it did not renew its token.`);
+  }
+}
+
+function skipLongLifetime(world: MomoWorld, lifetimeSeconds: number, what: string): string {
+  world.log(`Skipped: the target's access tokens live ${lifetimeSeconds} s, longer than the slow deadline of ${world.config.slowOutcomeTimeoutMs / 1000} s (MOMO_SLOW_OUTCOME_TIMEOUT_MS), so ${what} cannot be done within this run.`);
+  return 'skipped';
+}
+
+function issuedToken(world: MomoWorld) {
+  if (!world.accessToken) throw new Error('No access token was issued in this scenario.');
+  return world.accessToken;
+}
+
+function clientCalls(world: MomoWorld): ClientCall[] {
+  if (!world.clientCalls) throw new Error('No client calls were made in this scenario.');
+  return world.clientCalls;
+}

@@ -1,0 +1,68 @@
+import { Given, Then, When } from '@cucumber/cucumber';
+import type { Product } from '../src/products.ts';
+import {
+  askForToken, askForTokenWithWrongKey, askForTokenWithoutCredentials, callThroughALifetime, expectNoCallRefused, expectNoToken,
+  expectNotCached, expectTokenIssued, expectTokenOpensAccount, expectTokenRenewed, holdToken, presentExpiredToken, presentForgedToken, presentTokenTo,
+} from './support/tokens.ts';
+import type { MomoWorld } from './support/world.ts';
+
+
+Given('the partner holds an access token that opens its account', async function (this: MomoWorld) {
+  await holdToken(this);
+});
+
+When('the partner asks for an access token', async function (this: MomoWorld) {
+  await askForToken(this);
+});
+
+When('the partner asks for an access token with a wrong API key', async function (this: MomoWorld) {
+  await askForTokenWithWrongKey(this);
+});
+
+When('the partner asks for an access token without credentials', async function (this: MomoWorld) {
+  await askForTokenWithoutCredentials(this);
+});
+
+When('the partner asks for a {product} access token', async function (this: MomoWorld, product: Product) {
+  await askForToken(this, { product });
+});
+
+When('the partner presents its access token to {product}', async function (this: MomoWorld, product: Product) {
+  await presentTokenTo(this, product);
+});
+
+When('the partner presents an access token whose signature was altered', async function (this: MomoWorld) {
+  await presentForgedToken(this);
+});
+
+When('the partner presents the access token after it has expired', async function (this: MomoWorld) {
+  return presentExpiredToken(this);
+});
+
+When('the partner\'s client calls once a second for longer than a token lives', async function (this: MomoWorld) {
+  return callThroughALifetime(this);
+});
+
+Then('an access token is issued', function (this: MomoWorld) {
+  expectTokenIssued(this);
+});
+
+Then('no access token is issued', function (this: MomoWorld) {
+  expectNoToken(this);
+});
+
+Then('the access token opens the partner\'s {product} account', async function (this: MomoWorld, product: Product) {
+  await expectTokenOpensAccount(this, product);
+});
+
+Then('the answer tells caches not to keep it', function (this: MomoWorld) {
+  expectNotCached(this);
+});
+
+Then('none of the client\'s calls was refused', function (this: MomoWorld) {
+  expectNoCallRefused(this);
+});
+
+Then('the client renewed its access token on the way', function (this: MomoWorld) {
+  expectTokenRenewed(this);
+});
