@@ -44,8 +44,9 @@ export class TokenAuthority {
   }
 
   issue(claims: { sub: string; prd: Product; use: TokenClaims['use']; msisdn?: string; scope?: string }, lifetimeSeconds: number): string {
-    const iat = Math.floor(this.clock.now() / 1000);
-    return this.sign({ ...claims, iat, exp: iat + lifetimeSeconds, jti: randomUUID() });
+    const now = this.clock.now();
+    // Rounded up, so the token never stops working before the expires_in its holder was told.
+    return this.sign({ ...claims, iat: Math.floor(now / 1000), exp: Math.ceil(now / 1000 + lifetimeSeconds), jti: randomUUID() });
   }
 
   check(token: string, product: Product, use: TokenClaims['use']): TokenCheck {
