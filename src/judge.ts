@@ -33,15 +33,7 @@ export function judge(response: ApiResponse, expected: Expectation, profile: Pro
   const problems: string[] = [];
   if (!statuses.includes(response.status)) problems.push(`the status is ${response.status}, not ${statuses.join(' or ')}`);
 
-  const schemas = schemasFor(response.operation.id, response.operation.product, response.status, profile);
-  if (Array.isArray(schemas)) {
-    const results = schemas.map((name) => ({ name, errors: schemaErrors(name, response.json) }));
-    if (response.json === undefined) {
-      problems.push(`the body is ${response.text.trim() === '' ? 'empty' : 'not JSON'}, but the spec gives ${schemas.map(file).join(' or ')} for ${response.status}`);
-    } else if (!results.some((r) => r.errors.length === 0)) {
-      for (const r of results) problems.push(`the body does not match ${file(r.name)}:\n${r.errors.map((e) => `      ${e}`).join('\n')}`);
-    }
-  }
+  problems.push(...bodyProblems(response, profile));
 
   if (expected.code !== undefined && statuses.includes(response.status)) {
     const body = response.json as { code?: unknown; error?: unknown } | undefined;
@@ -50,6 +42,27 @@ export function judge(response: ApiResponse, expected: Expectation, profile: Pro
   }
 
   if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor));
+}
+
+/** What is wrong with a response's body for its status, per the contract; empty when nothing is. */
+export function bodyProblems(response: ApiResponse, profile: ProfileBehaviour): string[] {
+  const schemas = schemasFor(response.operation.id, response.operation.product, response.status, profile);
+  if (!Array.isArray(schemas)) return [];
+  if (response.json === undefined) {
+    return [`the body is ${response.text.trim() === '' ? 'empty' : 'not JSON'}, but the spec gives ${schemas.map(file).join(' or ')} for ${response.status}`];
+  }
+  const results = schemas.map((name) => ({ name, errors: schemaErrors(name, response.json) }));
+  if (results.some((r) => r.errors.length === 0)) return [];
+  return results.map((r) => `the body does not match ${file(r.name)}:\n${r.errors.map((e) => `      ${e}`).join('\n')}`);
+}
+
+/** A response no step judged, whose body departs from its schema: found after the scenario, still a failure. */
+export function describeUnjudged(response: ApiResponse, problems: string[], redactor: Redactor): string {
+  return [
+    `${response.operation.label} — ${response.operation.section}: an answer of the scenario departs from its schema`,
+    `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
+    ...problems.map((p) => `  - ${p}`),
+  ].join('\n');
 }
 
 /** Checks a value (a status record, a callback body) against a schema; a departure throws ConformanceFailure. */

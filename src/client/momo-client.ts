@@ -56,6 +56,8 @@ export interface ClientOptions {
   redactor: Redactor;
   /** Receives every exchange (the scenario's evidence). */
   onExchange?: (exchange: Exchange) => void;
+  /** Receives every response as it came, before any step sees it (to check every body against its schema). */
+  onResponse?: (response: ApiResponse) => void;
   /** Injected by unit tests (undici MockAgent); otherwise one keep-alive Agent. */
   dispatcher?: Dispatcher;
 }
@@ -214,7 +216,9 @@ export class MomoClient {
       const responseHeaders = flattenHeaders(response.headers);
       evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.body(text), durationMs };
       this.options.onExchange?.(evidence);
-      return { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
+      const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
+      this.options.onResponse?.(result);
+      return result;
     } catch (error) {
       evidence.transportError = redact.text(describeTransportError(error as Error));
       this.options.onExchange?.(evidence);

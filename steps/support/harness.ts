@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { CallbackReceiver } from '../../src/callbacks/receiver.ts';
-import { MomoClient, basicCredential, type Exchange } from '../../src/client/momo-client.ts';
+import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../src/client/momo-client.ts';
 import { TokenCache } from '../../src/client/token-cache.ts';
 import type { HarnessConfig } from '../../src/config.ts';
-import { judge } from '../../src/judge.ts';
+import { bodyProblems, describeUnjudged, judge } from '../../src/judge.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../src/profiles.ts';
 import type { Product } from '../../src/products.ts';
 import { Redactor } from '../../src/redact.ts';
@@ -48,6 +48,7 @@ export class Harness {
       requestTimeoutMs: this.config.requestTimeoutMs,
       redactor: this.redactor,
       onExchange: (exchange) => this.recordExchange?.(exchange),
+      onResponse: (response) => this.checkBody(response),
     });
     this.receiver = new CallbackReceiver(this.config.callbackHost);
     this.tokens = new TokenCache({ fetch: (key) => this.fetchToken(key) });
@@ -64,6 +65,21 @@ export class Harness {
 
   recordInto(sink: ((exchange: Exchange) => void) | undefined): void {
     this.recordExchange = sink;
+    this.bodyFailures = [];
+  }
+
+  /** Bodies of this scenario that depart from their schemas, whether or not a step looked at them. */
+  takeBodyFailures(): string[] {
+    const failures = this.bodyFailures;
+    this.bodyFailures = [];
+    return failures;
+  }
+
+  private bodyFailures: string[] = [];
+
+  private checkBody(response: ApiResponse): void {
+    const problems = bodyProblems(response, this.behaviour);
+    if (problems.length > 0) this.bodyFailures.push(describeUnjudged(response, problems, this.redactor));
   }
 
   /** The run's API user of a product: the configured one, or one provisioned on first use. */

@@ -1,5 +1,6 @@
 import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@cucumber/cucumber';
 import { loadConfig } from '../../src/config.ts';
+import { ConformanceFailure } from '../../src/judge.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
@@ -25,10 +26,13 @@ Before(function (this: MomoWorld) {
   this.harness.recordInto((exchange) => this.evidence.push(exchange));
 });
 
-// Every exchange of the scenario, redacted, goes into the reports as its evidence.
+// Every exchange of the scenario, redacted, goes into the reports as its evidence; and every answer's body
+// is held to its schema, including answers no step judged (a status read while polling, a token fetched).
 After(async function (this: MomoWorld, { result }) {
+  const bodyFailures = this.harness.takeBodyFailures();
   this.harness.recordInto(undefined);
   if (this.evidence.length === 0) return;
   const evidence = { passed: result?.status === Status.PASSED, exchanges: this.evidence };
   await this.attach(JSON.stringify(evidence, null, 2), { mediaType: 'application/json', fileName: 'evidence.json' });
+  if (result?.status === Status.PASSED && bodyFailures.length > 0) throw new ConformanceFailure(bodyFailures.join('\n\n'));
 });
