@@ -59,6 +59,16 @@ export class CallbackReceiver {
     return `http://${this.host}:${this.port}/callbacks/${referenceId}`;
   }
 
+  /** Where the receiver listens, e.g. http://127.0.0.1:40123; callbacks go to <baseUrl>/callbacks/<referenceId>. */
+  get baseUrl(): string {
+    return `http://${this.host}:${this.port}`;
+  }
+
+  /** Every callback received, in order of arrival. */
+  all(): readonly ReceivedCallback[] {
+    return this.received;
+  }
+
   callbacksFor(referenceId: string): ReceivedCallback[] {
     const id = referenceId.toLowerCase();
     return this.received.filter((c) => c.referenceId === id);

@@ -1,0 +1,78 @@
+import { readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import standaloneModule from 'ajv/dist/standalone/index.js';
+import { schemaDocuments, schemaId } from '../src/schemas.ts';
+
+// CommonJS modules whose default export is the module object under NodeNext.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default;
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SCENARIO_DIR = join(ROOT, 'load/scenarios');
+export const BUNDLE_DIR = join(ROOT, 'dist/load');
+
+/** The schemas the load scripts check answers against. */
+const VALIDATED = ['access-token', 'request-to-pay-status', 'deposit-status', 'refund-status', 'balance', 'account-holder-status'];
+
+export function scenarioNames(): string[] {
+  return readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.ts')).map((f) => basename(f, '.ts')).sort();
+}
+
+/**
+ * The validators as one ES module of plain functions: ajv compiles the project's schemas here, at build
+ * time, with the same options as the rest of the project, so k6 never compiles a schema.
+ */
+function validatorsModule(): string {
+  const ajv = new Ajv2020({ strict: true, allErrors: true, code: { source: true, esm: true } });
+  addFormats(ajv);
+  for (const schema of schemaDocuments) ajv.addSchema(schema);
+  const exportName = (name: string) => name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+  const code = standaloneCode(ajv, Object.fromEntries(VALIDATED.map((name) => [exportName(name), schemaId(name)])));
+  // The scripts look validators up by schema name, as the rest of the project does.
+  return `${code}\nexport const validators = { ${VALIDATED.map((name) => `${JSON.stringify(name)}: ${exportName(name)}`).join(', ')} };\n`;
+}
+
+const virtualValidators: Plugin = {
+  name: 'virtual-validators',
+  setup(b) {
+    b.onResolve({ filter: /^virtual:validators$/ }, () => ({ path: 'validators', namespace: 'virtual' }));
+    b.onLoad({ filter: /.*/, namespace: 'virtual' }, () => ({ contents: validatorsModule(), resolveDir: ROOT, loader: 'js' }));
+  },
+};
+
+/** Bundles every scenario of load/scenarios into dist/load/<scenario>.js. */
+export async function buildLoadScripts(): Promise<string[]> {
+  const names = scenarioNames();
+  await build({
+    entryPoints: names.map((n) => join(SCENARIO_DIR, `${n}.ts`)),
+    outdir: BUNDLE_DIR,
+    // One self-contained file per scenario: k6 loads a single script, and the bundle is what a
+    // distributed run (execution segments, the k6-operator) ships to every runner.
+    bundle: true,
+    // k6 runs ES modules, and its runtime knows ES2020 well; newer syntax is lowered.
+    format: 'esm',
+    target: 'es2020',
+    // Not Node: nothing of node: may be pulled in, and no Node globals are assumed.
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    // k6's own modules are provided by the k6 binary at run time, never bundled.
+    external: ['k6', 'k6/*'],
+    plugins: [virtualValidators],
+    // Readable output: stack traces in k6 point at lines a person can follow.
+    minify: false,
+    sourcemap: 'inline',
+    logLevel: 'warning',
+  });
+  return names.map((n) => join(BUNDLE_DIR, `${n}.js`));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  buildLoadScripts().then((files) => console.log(`Built ${files.length} load scripts into ${BUNDLE_DIR}`), (error: Error) => {
+    console.error(`Could not build the load scripts: ${error.message}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,39 @@
+import { config } from './config.ts';
+
+/** A customer whose payments succeed at once on the sandbox (any number outside the test numbers). */
+export const APPROVING_CUSTOMER = '46733123499';
+/** A customer whose payments stay PENDING for a while, then succeed (the sandbox's delayed test number). */
+export const SLOW_CUSTOMER = '46733123454';
+
+export function requestToPayBody(amount = '10', msisdn = APPROVING_CUSTOMER) {
+  return {
+    amount,
+    currency: config.currency,
+    externalId: `load-${Date.now()}`,
+    payer: { partyIdType: 'MSISDN', partyId: msisdn },
+    payerMessage: 'Load test payment',
+    payeeNote: 'Load test',
+  };
+}
+
+export function depositBody(amount = '1', msisdn = APPROVING_CUSTOMER) {
+  return {
+    amount,
+    currency: config.currency,
+    externalId: `load-${Date.now()}`,
+    payee: { partyIdType: 'MSISDN', partyId: msisdn },
+    payerMessage: 'Load test deposit',
+    payeeNote: 'Load test',
+  };
+}
+
+export function refundBody(referenceIdToRefund: string, amount = '1') {
+  return {
+    amount,
+    currency: config.currency,
+    externalId: `load-${Date.now()}`,
+    payerMessage: 'Load test refund',
+    payeeNote: 'Load test',
+    referenceIdToRefund,
+  };
+}

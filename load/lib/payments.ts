@@ -1,0 +1,51 @@
+import { sleep } from 'k6';
+import { create, readStatus, type Account, type Creation } from './api.ts';
+import { expectAnswer } from './checks.ts';
+import { config } from './config.ts';
+import { creations, lostTransactions, timeToFinal } from './metrics.ts';
+import { bearer, refused } from './tokens.ts';
+
+const STATUS_SCHEMAS: Record<Creation, string> = {
+  'request-to-pay': 'request-to-pay-status',
+  deposit: 'deposit-status',
+  refund: 'refund-status',
+};
+
+/** Creates a transaction with the VU's cached token; returns its reference id once accepted (202). */
+export function createTransaction(kind: Creation, account: Account, body: object, withCallback = false): string | undefined {
+  const callbackUrl = withCallback && config.callbackUrl
+    // The receiver measures callback latency from the creation time in the URL.
+    ? (referenceId: string) => `${config.callbackUrl}/callbacks/${referenceId}?createdAt=${Date.now()}`
+    : undefined;
+  const { response, referenceId } = create(kind, bearer(account), body, callbackUrl);
+  refused(account, response.status);
+  if (expectAnswer(kind, response, 202) === undefined && response.status !== 202) return undefined;
+  creations.add(1, { op: kind });
+  return referenceId;
+}
+
+/**
+ * Polls a transaction until its status is final, and records the time from its acceptance. A transaction
+ * whose status cannot be read (404 after a 202) by the deadline is lost, which must never happen.
+ */
+export function awaitFinal(kind: Creation, account: Account, referenceId: string, acceptedAt: number, options: { deadlineMs: number; intervalMs: number }): string | undefined {
+  const deadline = acceptedAt + options.deadlineMs;
+  let readable = false;
+  for (;;) {
+    const response = readStatus(kind, bearer(account), referenceId);
+    refused(account, response.status);
+    if (response.status === 200) {
+      readable = true;
+      const record = expectAnswer(`${kind}-status`, response, 200, STATUS_SCHEMAS[kind]) as { status?: string } | undefined;
+      if (record?.status === 'SUCCESSFUL' || record?.status === 'FAILED') {
+        timeToFinal.add(Date.now() - acceptedAt, { op: kind });
+        return record.status;
+      }
+    }
+    if (Date.now() + options.intervalMs > deadline) break;
+    // Polling is the client's own pacing here, not think time: the next look is one interval on.
+    sleep(options.intervalMs / 1000);
+  }
+  if (!readable) lostTransactions.add(1, { op: kind });
+  return undefined;
+}

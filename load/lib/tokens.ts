@@ -1,0 +1,70 @@
+import { fail } from 'k6';
+import { createAccessToken, createApiKey, createApiUser, type Account } from './api.ts';
+import { expectAnswer } from './checks.ts';
+import { config, type Product } from './config.ts';
+import { uuidv4 } from './ids.ts';
+import { tokenRequests, unexpected401 } from './metrics.ts';
+
+/**
+ * API users for the run: the ones MOMO_<PRODUCT>_USER_ID / _API_KEY name, or new ones. Called from
+ * setup(), which fails the run at once, with the reason, when the target does not provision.
+ */
+export function provisionAccounts(products: readonly Product[]): Record<string, Account> {
+  const accounts: Record<string, Account> = {};
+  for (const product of products) {
+    const upper = product.toUpperCase();
+    const userId = __ENV[`MOMO_${upper}_USER_ID`];
+    const apiKey = __ENV[`MOMO_${upper}_API_KEY`];
+    if (userId && apiKey) {
+      accounts[product] = { product, userId, apiKey };
+      continue;
+    }
+    const id = uuidv4();
+    const created = createApiUser(product, id);
+    if (created.status !== 201) fail(`setup: provisioning a ${product} API user at ${config.sandboxUrl} answered ${created.status}: check MOMO_SANDBOX_URL and MOMO_${upper}_KEY`);
+    const key = createApiKey(product, id);
+    const body = key.status === 201 ? (JSON.parse(key.body as string) as { apiKey: string }) : undefined;
+    if (!body) fail(`setup: creating the ${product} API key answered ${key.status}`);
+    accounts[product] = { product, userId: id, apiKey: body!.apiKey };
+  }
+  return accounts;
+}
+
+interface Cached {
+  bearer: string;
+  refreshAt: number;
+}
+
+// Module state is per VU in k6: each VU keeps its own tokens, as each client instance of a partner would.
+const cache: Record<string, Cached> = {};
+
+/**
+ * A Bearer credential from the VU's cache, fetched when missing and refreshed before it expires: the
+ * earlier of LOAD_TOKEN_REFRESH_SECONDS and a fifth of its life before expires_in runs out.
+ */
+export function bearer(account: Account): string {
+  const key = `${account.product}:${account.userId}`;
+  const cached = cache[key];
+  if (cached && Date.now() < cached.refreshAt) return cached.bearer;
+  return fetchToken(account, key).bearer;
+}
+
+/** A fresh token, bypassing the cache: what a client that does not cache does on every call. */
+export function fetchToken(account: Account, key = `${account.product}:${account.userId}`): Cached {
+  const started = Date.now();
+  tokenRequests.add(1, { product: account.product });
+  const body = expectAnswer('token', createAccessToken(account), 200, 'access-token') as { access_token: string; expires_in: number } | undefined;
+  if (!body) return { bearer: 'Bearer invalid', refreshAt: 0 };
+  const lifetimeMs = body.expires_in * 1000;
+  const margin = Math.min(config.tokenRefreshSeconds * 1000, lifetimeMs / 5);
+  const entry = { bearer: `Bearer ${body.access_token}`, refreshAt: started + lifetimeMs - margin };
+  cache[key] = entry;
+  return entry;
+}
+
+/** A 401 to a cached token: counted (it must not happen), and the token dropped so the next call gets a new one. */
+export function refused(account: Account, status: number): void {
+  if (status !== 401) return;
+  unexpected401.add(1, { product: account.product });
+  delete cache[`${account.product}:${account.userId}`];
+}

@@ -1,0 +1,68 @@
+import { fail } from 'k6';
+import type { Account, Creation } from '../lib/api.ts';
+import { number } from '../lib/config.ts';
+import { depositBody, refundBody, requestToPayBody } from '../lib/payloads.ts';
+import { createTransaction } from '../lib/payments.ts';
+import { correctness, latencyOf, noUnexpected401 } from '../lib/slo.ts';
+import { provisionAccounts } from '../lib/tokens.ts';
+
+const rate = number('LOAD_RATE', 50);
+const duration = `${number('LOAD_DURATION_SECONDS', 30)}s`;
+const operations = (__ENV.LOAD_OPERATIONS || 'request-to-pay,deposit,refund').split(',').map((s) => s.trim()) as Creation[];
+const EXEC: Record<Creation, string> = { 'request-to-pay': 'requestToPay', deposit: 'deposit', refund: 'refund' };
+// A fixed number of iterations instead of a rate: exact counts, for checking how a split run divides them.
+const iterations = number('LOAD_ITERATIONS', 0);
+
+/**
+ * Creations at a constant arrival rate per operation, with tokens from each VU's cache: what the target
+ * sustains. momo_token_requests against momo_creations shows the cache at work.
+ */
+export const options = {
+  scenarios: Object.fromEntries(operations.map((op) => {
+    if (!EXEC[op]) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (request-to-pay, deposit, refund)`);
+    return [op, iterations > 0
+      ? { executor: 'shared-iterations', exec: EXEC[op], iterations, vus: number('LOAD_VUS', 4), maxDuration: '120s' }
+      : {
+        executor: 'constant-arrival-rate',
+        exec: EXEC[op],
+        rate,
+        timeUnit: '1s',
+        duration,
+        preAllocatedVUs: number('LOAD_VUS', 20),
+        maxVUs: number('LOAD_MAX_VUS', 200),
+      }];
+  })),
+  thresholds: Object.assign({ ...correctness(), ...noUnexpected401() }, ...operations.map((op) => latencyOf(op))),
+};
+
+interface Data {
+  accounts: Record<string, Account>;
+  /** Successful requests to pay that the refunds draw on, a small amount at a time. */
+  refundable: string[];
+}
+
+export function setup(): Data {
+  const accounts = provisionAccounts(['collection', 'disbursement']);
+  const refundable: string[] = [];
+  if (operations.includes('refund')) {
+    for (let i = 0; i < 20; i += 1) {
+      const id = createTransaction('request-to-pay', accounts.collection!, requestToPayBody('100000'));
+      if (id) refundable.push(id);
+    }
+    if (refundable.length === 0) fail('setup: no request to pay was accepted, so there is nothing to refund');
+  }
+  return { accounts, refundable };
+}
+
+export function requestToPay(data: Data) {
+  createTransaction('request-to-pay', data.accounts.collection!, requestToPayBody('10'));
+}
+
+export function deposit(data: Data) {
+  createTransaction('deposit', data.accounts.disbursement!, depositBody('0.01'));
+}
+
+export function refund(data: Data) {
+  const original = data.refundable[Math.floor(Math.random() * data.refundable.length)]!;
+  createTransaction('refund', data.accounts.disbursement!, refundBody(original, '0.01'));
+}
