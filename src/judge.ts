@@ -12,6 +12,20 @@ export class ConformanceFailure extends Error {
   }
 }
 
+/**
+ * The target answered that it cannot serve now (a gateway error, or SERVICE_UNAVAILABLE) where the scenario
+ * expected something else: the run could not test, which says nothing about conformance.
+ */
+export class TargetUnavailableAnswer extends Error {
+  readonly fatal = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'TargetUnavailableAnswer';
+  }
+}
+
+const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
+
 export interface Expectation {
   /** The status (or one of the statuses) the spec gives for this case. */
   status: number | readonly number[];
@@ -30,6 +44,10 @@ const MAX_BODY_IN_MESSAGE = 1500;
  */
 export function judge(response: ApiResponse, expected: Expectation, profile: ProfileBehaviour, redactor: Redactor): void {
   const statuses = typeof expected.status === 'number' ? [expected.status] : expected.status;
+  const code = (response.json as { code?: unknown } | undefined)?.code;
+  if (!statuses.includes(response.status) && (UNAVAILABLE_STATUSES.has(response.status) || code === 'SERVICE_UNAVAILABLE')) {
+    throw new TargetUnavailableAnswer(`${response.operation.label}: the target answered HTTP ${response.status} ${bodyText(response.text, redactor)}; it was unavailable, so this could not be tested`);
+  }
   const problems: string[] = [];
   if (!statuses.includes(response.status)) problems.push(`the status is ${response.status}, not ${statuses.join(' or ')}`);
 

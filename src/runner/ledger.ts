@@ -29,8 +29,10 @@ export interface RunSummary {
   scenarios: ScenarioResult[];
 }
 
-// Errors that mean "the target did not answer" rather than "the target answered wrongly".
-const UNAVAILABLE = new Set(['TargetUnavailableError']);
+// Errors that mean "the target did not answer, or said it could not" rather than "it answered wrongly".
+const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer']);
+// Errors that mean "the target departed from the API": the only ones that fail a scenario.
+const DEPARTURES = new Set(['ConformanceFailure', 'DeadlineExceededError']);
 
 interface Attempt {
   pickleId: string;
@@ -134,7 +136,11 @@ function judgeSteps(steps: TestStepResult[]): { verdict: Verdict; reason?: strin
   if (!broken) return { verdict: steps.some((s) => s.status === 'SKIPPED') ? 'skipped' : 'passed' };
   const reason = broken.exception?.message ?? broken.message ?? broken.status;
   if (broken.status === 'FAILED') {
-    return { verdict: UNAVAILABLE.has(broken.exception?.type ?? '') ? 'not tested' : 'failed', reason };
+    const type = broken.exception?.type ?? '';
+    if (DEPARTURES.has(type)) return { verdict: 'failed', reason };
+    if (UNAVAILABLE.has(type)) return { verdict: 'not tested', reason };
+    // Anything else is the harness's own fault (a bug, a feature that cannot run): never the target's.
+    return { verdict: 'not tested', reason: `the harness could not run this scenario (${type || 'error'}): ${reason}` };
   }
   // UNDEFINED, AMBIGUOUS or PENDING steps: the harness could not run the scenario.
   return { verdict: 'not tested', reason: `the harness could not run this scenario: step ${broken.status.toLowerCase()}` };

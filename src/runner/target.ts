@@ -54,7 +54,11 @@ export async function probeTarget(config: HarnessConfig): Promise<void> {
     try {
       const response = await request(url, { method: 'GET', headersTimeout: config.connectTimeoutMs, bodyTimeout: config.connectTimeoutMs, signal: AbortSignal.timeout(config.connectTimeoutMs + 1000) });
       await response.body.dump();
+      if (response.statusCode === 502 || response.statusCode === 503 || response.statusCode === 504) {
+        throw new TargetUnreachableError(`The target at ${url} answers ${response.statusCode}: it is unavailable. Try again later.`);
+      }
     } catch (error) {
+      if (error instanceof TargetUnreachableError) throw error;
       const e = error as Error & { code?: string; cause?: Error };
       throw new TargetUnreachableError(`The target at ${url} could not be reached: ${e.code ? `${e.code}: ` : ''}${e.cause?.message ?? e.message}. Check MOMO_BASE_URL / MOMO_SANDBOX_URL and that the server is up.`);
     }

@@ -1,3 +1,4 @@
+import { ConformanceFailure } from '../../src/judge.ts';
 import type { ApiResponse } from '../../src/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Consent, MomoWorld } from './world.ts';
@@ -104,7 +105,7 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   const gender = (response.json as { gender?: string }).gender;
   const expectedCase = world.harness.behaviour.genderCase;
   if (gender && gender !== (expectedCase === 'upper' ? gender.toUpperCase() : gender.toLowerCase())) {
-    throw new Error(`${response.operation.label} — ${response.operation.section}, §2.11: gender is "${gender}", not written in ${expectedCase} case (profile ${world.config.profile})`);
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §2.11: gender is "${gender}", not written in ${expectedCase} case (profile ${world.config.profile})`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { ConformanceFailure } from '../../src/judge.ts';
 import { randomUUID } from 'node:crypto';
 import type { MomoWorld } from './world.ts';
 
@@ -21,7 +22,7 @@ export async function readApiUser(world: MomoWorld, userId = registeredUser(worl
 export function expectApiUserRecord(world: MomoWorld): void {
   const record = world.expect({ status: 200, what: 'an API user reads back' }).json as { providerCallbackHost: string };
   if (record.providerCallbackHost !== world.config.callbackHost) {
-    throw new Error(`get API user — §4.5 #16: providerCallbackHost is "${record.providerCallbackHost}", not the "${world.config.callbackHost}" it was registered with`);
+    throw new ConformanceFailure(`get API user — §4.5 #16: providerCallbackHost is "${record.providerCallbackHost}", not the "${world.config.callbackHost}" it was registered with`);
   }
 }
 

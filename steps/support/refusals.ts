@@ -1,3 +1,4 @@
+import { ConformanceFailure } from '../../src/judge.ts';
 import { defineParameterType } from '@cucumber/cucumber';
 import { randomUUID } from 'node:crypto';
 import type { CallOptions } from '../../src/client/momo-client.ts';
@@ -53,7 +54,7 @@ export async function expectFirstPaymentUnchanged(world: MomoWorld): Promise<voi
   const first = world.payments[0]!;
   const record = world.expect({ status: 200, what: 'the first payment still reads back' }, await readStatus(world, first)).json as { amount: string; externalId?: string };
   if (record.amount !== first.body.amount || record.externalId !== first.body.externalId) {
-    throw new Error(`get request-to-pay status — §2.5, §7 rule 1: after a refused reuse of its reference id the payment must be unchanged (amount ${first.body.amount}, externalId ${first.body.externalId}); it reads amount ${record.amount}, externalId ${record.externalId}`);
+    throw new ConformanceFailure(`get request-to-pay status — §2.5, §7 rule 1: after a refused reuse of its reference id the payment must be unchanged (amount ${first.body.amount}, externalId ${first.body.externalId}); it reads amount ${record.amount}, externalId ${record.externalId}`);
   }
 }
 
@@ -78,7 +79,7 @@ export async function readBalanceWithKeyMistake(world: MomoWorld, mistake: strin
 export function expectGatewayRefusal(world: MomoWorld): void {
   const body = world.expect({ status: 401, what: 'the gateway refuses a call without the product\'s subscription key (§5.1)' }).json as { statusCode?: unknown };
   if (body?.statusCode !== 401) {
-    throw new Error(`${world.response!.operation.label} — §5.1: the gateway's refusal must be {statusCode: 401, message}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+    throw new ConformanceFailure(`${world.response!.operation.label} — §5.1: the gateway's refusal must be {statusCode: 401, message}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
   }
 }
 
@@ -108,7 +109,7 @@ export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<
 export function expectOAuthRefusal(world: MomoWorld): void {
   const body = world.expect({ status: 401, what: 'a failed basic-info request is refused (§7 rule 4)' }).json as { error?: unknown };
   if (typeof body?.error !== 'string') {
-    throw new Error(`${world.response!.operation.label} — §7 rule 4: a failed basic-info request must answer 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+    throw new ConformanceFailure(`${world.response!.operation.label} — §7 rule 4: a failed basic-info request must answer 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
   }
 }
 

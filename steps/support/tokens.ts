@@ -38,7 +38,7 @@ export function expectTokenIssued(world: MomoWorld): void {
   const { token_type: tokenType } = response.json as { token_type: string };
   const expected = world.harness.behaviour.tokenType;
   if (tokenType !== expected) {
-    throw new Error(`${response.operation.label} — ${response.operation.section}, §5.3: token_type is "${tokenType}", not "${expected}" (profile ${world.config.profile})`);
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §5.3: token_type is "${tokenType}", not "${expected}" (profile ${world.config.profile})`);
   }
 }
 
@@ -142,7 +142,7 @@ export function expectNoCallRefused(world: MomoWorld): void {
   const refused = calls.filter((c) => c.response.status !== 200);
   if (refused.length === 0) return;
   const first = refused[0]!.response;
-  throw new Error([
+  throw new ConformanceFailure([
     `${first.operation.label} — ${first.operation.section}, §5.3: a client that renews its token before expires_in passes is never refused`,
     '  expected: every call answered 200',
     `  received: ${refused.length} of ${calls.length} calls refused:`,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { runSuite, targetEnv } from '../support/suite.ts';
+import { runAgainstDeviation, runSuite, targetEnv } from '../support/suite.ts';
 
 function closedPort(): Promise<number> {
   return new Promise((resolve) => {
@@ -75,4 +75,12 @@ test('the suite gives the same results in parallel as in one process', async () 
   const verdicts = (dir: string) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).scenarios
     .map((s: { uri: string; scenario: string; verdict: string }) => `${s.uri} ${s.scenario} ${s.verdict}`).sort();
   assert.deepEqual(verdicts(parallel.reportsDir), verdicts(serial.reportsDir));
+});
+
+test('a target that answers 503 to every third call could not be tested: exit 2, never "does not conform"', async () => {
+  let calls = 0;
+  const run = await runAgainstDeviation(() => ((calls += 1) % 3 === 0 ? { status: 503, body: '', headers: {} } : undefined), '@smoke');
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /not tested/);
+  assert.doesNotMatch(run.output, /does NOT conform/);
 });

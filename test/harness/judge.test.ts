@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiResponse, OperationRef } from '../../src/client/momo-client.ts';
-import { ConformanceFailure, judge, judgeRecord, type Expectation } from '../../src/judge.ts';
+import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeRecord, type Expectation } from '../../src/judge.ts';
 import { behaviourOf } from '../../src/profiles.ts';
 import { REDACTED, Redactor } from '../../src/redact.ts';
 
@@ -153,4 +153,12 @@ test('judgeRecord checks a value against a schema and names the section', () => 
     assert.equal(error.message.includes(JWT), false, error.message);
     return true;
   });
+});
+
+test('a 503 or SERVICE_UNAVAILABLE where something else was expected is the target being unavailable, not a departure', () => {
+  const operation = { id: 'deposit' as const, product: 'disbursement' as const, label: 'deposit (disbursement)', section: '§4.3 #10' };
+  for (const [status, body] of [[503, ''], [502, '<html>bad gateway</html>'], [500, '{"code":"SERVICE_UNAVAILABLE","message":"later"}']] as const) {
+    const response = { operation, status, headers: {}, json: body.startsWith('{') ? JSON.parse(body) : undefined, text: body, durationMs: 1 };
+    assert.throws(() => judge(response, { status: 202 }, behaviourOf('spec'), new Redactor()), (error: Error) => error instanceof TargetUnavailableAnswer && /could not be tested/.test(error.message));
+  }
 });

@@ -112,13 +112,25 @@ test('a FAILED step with a ConformanceFailure: failed, with its message as the r
   assert.equal(lines.at(-1), 'Verdict: the target does NOT conform (see the failures above).');
 });
 
-test('a FAILED step of another error type (an assertion) is also failed', () => {
+test('a FAILED step of another error type is the harness\'s fault: not tested, never blamed on the target', () => {
   const { ledger } = ledgerWith(1);
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'Error', message: 'providerCallbackHost is "x"' })]);
+  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TypeError', message: 'Cannot read properties of undefined' })]);
   const summary = ledger.summary(RUN);
-  assert.equal(summary.scenarios[0]!.verdict, 'failed');
-  assert.equal(summary.scenarios[0]!.reason, 'providerCallbackHost is "x"');
-  assert.equal(summary.exitCode, 1);
+  assert.equal(summary.scenarios[0]!.verdict, 'not tested');
+  assert.equal(summary.scenarios[0]!.reason, 'the harness could not run this scenario (TypeError): Cannot read properties of undefined');
+  assert.equal(summary.exitCode, 2);
+});
+
+test('a deadline passed while waiting for a state is a departure of the target: failed', () => {
+  const { ledger } = ledgerWith(1);
+  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'DeadlineExceededError', message: 'the payment is final: not reached within 10000 ms' })]);
+  assert.equal(ledger.summary(RUN).scenarios[0]!.verdict, 'failed');
+});
+
+test('a target that says it is unavailable (503) where something else was expected: not tested', () => {
+  const { ledger } = ledgerWith(1);
+  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TargetUnavailableAnswer', message: 'deposit (disbursement): the target answered HTTP 503' })]);
+  assert.equal(ledger.summary(RUN).scenarios[0]!.verdict, 'not tested');
 });
 
 test('a TargetUnavailableError: not tested, never a pass; exit code 2', () => {
