@@ -26,6 +26,8 @@ export interface HarnessConfig {
   pollIntervalMs: number;
   /** The longest a test number's delayed outcome may take (the live sandbox: ~30 s). */
   slowOutcomeTimeoutMs: number;
+  /** After a callback, how long to watch for a duplicate. */
+  callbackQuietMs: number;
 }
 
 export class ConfigError extends Error {
@@ -57,6 +59,7 @@ export const CONFIG_VARIABLES = {
   MOMO_POLL_TIMEOUT_MS: 'How long to wait for an asynchronous state (default 10000).',
   MOMO_POLL_INTERVAL_MS: 'How often to look while waiting (default 100).',
   MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
+  MOMO_CALLBACK_QUIET_MS: 'After a callback arrives, how long to watch for a duplicate (default 3000; at least the target\'s longest retry delay).',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -136,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     pollTimeoutMs: integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),
     pollIntervalMs: integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
     slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
+    callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -14,6 +14,20 @@ export class DeadlineExceededError extends Error {
 }
 
 /**
+ * Checks that a condition holds for a whole period, looking every `intervalMs`: the counterpart of
+ * eventually() for what must NOT happen (a second callback, say). Fails as soon as the check throws.
+ */
+export async function consistently(check: () => void | Promise<void>, options: { durationMs: number; intervalMs: number }): Promise<void> {
+  const end = Date.now() + options.durationMs;
+  for (;;) {
+    await check();
+    const remaining = end - Date.now();
+    if (remaining <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs, remaining)));
+  }
+}
+
+/**
  * Calls `probe` until it returns a value other than undefined, waiting `intervalMs` between calls, and
  * gives up at the deadline. A probe may throw to say "not yet, and here is why"; errors marked `fatal`
  * (such as a target that cannot be reached) end the wait at once.

@@ -32,7 +32,7 @@ Then('it is refused for the target environment', function (this: MomoWorld) {
 });
 
 Then('it is refused with {code}', function (this: MomoWorld, code: string) {
-  this.expect({ status: [400, 409, 500], code, what: `refused with ${code}` });
+  this.expect({ status: [400, 500], code, what: `refused with ${code}` });
 });
 
 Then('it is refused as unauthorized', function (this: MomoWorld) {

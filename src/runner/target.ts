@@ -41,7 +41,8 @@ export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target
   return {
     description: `the embedded reference sandbox (profile ${config.profile}) at ${baseUrl}`,
     embedded: true,
-    config: { ...config, baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
+    // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
+    config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
     stop: () => sandbox.close(),
   };
 }
@@ -79,6 +80,7 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_POLL_TIMEOUT_MS: String(config.pollTimeoutMs),
     MOMO_POLL_INTERVAL_MS: String(config.pollIntervalMs),
     MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),
+    MOMO_CALLBACK_QUIET_MS: String(config.callbackQuietMs),
   };
   for (const [product, key] of Object.entries(config.subscriptionKeys)) if (key) env[`MOMO_${product.toUpperCase()}_KEY`] = key;
   for (const [product, user] of Object.entries(config.apiUsers)) {

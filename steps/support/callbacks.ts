@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { consistently } from '../../src/eventually.ts';
 import { ConformanceFailure, judgeRecord } from '../../src/judge.ts';
 import { currentRecord, statusSchemaOf } from './payments.ts';
 import type { MomoWorld } from './world.ts';
@@ -38,6 +39,11 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
     return received.length > 0 ? received : undefined;
   }, { slow });
   const what = `the callback of a ${payment.kind}`;
+  // A duplicate would come later: the target's retries must stop once the receiver answered 200.
+  await consistently(() => {
+    const count = receiver.callbacksFor(payment.referenceId).length;
+    if (count > 1) throw new ConformanceFailure(`${what} — ${SECTION}: expected: exactly one callback for a transaction whose receiver answered 200\n  received: ${count} callbacks within ${world.config.callbackQuietMs} ms`);
+  }, { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs });
   if (callbacks.length !== 1) {
     throw new ConformanceFailure(`${what} — ${SECTION}: expected: exactly one callback for a transaction whose receiver answered 200\n  received: ${callbacks.length} callbacks, by ${callbacks.map((c) => c.method).join(', ')}`);
   }
