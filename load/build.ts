@@ -48,7 +48,8 @@ const virtualValidators: Plugin = {
 export async function buildLoadScripts(): Promise<string[]> {
   const names = scenarioNames();
   await build({
-    entryPoints: names.map((n) => join(SCENARIO_DIR, `${n}.ts`)),
+    // Named entries: dist/load/<scenario>.js whatever folder the source is in.
+    entryPoints: { ...Object.fromEntries(names.map((n) => [n, join(SCENARIO_DIR, `${n}.ts`)])), minimal: join(ROOT, 'load/benchmarks/minimal.ts') },
     outdir: BUNDLE_DIR,
     // One self-contained file per scenario: k6 loads a single script, and the bundle is what a
     // distributed run (execution segments, the k6-operator) ships to every runner.
@@ -68,6 +69,11 @@ export async function buildLoadScripts(): Promise<string[]> {
     logLevel: 'warning',
   });
   return names.map((n) => join(BUNDLE_DIR, `${n}.js`));
+}
+
+/** The minimal script the benchmarks compare against (load/benchmarks/minimal.ts). */
+export function minimalScript(): string {
+  return join(BUNDLE_DIR, 'minimal.js');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

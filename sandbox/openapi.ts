@@ -7,18 +7,27 @@ function componentName(file: string): string {
   return file.replace(/\.schema\.json$/, '').split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
-/** Rewrites the schemas' file references (relative or absolute) into OpenAPI component references. */
-function localise(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(localise);
+/**
+ * Rewrites the schemas' references into OpenAPI component references: another file ("party.schema.json",
+ * relative or absolute, with or without a fragment) becomes its component; a reference inside the same
+ * schema ("#/$defs/code") becomes a pointer into the component it is in.
+ */
+function localise(value: unknown, component?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => localise(v, component));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
     if (key === '$id' || key === '$schema') continue;
-    out[key] = key === '$ref' && typeof inner === 'string'
-      ? `#/components/schemas/${componentName(inner.replace(SCHEMA_BASE, ''))}`
-      : localise(inner);
+    out[key] = key === '$ref' && typeof inner === 'string' ? componentRef(inner, component) : localise(inner, component);
   }
   return out;
+}
+
+function componentRef(ref: string, component: string | undefined): string {
+  const [file, fragment = ''] = ref.split('#');
+  const target = file ? componentName(file.replace(SCHEMA_BASE, '')) : component;
+  if (!target) throw new Error(`a local reference ${ref} outside any schema`);
+  return `#/components/schemas/${target}${fragment}`;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${componentName(`${name}.schema.json`)}` });
@@ -30,7 +39,10 @@ const oneOrOneOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : 
  * and the same JSON Schemas that validate requests, so it cannot drift from what the sandbox does.
  */
 export function buildOpenApiDocument(operations: readonly OperationSpec[], profile: ProfileName, version: string): Record<string, unknown> {
-  const schemas = Object.fromEntries(schemaDocuments.map((doc) => [componentName(doc.$id.replace(SCHEMA_BASE, '')), localise(doc)]));
+  const schemas = Object.fromEntries(schemaDocuments.map((doc) => {
+    const name = componentName(doc.$id.replace(SCHEMA_BASE, ''));
+    return [name, localise(doc, name)];
+  }));
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const path = op.url.replace(/:([A-Za-z]+)/g, '{$1}');

@@ -12,6 +12,8 @@ const operations = (__ENV.LOAD_OPERATIONS || 'request-to-pay,deposit,refund').sp
 const EXEC: Record<Creation, string> = { 'request-to-pay': 'requestToPay', deposit: 'deposit', refund: 'refund' };
 // A fixed number of iterations instead of a rate: exact counts, for checking how a split run divides them.
 const iterations = number('LOAD_ITERATIONS', 0);
+// A closed model (so many VUs, each as fast as it can) instead of a rate: for the generator benchmark.
+const closedVus = number('LOAD_CLOSED_VUS', 0);
 
 /**
  * Creations at a constant arrival rate per operation, with tokens from each VU's cache: what the target
@@ -21,7 +23,8 @@ export const options = {
   scenarios: Object.fromEntries(operations.map((op) => {
     if (!EXEC[op]) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (request-to-pay, deposit, refund)`);
     return [op, iterations > 0
-      ? { executor: 'shared-iterations', exec: EXEC[op], iterations, vus: number('LOAD_VUS', 4), maxDuration: '120s' }
+      ? { executor: 'shared-iterations', exec: EXEC[op], iterations, vus: number('LOAD_VUS', 4), maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s` }
+      : closedVus > 0 ? { executor: 'constant-vus', exec: EXEC[op], vus: closedVus, duration }
       : {
         executor: 'constant-arrival-rate',
         exec: EXEC[op],

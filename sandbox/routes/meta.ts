@@ -11,7 +11,12 @@ export function registerMeta(app: FastifyInstance, context: SandboxContext): voi
   const { settings, state, catalogue } = context;
   let openApi: Record<string, unknown> | undefined;
 
-  app.get('/health', async () => ({
+  app.get('/health', async (request) => {
+    // Benchmarks start the sandbox with --expose-gc and ask for a collection first, so memory is comparable.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (gc && (request.query as { gc?: string }).gc === '1') gc();
+    const memory = process.memoryUsage();
+    return {
     status: 'ok',
     version,
     profile: settings.profile,
@@ -22,7 +27,9 @@ export function registerMeta(app: FastifyInstance, context: SandboxContext): voi
       refund: state.transactions.refund.size,
       consentRequests: state.consentRequests.size,
     },
-  }));
+    memory: { heapUsedBytes: memory.heapUsed, rssBytes: memory.rss },
+    };
+  });
 
   // Built on first use: every operation is registered by then.
   app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(catalogue.operations, settings.profile, version)));

@@ -1,0 +1,269 @@
+/**
+ * Produces every figure of docs/benchmarks.md, each comparison measured side by side in one run:
+ *
+ *   npm run benchmark            # the full run (about 20 minutes on 2 cores)
+ *   npm run benchmark -- --quick # the same comparisons, smaller and shorter, to try it out
+ *
+ * Servers run in their own processes, one at a time; k6 is the load generator. Results go to
+ * reports/benchmarks/results.json and into the generated section of docs/benchmarks.md.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { buildLoadScripts, minimalScript } from '../load/build.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const QUICK = process.argv.includes('--quick');
+const VUS = 32;
+const SECONDS = QUICK ? 5 : 15;
+const KEY = 'sandbox-collection-key';
+
+interface K6Result {
+  iterationsPerSecond: number;
+  iterations: number;
+  p95Ms: number;
+  failedRate: number;
+  dropped: number;
+}
+
+function log(line: string): void {
+  console.log(`[benchmark] ${line}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHttp(url: string, deadlineMs = 60_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      const response = await request(url);
+      await response.body.dump();
+      return;
+    } catch {
+      if (Date.now() > end) throw new Error(`${url} did not come up within ${deadlineMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+interface Server {
+  url: string;
+  process: ChildProcess;
+}
+
+async function startServer(kind: 'sandbox' | 'bare' | 'prism', extraArgs: string[] = [], openapiFile?: string): Promise<Server> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const [program, args]: [string, string[]] = kind === 'prism'
+    ? [join(ROOT, '.tools/prism/node_modules/.bin/prism'), ['mock', openapiFile!, '-h', '127.0.0.1', '-p', String(port), '--errors']]
+    : [process.execPath, kind === 'sandbox'
+      ? ['--expose-gc', '--import', 'tsx', join(ROOT, 'sandbox/main.ts'), '--port', String(port), '--log-level', 'warn', ...extraArgs]
+      : ['--import', 'tsx', join(ROOT, 'scripts/bench/bare-fastify.ts'), String(port)]];
+  const child = spawn(program, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitForHttp(kind === 'sandbox' ? `${url}/health` : url);
+  return { url, process: child };
+}
+
+async function stop(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.process.once('exit', () => resolve());
+    server.process.kill('SIGTERM');
+  });
+}
+
+function k6(script: string, env: Record<string, string>): K6Result {
+  const k6Path = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim();
+  const summaryFile = join(mkdtempSync(join(tmpdir(), 'bench-')), 'summary.json');
+  const run = spawnSync(k6Path, ['run', '--no-usage-report', '--quiet', '--summary-export', summaryFile, script], {
+    env: { ...process.env, ...env, K6_NO_USAGE_REPORT: 'true' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  if (!existsSync(summaryFile)) throw new Error(`k6 wrote no summary (exit ${run.status}): ${run.stderr}`);
+  const metrics = (JSON.parse(readFileSync(summaryFile, 'utf8')) as { metrics: Record<string, Record<string, number>> }).metrics;
+  const duration = Object.entries(metrics).find(([name]) => name.startsWith('http_req_duration{op:'))?.[1] ?? metrics.http_req_duration ?? {};
+  return {
+    iterationsPerSecond: metrics.iterations?.rate ?? 0,
+    iterations: metrics.iterations?.count ?? 0,
+    p95Ms: duration['p(95)'] ?? 0,
+    failedRate: metrics.http_req_failed?.value ?? 0,
+    dropped: metrics.dropped_iterations?.count ?? 0,
+  };
+}
+
+async function provision(baseUrl: string): Promise<{ userId: string; apiKey: string; token: string }> {
+  const userId = randomUUID();
+  const headers = { 'ocp-apim-subscription-key': KEY };
+  await (await request(`${baseUrl}/v1_0/apiuser`, { method: 'POST', headers: { ...headers, 'x-reference-id': userId, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }) })).body.dump();
+  const { apiKey } = (await (await request(`${baseUrl}/v1_0/apiuser/${userId}/apikey`, { method: 'POST', headers })).body.json()) as { apiKey: string };
+  const basic = Buffer.from(`${userId}:${apiKey}`).toString('base64');
+  const { access_token: token } = (await (await request(`${baseUrl}/collection/token/`, { method: 'POST', headers: { ...headers, authorization: `Basic ${basic}` } })).body.json()) as { access_token: string };
+  return { userId, apiKey, token };
+}
+
+const RTP_BODY = JSON.stringify({ amount: '10', currency: 'EUR', externalId: 'bench', payer: { partyIdType: 'MSISDN', partyId: '46733123499' }, payerMessage: 'bench', payeeNote: 'bench' });
+
+function minimalAgainst(url: string, token: string): K6Result {
+  return k6(minimalScript(), {
+    BENCH_URL: `${url}/collection/v1_0/requesttopay`,
+    BENCH_HEADERS: JSON.stringify({ 'Ocp-Apim-Subscription-Key': KEY, Authorization: `Bearer ${token}`, 'X-Target-Environment': 'sandbox', 'Content-Type': 'application/json' }),
+    BENCH_BODY: RTP_BODY,
+    BENCH_VUS: String(VUS),
+    BENCH_SECONDS: String(SECONDS),
+  });
+}
+
+function loadScriptEnv(url: string): Record<string, string> {
+  return { MOMO_BASE_URL: url, MOMO_COLLECTION_KEY: KEY, MOMO_DISBURSEMENT_KEY: 'sandbox-disbursement-key', MOMO_REMITTANCE_KEY: 'sandbox-remittance-key' };
+}
+
+async function ensurePrism(): Promise<void> {
+  if (existsSync(join(ROOT, '.tools/prism/node_modules/.bin/prism'))) return;
+  log('installing @stoplight/prism-cli into .tools/prism (once)');
+  const install = spawnSync('npm', ['install', '--prefix', join(ROOT, '.tools/prism'), '--no-audit', '--no-fund', '@stoplight/prism-cli@5'], { stdio: 'inherit' });
+  if (install.status !== 0) throw new Error('could not install @stoplight/prism-cli');
+}
+
+async function main(): Promise<void> {
+  await buildLoadScripts();
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    mode: QUICK ? 'quick' : 'full',
+    closedModel: { vus: VUS, seconds: SECONDS },
+  };
+
+  // 1. The Node ceiling, the sandbox and Prism, each under the same minimal closed-model load.
+  log('phase 1: bare Fastify, sandbox and Prism on the request-to-pay route');
+  const bare = await startServer('bare');
+  const bareResult = minimalAgainst(bare.url, 'unused');
+  await stop(bare);
+  const sandbox = await startServer('sandbox');
+  const { token } = await provision(sandbox.url);
+  const sandboxResult = minimalAgainst(sandbox.url, token);
+  const openapi = await (await request(`${sandbox.url}/openapi.json`)).body.text();
+  const openapiFile = join(mkdtempSync(join(tmpdir(), 'bench-openapi-')), 'openapi.json');
+  writeFileSync(openapiFile, openapi);
+
+  // 2. The project's load script against the minimal one, on the same sandbox.
+  log('phase 2: the creation-throughput script against the minimal script');
+  const scriptResult = k6(join(ROOT, 'dist/load/creation-throughput.js'), {
+    ...loadScriptEnv(sandbox.url), LOAD_OPERATIONS: 'request-to-pay', LOAD_CLOSED_VUS: String(VUS), LOAD_DURATION_SECONDS: String(SECONDS),
+  });
+  const minimalAgain = minimalAgainst(sandbox.url, token);
+  await stop(sandbox);
+
+  await ensurePrism();
+  const prism = await startServer('prism', [], openapiFile);
+  const prismResult = minimalAgainst(prism.url, token);
+  await stop(prism);
+  results.nodeCeiling = { bareFastify: bareResult, sandbox: sandboxResult, ratio: sandboxResult.iterationsPerSecond / bareResult.iterationsPerSecond, target: 0.6 };
+  results.prism = { prism: prismResult, sandbox: sandboxResult, ratio: sandboxResult.iterationsPerSecond / prismResult.iterationsPerSecond, target: 2 };
+  results.generator = { loadScript: scriptResult, minimal: minimalAgain, ratio: scriptResult.iterationsPerSecond / minimalAgain.iterationsPerSecond, target: 0.9 };
+
+  // 3. Capacity: the highest arrival rate each operation sustains with p95 under the stated latency.
+  const P95_LIMIT_MS = 50;
+  const rates = QUICK ? [250, 500, 1000] : [250, 500, 1000, 1500, 2000, 2500, 3000, 4000];
+  const capacity: Record<string, unknown> = { p95LimitMs: P95_LIMIT_MS };
+  for (const [operation, script, extra] of [
+    ['token', 'token-storm', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_RAMP_SECONDS: '1', LOAD_HOLD_SECONDS: String(SECONDS), LOAD_MAX_VUS: '400' })],
+    ['request to pay', 'creation-throughput', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_OPERATIONS: 'request-to-pay', LOAD_DURATION_SECONDS: String(SECONDS), LOAD_MAX_VUS: '400' })],
+  ] as const) {
+    log(`phase 3: ${operation} capacity`);
+    const steps: unknown[] = [];
+    let sustained = 0;
+    for (const rate of rates) {
+      const server = await startServer('sandbox');
+      const result = k6(join(ROOT, 'dist/load', `${script}.js`), { ...loadScriptEnv(server.url), ...extra(rate) });
+      await stop(server);
+      steps.push({ rate, ...result });
+      const held = result.p95Ms < P95_LIMIT_MS && result.dropped === 0 && result.failedRate === 0;
+      log(`  ${operation} at ${rate}/s: p95 ${result.p95Ms.toFixed(1)} ms, dropped ${result.dropped}, failed ${(result.failedRate * 100).toFixed(2)}% → ${held ? 'held' : 'not held'}`);
+      if (!held) break;
+      sustained = rate;
+    }
+    capacity[operation] = { sustainedPerSecond: sustained, steps };
+  }
+  results.capacity = capacity;
+
+  // 4. Memory: bounded retention keeps the sandbox's heap flat however many creations it has seen.
+  const [small, large] = QUICK ? [10_000, 100_000] : [100_000, 1_000_000];
+  log(`phase 4: memory after ${small} and after ${large} creations`);
+  const retention = ['--retention-max-age-ms', '10000', '--notification-window-ms', '5000', '--pending-timeout-ms', '2000', '--delayed-success-ms', '1000', '--callback-retry-delays-ms', 'none', '--callback-timeout-ms', '500'];
+  const memorySandbox = await startServer('sandbox', retention);
+  const heap = async () => ((await (await request(`${memorySandbox.url}/health?gc=1`)).body.json()) as { memory: { heapUsedBytes: number; rssBytes: number }; records: { requestToPay: number } });
+  const create = (iterations: number) => k6(join(ROOT, 'dist/load/creation-throughput.js'), {
+    ...loadScriptEnv(memorySandbox.url), LOAD_OPERATIONS: 'request-to-pay', LOAD_ITERATIONS: String(iterations), LOAD_VUS: String(VUS), LOAD_MAX_DURATION_SECONDS: '3600',
+  });
+  const firstRun = create(small);
+  const afterSmall = await heap();
+  const secondRun = create(large - small);
+  const afterLarge = await heap();
+  await stop(memorySandbox);
+  results.memory = {
+    creations: [firstRun.iterations, firstRun.iterations + secondRun.iterations],
+    heapUsedBytes: [afterSmall.memory.heapUsedBytes, afterLarge.memory.heapUsedBytes],
+    rssBytes: [afterSmall.memory.rssBytes, afterLarge.memory.rssBytes],
+    recordsHeld: [afterSmall.records.requestToPay, afterLarge.records.requestToPay],
+    ratio: afterLarge.memory.heapUsedBytes / afterSmall.memory.heapUsedBytes,
+    target: 1.2,
+  };
+
+  mkdirSync(join(ROOT, 'reports/benchmarks'), { recursive: true });
+  writeFileSync(join(ROOT, 'reports/benchmarks/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeGeneratedSection(results);
+  log('done: reports/benchmarks/results.json and docs/benchmarks.md');
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const mib = (bytes: number) => `${fmt(bytes / 2 ** 20, 1)} MiB`;
+const verdict = (ratio: number, target: number, atMost = false) => ((atMost ? ratio <= target : ratio >= target) ? 'met' : 'MISSED');
+
+function writeGeneratedSection(r: Record<string, any>): void {
+  const doc = join(ROOT, 'docs/benchmarks.md');
+  const lines = [
+    '<!-- generated by npm run benchmark: do not edit by hand -->',
+    `Measured ${r.date.slice(0, 10)} on ${r.machine} (${r.mode} run; closed-model comparisons: ${r.closedModel.vus} VUs for ${r.closedModel.seconds} s each).`,
+    '',
+    '| comparison | measured | ratio | target | result |',
+    '|---|---|---|---|---|',
+    `| sandbox vs bare Fastify 202 (Node ceiling) | ${fmt(r.nodeCeiling.sandbox.iterationsPerSecond)} vs ${fmt(r.nodeCeiling.bareFastify.iterationsPerSecond)} req/s | ${fmt(r.nodeCeiling.ratio * 100)}% | ≥ 60% | ${verdict(r.nodeCeiling.ratio, 0.6)} |`,
+    `| sandbox vs Prism mock (stateless) | ${fmt(r.prism.sandbox.iterationsPerSecond)} vs ${fmt(r.prism.prism.iterationsPerSecond)} req/s | ${fmt(r.prism.ratio, 2)}× | ≥ 2× | ${verdict(r.prism.ratio, 2)} |`,
+    `| load script vs minimal k6 script | ${fmt(r.generator.loadScript.iterationsPerSecond)} vs ${fmt(r.generator.minimal.iterationsPerSecond)} it/s | ${fmt(r.generator.ratio * 100)}% | ≥ 90% | ${verdict(r.generator.ratio, 0.9)} |`,
+    `| heap after ${fmt(r.memory.creations[1])} vs ${fmt(r.memory.creations[0])} creations | ${mib(r.memory.heapUsedBytes[1])} vs ${mib(r.memory.heapUsedBytes[0])} | ${fmt(r.memory.ratio, 2)}× | ≤ 1.2× | ${verdict(r.memory.ratio, 1.2, true)} |`,
+    '',
+    `Capacity (open model, p95 under ${r.capacity.p95LimitMs} ms, nothing dropped or failed): token ${fmt(r.capacity.token.sustainedPerSecond)}/s, request to pay ${fmt(r.capacity['request to pay'].sustainedPerSecond)}/s.`,
+    '',
+    '| operation | arrival rate | p95 | dropped | failed |',
+    '|---|---|---|---|---|',
+    ...['token', 'request to pay'].flatMap((op) => r.capacity[op].steps.map((s: any) => `| ${op} | ${fmt(s.rate)}/s | ${fmt(s.p95Ms, 1)} ms | ${fmt(s.dropped)} | ${fmt(s.failedRate * 100, 2)}% |`)),
+    '',
+    `p95 latency in the closed-model runs: bare Fastify ${fmt(r.nodeCeiling.bareFastify.p95Ms, 1)} ms, sandbox ${fmt(r.nodeCeiling.sandbox.p95Ms, 1)} ms, Prism ${fmt(r.prism.prism.p95Ms, 1)} ms; Prism answered ${fmt(r.prism.prism.failedRate * 100, 1)}% of requests with an error status.`,
+    `Records held by the sandbox at the two memory points: ${fmt(r.memory.recordsHeld[0])} and ${fmt(r.memory.recordsHeld[1])} (retention 10 s); RSS ${mib(r.memory.rssBytes[0])} and ${mib(r.memory.rssBytes[1])}.`,
+    '<!-- end of generated section -->',
+  ];
+  const text = existsSync(doc) ? readFileSync(doc, 'utf8') : '';
+  const start = text.indexOf('<!-- generated by npm run benchmark');
+  const end = text.indexOf('<!-- end of generated section -->');
+  const next = start >= 0 && end > start
+    ? `${text.slice(0, start)}${lines.join('\n')}${text.slice(end + '<!-- end of generated section -->'.length)}`
+    : `${text}\n## Results\n\n${lines.join('\n')}\n`;
+  writeFileSync(doc, next);
+}
+
+main().catch((error: Error) => {
+  console.error(`[benchmark] failed: ${error.stack ?? error.message}`);
+  process.exit(1);
+});
