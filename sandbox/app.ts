@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import secureJson from 'secure-json-parse';
 import { ajv } from '../src/schemas.ts';
@@ -136,9 +136,11 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
   app.decorateRequest('claims', null);
   app.decorateRequest('keyProduct', null);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: the request path is the sandbox's hot path, and they spare a promise per request.
+  // A guard that answers returns the reply; the request goes on only when none did.
+  const admit = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     const operation = request.routeOptions.config.operation;
-    if (!operation) return;
+    if (!operation) return undefined;
 
     // 1. The gateway: a subscription key of the operation's product.
     const key = request.headers['ocp-apim-subscription-key'];
@@ -174,16 +176,23 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
         return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.body.mediaType}.`, 415);
       }
     }
-  });
+    return undefined;
+  };
 
   // 4. The target environment, once the headers are known to be well formed.
-  app.addHook('preHandler', async (request, reply) => {
+  const environmentAllowed = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     const operation = request.routeOptions.config.operation;
-    if (!operation?.requiredHeaders?.includes('x-target-environment')) return;
+    if (!operation?.requiredHeaders?.includes('x-target-environment')) return undefined;
     const environment = request.headers['x-target-environment'] as string;
-    if (!allowedEnvironments.has(environment)) {
-      return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
-    }
+    if (allowedEnvironments.has(environment)) return undefined;
+    return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!admit(request, reply)) done();
+  });
+  app.addHook('preHandler', (request, reply, done) => {
+    if (!environmentAllowed(request, reply)) done();
   });
 }
 
