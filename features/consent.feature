@@ -6,14 +6,30 @@ Feature: Consent-based user information
   The service must keep that information behind the consent, honour a consent once, refuse scopes it does
   not offer, and still give the basic information that needs no consent.
 
+  # Each product serves the whole flow to its own API users; the spec lists bc-authorize and user information
+  # under collection and the consent token under disbursement, so between them the two cover every listed path.
   @smoke
-  Scenario: A partner with the customer's consent reads their user information
+  Scenario Outline: A <product> partner with the customer's consent reads their user information
+    Given a partner subscribed to <product>
+    And the partner has asked a customer for consent to their profile
+    When the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
+    @collection
+    Examples: collection
+      | product    |
+      | collection |
+
+    @disbursement
+    Examples: disbursement
+      | product      |
+      | disbursement |
+
+  Scenario: A consent the customer has not answered yet gives no consent token
     Given a partner subscribed to collection
     And the partner has asked a customer for consent to their profile
     When the partner redeems the consent at once
     Then the customer has not answered yet
-    When the partner redeems the consent once the customer has consented
-    Then the partner reads the customer's user information with the consent token
 
   Scenario: A consent token can be refreshed while the consent lasts
     Given a partner subscribed to collection

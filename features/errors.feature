@@ -45,6 +45,85 @@ Feature: Errors and refusals
     Then it is refused with INVALID_CURRENCY
     And no payment was created
 
+  @collection @negative
+  Scenario: A delivery notification longer than 160 characters is refused as invalid
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery with a message longer than 160 characters
+    Then it is refused as invalid
+
+  @disbursement @negative
+  Scenario: A refund reference cannot be used twice
+    Given a partner subscribed to disbursement
+    And the partner has refunded a payment of 10 by a customer who approves
+    When the partner refunds that payment again, with the same reference
+    Then it is refused as a duplicate
+
+  @disbursement @negative
+  Scenario Outline: A deposit with <problem> is refused as invalid
+    Given a partner subscribed to disbursement
+    When the partner asks for a deposit with <problem>
+    Then it is refused as invalid
+    And no deposit was created
+
+    Examples:
+      | problem                                   |
+      | an amount of zero                         |
+      | a payee number that is not a phone number |
+
+  @disbursement @negative
+  Scenario Outline: A refund with <problem> is refused as invalid
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner refunds that payment, with <problem>
+    Then it is refused as invalid
+    And no refund was created
+
+    Examples:
+      | problem                                  |
+      | an amount of zero                        |
+      | a reference to refund that is not a UUID |
+
+  @disbursement @negative
+  Scenario: A deposit in a currency the service does not take is refused
+    Given a partner subscribed to disbursement
+    When the partner deposits 5 to a payee who approves in a currency the service does not take
+    Then it is refused with INVALID_CURRENCY
+    And no deposit was created
+
+  @disbursement @negative
+  Scenario: A refund in a currency the service does not take is refused
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner refunds that payment in a currency the service does not take
+    Then it is refused with INVALID_CURRENCY
+    And no refund was created
+
+  @collection @negative
+  Scenario: A balance cannot be read in a currency that is not an ISO 4217 code
+    Given a partner subscribed to collection
+    When the partner reads its balance in the currency "euro"
+    Then it is refused as invalid
+
+  @collection @negative
+  Scenario Outline: An account holder id must fit its kind, which "<id>" as <kind> does not
+    Given a partner subscribed to collection
+    When the partner checks whether the holder of <kind> "<id>" is an active account holder
+    Then it is refused as invalid
+
+    Examples:
+      | kind              | id             |
+      | a phone number    | abc            |
+      | an e-mail address | not-an-address |
+      | a party code      | 12345          |
+
+  @disbursement @negative
+  Scenario: A business call without an access token is refused
+    Given a partner subscribed to disbursement
+    When the partner deposits 5 to a payee who approves without an access token
+    Then it is refused as unauthorized, with an error code
+    And no deposit was created
+
   @negative
   Scenario Outline: The gateway turns away a call <mistake>
     Given a partner subscribed to <product>
@@ -62,24 +141,55 @@ Feature: Errors and refusals
       | product      | mistake                                       |
       | disbursement | with the subscription key of another product |
 
-  @collection @negative
-  Scenario: A payment's status cannot be read in a target environment the partner may not use
-    Given a partner subscribed to collection
-    And a customer who approves has paid the partner 3
-    When the partner reads that payment in a target environment it may not use
+  @negative
+  Scenario Outline: A <transaction>'s status cannot be read in a target environment the partner may not use
+    Given a partner subscribed to <product>
+    And <it was made>
+    When the partner reads that <transaction> in a target environment it may not use
     Then it is refused for the target environment
 
-  @collection @negative
-  Scenario: A balance in a currency cannot be read in a target environment the partner may not use
-    Given a partner subscribed to collection
-    When the partner reads its balance in its currency in a target environment it may not use
+    @collection
+    Examples:
+      | transaction | product    | it was made                                    |
+      | payment     | collection | a customer who approves has paid the partner 3 |
+
+    @disbursement
+    Examples:
+      | transaction | product      | it was made                                                        |
+      | deposit     | disbursement | the partner has deposited 3 to a payee who approves                |
+      | refund      | disbursement | the partner has refunded a payment of 3 by a customer who approves |
+
+  @negative
+  Scenario Outline: A <product> balance cannot be read in a target environment the partner may not use
+    Given a partner subscribed to <product>
+    When the partner reads its balance in a target environment it may not use
     Then it is refused for the target environment
 
-  @disbursement @negative
-  Scenario: An account holder cannot be checked in a target environment the partner may not use
-    Given a partner subscribed to disbursement
+    @collection
+    Examples:
+      | product    |
+      | collection |
+
+    @disbursement
+    Examples:
+      | product      |
+      | disbursement |
+
+  @negative
+  Scenario Outline: An account holder cannot be checked through <product> in a target environment the partner may not use
+    Given a partner subscribed to <product>
     When the partner checks an account holder in a target environment it may not use
     Then it is refused for the target environment
+
+    @collection
+    Examples:
+      | product    |
+      | collection |
+
+    @disbursement
+    Examples:
+      | product      |
+      | disbursement |
 
   @collection @negative
   Scenario: Basic user information is refused to a forged access token
@@ -98,3 +208,22 @@ Feature: Errors and refusals
     Given a partner subscribed to collection
     When the partner reads a payment that does not exist
     Then it is refused as not found
+
+  @provisioning @negative
+  Scenario: A key cannot be created for an API user id that is not a UUID
+    Given a partner subscribed to collection
+    When the partner asks for a key for the API user "not-a-uuid"
+    Then it is refused as invalid
+
+  @provisioning @negative
+  Scenario: An API user id that is not a UUID cannot be read
+    Given a partner subscribed to collection
+    When the partner looks up the API user "not-a-uuid"
+    Then it is refused as invalid
+
+  @provisioning @negative
+  Scenario: An API user cannot be registered without a callback host
+    Given a partner subscribed to collection
+    When the partner registers an API user without a callback host
+    Then it is refused as invalid
+    And no API user was registered

@@ -5,11 +5,16 @@ Feature: Sandbox provisioning
   create them exactly once, read them back, and refuse ids that are malformed, reused or unknown.
 
   @smoke
-  Scenario: A partner registers an API user and gets its key
+  Scenario: A partner registers an API user with its callback host
     Given a partner subscribed to collection
     When the partner registers an API user
     Then it is created
     And the API user reads back with its callback host
+
+  @smoke
+  Scenario: A partner gets a key for its API user
+    Given a partner subscribed to collection
+    And the partner has registered an API user
     When the partner creates an API key for it
     Then it is created with a key
 

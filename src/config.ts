@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { PRODUCTS, type Product } from './products.ts';
 import { PROFILES, type ProfileName } from './profiles.ts';
 
@@ -16,7 +17,17 @@ export interface HarnessConfig {
   apiUsers: Record<Product, ApiUserCredentials | undefined>;
   targetEnvironment: string;
   currency: string;
+  /**
+   * The host the target reaches callbacks at, registered as providerCallbackHost for provisioned API users:
+   * the host name of callbackUrl when that is set, else MOMO_CALLBACK_HOST.
+   */
   callbackHost: string;
+  /** The port the callback receiver listens on; 0: a free port (each worker its own). */
+  callbackPort: number;
+  /** The address the callback receiver listens on. */
+  callbackBind: string;
+  /** The receiver's public base URL as the target sees it (e.g. a tunnel); callbacks go to <callbackUrl>/callbacks/<id>. */
+  callbackUrl: string | undefined;
   profile: ProfileName;
   /** Per-request timeouts: a slow real sandbox can be given more. */
   connectTimeoutMs: number;
@@ -52,7 +63,10 @@ export const CONFIG_VARIABLES = {
   MOMO_REMITTANCE_API_KEY: 'API key of MOMO_REMITTANCE_USER_ID.',
   MOMO_TARGET_ENVIRONMENT: 'X-Target-Environment to send (default sandbox).',
   MOMO_CURRENCY: 'Currency the target accepts (default EUR).',
-  MOMO_CALLBACK_HOST: 'Host at which the target can reach the harness\'s callback receiver (default 127.0.0.1).',
+  MOMO_CALLBACK_HOST: 'Host at which the target can reach the harness\'s callback receiver (default 127.0.0.1); with MOMO_CALLBACK_URL, its host.',
+  MOMO_CALLBACK_PORT: 'Port the callback receiver listens on (default 0: a free port per worker; a fixed port makes the run use one process).',
+  MOMO_CALLBACK_BIND: 'Address the callback receiver listens on (default 127.0.0.1 when the callback host is loopback, else 0.0.0.0).',
+  MOMO_CALLBACK_URL: 'Public base URL of the callback receiver as the target sees it, e.g. a tunnel such as https://abc.example.app; its host is registered as providerCallbackHost.',
   MOMO_PROFILE: `Which behaviour to expect where spec and live sandbox differ: ${PROFILES.join(' or ')} (default spec).`,
   MOMO_CONNECT_TIMEOUT_MS: 'Connect timeout of one request (default 5000).',
   MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000).',
@@ -103,8 +117,18 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   const currency = read('MOMO_CURRENCY') ?? 'EUR';
   if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
   const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
-  const callbackHost = read('MOMO_CALLBACK_HOST') ?? '127.0.0.1';
-  if (!/^[A-Za-z0-9.-]+$/.test(callbackHost)) problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHost}"`);
+  const callbackHostSetting = read('MOMO_CALLBACK_HOST');
+  if (callbackHostSetting !== undefined && !HOST_NAME.test(callbackHostSetting)) problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
+  const callbackUrl = publicBaseUrl(read('MOMO_CALLBACK_URL'), problems);
+  const callbackUrlHost = callbackUrl === undefined ? undefined : new URL(callbackUrl).hostname;
+  if (callbackUrlHost !== undefined && callbackHostSetting !== undefined && callbackHostSetting.toLowerCase() !== callbackUrlHost) {
+    problems.push(`MOMO_CALLBACK_HOST ("${callbackHostSetting}") is not the host of MOMO_CALLBACK_URL ("${callbackUrlHost}"): callbacks must go to the host registered for them; set MOMO_CALLBACK_URL alone`);
+  }
+  const callbackHost = callbackUrlHost ?? callbackHostSetting ?? '127.0.0.1';
+  // A receiver for a loopback host need not be reachable from elsewhere; one for another host must be
+  // (behind a tunnel, whose agent forwards to loopback, MOMO_CALLBACK_BIND=127.0.0.1 is enough).
+  const callbackBind = read('MOMO_CALLBACK_BIND') ?? (isLoopback(callbackHost) ? '127.0.0.1' : '0.0.0.0');
+  if (isIP(callbackBind) === 0) problems.push(`MOMO_CALLBACK_BIND must be an IP address of this machine such as 127.0.0.1, 0.0.0.0 or ::, got "${callbackBind}"`);
 
   const subscriptionKeys = {} as Record<Product, string | undefined>;
   const apiUsers = {} as Record<Product, ApiUserCredentials | undefined>;
@@ -133,6 +157,9 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     targetEnvironment,
     currency,
     callbackHost,
+    callbackPort: integer('MOMO_CALLBACK_PORT', 0, 0, 65_535),
+    callbackBind,
+    callbackUrl,
     profile: profile as ProfileName,
     connectTimeoutMs: integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
     requestTimeoutMs: integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
@@ -143,4 +170,31 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** A host name or IPv4 address, as providerCallbackHost takes it (schemas/api-user-create.schema.json). */
+const HOST_NAME = /^[A-Za-z0-9.-]+$/;
+
+/** 127.x.x.x, localhost or ::1: an address only this machine reaches. */
+export function isLoopback(host: string): boolean {
+  return /^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?)$/i.test(host);
+}
+
+/** MOMO_CALLBACK_URL: an http(s) origin with a host name or IPv4 address, no path, query or credentials; without a trailing slash. */
+function publicBaseUrl(value: string | undefined, problems: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  const wrong = (why: string) => {
+    problems.push(`MOMO_CALLBACK_URL must be the receiver's public base URL, such as https://abc.example.app or http://callbacks.example.com:8090, ${why}; got "${value}"`);
+    return undefined;
+  };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return wrong('an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return wrong('with the scheme http or https');
+  if (!HOST_NAME.test(url.hostname)) return wrong('with a host name or IPv4 address (the target registers it as providerCallbackHost)');
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return wrong('without a path, query or credentials (callbacks go to <URL>/callbacks/<id>)');
+  return url.origin;
 }

@@ -1,8 +1,8 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../src/products.ts';
 import {
-  actAsNewPartner, checkAccountHolder, expectActiveHolder, expectBalanceGrownBy, expectBalanceInCurrency, introduceOtherPartner,
-  readBalance, readBalanceInForbiddenEnvironment, rememberBalance,
+  actAsNewPartner, checkAccountHolder, checkHolderId, expectActiveHolder, expectBalanceGrownBy, expectBalanceInCurrency, expectInactiveHolder,
+  expectUnregisteredHolder, introduceOtherPartner, readBalance, readBalanceInForbiddenEnvironment, rememberBalance,
 } from './support/accounts.ts';
 import type { Party } from './support/parties.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -45,6 +45,18 @@ When('the partner checks {party}, naming the kind of id in upper case', async fu
   await checkAccountHolder(this, party, 'MSISDN');
 });
 
+When('the partner checks whether the holder of {id kind} {string} is an active account holder', async function (this: MomoWorld, idType: string, id: string) {
+  await checkHolderId(this, idType, id);
+});
+
 Then('the account holder is active', function (this: MomoWorld) {
   expectActiveHolder(this);
+});
+
+Then('the account holder is reported inactive', function (this: MomoWorld) {
+  expectInactiveHolder(this);
+});
+
+Then('the account holder is reported not registered', function (this: MomoWorld) {
+  expectUnregisteredHolder(this);
 });

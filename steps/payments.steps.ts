@@ -4,7 +4,7 @@ import {
   deposit, depositAccepted, depositAgain, depositMoreThanBalance, expectNotCompleted, expectNotCreated, expectNotificationEnqueued,
   expectOutcome, expectRecordAsAsked, expectRefundOfUnknownPaymentFails, expectRefundToPayer, expectStillPending,
   expectSuccessWithTransactionId, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryOfUnknownPayment,
-  readStatusAsOther, refundPayment, refundUnknownPayment, requestPayment, settledPayment, settledPaymentThroughCollection,
+  readStatusAsOther, refundAgain, refundedPayment, refundPayment, refundUnknownPayment, requestPayment, settledPayment, settledPaymentThroughCollection,
 } from './support/payments.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -50,6 +50,14 @@ When('the partner refunds that payment in full', async function (this: MomoWorld
   await refundPayment(this);
 });
 
+Given('the partner has refunded a payment of {amount} by {party}', async function (this: MomoWorld, amount: string, party: Party) {
+  await refundedPayment(this, party, amount);
+});
+
+When('the partner refunds that payment again, with the same reference', async function (this: MomoWorld) {
+  await refundAgain(this);
+});
+
 When('the partner refunds {amount} of a payment that does not exist', async function (this: MomoWorld, amount: string) {
   await refundUnknownPayment(this, amount);
 });
@@ -87,7 +95,7 @@ Then('the refund fails because the payment is not found', async function (this: 
   await expectRefundOfUnknownPaymentFails(this);
 });
 
-Then('no payment was created', async function (this: MomoWorld) {
+Then('no payment/deposit/refund was created', async function (this: MomoWorld) {
   await expectNotCreated(this);
 });
 

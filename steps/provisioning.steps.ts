@@ -1,16 +1,19 @@
 import { Given, Then, When } from '@cucumber/cucumber';
-import { randomUUID } from 'node:crypto';
 import type { Product } from '../src/products.ts';
-import { createKey, expectApiUserRecord, readApiUser, registerApiUser } from './support/provisioning.ts';
+import {
+  createKey, createKeyForUnknownUser, expectApiUserNotRegistered, expectApiUserReadsBack, haveRegisteredApiUser, readApiUser,
+  readUnknownApiUser, registerApiUser, registerApiUserWithoutCallbackHost, registerSameApiUser,
+} from './support/provisioning.ts';
 import type { MomoWorld } from './support/world.ts';
+
+// Partners, and the API users and keys they get through sandbox provisioning (§4.5).
 
 Given('a partner subscribed to {product}', async function (this: MomoWorld, product: Product) {
   await this.actAs(product);
 });
 
 Given('the partner has registered an API user', async function (this: MomoWorld) {
-  await registerApiUser(this);
-  this.expect({ status: 201, what: 'registering an API user' });
+  await haveRegisteredApiUser(this);
 });
 
 When('the partner registers an API user', async function (this: MomoWorld) {
@@ -18,11 +21,15 @@ When('the partner registers an API user', async function (this: MomoWorld) {
 });
 
 When('the partner registers an API user with the same id', async function (this: MomoWorld) {
-  await registerApiUser(this, this.registeredUserId);
+  await registerSameApiUser(this);
 });
 
 When('the partner registers an API user with the id {string}', async function (this: MomoWorld, id: string) {
   await registerApiUser(this, id);
+});
+
+When('the partner registers an API user without a callback host', async function (this: MomoWorld) {
+  await registerApiUserWithoutCallbackHost(this);
 });
 
 When('the partner creates an API key for it', async function (this: MomoWorld) {
@@ -30,14 +37,25 @@ When('the partner creates an API key for it', async function (this: MomoWorld) {
 });
 
 When('the partner asks for a key for an API user that does not exist', async function (this: MomoWorld) {
-  await createKey(this, randomUUID());
+  await createKeyForUnknownUser(this);
+});
+
+When('the partner asks for a key for the API user {string}', async function (this: MomoWorld, id: string) {
+  await createKey(this, id);
 });
 
 When('the partner looks up an API user that does not exist', async function (this: MomoWorld) {
-  await readApiUser(this, randomUUID());
+  await readUnknownApiUser(this);
+});
+
+When('the partner looks up the API user {string}', async function (this: MomoWorld, id: string) {
+  await readApiUser(this, id);
 });
 
 Then('the API user reads back with its callback host', async function (this: MomoWorld) {
-  await readApiUser(this);
-  expectApiUserRecord(this);
+  await expectApiUserReadsBack(this);
+});
+
+Then('no API user was registered', async function (this: MomoWorld) {
+  await expectApiUserNotRegistered(this);
 });

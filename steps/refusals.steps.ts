@@ -1,10 +1,14 @@
 import { When, Then } from '@cucumber/cucumber';
+import type { Party } from './support/parties.ts';
 import {
-  checkHolderInForbiddenEnvironment, expectFirstPaymentUnchanged, expectGatewayRefusal, expectOAuthRefusal, lookUpBasicInfoWithForgedToken,
-  readBalanceInCurrencyInForbiddenEnvironment, readBalanceWithKeyMistake, readStatusInForbiddenEnvironment, readStatusOfReference,
-  requestInForeignCurrency, requestInvalidPayment, requestReusingReference,
+  checkHolderInForbiddenEnvironment, depositInForeignCurrency, depositInvalid, depositWithoutToken, expectFirstPaymentUnchanged, expectGatewayRefusal,
+  expectOAuthRefusal, lookUpBasicInfoWithForgedToken, notifyDeliveryWithLongMessage, readBalanceInCurrency, readBalanceWithKeyMistake,
+  readStatusInForbiddenEnvironment, readStatusOfReference, refundInForeignCurrency, refundInvalid, requestInForeignCurrency, requestInvalidPayment,
+  requestReusingReference,
 } from './support/refusals.ts';
 import type { MomoWorld } from './support/world.ts';
+
+// Calls the service must refuse (§7): bad data, unknown currencies, missing keys and tokens, forbidden environments.
 
 When('the partner requests a payment with {invalid payment}', async function (this: MomoWorld, problem: string) {
   await requestInvalidPayment(this, problem);
@@ -12,6 +16,34 @@ When('the partner requests a payment with {invalid payment}', async function (th
 
 When('the partner requests {amount} in a currency the service does not take', async function (this: MomoWorld, amount: string) {
   await requestInForeignCurrency(this, amount);
+});
+
+When('the partner asks for a deposit with {invalid deposit}', async function (this: MomoWorld, problem: string) {
+  await depositInvalid(this, problem);
+});
+
+When('the partner refunds that payment, with {invalid refund}', async function (this: MomoWorld, problem: string) {
+  await refundInvalid(this, problem);
+});
+
+When('the partner deposits {amount} to {party} in a currency the service does not take', async function (this: MomoWorld, amount: string, party: Party) {
+  await depositInForeignCurrency(this, amount, party);
+});
+
+When('the partner refunds that payment in a currency the service does not take', async function (this: MomoWorld) {
+  await refundInForeignCurrency(this);
+});
+
+When('the partner deposits {amount} to {party} without an access token', async function (this: MomoWorld, amount: string, party: Party) {
+  await depositWithoutToken(this, amount, party);
+});
+
+When('the partner notifies the customer of delivery with a message longer than 160 characters', async function (this: MomoWorld) {
+  await notifyDeliveryWithLongMessage(this);
+});
+
+When('the partner reads its balance in the currency {string}', async function (this: MomoWorld, currency: string) {
+  await readBalanceInCurrency(this, currency);
 });
 
 When('the partner requests {amount} again, reusing the reference of that payment', async function (this: MomoWorld, amount: string) {
@@ -22,16 +54,12 @@ When('the partner reads its balance {key mistake}', async function (this: MomoWo
   await readBalanceWithKeyMistake(this, mistake);
 });
 
-When('the partner reads that payment in a target environment it may not use', async function (this: MomoWorld) {
+When('the partner reads that payment/deposit/refund in a target environment it may not use', async function (this: MomoWorld) {
   await readStatusInForbiddenEnvironment(this);
 });
 
 When('the partner checks an account holder in a target environment it may not use', async function (this: MomoWorld) {
   await checkHolderInForbiddenEnvironment(this);
-});
-
-When('the partner reads its balance in its currency in a target environment it may not use', async function (this: MomoWorld) {
-  await readBalanceInCurrencyInForbiddenEnvironment(this);
 });
 
 When('the partner looks up a customer\'s basic information with a forged access token', async function (this: MomoWorld) {

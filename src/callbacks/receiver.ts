@@ -16,6 +16,17 @@ export interface ReceivedCallback {
 const PATH = /^\/callbacks\/([^/?#]+)/;
 const MAX_BODY = 256 * 1024;
 
+/** Where the receiver listens, and how the target reaches it. */
+export interface ReceiverOptions {
+  /** The address to listen on (default 127.0.0.1). */
+  bind?: string;
+  /**
+   * The receiver's public base URL as the target sees it, e.g. a tunnel's https://abc.example.app, without
+   * a trailing slash: callback URLs are then <publicBaseUrl>/callbacks/<referenceId>, whatever port it listens on.
+   */
+  publicBaseUrl?: string;
+}
+
 /**
  * A local HTTP server that stands in for the partner's callback listener. Each transaction gets its own
  * URL, /callbacks/<referenceId>, so a callback is tied to its transaction by where it was sent. It accepts
@@ -27,8 +38,14 @@ export class CallbackReceiver {
   private readonly expected = new Set<string>();
   private readonly received: ReceivedCallback[] = [];
   private port = 0;
+  private readonly bindAddress: string;
+  private readonly publicBaseUrl: string | undefined;
 
-  constructor(private readonly host: string, private readonly bindAddress = '127.0.0.1') {}
+  /** `host`: the host of the callback URLs when there is no public base URL (http://<host>:<port>). */
+  constructor(private readonly host: string, options: ReceiverOptions = {}) {
+    this.bindAddress = options.bind ?? '127.0.0.1';
+    this.publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, '');
+  }
 
   async start(port = 0): Promise<void> {
     this.server = createServer((request, response) => {
@@ -47,7 +64,11 @@ export class CallbackReceiver {
         });
     });
     await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
+      this.server!.once('error', (error: Error & { code?: string }) => {
+        this.server = undefined;
+        const hint = error.code === 'EADDRINUSE' ? ': the port is taken (another run, or MOMO_CALLBACK_PORT with parallel workers)' : '';
+        reject(new Error(`The callback receiver cannot listen on ${this.bindAddress} port ${port}${hint}: ${error.message}`, { cause: error }));
+      });
       this.server!.listen(port, this.bindAddress, () => resolve());
     });
     this.port = (this.server.address() as AddressInfo).port;
@@ -56,12 +77,20 @@ export class CallbackReceiver {
   /** The URL to give as X-Callback-Url for a transaction, and a note that its callback is expected. */
   urlFor(referenceId: string): string {
     this.expected.add(referenceId.toLowerCase());
-    return `http://${this.host}:${this.port}/callbacks/${referenceId}`;
+    return `${this.baseUrl}/callbacks/${referenceId}`;
   }
 
-  /** Where the receiver listens, e.g. http://127.0.0.1:40123; callbacks go to <baseUrl>/callbacks/<referenceId>. */
+  /**
+   * Where the target reaches the receiver: the public base URL when one was given, else
+   * http://<host>:<port it listens on>, e.g. http://127.0.0.1:40123. Callbacks go to <baseUrl>/callbacks/<referenceId>.
+   */
   get baseUrl(): string {
-    return `http://${this.host}:${this.port}`;
+    return this.publicBaseUrl ?? `http://${this.host}:${this.port}`;
+  }
+
+  /** The port it listens on (once started). */
+  get listeningPort(): number {
+    return this.port;
   }
 
   /** Every callback received, in order of arrival. */

@@ -125,11 +125,11 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
       log(`Load scenario ${scenario} against ${config.baseUrl}`);
     }
 
-    const receiver = new CallbackReceiver(config.callbackHost);
+    const receiver = new CallbackReceiver(config.callbackHost, { bind: config.callbackBind, publicBaseUrl: config.callbackUrl });
     const loopback = (host: string) => /^(127\.|localhost$)/.test(host);
     const callbacksReachable = !loopback(config.callbackHost) || loopback(new URL(config.baseUrl!).hostname);
     if (callbacksReachable) {
-      await receiver.start();
+      await receiver.start(config.callbackPort);
       stops.push(() => receiver.stop());
     }
 

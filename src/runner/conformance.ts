@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs, parseEnv } from 'node:util';
 import { Writable } from 'node:stream';
 import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
-import { ConfigError, loadConfig, type HarnessConfig } from '../config.ts';
+import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../config.ts';
 import { ScenarioLedger } from './ledger.ts';
 import { TargetUnreachableError, environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
 
@@ -45,7 +45,7 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
     log(USAGE);
     return EXIT.conforms;
   }
-  const parallel = args.parallel === undefined ? 2 : Number(args.parallel);
+  let parallel = args.parallel === undefined ? 2 : Number(args.parallel);
   if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16) {
     log(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
     return EXIT.couldNotTest;
@@ -73,6 +73,9 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
 
   const { expression: tags, notes } = selectScenarios(args.tags, target);
   for (const note of notes) log(note);
+  const workers = selectWorkers(parallel, config);
+  if (workers.note) log(workers.note);
+  parallel = workers.parallel;
 
   const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
   mkdirSync(reportsDir, { recursive: true });
@@ -120,7 +123,8 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
 /**
  * The tag expression of the run: the user's selection, less what this target cannot take part in.
  * @stateful scenarios need the reference sandbox's bookkeeping (the live sandbox's balance is always "0");
- * @callback scenarios need a callback host the target can reach, which loopback is not for a remote server.
+ * @callback scenarios need a callback host the target can reach (MOMO_CALLBACK_URL's, else MOMO_CALLBACK_HOST),
+ * which loopback is not for a remote server.
  */
 export function selectScenarios(requested: string | undefined, target: Target): { expression: string; notes: string[] } {
   const parts = requested ? [`(${requested})`] : [];
@@ -129,13 +133,27 @@ export function selectScenarios(requested: string | undefined, target: Target): 
     parts.push('not @stateful', 'not @uncertain');
     notes.push('Leaving out @stateful scenarios: they check the reference sandbox\'s bookkeeping, which a remote target need not keep.');
     notes.push('Leaving out @uncertain scenarios: they rest on test numbers the SDKs document but nobody observed on the live sandbox.');
-    const loopback = (host: string) => /^(127\.|localhost$|\[::1\]$)/.test(host);
-    if (loopback(target.config.callbackHost) && !loopback(new URL(target.config.baseUrl!).hostname)) {
+    // The callbacks go to MOMO_CALLBACK_URL's host when it is set, else to MOMO_CALLBACK_HOST.
+    const { callbackUrl, callbackHost } = target.config;
+    const callbackTo = callbackUrl ? new URL(callbackUrl).hostname : callbackHost;
+    if (isLoopback(callbackTo) && !isLoopback(new URL(target.config.baseUrl!).hostname)) {
       parts.push('not @callback');
-      notes.push(`Leaving out @callback scenarios: a remote target cannot reach the callback receiver at ${target.config.callbackHost}; set MOMO_CALLBACK_HOST to an address it can reach.`);
+      notes.push(`Leaving out @callback scenarios: a remote target cannot reach the callback receiver at ${callbackUrl ?? callbackHost}; set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST to an address it can reach.`);
     }
   }
   return { expression: parts.join(' and '), notes };
+}
+
+/**
+ * How many worker processes the run can have. Each worker starts its own callback receiver, so with a fixed
+ * MOMO_CALLBACK_PORT a second worker could not listen: the run then uses one process.
+ */
+export function selectWorkers(requested: number, config: HarnessConfig): { parallel: number; note?: string } {
+  if (requested === 0 || config.callbackPort === 0) return { parallel: requested };
+  return {
+    parallel: 0,
+    note: `Running in one process rather than ${requested} parallel workers: the callback receiver listens on the fixed port ${config.callbackPort} (MOMO_CALLBACK_PORT), which only one process can take.`,
+  };
 }
 
 /** Settings from ./.env, if there is one; the environment wins over it. */

@@ -74,6 +74,8 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_TARGET_ENVIRONMENT: config.targetEnvironment,
     MOMO_CURRENCY: config.currency,
     MOMO_CALLBACK_HOST: config.callbackHost,
+    MOMO_CALLBACK_PORT: String(config.callbackPort),
+    MOMO_CALLBACK_BIND: config.callbackBind,
     MOMO_PROFILE: config.profile,
     MOMO_CONNECT_TIMEOUT_MS: String(config.connectTimeoutMs),
     MOMO_REQUEST_TIMEOUT_MS: String(config.requestTimeoutMs),
@@ -82,6 +84,7 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),
     MOMO_CALLBACK_QUIET_MS: String(config.callbackQuietMs),
   };
+  if (config.callbackUrl) env.MOMO_CALLBACK_URL = config.callbackUrl;
   for (const [product, key] of Object.entries(config.subscriptionKeys)) if (key) env[`MOMO_${product.toUpperCase()}_KEY`] = key;
   for (const [product, user] of Object.entries(config.apiUsers)) {
     if (user) {

@@ -1,8 +1,8 @@
 import type { ApiResponse } from '../../src/client/momo-client.ts';
-import { ConformanceFailure } from '../../src/judge.ts';
 import { fromMinor, toMinor } from '../../src/money.ts';
 import type { Product } from '../../src/products.ts';
 import type { Party } from './parties.ts';
+import { depart } from './payments.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -45,7 +45,7 @@ export async function rememberBalance(world: MomoWorld): Promise<void> {
 export function expectBalanceInCurrency(world: MomoWorld): void {
   const balance = balanceOf(world, 'the balance is readable');
   if (balance.currency !== world.config.currency) {
-    fail(world, 'the balance is in the currency the partner trades in', `currency "${world.config.currency}"`, balance);
+    depart(world, world.response!, 'the balance is in the currency the partner trades in', `currency "${world.config.currency}"`, balance);
   }
 }
 
@@ -56,32 +56,49 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
   const balance = balanceOf(world, 'the balance is read after the payment');
   const expected = fromMinor(toMinor(world.balanceBefore) + toMinor(amount));
   if (toMinor(balance.availableBalance) !== toMinor(expected)) {
-    fail(world, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, `availableBalance "${expected}"`, balance);
+    depart(world, world.response!, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, `availableBalance "${expected}"`, balance);
   }
 }
 
 /** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */
 export async function checkAccountHolder(world: MomoWorld, party: Party, idType: 'msisdn' | 'MSISDN' = 'msisdn'): Promise<void> {
-  const { product } = world.actor;
-  if (product === 'remittance') throw new Error('Account-holder status is an operation of collection and disbursement, not remittance.');
-  world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, party.msisdn));
+  await checkHolderId(world, idType, party.msisdn);
 }
 
 export function expectActiveHolder(world: MomoWorld): void {
-  const response = world.expect({ status: 200, what: 'a registered account holder is reported active' });
+  expectHolderResult(world, true, 'a registered, active account holder is reported active');
+}
+
+/** An inactive account holder: {"result": false} (§4.2 #8: "false if it is not active or not found"). */
+export function expectInactiveHolder(world: MomoWorld): void {
+  expectHolderResult(world, false, 'an account holder who is not active is reported so');
+}
+
+/**
+ * A holder who is not registered: {"result": false} by §4.2 #8; on the live sandbox, as the SDKs document,
+ * refused as not found (accountHolderErrors in src/profiles.ts).
+ */
+export function expectUnregisteredHolder(world: MomoWorld): void {
+  if (world.harness.behaviour.accountHolderErrors === 'documented') {
+    world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'a holder who is not registered is refused as not found (the SDKs\' test number, profile mtn-sandbox)' });
+    return;
+  }
+  expectHolderResult(world, false, 'an account holder who is not registered is reported so');
+}
+
+/** Whether the holder of an id of a kind (msisdn, email, party_code) is active, in the partner's own product. */
+export async function checkHolderId(world: MomoWorld, idType: string, id: string): Promise<void> {
+  const { product } = world.actor;
+  if (product === 'remittance') throw new Error('Account-holder status is an operation of collection and disbursement, not remittance.');
+  world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, id));
+}
+
+function expectHolderResult(world: MomoWorld, result: boolean, what: string): void {
+  const response = world.expect({ status: 200, what });
   const body = response.json as { result: boolean };
-  if (body.result !== true) fail(world, 'a registered, active account holder', '{"result":true}', body);
+  if (body.result !== result) depart(world, response, what, `{"result":${result}}`, body);
 }
 
 function balanceOf(world: MomoWorld, what: string): { availableBalance: string; currency: string } {
   return world.expect({ status: 200, what }).json as { availableBalance: string; currency: string };
-}
-
-function fail(world: MomoWorld, what: string, expected: string, received: unknown): never {
-  const response = world.response!;
-  throw new ConformanceFailure([
-    `${response.operation.label} — ${response.operation.section}: ${what}`,
-    `  expected: ${expected}`,
-    `  received: ${world.harness.redactor.text(JSON.stringify(received))}`,
-  ].join('\n'));
 }

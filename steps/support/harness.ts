@@ -50,12 +50,12 @@ export class Harness {
       onExchange: (exchange) => this.recordExchange?.(exchange),
       onResponse: (response) => this.checkBody(response),
     });
-    this.receiver = new CallbackReceiver(this.config.callbackHost);
+    this.receiver = new CallbackReceiver(this.config.callbackHost, { bind: this.config.callbackBind, publicBaseUrl: this.config.callbackUrl });
     this.tokens = new TokenCache({ fetch: (key) => this.fetchToken(key) });
   }
 
   async start(): Promise<void> {
-    await this.receiver.start();
+    await this.receiver.start(this.config.callbackPort);
   }
 
   async stop(): Promise<void> {

@@ -10,3 +10,7 @@ defineParameterType({ name: 'status', regexp: /SUCCESSFUL|FAILED|PENDING/, trans
 
 /** An error or failure-reason code of §7, e.g. RESOURCE_ALREADY_EXIST. */
 defineParameterType({ name: 'code', regexp: /[A-Z][A-Z_]+\.?/, transformer: (s: string) => s });
+
+/** The kind of an account holder's id, in words, as the path names it (§4.2 #8: msisdn, email, party_code). */
+const ID_KINDS: Record<string, string> = { 'a phone number': 'msisdn', 'an e-mail address': 'email', 'a party code': 'party_code' };
+defineParameterType({ name: 'id kind', regexp: new RegExp(Object.keys(ID_KINDS).join('|')), transformer: (s: string) => ID_KINDS[s]! });

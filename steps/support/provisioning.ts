@@ -8,22 +8,57 @@ export async function registerApiUser(world: MomoWorld, userId: string = randomU
   world.remember(await world.client.createApiUser(world.actor.product, userId, world.config.callbackHost));
 }
 
+/** Registers an API user, which must be created: the premise of scenarios about what comes next. */
+export async function haveRegisteredApiUser(world: MomoWorld): Promise<void> {
+  await registerApiUser(world);
+  world.expect({ status: 201, what: 'registering an API user' });
+}
+
+/** Registers an API user again, with the id of the one this scenario registered. */
+export async function registerSameApiUser(world: MomoWorld): Promise<void> {
+  await registerApiUser(world, registeredUser(world));
+}
+
+/** Registers an API user whose body has no providerCallbackHost (§2.12: the field is the whole body). */
+export async function registerApiUserWithoutCallbackHost(world: MomoWorld): Promise<void> {
+  const userId = randomUUID();
+  world.registeredUserId = userId;
+  world.remember(await world.client.createApiUser(world.actor.product, userId, world.config.callbackHost, { body: {} }));
+}
+
 export async function createKey(world: MomoWorld, userId = registeredUser(world)): Promise<void> {
   const response = world.remember(await world.client.createApiKey(world.actor.product, userId));
   const apiKey = (response.json as { apiKey?: unknown } | undefined)?.apiKey;
   if (typeof apiKey === 'string') world.harness.redactor.addBasicCredential(userId, apiKey);
 }
 
+/** Asks for a key for an API user id no one registered. */
+export function createKeyForUnknownUser(world: MomoWorld): Promise<void> {
+  return createKey(world, randomUUID());
+}
+
 export async function readApiUser(world: MomoWorld, userId = registeredUser(world)): Promise<void> {
   world.remember(await world.client.getApiUser(world.actor.product, userId));
 }
 
-/** The record read back must name the callback host the API user was registered with. */
-export function expectApiUserRecord(world: MomoWorld): void {
+/** Looks up an API user id no one registered. */
+export function readUnknownApiUser(world: MomoWorld): Promise<void> {
+  return readApiUser(world, randomUUID());
+}
+
+/** Reads back the API user this scenario registered: the record must name the callback host it was registered with. */
+export async function expectApiUserReadsBack(world: MomoWorld): Promise<void> {
+  await readApiUser(world);
   const record = world.expect({ status: 200, what: 'an API user reads back' }).json as { providerCallbackHost: string };
   if (record.providerCallbackHost !== world.config.callbackHost) {
     throw new ConformanceFailure(`get API user — §4.5 #16: providerCallbackHost is "${record.providerCallbackHost}", not the "${world.config.callbackHost}" it was registered with`);
   }
+}
+
+/** The API user whose registration was refused reads back as unknown: nothing was created. */
+export async function expectApiUserNotRegistered(world: MomoWorld): Promise<void> {
+  await readApiUser(world);
+  world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'a refused registration leaves no API user behind (§7 rule 2)' });
 }
 
 function registeredUser(world: MomoWorld): string {

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { CallOptions } from '../../src/client/momo-client.ts';
 import { PRODUCTS } from '../../src/products.ts';
 import { readBalance } from './accounts.ts';
-import { ORDINARY_CUSTOMER } from './parties.ts';
-import { readStatus, requestPayment, type CreateOptions } from './payments.ts';
+import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
+import { deposit, notifyDelivery, readStatus, refundPayment, requestPayment, type CreateOptions } from './payments.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -36,10 +36,66 @@ export async function requestInvalidPayment(world: MomoWorld, problem: string): 
   await requestPayment(world, ORDINARY_CUSTOMER, '5', INVALID_PAYMENTS[problem]);
 }
 
+const INVALID_DEPOSITS: Record<string, CreateOptions> = {
+  'an amount of zero': { body: { amount: '0' } },
+  'a payee number that is not a phone number': { body: { payee: { partyIdType: 'MSISDN', partyId: 'call me' } } },
+};
+
+defineParameterType({
+  name: 'invalid deposit',
+  regexp: new RegExp(Object.keys(INVALID_DEPOSITS).sort((a, b) => b.length - a.length).join('|')),
+  transformer: (phrase: string) => phrase,
+});
+
+export async function depositInvalid(world: MomoWorld, problem: string): Promise<void> {
+  await deposit(world, ORDINARY_CUSTOMER, '5', INVALID_DEPOSITS[problem]);
+}
+
+const INVALID_REFUNDS: Record<string, CreateOptions> = {
+  'an amount of zero': { body: { amount: '0' } },
+  'a reference to refund that is not a UUID': { body: { referenceIdToRefund: 'order-42' } },
+};
+
+defineParameterType({
+  name: 'invalid refund',
+  regexp: new RegExp(Object.keys(INVALID_REFUNDS).sort((a, b) => b.length - a.length).join('|')),
+  transformer: (phrase: string) => phrase,
+});
+
+/** A refund of the scenario's request to pay, with one thing wrong. */
+export async function refundInvalid(world: MomoWorld, problem: string): Promise<void> {
+  await refundPayment(world, undefined, INVALID_REFUNDS[problem]);
+}
+
 /** A currency other than the one the target takes (MOMO_CURRENCY). */
+const foreignCurrency = (world: MomoWorld) => (world.config.currency === 'USD' ? 'XOF' : 'USD');
+
 export async function requestInForeignCurrency(world: MomoWorld, amount: string): Promise<void> {
-  const foreign = world.config.currency === 'USD' ? 'XOF' : 'USD';
-  await requestPayment(world, ORDINARY_CUSTOMER, amount, { body: { currency: foreign } });
+  await requestPayment(world, ORDINARY_CUSTOMER, amount, { body: { currency: foreignCurrency(world) } });
+}
+
+export async function depositInForeignCurrency(world: MomoWorld, amount: string, party: Party): Promise<void> {
+  await deposit(world, party, amount, { body: { currency: foreignCurrency(world) } });
+}
+
+/** A refund of the scenario's request to pay, in full, in a currency the target does not take. */
+export async function refundInForeignCurrency(world: MomoWorld): Promise<void> {
+  await refundPayment(world, undefined, { body: { currency: foreignCurrency(world) } });
+}
+
+/** A deposit that carries no Authorization at all (the client sends none for an empty credential). */
+export async function depositWithoutToken(world: MomoWorld, amount: string, party: Party): Promise<void> {
+  await deposit(world, party, amount, { call: { authorization: '' } });
+}
+
+/** The live service refuses a notificationMessage over 160 characters (real-api-notes, observed). */
+export async function notifyDeliveryWithLongMessage(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world, world.lastPayment.referenceId, 'Your order has been delivered. '.padEnd(161, 'x'));
+}
+
+/** The collection balance in a currency written as the caller pleases, e.g. "euro" (§4.2 #4: an ISO 4217 code). */
+export async function readBalanceInCurrency(world: MomoWorld, currency: string): Promise<void> {
+  world.remember(await world.client.getBalance('collection', await world.bearer(), currency));
 }
 
 /** Asks again with the reference id of the scenario's first payment, and different data. */
@@ -85,18 +141,15 @@ export function expectGatewayRefusal(world: MomoWorld): void {
 
 const FORBIDDEN_ENVIRONMENT = (world: MomoWorld) => (world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda');
 
+/** The status of the scenario's last transaction (request to pay, deposit or refund), asked in a forbidden environment. */
 export async function readStatusInForbiddenEnvironment(world: MomoWorld): Promise<void> {
   const payment = world.lastPayment;
-  world.remember(await world.client.getRequestToPayStatus(await world.bearer(payment.account), payment.referenceId, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+  world.remember(await readStatus(world, payment, payment.account, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
 }
 
 export async function checkHolderInForbiddenEnvironment(world: MomoWorld): Promise<void> {
   const product = world.actor.product === 'disbursement' ? 'disbursement' : 'collection';
   world.remember(await world.client.accountHolderActive(product, await world.bearer(), 'msisdn', ORDINARY_CUSTOMER.msisdn, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
-}
-
-export async function readBalanceInCurrencyInForbiddenEnvironment(world: MomoWorld): Promise<void> {
-  world.remember(await world.client.getBalance('collection', await world.bearer(), world.config.currency, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
 }
 
 export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<void> {
@@ -105,11 +158,11 @@ export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<
   world.remember(await world.client.basicUserInfo(forged, ORDINARY_CUSTOMER.msisdn));
 }
 
-/** §7 rule 4: a failed basic-info request is 401 with {error}. */
+/** §7: 401 is "Unauthorized; body {error}" (rule 4 for the token and basic-info operations). */
 export function expectOAuthRefusal(world: MomoWorld): void {
-  const body = world.expect({ status: 401, what: 'a failed basic-info request is refused (§7 rule 4)' }).json as { error?: unknown };
+  const body = world.expect({ status: 401, what: 'a caller without a valid access token is refused (§7, 401 with {error})' }).json as { error?: unknown };
   if (typeof body?.error !== 'string') {
-    throw new ConformanceFailure(`${world.response!.operation.label} — §7 rule 4: a failed basic-info request must answer 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+    throw new ConformanceFailure(`${world.response!.operation.label} — §7: a caller without a valid access token must be answered 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
   }
 }
 

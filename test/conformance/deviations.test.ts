@@ -85,7 +85,9 @@ const DEVIATIONS: Deviation[] = [
       const record = JSON.parse(x.body) as Record<string, unknown>;
       return record.status === 'PENDING' ? { body: JSON.stringify({ ...record, progress: 50 }) } : undefined;
     },
-    failing: ['A customer who approves after a while keeps the payment pending until then', 'A payment stays pending while the customer has not answered', 'A payment the customer never answers expires in the end'],
+    // "A payment the customer never answers expires in the end" would catch it too, but it is @stateful (it relies on
+    // the reference sandbox's pending timeout), so it is left out against a server behind a proxy.
+    failing: ['A customer who approves after a while keeps the payment pending until then', 'A payment stays pending while the customer has not answered'],
     mentions: ['get request-to-pay status (collection)', 'has an unknown property "progress"'],
   },
 ];

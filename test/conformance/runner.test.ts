@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { selectScenarios, selectWorkers } from '../../src/runner/conformance.ts';
+import type { Target } from '../../src/runner/target.ts';
 import { runAgainstDeviation, runSuite, targetEnv } from '../support/suite.ts';
 
 function closedPort(): Promise<number> {
@@ -83,4 +86,42 @@ test('a target that answers 503 to every third call could not be tested: exit 2,
   assert.equal(run.code, 2, run.output);
   assert.match(run.output, /not tested/);
   assert.doesNotMatch(run.output, /does NOT conform/);
+});
+
+function remote(env: Record<string, string>): Target {
+  const config = loadConfig({ ...targetEnv('https://sandbox.momodeveloper.mtn.com'), ...env });
+  return { description: 'a remote target', config, embedded: false, stop: async () => {} };
+}
+
+test('a remote target leaves out @callback unless MOMO_CALLBACK_URL or MOMO_CALLBACK_HOST is reachable from it', () => {
+  const loopback = selectScenarios('@collection', remote({}));
+  assert.equal(loopback.expression, '(@collection) and not @stateful and not @uncertain and not @callback');
+  assert.ok(loopback.notes.some((n) => n.includes('set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST')), loopback.notes.join('\n'));
+  const reachable: Record<string, string>[] = [{ MOMO_CALLBACK_URL: 'https://abc.example.app' }, { MOMO_CALLBACK_HOST: 'harness.example.com' }];
+  for (const env of reachable) {
+    const selected = selectScenarios(undefined, remote(env));
+    assert.equal(selected.expression, 'not @stateful and not @uncertain', JSON.stringify(env));
+  }
+  const localUrl = selectScenarios(undefined, remote({ MOMO_CALLBACK_URL: 'http://127.0.0.1:8090' }));
+  assert.match(localUrl.expression, /not @callback/);
+  assert.ok(localUrl.notes.some((n) => n.includes('http://127.0.0.1:8090')));
+});
+
+test('a fixed callback port makes the run use one process, and says so', () => {
+  assert.deepEqual(selectWorkers(2, loadConfig({})), { parallel: 2 });
+  assert.deepEqual(selectWorkers(0, loadConfig({ MOMO_CALLBACK_PORT: '8090' })), { parallel: 0 });
+  const fixed = selectWorkers(2, loadConfig({ MOMO_CALLBACK_PORT: '8090' }));
+  assert.equal(fixed.parallel, 0);
+  assert.match(fixed.note ?? '', /one process .* fixed port 8090 \(MOMO_CALLBACK_PORT\)/);
+});
+
+test('callbacks reach a receiver on a fixed port through a public base URL, in one process', async () => {
+  const port = await closedPort();
+  const run = await runSuite(['--tags', '@callback', '--parallel', '2'], { MOMO_CALLBACK_PORT: String(port), MOMO_CALLBACK_URL: `http://127.0.0.1:${port}` });
+  assert.equal(run.code, 0, run.output);
+  assert.match(run.output, new RegExp(`Running in one process rather than 2 parallel workers: .* fixed port ${port}`));
+  assert.match(run.output, /no parallel workers/);
+  const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8'));
+  assert.ok(summary.totals.passed >= 1, JSON.stringify(summary.totals));
+  assert.equal(summary.totals.failed + summary.totals['not tested'], 0);
 });

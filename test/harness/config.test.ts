@@ -26,12 +26,16 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     targetEnvironment: 'sandbox',
     currency: 'EUR',
     callbackHost: '127.0.0.1',
+    callbackPort: 0,
+    callbackBind: '127.0.0.1',
+    callbackUrl: undefined,
     profile: 'spec',
     connectTimeoutMs: 5000,
     requestTimeoutMs: 15000,
     pollTimeoutMs: 10000,
     pollIntervalMs: 100,
     slowOutcomeTimeoutMs: 45000,
+    callbackQuietMs: 3000,
   });
 });
 
@@ -129,4 +133,54 @@ test('several problems are reported at once', () => {
   assert.ok(problems.some((p) => p.startsWith('MOMO_POLL_INTERVAL_MS')));
   assert.ok(problems.some((p) => p.startsWith('MOMO_COLLECTION_USER_ID and MOMO_COLLECTION_API_KEY')));
   assert.ok(problems.some((p) => p.includes('MOMO_COLLECTION_KEY, MOMO_DISBURSEMENT_KEY, MOMO_REMITTANCE_KEY')));
+});
+
+test('the callback receiver: a free port, bound to loopback for a loopback host and to every address otherwise', () => {
+  const local = loadConfig({});
+  assert.deepEqual([local.callbackPort, local.callbackBind, local.callbackUrl], [0, '127.0.0.1', undefined]);
+  assert.equal(loadConfig({ MOMO_CALLBACK_HOST: 'localhost' }).callbackBind, '127.0.0.1');
+  const remote = loadConfig({ MOMO_CALLBACK_HOST: 'harness.example.com' });
+  assert.deepEqual([remote.callbackHost, remote.callbackBind], ['harness.example.com', '0.0.0.0']);
+});
+
+test('MOMO_CALLBACK_PORT and MOMO_CALLBACK_BIND are taken as given', () => {
+  const config = loadConfig({ MOMO_CALLBACK_HOST: 'harness.example.com', MOMO_CALLBACK_PORT: '8090', MOMO_CALLBACK_BIND: '10.0.0.7' });
+  assert.equal(config.callbackPort, 8090);
+  assert.equal(config.callbackBind, '10.0.0.7');
+  assert.equal(loadConfig({ MOMO_CALLBACK_BIND: '::' }).callbackBind, '::');
+  assert.equal(loadConfig({ MOMO_CALLBACK_HOST: 'harness.example.com', MOMO_CALLBACK_BIND: '127.0.0.1' }).callbackBind, '127.0.0.1');
+});
+
+test('MOMO_CALLBACK_URL: its origin is the callback base and its host the registered callback host', () => {
+  const tunnel = loadConfig({ MOMO_CALLBACK_URL: 'https://Abc.Example.app/', MOMO_CALLBACK_PORT: '8090' });
+  assert.equal(tunnel.callbackUrl, 'https://abc.example.app');
+  assert.equal(tunnel.callbackHost, 'abc.example.app');
+  assert.equal(tunnel.callbackPort, 8090);
+  assert.equal(tunnel.callbackBind, '0.0.0.0');
+  const withPort = loadConfig({ MOMO_CALLBACK_URL: 'http://203.0.113.9:8090', MOMO_CALLBACK_HOST: '203.0.113.9', MOMO_CALLBACK_BIND: '127.0.0.1' });
+  assert.equal(withPort.callbackUrl, 'http://203.0.113.9:8090');
+  assert.equal(withPort.callbackHost, '203.0.113.9');
+  assert.equal(withPort.callbackBind, '127.0.0.1');
+  assert.equal(loadConfig({ MOMO_CALLBACK_URL: 'https://abc.example.app:443' }).callbackUrl, 'https://abc.example.app', 'the default port is dropped');
+  const local = loadConfig({ MOMO_CALLBACK_URL: 'http://127.0.0.1:8090' });
+  assert.deepEqual([local.callbackHost, local.callbackBind], ['127.0.0.1', '127.0.0.1']);
+});
+
+test('bad callback settings are each named with the value given', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ MOMO_CALLBACK_PORT: '70000' }, /^MOMO_CALLBACK_PORT must be a whole number from 0 to 65535, got "70000"$/],
+    [{ MOMO_CALLBACK_PORT: 'http' }, /^MOMO_CALLBACK_PORT must be a whole number .* got "http"$/],
+    [{ MOMO_CALLBACK_BIND: 'my-laptop' }, /^MOMO_CALLBACK_BIND must be an IP address .* got "my-laptop"$/],
+    [{ MOMO_CALLBACK_URL: 'abc.example.app' }, /^MOMO_CALLBACK_URL must be .* an absolute http\(s\) URL; got "abc\.example\.app"$/],
+    [{ MOMO_CALLBACK_URL: 'ftp://abc.example.app' }, /^MOMO_CALLBACK_URL must be .* with the scheme http or https; got/],
+    [{ MOMO_CALLBACK_URL: 'https://abc.example.app/hooks' }, /^MOMO_CALLBACK_URL must be .* without a path, query or credentials .*; got "https:\/\/abc\.example\.app\/hooks"$/],
+    [{ MOMO_CALLBACK_URL: 'https://user:secret@abc.example.app' }, /without a path, query or credentials/],
+    [{ MOMO_CALLBACK_URL: 'http://[::1]:8090' }, /with a host name or IPv4 address/],
+    [{ MOMO_CALLBACK_URL: 'https://abc.example.app', MOMO_CALLBACK_HOST: 'other.example.com' }, /^MOMO_CALLBACK_HOST \("other\.example\.com"\) is not the host of MOMO_CALLBACK_URL \("abc\.example\.app"\)/],
+  ];
+  for (const [env, expected] of cases) {
+    const problems = problemsOf(env);
+    assert.equal(problems.length, 1, `${JSON.stringify(env)}: ${problems.join(' | ')}`);
+    assert.match(problems[0]!, expected);
+  }
 });

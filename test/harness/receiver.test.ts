@@ -59,6 +59,49 @@ test('the host given is the one in the URL, whatever address it binds', async ()
   }
 });
 
+test('with a public base URL, the callback URLs are <base>/callbacks/<id>, and callbacks sent to the port it listens on are kept', async () => {
+  const receiver = new CallbackReceiver('abc.example.app', { publicBaseUrl: 'https://abc.example.app/' });
+  await receiver.start(0);
+  try {
+    assert.equal(receiver.baseUrl, 'https://abc.example.app');
+    assert.equal(receiver.urlFor(ID), `https://abc.example.app/callbacks/${ID}`);
+    // What the tunnel forwards arrives on the local port.
+    const local = `http://127.0.0.1:${receiver.listeningPort}/callbacks/${ID}`;
+    assert.equal((await send(local, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json')).status, 200);
+    assert.deepEqual(receiver.callbacksFor(ID).map((c) => c.body), [{ status: 'SUCCESSFUL' }]);
+    assert.equal(receiver.unsolicited().length, 0);
+  } finally {
+    await receiver.stop();
+  }
+});
+
+test('a fixed port and bind address are used as given; a taken port is reported clearly', async () => {
+  const first = new CallbackReceiver('127.0.0.1', { bind: '127.0.0.1' });
+  await first.start(0);
+  const port = first.listeningPort;
+  try {
+    assert.equal(first.urlFor('p1'), `http://127.0.0.1:${port}/callbacks/p1`);
+    const second = new CallbackReceiver('127.0.0.1', { bind: '127.0.0.1' });
+    await assert.rejects(second.start(port), (error: Error) => {
+      assert.match(error.message, new RegExp(`^The callback receiver cannot listen on 127\\.0\\.0\\.1 port ${port}: the port is taken`));
+      return true;
+    });
+    await second.stop();
+  } finally {
+    await first.stop();
+  }
+  // The port is free again: a receiver bound to every address takes it, and is reached over loopback.
+  const fixed = new CallbackReceiver('127.0.0.1', { bind: '0.0.0.0' });
+  await fixed.start(port);
+  try {
+    assert.equal(fixed.listeningPort, port);
+    assert.equal((await send(fixed.urlFor('p2'), 'PUT', '{}', 'application/json')).status, 200);
+    assert.equal(fixed.callbacksFor('p2').length, 1);
+  } finally {
+    await fixed.stop();
+  }
+});
+
 test('PUT and POST callbacks with JSON are recorded with method, path, body and content type; the id is case-insensitive', async () => {
   await withReceiver(async (receiver) => {
     const url = receiver.urlFor(ID);
