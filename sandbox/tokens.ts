@@ -19,17 +19,25 @@ export interface TokenClaims {
   scope?: string;
 }
 
+const VERIFIED_CACHE_SIZE = 10_000;
+
 export type TokenCheck =
   | { ok: true; claims: TokenClaims }
   | { ok: false; description: string };
 
 /**
  * Signs and checks the sandbox's HS256 JWTs. Expiry is checked against the sandbox clock rather than by
- * fast-jwt, so tests can expire a token by moving the clock; signature checks are cached by token.
+ * fast-jwt, so tests can expire a token by moving the clock; signature checks are remembered per token.
  */
 export class TokenAuthority {
   private readonly sign: (payload: Record<string, unknown>) => string;
   private readonly verify: (token: string) => TokenClaims;
+  /**
+   * Tokens whose signature was already checked, keyed by the token itself. fast-jwt's own cache hashes every
+   * token with SHA-256 for its key, which cost more per request than the check it saves (7% of the request
+   * path, docs/benchmarks.md). A forged token is another string, so it is never found here.
+   */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(secret: string, private readonly clock: Clock) {
     this.sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
@@ -38,10 +46,6 @@ export class TokenAuthority {
       algorithms: ['HS256'],
       ignoreExpiration: true,
       ignoreNotBefore: true,
-      cache: 10_000,
-      // The token itself is the key: hashing it for the key cost more per request than the check it saves
-      // (measured: 7% of the request path, docs/benchmarks.md).
-      cacheKeyBuilder: (token: string) => token,
       requiredClaims: ['sub', 'prd', 'use', 'exp'],
     });
   }
@@ -53,11 +57,15 @@ export class TokenAuthority {
   }
 
   check(token: string, product: Product, use: TokenClaims['use']): TokenCheck {
-    let claims: TokenClaims;
-    try {
-      claims = this.verify(token);
-    } catch {
-      return { ok: false, description: 'The access token is malformed or its signature is not valid.' };
+    let claims = this.verified.get(token);
+    if (!claims) {
+      try {
+        claims = this.verify(token);
+      } catch {
+        return { ok: false, description: 'The access token is malformed or its signature is not valid.' };
+      }
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
+      this.verified.set(token, claims);
     }
     if (claims.exp * 1000 <= this.clock.now()) return { ok: false, description: 'The access token expired.' };
     if (claims.prd !== product) return { ok: false, description: `The access token was issued for the ${claims.prd} product, not ${product}.` };
