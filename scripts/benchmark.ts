@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { buildLoadScripts, minimalScript } from '../load/build.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -206,8 +206,16 @@ async function main(): Promise<void> {
   log(`phase 4: memory after ${small} and after ${large} creations`);
   const retention = ['--retention-max-age-ms', '5000', '--notification-window-ms', '1000', '--pending-timeout-ms', '2000', '--delayed-success-ms', '1000', '--callback-retry-delays-ms', 'none', '--callback-timeout-ms', '500'];
   const memorySandbox = await startServer('sandbox', retention);
-  // A fresh connection: minutes of load lie between the two readings, longer than the server keeps one alive.
-  const heap = async () => ((await (await request(`${memorySandbox.url}/health?gc=1`, { reset: true })).body.json()) as { memory: { heapUsedBytes: number; rssBytes: number }; records: { requestToPay: number } });
+  memorySandbox.process.once('exit', (code, signal) => { if (code !== 0 && signal !== 'SIGTERM') log(`the memory sandbox exited early: code ${code}, signal ${signal}`); });
+  // A connection of its own each time: minutes of load lie between the two readings, longer than a kept-alive one lasts.
+  const heap = async () => {
+    const dispatcher = new Agent({ keepAliveTimeout: 10 });
+    try {
+      return (await (await request(`${memorySandbox.url}/health?gc=1`, { dispatcher })).body.json()) as { memory: { heapUsedBytes: number; rssBytes: number }; records: { requestToPay: number } };
+    } finally {
+      await dispatcher.close();
+    }
+  };
   const create = (iterations: number) => k6(join(ROOT, 'dist/load/creation-throughput.js'), {
     ...loadScriptEnv(memorySandbox.url), LOAD_OPERATIONS: 'request-to-pay', LOAD_ITERATIONS: String(iterations), LOAD_VUS: String(VUS), LOAD_MAX_DURATION_SECONDS: '3600',
   });
