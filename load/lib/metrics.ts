@@ -14,5 +14,5 @@ export const lostTransactions = new Counter('momo_lost_transactions');
 export const timeToFinal = new Trend('momo_time_to_final', true);
 /** Sampled answers whose body departs from its JSON Schema. */
 export const schemaViolations = new Rate('momo_schema_violations');
-/** Calls whose answer was not the one the operation documents for the case. */
-export const unexpectedAnswers = new Rate('momo_unexpected_answers');
+/** Calls whose status was not the one the operation documents for the case (the error rate is k6's http_req_failed). */
+export const unexpectedAnswers = new Counter('momo_unexpected_answers');

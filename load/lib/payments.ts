@@ -12,7 +12,7 @@ const STATUS_SCHEMAS: Record<Creation, string> = {
 };
 
 /** Creates a transaction with the VU's cached token; returns its reference id once accepted (202). */
-export function createTransaction(kind: Creation, account: Account, body: object, withCallback = false): string | undefined {
+export function createTransaction(kind: Creation, account: Account, body: object | string, withCallback = false): string | undefined {
   const callbackUrl = withCallback && config.callbackUrl
     // The receiver measures callback latency from the creation time in the URL.
     ? (referenceId: string) => `${config.callbackUrl}/callbacks/${referenceId}?createdAt=${Date.now()}`
@@ -20,7 +20,7 @@ export function createTransaction(kind: Creation, account: Account, body: object
   const { response, referenceId } = create(kind, bearer(account), body, callbackUrl);
   refused(account, response.status);
   if (expectAnswer(kind, response, 202) === undefined && response.status !== 202) return undefined;
-  creations.add(1, { op: kind });
+  creations.add(1);
   return referenceId;
 }
 
@@ -38,7 +38,7 @@ export function awaitFinal(kind: Creation, account: Account, referenceId: string
       readable = true;
       const record = expectAnswer(`${kind}-status`, response, 200, STATUS_SCHEMAS[kind]) as { status?: string } | undefined;
       if (record?.status === 'SUCCESSFUL' || record?.status === 'FAILED') {
-        timeToFinal.add(Date.now() - acceptedAt, { op: kind });
+        timeToFinal.add(Date.now() - acceptedAt);
         return record.status;
       }
     }
@@ -46,6 +46,6 @@ export function awaitFinal(kind: Creation, account: Account, referenceId: string
     // Polling is the client's own pacing here, not think time: the next look is one interval on.
     sleep(options.intervalMs / 1000);
   }
-  if (!readable) lostTransactions.add(1, { op: kind });
+  if (!readable) lostTransactions.add(1);
   return undefined;
 }

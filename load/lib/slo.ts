@@ -28,7 +28,7 @@ export function latencyOf(operation: string): Thresholds {
 /** What every run must hold: answers as documented, valid bodies, an honest open model. */
 export function correctness(): Thresholds {
   return {
-    momo_unexpected_answers: [`rate<=${SLO.maxErrorRate}`],
+    http_req_failed: [`rate<=${SLO.maxErrorRate}`],
     momo_schema_violations: ['rate==0'],
     dropped_iterations: [`count<=${SLO.maxDroppedIterations}`],
   };

@@ -36,21 +36,21 @@ interface Cached {
 }
 
 // Module state is per VU in k6: each VU keeps its own tokens, as each client instance of a partner would.
-const cache: Record<string, Cached> = {};
+// Keyed by the API user's id: an id belongs to one product, and no key string is built per call.
+const cache = new Map<string, Cached>();
 
 /**
  * A Bearer credential from the VU's cache, fetched when missing and refreshed before it expires: the
  * earlier of LOAD_TOKEN_REFRESH_SECONDS and a fifth of its life before expires_in runs out.
  */
 export function bearer(account: Account): string {
-  const key = `${account.product}:${account.userId}`;
-  const cached = cache[key];
+  const cached = cache.get(account.userId);
   if (cached && Date.now() < cached.refreshAt) return cached.bearer;
-  return fetchToken(account, key).bearer;
+  return fetchToken(account).bearer;
 }
 
 /** A fresh token, bypassing the cache: what a client that does not cache does on every call. */
-export function fetchToken(account: Account, key = `${account.product}:${account.userId}`): Cached {
+export function fetchToken(account: Account): Cached {
   const started = Date.now();
   tokenRequests.add(1, { product: account.product });
   const body = expectAnswer('token', createAccessToken(account), 200, 'access-token') as { access_token: string; expires_in: number } | undefined;
@@ -58,7 +58,7 @@ export function fetchToken(account: Account, key = `${account.product}:${account
   const lifetimeMs = body.expires_in * 1000;
   const margin = Math.min(config.tokenRefreshSeconds * 1000, lifetimeMs / 5);
   const entry = { bearer: `Bearer ${body.access_token}`, refreshAt: started + lifetimeMs - margin };
-  cache[key] = entry;
+  cache.set(account.userId, entry);
   return entry;
 }
 
@@ -66,5 +66,5 @@ export function fetchToken(account: Account, key = `${account.product}:${account
 export function refused(account: Account, status: number): void {
   if (status !== 401) return;
   unexpected401.add(1, { product: account.product });
-  delete cache[`${account.product}:${account.userId}`];
+  cache.delete(account.userId);
 }

@@ -23,11 +23,12 @@ export const options = {
   scenarios: Object.fromEntries(operations.map((op) => {
     if (!EXEC[op]) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (request-to-pay, deposit, refund)`);
     return [op, iterations > 0
-      ? { executor: 'shared-iterations', exec: EXEC[op], iterations, vus: number('LOAD_VUS', 4), maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s` }
-      : closedVus > 0 ? { executor: 'constant-vus', exec: EXEC[op], vus: closedVus, duration }
+      ? { executor: 'shared-iterations', exec: EXEC[op], iterations, vus: number('LOAD_VUS', 4), maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s`, tags: { op } }
+      : closedVus > 0 ? { executor: 'constant-vus', exec: EXEC[op], vus: closedVus, duration, tags: { op } }
       : {
         executor: 'constant-arrival-rate',
         exec: EXEC[op],
+        tags: { op },
         rate,
         timeUnit: '1s',
         duration,
@@ -57,12 +58,16 @@ export function setup(): Data {
   return { accounts, refundable };
 }
 
+// Serialised once per VU: every creation sends the same body under its own reference id.
+const REQUEST_TO_PAY = JSON.stringify(requestToPayBody('10'));
+const DEPOSIT = JSON.stringify(depositBody('0.01'));
+
 export function requestToPay(data: Data) {
-  createTransaction('request-to-pay', data.accounts.collection!, requestToPayBody('10'));
+  createTransaction('request-to-pay', data.accounts.collection!, REQUEST_TO_PAY);
 }
 
 export function deposit(data: Data) {
-  createTransaction('deposit', data.accounts.disbursement!, depositBody('0.01'));
+  createTransaction('deposit', data.accounts.disbursement!, DEPOSIT);
 }
 
 export function refund(data: Data) {

@@ -23,6 +23,7 @@ export const options = {
       duration: `${durationSeconds}s`,
       preAllocatedVUs: number('LOAD_VUS', 10),
       maxVUs: number('LOAD_MAX_VUS', 50),
+      tags: { op: 'request-to-pay' },
     },
   },
   thresholds: { ...noUnexpected401(), ...correctness(), ...latencyOf('request-to-pay') },
