@@ -9,6 +9,7 @@ import { DEVELOPMENT_KEYS, resolveSettings, type SandboxSettings } from '../../s
 import { CallbackReceiver } from '../callbacks/receiver.ts';
 import { ConfigError, loadConfig, type HarnessConfig } from '../config.ts';
 import { environmentFor, probeTarget, TargetUnreachableError } from '../runner/target.ts';
+import { scanForSecrets } from '../runner/leak-scan.ts';
 import { htmlReport, junitReport, thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
@@ -172,6 +173,11 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
     }
     if (callbacksReachable) writeFileSync(join(reportsDir, 'callbacks.json'), `${JSON.stringify(callbackLatency(receiver), null, 2)}\n`);
 
+    const leaks = scanForSecrets(reportsDir, Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'));
+    if (leaks.length > 0) {
+      for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
+      return { code: 2, output };
+    }
     const crossed = thresholdResults(summary).filter((t) => !t.passed);
     for (const t of crossed) log(`SLO missed: ${t.metric} ${t.expression} (${t.observed})`);
     log(`Reports: ${reportsDir}/ (summary.json, junit.xml, report.html${callbacksReachable ? ', callbacks.json' : ''})`);

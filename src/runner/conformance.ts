@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
 import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../config.ts';
 import { ScenarioLedger } from './ledger.ts';
+import { scanForSecrets } from './leak-scan.ts';
 import { TargetUnreachableError, environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
@@ -117,6 +118,16 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
   writeFileSync(join(reportsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   for (const line of ledger.closingLines(summary)) log(line);
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
+  // The reports get shared: a secret in them fails the run, whatever the verdict.
+  const secrets = [
+    ...Object.values(target.config.subscriptionKeys),
+    ...Object.values(target.config.apiUsers).map((user) => user?.apiKey),
+  ].filter((s): s is string => typeof s === 'string');
+  const leaks = scanForSecrets(reportsDir, secrets);
+  if (leaks.length > 0) {
+    for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
+    return EXIT.couldNotTest;
+  }
   return summary.exitCode;
 }
 

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { selectScenarios, selectWorkers } from '../../src/runner/conformance.ts';
@@ -124,4 +125,13 @@ test('callbacks reach a receiver on a fixed port through a public base URL, in o
   const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8'));
   assert.ok(summary.totals.passed >= 1, JSON.stringify(summary.totals));
   assert.equal(summary.totals.failed + summary.totals['not tested'], 0);
+});
+
+test('a secret found in the reports after a run fails the run, naming the file but not the secret', async () => {
+  const reports = mkdtempSync(join(tmpdir(), 'momo-leaky-'));
+  writeFileSync(join(reports, 'notes.txt'), 'the collection key is sandbox-collection-key');
+  const run = await runSuite(['--tags', '@provisioning and @smoke', '--parallel', '0', '--reports', reports]);
+  assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /SECRET IN REPORT: notes\.txt holds configured secret #1/);
+  assert.doesNotMatch(run.output.split('SECRET IN REPORT')[1] ?? '', /sandbox-collection-key/);
 });

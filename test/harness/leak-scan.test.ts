@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { scanForSecrets } from '../../src/runner/leak-scan.ts';
+
+const KEY = 'subscription-key-0123456789';
+const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
+
+function reportsWith(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'momo-leaks-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+test('redacted reports hold no secret', () => {
+  const dir = reportsWith({
+    'summary.json': '{"verdict":"passed","headers":{"Authorization":"Bearer [REDACTED]","Ocp-Apim-Subscription-Key":"[REDACTED]"}}',
+    'messages.ndjson': '{"attachment":{"body":"{\\"apiKey\\":\\"[REDACTED]\\",\\"refresh_token\\":\\"[REDACTED]\\"}"}}',
+    'junit.xml': '<testcase name="Basic authentication is refused"/>',
+  });
+  assert.deepEqual(scanForSecrets(dir, [KEY]), []);
+});
+
+test('a configured secret, in the clear or base64-encoded, is found and named by file, never shown', () => {
+  const dir = reportsWith({ 'a/evidence.json': `{"key":"${KEY}"}`, 'b.txt': Buffer.from(KEY).toString('base64') });
+  const leaks = scanForSecrets(dir, [KEY]);
+  assert.deepEqual(leaks.map((l) => l.file).sort(), ['a/evidence.json', 'b.txt']);
+  assert.ok(leaks.every((l) => !JSON.stringify(l).includes(KEY)));
+});
+
+test('credentials are found by their shape: a JWT, a Basic credential, an apiKey or refresh token in the clear', () => {
+  const dir = reportsWith({
+    'jwt.html': `<pre>Bearer ${JWT}</pre>`,
+    'basic.json': '{"Authorization":"Basic YWJjZGVmZ2hpams6bG1ub3BxcnN0dXZ3eHl6"}',
+    'key.ndjson': '{"body":"{\\"apiKey\\":\\"0123456789abcdef0123456789abcdef\\"}"}',
+    'refresh.json': '{"refresh_token":"4b1a1b1e-3f7e-4a8e-9c2b-5d1e2f3a4b5c"}',
+  });
+  const kinds = Object.fromEntries(scanForSecrets(dir, []).map((l) => [l.file, l.kind]));
+  assert.deepEqual(kinds, {
+    'jwt.html': 'a JWT (access or consent token)',
+    'basic.json': 'a Basic credential',
+    'key.ndjson': 'an apiKey value',
+    'refresh.json': 'a refresh_token value',
+  });
+});
+
+test('secrets shorter than six characters are not searched for (they would match everywhere)', () => {
+  const dir = reportsWith({ 'x.txt': 'abc and more' });
+  assert.deepEqual(scanForSecrets(dir, ['abc']), []);
+});
