@@ -7,7 +7,7 @@ import { ManualClock } from '../../sandbox/clock.ts';
 import { DIFFERENCES, READINGS } from '../../src/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/settings.ts';
 import { BoundedStore, StoreFullError } from '../../sandbox/store.ts';
-import { KEYS, assertSchema, eventually, payer, requestToPayBody, startSandbox } from '../support/sandbox.ts';
+import { KEYS, assertSchema, eventually, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -448,18 +448,24 @@ describe('retention through the app', () => {
   // Retention must outlast a transaction's pending time, callbacks and notification window, so the window is short too.
   const SHORT_RETENTION = { retentionMaxAgeMs: 5000, notificationWindowMs: 1000 };
 
+  /** Fills a store of three with accepted requests to pay; the fourth must be refused with 503. */
+  async function fillStore(sandbox: TestSandbox, caller: Caller) {
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of ids) {
+      const res = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': id }, payload: requestToPayBody() });
+      assert.equal(res.statusCode, 202, res.body);
+    }
+    const refused = randomUUID();
+    const full = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody() });
+    assert.equal(full.statusCode, 503, full.body);
+    return { ids, refused, full };
+  }
+
   test('a full request-to-pay store answers 503 SERVICE_UNAVAILABLE with Retry-After and keeps what it holds', async () => {
     const sandbox = await startSandbox({ retentionMaxEntries: 3, ...SHORT_RETENTION });
     try {
       const caller = await sandbox.provision('collection');
-      const ids = [randomUUID(), randomUUID(), randomUUID()];
-      for (const id of ids) {
-        const res = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': id }, payload: requestToPayBody() });
-        assert.equal(res.statusCode, 202, res.body);
-      }
-      const refused = randomUUID();
-      const full = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody() });
-      assert.equal(full.statusCode, 503, full.body);
+      const { ids, refused, full } = await fillStore(sandbox, caller);
       const body = full.json();
       assertSchema('error-set-a', body);
       assert.equal(body.code, 'SERVICE_UNAVAILABLE');
@@ -483,14 +489,7 @@ describe('retention through the app', () => {
     const sandbox = await startSandbox({ retentionMaxEntries: 3, ...SHORT_RETENTION });
     try {
       const caller = await sandbox.provision('collection');
-      const ids = [randomUUID(), randomUUID(), randomUUID()];
-      for (const id of ids) {
-        const res = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': id }, payload: requestToPayBody() });
-        assert.equal(res.statusCode, 202, res.body);
-      }
-      const refused = randomUUID();
-      const full = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody() });
-      assert.equal(full.statusCode, 503, full.body);
+      const { ids, refused, full } = await fillStore(sandbox, caller);
       sandbox.clock.advance(5001);
       // The id refused while the store was full was never taken: it is free now.
       const again = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody('46733123499', '3') });
