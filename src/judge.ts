@@ -70,8 +70,16 @@ export function bodyProblems(response: ApiResponse, profile: ProfileBehaviour): 
     return [`the body is ${response.text.trim() === '' ? 'empty' : 'not JSON'}, but the spec gives ${schemas.map(file).join(' or ')} for ${response.status}`];
   }
   const results = schemas.map((name) => ({ name, errors: schemaErrors(name, response.json) }));
-  if (results.some((r) => r.errors.length === 0)) return reasonShapeProblems(response, profile);
+  if (results.some((r) => r.errors.length === 0)) return [...mediaTypeProblems(response), ...reasonShapeProblems(response, profile)];
   return results.map((r) => `the body does not match ${file(r.name)}:\n${r.errors.map((e) => `      ${e}`).join('\n')}`);
+}
+
+/** §4.1: Content-Type is the media type of the body; a JSON record labelled otherwise is not read as JSON by most clients. */
+function mediaTypeProblems(response: ApiResponse): string[] {
+  const contentType = response.headers['content-type'];
+  const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+  if (mediaType === 'application/json' || mediaType?.endsWith('+json')) return [];
+  return [`the body is JSON, but Content-Type is ${contentType === undefined ? 'missing' : `"${contentType}"`}, not application/json (§4.1)`];
 }
 
 const STATUS_QUERIES = new Set(['getRequestToPayStatus', 'getDepositStatus', 'getRefundStatus']);

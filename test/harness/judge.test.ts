@@ -26,7 +26,7 @@ function response(operation: OperationRef, status: number, body?: unknown): ApiR
   } catch {
     json = undefined;
   }
-  return { operation, status, headers: {}, json, text, durationMs: 3 };
+  return { operation, status, headers: json === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }, json, text, durationMs: 3 };
 }
 
 /** Runs judge and returns the ConformanceFailure's message; fails the test when judge does not throw one. */
@@ -161,4 +161,12 @@ test('a 503 or SERVICE_UNAVAILABLE where something else was expected is the targ
     const response = { operation, status, headers: {}, json: body.startsWith('{') ? JSON.parse(body) : undefined, text: body, durationMs: 1 };
     assert.throws(() => judge(response, { status: 202 }, behaviourOf('spec'), new Redactor()), (error: Error) => error instanceof TargetUnavailableAnswer && /could not be tested/.test(error.message));
   }
+});
+
+test('a JSON record labelled with another media type departs from §4.1', () => {
+  const operation = { id: 'getBalance' as const, product: 'remittance' as const, label: 'get account balance (remittance)', section: '§4.4 #13' };
+  const labelled = (contentType?: string) => ({ ...response(operation, 200, { availableBalance: '10', currency: 'EUR' }), headers: contentType ? { 'content-type': contentType } : {} });
+  assert.doesNotThrow(() => judge(labelled('application/json'), { status: 200 }, SPEC, new Redactor()));
+  assert.match(failureOf(labelled('text/plain; charset=utf-8'), { status: 200 }), /Content-Type is "text\/plain; charset=utf-8", not application\/json \(§4.1\)/);
+  assert.match(failureOf(labelled(), { status: 200 }), /Content-Type is missing/);
 });
