@@ -165,7 +165,7 @@ test('a 503 or SERVICE_UNAVAILABLE where something else was expected is the targ
 
 test('a JSON record labelled with another media type departs from §4.1', () => {
   const operation = { id: 'getBalance' as const, product: 'remittance' as const, label: 'get account balance (remittance)', section: '§4.4 #13' };
-  const labelled = (contentType?: string) => ({ ...response(operation, 200, { availableBalance: '10', currency: 'EUR' }), headers: contentType ? { 'content-type': contentType } : {} });
+  const labelled = (contentType?: string) => ({ ...response(operation, 200, { availableBalance: '10', currency: 'EUR' }), headers: (contentType ? { 'content-type': contentType } : {}) as Record<string, string> });
   assert.doesNotThrow(() => judge(labelled('application/json'), { status: 200 }, SPEC, new Redactor()));
   assert.match(failureOf(labelled('text/plain; charset=utf-8'), { status: 200 }), /Content-Type is "text\/plain; charset=utf-8", not application\/json \(§4.1\)/);
   assert.match(failureOf(labelled(), { status: 200 }), /Content-Type is missing/);
