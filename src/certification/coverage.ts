@@ -1,0 +1,85 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateMessages } from '@cucumber/gherkin';
+import { IdGenerator, SourceMediaType } from '@cucumber/messages';
+import { REQUIREMENT_TAG_PREFIX, requirementIdsOf, type Requirement } from './requirements.ts';
+
+export const FEATURES_DIR = fileURLToPath(new URL('../../features/', import.meta.url));
+const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** One scenario as cucumber runs it (an outline's row is one), with every tag it inherits. */
+export interface TaggedScenario {
+  /** features/collection.feature:9, where the scenario (or outline) starts. */
+  location: string;
+  name: string;
+  /** Feature, rule, scenario and examples tags, as cucumber gives them to the pickle. */
+  tags: string[];
+}
+
+/**
+ * Every scenario of the .feature files in a folder, as pickles: the same expansion cucumber makes, so an
+ * Examples block's tags count only for its rows. A file gherkin cannot parse throws, naming the file.
+ */
+export function readScenarios(dir: string = FEATURES_DIR): TaggedScenario[] {
+  const scenarios: TaggedScenario[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.feature')).sort()) {
+    const path = join(dir, file);
+    const uri = relative(PROJECT_ROOT, path);
+    const envelopes = generateMessages(readFileSync(path, 'utf8'), uri, SourceMediaType.TEXT_X_CUCUMBER_GHERKIN_PLAIN, {
+      includeSource: false,
+      includeGherkinDocument: true,
+      includePickles: true,
+      newId: IdGenerator.incrementing(),
+    });
+    const lines = new Map<string, number>();
+    for (const envelope of envelopes) {
+      if (envelope.parseError) throw new Error(`${uri} cannot be parsed: ${envelope.parseError.message}`);
+      for (const child of envelope.gherkinDocument?.feature?.children ?? []) {
+        for (const scenario of [child.scenario, ...(child.rule?.children ?? []).map((c) => c.scenario)]) {
+          if (scenario) lines.set(scenario.id, scenario.location.line);
+        }
+      }
+      const pickle = envelope.pickle;
+      if (pickle) {
+        scenarios.push({ location: `${uri}:${lines.get(pickle.astNodeIds[0]!) ?? '?'}`, name: pickle.name, tags: pickle.tags.map((t) => t.name) });
+      }
+    }
+  }
+  return scenarios;
+}
+
+/** The scenarios that name each requirement, by id; ids no requirement has are kept too, for checkCoverage. */
+export function scenariosByRequirement(scenarios: readonly TaggedScenario[]): Map<string, TaggedScenario[]> {
+  const byId = new Map<string, TaggedScenario[]>();
+  for (const scenario of scenarios) {
+    for (const id of requirementIdsOf(scenario.tags)) byId.set(id, [...(byId.get(id) ?? []), scenario]);
+  }
+  return byId;
+}
+
+/**
+ * What is wrong between the catalogue and the scenarios, one line each, empty when nothing is: a requirement
+ * to verify by scenario that no scenario names, an unprovokable one that a scenario names (or that says
+ * nothing of why), and a tag naming a requirement the catalogue does not have.
+ */
+export function coverageProblems(requirements: readonly Requirement[], scenarios: readonly TaggedScenario[]): string[] {
+  const problems: string[] = [];
+  const byId = scenariosByRequirement(scenarios);
+  const where = (list: readonly TaggedScenario[]) => [...new Set(list.map((s) => `"${s.name}" (${s.location})`))].join(', ');
+  for (const requirement of requirements) {
+    const verifying = byId.get(requirement.id) ?? [];
+    if (requirement.verification === 'scenario' && verifying.length === 0) {
+      problems.push(`${requirement.id} (${requirement.section}) has no scenario: tag the scenario that verifies it with ${REQUIREMENT_TAG_PREFIX}${requirement.id}`);
+    }
+    if (requirement.verification === 'unprovokable') {
+      if (!requirement.why?.trim()) problems.push(`${requirement.id} is unprovokable but does not say why`);
+      if (verifying.length > 0) problems.push(`${requirement.id} is listed as unprovokable, yet ${where(verifying)} names it: make it "scenario", or remove the tag`);
+    }
+  }
+  const known = new Set(requirements.map((r) => r.id));
+  for (const [id, list] of byId) {
+    if (!known.has(id)) problems.push(`${REQUIREMENT_TAG_PREFIX}${id} names no requirement of the catalogue, in ${where(list)}`);
+  }
+  return problems;
+}
