@@ -6,6 +6,7 @@ Feature: Collecting payments
   end as documented, the merchant's balance must follow its payments, and no merchant may see another's.
 
   @smoke
+  @req:COL-RTP-ACCEPTED-202 @req:COL-RTP-STATUS-QUERY @req:COL-RTP-AUTHORIZED @req:VER-PATHS-V1-0
   Scenario: A customer who approves pays what was asked
     Given a partner subscribed to collection
     When the partner requests 12.50 from a customer who approves
@@ -19,6 +20,7 @@ Feature: Collecting payments
     Then it is accepted
     And the payment ends <status> because <reason>
 
+    @req:COL-RTP-DECLINED
     Examples: Observed on the live sandbox
       | who                         | status | reason                    |
       | whose wallet fails          | FAILED | INTERNAL_PROCESSING_ERROR |
@@ -39,6 +41,7 @@ Feature: Collecting payments
       | whose wallet service is unavailable           | FAILED | SERVICE_UNAVAILABLE            |
 
   @slow
+  @req:COL-RTP-PENDING @req:COL-RTP-AUTHORIZED
   Scenario: A customer who approves after a while keeps the payment pending until then
     Given a partner subscribed to collection
     When the partner requests 20 from a customer who approves after a while
@@ -46,6 +49,7 @@ Feature: Collecting payments
     And the payment is still PENDING
     And the payment ends SUCCESSFUL with a financial transaction id
 
+  @req:COL-RTP-PENDING
   Scenario: A payment stays pending while the customer has not answered
     Given a partner subscribed to collection
     When the partner requests 7 from a customer who never answers
@@ -54,6 +58,7 @@ Feature: Collecting payments
 
   # How long a payment stays pending is not in the spec (the live sandbox keeps it over 40 s): the reference sandbox's timing.
   @slow @stateful
+  @req:COL-RTP-TIMEOUT
   Scenario: A payment the customer never answers expires in the end
     Given a partner subscribed to collection
     When the partner requests 7 from a customer who never answers
@@ -61,6 +66,7 @@ Feature: Collecting payments
     And the payment ends FAILED because EXPIRED
 
   @callback
+  @req:EVT-CALLBACK-RTP
   Scenario: A merchant that gives a callback address is told the outcome once
     Given a partner subscribed to collection
     When the partner requests 15 from a customer who approves, to be told at its callback address
@@ -69,12 +75,14 @@ Feature: Collecting payments
     And no callback arrives that nobody asked for
 
   @negative
+  @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
   Scenario: A callback address on another host than the merchant registered is refused
     Given a partner subscribed to collection
     When the partner requests 15 from a customer who approves, to be told at another host than it registered
     Then it is refused because the callback host is not the one registered
     And no payment was created
 
+  @req:COL-DN-ENQUEUED-200 @req:COL-DN-429-AFTER-SUCCESS
   Scenario: A customer who paid is notified of the delivery
     Given a partner subscribed to collection
     And a customer who approves has paid the partner 10
@@ -82,6 +90,7 @@ Feature: Collecting payments
     Then the notification is enqueued
 
   @negative
+  @req:COL-DN-REPEAT-429
   Scenario: A second delivery notification soon after the first is refused
     Given a partner subscribed to collection
     And a customer who approves has paid the partner 10
@@ -90,6 +99,7 @@ Feature: Collecting payments
     Then it is refused as too many attempts
 
   @negative
+  @req:COL-DN-NOT-COMPLETED-409 @req:COL-DN-429-AFTER-SUCCESS @req:ERR-SET-A
   Scenario: A payment that failed cannot be notified of delivery
     Given a partner subscribed to collection
     And a payment of 10 by a customer who rejects the payment has failed
@@ -97,12 +107,14 @@ Feature: Collecting payments
     Then it is refused as not completed
 
   @negative
+  @req:COL-DN-UNKNOWN-404 @req:COL-DN-429-AFTER-SUCCESS
   Scenario: A payment that does not exist cannot be notified of delivery
     Given a partner subscribed to collection
     When the partner notifies delivery of a payment that does not exist
     Then it is refused as not found
 
   @smoke
+  @req:COL-BALANCE-200 @req:BAL-RECORD
   Scenario: A merchant reads its collection balance
     Given a partner subscribed to collection
     When the partner reads its balance
@@ -116,12 +128,14 @@ Feature: Collecting payments
     Then the balance has grown by 25.75
 
   @smoke
+  @req:COL-HOLDER-ACTIVE
   Scenario: A registered customer is an active account holder
     Given a partner subscribed to collection
     When the partner checks whether a customer who approves is an active account holder
     Then the account holder is active
 
   @uncertain
+  @req:COL-HOLDER-NOT-ACTIVE
   Scenario Outline: A customer <who> is not an active account holder
     Given a partner subscribed to collection
     When the partner checks whether a customer <who> is an active account holder
@@ -133,6 +147,7 @@ Feature: Collecting payments
       | whose account is inactive | inactive       |
 
   @negative
+  @req:COL-HOLDER-TYPE-LOWERCASE
   Scenario: The kind of account holder id must be written in lower case
     Given a partner subscribed to collection
     When the partner checks a customer who approves, naming the kind of id in upper case

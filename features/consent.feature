@@ -9,18 +9,19 @@ Feature: Consent-based user information
   # Each product serves the whole flow to its own API users; the spec lists bc-authorize and user information
   # under collection and the consent token under disbursement, so between them the two cover every listed path.
   @smoke
+  @req:AUTH-CONSENT-FLOW @req:CONSENT-REQUEST-RECORD @req:CONSENT-TOKEN-RECORD
   Scenario Outline: A <product> partner with the customer's consent reads their user information
     Given a partner subscribed to <product>
     And the partner has asked a customer for consent to their profile
     When the partner redeems the consent once the customer has consented
     Then the partner reads the customer's user information with the consent token
 
-    @collection
+    @collection @req:COL-BCAUTH-200 @req:COL-USERINFO-200 @req:COL-USERINFO-RECORD @req:VER-TOKEN-PATHS
     Examples: collection
       | product    |
       | collection |
 
-    @disbursement
+    @disbursement @req:DIS-OAUTH-TOKEN-200 @req:VER-TOKEN-PATHS
     Examples: disbursement
       | product      |
       | disbursement |
@@ -31,6 +32,7 @@ Feature: Consent-based user information
     When the partner redeems the consent at once
     Then the customer has not answered yet
 
+  @req:CONSENT-REFRESH
   Scenario: A consent token can be refreshed while the consent lasts
     Given a partner subscribed to collection
     And the partner holds a consent token for a customer's profile
@@ -38,12 +40,14 @@ Feature: Consent-based user information
     Then the partner reads the customer's user information with the consent token
 
   @negative
+  @req:ERR-SET-A
   Scenario: A scope the service does not offer is refused
     Given a partner subscribed to collection
     When the partner asks a customer for consent to a scope the service does not offer
     Then it is refused with UNSUPPORTED_SCOPE
 
   @negative
+  @req:COL-USERINFO-CONSENT-TOKEN
   Scenario: User information needs a consent token, not an ordinary access token
     Given a partner subscribed to collection
     When the partner asks for a customer's user information with its access token
@@ -57,6 +61,7 @@ Feature: Consent-based user information
     Then the consent is refused as already redeemed
 
   @smoke
+  @req:COL-BASICINFO-200 @req:COL-BASICINFO-RECORD @req:COL-BASICINFO-LOCALE
   Scenario: Basic user information needs no consent
     Given a partner subscribed to collection
     When the partner looks up a customer's basic information

@@ -6,6 +6,7 @@ Feature: Paying out
   pay out twice, and no payout may take more than the account holds.
 
   @smoke
+  @req:DIS-DEPOSIT-ACCEPTED-202 @req:DIS-DEPOSIT-STATUS-QUERY @req:DIS-DEPOSIT-BODY @req:VER-PATHS-V1-0
   Scenario: A payee who approves receives a deposit
     Given a partner subscribed to disbursement
     When the partner deposits 30.00 to a payee who approves
@@ -19,6 +20,7 @@ Feature: Paying out
     Then it is accepted
     And the deposit ends FAILED because INTERNAL_PROCESSING_ERROR
 
+  @req:DIS-REFUND-ACCEPTED-202 @req:DIS-REFUND-STATUS-QUERY @req:DIS-REFUND-OF-RTP
   Scenario: A successful payment is refunded to the customer who paid
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 40 through collection
@@ -27,12 +29,14 @@ Feature: Paying out
     And the refund ends SUCCESSFUL
     And the refund goes back to the customer who paid
 
+  @req:DIS-REFUND-OF-RTP
   Scenario: A refund of a payment that does not exist fails
     Given a partner subscribed to disbursement
     When the partner refunds 10 of a payment that does not exist
     Then the refund fails because the payment is not found
 
   @negative
+  @req:DIS-DEPOSIT-DUPLICATE-409 @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: A deposit reference cannot be used twice
     Given a partner subscribed to disbursement
     And the partner has deposited 5 to a payee who approves
@@ -48,6 +52,7 @@ Feature: Paying out
     And the deposit ends FAILED because NOT_ENOUGH_FUNDS
 
   @smoke
+  @req:DIS-HOLDER-ACTIVE
   Scenario: A payee is an active account holder
     Given a partner subscribed to disbursement
     When the partner checks whether a payee who approves is an active account holder

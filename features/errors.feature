@@ -6,6 +6,7 @@ Feature: Errors and refusals
   react to it rather than guess.
 
   @collection @negative @smoke
+  @req:COL-RTP-DUPLICATE-409 @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
   Scenario: A reference id used twice makes one payment, not two
     Given a partner subscribed to collection
     And a customer who approves has paid the partner 10
@@ -14,6 +15,7 @@ Feature: Errors and refusals
     And the first payment is unchanged
 
   @collection @negative
+  @req:COL-RTP-INVALID-400 @req:COL-RTP-AMOUNT-STRING @req:PARTY-ID-TYPE-ENUM @req:PARTY-ID-FORMAT
   Scenario Outline: A request to pay with <problem> is refused as invalid
     Given a partner subscribed to collection
     When the partner requests a payment with <problem>
@@ -33,12 +35,14 @@ Feature: Errors and refusals
       | no payer                                              |
 
   @collection @negative
+  @req:TXN-REFERENCE-UUID4
   Scenario: A reference id must be a UUID version 4
     Given a partner subscribed to collection
     When the partner requests a payment with a reference id that is not a UUID
     Then it is refused as invalid
 
   @collection @negative
+  @req:COL-RTP-INVALID-CURRENCY @req:ERR-SET-A
   Scenario: A currency the service does not take is refused
     Given a partner subscribed to collection
     When the partner requests 5 in a currency the service does not take
@@ -46,6 +50,7 @@ Feature: Errors and refusals
     And no payment was created
 
   @collection @negative
+  @req:COL-DN-INVALID-400
   Scenario: A delivery notification longer than 160 characters is refused as invalid
     Given a partner subscribed to collection
     And a customer who approves has paid the partner 10
@@ -53,6 +58,7 @@ Feature: Errors and refusals
     Then it is refused as invalid
 
   @disbursement @negative
+  @req:DIS-REFUND-DUPLICATE-409 @req:ERR-SET-B
   Scenario: A refund reference cannot be used twice
     Given a partner subscribed to disbursement
     And the partner has refunded a payment of 10 by a customer who approves
@@ -60,6 +66,7 @@ Feature: Errors and refusals
     Then it is refused as a duplicate
 
   @disbursement @negative
+  @req:DIS-DEPOSIT-INVALID-400 @req:PARTY-ID-FORMAT
   Scenario Outline: A deposit with <problem> is refused as invalid
     Given a partner subscribed to disbursement
     When the partner asks for a deposit with <problem>
@@ -72,6 +79,7 @@ Feature: Errors and refusals
       | a payee number that is not a phone number |
 
   @disbursement @negative
+  @req:DIS-REFUND-INVALID-400
   Scenario Outline: A refund with <problem> is refused as invalid
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 10 through collection
@@ -85,6 +93,7 @@ Feature: Errors and refusals
       | a reference to refund that is not a UUID |
 
   @disbursement @negative
+  @req:DIS-DEPOSIT-INVALID-CURRENCY @req:ERR-SET-B
   Scenario: A deposit in a currency the service does not take is refused
     Given a partner subscribed to disbursement
     When the partner deposits 5 to a payee who approves in a currency the service does not take
@@ -92,6 +101,7 @@ Feature: Errors and refusals
     And no deposit was created
 
   @disbursement @negative
+  @req:DIS-REFUND-INVALID-CURRENCY @req:ERR-SET-B
   Scenario: A refund in a currency the service does not take is refused
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 10 through collection
@@ -100,12 +110,14 @@ Feature: Errors and refusals
     And no refund was created
 
   @collection @negative
+  @req:COL-BALANCE-INVALID-400
   Scenario: A balance cannot be read in a currency that is not an ISO 4217 code
     Given a partner subscribed to collection
     When the partner reads its balance in the currency "euro"
     Then it is refused as invalid
 
   @collection @negative
+  @req:COL-HOLDER-ID-FORMAT
   Scenario Outline: An account holder id must fit its kind, which "<id>" as <kind> does not
     Given a partner subscribed to collection
     When the partner checks whether the holder of <kind> "<id>" is an active account holder
@@ -118,6 +130,7 @@ Feature: Errors and refusals
       | a party code      | 12345          |
 
   @disbursement @negative
+  @req:DIS-AUTHORIZATION-REQUIRED @req:ERR-401-ERROR-BODY
   Scenario: A business call without an access token is refused
     Given a partner subscribed to disbursement
     When the partner deposits 5 to a payee who approves without an access token
@@ -130,13 +143,13 @@ Feature: Errors and refusals
     When the partner reads its balance <mistake>
     Then the gateway refuses it
 
-    @collection
+    @collection @req:AUTH-SUBSCRIPTION-KEY
     Examples:
       | product    | mistake                                           |
       | collection | without a subscription key                        |
       | collection | with a subscription key the gateway does not know |
 
-    @disbursement
+    @disbursement @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
     Examples:
       | product      | mistake                                       |
       | disbursement | with the subscription key of another product |
@@ -148,12 +161,12 @@ Feature: Errors and refusals
     When the partner reads that <transaction> in a target environment it may not use
     Then it is refused for the target environment
 
-    @collection
+    @collection @req:COL-RTP-STATUS-TARGET-ENV-500 @req:ERR-SET-A
     Examples:
       | transaction | product    | it was made                                    |
       | payment     | collection | a customer who approves has paid the partner 3 |
 
-    @disbursement
+    @disbursement @req:DIS-DEPOSIT-STATUS-TARGET-ENV-500 @req:DIS-REFUND-STATUS-TARGET-ENV-500 @req:ERR-SET-B
     Examples:
       | transaction | product      | it was made                                                        |
       | deposit     | disbursement | the partner has deposited 3 to a payee who approves                |
@@ -165,7 +178,7 @@ Feature: Errors and refusals
     When the partner reads its balance in a target environment it may not use
     Then it is refused for the target environment
 
-    @collection
+    @collection @req:COL-BALANCE-TARGET-ENV-500 @req:ERR-SET-A
     Examples:
       | product    |
       | collection |
@@ -181,17 +194,18 @@ Feature: Errors and refusals
     When the partner checks an account holder in a target environment it may not use
     Then it is refused for the target environment
 
-    @collection
+    @collection @req:COL-HOLDER-TARGET-ENV-500 @req:ERR-SET-A
     Examples:
       | product    |
       | collection |
 
-    @disbursement
+    @disbursement @req:DIS-HOLDER-TARGET-ENV-500 @req:ERR-SET-B
     Examples:
       | product      |
       | disbursement |
 
   @collection @negative
+  @req:COL-BASICINFO-401 @req:ERR-401-ERROR-BODY
   Scenario: Basic user information is refused to a forged access token
     Given a partner subscribed to collection
     When the partner looks up a customer's basic information with a forged access token
@@ -210,18 +224,21 @@ Feature: Errors and refusals
     Then it is refused as not found
 
   @provisioning @negative
+  @req:PROV-APIKEY-INVALID-400
   Scenario: A key cannot be created for an API user id that is not a UUID
     Given a partner subscribed to collection
     When the partner asks for a key for the API user "not-a-uuid"
     Then it is refused as invalid
 
   @provisioning @negative
+  @req:PROV-APIUSER-READ-400
   Scenario: An API user id that is not a UUID cannot be read
     Given a partner subscribed to collection
     When the partner looks up the API user "not-a-uuid"
     Then it is refused as invalid
 
   @provisioning @negative
+  @req:PROV-APIUSER-INVALID-400
   Scenario: An API user cannot be registered without a callback host
     Given a partner subscribed to collection
     When the partner registers an API user without a callback host

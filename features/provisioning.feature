@@ -5,6 +5,7 @@ Feature: Sandbox provisioning
   create them exactly once, read them back, and refuse ids that are malformed, reused or unknown.
 
   @smoke
+  @req:PROV-APIUSER-CREATED-201 @req:PROV-APIUSER-READ-200 @req:VER-PATHS-V1-0
   Scenario: A partner registers an API user with its callback host
     Given a partner subscribed to collection
     When the partner registers an API user
@@ -12,6 +13,7 @@ Feature: Sandbox provisioning
     And the API user reads back with its callback host
 
   @smoke
+  @req:PROV-APIKEY-CREATED-201 @req:PROV-APIKEY-RECORD
   Scenario: A partner gets a key for its API user
     Given a partner subscribed to collection
     And the partner has registered an API user
@@ -19,6 +21,7 @@ Feature: Sandbox provisioning
     Then it is created with a key
 
   @negative
+  @req:PROV-APIUSER-DUPLICATE-409 @req:ERR-SET-C @req:ERR-BODY-CODE-MESSAGE
   Scenario: An API user id cannot be registered twice
     Given a partner subscribed to disbursement
     And the partner has registered an API user
@@ -26,18 +29,21 @@ Feature: Sandbox provisioning
     Then it is refused as a duplicate
 
   @negative
+  @req:PROV-APIKEY-NOT-FOUND-404 @req:ERR-SET-C
   Scenario: A key cannot be created for an API user that does not exist
     Given a partner subscribed to collection
     When the partner asks for a key for an API user that does not exist
     Then it is refused as not found
 
   @negative
+  @req:PROV-APIUSER-READ-404 @req:ERR-SET-C
   Scenario: An API user that does not exist cannot be read
     Given a partner subscribed to remittance
     When the partner looks up an API user that does not exist
     Then it is refused as not found
 
   @negative
+  @req:PROV-APIUSER-INVALID-400
   Scenario Outline: An API user id must be a UUID version 4, which <id> is not
     Given a partner subscribed to collection
     When the partner registers an API user with the id "<id>"

@@ -5,12 +5,14 @@ Feature: Remittance balance
   environment its API user belongs to.
 
   @smoke
+  @req:REM-BALANCE-200 @req:BAL-RECORD
   Scenario: A partner reads its remittance balance
     Given a partner subscribed to remittance
     When the partner reads its balance
     Then the balance is given in the partner's currency
 
   @negative
+  @req:REM-BALANCE-TARGET-ENV-500 @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: The balance cannot be read in a target environment the partner may not use
     Given a partner subscribed to remittance
     When the partner reads its balance in a target environment it may not use

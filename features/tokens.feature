@@ -6,13 +6,14 @@ Feature: Access tokens
   was tampered with or has expired, and let a client that renews its token in time work without a break.
 
   @smoke
+  @req:TOKEN-ISSUED-200 @req:TOKEN-RECORD @req:TOKEN-TYPE-BEARER @req:AUTH-BEARER
   Scenario Outline: The <product> product issues an access token to its own API user
     Given a partner subscribed to <product>
     When the partner asks for an access token
     Then an access token is issued
     And the access token opens the partner's <product> account
 
-    @collection
+    @collection @req:VER-TOKEN-PATHS
     Examples: collection
       | product    |
       | collection |
@@ -35,12 +36,14 @@ Feature: Access tokens
     And the answer tells caches not to keep it
 
   @disbursement @negative
+  @req:TOKEN-FAILED-401
   Scenario: A wrong API key gets no token
     Given a partner subscribed to disbursement
     When the partner asks for an access token with a wrong API key
     Then no access token is issued
 
   @remittance @negative
+  @req:TOKEN-FAILED-401
   Scenario: A partner without credentials gets no token
     Given a partner subscribed to remittance
     When the partner asks for an access token without credentials
@@ -59,12 +62,14 @@ Feature: Access tokens
     Then it is refused as unauthorized
 
   @remittance @negative
+  @req:AUTH-BEARER-FORGED-401
   Scenario: A forged access token is refused
     Given a partner subscribed to remittance
     When the partner presents an access token whose signature was altered
     Then it is refused as unauthorized
 
   @disbursement @negative @slow
+  @req:AUTH-TOKEN-EXPIRY
   Scenario: An expired access token is refused
     Given a partner subscribed to disbursement
     And the partner holds an access token that opens its account
@@ -72,6 +77,7 @@ Feature: Access tokens
     Then it is refused as unauthorized
 
   @collection @slow
+  @req:AUTH-TOKEN-VALID-UNTIL-EXPIRY
   Scenario: A client that renews its token in time keeps working across expiry
     Given a partner subscribed to collection
     When the partner's client calls once a second for longer than a token lives
