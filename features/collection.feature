@@ -14,6 +14,14 @@ Feature: Collecting payments
     And the payment ends SUCCESSFUL with a financial transaction id
     And the payment record shows the amount as 12.5 and the rest as asked
 
+  @req:COL-RTP-EXTERNALID-REUSE
+  Scenario: Two payments may carry the same external reference
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner requests 10 from a customer who approves, under the external reference of that payment
+    Then it is accepted
+    And the payment ends SUCCESSFUL
+
   Scenario Outline: A payment by a customer <who> ends <status> because <reason>
     Given a partner subscribed to collection
     When the partner requests 5 from a customer <who>
@@ -111,6 +119,22 @@ Feature: Collecting payments
   Scenario: A payment that does not exist cannot be notified of delivery
     Given a partner subscribed to collection
     When the partner notifies delivery of a payment that does not exist
+    Then it is refused as not found
+
+  @req:COL-DN-LANGUAGE
+  Scenario: A customer is notified of the delivery in their own language
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery in Swedish
+    Then the notification is enqueued
+
+  @negative
+  @req:COL-DN-NOT-OWNER-404
+  Scenario: One merchant cannot notify delivery of another merchant's payment
+    Given a new partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And another new partner subscribed to collection
+    When another partner notifies the customer of delivery
     Then it is refused as not found
 
   @smoke

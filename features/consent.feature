@@ -26,6 +26,27 @@ Feature: Consent-based user information
       | product      |
       | disbursement |
 
+  @req:CONSENT-TOKEN-3600
+  Scenario: A consent token is valid for an hour by default
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    When the partner redeems the consent once the customer has consented
+    Then the consent token is valid for an hour
+
+  @req:COL-BCAUTH-ACCESS-ONLINE
+  Scenario: A partner may ask for consent for online access only
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile, for online access
+    When the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
+  @callback
+  @req:EVT-CALLBACK-BCAUTH
+  Scenario: A partner that gives a callback address is told when the customer has answered
+    Given a partner subscribed to collection
+    When the partner asks a customer for consent to their profile, to be told at its callback address
+    Then a callback arrives at the callback address once the customer has answered
+
   Scenario: A consent the customer has not answered yet gives no consent token
     Given a partner subscribed to collection
     And the partner has asked a customer for consent to their profile

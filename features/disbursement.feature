@@ -35,6 +35,23 @@ Feature: Paying out
     When the partner refunds 10 of a payment that does not exist
     Then the refund fails because the payment is not found
 
+  @callback
+  @req:EVT-CALLBACK-DEPOSIT
+  Scenario: A partner that gives a callback address is told how its deposit ended
+    Given a partner subscribed to disbursement
+    When the partner deposits 12 to a payee who approves, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the deposit's status record
+
+  @callback
+  @req:EVT-CALLBACK-REFUND
+  Scenario: A partner that gives a callback address is told how its refund ended
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 12 through collection
+    When the partner refunds that payment in full, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the refund's status record
+
   @negative
   @req:DIS-DEPOSIT-DUPLICATE-409 @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: A deposit reference cannot be used twice
@@ -57,3 +74,35 @@ Feature: Paying out
     Given a partner subscribed to disbursement
     When the partner checks whether a payee who approves is an active account holder
     Then the account holder is active
+
+  @uncertain
+  @req:DIS-HOLDER-NOT-ACTIVE
+  Scenario Outline: A payee <who> is not an active account holder
+    Given a partner subscribed to disbursement
+    When the partner checks whether a payee <who> is an active account holder
+    Then the account holder is reported <answer>
+
+    Examples:
+      | who                       | answer         |
+      | who is not registered     | not registered |
+      | whose account is inactive | inactive       |
+
+  @negative
+  @req:DIS-HOLDER-TYPE-LOWERCASE
+  Scenario: The kind of payee id must be written in lower case
+    Given a partner subscribed to disbursement
+    When the partner checks a payee who approves, naming the kind of id in upper case
+    Then it is refused as invalid
+
+  @negative
+  @req:DIS-HOLDER-ID-FORMAT
+  Scenario Outline: A payee's id must fit its kind, which "<id>" as <kind> does not
+    Given a partner subscribed to disbursement
+    When the partner checks whether the holder of <kind> "<id>" is an active account holder
+    Then it is refused as invalid
+
+    Examples:
+      | kind              | id             |
+      | a phone number    | abc            |
+      | an e-mail address | not-an-address |
+      | a party code      | 12345          |

@@ -137,6 +137,15 @@ Feature: Errors and refusals
     Then it is refused as unauthorized, with an error code
     And no deposit was created
 
+  @disbursement @negative
+  @req:DIS-AUTHORIZATION-REQUIRED @req:ERR-401-ERROR-BODY
+  Scenario: A refund without an access token is refused
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner refunds that payment without an access token
+    Then it is refused as unauthorized, with an error code
+    And no refund was created
+
   @negative
   Scenario Outline: The gateway turns away a call <mistake>
     Given a partner subscribed to <product>

@@ -1,13 +1,21 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
-  askForUnofferedScope, expectAlreadyRedeemed, expectBasicInfo, expectPending, haveAskedForConsent, holdConsentToken, lookUpBasicInfo,
-  readUserInfo, readUserInfoWithAccessToken, redeemConsent, redeemOnceConsented, refreshConsentToken,
+  askForUnofferedScope, expectAlreadyRedeemed, expectBasicInfo, expectConsentCallback, expectConsentTokenLifetime, expectPending, haveAskedForConsent,
+  holdConsentToken, lookUpBasicInfo, readUserInfo, readUserInfoWithAccessToken, redeemConsent, redeemOnceConsented, refreshConsentToken,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
 
 
 Given('the partner has asked a customer for consent to their profile', async function (this: MomoWorld) {
   await haveAskedForConsent(this);
+});
+
+Given('the partner has asked a customer for consent to their profile, for online access', async function (this: MomoWorld) {
+  await haveAskedForConsent(this, { accessType: 'online' });
+});
+
+When('the partner asks a customer for consent to their profile, to be told at its callback address', async function (this: MomoWorld) {
+  await haveAskedForConsent(this, { callback: true });
 });
 
 Given('the partner holds a consent token for a customer\'s profile', async function (this: MomoWorld) {
@@ -48,6 +56,14 @@ Then('the customer has not answered yet', function (this: MomoWorld) {
 
 Then('the partner reads the customer\'s user information with the consent token', async function (this: MomoWorld) {
   await readUserInfo(this);
+});
+
+Then('a callback arrives at the callback address once the customer has answered', async function (this: MomoWorld) {
+  await expectConsentCallback(this);
+});
+
+Then('the consent token is valid for an hour', function (this: MomoWorld) {
+  expectConsentTokenLifetime(this, 3600);
 });
 
 Then('the consent is refused as already redeemed', function (this: MomoWorld) {

@@ -3,8 +3,9 @@ import type { Party } from './support/parties.ts';
 import {
   deposit, depositAccepted, depositAgain, depositMoreThanBalance, expectNotCompleted, expectNotCreated, expectNotificationEnqueued,
   expectOutcome, expectRecordAsAsked, expectRefundOfUnknownPaymentFails, expectRefundToPayer, expectStillPending,
-  expectSuccessWithTransactionId, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryOfUnknownPayment,
-  readStatusAsOther, refundAgain, refundedPayment, refundPayment, refundUnknownPayment, requestPayment, settledPayment, settledPaymentThroughCollection,
+  expectSuccessWithTransactionId, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryAsOther, notifyDeliveryInLanguage,
+  notifyDeliveryOfUnknownPayment, readStatusAsOther, refundAgain, refundedPayment, refundPayment, refundUnknownPayment, requestPayment,
+  requestPaymentWithSameExternalId, settledPayment, settledPaymentThroughCollection,
 } from './support/payments.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -12,6 +13,10 @@ import type { MomoWorld } from './support/world.ts';
 
 When('the partner requests {amount} from {party}', async function (this: MomoWorld, amount: string, party: Party) {
   await requestPayment(this, party, amount);
+});
+
+When('the partner requests {amount} from {party}, under the external reference of that payment', async function (this: MomoWorld, amount: string, party: Party) {
+  await requestPaymentWithSameExternalId(this, party, amount);
 });
 
 Given('{party} has paid the partner {amount}', async function (this: MomoWorld, party: Party, amount: string) {
@@ -109,6 +114,14 @@ Given('the partner has notified the customer of delivery', async function (this:
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {
   await notifyDelivery(this);
+});
+
+When('the partner notifies the customer of delivery in {language}', async function (this: MomoWorld, language: string) {
+  await notifyDeliveryInLanguage(this, language);
+});
+
+When('another partner notifies the customer of delivery', async function (this: MomoWorld) {
+  await notifyDeliveryAsOther(this);
 });
 
 When('the partner notifies delivery of a payment that does not exist', async function (this: MomoWorld) {

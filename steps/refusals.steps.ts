@@ -3,8 +3,8 @@ import type { Party } from './support/parties.ts';
 import {
   checkHolderInForbiddenEnvironment, depositInForeignCurrency, depositInvalid, depositWithoutToken, expectFirstPaymentUnchanged, expectGatewayRefusal,
   expectOAuthRefusal, lookUpBasicInfoWithForgedToken, notifyDeliveryWithLongMessage, readBalanceInCurrency, readBalanceWithKeyMistake,
-  readStatusInForbiddenEnvironment, readStatusOfReference, refundInForeignCurrency, refundInvalid, requestInForeignCurrency, requestInvalidPayment,
-  requestReusingReference,
+  readStatusInForbiddenEnvironment, readStatusOfReference, refundInForeignCurrency, refundInvalid, refundWithoutToken, requestInForeignCurrency,
+  requestInvalidPayment, requestReusingReference,
 } from './support/refusals.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -36,6 +36,10 @@ When('the partner refunds that payment in a currency the service does not take',
 
 When('the partner deposits {amount} to {party} without an access token', async function (this: MomoWorld, amount: string, party: Party) {
   await depositWithoutToken(this, amount, party);
+});
+
+When('the partner refunds that payment without an access token', async function (this: MomoWorld) {
+  await refundWithoutToken(this);
 });
 
 When('the partner notifies the customer of delivery with a message longer than 160 characters', async function (this: MomoWorld) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConformanceFailure } from '../../src/judge.ts';
 import type { ApiResponse } from '../../src/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
@@ -15,26 +16,55 @@ const UNOFFERED_SCOPE = 'not_a_scope';
 /** CIBA §11: on slow_down the client adds 5 s to its interval. */
 const SLOW_DOWN_STEP_MS = 5000;
 
-/** bc-authorize for the customer's consent to `scope`; a consent request answered 200 becomes the scenario's consent. */
-export async function askForConsent(world: MomoWorld, scope = 'profile', msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {
+/** How a consent is asked for (§4.2 #7): the scope, access_type, and whether the partner wants a callback (§6). */
+export interface ConsentAsk {
+  scope?: string;
+  accessType?: 'online' | 'offline';
+  /** Give an X-Callback-Url on the receiver. */
+  callback?: boolean;
+}
+
+/** bc-authorize for the customer's consent; a consent request answered 200 becomes the scenario's consent. */
+export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {
   const account = world.actor;
-  const form = { login_hint: `ID:${msisdn}/MSISDN`, scope, access_type: 'offline' };
+  const form = { login_hint: `ID:${msisdn}/MSISDN`, scope: ask.scope ?? 'profile', access_type: ask.accessType ?? 'offline' };
+  // The receiver ties a callback to its request by the URL's last segment; auth_req_id is not known before the answer.
+  const callbackKey = ask.callback ? randomUUID() : undefined;
+  const extra = callbackKey ? { callbackUrl: world.harness.receiver.urlFor(callbackKey) } : {};
   const askedAt = Date.now();
-  const response = world.remember(await world.client.bcAuthorize(account.product, await world.bearer(account), form));
+  const response = world.remember(await world.client.bcAuthorize(account.product, await world.bearer(account), form, extra));
   const body = response.json as { auth_req_id?: unknown; interval?: unknown } | undefined;
   if (response.status === 200 && typeof body?.auth_req_id === 'string' && typeof body.interval === 'number') {
-    world.consent = { account, msisdn, authReqId: body.auth_req_id, interval: body.interval, lastAskedAt: askedAt };
+    world.consent = { account, msisdn, authReqId: body.auth_req_id, interval: body.interval, lastAskedAt: askedAt, ...(callbackKey ? { callbackKey } : {}) };
   }
 }
 
 export function askForUnofferedScope(world: MomoWorld): Promise<void> {
-  return askForConsent(world, UNOFFERED_SCOPE);
+  return askForConsent(world, { scope: UNOFFERED_SCOPE });
 }
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */
-export async function haveAskedForConsent(world: MomoWorld): Promise<void> {
-  await askForConsent(world);
-  world.expect({ status: 200, what: 'the partner asks the customer for consent' });
+export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
+  await askForConsent(world, ask);
+  world.expect({ status: 200, what: `the partner asks the customer for consent${ask.accessType ? ` for ${ask.accessType} access` : ''}` });
+}
+
+/** A callback arrives at the X-Callback-Url the consent request gave (§6); its payload is not shown, so only its arrival is judged. */
+export async function expectConsentCallback(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  if (!consent.callbackKey) throw new Error('The consent request of this scenario gave no callback address.');
+  const receiver = world.harness.receiver;
+  const slow = 3 * (consent.interval ?? 0) * 1000 > world.config.pollTimeoutMs;
+  await world.eventually(`a callback for the consent request ${consent.authReqId}`, async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined), { slow });
+}
+
+/** expires_in of the consent token the partner holds: its lifetime (READINGS in src/profiles.ts), 3600 s by default (§2.7, §8). */
+export function expectConsentTokenLifetime(world: MomoWorld, seconds: number): void {
+  const consent = currentConsent(world);
+  if (consent.tokenExpiresIn !== seconds) {
+    const response = world.response!;
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §2.7, §8: a consent access token is valid ${seconds} seconds by default\n  expected: expires_in ${seconds}\n  received: expires_in ${JSON.stringify(consent.tokenExpiresIn)}`);
+  }
 }
 
 /** One call of the token operation with the CIBA grant for the scenario's auth_req_id. */
@@ -126,9 +156,10 @@ export function expectBasicInfo(world: MomoWorld): void {
 /** Judges the last answer as a consent token (§2.7: token_type "Bearer") and keeps its tokens. */
 function keepConsentToken(world: MomoWorld, what: string): void {
   const consent = currentConsent(world);
-  const body = world.expect({ status: 200, what }).json as { access_token: string; refresh_token: string };
+  const body = world.expect({ status: 200, what }).json as { access_token: string; refresh_token: string; expires_in: number };
   consent.accessToken = body.access_token;
   consent.refreshToken = body.refresh_token;
+  consent.tokenExpiresIn = body.expires_in;
   // The refresh token is a credential that is not a JWT: masked from here on (the next request carries it).
   world.harness.redactor.add(body.refresh_token);
 }

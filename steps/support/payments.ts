@@ -105,6 +105,11 @@ export async function settledPayment(world: MomoWorld, party: Party, amount: str
   await expectOutcome(world, party.outcome);
 }
 
+/** Another request to pay with the externalId of the scenario's last payment (§2.2: it need not be unique). */
+export async function requestPaymentWithSameExternalId(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return requestPayment(world, party, amount, { body: { externalId: world.lastPayment.body.externalId } });
+}
+
 /** A request to pay made by the run's collection API user, whoever is acting. */
 export async function settledPaymentThroughCollection(world: MomoWorld, party: Party, amount: string): Promise<void> {
   await settledPayment(world, party, amount, { account: await world.harness.account('collection') });
@@ -130,8 +135,12 @@ export async function readStatus(world: MomoWorld, payment: Payment = world.last
 
 /** Another partner's attempt to read this scenario's transaction. */
 export async function readStatusAsOther(world: MomoWorld): Promise<void> {
+  world.remember(await readStatus(world, world.lastPayment, otherPartnerOf(world)));
+}
+
+function otherPartnerOf(world: MomoWorld): Account {
   if (!world.otherPartner) throw new Error('No other partner in this scenario: introduce one with a Given step.');
-  world.remember(await readStatus(world, world.lastPayment, world.otherPartner));
+  return world.otherPartner;
 }
 
 /** The transaction reads back as unknown: its creation left nothing behind. */
@@ -225,9 +234,26 @@ export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promi
   if (creation.status !== 400) world.expect({ status: creation.status, code: 'RESOURCE_NOT_FOUND', what: 'a refund refused at creation names the missing request to pay' });
 }
 
-export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId, message = 'Your order has been delivered. Thank you!'): Promise<void> {
-  const account = world.payment?.account ?? world.actor;
-  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message));
+/** Who notifies (the payment's own API user by default) and in which Language (none by default: the service's template). */
+export interface NotifyOptions {
+  account?: Account;
+  language?: string;
+}
+
+export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId, message = 'Your order has been delivered. Thank you!', options: NotifyOptions = {}): Promise<void> {
+  const account = options.account ?? world.payment?.account ?? world.actor;
+  const extra = options.language === undefined ? {} : { language: options.language };
+  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message, extra));
+}
+
+/** Another partner notifies delivery of this scenario's payment, which it does not own. */
+export async function notifyDeliveryAsOther(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world, undefined, undefined, { account: otherPartnerOf(world) });
+}
+
+/** A delivery notification with a Language header (§4.1: an ISO 639-1 or 639-3 code). */
+export async function notifyDeliveryInLanguage(world: MomoWorld, language: string): Promise<void> {
+  await notifyDelivery(world, undefined, undefined, { language });
 }
 
 export async function notifyDeliveryOfUnknownPayment(world: MomoWorld): Promise<void> {

@@ -88,6 +88,11 @@ export async function depositWithoutToken(world: MomoWorld, amount: string, part
   await deposit(world, party, amount, { call: { authorization: '' } });
 }
 
+/** A refund, in full, of the scenario's request to pay that carries no Authorization at all. */
+export async function refundWithoutToken(world: MomoWorld): Promise<void> {
+  await refundPayment(world, undefined, { call: { authorization: '' } });
+}
+
 /** The live service refuses a notificationMessage over 160 characters (real-api-notes, observed). */
 export async function notifyDeliveryWithLongMessage(world: MomoWorld): Promise<void> {
   await notifyDelivery(world, world.lastPayment.referenceId, 'Your order has been delivered. '.padEnd(161, 'x'));

@@ -28,6 +28,10 @@ export interface Consent {
   interval?: number;
   accessToken?: string;
   refreshToken?: string;
+  /** expires_in of the last consent token (§2.7). */
+  tokenExpiresIn?: number;
+  /** The receiver's key of the X-Callback-Url the consent request gave, if it gave one. */
+  callbackKey?: string;
   /** When the partner last asked for the consent or its token (ms since the epoch), so the next ask keeps to `interval`. */
   lastAskedAt?: number;
 }

@@ -1,0 +1,133 @@
+/**
+ * The requirement catalogue (requirements/momo-api.requirements.json) against the scenarios of features/:
+ * every requirement a client can provoke is verified by a scenario that names it in a '@req:' tag, no tag
+ * names an unknown requirement, and each unprovokable requirement says why and has no scenario.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { coverageProblems, readScenarios, scenariosByRequirement } from '../../src/certification/coverage.ts';
+import { CatalogueError, loadRequirements, requirementIdsOf, type Requirement } from '../../src/certification/requirements.ts';
+import { CONTRACT } from '../../src/contract.ts';
+
+test('every requirement of the catalogue is verified by a scenario or says why no client can provoke it', () => {
+  const problems = coverageProblems(loadRequirements(), readScenarios());
+  assert.ok(problems.length === 0, `The catalogue and the features disagree:\n  ${problems.join('\n  ')}`);
+});
+
+test('the catalogue names only operations of src/contract.ts', () => {
+  const operations = new Set(Object.keys(CONTRACT));
+  const unknown = loadRequirements().flatMap((r) => r.operations.filter((o) => !operations.has(o)).map((o) => `${r.id}: ${o}`));
+  assert.deepEqual(unknown, []);
+});
+
+test('requirementIdsOf reads the ids of @req: tags, each once, and ignores other tags', () => {
+  assert.deepEqual(requirementIdsOf(['@collection', '@req:COL-RTP-DUPLICATE-409', '@smoke', '@req:ERR-SET-A', '@req:COL-RTP-DUPLICATE-409']), ['COL-RTP-DUPLICATE-409', 'ERR-SET-A']);
+  assert.deepEqual(requirementIdsOf(['@negative']), []);
+});
+
+test('an Examples block\'s tags name requirements for its own rows only', () => {
+  const byId = scenariosByRequirement(readScenarios());
+  const collectionBlock = byId.get('COL-BALANCE-TARGET-ENV-500') ?? [];
+  assert.ok(collectionBlock.length > 0);
+  assert.ok(collectionBlock.every((s) => s.tags.includes('@collection')), JSON.stringify(collectionBlock));
+});
+
+const requirement = (id: string, extra: Partial<Requirement> = {}): Requirement => ({
+  id, section: '§4.2 #2', text: 'A statement.', products: ['collection'], operations: ['requestToPay'], verification: 'scenario', ...extra,
+});
+
+test('the check names a requirement without a scenario, an unknown tag and an unprovokable requirement that a scenario names', () => {
+  const requirements = [
+    requirement('COL-RTP-ACCEPTED-202'),
+    requirement('COL-RTP-NOBODY-VERIFIES'),
+    requirement('COL-RTP-INTERNAL-ERROR-500', { verification: 'unprovokable', why: 'No request makes a service fail.' }),
+  ];
+  const scenarios = [
+    { location: 'features/a.feature:3', name: 'A payment is accepted', tags: ['@collection', '@req:COL-RTP-ACCEPTED-202', '@req:COL-RTP-TYPO'] },
+    { location: 'features/a.feature:9', name: 'A payment fails inside', tags: ['@req:COL-RTP-INTERNAL-ERROR-500'] },
+  ];
+  assert.deepEqual(coverageProblems(requirements, scenarios), [
+    'COL-RTP-NOBODY-VERIFIES (§4.2 #2) has no scenario: tag the scenario that verifies it with @req:COL-RTP-NOBODY-VERIFIES',
+    'COL-RTP-INTERNAL-ERROR-500 is listed as unprovokable, yet "A payment fails inside" (features/a.feature:9) names it: make it "scenario", or remove the tag',
+    '@req:COL-RTP-TYPO names no requirement of the catalogue, in "A payment is accepted" (features/a.feature:3)',
+  ]);
+});
+
+test('scenarios are read from feature files with the tags of their Examples blocks', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'features-'));
+  try {
+    writeFileSync(join(dir, 'pay.feature'), [
+      '@collection',
+      'Feature: Paying',
+      '  @req:COL-RTP-ACCEPTED-202',
+      '  Scenario Outline: A payment of <amount>',
+      '    Given a partner',
+      '',
+      '    @req:COL-RTP-AMOUNT-STRING',
+      '    Examples:',
+      '      | amount |',
+      '      | 0      |',
+      '',
+      '    Examples:',
+      '      | amount |',
+      '      | 5      |',
+      '',
+    ].join('\n'));
+    const scenarios = readScenarios(dir);
+    assert.equal(scenarios.length, 2);
+    assert.deepEqual(scenarios.map((s) => [s.name, s.tags]), [
+      ['A payment of 0', ['@collection', '@req:COL-RTP-ACCEPTED-202', '@req:COL-RTP-AMOUNT-STRING']],
+      ['A payment of 5', ['@collection', '@req:COL-RTP-ACCEPTED-202']],
+    ]);
+    assert.match(scenarios[0]!.location, /pay\.feature:4$/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function catalogueFile(content: string): { file: string; done: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'catalogue-'));
+  const file = join(dir, 'bad.requirements.json');
+  writeFileSync(file, content);
+  return { file, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+test('loadRequirements refuses a bad catalogue with an error that names the file and each problem', () => {
+  const { file, done } = catalogueFile(JSON.stringify({
+    spec: 'momo-api-spec.md',
+    requirements: [
+      { id: 'col-rtp-lower', section: '§4.2 #2', text: 'x', products: ['collection'], operations: ['requestToPay'], verification: 'scenario' },
+      { id: 'COL-RTP-DUPLICATE-409', section: '§4.2 #2', text: 'x', products: ['payments'], operations: ['pay'], verification: 'unprovokable' },
+    ],
+  }));
+  try {
+    assert.throws(() => loadRequirements(file), (error: Error) => {
+      assert.ok(error instanceof CatalogueError);
+      assert.ok(error.message.startsWith(`The requirement catalogue ${file} is wrong:`), error.message);
+      assert.match(error.message, /\/requirements\/0\/id is invalid: Upper-case words and digits joined by hyphens/);
+      assert.match(error.message, /\/requirements\/1 must have required property 'why'/);
+      assert.match(error.message, /\/requirements\/1\/products\/0 must be one of "collection", "disbursement", "remittance", "provisioning"/);
+      assert.match(error.message, /\/requirements\/1\/operations\/0 must be one of "createApiUser"/);
+      return true;
+    });
+  } finally {
+    done();
+  }
+});
+
+test('loadRequirements refuses repeated ids, and a file that is not JSON or does not exist', () => {
+  const entry = { id: 'COL-RTP-DUPLICATE-409', section: '§4.2 #2', text: 'x', products: ['collection'], operations: ['requestToPay'], verification: 'scenario' };
+  const repeated = catalogueFile(JSON.stringify({ spec: 'momo-api-spec.md', requirements: [entry, entry] }));
+  const notJson = catalogueFile('{ "spec": ');
+  try {
+    assert.throws(() => loadRequirements(repeated.file), /the id COL-RTP-DUPLICATE-409 is used more than once/);
+    assert.throws(() => loadRequirements(notJson.file), (error: Error) => error.message.includes(notJson.file) && /is not JSON/.test(error.message));
+    assert.throws(() => loadRequirements(join(tmpdir(), 'no-such-catalogue.json')), /no-such-catalogue\.json is wrong:\n {2}- cannot be read/);
+  } finally {
+    repeated.done();
+    notJson.done();
+  }
+});
