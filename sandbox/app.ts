@@ -3,6 +3,7 @@ import formbody from '@fastify/formbody';
 import secureJson from 'secure-json-parse';
 import { ajv } from '../src/schemas.ts';
 import { CallbackSender } from './callbacks.ts';
+import { Deviations } from './deviations.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayError, sendOAuthError, validationMessage } from './http.ts';
 import { OperationCatalogue, type OperationSpec } from './operations.ts';
@@ -45,6 +46,8 @@ export interface SandboxContext {
   payments: PaymentEngine;
   callbacks: CallbackSender;
   catalogue: OperationCatalogue;
+  /** Deliberate non-conformances this sandbox was started with (none by default). */
+  deviations: Deviations;
 }
 
 export interface Sandbox {
@@ -96,12 +99,15 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
 
   const profile = behaviourOf(settings.profile);
   const state = new SandboxState(settings, clock);
+  const deviations = new Deviations(settings.deviations);
   const callbacks = new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs }, app.log);
   const outcomes = loadOutcomes(settings.outcomesFile, settings.delayedSuccessMs);
-  const payments = new PaymentEngine(state, outcomes, settings, profile, clock, callbacks, app.log);
-  const tokens = new TokenAuthority(settings.jwtSecret, clock);
+  const payments = new PaymentEngine(state, outcomes, settings, profile, clock, callbacks, app.log, deviations);
+  const tokens = new TokenAuthority(settings.jwtSecret, clock, deviations);
   const catalogue = new OperationCatalogue(app);
-  const context: SandboxContext = { settings, profile, clock, state, tokens, payments, callbacks, catalogue };
+  const context: SandboxContext = { settings, profile, clock, state, tokens, payments, callbacks, catalogue, deviations };
+  if (deviations.names.length > 0) app.log.warn({ deviations: deviations.names }, 'started with deliberate deviations from the API');
+  deviations.install(app);
 
   installGuards(app, context);
   installErrorHandling(app);
@@ -128,7 +134,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
 
 /** The checks every operation shares, in the order the live gateway applies them. */
 function installGuards(app: FastifyInstance, context: SandboxContext): void {
-  const { settings, state, tokens } = context;
+  const { settings, state, tokens, deviations } = context;
   const productByKey = new Map<string, Product>(PRODUCTS.map((p) => [settings.subscriptionKeys[p], p]));
   const allowedEnvironments = new Set(settings.targetEnvironments);
 
@@ -144,19 +150,34 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
 
     // 1. The gateway: a subscription key of the operation's product.
     const key = request.headers['ocp-apim-subscription-key'];
-    if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
-    const keyProduct = productByKey.get(key);
-    if (!keyProduct || (operation.product !== 'provisioning' && keyProduct !== operation.product)) {
-      return sendGatewayError(reply, 'invalid');
+    if (deviations.has('gateway-key-not-enforced')) {
+      // Whatever key came, or none: the call goes through as the operation's product.
+      request.keyProduct = operation.product !== 'provisioning' ? operation.product : (typeof key === 'string' && productByKey.get(key)) || 'collection';
+    } else {
+      if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
+      const keyProduct = productByKey.get(key);
+      if (!keyProduct || (operation.product !== 'provisioning' && keyProduct !== operation.product)) {
+        return sendGatewayError(reply, 'invalid');
+      }
+      request.keyProduct = keyProduct;
     }
-    request.keyProduct = keyProduct;
+    const keyProduct = request.keyProduct;
 
     // 2. The caller: a Bearer token of this product, for a known API user.
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
       const authorization = request.headers.authorization;
       const token = typeof authorization === 'string' && /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
+      if (!token && deviations.has('bearer-token-not-required')) {
+        // A server that falls back to some merchant of the product when no token comes.
+        const fallback = [...state.apiUsers.values()].find((user) => user.product === keyProduct);
+        if (fallback) {
+          request.caller = fallback;
+          return undefined;
+        }
+      }
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: 'Send Authorization: Bearer <access token>.' });
-      const check = tokens.check(token, keyProduct, operation.credential === 'consent' ? 'consent' : 'access');
+      let check = tokens.check(token, keyProduct, operation.credential === 'consent' ? 'consent' : 'access');
+      if (!check.ok && operation.credential === 'consent' && deviations.has('user-info-with-access-token')) check = tokens.check(token, keyProduct, 'access');
       if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', { description: check.description });
       const caller = state.apiUsers.get(check.claims.sub);
       if (!caller) return sendOAuthError(reply, 401, 'invalid_token', { description: 'The API user of this token no longer exists.' });
@@ -185,6 +206,7 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
     if (!operation?.requiredHeaders?.includes('x-target-environment')) return undefined;
     const environment = request.headers['x-target-environment'] as string;
     if (allowedEnvironments.has(environment)) return undefined;
+    if (operation.product === 'remittance' && deviations.has('remittance-target-environment-ignored')) return undefined;
     return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
   };
 

@@ -2,6 +2,7 @@ import { buildSandbox } from './app.ts';
 import { DIFFERENCES, READINGS } from '../src/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettings, wantsHelp } from './settings.ts';
 import { PRODUCTS } from '../src/products.ts';
+import { deviationsText } from './deviations.ts';
 
 /** `npm run sandbox`: the reference sandbox on 127.0.0.1, configured by flags and environment. */
 async function main(argv: string[]): Promise<number> {
@@ -12,6 +13,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (wanted === 'differences') {
     console.log(describeProfiles());
+    return 0;
+  }
+  if (wanted === 'deviations') {
+    console.log(deviationsText());
     return 0;
   }
   let settings;
@@ -46,6 +51,9 @@ async function main(argv: string[]): Promise<number> {
     const key = settings.subscriptionKeys[product];
     // The development keys are public; a configured key is a secret and is never printed.
     console.log(`  ${product.padEnd(12)} ${key === DEVELOPMENT_KEYS[product] ? key : '(configured; not shown)'}`);
+  }
+  if (settings.deviations.length > 0) {
+    console.log(`DELIBERATELY NON-CONFORMING: ${settings.deviations.join(', ')} (--deviations); do not certify against this sandbox.`);
   }
   console.log(`OpenAPI: http://${settings.host}:${port}/openapi.json   health: http://${settings.host}:${port}/health`);
 

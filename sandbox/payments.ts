@@ -6,6 +6,10 @@ import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts'
 import type { ProfileBehaviour } from '../src/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
 import type { SandboxState, Transaction } from './state.ts';
+import { Deviations } from './deviations.ts';
+
+/** How long the callback-late deviation holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
+const LATE_CALLBACK_MS = 30_000;
 
 /** Messages that accompany failure reasons when the profile sends reason as {code, message}. */
 const REASON_MESSAGES: Record<string, string> = {
@@ -37,10 +41,12 @@ export class PaymentEngine {
     private readonly clock: Clock,
     private readonly callbacks: CallbackSender,
     private readonly log: FastifyBaseLogger,
+    private readonly deviations = new Deviations(),
   ) {}
 
   /** Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent. */
   begin(tx: Transaction): void {
+    if (this.deviations.has('payment-stays-pending')) return;
     // A refund that cannot be honoured fails on its own terms, whatever the payer's test number says.
     const refusal = this.refundRefusal(tx);
     if (refusal) {
@@ -109,9 +115,26 @@ export class PaymentEngine {
     }
     tx.completedAt = this.clock.now();
     this.log.debug({ kind: tx.kind, referenceId: tx.referenceId, status: tx.status, reason: tx.reason }, 'transaction settled');
-    if (tx.callbackUrl) {
-      this.callbacks.send(tx.callbackUrl, this.settings.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
+    if (tx.callbackUrl) this.sendCallback(tx, tx.callbackUrl);
+  }
+
+  private sendCallback(tx: Transaction, url: string): void {
+    const { callbackMethod: method } = this.settings;
+    const context = { kind: tx.kind, referenceId: tx.referenceId };
+    const has = (name: Parameters<Deviations['has']>[0]) => this.deviations.has(name);
+    if (has('callback-missing')) return;
+    let record = this.statusRecord(tx);
+    if (has('callback-disagrees-with-status')) {
+      record = tx.status === 'SUCCESSFUL'
+        ? { ...record, status: 'FAILED', reason: this.profile.failureReason === 'string' ? 'APPROVAL_REJECTED' : { code: 'APPROVAL_REJECTED', message: REASON_MESSAGES.APPROVAL_REJECTED } }
+        : { ...record, status: 'SUCCESSFUL', reason: undefined };
     }
+    if (has('callback-late')) {
+      this.callbacks.sendLater(LATE_CALLBACK_MS, url, method, record, context);
+      return;
+    }
+    this.callbacks.send(url, method, record, context);
+    if (has('callback-duplicated')) this.callbacks.sendLater(100, url, method, record, context);
   }
 
   /** Why a payment that would succeed must fail instead, or undefined when it may succeed. */
@@ -121,13 +144,14 @@ export class PaymentEngine {
     const refusal = this.refundRefusal(tx);
     if (refusal) return refusal;
     const available = this.state.balance(tx.apiUserId, 'disbursement', tx.currency);
-    return available < tx.amountMinor ? 'NOT_ENOUGH_FUNDS' : undefined;
+    return available < tx.amountMinor && !this.deviations.has('deposit-overdraws') ? 'NOT_ENOUGH_FUNDS' : undefined;
   }
 
   /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in src/profiles.ts). */
   private refundRefusal(tx: Transaction): string | undefined {
     if (tx.kind !== 'refund') return undefined;
     const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
+    if (!original && this.deviations.has('refund-of-unknown-payment-succeeds')) return undefined;
     if (!original || original.targetEnvironment !== tx.targetEnvironment) return 'RESOURCE_NOT_FOUND';
     if (original.status !== 'SUCCESSFUL') return 'NOT_ALLOWED';
     if (original.currency !== tx.currency) return 'INVALID_CURRENCY';
@@ -137,6 +161,7 @@ export class PaymentEngine {
 
   private moveMoney(tx: Transaction): void {
     if (tx.kind === 'requesttopay') {
+      if (this.deviations.has('balance-not-credited')) return;
       this.state.adjustBalance(tx.apiUserId, 'collection', tx.currency, tx.amountMinor);
       return;
     }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { PROFILES, type ProfileName } from '../src/profiles.ts';
 import { PRODUCTS, type Product } from '../src/products.ts';
+import { DEVIATION_NAMES, isDeviationName, type DeviationName } from './deviations.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -31,6 +32,8 @@ export interface SandboxSettings {
   scopes: string[];
   jwtSecret: string;
   logLevel: string;
+  /** Deliberate non-conformances (sandbox/deviations.ts); empty for a faithful sandbox. */
+  deviations: DeviationName[];
 }
 
 /** The documented development keys, used when no key is configured. They guard nothing of value. */
@@ -108,6 +111,7 @@ const SPECS = [
   spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
   spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
   spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
+  spec({ key: 'deviations', flag: 'deviations', env: 'MOMO_SANDBOX_DEVIATIONS', fallback: '', describe: 'Comma-separated deliberate deviations from the API, to see the conformance suite fail (see --list-deviations); none by default.', parse: deviationList }),
 ] as const;
 
 const KEY_SPECS = PRODUCTS.map((product) => ({
@@ -118,6 +122,13 @@ const KEY_SPECS = PRODUCTS.map((product) => ({
 
 function spec<K extends keyof SandboxSettings>(s: SettingSpec<K>): SettingSpec<K> {
   return s;
+}
+
+function deviationList(raw: string): DeviationName[] {
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.find((name) => !isDeviationName(name));
+  if (unknown !== undefined) invalid(`names "${unknown}", which is not a deviation; --list-deviations shows the ${DEVIATION_NAMES.length} there are`);
+  return [...new Set(names)] as DeviationName[];
 }
 
 function retryDelays(raw: string): number[] {
@@ -178,6 +189,7 @@ function parseFlags(argv: string[]) {
   const options: Record<string, { type: 'string' | 'boolean' }> = {
     help: { type: 'boolean' },
     'list-differences': { type: 'boolean' },
+    'list-deviations': { type: 'boolean' },
   };
   for (const s of SPECS) options[s.flag] = { type: 'string' };
   for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
@@ -188,9 +200,10 @@ function parseFlags(argv: string[]) {
   }
 }
 
-export function wantsHelp(argv: string[]): 'help' | 'differences' | undefined {
+export function wantsHelp(argv: string[]): 'help' | 'differences' | 'deviations' | undefined {
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   if (argv.includes('--list-differences')) return 'differences';
+  if (argv.includes('--list-deviations')) return 'deviations';
   return undefined;
 }
 
@@ -206,6 +219,7 @@ export function helpText(): string {
     '',
     'Usage: npm run sandbox -- [--flag value ...]',
     '       npm run sandbox -- --list-differences   (what the profiles change)',
+    '       npm run sandbox -- --list-deviations    (deliberate non-conformances to start it with)',
     '',
     'Each setting is read from its flag, else its environment variable, else the default:',
     `  ${'flag'.padEnd(width(0))}  ${'environment'.padEnd(width(1))}  ${'default'.padEnd(Math.min(width(2), 24))}  meaning`,

@@ -16,11 +16,12 @@ export function authenticateBasic(context: SandboxContext, request: FastifyReque
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
   const user = colon > 0 ? context.state.apiUsers.get(idKey(decoded.slice(0, colon))) : undefined;
-  if (!user || user.apiKey === undefined || !sameSecret(user.apiKey, decoded.slice(colon + 1))) {
+  const keyChecked = !context.deviations.has('token-wrong-api-key-accepted');
+  if (!user || user.apiKey === undefined || (keyChecked && !sameSecret(user.apiKey, decoded.slice(colon + 1)))) {
     sendOAuthError(reply, context.profile.tokenFailureStatus, 'login_failed', { scheme: 'Basic' });
     return undefined;
   }
-  if (user.product !== product) {
+  if (user.product !== product && !context.deviations.has('token-for-other-product-user')) {
     sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `This API user was provisioned for the ${user.product} product and cannot be used with ${product}.`);
     return undefined;
   }

@@ -59,7 +59,7 @@ function registerBcAuthorize(context: SandboxContext, product: Product): void {
     const scopes = form.scope.split(' ').filter(Boolean);
     if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
     const unknown = scopes.find((s) => !settings.scopes.includes(s));
-    if (unknown) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
+    if (unknown && !context.deviations.has('consent-scope-not-checked')) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
     const callbackUrl = request.headers['x-callback-url'] as string | undefined;
     if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
       return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
@@ -118,16 +118,16 @@ function registerOAuthToken(context: SandboxContext, product: Product): void {
 }
 
 function redeemConsent(context: SandboxContext, product: Product, apiUserId: string, authReqId: string, reply: FastifyReply) {
-  const { state, clock, settings } = context;
+  const { state, clock, settings, deviations } = context;
   const consent = state.consentRequests.get(idKey(authReqId));
   const now = clock.now();
   if (!consent || consent.apiUserId !== apiUserId || consent.product !== product) {
     return sendOAuthError(reply, 400, 'invalid_grant');
   }
   if (now >= consent.expiresAt) return sendOAuthError(reply, 400, 'expired_token');
-  if (now < consent.grantedAt) return sendOAuthError(reply, 400, 'authorization_pending');
+  if (now < consent.grantedAt && !deviations.has('consent-before-approval')) return sendOAuthError(reply, 400, 'authorization_pending');
   // Redeemed once and for all: a second redemption finds nothing (invalid_grant), and the store has room.
-  state.consentRequests.delete(idKey(authReqId));
+  if (!deviations.has('consent-redeemable-twice')) state.consentRequests.delete(idKey(authReqId));
   const grant: ConsentGrant = {
     refreshToken: randomUUID(),
     authReqId,
@@ -146,7 +146,7 @@ function refreshConsent(context: SandboxContext, product: Product, apiUserId: st
   const grant = state.consentGrants.get(idKey(refreshToken));
   const now = clock.now();
   if (!grant || grant.apiUserId !== apiUserId || grant.product !== product) return sendOAuthError(reply, 400, 'invalid_grant');
-  if (now >= grant.refreshableUntil) return sendOAuthError(reply, 400, 'invalid_grant');
+  if (now >= grant.refreshableUntil || context.deviations.has('consent-refresh-refused')) return sendOAuthError(reply, 400, 'invalid_grant');
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }
 

@@ -119,11 +119,14 @@ function statusSpec(kind: PaymentKind): OperationSpec {
 }
 
 async function createPayment(context: SandboxContext, kind: PaymentKind, request: FastifyRequest, reply: FastifyReply) {
-  const { state, settings, profile, clock, payments } = context;
+  const { state, settings, profile, clock, payments, deviations } = context;
   const caller = request.caller!;
   const referenceId = idKey(request.headers['x-reference-id'] as string);
   const store = state.transactions[kind.kind];
-  if (store.has(referenceId)) {
+  const reuseAllowed = (kind.kind === 'requesttopay' && deviations.has('payment-reference-reused')) || (kind.kind === 'deposit' && deviations.has('deposit-id-reused'));
+  if (store.has(referenceId) && reuseAllowed) {
+    store.delete(referenceId);
+  } else if (store.has(referenceId)) {
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
   }
   const body = request.body as PaymentBody;
@@ -135,10 +138,10 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, request
   if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
     return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
   }
-  if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, caller.providerCallbackHost)) {
+  if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, caller.providerCallbackHost) && !deviations.has('callback-host-not-checked')) {
     return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
   }
-  if (!settings.currencies.includes(body.currency)) {
+  if (!settings.currencies.includes(body.currency) && !deviations.has('currency-not-checked')) {
     return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${settings.currencies.join(', ')}.`);
   }
   const party = kind.kind === 'requesttopay' ? body.payer
@@ -171,11 +174,11 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, request
 function ownedTransaction(context: SandboxContext, kind: TransactionKind, request: FastifyRequest): Transaction | undefined {
   const tx = context.state.transactions[kind].get(idKey((request.params as { referenceId: string }).referenceId));
   // Another API user's transaction is answered exactly as an unknown one, so ids cannot be probed.
-  return tx && tx.apiUserId === request.caller!.id ? tx : undefined;
+  return tx && (tx.apiUserId === request.caller!.id || context.deviations.has('payment-readable-by-others')) ? tx : undefined;
 }
 
 function registerDeliveryNotification(context: SandboxContext): void {
-  const { catalogue, settings, clock } = context;
+  const { catalogue, settings, clock, deviations } = context;
   catalogue.define({
     id: 'collection.requestToPayDeliveryNotification',
     summary: 'Request-to-pay delivery notification',
@@ -201,14 +204,14 @@ function registerDeliveryNotification(context: SandboxContext): void {
   }, async (request, reply) => {
     const tx = ownedTransaction(context, 'requesttopay', request);
     if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
-    if (tx.status !== 'SUCCESSFUL') {
+    if (tx.status !== 'SUCCESSFUL' && !deviations.has('notification-of-unfinished-payment')) {
       return sendBusinessError(reply, 409, 'TRANSACTION_NOT_COMPLETED', `The transaction is ${tx.status}; only a SUCCESSFUL one can be notified.`);
     }
     const now = clock.now();
     if (now - tx.completedAt! > settings.notificationWindowMs) {
       return sendBusinessError(reply, 410, 'EXPIRED', 'The delivery notification opportunity has expired.');
     }
-    if (tx.lastNotificationAt !== undefined && now - tx.lastNotificationAt < settings.notificationCooldownMs) {
+    if (tx.lastNotificationAt !== undefined && now - tx.lastNotificationAt < settings.notificationCooldownMs && !deviations.has('notification-repeat-allowed')) {
       return sendBusinessError(reply, 429, 'NOT_ALLOWED', 'Too many delivery notifications for this transaction recently; try again later.');
     }
     tx.lastNotificationAt = now;

@@ -8,7 +8,7 @@ const referenceIdParam = { referenceId: { $ref: schemaId('uuid-v4') } };
 const NOT_FOUND = 'Requested resource was not found.';
 
 /** Sandbox user provisioning (§4.5): API users and their keys. */
-export function registerProvisioning({ catalogue, state, settings }: SandboxContext): void {
+export function registerProvisioning({ catalogue, state, settings, deviations }: SandboxContext): void {
   catalogue.define({
     id: 'provisioning.createApiUser',
     summary: 'Create an API user',
@@ -27,7 +27,9 @@ export function registerProvisioning({ catalogue, state, settings }: SandboxCont
     },
   }, async (request, reply) => {
     const id = idKey(request.headers['x-reference-id'] as string);
-    if (state.apiUsers.has(id)) {
+    if (state.apiUsers.has(id) && deviations.has('api-user-id-reused')) {
+      state.apiUsers.delete(id);
+    } else if (state.apiUsers.has(id)) {
       return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
     }
     const { providerCallbackHost } = request.body as { providerCallbackHost: string };

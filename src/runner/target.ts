@@ -24,6 +24,7 @@ export const EMBEDDED_TIMINGS = {
 
 export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target> {
   const settings = resolveSettings({
+    env: config.embeddedDeviations ? { MOMO_SANDBOX_DEVIATIONS: config.embeddedDeviations } : {},
     overrides: {
       host: '127.0.0.1',
       port: 0,
@@ -39,7 +40,7 @@ export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target
   const { port } = sandbox.app.server.address() as { port: number };
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
-    description: `the embedded reference sandbox (profile ${config.profile}) at ${baseUrl}`,
+    description: `the embedded reference sandbox (profile ${config.profile}${settings.deviations.length > 0 ? `, DELIBERATELY DEVIATING: ${settings.deviations.join(', ')}` : ''}) at ${baseUrl}`,
     embedded: true,
     // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
     config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
