@@ -43,7 +43,8 @@ export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target
     description: `the embedded reference sandbox (profile ${config.profile}${settings.deviations.length > 0 ? `, DELIBERATELY DEVIATING: ${settings.deviations.join(', ')}` : ''}) at ${baseUrl}`,
     embedded: true,
     // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
-    config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
+    // Its slowest outcome comes within its pending timeout, so a longer wait only slows a failing run.
+    config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), slowOutcomeTimeoutMs: Math.min(config.slowOutcomeTimeoutMs, 2.5 * EMBEDDED_TIMINGS.pendingTimeoutMs), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
     stop: () => sandbox.close(),
   };
 }
