@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describeErrors, validatorFor } from '../schemas.ts';
+import { readCheckedJson } from '../json-document.ts';
 
 /** One testable statement of the spec, with the stable id that scenarios name in a '@req:' tag. */
 export interface Requirement {
@@ -39,21 +38,9 @@ export class CatalogueError extends Error {
  * each problem.
  */
 export function loadRequirements(file: string = DEFAULT_CATALOGUE): Requirement[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new CatalogueError(file, [`cannot be read: ${(error as Error).message}`]);
-  }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    throw new CatalogueError(file, [`is not JSON: ${(error as Error).message}`]);
-  }
-  const validate = validatorFor('requirements-catalogue');
-  if (!validate(document)) throw new CatalogueError(file, describeErrors(validate.errors));
-  const requirements = (document as { requirements: Requirement[] }).requirements;
+  const checked = readCheckedJson<{ requirements: Requirement[] }>(file, 'requirements-catalogue');
+  if (!checked.ok) throw new CatalogueError(file, checked.problems);
+  const { requirements } = checked.document;
   const seen = new Set<string>();
   const repeated = new Set<string>();
   for (const { id } of requirements) (seen.has(id) ? repeated : seen).add(id);
