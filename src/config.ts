@@ -39,6 +39,8 @@ export interface HarnessConfig {
   slowOutcomeTimeoutMs: number;
   /** After a callback, how long to watch for a duplicate. */
   callbackQuietMs: number;
+  /** The waivers file of the certification (MOMO_WAIVERS), relative to the project folder; unset: waivers.json if there is one. */
+  waiversFile: string | undefined;
   /** Deliberate deviations the embedded sandbox is started with (MOMO_SANDBOX_DEVIATIONS, checked by the sandbox); `npm run mutation` sets it. */
   embeddedDeviations: string | undefined;
 }
@@ -76,6 +78,7 @@ export const CONFIG_VARIABLES = {
   MOMO_POLL_INTERVAL_MS: 'How often to look while waiting (default 100).',
   MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
   MOMO_CALLBACK_QUIET_MS: 'After a callback arrives, how long to watch for a duplicate (default 3000; at least the target\'s longest retry delay).',
+  MOMO_WAIVERS: 'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
   MOMO_SANDBOX_DEVIATIONS: 'Comma-separated deliberate deviations to start the embedded sandbox with, to see the suite fail (npm run sandbox -- --list-deviations); unset: a faithful sandbox.',
 } as const;
 
@@ -170,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     pollIntervalMs: integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
     slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
     callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
+    waiversFile: read('MOMO_WAIVERS'),
     embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
   };
   if (config.embeddedDeviations !== undefined && baseUrl !== undefined) {

@@ -4,8 +4,12 @@ import { parseArgs, parseEnv } from 'node:util';
 import { Writable } from 'node:stream';
 import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
 import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../config.ts';
+import { EvidenceCollector } from '../certification/evidence.ts';
+import { CatalogueError } from '../certification/requirements.ts';
+import { loadCatalogueAndWaivers, writeCertification } from '../certification/run.ts';
+import { WaiverError } from '../certification/waivers.ts';
 import { ScenarioLedger } from './ledger.ts';
-import { scanForSecrets } from './leak-scan.ts';
+import { scanBundleForSecrets, scanForSecrets } from './leak-scan.ts';
 import { TargetUnreachableError, environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
@@ -53,10 +57,12 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
   }
 
   let config: HarnessConfig;
+  let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
   try {
     config = loadConfig({ ...dotEnv(cwd), ...env });
+    certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError) {
       log(error.message);
       return EXIT.couldNotTest;
     }
@@ -84,6 +90,7 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
   log(`Profile ${config.profile}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
 
   const ledger = new ScenarioLedger(log);
+  const evidence = new EvidenceCollector();
   const started = Date.now();
   try {
     // The scenarios read the target's settings from the environment, in the one place that reads it.
@@ -108,7 +115,10 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
     }, { cwd, env: process.env, stdout: process.stdout, stderr: process.stderr });
     // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.
     const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
-    await runCucumber(runConfiguration, { cwd, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => ledger.record(envelope));
+    await runCucumber(runConfiguration, { cwd, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => {
+      ledger.record(envelope);
+      evidence.record(envelope);
+    });
   } catch (error) {
     log(`The suite could not run: ${(error as Error).message}`);
     return EXIT.couldNotTest;
@@ -120,17 +130,25 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
   writeFileSync(join(reportsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   for (const line of ledger.closingLines(summary)) log(line);
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
+  // Beside the conformance reports: reports/certification, or <--reports>/certification.
+  const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags });
+  for (const line of certification.lines) log(line);
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [
     ...Object.values(target.config.subscriptionKeys),
     ...Object.values(target.config.apiUsers).map((user) => user?.apiKey),
   ].filter((s): s is string => typeof s === 'string');
-  const leaks = scanForSecrets(reportsDir, secrets);
+  const leaks = [
+    ...scanForSecrets(reportsDir, secrets),
+    ...(args.reports ? [] : scanForSecrets(certificationDir, secrets)),
+    ...(await scanBundleForSecrets(certification.bundle, secrets)),
+  ];
   if (leaks.length > 0) {
     for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
     return EXIT.couldNotTest;
   }
-  return summary.exitCode;
+  return certification.report.exitCode;
 }
 
 /**

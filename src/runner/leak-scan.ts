@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
+import { readBundle } from '../certification/bundle.ts';
 
 /** A secret found in a report: where, and what kind; never the secret itself. */
 export interface Leak {
@@ -23,21 +24,32 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
  * runner fails it.
  */
 export function scanForSecrets(dir: string, secrets: readonly string[]): Leak[] {
-  const known = secrets.filter((s) => s.length >= 6);
   const leaks: Leak[] = [];
   for (const file of filesUnder(dir)) {
     if (statSync(file).size > MAX_FILE_BYTES) continue;
-    const text = readFileSync(file, 'utf8');
-    const where = relative(dir, file);
-    known.forEach((secret, i) => {
-      if (text.includes(secret) || text.includes(Buffer.from(secret).toString('base64'))) leaks.push({ file: where, kind: `configured secret #${i + 1}` });
-    });
-    for (const { kind, pattern } of SHAPES) if (pattern.test(text)) leaks.push({ file: where, kind });
+    leaks.push(...secretsIn(relative(dir, file), readFileSync(file, 'utf8'), secrets));
   }
   return leaks;
 }
 
-function filesUnder(dir: string): string[] {
+/** The same scan over the files of a certification bundle (a gzipped tar), named <bundle>:<path>. */
+export async function scanBundleForSecrets(bundle: string, secrets: readonly string[]): Promise<Leak[]> {
+  const leaks: Leak[] = [];
+  for (const [path, data] of await readBundle(bundle)) leaks.push(...secretsIn(`${basename(bundle)}:${path}`, data.toString('utf8'), secrets));
+  return leaks;
+}
+
+function secretsIn(where: string, text: string, secrets: readonly string[]): Leak[] {
+  const leaks: Leak[] = [];
+  secrets.filter((s) => s.length >= 6).forEach((secret, i) => {
+    if (text.includes(secret) || text.includes(Buffer.from(secret).toString('base64'))) leaks.push({ file: where, kind: `configured secret #${i + 1}` });
+  });
+  for (const { kind, pattern } of SHAPES) if (pattern.test(text)) leaks.push({ file: where, kind });
+  return leaks;
+}
+
+/** Every regular file under a folder, at any depth. */
+export function filesUnder(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);

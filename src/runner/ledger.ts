@@ -8,6 +8,8 @@ import type { Envelope, TestStepResult } from '@cucumber/messages';
 export type Verdict = 'passed' | 'failed' | 'not tested' | 'skipped';
 
 export interface ScenarioResult {
+  /** The pickle's id in the run's messages: joins the verdict to the scenario's evidence. */
+  id: string;
   feature: string;
   scenario: string;
   uri: string;
@@ -90,6 +92,7 @@ export class ScenarioLedger {
     const verdict = judged.verdict;
     const reason = judged.reason ?? (verdict === 'skipped' ? attempt.logs.at(-1) : undefined);
     const result: ScenarioResult = {
+      id: attempt.pickleId,
       feature: this.features.get(pickle.uri) ?? pickle.uri,
       scenario: pickle.name,
       uri: pickle.uri,

@@ -36,6 +36,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     pollIntervalMs: 100,
     slowOutcomeTimeoutMs: 45000,
     callbackQuietMs: 3000,
+    waiversFile: undefined,
   });
 });
 
