@@ -17,11 +17,13 @@ export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const
 const USAGE = `Usage: npm start -- [--tags <expression>] [--parallel <workers>] [--reports <dir>]
 
 Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
-MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports.
+MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
+certification report: a verdict per requirement, coverage, and a bundle of the evidence (npm run verify).
 
   --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"
   --parallel <workers>  worker processes (default 2; 0 runs in this process)
-  --reports <dir>       where the reports go (default reports/conformance)
+  --reports <dir>       where the reports go (default reports/conformance; the certification report in
+                        reports/certification, or <dir>/certification)
 
 Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
 
