@@ -45,6 +45,10 @@ const MAX_BODY_IN_MESSAGE = 1500;
 export function judge(response: ApiResponse, expected: Expectation, profile: ProfileBehaviour, redactor: Redactor): void {
   const statuses = typeof expected.status === 'number' ? [expected.status] : expected.status;
   const code = (response.json as { code?: unknown } | undefined)?.code;
+  // A body that is not JSON is judged by the status it came with. With 502, 503 or 504 (a gateway's HTML error
+  // page, say) the target said it could not serve: not tested, whatever the body. With any other status, and
+  // above all a 2xx, whoever answers at the configured URL claims to be the API, and a record the spec gives
+  // as JSON that is HTML, or that does not parse, is a departure: bodyProblems() fails it, naming the problem.
   if (!statuses.includes(response.status) && (UNAVAILABLE_STATUSES.has(response.status) || code === 'SERVICE_UNAVAILABLE')) {
     throw new TargetUnavailableAnswer(`${response.operation.label}: the target answered HTTP ${response.status} ${bodyText(response.text, redactor)}; it was unavailable, so this could not be tested`);
   }
@@ -67,7 +71,7 @@ export function bodyProblems(response: ApiResponse, profile: ProfileBehaviour): 
   const schemas = schemasFor(response.operation.id, response.operation.product, response.status, profile);
   if (!Array.isArray(schemas)) return [];
   if (response.json === undefined) {
-    return [`the body is ${response.text.trim() === '' ? 'empty' : 'not JSON'}, but the spec gives ${schemas.map(file).join(' or ')} for ${response.status}`];
+    return [`the body is ${whyNotJson(response)}, but the spec gives ${schemas.map(file).join(' or ')} for ${response.status}`];
   }
   const results = schemas.map((name) => ({ name, errors: schemaErrors(name, response.json) }));
   if (results.some((r) => r.errors.length === 0)) return [...mediaTypeProblems(response), ...reasonShapeProblems(response, profile)];
@@ -80,6 +84,20 @@ function mediaTypeProblems(response: ApiResponse): string[] {
   const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json' || mediaType?.endsWith('+json')) return [];
   return [`the body is JSON, but Content-Type is ${contentType === undefined ? 'missing' : `"${contentType}"`}, not application/json (§4.1)`];
+}
+
+/** Why a body that should be JSON is not: empty, of another content type, or JSON that does not parse. */
+function whyNotJson(response: ApiResponse): string {
+  if (response.text.trim() === '') return 'empty';
+  const type = response.headers['content-type'];
+  if (type === undefined || !/json/i.test(type)) return `not JSON (Content-Type ${type ?? 'missing'})`;
+  let parseError = '';
+  try {
+    JSON.parse(response.text);
+  } catch (error) {
+    parseError = ` (${(error as Error).message})`;
+  }
+  return `not valid JSON although its Content-Type is ${type}${parseError}`;
 }
 
 const STATUS_QUERIES = new Set(['getRequestToPayStatus', 'getDepositStatus', 'getRefundStatus']);
@@ -131,6 +149,11 @@ function describeFailure(response: ApiResponse, expected: Expectation, statuses:
 
 function bodyText(text: string, redactor: Redactor): string {
   if (text.trim() === '') return '(empty body)';
+  // An HTML page (a gateway's error page, a web server's) is named by its title; the evidence keeps it whole.
+  if (/^\s*(<!doctype html|<html)/i.test(text)) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+    return `(an HTML page${title ? ` titled "${redactor.text(title)}"` : ''}, ${text.length} characters)`;
+  }
   const redacted = redactor.body(text);
   return redacted.length > MAX_BODY_IN_MESSAGE ? `${redacted.slice(0, MAX_BODY_IN_MESSAGE)}… (${redacted.length} characters)` : redacted;
 }

@@ -3,6 +3,8 @@ export const REDACTED = '[REDACTED]';
 
 const SECRET_HEADERS = new Set(['authorization', 'ocp-apim-subscription-key', 'proxy-authorization', 'cookie', 'set-cookie']);
 const SECRET_FIELDS = new Set(['apiKey', 'access_token', 'refresh_token', 'password', 'client_secret']);
+// A body that does not parse (JSON cut off, say) may still hold a secret field: it is masked by its shape.
+const SECRET_FIELD_IN_TEXT = new RegExp(`("(?:${[...SECRET_FIELDS].join('|')})"\\s*:\\s*)"[^"]*"?`, 'g');
 // A JWT anywhere in text is a credential, whoever issued it.
 const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
 
@@ -50,7 +52,7 @@ export class Redactor {
     try {
       return JSON.stringify(this.json(JSON.parse(text)));
     } catch {
-      return this.text(text);
+      return this.text(text.replace(SECRET_FIELD_IN_TEXT, `$1"${REDACTED}"`));
     }
   }
 

@@ -2,6 +2,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../products.ts';
 import { CONTRACT, type OperationId } from '../contract.ts';
 import type { Redactor } from '../redact.ts';
+import { explainTransportError } from './transport-errors.ts';
 
 /** One exchange with the target, as evidence: what was sent and what came back, secrets redacted. */
 export interface Exchange {
@@ -40,8 +41,9 @@ export interface ApiResponse {
 /** The target could not be reached or did not answer: the run could not test, which is not a failure to conform. */
 export class TargetUnavailableError extends Error {
   readonly fatal = true;
-  constructor(readonly operation: string, readonly url: string, override readonly cause: Error) {
-    super(`${operation}: the target did not answer ${url}: ${describeTransportError(cause)}`);
+  /** `explanation` says why there was no answer; with `called: false` the request was not sent, and the message names no call. */
+  constructor(readonly operation: string, readonly url: string, override readonly cause: Error, explanation: string, { called = true } = {}) {
+    super(called ? `${operation}: the target did not answer ${url}: ${explanation}` : explanation);
     this.name = 'TargetUnavailableError';
   }
 }
@@ -89,11 +91,22 @@ export interface PaymentBody {
 }
 
 /**
+ * After this many calls in a row without an answer the target is taken as gone, and the client stops calling
+ * it: each remaining scenario then ends at once as not tested, rather than waiting out its own timeouts. A run
+ * against a target that dies or turns slow mid-run so takes about this many timeouts per worker, not one per
+ * scenario. Any answer, even an error status, resets the count.
+ */
+export const GIVE_UP_AFTER_UNANSWERED = 3;
+
+/**
  * The MoMo API on undici: one method per operation, each returning the raw outcome for the steps to judge.
  * URLs, headers and keys live here and nowhere else.
  */
 export class MomoClient {
   private readonly dispatcher: Dispatcher;
+  /** Calls in a row that got no answer, and why the last one did not. */
+  private unanswered = 0;
+  private lastUnanswered: { error: Error; explanation: string } | undefined;
 
   constructor(private readonly options: ClientOptions) {
     this.dispatcher = options.dispatcher ?? new Agent({
@@ -182,6 +195,11 @@ export class MomoClient {
   }
 
   private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
+    if (this.unanswered >= GIVE_UP_AFTER_UNANSWERED && this.lastUnanswered) {
+      const { error, explanation } = this.lastUnanswered;
+      const why = `Not called: the last ${this.unanswered} calls to the target got no answer, so the harness stopped calling it (the last: ${explanation})`;
+      throw new TargetUnavailableError(operation.label, url, error, why, { called: false });
+    }
     const headers: Record<string, string> = {};
     const key = o.subscriptionKey ?? 'none';
     if (key !== 'none') {
@@ -207,23 +225,30 @@ export class MomoClient {
     const redact = this.options.redactor;
     const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? { body: redact.body(body) } : {}) } };
     const started = performance.now();
+    let response: Dispatcher.ResponseData;
+    let text: string;
     try {
       // undici checks its own timeouts about once a second; the signal makes short ones exact.
       const signal = AbortSignal.timeout(this.options.connectTimeoutMs + this.options.requestTimeoutMs);
-      const response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
-      const text = await response.body.text();
-      const durationMs = Math.round(performance.now() - started);
-      const responseHeaders = flattenHeaders(response.headers);
-      evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.body(text), durationMs };
-      this.options.onExchange?.(evidence);
-      const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
-      this.options.onResponse?.(result);
-      return result;
+      response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
+      text = await response.body.text();
     } catch (error) {
-      evidence.transportError = redact.text(describeTransportError(error as Error));
+      const { connectTimeoutMs, requestTimeoutMs } = this.options;
+      const explanation = explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs });
+      this.unanswered += 1;
+      this.lastUnanswered = { error: error as Error, explanation };
+      evidence.transportError = redact.text(explanation);
       this.options.onExchange?.(evidence);
-      throw new TargetUnavailableError(operation.label, url, error as Error);
+      throw new TargetUnavailableError(operation.label, url, error as Error, explanation);
     }
+    this.unanswered = 0;
+    const durationMs = Math.round(performance.now() - started);
+    const responseHeaders = flattenHeaders(response.headers);
+    evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.body(text), durationMs };
+    this.options.onExchange?.(evidence);
+    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
+    this.options.onResponse?.(result);
+    return result;
   }
 }
 
@@ -240,13 +265,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function describeTransportError(error: Error): string {
-  const code = (error as { code?: string }).code;
-  const cause = (error as { cause?: Error }).cause;
-  const detail = cause && cause.message && cause.message !== error.message ? ` (${cause.message})` : '';
-  return `${code ? `${code}: ` : ''}${error.message}${detail}`;
 }
 
 export function basicCredential(userId: string, apiKey: string): string {

@@ -10,7 +10,7 @@ import { loadCatalogueAndWaivers, writeCertification } from '../certification/ru
 import { WaiverError } from '../certification/waivers.ts';
 import { ScenarioLedger } from './ledger.ts';
 import { scanBundleForSecrets, scanForSecrets } from './leak-scan.ts';
-import { TargetUnreachableError, environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
+import { environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
@@ -74,17 +74,21 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
   let target: Target;
   try {
     target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config);
-    await probeTarget(target.config);
   } catch (error) {
-    log(error instanceof TargetUnreachableError ? error.message : `Could not start the target: ${(error as Error).message}`);
+    log(`Could not start the target: ${(error as Error).message}`);
     return EXIT.couldNotTest;
   }
+  // A target that cannot be reached still gets its reports: the run goes on, and each selected scenario ends
+  // at once as not tested with the cause (steps/support/hooks.ts), so every report lists every scenario.
+  const unreachable = await probeTarget(target.config).then(() => undefined, (error: Error) => error.message);
+  if (unreachable) log(`${unreachable}\nEvery selected scenario is reported as not tested, with this cause.`);
 
   const { expression: tags, notes } = selectScenarios(args.tags, target);
   for (const note of notes) log(note);
   const workers = selectWorkers(parallel, config);
   if (workers.note) log(workers.note);
-  parallel = workers.parallel;
+  // Against an unreachable target each scenario ends at once: worker processes would only cost their start.
+  parallel = unreachable ? 0 : workers.parallel;
 
   const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
   mkdirSync(reportsDir, { recursive: true });
@@ -113,6 +117,7 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
         tags,
         parallel,
         strict: true,
+        ...(unreachable ? { worldParameters: { targetUnreachable: unreachable } } : {}),
       },
     }, { cwd, env: process.env, stdout: process.stdout, stderr: process.stderr });
     // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.

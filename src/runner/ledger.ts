@@ -32,7 +32,7 @@ export interface RunSummary {
 }
 
 // Errors that mean "the target did not answer, or said it could not" rather than "it answered wrongly".
-const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer']);
+const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer', 'TargetUnreachableError']);
 // Errors that mean "the target departed from the API": the only ones that fail a scenario.
 const DEPARTURES = new Set(['ConformanceFailure', 'DeadlineExceededError']);
 
@@ -118,9 +118,16 @@ export class ScenarioLedger {
 
   closingLines(summary: RunSummary): string[] {
     const lines = [''];
+    // Scenarios with the same verdict for the same reason (a target down: every one) share a block, the reason said once.
+    const blocks = new Map<string, ScenarioResult[]>();
     for (const r of summary.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'not tested')) {
-      lines.push(`${r.verdict === 'failed' ? 'FAILED' : 'NOT TESTED'}: ${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})`);
-      if (r.reason) lines.push(...r.reason.split('\n').map((l) => `    ${l}`));
+      const key = `${r.verdict}\n${r.reason ?? ''}`;
+      blocks.set(key, [...(blocks.get(key) ?? []), r]);
+    }
+    for (const block of blocks.values()) {
+      for (const r of block) lines.push(`${r.verdict === 'failed' ? 'FAILED' : 'NOT TESTED'}: ${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})`);
+      const { reason } = block[0]!;
+      if (reason) lines.push(...reason.split('\n').map((l) => `    ${l}`));
       lines.push('');
     }
     const { totals } = summary;

@@ -1,8 +1,11 @@
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import pino from 'pino';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
 import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
 import type { HarnessConfig } from '../config.ts';
+import { TargetUnreachableError, explainTransportError } from '../client/transport-errors.ts';
+
+export { TargetUnreachableError };
 
 /** The server a run tests: the embedded reference sandbox, or the one MOMO_BASE_URL names. */
 export interface Target {
@@ -49,22 +52,30 @@ export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target
   };
 }
 
-export class TargetUnreachableError extends Error {}
-
-/** Any HTTP answer means the target is there; no answer within the connect timeout means the run cannot test. */
+/**
+ * Any HTTP answer but a gateway's 502, 503 or 504 means the target is there. No answer within the timeouts
+ * the scenarios use (connect, then request) means the run cannot test, and the message says why.
+ */
 export async function probeTarget(config: HarnessConfig): Promise<void> {
-  for (const url of new Set([config.baseUrl!, config.sandboxUrl!])) {
-    try {
-      const response = await request(url, { method: 'GET', headersTimeout: config.connectTimeoutMs, bodyTimeout: config.connectTimeoutMs, signal: AbortSignal.timeout(config.connectTimeoutMs + 1000) });
-      await response.body.dump();
-      if (response.statusCode === 502 || response.statusCode === 503 || response.statusCode === 504) {
-        throw new TargetUnreachableError(`The target at ${url} answers ${response.statusCode}: it is unavailable. Try again later.`);
+  const { connectTimeoutMs, requestTimeoutMs } = config;
+  const dispatcher = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: requestTimeoutMs, bodyTimeout: requestTimeoutMs });
+  try {
+    for (const url of new Set([config.baseUrl!, config.sandboxUrl!])) {
+      let status: number;
+      try {
+        // undici checks its own timeouts about once a second; the signal makes short ones exact.
+        const response = await request(url, { method: 'GET', dispatcher, signal: AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs) });
+        await response.body.dump();
+        status = response.statusCode;
+      } catch (error) {
+        throw new TargetUnreachableError(`The target at ${url} could not be tested: ${explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })}.`);
       }
-    } catch (error) {
-      if (error instanceof TargetUnreachableError) throw error;
-      const e = error as Error & { code?: string; cause?: Error };
-      throw new TargetUnreachableError(`The target at ${url} could not be reached: ${e.code ? `${e.code}: ` : ''}${e.cause?.message ?? e.message}. Check MOMO_BASE_URL / MOMO_SANDBOX_URL and that the server is up.`);
+      if (status === 502 || status === 503 || status === 504) {
+        throw new TargetUnreachableError(`The target at ${url} could not be tested: it answers HTTP ${status}, unavailable (a gateway error or an overloaded server). Try again later.`);
+      }
     }
+  } finally {
+    await dispatcher.close();
   }
 }
 

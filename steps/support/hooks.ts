@@ -1,5 +1,6 @@
 import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@cucumber/cucumber';
 import { loadConfig } from '../../src/config.ts';
+import { TargetUnreachableError } from '../../src/client/transport-errors.ts';
 import { ConformanceFailure } from '../../src/judge.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
@@ -24,6 +25,13 @@ AfterAll(async function () {
 
 Before(function (this: MomoWorld) {
   this.harness.recordInto((exchange) => this.evidence.push(exchange));
+});
+
+// The runner found the target unreachable before the run began (world parameter targetUnreachable): each
+// scenario ends here as not tested, with the cause, so that every report still lists every scenario.
+Before(function (this: MomoWorld) {
+  const cause = (this.parameters as { targetUnreachable?: string }).targetUnreachable;
+  if (cause) throw new TargetUnreachableError(cause);
 });
 
 // Every exchange of the scenario, redacted, goes into the reports as its evidence; and every answer's body

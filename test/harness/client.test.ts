@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MockAgent } from 'undici';
 import type { MockInterceptor } from 'undici/types/mock-interceptor.js';
-import { MomoClient, TargetUnavailableError, basicCredential, type ClientOptions, type Exchange } from '../../src/client/momo-client.ts';
+import { GIVE_UP_AFTER_UNANSWERED, MomoClient, TargetUnavailableError, basicCredential, type ClientOptions, type Exchange } from '../../src/client/momo-client.ts';
 import { REDACTED, Redactor } from '../../src/redact.ts';
 
 const BASE = 'http://base.momo.test';
@@ -473,5 +473,32 @@ test('a server that never answers: requestTimeoutMs 200 gives a TargetUnavailabl
     await client.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+test(`after ${GIVE_UP_AFTER_UNANSWERED} calls in a row without an answer the client stops calling; any answer before that resets the count`, async () => {
+  const { agent, client, exchanges } = setup();
+  try {
+    const pool = agent.get(BASE);
+    const balance = { path: '/collection/v1_0/account/balance', method: 'GET' };
+    const unanswered = () => pool.intercept(balance).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    const fail = () => client.getBalance('collection', BEARER).then(() => assert.fail('expected a rejection'), (e: unknown) => e as TargetUnavailableError);
+    for (let i = 1; i < GIVE_UP_AFTER_UNANSWERED; i += 1) {
+      unanswered();
+      await fail();
+    }
+    pool.intercept(balance).reply(200, { availableBalance: '1', currency: 'EUR' });
+    await client.getBalance('collection', BEARER);
+    for (let i = 0; i < GIVE_UP_AFTER_UNANSWERED; i += 1) {
+      unanswered();
+      assert.match((await fail()).message, /the target did not answer .*connection reset: the server closed the connection without answering \(ECONNRESET/);
+    }
+    const sent = exchanges.length;
+    const notCalled = await fail();
+    assert.ok(notCalled instanceof TargetUnavailableError && notCalled.fatal);
+    assert.match(notCalled.message, new RegExp(`^Not called: the last ${GIVE_UP_AFTER_UNANSWERED} calls to the target got no answer, so the harness stopped calling it \\(the last: connection reset`));
+    assert.equal(exchanges.length, sent, 'a request that was not sent has no exchange');
+  } finally {
+    await agent.close();
   }
 });

@@ -114,7 +114,7 @@ test('a 200 status record with an extra field fails naming the property', () => 
 
 test('a 200 status record that is not JSON fails saying so', () => {
   const message = failureOf(response(OPS.getRequestToPayStatus, 200, '<html>ok</html>'), { status: 200 });
-  assert.ok(message.includes('the body is not JSON, but the spec gives request-to-pay-status.schema.json for 200'), message);
+  assert.ok(message.includes('the body is not JSON (Content-Type missing), but the spec gives request-to-pay-status.schema.json for 200'), message);
 });
 
 test('the profile decides the schema of basic user information', () => {
@@ -169,4 +169,27 @@ test('a JSON record labelled with another media type departs from §4.1', () => 
   assert.doesNotThrow(() => judge(labelled('application/json'), { status: 200 }, SPEC, new Redactor()));
   assert.match(failureOf(labelled('text/plain; charset=utf-8'), { status: 200 }), /Content-Type is "text\/plain; charset=utf-8", not application\/json \(§4.1\)/);
   assert.match(failureOf(labelled(), { status: 200 }), /Content-Type is missing/);
+});
+
+const HTML = '<!DOCTYPE html>\n<html><head><title>Welcome</title></head><body>Sign in</body></html>';
+
+test('a 2xx with an HTML page where the spec gives a JSON record is a departure, named "not JSON" with its Content-Type', () => {
+  const page = { ...response(OPS.createApiKey, 201, HTML), headers: { 'content-type': 'text/html; charset=utf-8' } };
+  const message = failureOf(page, { status: 201 });
+  assert.ok(message.includes(`received: HTTP 201 (an HTML page titled "Welcome", ${HTML.length} characters)`), message);
+  assert.ok(message.includes('the body is not JSON (Content-Type text/html; charset=utf-8), but the spec gives api-key.schema.json for 201'), message);
+});
+
+test('a 2xx labelled application/json whose body does not parse is a departure that says so', () => {
+  const cut = { ...response(OPS.getRequestToPayStatus, 200, '{"amount":"10","curr'), headers: { 'content-type': 'application/json' } };
+  const message = failureOf(cut, { status: 200 });
+  assert.match(message, /the body is not valid JSON although its Content-Type is application\/json \(.+\), but the spec gives request-to-pay-status\.schema\.json for 200/);
+});
+
+test('a gateway\'s HTML error page with 502, 503 or 504 is not tested, never a departure, and named by its title', () => {
+  for (const status of [502, 503, 504]) {
+    const page = { ...response(OPS.requestToPay, status, `<html><head><title>${status} Gateway Error</title></head></html>`), headers: { 'content-type': 'text/html' } };
+    assert.throws(() => judge(page, { status: 202 }, SPEC, new Redactor()), (error: Error) => error instanceof TargetUnavailableAnswer
+      && error.message.includes(`the target answered HTTP ${status} (an HTML page titled "${status} Gateway Error"`) && /could not be tested/.test(error.message));
+  }
 });

@@ -231,3 +231,24 @@ test('an outline row is reported at the line of its example row', () => {
   assert.equal(summary.scenarios[0]!.line, 35);
   assert.ok(ledger.closingLines(summary).includes(`FAILED: Request to pay › outline row 2 (${URI}:35)`));
 });
+
+test('a target unreachable before the run: TargetUnreachableError is not tested, and the shared reason is said once', () => {
+  const { ledger } = ledgerWith(3);
+  const down = 'The target at http://127.0.0.1:1 could not be tested: connection refused';
+  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TargetUnreachableError', message: down }), step('a1', 'SKIPPED' as Status)]);
+  run(ledger, 's2', 'a2', [step('a2', 'FAILED' as Status, { type: 'TargetUnreachableError', message: down })]);
+  run(ledger, 's3', 'a3', [step('a3', 'FAILED' as Status, { type: 'TargetUnavailableAnswer', message: 'answered HTTP 503' })]);
+  const summary = ledger.summary(RUN);
+  assert.deepEqual(summary.scenarios.map((s) => [s.verdict, s.reason]), [['not tested', down], ['not tested', down], ['not tested', 'answered HTTP 503']]);
+  assert.equal(summary.exitCode, 2);
+  const lines = ledger.closingLines(summary);
+  assert.deepEqual(lines.slice(1, 8), [
+    `NOT TESTED: Request to pay › scenario s1 (${URI}:10)`,
+    `NOT TESTED: Request to pay › scenario s2 (${URI}:20)`,
+    `    ${down}`,
+    '',
+    `NOT TESTED: Request to pay › scenario s3 (${URI}:30)`,
+    '    answered HTTP 503',
+    '',
+  ]);
+});

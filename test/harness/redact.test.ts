@@ -103,3 +103,10 @@ test('addBasicCredential masks the API key and the base64 of user:key, as in a B
   assert.ok(r.known.has(apiKey));
   assert.ok(r.known.has(b64));
 });
+
+test('a body that is not JSON (cut off halfway) still has its secret fields masked, by their shape', () => {
+  const r = new Redactor();
+  assert.equal(r.body('{"apiKey":"25067698da33'), `{"apiKey":"${REDACTED}"`);
+  assert.equal(r.body('{"access_token" : "abc.def", "expires_in": 3600, "refresh_token":"zz'), `{"access_token" : "${REDACTED}", "expires_in": 3600, "refresh_token":"${REDACTED}"`);
+  assert.equal(r.body('<html><body>apiKey</body></html>'), '<html><body>apiKey</body></html>');
+});

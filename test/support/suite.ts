@@ -58,11 +58,8 @@ export function targetEnv(baseUrl: string, profile: ProfileName = 'spec'): Recor
  * and returns what the suite said.
  */
 export async function runAgainstDeviation(alteration: Alteration, tags: string, profile: ProfileName = 'spec'): Promise<SuiteRun> {
-  const settings = resolveSettings({ overrides: { port: 0, profile, logLevel: 'silent', ...EMBEDDED_TIMINGS } });
-  const sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
-  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
-  const upstream = `http://127.0.0.1:${(sandbox.app.server.address() as { port: number }).port}`;
-  const proxy = new AlteringProxy(upstream, alteration);
+  const sandbox = await startReferenceSandbox(profile);
+  const proxy = new AlteringProxy(sandbox.url, alteration);
   try {
     const url = await proxy.start();
     return await runSuite(['--tags', tags, '--parallel', '0'], targetEnv(url, profile));
@@ -70,4 +67,12 @@ export async function runAgainstDeviation(alteration: Alteration, tags: string, 
     await proxy.stop();
     await sandbox.close();
   }
+}
+
+/** A faithful reference sandbox on a free port, with the embedded run's short timings: a server to put faults in front of. */
+export async function startReferenceSandbox(profile: ProfileName = 'spec'): Promise<{ url: string; close: () => Promise<void> }> {
+  const settings = resolveSettings({ overrides: { port: 0, profile, logLevel: 'silent', ...EMBEDDED_TIMINGS } });
+  const sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
+  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+  return { url: `http://127.0.0.1:${(sandbox.app.server.address() as { port: number }).port}`, close: () => sandbox.close() };
 }
