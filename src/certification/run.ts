@@ -86,7 +86,10 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   });
 
   const lines = closingLines(report, indexHtml);
-  if (report.exitCode !== inputs.summary.exitCode) lines.push(`Certification verdict: the target ${report.outcome} (exit code ${report.exitCode}), with the waivers counted.`);
+  if (report.exitCode !== inputs.summary.exitCode) {
+    const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
+    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers counted.`);
+  }
   lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with npm run verify -- ${shortPath(bundle)}`);
   return { report, indexHtml, bundle, lines };
 }

@@ -78,3 +78,23 @@ test('npm start with an expired waiver fails the run (exit 1) and says which wai
   assert.deepEqual(report.waivers.map((w) => w.status), ['expired']);
   assert.equal(report.exitCode, 1);
 });
+
+test('npm start with waivers for every failure it finds shows them WAIVED and conforms (exit 0)', async () => {
+  // The embedded sandbox reads an API user back without its callback host: the run finds that failure first.
+  const env = { MOMO_SANDBOX_DEVIATIONS: 'api-user-record-without-host' };
+  const args = ['--tags', '@provisioning', '--parallel', '0'];
+  const failing = await runSuite(args, env);
+  assert.equal(failing.code, 1, failing.output);
+  type Report = { exitCode: number; requirements: { id: string; verdict: string }[]; waivers: { requirement: string; status: string }[] };
+  const readReport = (dir: string) => JSON.parse(readFileSync(join(dir, 'certification', 'certification.json'), 'utf8')) as Report;
+  const failed = readReport(failing.reportsDir).requirements.filter((r) => r.verdict === 'FAIL').map((r) => r.id);
+  assert.ok(failed.includes('PROV-APIUSER-READ-200'), failed.join(', '));
+
+  const waived = await runSuite(args, { ...env, MOMO_WAIVERS: waiversFile({ waivers: failed.map((requirement) => ({ ...VALID, requirement })) }) });
+  assert.equal(waived.code, 0, waived.output);
+  assert.match(waived.output, /Certification verdict: the target conforms \(exit code 0\), with the waivers counted\./);
+  const report = readReport(waived.reportsDir);
+  assert.deepEqual(report.requirements.filter((r) => failed.includes(r.id)).map((r) => r.verdict), failed.map(() => 'WAIVED'));
+  assert.deepEqual(report.waivers.map((w) => w.status), failed.map(() => 'applied'));
+  assert.equal(report.exitCode, 0);
+});
