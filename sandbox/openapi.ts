@@ -1,5 +1,5 @@
 import { SCHEMA_BASE, schemaDocuments } from '../src/schemas.ts';
-import { HEADER_DESCRIPTIONS, type OperationSpec } from './operations.ts';
+import { HEADER_DESCRIPTIONS, HEADER_SCHEMAS, type OperationSpec } from './operations.ts';
 import type { ProfileName } from '../src/profiles.ts';
 
 /** "request-to-pay.schema.json" → "RequestToPay". */
@@ -64,6 +64,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], profi
         subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
         apiUserBasic: { type: 'http', scheme: 'basic', description: 'API user id and API key.' },
         accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        consentToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A consent token from the OAuth 2.0 token operation (the CIBA grant), not an access token.' },
       },
     },
   };
@@ -75,7 +76,7 @@ function operationObject(op: OperationSpec): Record<string, unknown> {
     ...(op.requiredHeaders ?? []).map((h) => header(h, true)),
     ...(op.optionalHeaders ?? []).map((h) => header(h, false)),
   ];
-  const credential = op.credential === 'basic' ? { apiUserBasic: [] } : op.credential === 'none' ? {} : { accessToken: [] };
+  const credential = { basic: { apiUserBasic: [] }, bearer: { accessToken: [] }, consent: { consentToken: [] }, none: {} }[op.credential];
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(op.responses)) {
     responses[status] = {
@@ -89,6 +90,14 @@ function operationObject(op: OperationSpec): Record<string, unknown> {
     description: existing401 ? `${existing401.description} Or a missing or wrong subscription key.` : 'Missing or wrong subscription key.',
     content: { 'application/json': { schema: oneOrOneOf([...(existing401?.schema ? refs(existing401.schema) : []), gateway]) } },
   };
+  // What the framework answers before the operation's own code runs, whatever the operation lists.
+  const badRequest = { content: { 'application/json': { schema: ref('bad-request') } } };
+  responses['400'] ??= { description: 'A malformed request: a header or path parameter that does not fit its schema, or a body where the operation takes none.', ...badRequest };
+  if (op.params) responses['414'] = { description: 'A path segment longer than 200 characters.', ...badRequest };
+  if (op.body) {
+    responses['413'] = { description: 'A body larger than 64 KiB.', ...badRequest };
+    responses['415'] = { description: `A Content-Type other than ${op.body.mediaType}.`, ...badRequest };
+  }
   return {
     operationId: op.id,
     summary: op.summary,
@@ -103,5 +112,5 @@ function operationObject(op: OperationSpec): Record<string, unknown> {
 
 function header(name: keyof typeof HEADER_DESCRIPTIONS, required: boolean) {
   const display = name.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('-');
-  return { name: display, in: 'header', required, description: HEADER_DESCRIPTIONS[name], schema: { type: 'string' } };
+  return { name: display, in: 'header', required, description: HEADER_DESCRIPTIONS[name], schema: localise(HEADER_SCHEMAS[name]) };
 }

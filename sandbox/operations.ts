@@ -35,7 +35,7 @@ export interface OperationSpec {
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
 
-const HEADER_SCHEMAS: Record<HeaderName, object> = {
+export const HEADER_SCHEMAS: Record<HeaderName, object> = {
   'x-reference-id': { $ref: schemaId('uuid-v4') },
   'x-target-environment': { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' },
   'x-callback-url': { type: 'string', maxLength: 2048, format: 'uri', pattern: '^https?://[^/?#\\s]+' },
