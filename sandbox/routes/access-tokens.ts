@@ -50,7 +50,7 @@ export function registerAccessTokens(context: SandboxContext): void {
       responses: {
         200: { description: 'An access token.', schema: 'access-token' },
         401: { description: 'Unknown API user or wrong key (spec profile).', schema: 'oauth-error' },
-        500: { description: 'Unknown API user or wrong key (mtn-sandbox profile), or an API user of another product.' },
+        500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile), or NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product.', schema: ['oauth-error', product === 'collection' ? 'error-set-a' : 'error-set-b'] },
       },
     }, async (request, reply) => {
       const user = authenticateBasic(context, request, reply, product);

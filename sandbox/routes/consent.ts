@@ -105,7 +105,7 @@ function registerOAuthToken(context: SandboxContext, product: Product): void {
       200: { description: 'A consent token.', schema: 'consent-token' },
       400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', schema: ['oauth-error', 'bad-request'] },
       401: { description: 'Unknown API user or wrong key (spec profile).', schema: 'oauth-error' },
-      500: { description: 'Unknown API user or wrong key (mtn-sandbox profile), an API user of another product, or NOT_ALLOWED_TARGET_ENVIRONMENT.' },
+      500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', schema: ['oauth-error', 'error-set-a'] },
     },
   }, async (request, reply) => {
     const user = authenticateBasic(context, request, reply, product);

@@ -23,7 +23,7 @@ export function registerProvisioning({ catalogue, state, settings, deviations }:
       201: { description: 'Created; no body.' },
       400: { description: 'Invalid data.', schema: 'bad-request' },
       409: { description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.', schema: 'error-set-c' },
-      503: { description: 'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE.' },
+      503: { description: 'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE, a code of set A (set C has none for it).', schema: 'error-set-a' },
     },
   }, async (request, reply) => {
     const id = idKey(request.headers['x-reference-id'] as string);
