@@ -37,6 +37,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     slowOutcomeTimeoutMs: 45000,
     callbackQuietMs: 3000,
     waiversFile: undefined,
+    embeddedDeviations: undefined,
   });
 });
 
@@ -184,4 +185,10 @@ test('bad callback settings are each named with the value given', () => {
     assert.equal(problems.length, 1, `${JSON.stringify(env)}: ${problems.join(' | ')}`);
     assert.match(problems[0]!, expected);
   }
+});
+
+test('deliberate deviations are for the embedded sandbox only', () => {
+  assert.equal(loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late' }).embeddedDeviations, 'callback-late');
+  assert.throws(() => loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late', MOMO_BASE_URL: 'http://127.0.0.1:9', MOMO_COLLECTION_KEY: 'a', MOMO_DISBURSEMENT_KEY: 'b', MOMO_REMITTANCE_KEY: 'c' }), (error: Error) =>
+    error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names'));
 });

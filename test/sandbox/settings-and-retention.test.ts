@@ -38,6 +38,7 @@ const FLAGS: Array<[string, string]> = [
   ['--scopes', 'MOMO_SANDBOX_SCOPES'],
   ['--jwt-secret', 'MOMO_SANDBOX_JWT_SECRET'],
   ['--log-level', 'MOMO_SANDBOX_LOG_LEVEL'],
+  ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
   ['--collection-key', 'MOMO_COLLECTION_KEY'],
   ['--disbursement-key', 'MOMO_DISBURSEMENT_KEY'],
   ['--remittance-key', 'MOMO_REMITTANCE_KEY'],
@@ -230,6 +231,7 @@ describe('the command line', () => {
       assert.match(stdout, new RegExp(`^\\s+${flag}\\s+${env}\\s`, 'm'), `--help does not list ${flag} with ${env}`);
     }
     assert.ok(stdout.includes('--list-differences'), '--help should mention --list-differences');
+    assert.ok(stdout.includes('--list-deviations'), '--help should mention --list-deviations');
     const listed = stdout.split('\n').filter((line) => /^\s+--[a-z]/.test(line)).length;
     assert.equal(listed, FLAGS.length, 'every flag listed is one the tests know');
   });
