@@ -53,6 +53,7 @@ function registerBcAuthorize(context: SandboxContext, product: Product): void {
       400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', schema: ['error-set-a', 'bad-request'] },
       401: { description: 'Missing, expired or foreign access token.', schema: 'oauth-error' },
       500: { description: 'INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', schema: 'error-set-a' },
+      503: { description: 'The consent request store is full (--retention-max-entries): SERVICE_UNAVAILABLE.', schema: 'error-set-a' },
     },
   }, async (request, reply) => {
     const form = request.body as BcAuthorizeForm;
@@ -106,6 +107,7 @@ function registerOAuthToken(context: SandboxContext, product: Product): void {
       400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', schema: ['oauth-error', 'bad-request'] },
       401: { description: 'Unknown API user or wrong key (spec profile).', schema: 'oauth-error' },
       500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', schema: ['oauth-error', 'error-set-a'] },
+      503: { description: 'The consent grant store is full (--retention-max-entries): SERVICE_UNAVAILABLE.', schema: 'error-set-a' },
     },
   }, async (request, reply) => {
     const user = authenticateBasic(context, request, reply, product);
