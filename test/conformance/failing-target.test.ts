@@ -11,11 +11,12 @@ import { runSuite, startReferenceSandbox, targetEnv, type SuiteRun } from '../su
 const TIMEOUTS = { MOMO_CONNECT_TIMEOUT_MS: '500', MOMO_REQUEST_TIMEOUT_MS: '1000', MOMO_POLL_TIMEOUT_MS: '2000', MOMO_SLOW_OUTCOME_TIMEOUT_MS: '3000' };
 const SLOW_ANSWER_MS = 3_000;
 /**
- * The bound on a run against a failing target: 30 s. A target that fails before the run begins costs one
+ * The bound on a run against a failing target: 45 s. A target that fails before the run begins costs one
  * probe (at most connect + request timeout) and the start of the suite; one that fails mid-run costs at most
- * GIVE_UP_AFTER_UNANSWERED timeouts before the client stops calling it. Each run here takes 2 to 8 s alone.
+ * GIVE_UP_AFTER_UNANSWERED timeouts before the client stops calling it. Each run here takes 2 to 8 s on an
+ * idle machine, and up to about 20 s while the rest of npm test runs beside it.
  */
-const BOUND_MS = 30_000;
+const BOUND_MS = 45_000;
 const FEW = '@smoke';
 const PROVISIONING = '@provisioning and @smoke';
 
@@ -71,8 +72,7 @@ function assertNotTested(run: TimedRun, cause: RegExp, { passedBeforeTheFault = 
   for (const scenario of untested) assert.match(scenario.reason ?? '', cause, `${scenario.scenario}: ${scenario.reason}`);
 }
 
-// Most of a run against a failing target is waiting (for a timeout, for the suite to start): two at a time.
-describe('a failing target', { concurrency: 2 }, () => {
+describe('a failing target', () => {
   test('connection refused before the run: every scenario of the whole suite is in the reports as not tested, in seconds', async () => {
     const run = await runAgainst(await refusingUrl(), undefined);
     assertNotTested(run, /connection refused: nothing accepts connections at 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
@@ -112,7 +112,7 @@ describe('a failing target', { concurrency: 2 }, () => {
       const run = await runAgainst(url, FEW);
       assertNotTested(run, timedOut);
       // Without giving up, each scenario would wait out its own timeout; the client stops after a few.
-      assert.ok(run.elapsedMs < (GIVE_UP_AFTER_UNANSWERED + 1) * SLOW_ANSWER_MS + 10_000, `${run.elapsedMs} ms`);
+      assert.ok(run.summary!.scenarios.some((s) => s.reason?.startsWith(`Not called: the last ${GIVE_UP_AFTER_UNANSWERED} calls`)), run.output);
     });
   });
 
