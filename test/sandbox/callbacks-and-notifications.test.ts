@@ -311,7 +311,7 @@ describe('callbacks', { concurrency: true }, () => {
       assert.equal(created.statusCode, 202);
       const timeout = sandbox.settings.callbackTimeoutMs;
       const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
-      const attempts = await receivedAtLeast(listener, 3, 4000);
+      const attempts = await receivedAtLeast(listener, 3, 10_000);
       // Lower bounds from the creation: each attempt waits out the whole timeout of the one before, then its delay.
       const second = attempts[1]!.at - started;
       const third = attempts[2]!.at - started;
@@ -321,8 +321,8 @@ describe('callbacks', { concurrency: true }, () => {
       // bounds (generous, for loaded machines) say it was abandoned near its timeout.
       const gap1 = attempts[1]!.at - attempts[0]!.at;
       const gap2 = attempts[2]!.at - attempts[1]!.at;
-      assert.ok(gap1 < timeout + d1 + 1000, `second attempt ${gap1} ms after the first`);
-      assert.ok(gap2 < timeout + d2 + 1000, `third attempt ${gap2} ms after the second`);
+      assert.ok(gap1 < timeout + d1 + 3000, `second attempt ${gap1} ms after the first`);
+      assert.ok(gap2 < timeout + d2 + 3000, `third attempt ${gap2} ms after the second`);
     }, { answer: () => 'hang', settings: { callbackTimeoutMs: 250 } });
   });
 
