@@ -13,7 +13,7 @@ import { domainHints } from './hints.ts';
 import { judge, type Property, type Violation } from './judge.ts';
 import { ROUTE_MISSES, type MutationKind } from './mutations.ts';
 import { loadModel, type ApiModel, type ModelOperation } from './openapi-model.ts';
-import { partsOf, planArbitrary, serialise, type EpisodeContext, type FuzzRequest, type RequestPlan } from './requests.ts';
+import { hasDotSegment, partsOf, planArbitrary, serialise, type EpisodeContext, type FuzzRequest, type RequestPlan } from './requests.ts';
 import { snapshotState } from './snapshot.ts';
 import { EpisodeWorld, type Answer } from './world.ts';
 
@@ -109,6 +109,8 @@ interface Observation {
 }
 
 const REQUEST_TIMEOUT_MS = 10_000;
+/** undici's errors for a request it will not put on the wire. */
+const CLIENT_REFUSALS = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED']);
 const VIOLATIONS_KEPT_PER_KIND = 3;
 const START = Date.UTC(2026, 0, 1);
 
@@ -244,7 +246,7 @@ function settingsFor(profile: ProfileName, tight: boolean): SandboxSettings {
       callbackTimeoutMs: 1_000,
       callbackRetryDelaysMs: [],
       consentIntervalSeconds: 1,
-      ...(tight ? { maxApiUsers: 8, retentionMaxEntries: 12 } : {}),
+      ...(tight ? { maxApiUsers: 6, retentionMaxEntries: 5 } : {}),
     },
   });
 }
@@ -309,7 +311,7 @@ async function runEpisode(episode: Episode, env: Environment, observe: (o: Obser
         break;
       }
       const after = snapshotState(sandbox.context.state, settings, clock.now());
-      const routeMiss = plan.mutation !== null && ROUTE_MISSES.has(plan.mutation.kind);
+      const routeMiss = (plan.mutation !== null && ROUTE_MISSES.has(plan.mutation.kind)) || hasDotSegment(request.url);
       violations.push(...judge({ op, method: request.method, answer: sent.answer, routeMiss, before, after, internalErrors: [...internalErrors] }, model));
       if (Object.getOwnPropertyNames(Object.prototype).length !== prototypeKeys || ({} as Record<string, unknown>).polluted !== undefined) {
         violations.push({ property: 'no-prototype-pollution', detail: `${op.id}: Object.prototype gained ${Object.getOwnPropertyNames(Object.prototype).slice(prototypeKeys).join(', ') || 'polluted'}` });
@@ -366,8 +368,8 @@ async function transportFor(sandbox: Sandbox, env: Environment): Promise<(reques
       const body = await answered.body.text();
       return { kind: 'answered', answer: { status: answered.statusCode, headers: answered.headers as Answer['headers'], body } };
     } catch (error) {
-      // undici refuses some requests before sending them (a path it cannot encode, a header it will not carry).
-      if ((error as { code?: string }).code === 'UND_ERR_INVALID_ARG') return { kind: 'unsendable' };
+      // undici refuses some requests before sending them (a path it cannot encode, a header such as Expect it will not carry).
+      if (CLIENT_REFUSALS.has(String((error as { code?: string }).code))) return { kind: 'unsendable' };
       return { kind: 'failed', reason: (error as Error).message };
     }
   };

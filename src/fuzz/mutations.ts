@@ -271,13 +271,15 @@ export function applyMutation(parts: RequestParts, mutation: Mutation, op: Model
   return parts;
 }
 
-/** A body as its operation's media type encodes it; a form repeats the key of an array and sends anything not a string as its JSON. */
+/** A body as its operation's media type encodes it; a form repeats the key of an array and sends anything else not a string as its JSON. */
 export function encodeBody(body: unknown, mediaType = 'application/json'): string {
   if (!mediaType.startsWith('application/x-www-form-urlencoded')) return JSON.stringify(body ?? {});
   if (!isObject(body)) return encodeURIComponent(JSON.stringify(body));
   const form = new URLSearchParams();
   for (const [key, inner] of Object.entries(body)) {
-    for (const item of Array.isArray(inner) ? inner : [inner]) form.append(key, typeof item === 'string' ? item : JSON.stringify(item));
+    // An empty array still sends its key, empty: a field the mutation added must not vanish.
+    const items = Array.isArray(inner) ? (inner.length > 0 ? inner : ['']) : [inner];
+    for (const item of items) form.append(key, typeof item === 'string' ? item : JSON.stringify(item));
   }
   return form.toString();
 }

@@ -151,3 +151,13 @@ export function serialise(parts: RequestParts, op: ModelOperation): FuzzRequest 
   if (body !== undefined && parts.contentType !== null) headers['content-type'] = parts.contentType;
   return { method: parts.method, url: `${path}${parts.query}`, headers, ...(body !== undefined ? { body } : {}) };
 }
+
+/**
+ * Whether a URL parser rewrites the path: a segment "." or ".." (or its percent-encoded form) is removed
+ * with what it points at (RFC 3986 §5.2.4), so the request reaches another path, usually none an operation
+ * serves. A schema-valid path parameter can be such a segment (accountHolderId ".").
+ */
+export function hasDotSegment(url: string): boolean {
+  const path = url.split('?')[0]!;
+  return path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+}
