@@ -8,8 +8,16 @@ const url = __ENV.BENCH_URL!;
 const headers: Record<string, string> = JSON.parse(__ENV.BENCH_HEADERS || '{}');
 const body = __ENV.BENCH_BODY || '';
 
+const vus = Number(__ENV.BENCH_VUS || 32);
+// BENCH_ITERATIONS: a fixed amount of work instead of a duration, for counting instructions per iteration.
+const iterations = Number(__ENV.BENCH_ITERATIONS || 0);
+
 export const options = {
-  scenarios: { closed: { executor: 'constant-vus', vus: Number(__ENV.BENCH_VUS || 32), duration: `${__ENV.BENCH_SECONDS || 10}s` } },
+  scenarios: {
+    closed: iterations > 0
+      ? { executor: 'shared-iterations', vus, iterations, maxDuration: '10m' }
+      : { executor: 'constant-vus', vus, duration: `${__ENV.BENCH_SECONDS || 10}s` },
+  },
   summaryTrendStats: ['avg', 'p(50)', 'p(95)', 'p(99)'],
 };
 

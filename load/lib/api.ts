@@ -55,7 +55,7 @@ const CREATION_PATHS: Record<Creation, { product: Product; path: string }> = {
 
 // One headers object per VU and operation, refreshed in place: a creation differs from the last only in its
 // reference id (and token, callback), and building a fresh object per call showed up in the generator's profile.
-const creationHeaders: Partial<Record<Creation, Record<string, string>>> = {};
+const creationParams: Partial<Record<Creation, { headers: Record<string, string> }>> = {};
 const creationUrls: Record<Creation, string> = {
   'request-to-pay': `${config.baseUrl}${CREATION_PATHS['request-to-pay'].path}`,
   deposit: `${config.baseUrl}${CREATION_PATHS.deposit.path}`,
@@ -65,14 +65,15 @@ const creationUrls: Record<Creation, string> = {
 /** Creates a transaction under a fresh reference id; returns the answer and the id. */
 export function create(kind: Creation, bearer: string, body: object | string, callbackUrl?: (referenceId: string) => string) {
   const referenceId = uuidv4();
-  const headers = (creationHeaders[kind] ??= business(CREATION_PATHS[kind].product, bearer, { 'Content-Type': 'application/json' }));
+  const params = (creationParams[kind] ??= { headers: business(CREATION_PATHS[kind].product, bearer, { 'Content-Type': 'application/json' }) });
+  const { headers } = params;
   headers.Authorization = bearer;
   headers['X-Reference-Id'] = referenceId;
   if (callbackUrl) headers['X-Callback-Url'] = callbackUrl(referenceId);
   else delete headers['X-Callback-Url'];
   // No per-call tags: a creation's URL is fixed, and scenarios that judge creations by operation tag them
   // at the scenario (tags are cloned per call, a cost the open-model generator should not pay).
-  const response = http.post(creationUrls[kind], typeof body === 'string' ? body : JSON.stringify(body), { headers });
+  const response = http.post(creationUrls[kind], typeof body === 'string' ? body : JSON.stringify(body), params);
   return { response, referenceId };
 }
 

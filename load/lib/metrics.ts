@@ -2,10 +2,8 @@ import { Counter, Rate, Trend } from 'k6/metrics';
 
 // Every custom metric carries the momo_ prefix, so it stands apart from k6's own in summaries and dashboards.
 
-/** Token requests made, to set against creations: caching works when this stays far below them. */
+/** Token requests made, to set against creations (http_req_failed{op:...}): caching works when this stays far below them. */
 export const tokenRequests = new Counter('momo_token_requests');
-/** Transactions accepted (202). */
-export const creations = new Counter('momo_creations');
 /** 401 answers to calls made with a cached token: a token that expired in use, or a server that refused a valid one. */
 export const unexpected401 = new Counter('momo_unexpected_401');
 /** Transactions accepted (202) whose status could never be read: lost by the server. */

@@ -3,7 +3,7 @@ import type { Account } from '../lib/api.ts';
 import { number } from '../lib/config.ts';
 import { requestToPayBody } from '../lib/payloads.ts';
 import { createTransaction } from '../lib/payments.ts';
-import { correctness, latencyOf, noUnexpected401 } from '../lib/slo.ts';
+import { correctness, errorRateOf, latencyOf, noUnexpected401 } from '../lib/slo.ts';
 import { fetchToken, provisionAccounts } from '../lib/tokens.ts';
 
 const durationSeconds = number('LOAD_DURATION_SECONDS', 30);
@@ -26,7 +26,7 @@ export const options = {
       tags: { op: 'request-to-pay' },
     },
   },
-  thresholds: { ...noUnexpected401(), ...correctness(), ...latencyOf('request-to-pay') },
+  thresholds: { ...noUnexpected401(), ...correctness(), ...latencyOf('request-to-pay'), ...errorRateOf('request-to-pay') },
 };
 
 export function setup() {

@@ -10,7 +10,7 @@ import { CallbackReceiver } from '../callbacks/receiver.ts';
 import { ConfigError, loadConfig, type HarnessConfig } from '../config.ts';
 import { environmentFor, probeTarget, TargetUnreachableError } from '../runner/target.ts';
 import { scanForSecrets } from '../runner/leak-scan.ts';
-import { htmlReport, junitReport, thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
+import { callsByOperation, htmlReport, junitReport, thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
 
@@ -177,6 +177,10 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
     if (leaks.length > 0) {
       for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
       return { code: 2, output };
+    }
+    const tokenRequests = Number(summary.metrics.momo_token_requests?.count ?? 0);
+    for (const { operation, accepted, refused } of callsByOperation(summary)) {
+      log(`${operation}: ${accepted} answered as documented, ${refused} not; ${tokenRequests} token requests in the run`);
     }
     const crossed = thresholdResults(summary).filter((t) => !t.passed);
     for (const t of crossed) log(`SLO missed: ${t.metric} ${t.expression} (${t.observed})`);

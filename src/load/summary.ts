@@ -24,6 +24,24 @@ export function thresholdResults(summary: K6Summary): ThresholdResult[] {
   return results.sort((a, b) => a.metric.localeCompare(b.metric) || a.expression.localeCompare(b.expression));
 }
 
+export interface OperationCount {
+  operation: string;
+  accepted: number;
+  refused: number;
+}
+
+/**
+ * Calls per operation, from k6's own http_req_failed{op:<operation>} (a Rate: its fails are the calls answered
+ * as documented). The scenarios count creations this way rather than with a counter of their own, which would
+ * cost a metric sample per iteration (load/lib/slo.ts, errorRateOf).
+ */
+export function callsByOperation(summary: K6Summary): OperationCount[] {
+  return Object.entries(summary.metrics).flatMap(([name, values]) => {
+    const operation = /^http_req_failed\{op:([^}]+)\}$/.exec(name)?.[1];
+    return operation === undefined ? [] : [{ operation, accepted: Number(values.fails ?? 0), refused: Number(values.passes ?? 0) }];
+  });
+}
+
 /**
  * setup() returns the run's API users, keys included, and k6 writes that into the summary export. The
  * keys are secrets: the data is dropped before the file is kept.

@@ -9,7 +9,7 @@ import { buildSandbox } from '../../sandbox/app.ts';
 import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
 import { runLoad } from '../../src/load/run.ts';
 import { k6OperatorManifests } from '../../src/load/k8s.ts';
-import { junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../src/load/summary.ts';
+import { callsByOperation, junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../src/load/summary.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const quiet = () => {};
@@ -71,6 +71,8 @@ test('one scenario split over two k6 processes with execution segments makes the
     const summaries = reports.map((dir) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as K6Summary);
     const made = summaries.map((s) => metric(s, 'iterations').count ?? 0);
     assert.deepEqual(made, [20, 20], 'each process makes its half of the 40 configured iterations');
+    // The accepted creations, counted by k6's http_req_failed{op:...}, add up across segments.
+    assert.deepEqual(summaries.flatMap(callsByOperation), [{ operation: 'request-to-pay', accepted: 20, refused: 0 }, { operation: 'request-to-pay', accepted: 20, refused: 0 }]);
     assert.equal(sandbox.context.state.transactions.requesttopay.size, 40, 'together they created all 40 at the one target');
   } finally {
     await sandbox.close();
