@@ -12,8 +12,12 @@ import { buildReport, closingLines, type CertificationReport } from './report.ts
 import { loadRequirements, type Requirement } from './requirements.ts';
 import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
 
-/** The spec the catalogue's requirements are read from, beside the project as in every checkout. */
-export const SPEC_FILE = fileURLToPath(new URL('../../../shared/spec/momo-api-spec.md', import.meta.url));
+/**
+ * The spec the catalogue's requirements are read from: a copy kept beside the catalogue, so that a clone of the
+ * project alone certifies against (and bundles) the text its requirements cite. test/certification checks the
+ * copy against the shared original where there is one.
+ */
+export const SPEC_FILE = fileURLToPath(new URL('../../requirements/momo-api-spec.md', import.meta.url));
 const PACKAGE_FILE = fileURLToPath(new URL('../../package.json', import.meta.url));
 
 /** What a finished conformance run hands to the certification. */

@@ -5,12 +5,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { coverageProblems, readScenarios, scenariosByRequirement } from '../../src/certification/coverage.ts';
 import { CatalogueError, loadRequirements, requirementIdsOf, type Requirement } from '../../src/certification/requirements.ts';
 import { CONTRACT } from '../../src/contract.ts';
+import { SPEC_FILE } from '../../src/certification/run.ts';
 
 test('every requirement of the catalogue is verified by a scenario or says why no client can provoke it', () => {
   const problems = coverageProblems(loadRequirements(), readScenarios());
@@ -130,4 +131,11 @@ test('loadRequirements refuses repeated ids, and a file that is not JSON or does
     repeated.done();
     notJson.done();
   }
+});
+
+test('the spec copy beside the catalogue is the shared spec, where a checkout has it', (t) => {
+  const shared = new URL('../../../shared/spec/momo-api-spec.md', import.meta.url);
+  assert.ok(existsSync(SPEC_FILE), `${SPEC_FILE} is missing: the certification bundles it`);
+  if (!existsSync(shared)) return t.skip('no ../shared/spec beside this checkout');
+  assert.equal(readFileSync(SPEC_FILE, 'utf8'), readFileSync(shared, 'utf8'), 'requirements/momo-api-spec.md differs from ../shared/spec/momo-api-spec.md: copy it again and check the catalogue against the change');
 });
