@@ -84,8 +84,15 @@ async function stop(server: Server): Promise<void> {
   });
 }
 
+let k6PathFound: string | undefined;
+/** The k6 that npm run load uses (scripts/ensure-k6.sh), looked up once per benchmark. */
+function k6Binary(): string {
+  k6PathFound ??= spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim();
+  return k6PathFound;
+}
+
 function k6(script: string, env: Record<string, string>): K6Result {
-  const k6Path = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim();
+  const k6Path = k6Binary();
   const summaryFile = join(mkdtempSync(join(tmpdir(), 'bench-')), 'summary.json');
   const run = spawnSync(k6Path, ['run', '--no-usage-report', '--quiet', '--summary-export', summaryFile, script], {
     env: { ...process.env, ...env, K6_NO_USAGE_REPORT: 'true' },
@@ -182,7 +189,7 @@ function instructionsPerIteration(url: string, token: string): InstructionCount 
     log('valgrind is not installed (apt-get install valgrind): instructions per iteration not measured');
     return undefined;
   }
-  const k6Path = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim();
+  const k6Path = k6Binary();
   const count = (script: string, env: Record<string, string>): number => {
     const run = spawnSync('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', k6Path, 'run', '--no-usage-report', '--quiet', script], {
       env: { ...process.env, ...env, GODEBUG: 'asyncpreemptoff=1', GOMAXPROCS: '1', K6_NO_USAGE_REPORT: 'true' },

@@ -5,12 +5,12 @@
  *
  * Writes reports/mutation/results.json and the generated section of docs/mutation.md.
  */
-import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEVIATIONS, DEVIATION_NAMES, isDeviationName, type DeviationName } from '../sandbox/deviations.ts';
+import { runConformanceProcess } from '../src/runner/child-run.ts';
 
 const ROOT = new URL('../', import.meta.url).pathname;
 const DOC = join(ROOT, 'docs/mutation.md');
@@ -58,35 +58,22 @@ export interface MutationReport {
   durationMs: number;
 }
 
-function runSuite(label: string, deviation: DeviationName | undefined, reportsDir: string, tags: string | undefined): Promise<RunResult> {
+async function runSuite(label: string, deviation: DeviationName | undefined, reportsDir: string, tags: string | undefined): Promise<RunResult> {
   rmSync(reportsDir, { recursive: true, force: true });
   const started = Date.now();
-  const argv = ['--import', 'tsx', 'src/runner/conformance.ts', '--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
-  if (deviation) env.MOMO_SANDBOX_DEVIATIONS = deviation;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    // A run is bounded by the suite's own deadlines; this only guards against a hung process.
-    const guard = setTimeout(() => child.kill('SIGKILL'), 10 * 60_000);
-    child.on('close', (exitCode) => {
-      clearTimeout(guard);
-      const result: RunResult = { label, deviation, exitCode, durationMs: Date.now() - started, failed: [], notTested: 0, passed: 0 };
-      const summaryFile = join(reportsDir, 'summary.json');
-      if (!existsSync(summaryFile)) {
-        resolve({ ...result, problem: output.trim().split('\n').slice(-5).join('\n') });
-        return;
-      }
-      const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as SuiteSummary;
-      result.failed = summary.scenarios.filter((s) => s.verdict === 'failed').map((s) => ({ scenario: s.scenario, uri: s.uri }));
-      result.notTested = summary.totals['not tested'];
-      result.passed = summary.totals.passed;
-      if (exitCode === 2) result.problem = output.trim().split('\n').slice(-5).join('\n');
-      resolve(result);
-    });
-  });
+  const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
+  // A run is bounded by the suite's own deadlines; the timeout only guards against a hung process.
+  const { code: exitCode, output, timedOut } = await runConformanceProcess(argv, deviation ? { MOMO_SANDBOX_DEVIATIONS: deviation } : {}, 10 * 60_000);
+  const result: RunResult = { label, deviation, exitCode, durationMs: Date.now() - started, failed: [], notTested: 0, passed: 0 };
+  const lastLines = `${timedOut ? 'killed after 10 minutes\n' : ''}${output.trim().split('\n').slice(-5).join('\n')}`;
+  const summaryFile = join(reportsDir, 'summary.json');
+  if (!existsSync(summaryFile)) return { ...result, problem: lastLines };
+  const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as SuiteSummary;
+  result.failed = summary.scenarios.filter((s) => s.verdict === 'failed').map((s) => ({ scenario: s.scenario, uri: s.uri }));
+  result.notTested = summary.totals['not tested'];
+  result.passed = summary.totals.passed;
+  if (exitCode === 2 || timedOut) result.problem = lastLines;
+  return result;
 }
 
 /** Runs tasks with at most `jobs` at a time, in order of submission. */

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,10 +5,9 @@ import pino from 'pino';
 import { buildSandbox } from '../../sandbox/app.ts';
 import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
 import { EMBEDDED_TIMINGS } from '../../src/runner/target.ts';
+import { runConformanceProcess } from '../../src/runner/child-run.ts';
 import type { ProfileName } from '../../src/profiles.ts';
 import { AlteringProxy, type Alteration } from './altering-proxy.ts';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 export interface SuiteRun {
   code: number | null;
@@ -18,26 +16,11 @@ export interface SuiteRun {
 }
 
 /** Runs `npm start`'s program in a child process with only the given environment, as a user would. */
-export function runSuite(argv: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<SuiteRun> {
+export async function runSuite(argv: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<SuiteRun> {
   const reportsDir = mkdtempSync(join(tmpdir(), 'momo-reports-'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/runner/conformance.ts', '--reports', reportsDir, ...argv], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the suite did not finish within ${timeoutMs} ms:\n${output}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output, reportsDir });
-    });
-  });
+  const { code, output, timedOut } = await runConformanceProcess(['--reports', reportsDir, ...argv], env, timeoutMs);
+  if (timedOut) throw new Error(`the suite did not finish within ${timeoutMs} ms:\n${output}`);
+  return { code, output, reportsDir };
 }
 
 /** The settings that point the suite at a server of the test's own, with the development keys. */
