@@ -5,7 +5,7 @@ import { build, type Plugin } from 'esbuild';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import { schemaDocuments, schemaId } from '../src/schemas.ts';
+import { schemaDocuments, schemaId } from '../core/schemas.ts';
 
 // CommonJS modules whose default export is the module object under NodeNext.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;

@@ -1,8 +1,8 @@
 import { buildSandbox } from './app.ts';
-import { DIFFERENCES, READINGS } from '../src/profiles.ts';
+import { DIFFERENCES, READINGS } from '../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettings, wantsHelp } from './settings.ts';
-import { PRODUCTS } from '../src/products.ts';
-import { deviationsText } from './deviations.ts';
+import { PRODUCTS } from '../core/products.ts';
+import { deviationsText } from '../sandbox-quality/faults/faults.ts';
 
 /** `npm run sandbox`: the reference sandbox on 127.0.0.1, configured by flags and environment. */
 async function main(argv: string[]): Promise<number> {

@@ -1,6 +1,6 @@
-import { SCHEMA_BASE, schemaDocuments } from '../src/schemas.ts';
+import { SCHEMA_BASE, schemaDocuments } from '../core/schemas.ts';
 import { HEADER_DESCRIPTIONS, HEADER_SCHEMAS, type OperationSpec } from './operations.ts';
-import type { ProfileName } from '../src/profiles.ts';
+import type { ProfileName } from '../core/profiles.ts';
 
 /** "request-to-pay.schema.json" → "RequestToPay". */
 function componentName(file: string): string {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { schemaId } from '../src/schemas.ts';
-import type { Product } from '../src/products.ts';
+import { schemaId } from '../core/schemas.ts';
+import type { Product } from '../core/products.ts';
 
 /** How a caller proves who it is, besides the subscription key every operation needs. */
 export type Credential = 'basic' | 'bearer' | 'consent' | 'none';

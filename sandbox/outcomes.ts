@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { ProfileBehaviour } from '../src/profiles.ts';
+import type { ProfileBehaviour } from '../core/profiles.ts';
 
 /**
  * What happens to a payment whose payer (request to pay) or payee (deposit, refund) is a given MSISDN.

@@ -3,10 +3,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { CallbackSender } from './callbacks.ts';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
-import type { ProfileBehaviour } from '../src/profiles.ts';
+import type { ProfileBehaviour } from '../core/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
 import type { SandboxState, Transaction } from './state.ts';
-import { Deviations } from './deviations.ts';
+import { Deviations } from '../sandbox-quality/faults/faults.ts';
 
 /** How long the callback-late deviation holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
 const LATE_CALLBACK_MS = 30_000;
@@ -147,7 +147,7 @@ export class PaymentEngine {
     return available < tx.amountMinor && !this.deviations.has('deposit-overdraws') ? 'NOT_ENOUGH_FUNDS' : undefined;
   }
 
-  /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in src/profiles.ts). */
+  /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in core/profiles.ts). */
   private refundRefusal(tx: Transaction): string | undefined {
     if (tx.kind !== 'refund') return undefined;
     const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { PROFILES, type ProfileName } from '../src/profiles.ts';
-import { PRODUCTS, type Product } from '../src/products.ts';
-import { DEVIATION_NAMES, isDeviationName, type DeviationName } from './deviations.ts';
+import { PROFILES, type ProfileName } from '../core/profiles.ts';
+import { PRODUCTS, type Product } from '../core/products.ts';
+import { DEVIATION_NAMES, isDeviationName, type DeviationName } from '../sandbox-quality/faults/faults.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -32,7 +32,7 @@ export interface SandboxSettings {
   scopes: string[];
   jwtSecret: string;
   logLevel: string;
-  /** Deliberate non-conformances (sandbox/deviations.ts); empty for a faithful sandbox. */
+  /** Deliberate non-conformances (sandbox-quality/faults/faults.ts); empty for a faithful sandbox. */
   deviations: DeviationName[];
 }
 

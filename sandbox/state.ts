@@ -1,8 +1,8 @@
-import type { Product } from '../src/products.ts';
+import type { Product } from '../core/products.ts';
 import type { Clock } from './clock.ts';
 import { BoundedStore } from './store.ts';
 import type { SandboxSettings } from './settings.ts';
-import { toMinor } from '../src/money.ts';
+import { toMinor } from '../core/money.ts';
 
 /** UUIDs compare without regard to case (RFC 9562), so every id is stored and looked up in lower case. */
 export function idKey(id: string): string {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createDecoder, createSigner, createVerifier } from 'fast-jwt';
-import { Deviations } from './deviations.ts';
+import { Deviations } from '../sandbox-quality/faults/faults.ts';
 import type { Clock } from './clock.ts';
-import type { Product } from '../src/products.ts';
+import type { Product } from '../core/products.ts';
 
 /** What a sandbox JWT says about its bearer. */
 export interface TokenClaims {

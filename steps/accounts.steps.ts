@@ -1,5 +1,5 @@
 import { Given, Then, When } from '@cucumber/cucumber';
-import type { Product } from '../src/products.ts';
+import type { Product } from '../core/products.ts';
 import {
   actAsNewPartner, checkAccountHolder, checkHolderId, expectActiveHolder, expectBalanceGrownBy, expectBalanceInCurrency, expectInactiveHolder,
   expectUnregisteredHolder, introduceOtherPartner, readBalance, readBalanceInForbiddenEnvironment, rememberBalance,

@@ -1,5 +1,5 @@
 import { Given, Then, When } from '@cucumber/cucumber';
-import type { Product } from '../src/products.ts';
+import type { Product } from '../core/products.ts';
 import {
   askForToken, askForTokenWithWrongKey, askForTokenWithoutCredentials, callThroughALifetime, expectNoCallRefused, expectNoToken,
   expectNotCached, expectTokenIssued, expectTokenOpensAccount, expectTokenRenewed, holdToken, presentExpiredToken, presentForgedToken, presentTokenTo,

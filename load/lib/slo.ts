@@ -27,7 +27,7 @@ export function latencyOf(operation: string): Thresholds {
 
 /**
  * The error rate of one operation's calls (tagged op:<name>). Its counts are also how a run reports the
- * creations the target accepted (src/load/summary.ts): k6 counts every call anyway, and a counter of our own
+ * creations the target accepted (load/runner/summary.ts): k6 counts every call anyway, and a counter of our own
  * would add a metric sample to every iteration, 7% of the generator's instructions (docs/benchmarks.md).
  */
 export function errorRateOf(operation: string): Thresholds {

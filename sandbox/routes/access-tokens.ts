@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../app.ts';
 import { sendBusinessError, sendOAuthError } from '../http.ts';
-import { PRODUCTS, type Product } from '../../src/products.ts';
+import { PRODUCTS, type Product } from '../../core/products.ts';
 import { idKey, type ApiUser } from '../state.ts';
 import { timingSafeEqual } from 'node:crypto';
 

@@ -1,10 +1,10 @@
-import { schemaId } from '../../src/schemas.ts';
-import { fromMinor } from '../../src/money.ts';
+import { schemaId } from '../../core/schemas.ts';
+import { fromMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
 import { accountHolderAnswer } from '../outcomes.ts';
-import { PRODUCTS } from '../../src/products.ts';
-import type { ProfileBehaviour } from '../../src/profiles.ts';
+import { PRODUCTS } from '../../core/products.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
 
 const errorSchemaOf = { collection: 'error-set-a', disbursement: 'error-set-b', remittance: 'error-set-b' } as const;
 

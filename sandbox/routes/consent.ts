@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http.ts';
-import { PRODUCTS, type Product } from '../../src/products.ts';
+import { PRODUCTS, type Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../state.ts';
 import { authenticateBasic } from './access-tokens.ts';
 import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';

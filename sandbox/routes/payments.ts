@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { schemaId } from '../../src/schemas.ts';
-import { normaliseAmount, toMinor } from '../../src/money.ts';
+import { schemaId } from '../../core/schemas.ts';
+import { normaliseAmount, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
 import type { OperationSpec } from '../operations.ts';
-import type { Product } from '../../src/products.ts';
+import type { Product } from '../../core/products.ts';
 import { idKey, type Party, type Transaction, type TransactionKind } from '../state.ts';
 import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
 

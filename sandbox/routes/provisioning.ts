@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { schemaId } from '../../src/schemas.ts';
+import { schemaId } from '../../core/schemas.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBusinessError } from '../http.ts';
 import { idKey } from '../state.ts';

@@ -1,6 +1,6 @@
-import type { ApiResponse } from '../../src/client/momo-client.ts';
-import { fromMinor, toMinor } from '../../src/money.ts';
-import type { Product } from '../../src/products.ts';
+import type { ApiResponse } from '../../harness/client/momo-client.ts';
+import { fromMinor, toMinor } from '../../core/money.ts';
+import type { Product } from '../../core/products.ts';
 import type { Party } from './parties.ts';
 import { depart } from './payments.ts';
 import type { MomoWorld } from './world.ts';
@@ -49,7 +49,7 @@ export function expectBalanceInCurrency(world: MomoWorld): void {
   }
 }
 
-/** The balance now is the one read earlier plus `amount`, to the last decimal (src/money.ts). */
+/** The balance now is the one read earlier plus `amount`, to the last decimal (core/money.ts). */
 export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Promise<void> {
   if (world.balanceBefore === undefined) throw new Error('No balance was read earlier in this scenario.');
   await readBalance(world);
@@ -76,7 +76,7 @@ export function expectInactiveHolder(world: MomoWorld): void {
 
 /**
  * A holder who is not registered: {"result": false} by §4.2 #8; on the live sandbox, as the SDKs document,
- * refused as not found (accountHolderErrors in src/profiles.ts).
+ * refused as not found (accountHolderErrors in core/profiles.ts).
  */
 export function expectUnregisteredHolder(world: MomoWorld): void {
   if (world.harness.behaviour.accountHolderErrors === 'documented') {

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import { consistently } from '../../src/eventually.ts';
-import { ConformanceFailure, judgeRecord } from '../../src/judge.ts';
+import { consistently } from '../../harness/eventually.ts';
+import { ConformanceFailure, judgeRecord } from '../../harness/judge.ts';
 import { currentRecord, statusSchemaOf } from './payments.ts';
 import type { MomoWorld } from './world.ts';
 

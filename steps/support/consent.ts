@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ConformanceFailure } from '../../src/judge.ts';
-import type { ApiResponse } from '../../src/client/momo-client.ts';
+import { ConformanceFailure } from '../../harness/judge.ts';
+import type { ApiResponse } from '../../harness/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Consent, MomoWorld } from './world.ts';
 
@@ -58,7 +58,7 @@ export async function expectConsentCallback(world: MomoWorld): Promise<void> {
   await world.eventually(`a callback for the consent request ${consent.authReqId}`, async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined), { slow });
 }
 
-/** expires_in of the consent token the partner holds: its lifetime (READINGS in src/profiles.ts), 3600 s by default (§2.7, §8). */
+/** expires_in of the consent token the partner holds: its lifetime (READINGS in core/profiles.ts), 3600 s by default (§2.7, §8). */
 export function expectConsentTokenLifetime(world: MomoWorld, seconds: number): void {
   const consent = currentConsent(world);
   if (consent.tokenExpiresIn !== seconds) {
@@ -148,7 +148,7 @@ export async function lookUpBasicInfo(world: MomoWorld, msisdn = ORDINARY_CUSTOM
   world.remember(await world.client.basicUserInfo(await world.bearer(), msisdn));
 }
 
-/** The basic user information record: §2.10 in the spec profile, the observed record on the live sandbox (src/contract.ts). */
+/** The basic user information record: §2.10 in the spec profile, the observed record on the live sandbox (harness/contract.ts). */
 export function expectBasicInfo(world: MomoWorld): void {
   world.expect({ status: 200, what: 'basic user information is given without consent (§5 rule 5)' });
 }

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { CallbackReceiver } from '../../src/callbacks/receiver.ts';
-import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../src/client/momo-client.ts';
-import { TokenCache } from '../../src/client/token-cache.ts';
-import type { HarnessConfig } from '../../src/config.ts';
-import { bodyProblems, describeUnjudged, judge } from '../../src/judge.ts';
-import { behaviourOf, type ProfileBehaviour } from '../../src/profiles.ts';
-import type { Product } from '../../src/products.ts';
-import { Redactor } from '../../src/redact.ts';
+import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
+import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../harness/client/momo-client.ts';
+import { TokenCache } from '../../harness/client/token-cache.ts';
+import type { HarnessConfig } from '../../harness/config.ts';
+import { bodyProblems, describeUnjudged, judge } from '../../harness/judge.ts';
+import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
+import type { Product } from '../../core/products.ts';
+import { Redactor } from '../../harness/redact.ts';
 
 /** An API user of one product, as the partner holds it. */
 export interface Account {

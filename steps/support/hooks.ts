@@ -1,12 +1,12 @@
 import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@cucumber/cucumber';
-import { loadConfig } from '../../src/config.ts';
-import { TargetUnreachableError } from '../../src/client/transport-errors.ts';
-import { ConformanceFailure } from '../../src/judge.ts';
+import { loadConfig } from '../../harness/config.ts';
+import { TargetUnreachableError } from '../../harness/client/transport-errors.ts';
+import { ConformanceFailure } from '../../harness/judge.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
 
-// The one place the suite reads the environment: the runner (src/runner) has put the target's settings there.
+// The one place the suite reads the environment: the runner (conformance/runner) has put the target's settings there.
 const config = loadConfig(process.env);
 
 // A step may wait for the slowest outcome and then make a call; its own deadlines end it, not cucumber's 5 s.

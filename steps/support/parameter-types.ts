@@ -1,5 +1,5 @@
 import { defineParameterType } from '@cucumber/cucumber';
-import { PRODUCTS } from '../../src/products.ts';
+import { PRODUCTS } from '../../core/products.ts';
 
 defineParameterType({ name: 'product', regexp: new RegExp(PRODUCTS.join('|')), transformer: (s: string) => s });
 

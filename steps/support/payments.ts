@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiResponse, CallOptions, PaymentBody } from '../../src/client/momo-client.ts';
-import { ConformanceFailure, judgeRecord } from '../../src/judge.ts';
-import { fromMinor, normaliseAmount, toMinor } from '../../src/money.ts';
+import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
+import { ConformanceFailure, judgeRecord } from '../../harness/judge.ts';
+import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
 import type { Account } from './harness.ts';
 import type { Party } from './parties.ts';
 import type { MomoWorld, Payment, PaymentKind } from './world.ts';
@@ -218,7 +218,7 @@ export async function expectRefundToPayer(world: MomoWorld): Promise<void> {
 
 /**
  * A refund of a request to pay that does not exist. The reference sandbox accepts it (202) and lets it end
- * FAILED with RESOURCE_NOT_FOUND (READINGS in src/profiles.ts: refund documents only 202/400/409/500 at
+ * FAILED with RESOURCE_NOT_FOUND (READINGS in core/profiles.ts: refund documents only 202/400/409/500 at
  * creation, and the live service decides payments asynchronously). A real server may instead refuse it at
  * creation: a 4xx or 500 whose body is a {code, message} of code set B is accepted as well.
  */

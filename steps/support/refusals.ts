@@ -1,8 +1,8 @@
-import { ConformanceFailure } from '../../src/judge.ts';
+import { ConformanceFailure } from '../../harness/judge.ts';
 import { defineParameterType } from '@cucumber/cucumber';
 import { randomUUID } from 'node:crypto';
-import type { CallOptions } from '../../src/client/momo-client.ts';
-import { PRODUCTS } from '../../src/products.ts';
+import type { CallOptions } from '../../harness/client/momo-client.ts';
+import { PRODUCTS } from '../../core/products.ts';
 import { readBalance } from './accounts.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import { deposit, notifyDelivery, readStatus, refundPayment, requestPayment, type CreateOptions } from './payments.ts';

@@ -1,7 +1,7 @@
-import { ConformanceFailure } from '../../src/judge.ts';
+import { ConformanceFailure } from '../../harness/judge.ts';
 import { randomBytes } from 'node:crypto';
-import { basicCredential } from '../../src/client/momo-client.ts';
-import type { Product } from '../../src/products.ts';
+import { basicCredential } from '../../harness/client/momo-client.ts';
+import type { Product } from '../../core/products.ts';
 import type { ClientCall, MomoWorld } from './world.ts';
 
 /** What a partner does with its access tokens (§4.2 #1, §5.2–5.3, §7 rule 4, §8). */
@@ -154,7 +154,7 @@ export function expectTokenRenewed(world: MomoWorld): void {
   const calls = clientCalls(world);
   const tokens = new Set(calls.map((c) => c.credential)).size;
   if (tokens < 2) {
-    throw new Error(`The token cache (src/client/token-cache.ts) used ${tokens} access token for ${calls.length} calls over ${calls.at(-1)?.atMs ?? 0} ms, longer than one lifetime: it did not renew its token.`);
+    throw new Error(`The token cache (harness/client/token-cache.ts) used ${tokens} access token for ${calls.length} calls over ${calls.at(-1)?.atMs ?? 0} ms, longer than one lifetime: it did not renew its token.`);
   }
 }
 

@@ -1,8 +1,8 @@
 import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumber';
-import type { ApiResponse, Exchange, PaymentBody } from '../../src/client/momo-client.ts';
-import { eventually } from '../../src/eventually.ts';
-import { judge, type Expectation } from '../../src/judge.ts';
-import type { Product } from '../../src/products.ts';
+import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/momo-client.ts';
+import { eventually } from '../../harness/eventually.ts';
+import { judge, type Expectation } from '../../harness/judge.ts';
+import type { Product } from '../../core/products.ts';
 import type { Account, Harness } from './harness.ts';
 import type { Party } from './parties.ts';
 import { currentHarness } from './hooks-state.ts';

@@ -4,11 +4,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { create, extract } from 'tar';
-import { MANIFEST_FILE, readBundle, sha256, verifyBundle, writeBundle, type Manifest } from '../../src/certification/bundle.ts';
-import { withoutSecrets } from '../../src/certification/run.ts';
-import { runVerify } from '../../src/certification/verify.ts';
-import { loadConfig } from '../../src/config.ts';
-import { filesUnder, scanBundleForSecrets } from '../../src/runner/leak-scan.ts';
+import { MANIFEST_FILE, readBundle, sha256, verifyBundle, writeBundle, type Manifest } from '../../conformance/certification/bundle.ts';
+import { withoutSecrets } from '../../conformance/certification/run.ts';
+import { runVerify } from '../../conformance/certification/verify.ts';
+import { loadConfig } from '../../harness/config.ts';
+import { filesUnder, scanBundleForSecrets } from '../../conformance/runner/leak-scan.ts';
 
 const ABOUT: Omit<Manifest, 'files'> = {
   harness: { name: 'momo-conformance-harness', version: '0.1.0' },

@@ -8,17 +8,17 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { coverageProblems, readScenarios, scenariosByRequirement } from '../../src/certification/coverage.ts';
-import { CatalogueError, loadRequirements, requirementIdsOf, type Requirement } from '../../src/certification/requirements.ts';
-import { CONTRACT } from '../../src/contract.ts';
-import { SPEC_FILE } from '../../src/certification/run.ts';
+import { coverageProblems, readScenarios, scenariosByRequirement } from '../../conformance/certification/coverage.ts';
+import { CatalogueError, loadRequirements, requirementIdsOf, type Requirement } from '../../conformance/certification/requirements.ts';
+import { CONTRACT } from '../../harness/contract.ts';
+import { SPEC_FILE } from '../../conformance/certification/run.ts';
 
 test('every requirement of the catalogue is verified by a scenario or says why no client can provoke it', () => {
   const problems = coverageProblems(loadRequirements(), readScenarios());
   assert.ok(problems.length === 0, `The catalogue and the features disagree:\n  ${problems.join('\n  ')}`);
 });
 
-test('the catalogue names only operations of src/contract.ts', () => {
+test('the catalogue names only operations of harness/contract.ts', () => {
   const operations = new Set(Object.keys(CONTRACT));
   const unknown = loadRequirements().flatMap((r) => r.operations.filter((o) => !operations.has(o)).map((o) => `${r.id}: ${o}`));
   assert.deepEqual(unknown, []);

@@ -1,5 +1,5 @@
-import type { Requirement } from '../../src/certification/requirements.ts';
-import type { ScenarioOutcome } from '../../src/certification/verdicts.ts';
+import type { Requirement } from '../../conformance/certification/requirements.ts';
+import type { ScenarioOutcome } from '../../conformance/certification/verdicts.ts';
 
 /** A requirement of a small fixture catalogue: a collection request to pay rule unless told otherwise. */
 export function requirement(id: string, more: Partial<Requirement> = {}): Requirement {

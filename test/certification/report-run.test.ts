@@ -4,10 +4,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
-import { MANIFEST_FILE, readBundle, type Manifest } from '../../src/certification/bundle.ts';
-import type { CertificationReport } from '../../src/certification/report.ts';
-import { runVerify } from '../../src/certification/verify.ts';
-import { describeErrors, validatorFor } from '../../src/schemas.ts';
+import { MANIFEST_FILE, readBundle, type Manifest } from '../../conformance/certification/bundle.ts';
+import type { CertificationReport } from '../../conformance/certification/report.ts';
+import { runVerify } from '../../conformance/certification/verify.ts';
+import { describeErrors, validatorFor } from '../../core/schemas.ts';
 import { runSuite, type SuiteRun } from '../support/suite.ts';
 
 const SCREENSHOTS = new URL('../../reports/', import.meta.url).pathname;

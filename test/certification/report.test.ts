@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Envelope } from '@cucumber/messages';
-import type { Exchange } from '../../src/client/momo-client.ts';
-import { EvidenceCollector } from '../../src/certification/evidence.ts';
-import { renderHtml } from '../../src/certification/html.ts';
-import { buildReport, closingLines, type ReportInputs } from '../../src/certification/report.ts';
-import { describeErrors, validatorFor } from '../../src/schemas.ts';
+import type { Exchange } from '../../harness/client/momo-client.ts';
+import { EvidenceCollector } from '../../conformance/certification/evidence.ts';
+import { renderHtml } from '../../conformance/certification/html.ts';
+import { buildReport, closingLines, type ReportInputs } from '../../conformance/certification/report.ts';
+import { describeErrors, validatorFor } from '../../core/schemas.ts';
 import { requirement, scenario } from './fixtures.ts';
 
 const EXCHANGE: Exchange = {

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEVIATION_REQUIREMENTS } from '../../src/certification/deviations.ts';
-import { certify, coverageOf, exitCodeOf, type RunContext, type ScenarioOutcome } from '../../src/certification/verdicts.ts';
-import type { Waiver } from '../../src/certification/waivers.ts';
-import { loadRequirements } from '../../src/certification/requirements.ts';
-import type { ScenarioResult } from '../../src/runner/ledger.ts';
+import { DEVIATION_REQUIREMENTS } from '../../conformance/certification/deviations.ts';
+import { certify, coverageOf, exitCodeOf, type RunContext, type ScenarioOutcome } from '../../conformance/certification/verdicts.ts';
+import type { Waiver } from '../../conformance/certification/waivers.ts';
+import { loadRequirements } from '../../conformance/certification/requirements.ts';
+import type { ScenarioResult } from '../../conformance/runner/ledger.ts';
 import { requirement, scenario } from './fixtures.ts';
 
 const RUN: RunContext = { profile: 'spec', expression: '', date: '2026-03-10' };

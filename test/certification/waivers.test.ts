@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadRequirements } from '../../src/certification/requirements.ts';
-import { WaiverError, loadWaivers, waiversFileOf, type Waiver } from '../../src/certification/waivers.ts';
+import { loadRequirements } from '../../conformance/certification/requirements.ts';
+import { WaiverError, loadWaivers, waiversFileOf, type Waiver } from '../../conformance/certification/waivers.ts';
 import { runSuite } from '../support/suite.ts';
 
 const KNOWN = new Set(['COL-A', 'COL-B']);

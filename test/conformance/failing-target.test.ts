@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GIVE_UP_AFTER_UNANSWERED } from '../../src/client/momo-client.ts';
-import type { RunSummary } from '../../src/runner/ledger.ts';
+import { GIVE_UP_AFTER_UNANSWERED } from '../../harness/client/momo-client.ts';
+import type { RunSummary } from '../../conformance/runner/ledger.ts';
 import { FaultyServer, UNRESOLVABLE_URL, refusingUrl, selfSignedCertificate, type FaultyServerOptions } from '../support/faulty-server.ts';
 import { runSuite, startReferenceSandbox, targetEnv, type SuiteRun } from '../support/suite.ts';
 

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVIATIONS, type DeviationName } from '../../sandbox/deviations.ts';
-import { mutationTable, runMutation } from '../../scripts/mutation.ts';
+import { DEVIATIONS, type DeviationName } from '../../sandbox-quality/faults/faults.ts';
+import { mutationTable, runMutation } from '../../sandbox-quality/mutation/mutation.ts';
 
 const ONE_PER_FEATURE: DeviationName[] = [
   'api-user-id-reused',

@@ -4,9 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config.ts';
-import { selectScenarios, selectWorkers } from '../../src/runner/conformance.ts';
-import type { Target } from '../../src/runner/target.ts';
+import { loadConfig } from '../../harness/config.ts';
+import { selectScenarios, selectWorkers } from '../../conformance/runner/conformance.ts';
+import type { Target } from '../../conformance/runner/target.ts';
 import { runAgainstDeviation, runSuite, targetEnv } from '../support/suite.ts';
 
 function closedPort(): Promise<number> {

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runCampaign, type CampaignOptions } from '../../src/fuzz/campaign.ts';
-import { judge, type Exchange } from '../../src/fuzz/judge.ts';
-import { loadModel, type ApiModel } from '../../src/fuzz/openapi-model.ts';
-import { main, summaryLines } from '../../src/fuzz/run.ts';
-import { snapshotState, stateDifferences } from '../../src/fuzz/snapshot.ts';
-import { PROFILES } from '../../src/profiles.ts';
+import { runCampaign, type CampaignOptions } from '../../sandbox-quality/fuzz/campaign.ts';
+import { judge, type Exchange } from '../../sandbox-quality/fuzz/judge.ts';
+import { loadModel, type ApiModel } from '../../sandbox-quality/fuzz/openapi-model.ts';
+import { main, summaryLines } from '../../sandbox-quality/fuzz/run.ts';
+import { snapshotState, stateDifferences } from '../../sandbox-quality/fuzz/snapshot.ts';
+import { PROFILES } from '../../core/profiles.ts';
 import { startSandbox } from '../support/sandbox.ts';
 
 const FAST: CampaignOptions = { requests: 3000, seed: 20260521, episodeLength: 300, profiles: PROFILES, transport: 'inject', shrink: 1, shrinkTimeMs: 30_000 };

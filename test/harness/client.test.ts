@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MockAgent } from 'undici';
 import type { MockInterceptor } from 'undici/types/mock-interceptor.js';
-import { GIVE_UP_AFTER_UNANSWERED, MomoClient, TargetUnavailableError, basicCredential, type ClientOptions, type Exchange } from '../../src/client/momo-client.ts';
-import { REDACTED, Redactor } from '../../src/redact.ts';
+import { GIVE_UP_AFTER_UNANSWERED, MomoClient, TargetUnavailableError, basicCredential, type ClientOptions, type Exchange } from '../../harness/client/momo-client.ts';
+import { REDACTED, Redactor } from '../../harness/redact.ts';
 
 const BASE = 'http://base.momo.test';
 const SANDBOX = 'http://sandbox.momo.test';

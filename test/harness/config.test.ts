@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../harness/config.ts';
 
 const KEYS = { MOMO_COLLECTION_KEY: 'ck-123456', MOMO_DISBURSEMENT_KEY: 'dk-123456', MOMO_REMITTANCE_KEY: 'rk-123456' };
 const USER_ID = '7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeadlineExceededError, eventually } from '../../src/eventually.ts';
+import { DeadlineExceededError, eventually } from '../../harness/eventually.ts';
 
 test('returns the first defined value, and stops probing', async () => {
   let calls = 0;

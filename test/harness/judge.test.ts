@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ApiResponse, OperationRef } from '../../src/client/momo-client.ts';
-import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeRecord, type Expectation } from '../../src/judge.ts';
-import { behaviourOf } from '../../src/profiles.ts';
-import { REDACTED, Redactor } from '../../src/redact.ts';
+import type { ApiResponse, OperationRef } from '../../harness/client/momo-client.ts';
+import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeRecord, type Expectation } from '../../harness/judge.ts';
+import { behaviourOf } from '../../core/profiles.ts';
+import { REDACTED, Redactor } from '../../harness/redact.ts';
 
 const SPEC = behaviourOf('spec');
 const MTN = behaviourOf('mtn-sandbox');

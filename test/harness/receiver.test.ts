@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { CallbackReceiver } from '../../src/callbacks/receiver.ts';
+import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 
 interface Sent {
   status: number;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TokenCache } from '../../src/client/token-cache.ts';
+import { TokenCache } from '../../harness/client/token-cache.ts';
 
 /** A fetch that counts its calls per key and answers token-<key>-<n>, with a settable lifetime. */
 function counter(lifetimeSeconds = 3600) {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { explainTransportError } from '../../src/client/transport-errors.ts';
+import { explainTransportError } from '../../harness/client/transport-errors.ts';
 
 const CONTEXT = { url: 'https://gateway.momo.test:8443/collection/token/', connectTimeoutMs: 5000, requestTimeoutMs: 15000 };
 const failure = (code: string | number, message: string, extra: object = {}) => Object.assign(new Error(message), { code }, extra);

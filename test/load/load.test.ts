@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { buildSandbox } from '../../sandbox/app.ts';
 import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
-import { runLoad } from '../../src/load/run.ts';
-import { k6OperatorManifests } from '../../src/load/k8s.ts';
-import { callsByOperation, junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../src/load/summary.ts';
+import { runLoad } from '../../load/runner/run.ts';
+import { k6OperatorManifests } from '../../load/runner/k8s.ts';
+import { callsByOperation, junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../load/runner/summary.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const quiet = () => {};

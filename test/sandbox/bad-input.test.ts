@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import type { OperationSpec } from '../../sandbox/operations.ts';
-import type { Product } from '../../src/products.ts';
+import type { Product } from '../../core/products.ts';
 import {
   KEYS, assertSchema, basic, eventually, payer, requestToPayBody, startSandbox,
   type Caller, type CallOptions, type TestSandbox,

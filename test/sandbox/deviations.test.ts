@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { DEVIATIONS, DEVIATION_NAMES, deviationsText } from '../../sandbox/deviations.ts';
+import { DEVIATIONS, DEVIATION_NAMES, deviationsText } from '../../sandbox-quality/faults/faults.ts';
 import { SettingsError, resolveSettings } from '../../sandbox/settings.ts';
 import { KEYS, requestToPayBody, withSandbox } from '../support/sandbox.ts';
 

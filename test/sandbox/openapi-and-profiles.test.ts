@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startSandbox } from '../support/sandbox.ts';
-import { DIFFERENCES, PROFILES, behaviourOf } from '../../src/profiles.ts';
+import { DIFFERENCES, PROFILES, behaviourOf } from '../../core/profiles.ts';
 
 function refsIn(value: unknown, found: string[] = []): string[] {
   if (Array.isArray(value)) value.forEach((v) => refsIn(v, found));

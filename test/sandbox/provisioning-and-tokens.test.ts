@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { OperationSpec } from '../../sandbox/operations.ts';
-import { PRODUCTS, type Product } from '../../src/products.ts';
+import { PRODUCTS, type Product } from '../../core/products.ts';
 import type { SandboxSettings } from '../../sandbox/settings.ts';
 import { KEYS, assertSchema, basic, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../sandbox/clock.ts';
-import { DIFFERENCES, READINGS } from '../../src/profiles.ts';
+import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/settings.ts';
 import { BoundedStore, StoreFullError } from '../../sandbox/store.ts';
 import { KEYS, assertSchema, eventually, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';

@@ -3,9 +3,9 @@ import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
 import { ManualClock } from '../../sandbox/clock.ts';
-import type { Product } from '../../src/products.ts';
+import type { Product } from '../../core/products.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
-import { validatorFor, describeErrors } from '../../src/schemas.ts';
+import { validatorFor, describeErrors } from '../../core/schemas.ts';
 
 export const KEYS: Record<Product, string> = {
   collection: 'sandbox-collection-key',

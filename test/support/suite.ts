@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { buildSandbox } from '../../sandbox/app.ts';
 import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
-import { EMBEDDED_TIMINGS } from '../../src/runner/target.ts';
-import { runConformanceProcess } from '../../src/runner/child-run.ts';
-import type { ProfileName } from '../../src/profiles.ts';
+import { EMBEDDED_TIMINGS } from '../../conformance/runner/target.ts';
+import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
+import type { ProfileName } from '../../core/profiles.ts';
 import { AlteringProxy, type Alteration } from './altering-proxy.ts';
 
 export interface SuiteRun {

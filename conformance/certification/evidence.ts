@@ -1,0 +1,73 @@
+import type { Envelope } from '@cucumber/messages';
+import type { Exchange } from '../../harness/client/momo-client.ts';
+import type { ScenarioResult } from '../runner/ledger.ts';
+import type { ScenarioOutcome } from './verdicts.ts';
+
+/** A scenario of the suite with its evidence: every exchange it had with the target, redacted. */
+export interface ScenarioEvidence extends ScenarioOutcome {
+  exchanges: Exchange[];
+}
+
+/** The file name under which steps/support/hooks.ts attaches a scenario's exchanges. */
+const EVIDENCE_FILE = 'evidence.json';
+
+/**
+ * Follows the message stream of a run for what the certification needs beyond the verdicts: every scenario
+ * of the suite (those the tag expression left out too, with their tags) and each one's evidence, from its
+ * last attempt.
+ */
+export class EvidenceCollector {
+  private readonly features = new Map<string, string>();
+  private readonly pickles = new Map<string, { name: string; uri: string; tags: string[] }>();
+  private readonly testCases = new Map<string, string>();
+  private readonly attempts = new Map<string, string>();
+  private readonly exchanges = new Map<string, Exchange[]>();
+
+  record(envelope: Envelope): void {
+    if (envelope.gherkinDocument?.feature) {
+      this.features.set(envelope.gherkinDocument.uri ?? '', envelope.gherkinDocument.feature.name);
+    } else if (envelope.pickle) {
+      const { id, name, uri, tags } = envelope.pickle;
+      this.pickles.set(id, { name, uri, tags: tags.map((t) => t.name) });
+    } else if (envelope.testCase) {
+      this.testCases.set(envelope.testCase.id, envelope.testCase.pickleId);
+    } else if (envelope.testCaseStarted) {
+      const pickleId = this.testCases.get(envelope.testCaseStarted.testCaseId);
+      if (pickleId === undefined) return;
+      this.attempts.set(envelope.testCaseStarted.id, pickleId);
+      // A retry's evidence replaces the attempt before it: the verdict is the last attempt's.
+      this.exchanges.set(pickleId, []);
+    } else if (envelope.attachment?.fileName === EVIDENCE_FILE && envelope.attachment.testCaseStartedId) {
+      const pickleId = this.attempts.get(envelope.attachment.testCaseStartedId);
+      if (pickleId !== undefined) this.exchanges.get(pickleId)?.push(...parseEvidence(envelope.attachment.body));
+    }
+  }
+
+  /** Every scenario of the suite in the order of its files, with the ledger's verdict for the ones that ran. */
+  scenarios(results: readonly ScenarioResult[]): ScenarioEvidence[] {
+    const resultOf = new Map(results.map((r) => [r.id, r]));
+    return [...this.pickles].map(([id, pickle]) => {
+      const result = resultOf.get(id);
+      return {
+        id,
+        feature: this.features.get(pickle.uri) ?? pickle.uri,
+        name: pickle.name,
+        uri: pickle.uri,
+        ...(result?.line !== undefined ? { line: result.line } : {}),
+        tags: pickle.tags,
+        verdict: result?.verdict ?? 'not run',
+        ...(result?.reason ? { reason: result.reason } : {}),
+        exchanges: this.exchanges.get(id) ?? [],
+      };
+    });
+  }
+}
+
+function parseEvidence(body: string): Exchange[] {
+  try {
+    const evidence = JSON.parse(body) as { exchanges?: Exchange[] };
+    return Array.isArray(evidence.exchanges) ? evidence.exchanges : [];
+  } catch {
+    return [];
+  }
+}

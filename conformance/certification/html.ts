@@ -1,0 +1,221 @@
+import type { Exchange } from '../../harness/client/momo-client.ts';
+import type { CertificationReport, ReportedRequirement, ReportedScenario } from './report.ts';
+import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
+
+/**
+ * index.html of reports/certification: one self-contained page (inline style, no script, nothing fetched)
+ * that a reviewer reads from top to bottom: the outcome, coverage by product and by operation, the table of
+ * requirements, then each requirement with the scenarios behind its verdict and their redacted exchanges.
+ */
+export function renderHtml(report: CertificationReport): string {
+  const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>MoMo API certification: ${escape(report.target)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>MoMo API certification</h1>
+<p class="meta">Target <b>${escape(report.target)}</b> · profile <b>${escape(report.profile.name)}</b> · ${escape(report.generatedAt)} · ${escape(report.harness.name)} ${escape(report.harness.version)}${report.spec ? ` · spec ${escape(report.spec.file)} <code title="SHA-256">${report.spec.sha256.slice(0, 12)}…</code>` : ''}</p>
+<p class="meta">Scenarios: ${report.selection.expression ? `<code>${escape(report.selection.expression)}</code>` : 'all'}</p>
+</header>
+<main>
+${summarySection(report)}
+${coverageSection(report)}
+${requirementTable(report.requirements)}
+<section id="evidence">
+<h2>Requirements and their evidence</h2>
+<p>Each requirement with the scenarios behind its verdict. Open a scenario to read every request it sent and every response, with subscription keys, API keys, credentials and tokens redacted.</p>
+${report.requirements.map((r) => requirementSection(r, scenarioOf)).join('\n')}
+</section>
+${legend()}
+</main>
+</body>
+</html>
+`;
+}
+
+function summarySection(report: CertificationReport): string {
+  const { total, operations, operationsCovered } = report.coverage;
+  const counts = REQUIREMENT_VERDICTS.filter((v) => v !== 'UNPROVOKABLE' && total.verdicts[v] > 0)
+    .map((v) => `<li>${badge(v)} ${total.verdicts[v]}</li>`)
+    .join('');
+  const problems = report.problems.length === 0 ? '' : `<div class="problems"><h3>Waivers that fail the run</h3><ul>${report.problems.map((p) => `<li>${escape(p)}</li>`).join('')}</ul></div>`;
+  const deviations = report.profile.deviations.length === 0
+    ? '<p>The <b>spec</b> profile holds the target to the spec as written: no deviation is accepted.</p>'
+    : `<details class="deviations"><summary>The ${escape(report.profile.name)} profile accepts ${report.profile.deviations.length} documented deviations from the spec (a requirement passing only because of one is WARN)</summary><ul>${report.profile.deviations.map((d) => `<li><b>${escape(d.name)}</b>: ${escape(d.explanation)}</li>`).join('')}</ul></details>`;
+  const waivers = report.waivers.length === 0 ? '' : `<h3>Waivers</h3><table><thead><tr><th>Requirement</th><th>Status</th><th>Owner</th><th>Expires</th><th>Reason</th></tr></thead><tbody>${report.waivers
+    .map((w) => `<tr><td><a href="#${anchor(w.requirement)}">${escape(w.requirement)}</a></td><td>${escape(w.status)}</td><td>${escape(w.owner)}</td><td>${escape(w.expires)}</td><td>${escape(w.reason)}</td></tr>`)
+    .join('')}</tbody></table>`;
+  return `<section id="summary">
+<h2>Summary</h2>
+<p class="outcome outcome-${report.exitCode}">The target ${report.outcome === 'could not test' ? 'could not be tested fully' : escape(report.outcome)} (exit code ${report.exitCode}).</p>
+<div class="figures">
+<div class="figure"><span class="number">${total.covered} / ${total.requirements}</span> requirements covered</div>
+<div class="figure"><span class="number">${total.verdicts.PASS} / ${total.requirements}</span> requirements passed</div>
+<div class="figure"><span class="number">${operationsCovered} / ${operations.length}</span> operations covered</div>
+<div class="figure"><span class="number">${total.unprovokable}</span> requirements no client can provoke</div>
+</div>
+<ul class="counts">${counts}</ul>
+${problems}
+${deviations}
+${waivers}
+</section>`;
+}
+
+function coverageSection(report: CertificationReport): string {
+  const columns = REQUIREMENT_VERDICTS.filter((v) => v !== 'UNPROVOKABLE');
+  const products = report.coverage.products
+    .map((p) => `<tr><td>${escape(p.product)}</td><td>${p.covered} / ${p.requirements}</td>${columns.map((v) => `<td class="n">${p.verdicts[v] || ''}</td>`).join('')}</tr>`)
+    .join('');
+  const operations = report.coverage.operations
+    .map((o) => `<tr class="${o.covered > 0 ? 'covered' : 'uncovered'}"><td>${escape(o.section)}</td><td>${escape(o.name)}</td><td>${o.covered} / ${o.requirements.length}</td><td>${o.covered > 0 ? 'covered' : 'not covered'}</td></tr>`)
+    .join('');
+  return `<section id="coverage">
+<h2>Coverage</h2>
+<h3>By product</h3>
+<table><thead><tr><th>Product</th><th>Covered</th>${columns.map((v) => `<th>${badge(v)}</th>`).join('')}</tr></thead><tbody>${products}</tbody></table>
+<h3>By operation: ${report.coverage.operationsCovered} of ${report.coverage.operations.length} covered</h3>
+<table><thead><tr><th>Section</th><th>Operation</th><th>Requirements checked</th><th></th></tr></thead><tbody>${operations}</tbody></table>
+</section>`;
+}
+
+function requirementTable(requirements: readonly ReportedRequirement[]): string {
+  const rows = requirements
+    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escape(r.id)}</a></td><td>${escape(r.section)}</td><td>${escape(r.text)}</td><td>${badge(r.verdict)}</td><td class="n">${r.scenarios.length}</td></tr>`)
+    .join('\n');
+  return `<section id="requirements">
+<h2>Requirements</h2>
+<table><thead><tr><th>Id</th><th>Section</th><th>Requirement</th><th>Verdict</th><th>Scenarios</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+</section>`;
+}
+
+function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<string, ReportedScenario>): string {
+  const scenarios = requirement.scenarios.map((id) => scenarioOf.get(id)).filter((s): s is ReportedScenario => s !== undefined);
+  return `<article class="requirement" id="${anchor(requirement.id)}">
+<h3>${badge(requirement.verdict)} ${escape(requirement.id)} <small>${escape(requirement.section)}</small></h3>
+<p>${escape(requirement.text)}</p>
+<p class="explanation">${escape(requirement.explanation)}</p>
+${scenarios.map(scenarioDetails).join('\n')}
+</article>`;
+}
+
+function scenarioDetails(scenario: ReportedScenario): string {
+  const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
+  const exchanges = scenario.exchanges.length === 0 ? '<p>No exchange with the target was recorded.</p>' : scenario.exchanges.map(exchangeBlock).join('\n');
+  return `<details class="scenario">
+<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span> ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
+${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
+${exchanges}
+</details>`;
+}
+
+function exchangeBlock(exchange: Exchange): string {
+  const { request, response } = exchange;
+  const outcome = response ? `${response.status} · ${response.durationMs} ms` : `no response: ${exchange.transportError ?? 'unknown'}`;
+  const requestText = [`${request.method} ${request.url}`, ...headerLines(request.headers), ...(request.body !== undefined ? ['', pretty(request.body)] : [])].join('\n');
+  const responseText = response ? [`HTTP ${response.status}`, ...headerLines(response.headers), ...(response.body !== '' ? ['', pretty(response.body)] : [])].join('\n') : '';
+  return `<div class="exchange">
+<p class="exchange-line"><b>${escape(exchange.operation)}</b> → ${escape(outcome)}</p>
+<div class="pair"><pre class="request">${escape(requestText)}</pre>${response ? `<pre class="response">${escape(responseText)}</pre>` : ''}</div>
+</div>`;
+}
+
+function legend(): string {
+  const meaning: Record<RequirementVerdict, string> = {
+    PASS: 'its scenarios ran and the target did what the spec says.',
+    FAIL: 'a scenario showed the target departing from it.',
+    WARN: 'it passed only because the active profile accepts a named, documented deviation from the spec.',
+    WAIVED: 'it failed, and a waiver that has not expired accepts the failure.',
+    'NOT TESTED': 'the target could not be tested (it did not answer, or answered that it could not).',
+    'NOT APPLICABLE': 'none of its scenarios was part of this run: the tag selection or the kind of target left them out, or they skipped themselves.',
+    UNPROVOKABLE: 'no client can make a target show it; the reason is given.',
+  };
+  return `<section id="legend"><h2>Verdicts</h2><dl>${REQUIREMENT_VERDICTS.map((v) => `<dt>${badge(v)}</dt><dd>${meaning[v]}</dd>`).join('')}</dl></section>`;
+}
+
+function headerLines(headers: Record<string, string>): string[] {
+  return Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+}
+
+/** JSON bodies indented for reading; anything else as it came. */
+function pretty(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
+function badge(verdict: RequirementVerdict): string {
+  return `<span class="badge v-${cssName(verdict)}">${verdict}</span>`;
+}
+
+/** The fragment of a requirement's section: its id is already upper-case words and hyphens. */
+function anchor(id: string): string {
+  return `req-${cssName(id)}`;
+}
+
+function cssName(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+}
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+const STYLE = `
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2327; background: #f6f7f7; }
+header { background: #1d2327; color: #fff; padding: 1rem 2rem; }
+header h1 { margin: 0 0 .3rem; font-size: 1.6rem; }
+header .meta { margin: .15rem 0; color: #c3c4c7; }
+header code { color: #fff; }
+main { padding: 1rem 2rem 3rem; max-width: 1400px; }
+section { margin-bottom: 2rem; }
+h2 { border-bottom: 2px solid #dcdcde; padding-bottom: .2rem; }
+table { border-collapse: collapse; background: #fff; margin: .5rem 0 1rem; }
+th, td { border: 1px solid #dcdcde; padding: .3rem .55rem; text-align: left; vertical-align: top; }
+th { background: #f0f0f1; }
+td.n { text-align: right; }
+td.id { white-space: nowrap; }
+tr.uncovered td { color: #8c8f94; }
+.outcome { font-size: 1.3rem; font-weight: 600; padding: .6rem 1rem; border-radius: 4px; display: inline-block; }
+.outcome-0 { background: #d1f0d8; color: #0a5c1e; }
+.outcome-1 { background: #fbd9d7; color: #8a1f11; }
+.outcome-2 { background: #fcf0c8; color: #6b4e00; }
+.figures { display: flex; flex-wrap: wrap; gap: 1rem; margin: 1rem 0; }
+.figure { background: #fff; border: 1px solid #dcdcde; border-radius: 4px; padding: .6rem 1rem; min-width: 12rem; }
+.figure .number { display: block; font-size: 1.6rem; font-weight: 700; }
+ul.counts { list-style: none; padding: 0; display: flex; gap: 1rem; flex-wrap: wrap; }
+.problems { background: #fbd9d7; border-left: 4px solid #b32d2e; padding: .4rem 1rem; }
+.badge { display: inline-block; border-radius: 3px; padding: 0 .4rem; font-size: .8rem; font-weight: 700; white-space: nowrap; }
+.v-pass { background: #d1f0d8; color: #0a5c1e; }
+.v-fail { background: #b32d2e; color: #fff; }
+.v-warn { background: #f5c542; color: #3d2e00; }
+.v-waived { background: #c9b3f0; color: #2f1766; }
+.v-not-tested { background: #fcf0c8; color: #6b4e00; }
+.v-not-applicable { background: #e0e0e0; color: #3c434a; }
+.v-unprovokable { background: #cfe3f5; color: #0b3d66; }
+article.requirement { background: #fff; border: 1px solid #dcdcde; border-radius: 4px; padding: .2rem 1rem .6rem; margin: .8rem 0; }
+article.requirement h3 { margin: .6rem 0 .2rem; }
+article.requirement:target { outline: 3px solid #2271b1; }
+.explanation { color: #50575e; }
+details.scenario { border-top: 1px solid #f0f0f1; padding: .3rem 0; }
+details.scenario summary { cursor: pointer; }
+.scenario-verdict { font-weight: 700; }
+.sv-failed { color: #b32d2e; } .sv-passed { color: #0a5c1e; } .sv-not-tested { color: #6b4e00; } .sv-skipped, .sv-not-run { color: #8c8f94; }
+.exchange { margin: .6rem 0 .6rem 1rem; }
+.exchange-line { margin: .2rem 0; }
+.pair { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; align-items: start; }
+pre { background: #f6f7f7; border: 1px solid #dcdcde; padding: .5rem; margin: 0; overflow-x: auto; white-space: pre-wrap; word-break: break-all; font-size: .8rem; }
+pre.reason { background: #fbd9d7; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
+dd { margin: 0; }
+`;

@@ -1,0 +1,91 @@
+import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
+import type { RunSummary } from '../runner/ledger.ts';
+import type { ScenarioEvidence } from './evidence.ts';
+import { specOperationsOf } from './operations.ts';
+import { requirementIdsOf, type Requirement } from './requirements.ts';
+import { certify, coverageOf, exitCodeOf, type Coverage, type RequirementVerdict, type RunContext, type WaiverStatus } from './verdicts.ts';
+import type { Waiver } from './waivers.ts';
+
+/** certification.json: everything index.html shows, for machines (schemas/certification-report.schema.json). */
+export interface CertificationReport {
+  harness: { name: string; version: string };
+  generatedAt: string;
+  /** The spec the requirements were read from, and its SHA-256; null when the file was not found. */
+  spec: { file: string; sha256: string } | null;
+  target: string;
+  profile: { name: ProfileName; deviations: { name: string; explanation: string; spec: unknown; profile: unknown }[] };
+  selection: { requested: string | null; expression: string };
+  exitCode: 0 | 1 | 2;
+  outcome: 'conforms' | 'does not conform' | 'could not test';
+  coverage: Coverage;
+  /** What fails the run besides failed requirements: expired and unused waivers. */
+  problems: string[];
+  waivers: (Waiver & { status: WaiverStatus })[];
+  requirements: ReportedRequirement[];
+  scenarios: ReportedScenario[];
+}
+
+export interface ReportedRequirement extends Requirement {
+  /** Keys of the spec operations (of the 19) it is about. */
+  specOperations: string[];
+  verdict: RequirementVerdict;
+  explanation: string;
+  scenarios: string[];
+  deviations: string[];
+  waiver?: Waiver;
+}
+
+export interface ReportedScenario extends ScenarioEvidence {
+  /** The requirements its '@req:' tags name. */
+  requirements: string[];
+}
+
+export interface ReportInputs {
+  harness: { name: string; version: string };
+  generatedAt: Date;
+  spec: { file: string; sha256: string } | null;
+  summary: Pick<RunSummary, 'target' | 'exitCode' | 'scenarios'>;
+  requirements: readonly Requirement[];
+  scenarios: readonly ScenarioEvidence[];
+  waivers: readonly Waiver[];
+  run: Omit<RunContext, 'date'>;
+}
+
+/** The certification of one run: verdicts per requirement, coverage, waivers, and each scenario's evidence. */
+export function buildReport(inputs: ReportInputs): CertificationReport {
+  const run: RunContext = { ...inputs.run, date: inputs.generatedAt.toISOString().slice(0, 10) };
+  const certification = certify(inputs.requirements, inputs.scenarios, inputs.waivers, run);
+  const exitCode = exitCodeOf(inputs.summary, certification);
+  const deviations = Object.entries(DIFFERENCES)
+    .filter(([, d]) => d[run.profile] !== d.spec)
+    .map(([name, d]) => ({ name, explanation: d.explanation, spec: d.spec, profile: d[run.profile] }));
+  return {
+    harness: inputs.harness,
+    generatedAt: inputs.generatedAt.toISOString(),
+    spec: inputs.spec,
+    target: inputs.summary.target,
+    profile: { name: run.profile, deviations },
+    selection: { requested: run.requested ?? null, expression: run.expression },
+    exitCode,
+    outcome: (['conforms', 'does not conform', 'could not test'] as const)[exitCode],
+    coverage: coverageOf(certification.requirements),
+    problems: certification.problems,
+    waivers: certification.waivers.map(({ waiver, status }) => ({ ...waiver, status })),
+    requirements: certification.requirements.map(({ requirement, ...verdict }) => ({ ...requirement, specOperations: specOperationsOf(requirement), ...verdict })),
+    scenarios: inputs.scenarios.map((s) => ({ ...s, requirements: requirementIdsOf(s.tags) })),
+  };
+}
+
+/** The lines `npm start` ends with: requirements covered and passed out of the total, operations out of 19. */
+export function closingLines(report: CertificationReport, indexHtml: string): string[] {
+  const { total, operations, operationsCovered } = report.coverage;
+  const v = total.verdicts;
+  const others = (['WARN', 'FAIL', 'WAIVED', 'NOT TESTED', 'NOT APPLICABLE'] as const).filter((k) => v[k] > 0).map((k) => `${v[k]} ${k}`);
+  const lines = [
+    `Requirements: ${total.covered} of ${total.requirements} covered, ${v.PASS} of ${total.requirements} passed${others.length > 0 ? ` (${others.join(', ')})` : ''}; ${total.unprovokable} more no client can provoke.`,
+    `Operations: ${operationsCovered} of ${operations.length} covered.`,
+  ];
+  for (const problem of report.problems) lines.push(`WAIVER: ${problem}`);
+  lines.push(`Certification report: ${indexHtml}`);
+  return lines;
+}

@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HarnessConfig } from '../../harness/config.ts';
+import { behaviourOf } from '../../core/profiles.ts';
+import type { RunSummary } from '../runner/ledger.ts';
+import { filesUnder } from '../runner/leak-scan.ts';
+import { sha256, writeBundle, type BundleEntry } from './bundle.ts';
+import type { EvidenceCollector } from './evidence.ts';
+import { renderHtml } from './html.ts';
+import { buildReport, closingLines, type CertificationReport } from './report.ts';
+import { loadRequirements, type Requirement } from './requirements.ts';
+import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
+
+/**
+ * The spec the catalogue's requirements are read from: a copy kept beside the catalogue, so that a clone of the
+ * project alone certifies against (and bundles) the text its requirements cite. test/certification checks the
+ * copy against the shared original where there is one.
+ */
+export const SPEC_FILE = fileURLToPath(new URL('../../requirements/momo-api-spec.md', import.meta.url));
+const PACKAGE_FILE = fileURLToPath(new URL('../../package.json', import.meta.url));
+
+/** What a finished conformance run hands to the certification. */
+export interface CertificationInputs {
+  /** Where the certification goes (reports/certification). */
+  dir: string;
+  /** Where the run wrote its conformance reports: all of them go into the bundle. */
+  conformanceDir: string;
+  config: HarnessConfig;
+  summary: RunSummary;
+  evidence: EvidenceCollector;
+  requirements: readonly Requirement[];
+  waivers: readonly Waiver[];
+  requested: string | undefined;
+  expression: string;
+  /** The moment of the certification; tests fix it. */
+  now?: Date;
+  specFile?: string;
+}
+
+export interface CertificationOutput {
+  report: CertificationReport;
+  indexHtml: string;
+  bundle: string;
+  /** What `npm start` prints at its end. */
+  lines: string[];
+}
+
+/**
+ * Writes reports/certification: index.html, certification.json and the bundle of every artifact of the run
+ * (the conformance reports, the certification, a copy of the spec) with its manifest of SHA-256 hashes.
+ */
+export async function writeCertification(inputs: CertificationInputs): Promise<CertificationOutput> {
+  const now = inputs.now ?? new Date();
+  const specFile = inputs.specFile ?? SPEC_FILE;
+  const spec = existsSync(specFile) ? { file: basename(specFile), sha256: sha256(readFileSync(specFile)) } : null;
+  const harness = harnessPackage();
+  const report = buildReport({
+    harness,
+    generatedAt: now,
+    spec,
+    summary: inputs.summary,
+    requirements: inputs.requirements,
+    scenarios: inputs.evidence.scenarios(inputs.summary.scenarios),
+    waivers: inputs.waivers,
+    run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression },
+  });
+
+  const dir = resolve(inputs.dir);
+  mkdirSync(dir, { recursive: true });
+  // The folder is one run's certification: an earlier run's files (its bundle above all) would mislead.
+  for (const name of readdirSync(dir)) if (name === 'index.html' || name === 'certification.json' || /^certification-.*\.tar\.gz$/.test(name)) rmSync(join(dir, name));
+  const indexHtml = join(dir, 'index.html');
+  writeFileSync(join(dir, 'certification.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(indexHtml, renderHtml(report));
+
+  const bundle = join(dir, `certification-${now.toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+  const entries: BundleEntry[] = [
+    ...entriesUnder(inputs.conformanceDir, 'conformance', dir),
+    ...entriesUnder(dir, 'certification'),
+    ...(spec ? [{ path: `spec/${spec.file}`, source: specFile }] : []),
+  ];
+  await writeBundle(bundle, entries, {
+    harness,
+    createdAt: now.toISOString(),
+    target: inputs.summary.target,
+    profile: { name: inputs.config.profile, behaviour: behaviourOf(inputs.config.profile) },
+    configuration: withoutSecrets(inputs.config),
+    spec: spec ? { path: `spec/${spec.file}`, sha256: spec.sha256 } : null,
+  });
+
+  const lines = closingLines(report, indexHtml);
+  if (report.exitCode !== inputs.summary.exitCode) {
+    const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
+    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers counted.`);
+  }
+  lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with npm run verify -- ${shortPath(bundle)}`);
+  return { report, indexHtml, bundle, lines };
+}
+
+/** The files under a folder as bundle entries under `prefix/`, less a folder nested in it (`except`) and earlier bundles. */
+function entriesUnder(dir: string, prefix: string, except?: string): BundleEntry[] {
+  return filesUnder(resolve(dir))
+    .filter((file) => !(except && (file + sep).startsWith(resolve(except) + sep)) && !file.endsWith('.tar.gz'))
+    .map((file) => ({ path: `${prefix}/${relative(resolve(dir), file).split(sep).join('/')}`, source: file }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** A path relative to the working folder when it lies inside it, else absolute. */
+function shortPath(file: string): string {
+  const path = relative(process.cwd(), file);
+  return path.startsWith('..') ? file : path;
+}
+
+function harnessPackage(): { name: string; version: string } {
+  const { name, version } = JSON.parse(readFileSync(PACKAGE_FILE, 'utf8')) as { name: string; version: string };
+  return { name, version };
+}
+
+/**
+ * The configuration as the manifest records it: subscription keys and API keys replaced by [REDACTED] (or
+ * null when not set), and any credentials written into a URL removed.
+ */
+export function withoutSecrets(config: HarnessConfig): Record<string, unknown> {
+  const redacted = (value: string | undefined) => (value === undefined ? null : '[REDACTED]');
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(config)) {
+    out[name] = typeof value === 'string' && /^https?:\/\//.test(value) ? withoutCredentials(value) : value ?? null;
+  }
+  out.subscriptionKeys = Object.fromEntries(Object.entries(config.subscriptionKeys).map(([product, key]) => [product, redacted(key)]));
+  out.apiUsers = Object.fromEntries(Object.entries(config.apiUsers).map(([product, user]) => [product, user ? { userId: user.userId, apiKey: '[REDACTED]' } : null]));
+  return out;
+}
+
+function withoutCredentials(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString().replace(/\/$/, '');
+}
+
+/**
+ * The requirement catalogue and the waivers of a run, read before the target is touched: a mistake in
+ * either is a configuration error (CatalogueError, WaiverError), not a finding after a long run.
+ */
+export function loadCatalogueAndWaivers(cwd: string, waiversSetting: string | undefined): { requirements: Requirement[]; waivers: Waiver[] } {
+  const requirements = loadRequirements();
+  const waiversFile = waiversFileOf(cwd, waiversSetting);
+  return { requirements, waivers: waiversFile ? loadWaivers(waiversFile, new Set(requirements.map((r) => r.id))) : [] };
+}

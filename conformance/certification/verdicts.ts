@@ -1,0 +1,213 @@
+import { parse as parseTagExpression } from '@cucumber/tag-expressions';
+import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
+import type { RunSummary, Verdict as ScenarioVerdict } from '../runner/ledger.ts';
+import { DEVIATION_REQUIREMENTS, type DifferenceName } from './deviations.ts';
+import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
+import { requirementIdsOf, type Requirement } from './requirements.ts';
+import type { Waiver } from './waivers.ts';
+
+/**
+ * PASS: its scenarios ran and passed. FAIL: one of them showed the target departing from it. WARN: they
+ * passed only because the active profile accepts a named, explained deviation (core/profiles.ts DIFFERENCES).
+ * NOT APPLICABLE: none of its scenarios was part of this run (the tag selection, or the kind of target, left
+ * them out, or they skipped themselves). NOT TESTED: the target could not be tested (it did not answer).
+ * WAIVED: it failed, and a waiver that has not expired accepts the failure. UNPROVOKABLE: no client can make
+ * a target show it; the catalogue says why.
+ */
+export const REQUIREMENT_VERDICTS = ['PASS', 'FAIL', 'WARN', 'WAIVED', 'NOT TESTED', 'NOT APPLICABLE', 'UNPROVOKABLE'] as const;
+export type RequirementVerdict = (typeof REQUIREMENT_VERDICTS)[number];
+
+/** The verdicts of requirements that a scenario of this run checked, whatever the outcome. */
+const COVERED: ReadonlySet<RequirementVerdict> = new Set(['PASS', 'FAIL', 'WARN', 'WAIVED']);
+
+/** One scenario of the suite, whether this run ran it or not. */
+export interface ScenarioOutcome {
+  /** The pickle's id in the run's messages. */
+  id: string;
+  feature: string;
+  name: string;
+  uri: string;
+  line?: number;
+  tags: string[];
+  /** The ledger's verdict; 'not run' when the run's tag expression left the scenario out. */
+  verdict: ScenarioVerdict | 'not run';
+  reason?: string;
+}
+
+/** What of the run the verdicts depend on. */
+export interface RunContext {
+  profile: ProfileName;
+  /** The tag expression the user asked for (--tags), if any. */
+  requested?: string;
+  /** The run's whole tag expression: the user's, less what this target cannot take part in. */
+  expression: string;
+  /** The day of the run (UTC, YYYY-MM-DD), against which waivers expire. */
+  date: string;
+}
+
+export interface RequirementResult {
+  requirement: Requirement;
+  verdict: RequirementVerdict;
+  /** Why this verdict, in a sentence or two a reviewer can act on. */
+  explanation: string;
+  /** The ids of the scenarios that verify it, run or not. */
+  scenarios: string[];
+  /** The profile deviations it passed under (WARN). */
+  deviations: DifferenceName[];
+  /** The waiver that names it, if any (applied or not). */
+  waiver?: Waiver;
+}
+
+/**
+ * applied: it waived a failure. expired: its day has passed, so the failure counts. unused: its requirement
+ * was checked and did not fail, so the waiver is stale. not in this run: its requirement was not checked.
+ */
+export type WaiverStatus = 'applied' | 'expired' | 'unused' | 'not in this run';
+
+export interface WaiverResult {
+  waiver: Waiver;
+  status: WaiverStatus;
+}
+
+export interface Certification {
+  requirements: RequirementResult[];
+  waivers: WaiverResult[];
+  /** What fails the run besides the failures: expired and unused waivers, one message each. */
+  problems: string[];
+}
+
+/** The verdict of every requirement of the catalogue, given every scenario of the suite and the waivers. */
+export function certify(requirements: readonly Requirement[], scenarios: readonly ScenarioOutcome[], waivers: readonly Waiver[], run: RunContext): Certification {
+  const byRequirement = new Map<string, ScenarioOutcome[]>();
+  for (const scenario of scenarios) {
+    for (const id of requirementIdsOf(scenario.tags)) byRequirement.set(id, [...(byRequirement.get(id) ?? []), scenario]);
+  }
+  const waiverOf = new Map(waivers.map((w) => [w.requirement, w]));
+  const results = requirements.map((requirement) => {
+    const judged = judgeRequirement(requirement, byRequirement.get(requirement.id) ?? [], run);
+    const waiver = waiverOf.get(requirement.id);
+    if (judged.verdict === 'FAIL' && waiver) {
+      if (isExpired(waiver, run.date)) judged.explanation = `The waiver of ${waiver.owner} expired on ${waiver.expires}. ${judged.explanation}`;
+      else Object.assign(judged, { verdict: 'WAIVED', explanation: `Waived until ${waiver.expires} by ${waiver.owner}: ${waiver.reason}. ${judged.explanation}` });
+    }
+    return { ...judged, ...(waiver ? { waiver } : {}) };
+  });
+
+  const verdictOf = new Map(results.map((r) => [r.requirement.id, r.verdict]));
+  const waiverResults: WaiverResult[] = [];
+  const problems: string[] = [];
+  for (const waiver of waivers) {
+    const verdict = verdictOf.get(waiver.requirement);
+    const status: WaiverStatus = isExpired(waiver, run.date) ? 'expired' : verdict === 'WAIVED' ? 'applied' : verdict === 'NOT APPLICABLE' || verdict === 'NOT TESTED' ? 'not in this run' : 'unused';
+    waiverResults.push({ waiver, status });
+    if (status === 'expired') problems.push(`The waiver of ${waiver.requirement} (owner ${waiver.owner}) expired on ${waiver.expires}: fix the failure, or renew the waiver with a new expiry date.`);
+    if (status === 'unused') problems.push(`The waiver of ${waiver.requirement} (owner ${waiver.owner}) waived nothing: the requirement was checked and is ${verdict}. Remove the waiver.`);
+  }
+  return { requirements: results, waivers: waiverResults, problems };
+}
+
+function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[], run: RunContext): Omit<RequirementResult, 'waiver'> {
+  const result = (verdict: RequirementVerdict, explanation: string, deviations: DifferenceName[] = []) => ({
+    requirement,
+    verdict,
+    explanation,
+    scenarios: scenarios.map((s) => s.id),
+    deviations,
+  });
+  if (requirement.verification === 'unprovokable') return result('UNPROVOKABLE', `No client can provoke it: ${requirement.why ?? 'the catalogue gives no reason'}`);
+  if (scenarios.length === 0) return result('NOT TESTED', 'No scenario verifies it.');
+
+  const having = (verdict: ScenarioOutcome['verdict']) => scenarios.filter((s) => s.verdict === verdict);
+  const failed = having('failed');
+  const notTested = having('not tested');
+  const passed = having('passed');
+  const skipped = having('skipped');
+  const count = (list: ScenarioOutcome[]) => `${list.length} of ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}`;
+  // The first scenario of a kind, by name, with the first line of its reason.
+  const first = ([scenario]: ScenarioOutcome[]) => `${scenario?.name}: ${(scenario?.reason ?? 'no reason was recorded').split('\n')[0]}`;
+  if (failed.length > 0) return result('FAIL', `${count(failed)} failed. ${first(failed)}`);
+  if (notTested.length > 0) return result('NOT TESTED', `${count(notTested)} could not test the target. ${first(notTested)}`);
+  if (passed.length > 0) {
+    const left = scenarios.length - passed.length;
+    const passedText = `${count(passed)} passed${left > 0 ? `; ${left} did not run` : ''}.`;
+    const deviations = activeDeviations(requirement.id, run.profile);
+    if (deviations.length === 0) return result('PASS', passedText);
+    const named = deviations.map((name) => `${name}: ${DIFFERENCES[name].explanation}`).join(' ');
+    return result('WARN', `${passedText} It passes only because the ${run.profile} profile accepts a documented deviation from the spec. ${named}`, deviations);
+  }
+  if (skipped.length > 0) return result('NOT APPLICABLE', `${count(skipped)} skipped. ${first(skipped)}`);
+  return result('NOT APPLICABLE', whyNotRun(scenarios, run));
+}
+
+/** Whether the user's own selection left a scenario out, or what this target cannot take part in. */
+function whyNotRun(scenarios: ScenarioOutcome[], run: RunContext): string {
+  const requested = run.requested ? parseTagExpression(run.requested) : undefined;
+  if (requested && scenarios.every((s) => !requested.evaluate(s.tags))) return `Not selected: its scenarios are outside --tags "${run.requested}".`;
+  return `Left out for this target: its scenarios are outside the run's selection "${run.expression}".`;
+}
+
+/** The differences of the active profile from the spec that a requirement is linked to. */
+function activeDeviations(requirementId: string, profile: ProfileName): DifferenceName[] {
+  return (Object.keys(DEVIATION_REQUIREMENTS) as DifferenceName[]).filter(
+    (name) => DEVIATION_REQUIREMENTS[name].includes(requirementId) && DIFFERENCES[name][profile] !== DIFFERENCES[name].spec,
+  );
+}
+
+function isExpired(waiver: Waiver, date: string): boolean {
+  // Both are YYYY-MM-DD, so their order as strings is their order as days; the waiver holds through its day.
+  return date > waiver.expires;
+}
+
+export interface CoverageCount {
+  requirements: number;
+  covered: number;
+  verdicts: Record<RequirementVerdict, number>;
+}
+
+export interface Coverage {
+  /** Every requirement a client can provoke, and its verdicts; UNPROVOKABLE ones counted apart. */
+  total: CoverageCount & { unprovokable: number };
+  products: ({ product: string } & CoverageCount)[];
+  operations: { key: string; section: string; name: string; requirements: string[]; covered: number }[];
+  operationsCovered: number;
+}
+
+/** Coverage at a glance: requirements covered (checked by a scenario of the run) per product and per spec operation. */
+export function coverageOf(results: readonly RequirementResult[]): Coverage {
+  const testable = results.filter((r) => r.verdict !== 'UNPROVOKABLE');
+  const products = [...new Set(results.flatMap((r) => r.requirement.products))];
+  const operations = SPEC_OPERATIONS.map((operation) => {
+    const about = results.filter((r) => specOperationsOf(r.requirement).includes(operation.key));
+    return { ...operation, requirements: about.map((r) => r.requirement.id), covered: about.filter((r) => COVERED.has(r.verdict)).length };
+  });
+  return {
+    total: { ...countOf(testable), unprovokable: results.length - testable.length },
+    products: products.map((product) => ({ product, ...countOf(testable.filter((r) => r.requirement.products.includes(product))) })),
+    operations,
+    operationsCovered: operations.filter((o) => o.covered > 0).length,
+  };
+}
+
+function countOf(results: readonly RequirementResult[]): CoverageCount {
+  const verdicts = Object.fromEntries(REQUIREMENT_VERDICTS.map((v) => [v, 0])) as Record<RequirementVerdict, number>;
+  for (const r of results) verdicts[r.verdict] += 1;
+  return { requirements: results.length, covered: results.filter((r) => COVERED.has(r.verdict)).length, verdicts };
+}
+
+/**
+ * The run's exit code once waivers count: a failed scenario whose every requirement is WAIVED no longer
+ * fails the run; an expired or unused waiver does. Otherwise as the scenarios' own (conformance/runner/ledger.ts):
+ * 1 a failure, 2 something could not be tested or nothing passed, 0 the target conforms.
+ */
+export function exitCodeOf(summary: Pick<RunSummary, 'exitCode' | 'scenarios'>, certification: Certification): 0 | 1 | 2 {
+  const verdictOf = new Map(certification.requirements.map((r) => [r.requirement.id, r.verdict]));
+  const waived = (tags: string[]) => {
+    const ids = requirementIdsOf(tags);
+    return ids.length > 0 && ids.every((id) => verdictOf.get(id) === 'WAIVED');
+  };
+  const failed = summary.scenarios.filter((s) => s.verdict === 'failed');
+  if (failed.some((s) => !waived(s.tags)) || certification.problems.length > 0) return 1;
+  if (failed.length === 0) return summary.exitCode;
+  const rest = summary.scenarios.filter((s) => s.verdict !== 'failed');
+  return rest.some((s) => s.verdict === 'not tested') || !rest.some((s) => s.verdict === 'passed') ? 2 : 0;
+}

@@ -1,0 +1,215 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs, parseEnv } from 'node:util';
+import { Writable } from 'node:stream';
+import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
+import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../../harness/config.ts';
+import { EvidenceCollector } from '../certification/evidence.ts';
+import { CatalogueError } from '../certification/requirements.ts';
+import { loadCatalogueAndWaivers, writeCertification } from '../certification/run.ts';
+import { WaiverError } from '../certification/waivers.ts';
+import { ScenarioLedger } from './ledger.ts';
+import { scanBundleForSecrets, scanForSecrets } from './leak-scan.ts';
+import { environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
+
+export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
+
+const USAGE = `Usage: npm start -- [--tags <expression>] [--parallel <workers>] [--reports <dir>]
+
+Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
+MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
+certification report: a verdict per requirement, coverage, and a bundle of the evidence (npm run verify).
+
+  --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"
+  --parallel <workers>  worker processes (default 2; 0 runs in this process)
+  --reports <dir>       where the reports go (default reports/conformance; the certification report in
+                        reports/certification, or <dir>/certification)
+
+Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
+
+export interface RunOptions {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  log: (line: string) => void;
+}
+
+/** One conformance run, from arguments to exit code. */
+export async function runConformance({ argv, env, cwd, log }: RunOptions): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: argv,
+      options: { tags: { type: 'string' }, parallel: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    log(`${(error as Error).message}\n\n${USAGE}`);
+    return EXIT.couldNotTest;
+  }
+  if (args.help) {
+    log(USAGE);
+    return EXIT.conforms;
+  }
+  let parallel = args.parallel === undefined ? 2 : Number(args.parallel);
+  if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16) {
+    log(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
+    return EXIT.couldNotTest;
+  }
+
+  let config: HarnessConfig;
+  let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
+  try {
+    config = loadConfig({ ...dotEnv(cwd), ...env });
+    certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError) {
+      log(error.message);
+      return EXIT.couldNotTest;
+    }
+    throw error;
+  }
+
+  let target: Target;
+  try {
+    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config);
+  } catch (error) {
+    log(`Could not start the target: ${(error as Error).message}`);
+    return EXIT.couldNotTest;
+  }
+  // A target that cannot be reached still gets its reports: the run goes on, and each selected scenario ends
+  // at once as not tested with the cause (steps/support/hooks.ts), so every report lists every scenario.
+  const unreachable = await probeTarget(target.config).then(() => undefined, (error: Error) => error.message);
+  if (unreachable) log(`${unreachable}\nEvery selected scenario is reported as not tested, with this cause.`);
+
+  const { expression: tags, notes } = selectScenarios(args.tags, target);
+  for (const note of notes) log(note);
+  const workers = selectWorkers(parallel, config);
+  if (workers.note) log(workers.note);
+  // Against an unreachable target each scenario ends at once: worker processes would only cost their start.
+  parallel = unreachable ? 0 : workers.parallel;
+
+  const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
+  mkdirSync(reportsDir, { recursive: true });
+  log(`Testing ${target.description}`);
+  log(`Profile ${config.profile}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
+
+  const ledger = new ScenarioLedger(log);
+  const evidence = new EvidenceCollector();
+  const started = Date.now();
+  try {
+    // The scenarios read the target's settings from the environment, in the one place that reads it.
+    Object.assign(process.env, environmentFor(target.config));
+    // The embedded sandbox took its deviations; to the scenarios, which test it by URL, it is just the target.
+    delete process.env.MOMO_SANDBOX_DEVIATIONS;
+    const { runConfiguration } = await loadConfiguration({
+      provided: {
+        paths: [join(cwd, 'features/**/*.feature')],
+        import: [join(cwd, 'steps/**/*.ts')],
+        format: [
+          ['html', join(reportsDir, 'cucumber.html')],
+          ['json', join(reportsDir, 'cucumber.json')],
+          ['message', join(reportsDir, 'messages.ndjson')],
+          ['junit', join(reportsDir, 'junit.xml')],
+        ],
+        formatOptions: { junit: { suiteName: 'MoMo conformance' } },
+        tags,
+        parallel,
+        strict: true,
+        ...(unreachable ? { worldParameters: { targetUnreachable: unreachable } } : {}),
+      },
+    }, { cwd, env: process.env, stdout: process.stdout, stderr: process.stderr });
+    // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.
+    const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+    await runCucumber(runConfiguration, { cwd, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => {
+      ledger.record(envelope);
+      evidence.record(envelope);
+    });
+  } catch (error) {
+    log(`The suite could not run: ${(error as Error).message}`);
+    return EXIT.couldNotTest;
+  } finally {
+    await target.stop();
+  }
+
+  const summary = ledger.summary({ target: target.description, profile: config.profile, tags, durationMs: Date.now() - started });
+  writeFileSync(join(reportsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  for (const line of ledger.closingLines(summary)) log(line);
+  log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
+  // Beside the conformance reports: reports/certification, or <--reports>/certification.
+  const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags });
+  for (const line of certification.lines) log(line);
+  // The reports get shared: a secret in them fails the run, whatever the verdict.
+  const secrets = [
+    ...Object.values(target.config.subscriptionKeys),
+    ...Object.values(target.config.apiUsers).map((user) => user?.apiKey),
+  ].filter((s): s is string => typeof s === 'string');
+  const leaks = [
+    ...scanForSecrets(reportsDir, secrets),
+    ...(args.reports ? [] : scanForSecrets(certificationDir, secrets)),
+    ...(await scanBundleForSecrets(certification.bundle, secrets)),
+  ];
+  if (leaks.length > 0) {
+    for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
+    return EXIT.couldNotTest;
+  }
+  return certification.report.exitCode;
+}
+
+/**
+ * The tag expression of the run: the user's selection, less what this target cannot take part in.
+ * @stateful scenarios need the reference sandbox's bookkeeping (the live sandbox's balance is always "0");
+ * @callback scenarios need a callback host the target can reach (MOMO_CALLBACK_URL's, else MOMO_CALLBACK_HOST),
+ * which loopback is not for a remote server.
+ */
+export function selectScenarios(requested: string | undefined, target: Target): { expression: string; notes: string[] } {
+  const parts = requested ? [`(${requested})`] : [];
+  const notes: string[] = [];
+  if (!target.embedded) {
+    parts.push('not @stateful', 'not @uncertain');
+    notes.push('Leaving out @stateful scenarios: they check the reference sandbox\'s bookkeeping, which a remote target need not keep.');
+    notes.push('Leaving out @uncertain scenarios: they rest on test numbers the SDKs document but nobody observed on the live sandbox.');
+    // The callbacks go to MOMO_CALLBACK_URL's host when it is set, else to MOMO_CALLBACK_HOST.
+    const { callbackUrl, callbackHost } = target.config;
+    const callbackTo = callbackUrl ? new URL(callbackUrl).hostname : callbackHost;
+    if (isLoopback(callbackTo) && !isLoopback(new URL(target.config.baseUrl!).hostname)) {
+      parts.push('not @callback');
+      notes.push(`Leaving out @callback scenarios: a remote target cannot reach the callback receiver at ${callbackUrl ?? callbackHost}; set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST to an address it can reach.`);
+    }
+  }
+  return { expression: parts.join(' and '), notes };
+}
+
+/**
+ * How many worker processes the run can have. Each worker starts its own callback receiver, so with a fixed
+ * MOMO_CALLBACK_PORT a second worker could not listen: the run then uses one process.
+ */
+export function selectWorkers(requested: number, config: HarnessConfig): { parallel: number; note?: string } {
+  if (requested === 0 || config.callbackPort === 0) return { parallel: requested };
+  return {
+    parallel: 0,
+    note: `Running in one process rather than ${requested} parallel workers: the callback receiver listens on the fixed port ${config.callbackPort} (MOMO_CALLBACK_PORT), which only one process can take.`,
+  };
+}
+
+/** Settings from ./.env, if there is one; the environment wins over it. */
+function dotEnv(cwd: string): Record<string, string> {
+  const file = join(cwd, '.env');
+  return existsSync(file) ? (parseEnv(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+}
+
+function remoteTarget(config: HarnessConfig): Target {
+  return { description: `${config.baseUrl}${config.sandboxUrl !== config.baseUrl ? ` (provisioning at ${config.sandboxUrl})` : ''}`, config, embedded: false, stop: async () => {} };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runConformance({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd(), log: (line) => console.log(line) }).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`The conformance run stopped on an unexpected error: ${(error as Error).stack ?? String(error)}`);
+      process.exit(EXIT.couldNotTest);
+    },
+  );
+}

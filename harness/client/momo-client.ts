@@ -1,0 +1,272 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import type { Product } from '../../core/products.ts';
+import { CONTRACT, type OperationId } from '../contract.ts';
+import type { Redactor } from '../redact.ts';
+import { explainTransportError } from './transport-errors.ts';
+
+/** One exchange with the target, as evidence: what was sent and what came back, secrets redacted. */
+export interface Exchange {
+  operation: string;
+  request: { method: string; url: string; headers: Record<string, string>; body?: string };
+  response?: { status: number; headers: Record<string, string>; body: string; durationMs: number };
+  /** Set when no response came: the target could not be reached or did not answer in time. */
+  transportError?: string;
+}
+
+/** Which operation a call is, and for which product: the key to its contract. */
+export interface OperationRef {
+  id: OperationId;
+  product: Product;
+  /** "request to pay (collection)": how messages name it. */
+  label: string;
+  /** Where the spec defines it. */
+  section: string;
+}
+
+function op(id: OperationId, product: Product): OperationRef {
+  const contract = CONTRACT[id];
+  return { id, product, label: `${contract.label} (${product})`, section: contract.section(product) };
+}
+
+export interface ApiResponse {
+  operation: OperationRef;
+  status: number;
+  headers: Record<string, string>;
+  /** The parsed JSON body, or undefined when the body is empty or not JSON. */
+  json: unknown;
+  text: string;
+  durationMs: number;
+}
+
+/** The target could not be reached or did not answer: the run could not test, which is not a failure to conform. */
+export class TargetUnavailableError extends Error {
+  readonly fatal = true;
+  /** `explanation` says why there was no answer; with `called: false` the request was not sent, and the message names no call. */
+  constructor(readonly operation: string, readonly url: string, override readonly cause: Error, explanation: string, { called = true } = {}) {
+    super(called ? `${operation}: the target did not answer ${url}: ${explanation}` : explanation);
+    this.name = 'TargetUnavailableError';
+  }
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  sandboxUrl: string;
+  subscriptionKeys: Record<Product, string | undefined>;
+  targetEnvironment: string;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  redactor: Redactor;
+  /** Receives every exchange (the scenario's evidence). */
+  onExchange?: (exchange: Exchange) => void;
+  /** Receives every response as it came, before any step sees it (to check every body against its schema). */
+  onResponse?: (response: ApiResponse) => void;
+  /** Injected by unit tests (undici MockAgent); otherwise one keep-alive Agent. */
+  dispatcher?: Dispatcher;
+}
+
+/** What a single call may vary, beyond what the client fills in from its configuration. */
+export interface CallOptions {
+  /** Which subscription key to send: a product's own, another's (`key`), or none. */
+  subscriptionKey?: { product: Product } | { key: string } | 'none';
+  authorization?: string;
+  referenceId?: string;
+  callbackUrl?: string;
+  targetEnvironment?: string | null;
+  language?: string;
+  /** A JSON value, or a ready string with its own content type. */
+  body?: unknown;
+  rawBody?: { text: string; contentType?: string };
+  form?: Record<string, string>;
+}
+
+export interface PaymentBody {
+  amount: string;
+  currency: string;
+  externalId?: string;
+  payer?: { partyIdType: string; partyId: string };
+  payee?: { partyIdType: string; partyId: string };
+  payerMessage?: string;
+  payeeNote?: string;
+  referenceIdToRefund?: string;
+}
+
+/**
+ * After this many calls in a row without an answer the target is taken as gone, and the client stops calling
+ * it: each remaining scenario then ends at once as not tested, rather than waiting out its own timeouts. A run
+ * against a target that dies or turns slow mid-run so takes about this many timeouts per worker, not one per
+ * scenario. Any answer, even an error status, resets the count.
+ */
+export const GIVE_UP_AFTER_UNANSWERED = 3;
+
+/**
+ * The MoMo API on undici: one method per operation, each returning the raw outcome for the steps to judge.
+ * URLs, headers and keys live here and nowhere else.
+ */
+export class MomoClient {
+  private readonly dispatcher: Dispatcher;
+  /** Calls in a row that got no answer, and why the last one did not. */
+  private unanswered = 0;
+  private lastUnanswered: { error: Error; explanation: string } | undefined;
+
+  constructor(private readonly options: ClientOptions) {
+    this.dispatcher = options.dispatcher ?? new Agent({
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.requestTimeoutMs,
+      bodyTimeout: options.requestTimeoutMs,
+      keepAliveTimeout: 10_000,
+    });
+  }
+
+  // Provisioning (§4.5), on {sandbox_url}.
+  createApiUser(product: Product, referenceId: string, providerCallbackHost: string, extra: CallOptions = {}) {
+    return this.call(op('createApiUser', product), 'POST', this.sandbox('/v1_0/apiuser'), { subscriptionKey: { product }, referenceId, body: { providerCallbackHost }, targetEnvironment: null, ...extra });
+  }
+  createApiKey(product: Product, userId: string, extra: CallOptions = {}) {
+    return this.call(op('createApiKey', product), 'POST', this.sandbox(`/v1_0/apiuser/${encodeURIComponent(userId)}/apikey`), { subscriptionKey: { product }, targetEnvironment: null, ...extra });
+  }
+  getApiUser(product: Product, userId: string, extra: CallOptions = {}) {
+    return this.call(op('getApiUser', product), 'GET', this.sandbox(`/v1_0/apiuser/${encodeURIComponent(userId)}`), { subscriptionKey: { product }, targetEnvironment: null, ...extra });
+  }
+
+  // Tokens (§4.2 #1, §4.3 #11).
+  createAccessToken(product: Product, basic: string, extra: CallOptions = {}) {
+    const host = product === 'collection' ? this.sandbox(`/${product}/token/`) : this.base(`/${product}/token/`);
+    return this.call(op('createAccessToken', product), 'POST', host, { subscriptionKey: { product }, authorization: basic, targetEnvironment: null, ...extra });
+  }
+  createOAuthToken(product: Product, basic: string, form: Record<string, string>, extra: CallOptions = {}) {
+    return this.call(op('createOAuthToken', product), 'POST', this.base(`/${product}/oauth2/token/`), { subscriptionKey: { product }, authorization: basic, form, ...extra });
+  }
+
+  // Payments (§4.2 #2–3, §4.3 #9–10, §4.6).
+  requestToPay(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
+    return this.call(op('requestToPay', 'collection'), 'POST', this.base('/collection/v1_0/requesttopay'), { subscriptionKey: { product: 'collection' }, authorization: bearer, referenceId, body, ...extra });
+  }
+  getRequestToPayStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
+    return this.call(op('getRequestToPayStatus', 'collection'), 'GET', this.base(`/collection/v1_0/requesttopay/${encodeURIComponent(referenceId)}`), { subscriptionKey: { product: 'collection' }, authorization: bearer, ...extra });
+  }
+  deliveryNotification(bearer: string, referenceId: string, notificationMessage: string, extra: CallOptions = {}) {
+    return this.call(op('deliveryNotification', 'collection'), 'POST', this.base(`/collection/v1_0/requesttopay/${encodeURIComponent(referenceId)}/deliverynotification`), { subscriptionKey: { product: 'collection' }, authorization: bearer, body: { notificationMessage }, ...extra });
+  }
+  deposit(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
+    return this.call(op('deposit', 'disbursement'), 'POST', this.base('/disbursement/v1_0/deposit'), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, referenceId, body, ...extra });
+  }
+  getDepositStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
+    return this.call(op('getDepositStatus', 'disbursement'), 'GET', this.base(`/disbursement/v1_0/deposit/${encodeURIComponent(referenceId)}`), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, ...extra });
+  }
+  refund(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
+    return this.call(op('refund', 'disbursement'), 'POST', this.base('/disbursement/v1_0/refund'), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, referenceId, body, ...extra });
+  }
+  getRefundStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
+    return this.call(op('getRefundStatus', 'disbursement'), 'GET', this.base(`/disbursement/v1_0/refund/${encodeURIComponent(referenceId)}`), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, ...extra });
+  }
+
+  // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
+  getBalance(product: Product, bearer: string, currency?: string, extra: CallOptions = {}) {
+    const path = currency === undefined ? `/${product}/v1_0/account/balance` : `/${product}/v1_0/account/balance/${encodeURIComponent(currency)}`;
+    const url = product === 'remittance' ? this.sandbox(path) : this.base(path);
+    return this.call(op(currency === undefined ? 'getBalance' : 'getBalanceInCurrency', product), 'GET', url, { subscriptionKey: { product }, authorization: bearer, ...extra });
+  }
+  accountHolderActive(product: 'collection' | 'disbursement', bearer: string, idType: string, id: string, extra: CallOptions = {}) {
+    const path = `/${product}/v1_0/accountholder/${encodeURIComponent(idType)}/${encodeURIComponent(id)}/active`;
+    const url = product === 'disbursement' ? this.sandbox(path) : this.base(path);
+    return this.call(op('accountHolderActive', product), 'GET', url, { subscriptionKey: { product }, authorization: bearer, ...extra });
+  }
+  basicUserInfo(bearer: string, msisdn: string, extra: CallOptions = {}) {
+    return this.call(op('basicUserInfo', 'collection'), 'GET', this.base(`/collection/v1_0/accountholder/msisdn/${encodeURIComponent(msisdn)}/basicuserinfo`), { subscriptionKey: { product: 'collection' }, authorization: bearer, ...extra });
+  }
+
+  // Consent (§4.2 #6–7).
+  bcAuthorize(product: Product, bearer: string, form: Record<string, string>, extra: CallOptions = {}) {
+    return this.call(op('bcAuthorize', product), 'POST', this.base(`/${product}/v1_0/bc-authorize`), { subscriptionKey: { product }, authorization: bearer, form, ...extra });
+  }
+  userInfo(product: Product, bearer: string, extra: CallOptions = {}) {
+    return this.call(op('userInfo', product), 'GET', this.base(`/${product}/oauth2/v1_0/userinfo`), { subscriptionKey: { product }, authorization: bearer, ...extra });
+  }
+
+  async close(): Promise<void> {
+    if (!this.options.dispatcher) await this.dispatcher.close();
+  }
+
+  private base(path: string): string {
+    return `${this.options.baseUrl}${path}`;
+  }
+  private sandbox(path: string): string {
+    return `${this.options.sandboxUrl}${path}`;
+  }
+
+  private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
+    if (this.unanswered >= GIVE_UP_AFTER_UNANSWERED && this.lastUnanswered) {
+      const { error, explanation } = this.lastUnanswered;
+      const why = `Not called: the last ${this.unanswered} calls to the target got no answer, so the harness stopped calling it (the last: ${explanation})`;
+      throw new TargetUnavailableError(operation.label, url, error, why, { called: false });
+    }
+    const headers: Record<string, string> = {};
+    const key = o.subscriptionKey ?? 'none';
+    if (key !== 'none') {
+      const value = 'key' in key ? key.key : this.options.subscriptionKeys[key.product];
+      if (value !== undefined) headers['Ocp-Apim-Subscription-Key'] = value;
+    }
+    if (o.authorization) headers.Authorization = o.authorization;
+    if (o.referenceId !== undefined) headers['X-Reference-Id'] = o.referenceId;
+    if (o.callbackUrl !== undefined) headers['X-Callback-Url'] = o.callbackUrl;
+    if (o.language !== undefined) headers.Language = o.language;
+    if (o.targetEnvironment !== null) headers['X-Target-Environment'] = o.targetEnvironment ?? this.options.targetEnvironment;
+    let body: string | undefined;
+    if (o.rawBody) {
+      body = o.rawBody.text;
+      if (o.rawBody.contentType) headers['Content-Type'] = o.rawBody.contentType;
+    } else if (o.form) {
+      body = new URLSearchParams(o.form).toString();
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    } else if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['Content-Type'] = 'application/json';
+    }
+    const redact = this.options.redactor;
+    const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? { body: redact.body(body) } : {}) } };
+    const started = performance.now();
+    let response: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      // undici checks its own timeouts about once a second; the signal makes short ones exact.
+      const signal = AbortSignal.timeout(this.options.connectTimeoutMs + this.options.requestTimeoutMs);
+      response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
+      text = await response.body.text();
+    } catch (error) {
+      const { connectTimeoutMs, requestTimeoutMs } = this.options;
+      const explanation = explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs });
+      this.unanswered += 1;
+      this.lastUnanswered = { error: error as Error, explanation };
+      evidence.transportError = redact.text(explanation);
+      this.options.onExchange?.(evidence);
+      throw new TargetUnavailableError(operation.label, url, error as Error, explanation);
+    }
+    this.unanswered = 0;
+    const durationMs = Math.round(performance.now() - started);
+    const responseHeaders = flattenHeaders(response.headers);
+    evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.body(text), durationMs };
+    this.options.onExchange?.(evidence);
+    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
+    this.options.onResponse?.(result);
+    return result;
+  }
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export function basicCredential(userId: string, apiKey: string): string {
+  return `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`;
+}

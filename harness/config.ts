@@ -1,0 +1,211 @@
+import { isIP } from 'node:net';
+import { PRODUCTS, type Product } from '../core/products.ts';
+import { PROFILES, type ProfileName } from '../core/profiles.ts';
+
+/** An existing API user to test with, instead of provisioning one. */
+export interface ApiUserCredentials {
+  userId: string;
+  apiKey: string;
+}
+
+/** Everything the conformance harness needs to know about its target: read once, from the environment. */
+export interface HarnessConfig {
+  /** Undefined: start the embedded reference sandbox. */
+  baseUrl: string | undefined;
+  sandboxUrl: string | undefined;
+  subscriptionKeys: Record<Product, string | undefined>;
+  apiUsers: Record<Product, ApiUserCredentials | undefined>;
+  targetEnvironment: string;
+  currency: string;
+  /**
+   * The host the target reaches callbacks at, registered as providerCallbackHost for provisioned API users:
+   * the host name of callbackUrl when that is set, else MOMO_CALLBACK_HOST.
+   */
+  callbackHost: string;
+  /** The port the callback receiver listens on; 0: a free port (each worker its own). */
+  callbackPort: number;
+  /** The address the callback receiver listens on. */
+  callbackBind: string;
+  /** The receiver's public base URL as the target sees it (e.g. a tunnel); callbacks go to <callbackUrl>/callbacks/<id>. */
+  callbackUrl: string | undefined;
+  profile: ProfileName;
+  /** Per-request timeouts: a slow real sandbox can be given more. */
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** How long a scenario waits for an asynchronous state, and how often it looks. */
+  pollTimeoutMs: number;
+  pollIntervalMs: number;
+  /** The longest a test number's delayed outcome may take (the live sandbox: ~30 s). */
+  slowOutcomeTimeoutMs: number;
+  /** After a callback, how long to watch for a duplicate. */
+  callbackQuietMs: number;
+  /** The waivers file of the certification (MOMO_WAIVERS), relative to the project folder; unset: waivers.json if there is one. */
+  waiversFile: string | undefined;
+  /** Deliberate deviations the embedded sandbox is started with (MOMO_SANDBOX_DEVIATIONS, checked by the sandbox); `npm run mutation` sets it. */
+  embeddedDeviations: string | undefined;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`The harness configuration is wrong:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee .env.example for every setting.`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The environment variables the harness reads, with what each means; .env.example lists the same. */
+export const CONFIG_VARIABLES = {
+  MOMO_BASE_URL: 'Base URL of the target ({base_url}); unset: the embedded reference sandbox.',
+  MOMO_SANDBOX_URL: 'Host of provisioning and the other {sandbox_url} operations; defaults to MOMO_BASE_URL.',
+  MOMO_COLLECTION_KEY: 'Subscription key of the collection product.',
+  MOMO_DISBURSEMENT_KEY: 'Subscription key of the disbursement product.',
+  MOMO_REMITTANCE_KEY: 'Subscription key of the remittance product.',
+  MOMO_COLLECTION_USER_ID: 'Optional existing API user of collection (with MOMO_COLLECTION_API_KEY); else one is provisioned.',
+  MOMO_COLLECTION_API_KEY: 'API key of MOMO_COLLECTION_USER_ID.',
+  MOMO_DISBURSEMENT_USER_ID: 'Optional existing API user of disbursement (with MOMO_DISBURSEMENT_API_KEY).',
+  MOMO_DISBURSEMENT_API_KEY: 'API key of MOMO_DISBURSEMENT_USER_ID.',
+  MOMO_REMITTANCE_USER_ID: 'Optional existing API user of remittance (with MOMO_REMITTANCE_API_KEY).',
+  MOMO_REMITTANCE_API_KEY: 'API key of MOMO_REMITTANCE_USER_ID.',
+  MOMO_TARGET_ENVIRONMENT: 'X-Target-Environment to send (default sandbox).',
+  MOMO_CURRENCY: 'Currency the target accepts (default EUR).',
+  MOMO_CALLBACK_HOST: 'Host at which the target can reach the harness\'s callback receiver (default 127.0.0.1); with MOMO_CALLBACK_URL, its host.',
+  MOMO_CALLBACK_PORT: 'Port the callback receiver listens on (default 0: a free port per worker; a fixed port makes the run use one process).',
+  MOMO_CALLBACK_BIND: 'Address the callback receiver listens on (default 127.0.0.1 when the callback host is loopback, else 0.0.0.0).',
+  MOMO_CALLBACK_URL: 'Public base URL of the callback receiver as the target sees it, e.g. a tunnel such as https://abc.example.app; its host is registered as providerCallbackHost.',
+  MOMO_PROFILE: `Which behaviour to expect where spec and live sandbox differ: ${PROFILES.join(' or ')} (default spec).`,
+  MOMO_CONNECT_TIMEOUT_MS: 'Connect timeout of one request (default 5000).',
+  MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000).',
+  MOMO_POLL_TIMEOUT_MS: 'How long to wait for an asynchronous state (default 10000).',
+  MOMO_POLL_INTERVAL_MS: 'How often to look while waiting (default 100).',
+  MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
+  MOMO_CALLBACK_QUIET_MS: 'After a callback arrives, how long to watch for a duplicate (default 3000; at least the target\'s longest retry delay).',
+  MOMO_WAIVERS: 'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
+  MOMO_SANDBOX_DEVIATIONS: 'Comma-separated deliberate deviations to start the embedded sandbox with, to see the suite fail (npm run sandbox -- --list-deviations); unset: a faithful sandbox.',
+} as const;
+
+type Variable = keyof typeof CONFIG_VARIABLES;
+
+export function loadConfig(env: Record<string, string | undefined>): HarnessConfig {
+  const problems: string[] = [];
+  const read = (name: Variable): string | undefined => {
+    const value = env[name]?.trim();
+    return value ? value : undefined;
+  };
+  const url = (name: Variable): string | undefined => {
+    const value = read(name);
+    if (value === undefined) return undefined;
+    try {
+      const parsed = new URL(value);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
+      return value.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name} must be an http(s) URL such as https://sandbox.momodeveloper.mtn.com, got "${value}"`);
+      return undefined;
+    }
+  };
+  const integer = (name: Variable, fallback: number, min: number, max: number): number => {
+    const value = read(name);
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const baseUrl = url('MOMO_BASE_URL');
+  if (baseUrl === undefined && read('MOMO_SANDBOX_URL') !== undefined) {
+    problems.push('MOMO_SANDBOX_URL is set without MOMO_BASE_URL: set MOMO_BASE_URL too, or neither to test the embedded sandbox');
+  }
+  const sandboxUrl = url('MOMO_SANDBOX_URL') ?? baseUrl;
+  const profile = read('MOMO_PROFILE') ?? 'spec';
+  if (!(PROFILES as readonly string[]).includes(profile)) problems.push(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${profile}"`);
+  const currency = read('MOMO_CURRENCY') ?? 'EUR';
+  if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
+  const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
+  const callbackHostSetting = read('MOMO_CALLBACK_HOST');
+  if (callbackHostSetting !== undefined && !HOST_NAME.test(callbackHostSetting)) problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
+  const callbackUrl = publicBaseUrl(read('MOMO_CALLBACK_URL'), problems);
+  const callbackUrlHost = callbackUrl === undefined ? undefined : new URL(callbackUrl).hostname;
+  if (callbackUrlHost !== undefined && callbackHostSetting !== undefined && callbackHostSetting.toLowerCase() !== callbackUrlHost) {
+    problems.push(`MOMO_CALLBACK_HOST ("${callbackHostSetting}") is not the host of MOMO_CALLBACK_URL ("${callbackUrlHost}"): callbacks must go to the host registered for them; set MOMO_CALLBACK_URL alone`);
+  }
+  const callbackHost = callbackUrlHost ?? callbackHostSetting ?? '127.0.0.1';
+  // A receiver for a loopback host need not be reachable from elsewhere; one for another host must be
+  // (behind a tunnel, whose agent forwards to loopback, MOMO_CALLBACK_BIND=127.0.0.1 is enough).
+  const callbackBind = read('MOMO_CALLBACK_BIND') ?? (isLoopback(callbackHost) ? '127.0.0.1' : '0.0.0.0');
+  if (isIP(callbackBind) === 0) problems.push(`MOMO_CALLBACK_BIND must be an IP address of this machine such as 127.0.0.1, 0.0.0.0 or ::, got "${callbackBind}"`);
+
+  const subscriptionKeys = {} as Record<Product, string | undefined>;
+  const apiUsers = {} as Record<Product, ApiUserCredentials | undefined>;
+  for (const product of PRODUCTS) {
+    const upper = product.toUpperCase();
+    subscriptionKeys[product] = read(`MOMO_${upper}_KEY` as Variable);
+    const userId = read(`MOMO_${upper}_USER_ID` as Variable);
+    const apiKey = read(`MOMO_${upper}_API_KEY` as Variable);
+    if ((userId === undefined) !== (apiKey === undefined)) {
+      problems.push(`MOMO_${upper}_USER_ID and MOMO_${upper}_API_KEY go together: set both or neither`);
+    } else if (userId && apiKey) {
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId)) problems.push(`MOMO_${upper}_USER_ID must be a UUID v4`);
+      apiUsers[product] = { userId, apiKey };
+    }
+  }
+  if (baseUrl !== undefined) {
+    const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => `MOMO_${p.toUpperCase()}_KEY`);
+    if (missing.length > 0) problems.push(`with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`);
+  }
+
+  const config: HarnessConfig = {
+    baseUrl,
+    sandboxUrl,
+    subscriptionKeys,
+    apiUsers,
+    targetEnvironment,
+    currency,
+    callbackHost,
+    callbackPort: integer('MOMO_CALLBACK_PORT', 0, 0, 65_535),
+    callbackBind,
+    callbackUrl,
+    profile: profile as ProfileName,
+    connectTimeoutMs: integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
+    requestTimeoutMs: integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
+    pollTimeoutMs: integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),
+    pollIntervalMs: integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
+    slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
+    callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
+    waiversFile: read('MOMO_WAIVERS'),
+    embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
+  };
+  if (config.embeddedDeviations !== undefined && baseUrl !== undefined) {
+    problems.push('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names: unset one of them');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** A host name or IPv4 address, as providerCallbackHost takes it (schemas/api-user-create.schema.json). */
+const HOST_NAME = /^[A-Za-z0-9.-]+$/;
+
+/** 127.x.x.x, localhost or ::1: an address only this machine reaches. */
+export function isLoopback(host: string): boolean {
+  return /^(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?)$/i.test(host);
+}
+
+/** MOMO_CALLBACK_URL: an http(s) origin with a host name or IPv4 address, no path, query or credentials; without a trailing slash. */
+function publicBaseUrl(value: string | undefined, problems: string[]): string | undefined {
+  if (value === undefined) return undefined;
+  const wrong = (why: string) => {
+    problems.push(`MOMO_CALLBACK_URL must be the receiver's public base URL, such as https://abc.example.app or http://callbacks.example.com:8090, ${why}; got "${value}"`);
+    return undefined;
+  };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return wrong('an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return wrong('with the scheme http or https');
+  if (!HOST_NAME.test(url.hostname)) return wrong('with a host name or IPv4 address (the target registers it as providerCallbackHost)');
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return wrong('without a path, query or credentials (callbacks go to <URL>/callbacks/<id>)');
+  return url.origin;
+}

@@ -1,0 +1,228 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { buildLoadScripts, scenarioNames } from '../build.ts';
+import { buildSandbox } from '../../sandbox/app.ts';
+import { DEVELOPMENT_KEYS, resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
+import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
+import { ConfigError, loadConfig, type HarnessConfig } from '../../harness/config.ts';
+import { environmentFor, probeTarget, TargetUnreachableError } from '../../conformance/runner/target.ts';
+import { scanForSecrets } from '../../conformance/runner/leak-scan.ts';
+import { callsByOperation, htmlReport, junitReport, thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
+
+const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+
+const USAGE = `Usage: npm run load -- <scenario> [options]
+
+Scenarios: ${scenarioNames().join(', ')}
+
+Runs a k6 scenario of load/scenarios against the embedded reference sandbox (started and stopped for you)
+or against MOMO_BASE_URL, and writes reports/load/<scenario>/: summary.json (k6's summary), junit.xml,
+report.html (k6's web dashboard) and, where callbacks were measured, callbacks.json.
+
+  --rate <per second>           arrival rate (LOAD_RATE)
+  --duration <seconds>          how long the load lasts (LOAD_DURATION_SECONDS)
+  --iterations <n>              iterations of the smoke scenario (LOAD_ITERATIONS)
+  --segment <from:to>           run only this execution segment, e.g. 0:1/2 (k6 --execution-segment)
+  --segment-sequence <list>     all segments of the split run, e.g. 0,1/2,1
+  --reports <dir>               where the reports go (default reports/load/<scenario>)
+
+Every LOAD_* variable (see load/lib/config.ts and load/lib/slo.ts, e.g. LOAD_SLO_P95_MS) is passed to k6.
+Exit codes: 0 every threshold held, 1 a threshold (an SLO) was crossed, 2 the run could not test.`;
+
+/** What the embedded sandbox needs to be for a scenario to mean something. */
+function sandboxFor(scenario: string, env: Record<string, string | undefined>): Partial<SandboxSettings> {
+  const number = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
+  switch (scenario) {
+    case 'token-expiry-soak':
+      return { tokenLifetimeSeconds: number('LOAD_TOKEN_LIFETIME', 5) };
+    case 'async-completion':
+      return { delayedSuccessMs: number('LOAD_DELAYED_SUCCESS_MS', 1000) };
+    default:
+      return {};
+  }
+}
+
+const SCENARIO_DEFAULTS: Record<string, Record<string, string>> = {
+  // The smoke run is small enough to check every body.
+  smoke: { LOAD_VALIDATE_SHARE: '1' },
+};
+
+export interface LoadRunOptions {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  log: (line: string) => void;
+  /** Where k6's own output goes (the terminal by default). */
+  k6Output?: 'inherit' | 'pipe';
+}
+
+export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunOptions): Promise<{ code: number; output: string }> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' },
+        segment: { type: 'string' }, 'segment-sequence': { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    log(`${(error as Error).message}\n\n${USAGE}`);
+    return { code: 2, output: '' };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    log(USAGE);
+    return { code: 0, output: '' };
+  }
+  const scenario = positionals[0];
+  if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario)) {
+    log(`${scenario ? `No load scenario "${positionals.join(' ')}".` : 'Name a load scenario.'} Scenarios: ${scenarioNames().join(', ')}.\n\n${USAGE}`);
+    return { code: 2, output: '' };
+  }
+  for (const [flag, value] of [['rate', values.rate], ['duration', values.duration], ['iterations', values.iterations]] as const) {
+    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) {
+      log(`--${flag} must be a positive number, got "${value}".`);
+      return { code: 2, output: '' };
+    }
+  }
+  if ((values.segment === undefined) !== (values['segment-sequence'] === undefined)) {
+    log('--segment and --segment-sequence go together: name this run\'s segment and the whole sequence, e.g. --segment 0:1/2 --segment-sequence 0,1/2,1.');
+    return { code: 2, output: '' };
+  }
+
+  const k6 = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (k6.status !== 0) return { code: 2, output: '' };
+  const k6Path = k6.stdout.trim();
+
+  let config: HarnessConfig;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      log(error.message);
+      return { code: 2, output: '' };
+    }
+    throw error;
+  }
+
+  await buildLoadScripts();
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    if (!config.baseUrl) {
+      const settings = resolveSettings({ overrides: { port: 0, logLevel: 'silent', profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment], ...sandboxFor(scenario, env) } });
+      const sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
+      await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+      stops.push(() => sandbox.close());
+      const url = `http://127.0.0.1:${(sandbox.app.server.address() as { port: number }).port}`;
+      config = { ...config, baseUrl: url, sandboxUrl: url, subscriptionKeys: { ...DEVELOPMENT_KEYS } };
+      log(`Load scenario ${scenario} against the embedded reference sandbox at ${url}`);
+    } else {
+      await probeTarget(config);
+      log(`Load scenario ${scenario} against ${config.baseUrl}`);
+    }
+
+    const receiver = new CallbackReceiver(config.callbackHost, { bind: config.callbackBind, publicBaseUrl: config.callbackUrl });
+    const loopback = (host: string) => /^(127\.|localhost$)/.test(host);
+    const callbacksReachable = !loopback(config.callbackHost) || loopback(new URL(config.baseUrl!).hostname);
+    if (callbacksReachable) {
+      await receiver.start(config.callbackPort);
+      stops.push(() => receiver.stop());
+    }
+
+    const reportsDir = resolve(values.reports ?? join(ROOT, 'reports/load', scenario));
+    rmSync(reportsDir, { recursive: true, force: true });
+    mkdirSync(reportsDir, { recursive: true });
+    const summaryFile = join(reportsDir, 'summary.json');
+    const k6Env: Record<string, string> = {
+      ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+      ...SCENARIO_DEFAULTS[scenario],
+      ...environmentFor(config),
+      ...(values.rate ? { LOAD_RATE: values.rate } : {}),
+      ...(values.duration ? { LOAD_DURATION_SECONDS: values.duration } : {}),
+      ...(values.iterations ? { LOAD_ITERATIONS: values.iterations } : {}),
+      ...(callbacksReachable ? { LOAD_CALLBACK_URL: receiver.baseUrl } : {}),
+      // k6's own web dashboard, exported as one offline HTML file; no server is opened.
+      K6_WEB_DASHBOARD: 'true',
+      K6_WEB_DASHBOARD_PORT: '-1',
+      K6_WEB_DASHBOARD_PERIOD: env.K6_WEB_DASHBOARD_PERIOD ?? '1s',
+      K6_WEB_DASHBOARD_EXPORT: join(reportsDir, 'report.html'),
+      K6_NO_USAGE_REPORT: 'true',
+    };
+    const args = ['run', '--no-usage-report', '--summary-export', summaryFile];
+    if (values.segment) args.push('--execution-segment', values.segment, '--execution-segment-sequence', values['segment-sequence']!);
+    args.push(join(ROOT, 'dist/load', `${scenario}.js`));
+
+    const started = Date.now();
+    const { code: k6Code, output } = await runK6(k6Path, args, k6Env, k6Output);
+    const durationSeconds = (Date.now() - started) / 1000;
+
+    let summary: K6Summary | undefined;
+    try {
+      summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
+      writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
+      writeFileSync(join(reportsDir, 'junit.xml'), junitReport(scenario, summary, durationSeconds));
+      if (!existsSync(join(reportsDir, 'report.html'))) writeFileSync(join(reportsDir, 'report.html'), htmlReport(scenario, summary));
+    } catch {
+      log(`k6 wrote no summary (exit ${k6Code}): the run could not test.`);
+      return { code: 2, output };
+    }
+    if (callbacksReachable) writeFileSync(join(reportsDir, 'callbacks.json'), `${JSON.stringify(callbackLatency(receiver), null, 2)}\n`);
+
+    const leaks = scanForSecrets(reportsDir, Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'));
+    if (leaks.length > 0) {
+      for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
+      return { code: 2, output };
+    }
+    const tokenRequests = Number(summary.metrics.momo_token_requests?.count ?? 0);
+    for (const { operation, accepted, refused } of callsByOperation(summary)) {
+      log(`${operation}: ${accepted} answered as documented, ${refused} not; ${tokenRequests} token requests in the run`);
+    }
+    const crossed = thresholdResults(summary).filter((t) => !t.passed);
+    for (const t of crossed) log(`SLO missed: ${t.metric} ${t.expression} (${t.observed})`);
+    log(`Reports: ${reportsDir}/ (summary.json, junit.xml, report.html${callbacksReachable ? ', callbacks.json' : ''})`);
+    // k6 exits 99 when a threshold is crossed: the target missed an SLO. Anything else but 0: k6 could not run.
+    return { code: k6Code === 0 ? 0 : k6Code === 99 ? 1 : 2, output };
+  } catch (error) {
+    log(error instanceof TargetUnreachableError ? error.message : `The load run could not test: ${(error as Error).message}`);
+    return { code: 2, output: '' };
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+}
+
+function runK6(k6: string, args: string[], env: Record<string, string>, output: 'inherit' | 'pipe'): Promise<{ code: number; output: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(k6, args, { env, stdio: ['ignore', output, output] });
+    let text = '';
+    child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    child.on('close', (code) => resolvePromise({ code: code ?? 2, output: text }));
+  });
+}
+
+/** Callback latency: from the creation time the script put in each callback URL to the callback's arrival. */
+function callbackLatency(receiver: CallbackReceiver) {
+  const latencies: number[] = [];
+  for (const callback of receiver.all()) {
+    const createdAt = Number(new URL(callback.path, 'http://x').searchParams.get('createdAt'));
+    if (Number.isFinite(createdAt) && createdAt > 0) latencies.push(callback.receivedAt - createdAt);
+  }
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : null);
+  return { callbacks: latencies.length, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), maxMs: latencies.at(-1) ?? null };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runLoad({ argv: process.argv.slice(2), env: process.env, log: (line) => console.log(line) }).then(
+    ({ code }) => process.exit(code),
+    (error: unknown) => {
+      console.error(`The load run stopped on an unexpected error: ${(error as Error).stack ?? String(error)}`);
+      process.exit(2);
+    },
+  );
+}

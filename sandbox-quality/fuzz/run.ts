@@ -1,0 +1,175 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PROFILES, type ProfileName } from '../../core/profiles.ts';
+import { replayFailure, runCampaign, type CampaignOptions, type CampaignResult, type ShrunkFailure, type Tally } from './campaign.ts';
+import { PROPERTIES, type Property } from './judge.ts';
+
+const USAGE = `Usage: npm run fuzz -- [options]
+
+Generates requests from the OpenAPI document the reference sandbox serves (GET /openapi.json), valid and
+malformed, sends them to fresh in-process sandboxes and checks every answer: a documented status, no
+undocumented 5xx, a body that matches its schema, no unexpected error, no state changed by a rejected
+request or by a GET. See docs/fuzzing.md.
+
+  --requests <n>         generated requests, at least (default 100000)
+  --seed <n>             fast-check seed (default: random, printed)
+  --episode-length <n>   most requests per episode; each episode has a sandbox of its own (default 400)
+  --profile <name>       spec, mtn-sandbox or both (default both)
+  --http                 send over HTTP on 127.0.0.1 instead of fastify.inject
+  --shrink <n>           failing episodes to shrink and show in full (default 3)
+  --shrink-time <s>      time limit of one shrink, in seconds (default 60)
+  --path <path>          with --seed: replay one failing episode (the path the summary printed) and shrink it
+  --report <file>        the summary as JSON (default reports/fuzz/summary.json)
+
+Exit codes: 0 no property was broken, 1 a property was broken, 2 the run could not test.`;
+
+class UsageError extends Error {}
+
+function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report: string; help: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        requests: { type: 'string' }, seed: { type: 'string' }, 'episode-length': { type: 'string' }, profile: { type: 'string' },
+        http: { type: 'boolean' }, shrink: { type: 'string' }, 'shrink-time': { type: 'string' }, path: { type: 'string' },
+        report: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}. Run with --help for the options.`);
+  }
+  const { values } = parsed;
+  const whole = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {
+    if (raw === undefined) return fallback;
+    if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    return Number(raw);
+  };
+  const profile = values.profile ?? 'both';
+  if (profile !== 'both' && !(PROFILES as readonly string[]).includes(profile)) throw new UsageError(`--profile must be ${PROFILES.join(', ')} or both, got "${profile}"`);
+  if (values.path !== undefined && values.seed === undefined) throw new UsageError('--path replays one episode of a run, and needs that run\'s --seed too');
+  if (values.path !== undefined && !/^\d+(:\d+)*$/.test(values.path)) throw new UsageError(`--path must be a fast-check path such as 12:0:3, got "${values.path}"`);
+  return {
+    help: values.help === true,
+    requests: whole('requests', values.requests, 100_000, 1, 100_000_000),
+    seed: whole('seed', values.seed, Math.floor(Math.random() * 2 ** 31), -(2 ** 31), 2 ** 31 - 1),
+    episodeLength: whole('episode-length', values['episode-length'], 400, 1, 100_000),
+    profiles: profile === 'both' ? PROFILES : [profile as ProfileName],
+    transport: values.http ? 'http' : 'inject',
+    shrink: whole('shrink', values.shrink, 3, 0, 100),
+    shrinkTimeMs: whole('shrink-time', values['shrink-time'], 60, 1, 3600) * 1000,
+    ...(values.path !== undefined ? { path: values.path } : {}),
+    report: resolve(values.report ?? 'reports/fuzz/summary.json'),
+  };
+}
+
+const number = (n: number) => n.toLocaleString('en-US');
+
+function statusList(statuses: Record<string, number>): string {
+  return Object.entries(statuses).sort(([a], [b]) => Number(a) - Number(b)).map(([status, count]) => `${status}×${number(count)}`).join(' ');
+}
+
+function table(title: string, rows: [string, Tally][]): string[] {
+  const width = Math.max(title.length, ...rows.map(([name]) => name.length));
+  return [
+    `  ${title.padEnd(width)}  ${'requests'.padStart(9)}  ${'valid'.padStart(8)}  ${'malformed'.padStart(9)}  statuses`,
+    ...rows.map(([name, t]) => `  ${name.padEnd(width)}  ${number(t.requests).padStart(9)}  ${number(t.valid).padStart(8)}  ${number(t.malformed).padStart(9)}  ${statusList(t.statuses)}`),
+  ];
+}
+
+function failureLines(failure: ShrunkFailure): string[] {
+  return [
+    `  replay: npm run fuzz -- --seed ${failure.replay.seed} --path ${failure.replay.path}   (shrunk to ${failure.requestsInEpisode} request${failure.requestsInEpisode === 1 ? '' : 's'})`,
+    ...failure.violations.map((v) => `    ${v.property}: ${v.detail}`),
+    `    request: ${failure.request.method} ${failure.request.url}`,
+    `      headers: ${JSON.stringify(failure.request.headers)}`,
+    ...(failure.request.body ? [`      body: ${failure.request.body}`] : []),
+    `    answer: ${failure.answer.status} ${failure.answer.body}`,
+  ];
+}
+
+export function summaryLines(result: CampaignResult): string[] {
+  const seconds = result.durationMs / 1000;
+  const broken = Object.values(result.violationCounts).reduce<number>((a, b) => a + (b ?? 0), 0);
+  const lines = [
+    '',
+    `Requests: ${number(result.requests)} (valid ${number(result.valid)}, malformed ${number(result.malformed)}) in ${number(result.episodes)} episodes, ${seconds.toFixed(1)} s, ${number(Math.round(result.requests / Math.max(seconds, 0.001)))} requests/s`,
+    `  plus ${number(result.setupRequests)} requests that provisioned the fuzzer's API users${result.unsendable ? `; ${number(result.unsendable)} the HTTP client would not send` : ''}; ${number(result.callbacksReceived)} callbacks received`,
+    `Seed ${result.seed}, ${result.transport === 'inject' ? 'in-process (fastify.inject)' : 'HTTP on 127.0.0.1'}, profiles ${result.profiles.join(', ')}`,
+    `Statuses: ${statusList(result.statuses)}`,
+    '',
+    ...table('operation', Object.entries(result.byOperation).sort(([a], [b]) => a.localeCompare(b))),
+    '',
+    ...table('mutation', Object.entries(result.byMutation).sort(([, a], [, b]) => b.requests - a.requests)),
+  ];
+  const refused = Object.entries(result.validRefused);
+  if (refused.length > 0) {
+    lines.push('', 'Valid requests (by the document) refused for their form, where the sandbox is stricter than the document says:');
+    for (const [op, r] of refused) lines.push(`  ${op}: ${number(r.count)}, e.g. ${r.example}`);
+  }
+  lines.push('', 'Properties:');
+  for (const [property, meaning] of Object.entries(PROPERTIES)) lines.push(`  ${String(result.violationCounts[property as Property] ?? 0).padStart(7)}  ${property}: ${meaning}`);
+  if (broken > 0) {
+    lines.push('', `Violations (the first ${3} of each property and operation):`);
+    for (const v of result.violations) lines.push(`  ${v.property} · ${v.operation} · ${v.mutation} · ${v.status}: ${v.detail}`, `    replay: npm run fuzz -- --seed ${v.replay.seed} --path ${v.replay.path}`);
+    if (result.failures.length > 0) lines.push('', 'Shrunk failures:');
+    for (const failure of result.failures) lines.push(...failureLines(failure));
+  }
+  lines.push('', broken === 0 ? `No property was broken in ${number(result.requests)} requests.` : `${number(broken)} violations.`);
+  return lines;
+}
+
+export async function main(argv: string[], log: (line: string) => void): Promise<number> {
+  let options;
+  try {
+    options = optionsFrom(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      log(error.message);
+      return 2;
+    }
+    throw error;
+  }
+  if (options.help) {
+    log(USAGE);
+    return 0;
+  }
+  try {
+    if (options.path !== undefined) {
+      log(`Replaying seed ${options.seed}, path ${options.path} …`);
+      const failure = await replayFailure({ ...options, path: options.path });
+      if (!failure) {
+        log('That episode breaks no property (any more).');
+        return 0;
+      }
+      for (const line of failureLines(failure)) log(line);
+      return 1;
+    }
+    log(`Fuzzing the reference sandbox: ${number(options.requests)} requests, seed ${options.seed}, episodes of up to ${options.episodeLength}, profiles ${options.profiles.join(', ')}, ${options.transport === 'inject' ? 'in-process' : 'over HTTP'}`);
+    const result = await runCampaign({
+      ...options,
+      onProgress: (p) => log(`  ${number(p.requests)} / ${number(p.target)} requests · ${number(Math.round(p.requests / (p.elapsedMs / 1000)))}/s · ${p.violations} violations`),
+    });
+    for (const line of summaryLines(result)) log(line);
+    mkdirSync(dirname(options.report), { recursive: true });
+    writeFileSync(options.report, `${JSON.stringify(result, null, 2)}\n`);
+    log(`Summary: ${options.report}`);
+    return Object.keys(result.violationCounts).length === 0 ? 0 : 1;
+  } catch (error) {
+    log(`The fuzz run could not test: ${(error as Error).message}`);
+    return 2;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main(process.argv.slice(2), (line) => console.log(line)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`The fuzz run stopped on an unexpected error: ${(error as Error).stack ?? String(error)}`);
+      process.exit(2);
+    },
+  );
+}
