@@ -7,7 +7,10 @@ import addFormatsModule from 'ajv-formats';
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-export const SCHEMA_BASE = 'https://momo-harness.dev/schemas/';
+import { OPERATION_IDS } from './catalogue/operations.ts';
+import { SCHEMA_BASE, schemaId } from './schema-ids.ts';
+
+export { SCHEMA_BASE, schemaId };
 const schemaDir = fileURLToPath(new URL('../schemas/', import.meta.url));
 
 export interface JsonSchema {
@@ -17,11 +20,28 @@ export interface JsonSchema {
   [keyword: string]: unknown;
 }
 
-/** Every schema file under schemas/, read once at start-up. */
-export const schemaDocuments: readonly JsonSchema[] = readdirSync(schemaDir)
-  .filter((name) => name.endsWith('.schema.json'))
-  .sort()
-  .map((name) => JSON.parse(readFileSync(join(schemaDir, name), 'utf8')) as JsonSchema);
+/**
+ * Schemas made from the operation catalogue rather than written as files, so that a list of the catalogue's is
+ * never written twice: the requirement catalogue's schema refers to operation-id.schema.json.
+ */
+const derivedDocuments: readonly JsonSchema[] = [
+  {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: schemaId('operation-id'),
+    title: 'Operation id',
+    description: 'The id of an operation of the operation catalogue (core/catalogue/operations.ts).',
+    enum: [...OPERATION_IDS],
+  },
+];
+
+/** Every schema file under schemas/, read once at start-up, and the schemas derived from the operation catalogue. */
+export const schemaDocuments: readonly JsonSchema[] = [
+  ...readdirSync(schemaDir)
+    .filter((name) => name.endsWith('.schema.json'))
+    .sort()
+    .map((name) => JSON.parse(readFileSync(join(schemaDir, name), 'utf8')) as JsonSchema),
+  ...derivedDocuments,
+];
 
 /**
  * The one Ajv instance of the project: strict, all errors, draft 2020-12, with formats.
@@ -31,10 +51,6 @@ export const schemaDocuments: readonly JsonSchema[] = readdirSync(schemaDir)
 export const ajv = new Ajv2020({ strict: true, allErrors: true, verbose: true });
 addFormats(ajv);
 for (const schema of schemaDocuments) ajv.addSchema(schema);
-
-export function schemaId(name: string): string {
-  return `${SCHEMA_BASE}${name}.schema.json`;
-}
 
 /** The compiled validator of a schema by its short name, e.g. "party". Compiled once, then cached by ajv. */
 export function validatorFor(name: string): ValidateFunction {

@@ -3,13 +3,14 @@ import formbody from '@fastify/formbody';
 import secureJson from 'secure-json-parse';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { ajv } from '../core/schemas.ts';
-import { CallbackSender } from './callbacks.ts';
-import { Deviations } from '../sandbox-quality/faults/faults.ts';
+import { CallbackSender, type CallbackSink } from './callbacks.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayError, sendOAuthError, validationMessage } from './http.ts';
-import { OperationCatalogue, type OperationSpec } from './operations.ts';
+import { CatalogueRoutes, type ServedRoute } from './serving.ts';
+import { InMemoryLedger, type Ledger } from './ledger.ts';
 import { loadOutcomes } from './outcomes.ts';
-import { PaymentEngine } from './payments.ts';
+import { PaymentEngine, type Payments } from './payments.ts';
+import type { SandboxPlugin } from './plugins.ts';
 import { PRODUCTS, type Product } from '../core/products.ts';
 import { behaviourOf, type ProfileBehaviour } from '../core/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
@@ -32,23 +33,30 @@ declare module 'fastify' {
     keyProduct: Product | null;
   }
   interface FastifyContextConfig {
-    operation?: OperationSpec;
+    /** The catalogue operation a route serves, and under which product. */
+    route?: ServedRoute;
     mediaType?: string;
   }
 }
 
-/** What every route module works with. */
-export interface SandboxContext {
-  settings: SandboxSettings;
-  profile: ProfileBehaviour;
+/**
+ * The parts of the sandbox that the routes and guards work through. A plugin (plugins.ts) may wrap or replace
+ * them before anything takes them: that is where a deliberate fault changes the sandbox, never inside its code.
+ */
+export interface SandboxComponents {
   clock: Clock;
   state: SandboxState;
+  ledger: Ledger;
   tokens: TokenAuthority;
-  payments: PaymentEngine;
-  callbacks: CallbackSender;
-  catalogue: OperationCatalogue;
-  /** Deliberate non-conformances this sandbox was started with (none by default). */
-  deviations: Deviations;
+  callbacks: CallbackSink;
+  payments: Payments;
+}
+
+/** What every route module works with. */
+export interface SandboxContext extends SandboxComponents {
+  settings: SandboxSettings;
+  profile: ProfileBehaviour;
+  routes: CatalogueRoutes;
 }
 
 export interface Sandbox {
@@ -61,6 +69,8 @@ export interface SandboxOptions {
   clock?: Clock;
   /** A logger to use instead of building one from settings.logLevel (tests pass a silent or capturing one). */
   logger?: FastifyBaseLogger;
+  /** Plugins at the sandbox's edges, e.g. deliberate faults (sandbox-quality/faults); none for a faithful sandbox. */
+  plugins?: readonly SandboxPlugin[];
 }
 
 /** Secrets that must never reach a log line, wherever a serializer might put them. */
@@ -99,16 +109,27 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   installJsonParser(app);
 
   const profile = behaviourOf(settings.profile);
-  const state = new SandboxState(settings, clock);
-  const deviations = new Deviations(settings.deviations);
-  const callbacks = new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs }, app.log);
+  const plugins = options.plugins ?? [];
   const outcomes = loadOutcomes(settings.outcomesFile, settings.delayedSuccessMs);
-  const payments = new PaymentEngine(state, outcomes, settings, profile, clock, callbacks, app.log, deviations);
-  const tokens = new TokenAuthority(settings.jwtSecret, clock, deviations);
-  const catalogue = new OperationCatalogue(app);
-  const context: SandboxContext = { settings, profile, clock, state, tokens, payments, callbacks, catalogue, deviations };
-  if (deviations.names.length > 0) app.log.warn({ deviations: deviations.names }, 'started with deliberate deviations from the API');
-  deviations.install(app);
+  // Each component is built from the ones before it as the plugins left them.
+  let components = { clock } as SandboxComponents;
+  const build = <K extends keyof SandboxComponents>(name: K, make: () => SandboxComponents[K]) => {
+    components = { ...components, [name]: make() };
+    for (const plugin of plugins) {
+      const wrapped = plugin.wrap?.[name]?.(components[name] as never, { settings, profile, components });
+      if (wrapped) components = { ...components, [name]: wrapped };
+    }
+  };
+  build('clock', () => clock);
+  build('state', () => new SandboxState(settings, components.clock));
+  build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
+  build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
+  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs }, app.log));
+  build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, profile, components.clock, components.callbacks, app.log));
+  const context: SandboxContext = { ...components, settings, profile, routes: new CatalogueRoutes(app) };
+  if (plugins.length > 0) app.log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
+  // Before the guards: a plugin's request hooks see a request as the client sent it.
+  for (const plugin of plugins) plugin.install?.(app, context);
 
   installGuards(app, context);
   installErrorHandling(app);
@@ -118,14 +139,15 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   registerPayments(context);
   registerAccounts(context);
   registerConsent(context);
+  context.routes.ensureComplete();
   registerMeta(app, context);
 
-  const sweeper = setInterval(() => state.forgetExpired(), Math.min(10_000, settings.retentionMaxAgeMs));
+  const sweeper = setInterval(() => context.state.forgetExpired(), Math.min(10_000, settings.retentionMaxAgeMs));
   sweeper.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);
-    await callbacks.close();
-    for (const store of Object.values(state.transactions)) for (const tx of store.values()) clearTimeout(tx.timer);
+    await context.callbacks.close();
+    for (const store of Object.values(context.state.transactions)) for (const tx of store.values()) clearTimeout(tx.timer);
   });
 
   // Compiles every route's validators now, so a bad schema fails the start rather than a request.
@@ -150,7 +172,7 @@ function routeValidator(schema: unknown): ValidateFunction {
 
 /** The checks every operation shares, in the order the live gateway applies them. */
 function installGuards(app: FastifyInstance, context: SandboxContext): void {
-  const { settings, state, tokens, deviations } = context;
+  const { settings, state, tokens } = context;
   const productByKey = new Map<string, Product>(PRODUCTS.map((p) => [settings.subscriptionKeys[p], p]));
   const allowedEnvironments = new Set(settings.targetEnvironments);
 
@@ -161,39 +183,23 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
   // Callback-style hooks: the request path is the sandbox's hot path, and they spare a promise per request.
   // A guard that answers returns the reply; the request goes on only when none did.
   const admit = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const operation = request.routeOptions.config.operation;
-    if (!operation) return undefined;
+    const route = request.routeOptions.config.route;
+    if (!route) return undefined;
+    const { operation } = route;
 
-    // 1. The gateway: a subscription key of the operation's product.
+    // 1. The gateway: a subscription key of the operation's product (any product's for provisioning).
     const key = request.headers['ocp-apim-subscription-key'];
-    if (deviations.has('gateway-key-not-enforced')) {
-      // Whatever key came, or none: the call goes through as the operation's product.
-      request.keyProduct = operation.product !== 'provisioning' ? operation.product : (typeof key === 'string' && productByKey.get(key)) || 'collection';
-    } else {
-      if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
-      const keyProduct = productByKey.get(key);
-      if (!keyProduct || (operation.product !== 'provisioning' && keyProduct !== operation.product)) {
-        return sendGatewayError(reply, 'invalid');
-      }
-      request.keyProduct = keyProduct;
-    }
-    const keyProduct = request.keyProduct;
+    if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
+    const keyProduct = productByKey.get(key);
+    if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
+    request.keyProduct = keyProduct;
 
     // 2. The caller: a Bearer token of this product, for a known API user.
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
       const authorization = request.headers.authorization;
       const token = typeof authorization === 'string' && /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
-      if (!token && deviations.has('bearer-token-not-required')) {
-        // A server that falls back to some merchant of the product when no token comes.
-        const fallback = [...state.apiUsers.values()].find((user) => user.product === keyProduct);
-        if (fallback) {
-          request.caller = fallback;
-          return undefined;
-        }
-      }
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: 'Send Authorization: Bearer <access token>.' });
-      let check = tokens.check(token, keyProduct, operation.credential === 'consent' ? 'consent' : 'access');
-      if (!check.ok && operation.credential === 'consent' && deviations.has('user-info-with-access-token')) check = tokens.check(token, keyProduct, 'access');
+      const check = tokens.check(token, keyProduct, operation.credential === 'consent' ? 'consent' : 'access');
       if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', { description: check.description });
       const caller = state.apiUsers.get(check.claims.sub);
       if (!caller) return sendOAuthError(reply, 401, 'invalid_token', { description: 'The API user of this token no longer exists.' });
@@ -204,13 +210,13 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
     // 3. The body: none where none is allowed; an omitted Content-Type means the operation's own.
     const hasBody = (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0')
       || request.headers['transfer-encoding'] !== undefined;
-    if (operation.noBody && hasBody) return sendBadRequest(reply, `${operation.summary} takes no body; send the request without one.`);
-    if (operation.body && hasBody) {
+    if (operation.request === 'none' && hasBody) return sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`);
+    if (operation.request !== 'none' && hasBody) {
       const contentType = request.headers['content-type'];
       if (contentType === undefined) {
-        request.headers['content-type'] = operation.body.mediaType;
-      } else if (contentType.split(';')[0]!.trim().toLowerCase() !== operation.body.mediaType) {
-        return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.body.mediaType}.`, 415);
+        request.headers['content-type'] = operation.request.mediaType;
+      } else if (contentType.split(';')[0]!.trim().toLowerCase() !== operation.request.mediaType) {
+        return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.request.mediaType}.`, 415);
       }
     }
     return undefined;
@@ -218,11 +224,10 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
 
   // 4. The target environment, once the headers are known to be well formed.
   const environmentAllowed = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const operation = request.routeOptions.config.operation;
-    if (!operation?.requiredHeaders?.includes('x-target-environment')) return undefined;
+    const operation = request.routeOptions.config.route?.operation;
+    if (!operation?.headers.required.includes('x-target-environment')) return undefined;
     const environment = request.headers['x-target-environment'] as string;
     if (allowedEnvironments.has(environment)) return undefined;
-    if (operation.product === 'remittance' && deviations.has('remittance-target-environment-ignored')) return undefined;
     return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
   };
 
@@ -233,6 +238,8 @@ function installGuards(app: FastifyInstance, context: SandboxContext): void {
     if (!environmentAllowed(request, reply)) done();
   });
 }
+
+const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
 
 /** JSON bodies parsed as Fastify does, but saying which key was refused rather than that the JSON is invalid. */
 function installJsonParser(app: FastifyInstance): void {

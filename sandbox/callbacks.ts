@@ -6,11 +6,18 @@ export interface CallbackPolicy {
   retryDelaysMs: readonly number[];
 }
 
+/** Where the sandbox sends what it has to tell a client: transaction callbacks and the consent ping. */
+export interface CallbackSink {
+  send(url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void;
+  sendLater(delayMs: number, url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void;
+  close(): Promise<void>;
+}
+
 /**
  * Sends callbacks: one attempt, then a retry after each configured delay until one is answered with 2xx.
  * Attempts are bounded by the timeout, and nothing waits for them: a slow listener never slows the API.
  */
-export class CallbackSender {
+export class CallbackSender implements CallbackSink {
   private readonly agent: Agent;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -30,7 +37,6 @@ export class CallbackSender {
     this.attempt(url, method, JSON.stringify(body), context, 0);
   }
 
-  /** Sends after a delay (e.g. when a consent is granted); close() cancels what has not started. */
   sendLater(delayMs: number, url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void {
     if (this.closed) return;
     const timer = setTimeout(() => {

@@ -1,6 +1,7 @@
 import { SCHEMA_BASE, schemaDocuments } from '../core/schemas.ts';
-import { HEADER_DESCRIPTIONS, HEADER_SCHEMAS, type OperationSpec } from './operations.ts';
-import type { ProfileName } from '../core/profiles.ts';
+import { HEADERS, type HeaderName } from '../core/catalogue/headers.ts';
+import { bindingOf, bodySchemasOf, routes, type Route } from '../core/catalogue/routes.ts';
+import { behaviourOf, type ProfileName, type ProfileBehaviour } from '../core/profiles.ts';
 
 /** "request-to-pay.schema.json" → "RequestToPay". */
 function componentName(file: string): string {
@@ -31,23 +32,23 @@ function componentRef(ref: string, component: string | undefined): string {
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${componentName(`${name}.schema.json`)}` });
-const refs = (names: string | string[]) => (Array.isArray(names) ? names.map(ref) : [ref(names)]);
+const refs = (names: readonly string[]) => names.map(ref);
 const oneOrOneOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : { oneOf: schemas });
 
 /**
- * The sandbox's OpenAPI 3.1 document, built from the same operation catalogue that registers the routes
- * and the same JSON Schemas that validate requests, so it cannot drift from what the sandbox does.
+ * The sandbox's OpenAPI 3.1 document, built from the operation catalogue that registers the routes and from
+ * the JSON Schemas that validate requests, so it cannot drift from what the sandbox does.
  */
-export function buildOpenApiDocument(operations: readonly OperationSpec[], profile: ProfileName, version: string): Record<string, unknown> {
+export function buildOpenApiDocument(profile: ProfileName, version: string): Record<string, unknown> {
   const schemas = Object.fromEntries(schemaDocuments.map((doc) => {
     const name = componentName(doc.$id.replace(SCHEMA_BASE, ''));
     return [name, localise(doc, name)];
   }));
+  const behaviour = behaviourOf(profile);
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const op of operations) {
-    const path = op.url.replace(/:([A-Za-z]+)/g, '{$1}');
-    paths[path] ??= {};
-    paths[path][op.method.toLowerCase()] = operationObject(op);
+  for (const route of routes()) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operationObject(route, behaviour);
   }
   return {
     openapi: '3.1.0',
@@ -70,47 +71,60 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[], profi
   };
 }
 
-function operationObject(op: OperationSpec): Record<string, unknown> {
+/** The tag and operationId prefix of a route: its product, or "provisioning" for the operations any product's key opens. */
+export function routeGroupOf(route: Pick<Route, 'product'>): string {
+  return route.product ?? 'provisioning';
+}
+
+function operationObject(route: Route, behaviour: ProfileBehaviour): Record<string, unknown> {
+  const op = route.operation;
+  const binding = bindingOf(op.id, route.product ?? 'collection');
   const parameters = [
     ...Object.entries(op.params ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema: localise(schema) })),
-    ...(op.requiredHeaders ?? []).map((h) => header(h, true)),
-    ...(op.optionalHeaders ?? []).map((h) => header(h, false)),
+    ...op.headers.required.map((h) => header(h, true)),
+    ...op.headers.optional.map((h) => header(h, false)),
   ];
   const credential = { basic: { apiUserBasic: [] }, bearer: { accessToken: [] }, consent: { consentToken: [] }, none: {} }[op.credential];
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(op.responses)) {
+    const schemas = bodySchemasOf(response, binding.errors, behaviour);
     responses[status] = {
       description: response.description,
-      ...(response.schema ? { content: { 'application/json': { schema: oneOrOneOf(refs(response.schema)) } } } : {}),
+      ...(schemas.length > 0 ? { content: { 'application/json': { schema: oneOrOneOf(refs(schemas)) } } } : {}),
+      ...(response.codes ? { 'x-error-codes': response.codes } : {}),
     };
   }
   const gateway = ref('gateway-error');
   const existing401 = op.responses[401];
+  const schemas401 = existing401 ? bodySchemasOf(existing401, binding.errors, behaviour) : [];
   responses['401'] = {
     description: existing401 ? `${existing401.description} Or a missing or wrong subscription key.` : 'Missing or wrong subscription key.',
-    content: { 'application/json': { schema: oneOrOneOf([...(existing401?.schema ? refs(existing401.schema) : []), gateway]) } },
+    content: { 'application/json': { schema: oneOrOneOf([...refs(schemas401), gateway]) } },
+    ...(existing401?.codes ? { 'x-error-codes': existing401.codes } : {}),
   };
   // What the framework answers before the operation's own code runs, whatever the operation lists.
   const badRequest = { content: { 'application/json': { schema: ref('bad-request') } } };
   responses['400'] ??= { description: 'A malformed request: a header or path parameter that does not fit its schema, or a body where the operation takes none.', ...badRequest };
   if (op.params) responses['414'] = { description: 'A path segment longer than 200 characters.', ...badRequest };
-  if (op.body) {
+  if (op.request !== 'none') {
     responses['413'] = { description: 'A body larger than 64 KiB.', ...badRequest };
-    responses['415'] = { description: `A Content-Type other than ${op.body.mediaType}.`, ...badRequest };
+    responses['415'] = { description: `A Content-Type other than ${op.request.mediaType}.`, ...badRequest };
   }
+  const group = routeGroupOf(route);
   return {
-    operationId: op.id,
-    summary: op.summary,
-    description: `Spec: ${op.specSection}.`,
-    tags: [op.product],
+    operationId: `${group}.${op.id}`,
+    summary: `${op.label[0]!.toUpperCase()}${op.label.slice(1)}${route.product ? ` (${route.product})` : ''}`,
+    description: `Spec: ${binding.section}.${binding.note ? ` ${binding.note}` : ''}`,
+    tags: [group],
+    'x-operation': op.id,
     security: [{ subscriptionKey: [], ...credential }],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(op.body ? { requestBody: { required: true, content: { [op.body.mediaType]: { schema: ref(op.body.schema) } } } } : {}),
+    ...(op.request !== 'none' ? { requestBody: { required: true, content: { [op.request.mediaType]: { schema: ref(op.request.schema) } } } } : {}),
     responses,
   };
 }
 
-function header(name: keyof typeof HEADER_DESCRIPTIONS, required: boolean) {
-  const display = name.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('-');
-  return { name: display, in: 'header', required, description: HEADER_DESCRIPTIONS[name], schema: localise(HEADER_SCHEMAS[name]) };
+function header(name: HeaderName, required: boolean) {
+  const { name: display, description, schema } = HEADERS[name];
+  return { name: display, in: 'header', required, description, schema: localise(schema) };
 }

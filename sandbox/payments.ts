@@ -1,18 +1,15 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.ts';
-import type { CallbackSender } from './callbacks.ts';
+import type { CallbackSink } from './callbacks.ts';
+import type { Ledger } from './ledger.ts';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
 import type { ProfileBehaviour } from '../core/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
 import type { SandboxState, Transaction } from './state.ts';
-import { Deviations } from '../sandbox-quality/faults/faults.ts';
-
-/** How long the callback-late deviation holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
-const LATE_CALLBACK_MS = 30_000;
 
 /** Messages that accompany failure reasons when the profile sends reason as {code, message}. */
-const REASON_MESSAGES: Record<string, string> = {
+export const REASON_MESSAGES: Record<string, string> = {
   INTERNAL_PROCESSING_ERROR: 'An internal error occurred while processing.',
   APPROVAL_REJECTED: 'The payer rejected the approval.',
   EXPIRED: 'The transaction timed out before the payer answered.',
@@ -28,26 +25,30 @@ const REASON_MESSAGES: Record<string, string> = {
   RESOURCE_NOT_FOUND: 'The request to pay to refund was not found.',
 };
 
+/** What the routes ask of payments once a creation is accepted. */
+export interface Payments {
+  /** Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent. */
+  begin(tx: Transaction): void;
+  statusRecord(tx: Transaction): Record<string, unknown>;
+}
+
 /**
  * The life of a payment after its creation was accepted: its outcome from the test-number table,
  * the pending timeout, the balance it moves, and the callback it sends when it reaches a final state.
  */
-export class PaymentEngine {
+export class PaymentEngine implements Payments {
   constructor(
     private readonly state: SandboxState,
+    private readonly ledger: Ledger,
     private readonly outcomes: OutcomeTable,
     private readonly settings: SandboxSettings,
     private readonly profile: ProfileBehaviour,
     private readonly clock: Clock,
-    private readonly callbacks: CallbackSender,
+    private readonly callbacks: CallbackSink,
     private readonly log: FastifyBaseLogger,
-    private readonly deviations = new Deviations(),
   ) {}
 
-  /** Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent. */
-  begin(tx: Transaction): void {
-    if (this.deviations.has('payment-stays-pending')) return;
-    // A refund that cannot be honoured fails on its own terms, whatever the payer's test number says.
+  begin(tx: Transaction): void {    // A refund that cannot be honoured fails on its own terms, whatever the payer's test number says.
     const refusal = this.refundRefusal(tx);
     if (refusal) {
       this.settle(tx, { status: 'FAILED', reason: refusal });
@@ -68,7 +69,6 @@ export class PaymentEngine {
     }
   }
 
-  /** The status record of a transaction, as the status query and the callback send it. */
   statusRecord(tx: Transaction): Record<string, unknown> {
     const record: Record<string, unknown> = {};
     if (tx.financialTransactionId !== undefined) record.financialTransactionId = tx.financialTransactionId;
@@ -115,26 +115,7 @@ export class PaymentEngine {
     }
     tx.completedAt = this.clock.now();
     this.log.debug({ kind: tx.kind, referenceId: tx.referenceId, status: tx.status, reason: tx.reason }, 'transaction settled');
-    if (tx.callbackUrl) this.sendCallback(tx, tx.callbackUrl);
-  }
-
-  private sendCallback(tx: Transaction, url: string): void {
-    const { callbackMethod: method } = this.settings;
-    const context = { kind: tx.kind, referenceId: tx.referenceId };
-    const has = (name: Parameters<Deviations['has']>[0]) => this.deviations.has(name);
-    if (has('callback-missing')) return;
-    let record = this.statusRecord(tx);
-    if (has('callback-disagrees-with-status')) {
-      record = tx.status === 'SUCCESSFUL'
-        ? { ...record, status: 'FAILED', reason: this.profile.failureReason === 'string' ? 'APPROVAL_REJECTED' : { code: 'APPROVAL_REJECTED', message: REASON_MESSAGES.APPROVAL_REJECTED } }
-        : { ...record, status: 'SUCCESSFUL', reason: undefined };
-    }
-    if (has('callback-late')) {
-      this.callbacks.sendLater(LATE_CALLBACK_MS, url, method, record, context);
-      return;
-    }
-    this.callbacks.send(url, method, record, context);
-    if (has('callback-duplicated')) this.callbacks.sendLater(100, url, method, record, context);
+    if (tx.callbackUrl) this.callbacks.send(tx.callbackUrl, this.settings.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
   }
 
   /** Why a payment that would succeed must fail instead, or undefined when it may succeed. */
@@ -143,15 +124,13 @@ export class PaymentEngine {
     // Checked again at settlement: another refund may have used up the rest while this one was pending.
     const refusal = this.refundRefusal(tx);
     if (refusal) return refusal;
-    const available = this.state.balance(tx.apiUserId, 'disbursement', tx.currency);
-    return available < tx.amountMinor && !this.deviations.has('deposit-overdraws') ? 'NOT_ENOUGH_FUNDS' : undefined;
+    return this.ledger.covers(tx.apiUserId, 'disbursement', tx.currency, tx.amountMinor) ? undefined : 'NOT_ENOUGH_FUNDS';
   }
 
   /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in core/profiles.ts). */
   private refundRefusal(tx: Transaction): string | undefined {
     if (tx.kind !== 'refund') return undefined;
     const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
-    if (!original && this.deviations.has('refund-of-unknown-payment-succeeds')) return undefined;
     if (!original || original.targetEnvironment !== tx.targetEnvironment) return 'RESOURCE_NOT_FOUND';
     if (original.status !== 'SUCCESSFUL') return 'NOT_ALLOWED';
     if (original.currency !== tx.currency) return 'INVALID_CURRENCY';
@@ -161,11 +140,10 @@ export class PaymentEngine {
 
   private moveMoney(tx: Transaction): void {
     if (tx.kind === 'requesttopay') {
-      if (this.deviations.has('balance-not-credited')) return;
-      this.state.adjustBalance(tx.apiUserId, 'collection', tx.currency, tx.amountMinor);
+      this.ledger.credit(tx.apiUserId, 'collection', tx.currency, tx.amountMinor);
       return;
     }
-    this.state.adjustBalance(tx.apiUserId, 'disbursement', tx.currency, -tx.amountMinor);
+    this.ledger.debit(tx.apiUserId, 'disbursement', tx.currency, tx.amountMinor);
     if (tx.kind === 'refund') {
       const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
       if (original) original.refundedMinor += tx.amountMinor;

@@ -2,7 +2,6 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { PROFILES, type ProfileName } from '../core/profiles.ts';
 import { PRODUCTS, type Product } from '../core/products.ts';
-import { DEVIATION_NAMES, isDeviationName, type DeviationName } from '../sandbox-quality/faults/faults.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -32,8 +31,6 @@ export interface SandboxSettings {
   scopes: string[];
   jwtSecret: string;
   logLevel: string;
-  /** Deliberate non-conformances (sandbox-quality/faults/faults.ts); empty for a faithful sandbox. */
-  deviations: DeviationName[];
 }
 
 /** The documented development keys, used when no key is configured. They guard nothing of value. */
@@ -111,7 +108,6 @@ const SPECS = [
   spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
   spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
   spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
-  spec({ key: 'deviations', flag: 'deviations', env: 'MOMO_SANDBOX_DEVIATIONS', fallback: '', describe: 'Comma-separated deliberate deviations from the API, to see the conformance suite fail (see --list-deviations); none by default.', parse: deviationList }),
 ] as const;
 
 const KEY_SPECS = PRODUCTS.map((product) => ({
@@ -124,13 +120,6 @@ function spec<K extends keyof SandboxSettings>(s: SettingSpec<K>): SettingSpec<K
   return s;
 }
 
-function deviationList(raw: string): DeviationName[] {
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = names.find((name) => !isDeviationName(name));
-  if (unknown !== undefined) invalid(`names "${unknown}", which is not a deviation; --list-deviations shows the ${DEVIATION_NAMES.length} there are`);
-  return [...new Set(names)] as DeviationName[];
-}
-
 function retryDelays(raw: string): number[] {
   if (raw.trim() === 'none') return [];
   const parts = raw.split(',').map((s) => s.trim());
@@ -139,12 +128,38 @@ function retryDelays(raw: string): number[] {
   return parts.map(Number);
 }
 
+/**
+ * A setting that whoever starts the sandbox reads besides the sandbox's own, with a flag and an environment
+ * variable (the command line's --deviations, say): parsed, checked and listed in --help with the rest.
+ */
+export interface ExtraSetting {
+  flag: string;
+  env?: string;
+  type: 'string' | 'boolean';
+  fallback: string;
+  describe: string;
+}
+
+export interface SettingsOptions {
+  argv?: string[];
+  env?: NodeJS.ProcessEnv;
+  overrides?: Partial<SandboxSettings>;
+}
+
 /** Settings from defaults, then environment, then flags; an override object wins over all (tests use it). */
-export function resolveSettings(
-  options: { argv?: string[]; env?: NodeJS.ProcessEnv; overrides?: Partial<SandboxSettings> } = {},
-): SandboxSettings {
+export function resolveSettings(options: SettingsOptions = {}): SandboxSettings {
+  return resolveSettingsWith(options, []).settings;
+}
+
+/** resolveSettings, with the values of the caller's own extra settings (by flag) beside the sandbox's. */
+export function resolveSettingsWith(options: SettingsOptions, extras: readonly ExtraSetting[]): { settings: SandboxSettings; extras: Record<string, string | boolean> } {
   const env = options.env ?? {};
-  const { values } = parseFlags(options.argv ?? []);
+  const { values } = parseFlags(options.argv ?? [], extras);
+  const extraValues: Record<string, string | boolean> = {};
+  for (const extra of extras) {
+    const fromFlag = values[extra.flag];
+    extraValues[extra.flag] = fromFlag ?? (extra.env ? env[extra.env] : undefined) ?? (extra.type === 'boolean' ? false : extra.fallback);
+  }
   const problems: string[] = [];
   const settings: Record<string, unknown> = {};
   for (const s of SPECS) {
@@ -173,7 +188,7 @@ export function resolveSettings(
   const merged = { ...settings, ...options.overrides } as SandboxSettings;
   if (problems.length === 0) problems.push(...crossChecks(merged));
   if (problems.length > 0) throw new SettingsError(problems);
-  return merged;
+  return { settings: merged, extras: extraValues };
 }
 
 function crossChecks(s: SandboxSettings): string[] {
@@ -185,14 +200,14 @@ function crossChecks(s: SandboxSettings): string[] {
   return problems;
 }
 
-function parseFlags(argv: string[]) {
+function parseFlags(argv: string[], extras: readonly ExtraSetting[]) {
   const options: Record<string, { type: 'string' | 'boolean' }> = {
     help: { type: 'boolean' },
     'list-differences': { type: 'boolean' },
-    'list-deviations': { type: 'boolean' },
   };
   for (const s of SPECS) options[s.flag] = { type: 'string' };
   for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
+  for (const e of extras) options[e.flag] = { type: e.type };
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
   } catch (error) {
@@ -200,17 +215,17 @@ function parseFlags(argv: string[]) {
   }
 }
 
-export function wantsHelp(argv: string[]): 'help' | 'differences' | 'deviations' | undefined {
+export function wantsHelp(argv: string[]): 'help' | 'differences' | undefined {
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   if (argv.includes('--list-differences')) return 'differences';
-  if (argv.includes('--list-deviations')) return 'deviations';
   return undefined;
 }
 
-export function helpText(): string {
+export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly string[] = []): string {
   const rows = [
     ...SPECS.map((s) => [`--${s.flag}`, s.env, s.key === 'jwtSecret' ? '(random)' : s.fallback || '(none)', s.describe]),
     ...KEY_SPECS.map((k) => [`--${k.flag}`, k.env, DEVELOPMENT_KEYS[k.product], `Subscription key (Ocp-Apim-Subscription-Key) of the ${k.product} product.`]),
+    ...extras.map((e) => [`--${e.flag}`, e.env ?? '', e.type === 'boolean' ? '' : e.fallback || '(none)', e.describe]),
   ];
   const width = (i: number) => Math.max(...rows.map((r) => r[i]!.length));
   const lines = rows.map((r) => `  ${r[0]!.padEnd(width(0))}  ${r[1]!.padEnd(width(1))}  ${r[2]!.padEnd(Math.min(width(2), 24))}  ${r[3]}`);
@@ -219,7 +234,7 @@ export function helpText(): string {
     '',
     'Usage: npm run sandbox -- [--flag value ...]',
     '       npm run sandbox -- --list-differences   (what the profiles change)',
-    '       npm run sandbox -- --list-deviations    (deliberate non-conformances to start it with)',
+    ...usage,
     '',
     'Each setting is read from its flag, else its environment variable, else the default:',
     `  ${'flag'.padEnd(width(0))}  ${'environment'.padEnd(width(1))}  ${'default'.padEnd(Math.min(width(2), 24))}  meaning`,

@@ -2,7 +2,6 @@ import type { Product } from '../core/products.ts';
 import type { Clock } from './clock.ts';
 import { BoundedStore } from './store.ts';
 import type { SandboxSettings } from './settings.ts';
-import { toMinor } from '../core/money.ts';
 
 /** UUIDs compare without regard to case (RFC 9562), so every id is stored and looked up in lower case. */
 export function idKey(id: string): string {
@@ -82,8 +81,6 @@ export class SandboxState {
   readonly transactions: Record<TransactionKind, BoundedStore<Transaction>>;
   readonly consentRequests: BoundedStore<ConsentRequest>;
   readonly consentGrants: BoundedStore<ConsentGrant>;
-  private readonly balances = new Map<string, bigint>();
-  private readonly openingBalance: bigint;
 
   constructor(settings: SandboxSettings, clock: Clock) {
     const retention = { maxEntries: settings.retentionMaxEntries, maxAgeMs: settings.retentionMaxAgeMs };
@@ -103,15 +100,6 @@ export class SandboxState {
     this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock, {
       expiresAt: (grant) => grant.refreshableUntil,
     });
-    this.openingBalance = toMinor(settings.openingBalance);
-  }
-
-  balance(apiUserId: string, product: Product, currency: string): bigint {
-    return this.balances.get(balanceKey(apiUserId, product, currency)) ?? this.openingBalance;
-  }
-
-  adjustBalance(apiUserId: string, product: Product, currency: string, deltaMinor: bigint): void {
-    this.balances.set(balanceKey(apiUserId, product, currency), this.balance(apiUserId, product, currency) + deltaMinor);
   }
 
   /** Forgets what is past retention, so memory falls back even when no request arrives. */
@@ -120,8 +108,4 @@ export class SandboxState {
     this.consentRequests.forgetExpired();
     this.consentGrants.forgetExpired();
   }
-}
-
-function balanceKey(apiUserId: string, product: Product, currency: string): string {
-  return `${apiUserId}|${product}|${currency}`;
 }

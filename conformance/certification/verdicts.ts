@@ -1,7 +1,7 @@
 import { parse as parseTagExpression } from '@cucumber/tag-expressions';
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
 import type { RunSummary, Verdict as ScenarioVerdict } from '../runner/ledger.ts';
-import { DEVIATION_REQUIREMENTS, type DifferenceName } from './deviations.ts';
+import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differences.ts';
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';
 import type { Waiver } from './waivers.ts';
@@ -148,8 +148,8 @@ function whyNotRun(scenarios: ScenarioOutcome[], run: RunContext): string {
 
 /** The differences of the active profile from the spec that a requirement is linked to. */
 function activeDeviations(requirementId: string, profile: ProfileName): DifferenceName[] {
-  return (Object.keys(DEVIATION_REQUIREMENTS) as DifferenceName[]).filter(
-    (name) => DEVIATION_REQUIREMENTS[name].includes(requirementId) && DIFFERENCES[name][profile] !== DIFFERENCES[name].spec,
+  return (Object.keys(DIFFERENCE_REQUIREMENTS) as DifferenceName[]).filter(
+    (name) => DIFFERENCE_REQUIREMENTS[name].includes(requirementId) && DIFFERENCES[name][profile] !== DIFFERENCES[name].spec,
   );
 }
 

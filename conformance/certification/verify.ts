@@ -47,13 +47,3 @@ export async function runVerify(argv: string[], cwd: string, log: (line: string)
     throw error;
   }
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  runVerify(process.argv.slice(2), process.env.INIT_CWD ?? process.cwd(), (line) => console.log(line)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(`The verification stopped on an unexpected error: ${(error as Error).message}`);
-      process.exit(VERIFY_EXIT.unreadable);
-    },
-  );
-}

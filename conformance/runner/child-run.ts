@@ -15,7 +15,7 @@ export interface ChildRun {
  */
 export function runConformanceProcess(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<ChildRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'conformance/runner/conformance.ts', ...argv], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'run', ...argv], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

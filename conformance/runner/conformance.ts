@@ -11,6 +11,7 @@ import { WaiverError } from '../certification/waivers.ts';
 import { ScenarioLedger } from './ledger.ts';
 import { scanBundleForSecrets, scanForSecrets } from './leak-scan.ts';
 import { environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
+import type { SandboxPlugin } from '../../sandbox/plugins.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
@@ -32,10 +33,15 @@ export interface RunOptions {
   env: Record<string, string | undefined>;
   cwd: string;
   log: (line: string) => void;
+  /**
+   * Turns the names of MOMO_SANDBOX_DEVIATIONS into plugins for the embedded sandbox (sandbox-quality/faults);
+   * throws, saying what to fix, on a name it does not know. Without it, deviations cannot be asked for.
+   */
+  faults?: (names: string[]) => SandboxPlugin[];
 }
 
 /** One conformance run, from arguments to exit code. */
-export async function runConformance({ argv, env, cwd, log }: RunOptions): Promise<number> {
+export async function runConformance({ argv, env, cwd, log, faults }: RunOptions): Promise<number> {
   let args;
   try {
     args = parseArgs({
@@ -71,9 +77,21 @@ export async function runConformance({ argv, env, cwd, log }: RunOptions): Promi
     throw error;
   }
 
+  let plugins: SandboxPlugin[] = [];
+  if (config.embeddedDeviations !== undefined) {
+    const names = config.embeddedDeviations.split(',').map((s) => s.trim()).filter(Boolean);
+    try {
+      if (!faults) throw new Error('this program was built without the deliberate deviations');
+      plugins = faults(names);
+    } catch (error) {
+      log(`MOMO_SANDBOX_DEVIATIONS: ${(error as Error).message}.`);
+      return EXIT.couldNotTest;
+    }
+  }
+
   let target: Target;
   try {
-    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config);
+    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config, plugins);
   } catch (error) {
     log(`Could not start the target: ${(error as Error).message}`);
     return EXIT.couldNotTest;
@@ -202,14 +220,4 @@ function dotEnv(cwd: string): Record<string, string> {
 
 function remoteTarget(config: HarnessConfig): Target {
   return { description: `${config.baseUrl}${config.sandboxUrl !== config.baseUrl ? ` (provisioning at ${config.sandboxUrl})` : ''}`, config, embedded: false, stop: async () => {} };
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  runConformance({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd(), log: (line) => console.log(line) }).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(`The conformance run stopped on an unexpected error: ${(error as Error).stack ?? String(error)}`);
-      process.exit(EXIT.couldNotTest);
-    },
-  );
 }

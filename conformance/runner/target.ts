@@ -1,7 +1,6 @@
 import { Agent, request } from 'undici';
-import pino from 'pino';
-import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
-import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
+import type { SandboxPlugin } from '../../sandbox/plugins.ts';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { TargetUnreachableError, explainTransportError } from '../../harness/client/transport-errors.ts';
 
@@ -25,30 +24,26 @@ export const EMBEDDED_TIMINGS = {
   callbackRetryDelaysMs: [200, 500],
 };
 
-export async function startEmbeddedTarget(config: HarnessConfig): Promise<Target> {
-  const settings = resolveSettings({
-    env: config.embeddedDeviations ? { MOMO_SANDBOX_DEVIATIONS: config.embeddedDeviations } : {},
-    overrides: {
-      host: '127.0.0.1',
-      port: 0,
-      profile: config.profile,
-      currencies: [config.currency],
-      targetEnvironments: [config.targetEnvironment],
-      logLevel: 'silent',
-      ...EMBEDDED_TIMINGS,
-    },
-  });
-  const sandbox: Sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
-  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = sandbox.app.server.address() as { port: number };
-  const baseUrl = `http://127.0.0.1:${port}`;
+/**
+ * The embedded reference sandbox as the run's target, with the run's profile, currency and environment and short
+ * timings; `plugins` are deliberate faults (MOMO_SANDBOX_DEVIATIONS), which its description then names.
+ */
+export async function startEmbeddedTarget(config: HarnessConfig, plugins: readonly SandboxPlugin[] = []): Promise<Target> {
+  const running = await startEmbeddedSandbox({
+    profile: config.profile,
+    currencies: [config.currency],
+    targetEnvironments: [config.targetEnvironment],
+    ...EMBEDDED_TIMINGS,
+  }, { plugins });
+  const { baseUrl } = running;
+  const faults = plugins.map((p) => p.name);
   return {
-    description: `the embedded reference sandbox (profile ${config.profile}${settings.deviations.length > 0 ? `, DELIBERATELY DEVIATING: ${settings.deviations.join(', ')}` : ''}) at ${baseUrl}`,
+    description: `the embedded reference sandbox (profile ${config.profile}${faults.length > 0 ? `, DELIBERATELY DEVIATING: ${faults.join(', ')}` : ''}) at ${baseUrl}`,
     embedded: true,
     // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
     // Its slowest outcome comes within its pending timeout, so a longer wait only slows a failing run.
-    config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), slowOutcomeTimeoutMs: Math.min(config.slowOutcomeTimeoutMs, 2.5 * EMBEDDED_TIMINGS.pendingTimeoutMs), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: { ...DEVELOPMENT_KEYS }, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
-    stop: () => sandbox.close(),
+    config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), slowOutcomeTimeoutMs: Math.min(config.slowOutcomeTimeoutMs, 2.5 * EMBEDDED_TIMINGS.pendingTimeoutMs), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: running.subscriptionKeys, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
+    stop: () => running.close(),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../../core/products.ts';
-import { CONTRACT, type OperationId } from '../contract.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { bindingOf, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
 import type { Redactor } from '../redact.ts';
 import { explainTransportError } from './transport-errors.ts';
 
@@ -24,8 +25,7 @@ export interface OperationRef {
 }
 
 function op(id: OperationId, product: Product): OperationRef {
-  const contract = CONTRACT[id];
-  return { id, product, label: `${contract.label} (${product})`, section: contract.section(product) };
+  return { id, product, label: labelOf(id, product), section: bindingOf(id, product).section };
 }
 
 export interface ApiResponse {
@@ -117,81 +117,86 @@ export class MomoClient {
     });
   }
 
-  // Provisioning (§4.5), on {sandbox_url}.
+  // Provisioning (§4.5): the product names whose subscription key is sent (any product's opens it).
   createApiUser(product: Product, referenceId: string, providerCallbackHost: string, extra: CallOptions = {}) {
-    return this.call(op('createApiUser', product), 'POST', this.sandbox('/v1_0/apiuser'), { subscriptionKey: { product }, referenceId, body: { providerCallbackHost }, targetEnvironment: null, ...extra });
+    return this.invoke('createApiUser', product, { referenceId, body: { providerCallbackHost }, ...extra });
   }
   createApiKey(product: Product, userId: string, extra: CallOptions = {}) {
-    return this.call(op('createApiKey', product), 'POST', this.sandbox(`/v1_0/apiuser/${encodeURIComponent(userId)}/apikey`), { subscriptionKey: { product }, targetEnvironment: null, ...extra });
+    return this.invoke('createApiKey', product, { params: { referenceId: userId }, ...extra });
   }
   getApiUser(product: Product, userId: string, extra: CallOptions = {}) {
-    return this.call(op('getApiUser', product), 'GET', this.sandbox(`/v1_0/apiuser/${encodeURIComponent(userId)}`), { subscriptionKey: { product }, targetEnvironment: null, ...extra });
+    return this.invoke('getApiUser', product, { params: { referenceId: userId }, ...extra });
   }
 
   // Tokens (§4.2 #1, §4.3 #11).
   createAccessToken(product: Product, basic: string, extra: CallOptions = {}) {
-    const host = product === 'collection' ? this.sandbox(`/${product}/token/`) : this.base(`/${product}/token/`);
-    return this.call(op('createAccessToken', product), 'POST', host, { subscriptionKey: { product }, authorization: basic, targetEnvironment: null, ...extra });
+    return this.invoke('createAccessToken', product, { authorization: basic, ...extra });
   }
   createOAuthToken(product: Product, basic: string, form: Record<string, string>, extra: CallOptions = {}) {
-    return this.call(op('createOAuthToken', product), 'POST', this.base(`/${product}/oauth2/token/`), { subscriptionKey: { product }, authorization: basic, form, ...extra });
+    return this.invoke('createOAuthToken', product, { authorization: basic, form, ...extra });
   }
 
   // Payments (§4.2 #2–3, §4.3 #9–10, §4.6).
   requestToPay(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
-    return this.call(op('requestToPay', 'collection'), 'POST', this.base('/collection/v1_0/requesttopay'), { subscriptionKey: { product: 'collection' }, authorization: bearer, referenceId, body, ...extra });
+    return this.invoke('requestToPay', 'collection', { authorization: bearer, referenceId, body, ...extra });
   }
   getRequestToPayStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
-    return this.call(op('getRequestToPayStatus', 'collection'), 'GET', this.base(`/collection/v1_0/requesttopay/${encodeURIComponent(referenceId)}`), { subscriptionKey: { product: 'collection' }, authorization: bearer, ...extra });
+    return this.invoke('getRequestToPayStatus', 'collection', { authorization: bearer, params: { referenceId }, ...extra });
   }
   deliveryNotification(bearer: string, referenceId: string, notificationMessage: string, extra: CallOptions = {}) {
-    return this.call(op('deliveryNotification', 'collection'), 'POST', this.base(`/collection/v1_0/requesttopay/${encodeURIComponent(referenceId)}/deliverynotification`), { subscriptionKey: { product: 'collection' }, authorization: bearer, body: { notificationMessage }, ...extra });
+    return this.invoke('deliveryNotification', 'collection', { authorization: bearer, params: { referenceId }, body: { notificationMessage }, ...extra });
   }
   deposit(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
-    return this.call(op('deposit', 'disbursement'), 'POST', this.base('/disbursement/v1_0/deposit'), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, referenceId, body, ...extra });
+    return this.invoke('deposit', 'disbursement', { authorization: bearer, referenceId, body, ...extra });
   }
   getDepositStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
-    return this.call(op('getDepositStatus', 'disbursement'), 'GET', this.base(`/disbursement/v1_0/deposit/${encodeURIComponent(referenceId)}`), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, ...extra });
+    return this.invoke('getDepositStatus', 'disbursement', { authorization: bearer, params: { referenceId }, ...extra });
   }
   refund(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
-    return this.call(op('refund', 'disbursement'), 'POST', this.base('/disbursement/v1_0/refund'), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, referenceId, body, ...extra });
+    return this.invoke('refund', 'disbursement', { authorization: bearer, referenceId, body, ...extra });
   }
   getRefundStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
-    return this.call(op('getRefundStatus', 'disbursement'), 'GET', this.base(`/disbursement/v1_0/refund/${encodeURIComponent(referenceId)}`), { subscriptionKey: { product: 'disbursement' }, authorization: bearer, ...extra });
+    return this.invoke('getRefundStatus', 'disbursement', { authorization: bearer, params: { referenceId }, ...extra });
   }
 
   // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
   getBalance(product: Product, bearer: string, currency?: string, extra: CallOptions = {}) {
-    const path = currency === undefined ? `/${product}/v1_0/account/balance` : `/${product}/v1_0/account/balance/${encodeURIComponent(currency)}`;
-    const url = product === 'remittance' ? this.sandbox(path) : this.base(path);
-    return this.call(op(currency === undefined ? 'getBalance' : 'getBalanceInCurrency', product), 'GET', url, { subscriptionKey: { product }, authorization: bearer, ...extra });
+    return currency === undefined
+      ? this.invoke('getBalance', product, { authorization: bearer, ...extra })
+      : this.invoke('getBalanceInCurrency', product, { authorization: bearer, params: { currency }, ...extra });
   }
   accountHolderActive(product: 'collection' | 'disbursement', bearer: string, idType: string, id: string, extra: CallOptions = {}) {
-    const path = `/${product}/v1_0/accountholder/${encodeURIComponent(idType)}/${encodeURIComponent(id)}/active`;
-    const url = product === 'disbursement' ? this.sandbox(path) : this.base(path);
-    return this.call(op('accountHolderActive', product), 'GET', url, { subscriptionKey: { product }, authorization: bearer, ...extra });
+    return this.invoke('accountHolderActive', product, { authorization: bearer, params: { accountHolderIdType: idType, accountHolderId: id }, ...extra });
   }
   basicUserInfo(bearer: string, msisdn: string, extra: CallOptions = {}) {
-    return this.call(op('basicUserInfo', 'collection'), 'GET', this.base(`/collection/v1_0/accountholder/msisdn/${encodeURIComponent(msisdn)}/basicuserinfo`), { subscriptionKey: { product: 'collection' }, authorization: bearer, ...extra });
+    return this.invoke('basicUserInfo', 'collection', { authorization: bearer, params: { accountHolderMSISDN: msisdn }, ...extra });
   }
 
   // Consent (§4.2 #6–7).
   bcAuthorize(product: Product, bearer: string, form: Record<string, string>, extra: CallOptions = {}) {
-    return this.call(op('bcAuthorize', product), 'POST', this.base(`/${product}/v1_0/bc-authorize`), { subscriptionKey: { product }, authorization: bearer, form, ...extra });
+    return this.invoke('bcAuthorize', product, { authorization: bearer, form, ...extra });
   }
   userInfo(product: Product, bearer: string, extra: CallOptions = {}) {
-    return this.call(op('userInfo', product), 'GET', this.base(`/${product}/oauth2/v1_0/userinfo`), { subscriptionKey: { product }, authorization: bearer, ...extra });
+    return this.invoke('userInfo', product, { authorization: bearer, ...extra });
+  }
+
+  /**
+   * Calls any operation of the catalogue under a product: its URL on the host the catalogue gives, the
+   * product's subscription key, and X-Target-Environment where the operation takes one. `extra` may change each.
+   */
+  invoke(id: OperationId, product: Product, o: CallOptions & { params?: PathParams } = {}): Promise<ApiResponse> {
+    const bases = { gateway: this.options.baseUrl, provisioning: this.options.sandboxUrl };
+    const { headers } = operation(id);
+    const takesEnvironment = headers.required.includes('x-target-environment') || headers.optional.includes('x-target-environment');
+    return this.call(op(id, product), operation(id).method, urlOf(id, product, bases, o.params), {
+      subscriptionKey: { product },
+      ...(takesEnvironment ? {} : { targetEnvironment: null }),
+      ...o,
+    });
   }
 
   async close(): Promise<void> {
     if (!this.options.dispatcher) await this.dispatcher.close();
-  }
-
-  private base(path: string): string {
-    return `${this.options.baseUrl}${path}`;
-  }
-  private sandbox(path: string): string {
-    return `${this.options.sandboxUrl}${path}`;
   }
 
   private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {

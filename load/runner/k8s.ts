@@ -72,7 +72,7 @@ export function k6OperatorManifests(scenario: string, script: string, options: {
   return { configMap, testRun };
 }
 
-async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { parallelism: { type: 'string' }, 'base-url': { type: 'string' }, 'sandbox-url': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } } });
@@ -105,11 +105,4 @@ async function main(argv: string[]): Promise<number> {
   writeFileSync(join(out, 'testrun.yaml'), manifests.testRun);
   console.log(`Wrote ${join(out, 'configmap.yaml')} and ${join(out, 'testrun.yaml')} (parallelism ${parallelism}).`);
   return 0;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (error: Error) => {
-    console.error(`Could not write the manifests: ${error.message}`);
-    process.exit(2);
-  });
 }

@@ -216,13 +216,3 @@ function callbackLatency(receiver: CallbackReceiver) {
   const at = (q: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : null);
   return { callbacks: latencies.length, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), maxMs: latencies.at(-1) ?? null };
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  runLoad({ argv: process.argv.slice(2), env: process.env, log: (line) => console.log(line) }).then(
-    ({ code }) => process.exit(code),
-    (error: unknown) => {
-      console.error(`The load run stopped on an unexpected error: ${(error as Error).stack ?? String(error)}`);
-      process.exit(2);
-    },
-  );
-}

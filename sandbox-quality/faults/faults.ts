@@ -1,331 +1,526 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { ExtraSetting } from '../../sandbox/settings.ts';
+import type { SandboxPlugin } from '../../sandbox/plugins.ts';
+import { REASON_MESSAGES } from '../../sandbox/payments.ts';
+import { basicCredentialOf } from '../../sandbox/routes/access-tokens.ts';
+import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
+import { idKey, type Transaction, type TransactionKind } from '../../sandbox/state.ts';
+import { TokenAuthority } from '../../sandbox/tokens.ts';
+import { bearerOf, onRequests, reissue, rewriteAnswers, unverifiedClaims, type AnswerRewrite, type OutgoingAnswer } from './edges.ts';
 
 /**
- * Deliberate non-conformances the reference sandbox can be started with (--deviations, MOMO_SANDBOX_DEVIATIONS).
- * Each is a realistic way a MoMo server departs from the API. `npm run mutation` runs the conformance suite
- * once per deviation to show the suite catches every one; a provider's developers can use them to see what a
- * failing certification run looks like.
+ * Deliberate faults: realistic ways a MoMo server departs from the API, which the reference sandbox can be
+ * started with (--deviations, MOMO_SANDBOX_DEVIATIONS) to show that the conformance suite catches each one
+ * (`npm run mutation`), or to let a provider's developers see what a failing certification run looks like.
  *
- * A deviation either rewrites answers on their way out (`answer`), when what a client sees is all there is to
- * it, or changes behaviour where the sandbox decides (sandbox code asks `deviations.has(name)`), when state,
- * timing or callbacks are involved.
+ * Each fault is a plugin at the sandbox's edges (sandbox/plugins.ts): it rewrites answers on their way out,
+ * changes requests on their way in, or wraps a component (the ledger, the token authority, the callback sink,
+ * the payments, the state) as the sandbox builds it. The sandbox's own code knows nothing of them, and a
+ * sandbox started without faults installs none of this.
  */
 
-/** The feature file whose scenarios are meant to catch a deviation. */
+/** The feature file whose scenarios are meant to catch a fault. */
 export type FeatureName = 'provisioning' | 'tokens' | 'collection' | 'disbursement' | 'remittance' | 'consent' | 'errors';
 
-/** An answer about to be sent, which an `answer` deviation may change. */
-export interface OutgoingAnswer {
-  /** The sandbox operation id, e.g. "collection.requestToPay". */
-  readonly operation: string;
-  readonly request: FastifyRequest;
-  status: number;
-  /** The parsed JSON body, or undefined when there is none. */
-  body: unknown;
-  contentType: string | undefined;
-}
-
-interface DeviationDefinition {
+export interface Fault {
   feature: FeatureName;
   /** One line: what the server does wrong. */
   summary: string;
-  answer?: (answer: OutgoingAnswer) => void;
+  plugin: Omit<SandboxPlugin, 'name'>;
 }
 
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const is = (answer: OutgoingAnswer, operation: string | RegExp, status: number) =>
-  answer.status === status && (typeof operation === 'string' ? answer.operation === operation : operation.test(answer.operation));
+const is = (answer: OutgoingAnswer, operations: OperationId | readonly OperationId[], status: number) =>
+  answer.status === status && (typeof operations === 'string' ? answer.operation === operations : operations.includes(answer.operation));
+
+const STATUS_QUERIES = PAYMENT_KINDS.map((k) => k.status);
+const CREATIONS = PAYMENT_KINDS.map((k) => k.create);
+/** How long callback-late holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
+const LATE_CALLBACK_MS = 30_000;
+const TRANSACTION_KINDS: ReadonlySet<string> = new Set<TransactionKind>(['requesttopay', 'deposit', 'refund']);
+
+/** A fault that only rewrites answers. */
+const answer = (feature: FeatureName, summary: string, rewrite: AnswerRewrite): Fault => ({
+  feature,
+  summary,
+  plugin: { install: (app, context) => rewriteAnswers(app, context, rewrite) },
+});
+
+/** The transaction a request names by its referenceId path parameter, of the kind its operation reads. */
+function namedTransaction(request: { params: unknown }, operation: OperationId, state: { transactions: Record<TransactionKind, { get(key: string): Transaction | undefined }> }): Transaction | undefined {
+  const kind = operation === 'deliveryNotification' ? 'requesttopay' : PAYMENT_KINDS.find((k) => k.status === operation)?.kind;
+  const referenceId = (request.params as { referenceId?: string }).referenceId;
+  return kind && referenceId ? state.transactions[kind].get(idKey(referenceId)) : undefined;
+}
+
+/** A creation under a reference id already used goes through: the first record is dropped first. */
+const idReused = (feature: FeatureName, summary: string, operation: OperationId, kind: TransactionKind | 'apiUser'): Fault => ({
+  feature,
+  summary,
+  plugin: {
+    install: (app, context) => onRequests(app, context, 'preHandler', [operation], (request, { state }) => {
+      const id = idKey(request.headers['x-reference-id'] as string);
+      if (kind === 'apiUser') state.apiUsers.delete(id);
+      else state.transactions[kind].delete(id);
+    }),
+  },
+});
 
 const definitions = {
   // provisioning.feature
-  'api-user-created-200': {
-    feature: 'provisioning',
-    summary: 'Creating an API user answers 200 instead of 201 Created.',
-    answer: (a) => { if (is(a, 'provisioning.createApiUser', 201)) a.status = 200; },
-  },
-  'api-user-id-reused': {
-    feature: 'provisioning',
-    summary: 'A reused API user id is accepted (201) and replaces the first API user instead of 409 RESOURCE_ALREADY_EXIST.',
-  },
-  'api-user-id-not-validated': {
-    feature: 'provisioning',
-    summary: 'An API user id that is not a UUID v4 is accepted (201) instead of refused with 400.',
-    answer: (a) => { if (is(a, 'provisioning.createApiUser', 400) && /X-Reference-Id/i.test(String((a.body as Json | undefined)?.message))) { a.status = 201; a.body = undefined; } },
-  },
-  'api-key-missing': {
-    feature: 'provisioning',
-    summary: 'Creating an API key answers 201 with an empty object, without apiKey.',
-    answer: (a) => { if (is(a, 'provisioning.createApiKey', 201)) a.body = {}; },
-  },
-  'api-key-for-unknown-user': {
-    feature: 'provisioning',
-    summary: 'An API key is created (201) for an API user that does not exist instead of 404 RESOURCE_NOT_FOUND.',
-    answer: (a) => { if (is(a, 'provisioning.createApiKey', 404)) { a.status = 201; a.body = { apiKey: randomBytes(16).toString('hex') }; } },
-  },
-  'api-user-record-without-host': {
-    feature: 'provisioning',
-    summary: 'The API user record reads back without its providerCallbackHost.',
-    answer: (a) => { if (is(a, 'provisioning.getApiUser', 200) && isRecord(a.body)) delete a.body.providerCallbackHost; },
-  },
+  'api-user-created-200': answer('provisioning', 'Creating an API user answers 200 instead of 201 Created.', (a) => {
+    if (is(a, 'createApiUser', 201)) a.status = 200;
+  }),
+  'api-user-id-reused': idReused('provisioning', 'A reused API user id is accepted (201) and replaces the first API user instead of 409 RESOURCE_ALREADY_EXIST.', 'createApiUser', 'apiUser'),
+  'api-user-id-not-validated': answer('provisioning', 'An API user id that is not a UUID v4 is accepted (201) instead of refused with 400.', (a) => {
+    if (is(a, 'createApiUser', 400) && /X-Reference-Id/i.test(String((a.body as Json | undefined)?.message))) {
+      a.status = 201;
+      a.body = undefined;
+    }
+  }),
+  'api-key-missing': answer('provisioning', 'Creating an API key answers 201 with an empty object, without apiKey.', (a) => {
+    if (is(a, 'createApiKey', 201)) a.body = {};
+  }),
+  'api-key-for-unknown-user': answer('provisioning', 'An API key is created (201) for an API user that does not exist instead of 404 RESOURCE_NOT_FOUND.', (a) => {
+    if (is(a, 'createApiKey', 404)) {
+      a.status = 201;
+      a.body = { apiKey: randomBytes(16).toString('hex') };
+    }
+  }),
+  'api-user-record-without-host': answer('provisioning', 'The API user record reads back without its providerCallbackHost.', (a) => {
+    if (is(a, 'getApiUser', 200) && isRecord(a.body)) delete a.body.providerCallbackHost;
+  }),
 
   // tokens.feature
   'token-never-expires': {
     feature: 'tokens',
     summary: 'An access token is accepted after its expires_in has passed.',
+    plugin: {
+      // The token authority is given a clock that stops when the sandbox starts: no token it issues ever ages.
+      wrap: { tokens: (_tokens, { settings, components }) => new TokenAuthority(settings.jwtSecret, stoppedAt(components.clock!.now())) },
+    },
   },
   'token-opens-other-products': {
     feature: 'tokens',
     summary: 'An access token of one product opens the operations of another product.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.product !== undefined && route.credential !== 'basic', (request, ctx, route) => {
+        const token = bearerOf(request);
+        const claims = token ? ctx.tokens.claimsOf(token) : undefined;
+        if (claims && claims.prd !== route.product && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, { prd: route.product! })}`;
+      }),
+    },
   },
   'token-signature-not-checked': {
     feature: 'tokens',
     summary: 'A bearer token whose signature is wrong (forged) is accepted: the server decodes it without verifying it.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'bearer' || route.credential === 'consent', (request, ctx) => {
+        const token = bearerOf(request);
+        if (!token || ctx.tokens.claimsOf(token)) return;
+        const claims = unverifiedClaims(token);
+        if (claims && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, {})}`;
+      }),
+    },
   },
   'token-wrong-api-key-accepted': {
     feature: 'tokens',
     summary: 'An access token is issued for a known API user whatever API key comes with it.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'basic', (request, { state }) => {
+        const credential = basicCredentialOf(request.headers.authorization);
+        const user = credential ? state.apiUsers.get(idKey(credential.userId)) : undefined;
+        if (credential && user?.apiKey) request.headers.authorization = `Basic ${Buffer.from(`${credential.userId}:${user.apiKey}`).toString('base64')}`;
+      }),
+    },
   },
-  'token-for-other-product-user': {
-    feature: 'tokens',
-    summary: 'An API user provisioned for one product gets an access token of another product.',
-  },
-  'token-cacheable': {
-    feature: 'tokens',
-    summary: 'The token answer lacks Cache-Control: no-store, so caches on the way may keep the token.',
-  },
-  'token-expires-in-string': {
-    feature: 'tokens',
-    summary: 'expires_in of an access token is a string ("3600") instead of an integer.',
-    answer: (a) => { if (is(a, /\.createAccessToken$/, 200) && isRecord(a.body)) a.body.expires_in = String(a.body.expires_in); },
-  },
+  'token-for-other-product-user': answer('tokens', 'An API user provisioned for one product gets an access token of another product.', (a, context) => {
+    if (!is(a, 'createAccessToken', 500) || (a.body as Json | undefined)?.code !== 'NOT_ALLOWED_TARGET_ENVIRONMENT' || !a.product) return;
+    const credential = basicCredentialOf(a.request.headers.authorization);
+    const user = credential ? context.state.apiUsers.get(idKey(credential.userId)) : undefined;
+    if (!user) return;
+    a.status = 200;
+    a.body = { access_token: context.tokens.issue({ sub: user.id, prd: a.product, use: 'access' }, context.settings.tokenLifetimeSeconds), token_type: context.profile.tokenType, expires_in: context.settings.tokenLifetimeSeconds };
+    a.reply.header('cache-control', 'no-store');
+  }),
+  'token-cacheable': answer('tokens', 'The token answer lacks Cache-Control: no-store, so caches on the way may keep the token.', (a) => {
+    if (a.operation === 'createAccessToken') a.reply.removeHeader('cache-control');
+  }),
+  'token-expires-in-string': answer('tokens', 'expires_in of an access token is a string ("3600") instead of an integer.', (a) => {
+    if (is(a, 'createAccessToken', 200) && isRecord(a.body)) a.body.expires_in = String(a.body.expires_in);
+  }),
 
   // collection.feature
   'payment-stays-pending': {
     feature: 'collection',
     summary: 'Payments never leave PENDING: no outcome, no timeout.',
+    plugin: { wrap: { payments: (payments) => ({ begin: () => undefined, statusRecord: (tx) => payments.statusRecord(tx) }) } },
   },
   'callback-missing': {
     feature: 'collection',
     summary: 'No callback is sent to X-Callback-Url when a transaction is final.',
+    plugin: {
+      wrap: {
+        callbacks: (sink) => ({
+          send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? undefined : sink.send(url, method, body, context)),
+          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+          close: () => sink.close(),
+        }),
+      },
+    },
   },
   'callback-duplicated': {
     feature: 'collection',
     summary: 'The callback is sent twice although the receiver answered 200 the first time.',
+    plugin: {
+      wrap: {
+        callbacks: (sink) => ({
+          send: (url, method, body, context) => {
+            sink.send(url, method, body, context);
+            if (TRANSACTION_KINDS.has(context.kind ?? '')) sink.sendLater(100, url, method, body, context);
+          },
+          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+          close: () => sink.close(),
+        }),
+      },
+    },
   },
   'callback-late': {
     feature: 'collection',
     summary: 'The callback is sent 30 s after the transaction is final, later than a client waits by default (MOMO_POLL_TIMEOUT_MS, 10 s).',
+    plugin: {
+      wrap: {
+        callbacks: (sink) => ({
+          send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? sink.sendLater(LATE_CALLBACK_MS, url, method, body, context) : sink.send(url, method, body, context)),
+          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+          close: () => sink.close(),
+        }),
+      },
+    },
   },
   'callback-disagrees-with-status': {
     feature: 'collection',
     summary: 'The callback body says FAILED (APPROVAL_REJECTED) for a transaction whose status query says SUCCESSFUL.',
+    plugin: {
+      wrap: {
+        callbacks: (sink, { profile }) => ({
+          send: (url, method, body, context) => {
+            if (!TRANSACTION_KINDS.has(context.kind ?? '') || !isRecord(body)) return sink.send(url, method, body, context);
+            const reason = profile.failureReason === 'string' ? 'APPROVAL_REJECTED' : { code: 'APPROVAL_REJECTED', message: REASON_MESSAGES.APPROVAL_REJECTED };
+            const contrary = body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason } : { ...body, status: 'SUCCESSFUL', reason: undefined };
+            return sink.send(url, method, contrary, context);
+          },
+          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+          close: () => sink.close(),
+        }),
+      },
+    },
   },
   'callback-host-not-checked': {
     feature: 'collection',
     summary: 'An X-Callback-Url on another host than the API user\'s providerCallbackHost is accepted instead of 500 INVALID_CALLBACK_URL_HOST.',
+    plugin: {
+      // The caller is taken to have registered whatever host the callback names.
+      install: (app, context) => onRequests(app, context, 'preHandler', CREATIONS, (request) => {
+        const url = request.headers['x-callback-url'];
+        if (typeof url !== 'string' || !request.caller || !URL.canParse(url)) return;
+        request.caller = { ...request.caller, providerCallbackHost: new URL(url).hostname };
+      }),
+    },
   },
   'payment-readable-by-others': {
     feature: 'collection',
     summary: 'Any API user can read another API user\'s transaction by its reference id.',
+    plugin: {
+      // The request is served as if its owner had made it.
+      install: (app, context) => onRequests(app, context, 'preHandler', [...STATUS_QUERIES, 'deliveryNotification'], (request, { state }, route) => {
+        const tx = namedTransaction(request, route.operation, state);
+        if (tx && request.caller && tx.apiUserId !== request.caller.id) request.caller = state.apiUsers.get(tx.apiUserId) ?? { ...request.caller, id: tx.apiUserId };
+      }),
+    },
   },
   'notification-repeat-allowed': {
     feature: 'collection',
     summary: 'Delivery notifications for the same payment are accepted back to back instead of 429.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'preHandler', ['deliveryNotification'], (request, { state }, route) => {
+        const tx = namedTransaction(request, route.operation, state);
+        if (tx) delete tx.lastNotificationAt;
+      }),
+    },
   },
-  'notification-of-unfinished-payment': {
-    feature: 'collection',
-    summary: 'A delivery notification for a payment that is not SUCCESSFUL is accepted (200) instead of 409 TRANSACTION_NOT_COMPLETED.',
-  },
-  'status-record-extra-field': {
-    feature: 'collection',
-    summary: 'Status records carry a field the spec does not define ("progress").',
-    answer: (a) => { if (is(a, /\.get(RequestToPay|Deposit|Refund)Status$/, 200) && isRecord(a.body)) a.body.progress = a.body.status === 'PENDING' ? 50 : 100; },
-  },
-  'failure-reason-free-text': {
-    feature: 'collection',
-    summary: 'A FAILED status gives its reason as a free-text sentence instead of a failure-reason code.',
-    answer: (a) => { if (is(a, /\.get(RequestToPay|Deposit|Refund)Status$/, 200) && isRecord(a.body) && a.body.reason !== undefined) a.body.reason = 'The payment could not be completed.'; },
-  },
+  'notification-of-unfinished-payment': answer('collection', 'A delivery notification for a payment that is not SUCCESSFUL is accepted (200) instead of 409 TRANSACTION_NOT_COMPLETED.', (a) => {
+    if (is(a, 'deliveryNotification', 409) && (a.body as Json | undefined)?.code === 'TRANSACTION_NOT_COMPLETED') {
+      a.status = 200;
+      a.body = undefined;
+    }
+  }),
+  'status-record-extra-field': answer('collection', 'Status records carry a field the spec does not define ("progress").', (a) => {
+    if (is(a, STATUS_QUERIES, 200) && isRecord(a.body)) a.body.progress = a.body.status === 'PENDING' ? 50 : 100;
+  }),
+  'failure-reason-free-text': answer('collection', 'A FAILED status gives its reason as a free-text sentence instead of a failure-reason code.', (a) => {
+    if (is(a, STATUS_QUERIES, 200) && isRecord(a.body) && a.body.reason !== undefined) a.body.reason = 'The payment could not be completed.';
+  }),
   'balance-not-credited': {
     feature: 'collection',
     summary: 'A successful request to pay does not credit the merchant\'s collection balance.',
+    plugin: {
+      wrap: {
+        ledger: (ledger) => ({
+          accepts: (currency) => ledger.accepts(currency),
+          balance: (user, product, currency) => ledger.balance(user, product, currency),
+          covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
+          credit: (user, product, currency, amount) => (product === 'collection' ? undefined : ledger.credit(user, product, currency, amount)),
+          debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
+          moved: () => ledger.moved(),
+        }),
+      },
+    },
   },
   'account-holder-kind-any-case': {
     feature: 'collection',
     summary: 'An upper-case account holder id type (MSISDN) is accepted instead of refused with 400.',
+    plugin: {
+      // Before validation, which would refuse the upper-case type.
+      install: (app, context) => onRequests(app, context, 'preValidation', ['accountHolderActive'], (request) => {
+        const params = request.params as { accountHolderIdType?: string };
+        if (typeof params.accountHolderIdType === 'string') params.accountHolderIdType = params.accountHolderIdType.toLowerCase();
+      }),
+    },
   },
-  'account-holder-result-string': {
-    feature: 'collection',
-    summary: 'The account holder status gives result as a string ("true") instead of a boolean.',
-    answer: (a) => { if (is(a, /\.validateAccountHolderStatus$/, 200) && isRecord(a.body)) a.body.result = String(a.body.result); },
-  },
+  'account-holder-result-string': answer('collection', 'The account holder status gives result as a string ("true") instead of a boolean.', (a) => {
+    if (is(a, 'accountHolderActive', 200) && isRecord(a.body)) a.body.result = String(a.body.result);
+  }),
 
   // disbursement.feature
-  'deposit-id-reused': {
-    feature: 'disbursement',
-    summary: 'A reused deposit reference id is accepted (202) instead of 409 RESOURCE_ALREADY_EXIST.',
-  },
+  'deposit-id-reused': idReused('disbursement', 'A reused deposit reference id is accepted (202) instead of 409 RESOURCE_ALREADY_EXIST.', 'deposit', 'deposit'),
   'deposit-overdraws': {
     feature: 'disbursement',
     summary: 'A deposit larger than the disbursement balance succeeds instead of failing with NOT_ENOUGH_FUNDS.',
+    plugin: {
+      wrap: {
+        ledger: (ledger) => ({
+          accepts: (currency) => ledger.accepts(currency),
+          balance: (user, product, currency) => ledger.balance(user, product, currency),
+          covers: () => true,
+          credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
+          debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
+          moved: () => ledger.moved(),
+        }),
+      },
+    },
   },
   'refund-of-unknown-payment-succeeds': {
     feature: 'disbursement',
     summary: 'A refund naming a request to pay that does not exist succeeds.',
+    plugin: {
+      // The server makes up the request to pay it was asked to refund: a successful one, large enough, that no API user owns.
+      install: (app, context) => onRequests(app, context, 'preHandler', ['refund'], (request, { state, clock }) => {
+        const body = request.body as { referenceIdToRefund?: string; currency?: string };
+        if (!body.referenceIdToRefund || !body.currency) return;
+        const id = idKey(body.referenceIdToRefund);
+        if (state.transactions.requesttopay.has(id)) return;
+        const now = clock.now();
+        try {
+          state.transactions.requesttopay.add(id, {
+            kind: 'requesttopay', referenceId: id, apiUserId: 'made-up', product: 'collection',
+            targetEnvironment: request.headers['x-target-environment'] as string, amountMinor: 10n ** 18n, amount: '100000000000000',
+            currency: body.currency, status: 'SUCCESSFUL', createdAt: now, completedAt: now, refundedMinor: 0n,
+          });
+        } catch {
+          // A full store: the refund then fails as it would without the fault.
+        }
+      }),
+    },
   },
-  'deposit-status-amount-number': {
-    feature: 'disbursement',
-    summary: 'The deposit status record gives amount as a number instead of a string.',
-    answer: (a) => { if (is(a, 'disbursement.getDepositStatus', 200) && isRecord(a.body)) a.body.amount = Number(a.body.amount); },
-  },
+  'deposit-status-amount-number': answer('disbursement', 'The deposit status record gives amount as a number instead of a string.', (a) => {
+    if (is(a, 'getDepositStatus', 200) && isRecord(a.body)) a.body.amount = Number(a.body.amount);
+  }),
 
   // remittance.feature
-  'remittance-balance-without-currency': {
-    feature: 'remittance',
-    summary: 'The remittance balance record lacks its currency.',
-    answer: (a) => { if (is(a, 'remittance.getAccountBalance', 200) && isRecord(a.body)) delete a.body.currency; },
-  },
+  'remittance-balance-without-currency': answer('remittance', 'The remittance balance record lacks its currency.', (a) => {
+    if (is(a, 'getBalance', 200) && a.product === 'remittance' && isRecord(a.body)) delete a.body.currency;
+  }),
   'remittance-target-environment-ignored': {
     feature: 'remittance',
     summary: 'Remittance operations serve any X-Target-Environment instead of 500 NOT_ALLOWED_TARGET_ENVIRONMENT.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.product === 'remittance', (request, { settings }) => {
+        if (request.headers['x-target-environment'] !== undefined) request.headers['x-target-environment'] = settings.targetEnvironments[0]!;
+      }),
+    },
   },
 
   // consent.feature
   'user-info-with-access-token': {
     feature: 'consent',
     summary: 'User information is given for an ordinary access token, without the customer\'s consent.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'consent', (request, ctx) => {
+        const token = bearerOf(request);
+        const claims = token ? ctx.tokens.claimsOf(token) : undefined;
+        if (claims?.use === 'access' && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, { use: 'consent' })}`;
+      }),
+    },
   },
   'consent-redeemable-twice': {
     feature: 'consent',
     summary: 'An auth_req_id can be redeemed for a consent token more than once.',
+    plugin: {
+      // Redeeming is the only way a consent request is deleted; retention forgets expired ones on its own.
+      wrap: {
+        state: (state) => {
+          state.consentRequests.delete = () => undefined;
+          return state;
+        },
+      },
+    },
   },
   'consent-before-approval': {
     feature: 'consent',
     summary: 'A consent token is issued before the customer answered (no authorization_pending).',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'preHandler', ['createOAuthToken'], (request, { state, clock }) => {
+        const form = request.body as { auth_req_id?: string };
+        const consent = form.auth_req_id ? state.consentRequests.get(idKey(form.auth_req_id)) : undefined;
+        if (consent) consent.grantedAt = Math.min(consent.grantedAt, clock.now());
+      }),
+    },
   },
   'consent-scope-not-checked': {
     feature: 'consent',
-    summary: 'bc-authorize accepts a scope the service does not offer instead of 400 UNSUPPORTED_SCOPE.',
+    summary: 'bc-authorize accepts a scope the service does not offer (it grants one it offers instead) rather than 400 UNSUPPORTED_SCOPE.',
+    plugin: {
+      install: (app, context) => onRequests(app, context, 'preHandler', ['bcAuthorize'], (request, { settings }) => {
+        const form = request.body as { scope?: string };
+        if (typeof form.scope === 'string') form.scope = form.scope.split(' ').map((s) => (s === '' || settings.scopes.includes(s) ? s : settings.scopes[0]!)).join(' ');
+      }),
+    },
   },
-  'consent-refresh-refused': {
-    feature: 'consent',
-    summary: 'A refresh token is refused (invalid_grant) while the consent still lasts.',
-  },
+  'consent-refresh-refused': answer('consent', 'A refresh token is refused (invalid_grant) while the consent still lasts.', (a) => {
+    if (is(a, 'createOAuthToken', 200) && (a.request.body as { grant_type?: string } | undefined)?.grant_type === 'refresh_token') {
+      a.status = 400;
+      a.body = { error: 'invalid_grant' };
+    }
+  }),
 
   // errors.feature
-  'payment-reference-reused': {
-    feature: 'errors',
-    summary: 'A reused request-to-pay reference id is accepted (202) and makes a second payment instead of 409.',
-  },
-  'payment-body-not-validated': {
-    feature: 'errors',
-    summary: 'Request-to-pay bodies are not validated: a malformed one is accepted (202) instead of 400.',
-    answer: (a) => { if (is(a, 'collection.requestToPay', 400) && /body/.test(String((a.body as Json | undefined)?.message))) { a.status = 202; a.body = undefined; } },
-  },
+  'payment-reference-reused': idReused('errors', 'A reused request-to-pay reference id is accepted (202) and makes a second payment instead of 409.', 'requestToPay', 'requesttopay'),
+  'payment-body-not-validated': answer('errors', 'Request-to-pay bodies are not validated: a malformed one is accepted (202) instead of 400.', (a) => {
+    if (is(a, 'requestToPay', 400) && /body/.test(String((a.body as Json | undefined)?.message))) {
+      a.status = 202;
+      a.body = undefined;
+    }
+  }),
   'currency-not-checked': {
     feature: 'errors',
-    summary: 'Payments in a currency the service does not take are accepted instead of 500 INVALID_CURRENCY.',
+    summary: 'Payments (and balances) in a currency the service does not take are accepted instead of 500 INVALID_CURRENCY.',
+    plugin: {
+      wrap: {
+        ledger: (ledger) => ({
+          accepts: () => true,
+          balance: (user, product, currency) => ledger.balance(user, product, currency),
+          covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
+          credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
+          debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
+          moved: () => ledger.moved(),
+        }),
+      },
+    },
   },
   'gateway-key-not-enforced': {
     feature: 'errors',
     summary: 'The gateway lets calls through without a subscription key, or with another product\'s key.',
+    plugin: {
+      // Whatever key came, or none: the call goes through as the operation's product (collection for provisioning).
+      install: (app, context) => onRequests(app, context, 'onRequest', () => true, (request, { settings }, route) => {
+        const keys = settings.subscriptionKeys;
+        const given = request.headers['ocp-apim-subscription-key'];
+        const known = Object.values(keys).includes(given as string);
+        if (route.product !== undefined) request.headers['ocp-apim-subscription-key'] = keys[route.product];
+        else if (!known) request.headers['ocp-apim-subscription-key'] = keys.collection;
+      }),
+    },
   },
-  'duplicate-code-misspelled': {
-    feature: 'errors',
-    summary: 'A duplicate reference id is refused with code RESOURCE_ALREADY_EXISTS, which is not in the code set (RESOURCE_ALREADY_EXIST).',
-    answer: (a) => { if (a.status === 409 && isRecord(a.body) && a.body.code === 'RESOURCE_ALREADY_EXIST') a.body.code = 'RESOURCE_ALREADY_EXISTS'; },
-  },
-  'unknown-payment-is-500': {
-    feature: 'errors',
-    summary: 'Reading a payment that does not exist answers 500 INTERNAL_PROCESSING_ERROR instead of 404 RESOURCE_NOT_FOUND.',
-    answer: (a) => { if (is(a, /\.get(RequestToPay|Deposit|Refund)Status$/, 404)) { a.status = 500; a.body = { code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred.' }; } },
-  },
+  'duplicate-code-misspelled': answer('errors', 'A duplicate reference id is refused with code RESOURCE_ALREADY_EXISTS, which is not in the code set (RESOURCE_ALREADY_EXIST).', (a) => {
+    if (a.status === 409 && isRecord(a.body) && a.body.code === 'RESOURCE_ALREADY_EXIST') a.body.code = 'RESOURCE_ALREADY_EXISTS';
+  }),
+  'unknown-payment-is-500': answer('errors', 'Reading a payment that does not exist answers 500 INTERNAL_PROCESSING_ERROR instead of 404 RESOURCE_NOT_FOUND.', (a) => {
+    if (is(a, STATUS_QUERIES, 404)) {
+      a.status = 500;
+      a.body = { code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred.' };
+    }
+  }),
   'bearer-token-not-required': {
     feature: 'errors',
     summary: 'Business operations called without an access token are accepted instead of 401.',
+    plugin: {
+      // A server that falls back to some merchant of the product when no token comes.
+      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'bearer' && route.product !== undefined, (request, { state, tokens }, route) => {
+        if (bearerOf(request)) return;
+        const fallback = [...state.apiUsers.values()].find((user) => user.product === route.product);
+        if (fallback) request.headers.authorization = `Bearer ${tokens.issue({ sub: fallback.id, prd: route.product!, use: 'access' }, 60)}`;
+      }),
+    },
   },
-  'json-labelled-text-plain': {
-    feature: 'errors',
-    summary: 'JSON bodies are sent with Content-Type: text/plain.',
-    answer: (a) => { if (a.body !== undefined && a.contentType?.startsWith('application/json')) a.contentType = 'text/plain; charset=utf-8'; },
-  },
-} satisfies Record<string, DeviationDefinition>;
+  'json-labelled-text-plain': answer('errors', 'JSON bodies are sent with Content-Type: text/plain.', (a) => {
+    if (a.body !== undefined && a.contentType?.startsWith('application/json')) a.contentType = 'text/plain; charset=utf-8';
+  }),
+} satisfies Record<string, Fault>;
 
-export type DeviationName = keyof typeof definitions;
+export type FaultName = keyof typeof definitions;
 
-export const DEVIATIONS: Readonly<Record<DeviationName, DeviationDefinition>> = definitions;
-export const DEVIATION_NAMES = Object.keys(definitions) as DeviationName[];
+export const FAULTS: Readonly<Record<FaultName, Fault>> = definitions;
+export const FAULT_NAMES = Object.keys(definitions) as FaultName[];
 
-export function isDeviationName(name: string): name is DeviationName {
+export function isFaultName(name: string): name is FaultName {
   return Object.hasOwn(definitions, name);
 }
 
-/** The deviations a sandbox was started with; empty for a faithful one. */
-export class Deviations {
-  private readonly active: ReadonlySet<DeviationName>;
-
-  constructor(names: readonly DeviationName[] = []) {
-    this.active = new Set(names);
-  }
-
-  has(name: DeviationName): boolean {
-    return this.active.has(name);
-  }
-
-  get names(): DeviationName[] {
-    return [...this.active];
-  }
-
-  /** Rewrites answers for the active `answer` deviations; a faithful sandbox gets no hook at all. */
-  install(app: FastifyInstance): void {
-    const rewrites = this.names.map((name) => DEVIATIONS[name].answer).filter((f): f is NonNullable<typeof f> => f !== undefined);
-    if (this.has('account-holder-kind-any-case')) {
-      // Before validation, which would refuse the upper-case type.
-      app.addHook('preValidation', (request, _reply, done) => {
-        const params = request.params as { accountHolderIdType?: string };
-        if (typeof params.accountHolderIdType === 'string') params.accountHolderIdType = params.accountHolderIdType.toLowerCase();
-        done();
-      });
-    }
-    if (this.has('token-cacheable')) {
-      app.addHook('onSend', (request, reply, payload, done) => {
-        if (request.routeOptions.config.operation?.id.endsWith('.createAccessToken')) reply.removeHeader('cache-control');
-        done(null, payload);
-      });
-    }
-    if (rewrites.length === 0) return;
-    app.addHook('onSend', (request, reply, payload, done) => {
-      const operation = request.routeOptions.config.operation;
-      if (!operation || (payload !== null && payload !== undefined && typeof payload !== 'string')) return done(null, payload);
-      const contentType = reply.getHeader('content-type') as string | undefined;
-      const text = typeof payload === 'string' ? payload : '';
-      let body: unknown;
-      try {
-        body = text === '' ? undefined : contentType?.startsWith('application/json') ? JSON.parse(text) : text;
-      } catch {
-        return done(null, payload);
-      }
-      const answer: OutgoingAnswer = { operation: operation.id, request, status: reply.statusCode, body, contentType };
-      for (const rewrite of rewrites) rewrite(answer);
-      reply.code(answer.status);
-      if (answer.contentType !== contentType && answer.contentType) reply.header('content-type', answer.contentType);
-      if (answer.body === undefined) reply.removeHeader('content-type');
-      done(null, answer.body === undefined ? '' : typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body));
-    });
-  }
+/** A clock that says the same moment for ever. */
+function stoppedAt(moment: number) {
+  return { now: () => moment };
 }
 
+/** The faults named (each once) as sandbox plugins; throws, naming it, on a name that is no fault. */
+export function faultPlugins(names: readonly string[]): SandboxPlugin[] {
+  const unknown = names.find((name) => !isFaultName(name));
+  if (unknown !== undefined) throw new Error(`"${unknown}" is not a deliberate deviation; --list-deviations shows the ${FAULT_NAMES.length} there are`);
+  return [...new Set(names as FaultName[])].map((name) => ({ name, ...FAULTS[name].plugin }));
+}
+
+/** A comma-separated list of names, as --deviations and MOMO_SANDBOX_DEVIATIONS give them. */
+export function faultNamesOf(list: string | undefined): string[] {
+  return (list ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** The sandbox command's setting that names the faults to start with. */
+export const DEVIATIONS_SETTING: ExtraSetting = {
+  flag: 'deviations',
+  env: 'MOMO_SANDBOX_DEVIATIONS',
+  type: 'string',
+  fallback: '',
+  describe: 'Comma-separated deliberate deviations from the API, to see the conformance suite fail (see --list-deviations); none by default.',
+};
+
+export const LIST_DEVIATIONS_SETTING: ExtraSetting = {
+  flag: 'list-deviations',
+  type: 'boolean',
+  fallback: '',
+  describe: 'Lists the deliberate deviations a sandbox can be started with, by the feature file that catches each.',
+};
+
 /** The catalogue as text, by feature, for --list-deviations and the docs. */
-export function deviationsText(): string {
-  const byFeature = new Map<FeatureName, DeviationName[]>();
-  for (const name of DEVIATION_NAMES) byFeature.set(DEVIATIONS[name].feature, [...(byFeature.get(DEVIATIONS[name].feature) ?? []), name]);
-  const width = Math.max(...DEVIATION_NAMES.map((n) => n.length));
-  const lines = [`${DEVIATION_NAMES.length} deliberate deviations; start the sandbox with --deviations <name>[,<name>...] (MOMO_SANDBOX_DEVIATIONS).`];
+export function faultsText(): string {
+  const byFeature = new Map<FeatureName, FaultName[]>();
+  for (const name of FAULT_NAMES) byFeature.set(FAULTS[name].feature, [...(byFeature.get(FAULTS[name].feature) ?? []), name]);
+  const width = Math.max(...FAULT_NAMES.map((n) => n.length));
+  const lines = [`${FAULT_NAMES.length} deliberate deviations; start the sandbox with --deviations <name>[,<name>...] (MOMO_SANDBOX_DEVIATIONS).`];
   for (const [feature, names] of byFeature) {
     lines.push('', `features/${feature}.feature:`);
-    for (const name of names) lines.push(`  ${name.padEnd(width)}  ${DEVIATIONS[name].summary}`);
+    for (const name of names) lines.push(`  ${name.padEnd(width)}  ${FAULTS[name].summary}`);
   }
   return lines.join('\n');
 }

@@ -15,6 +15,7 @@ import { ROUTE_MISSES, type MutationKind } from './mutations.ts';
 import { loadModel, type ApiModel, type ModelOperation } from './openapi-model.ts';
 import { hasDotSegment, partsOf, planArbitrary, serialise, type EpisodeContext, type FuzzRequest, type RequestPlan } from './requests.ts';
 import { snapshotState } from './snapshot.ts';
+import { pathOf } from '../../core/catalogue/routes.ts';
 import { EpisodeWorld, type Answer } from './world.ts';
 
 export type Transport = 'inject' | 'http';
@@ -296,7 +297,7 @@ async function runEpisode(episode: Episode, env: Environment, observe: (o: Obser
       clock.advance(plan.elapsedMs);
       const parts = partsOf(plan, op, context);
       const request = serialise(parts, op);
-      const before = snapshotState(sandbox.context.state, settings, clock.now());
+      const before = snapshotState(sandbox.context, settings, clock.now());
       internalErrors.length = 0;
       const sent = await send(request);
       if (sent.kind === 'unsendable') {
@@ -310,7 +311,7 @@ async function runEpisode(episode: Episode, env: Environment, observe: (o: Obser
         outcome.violations.push(...violations.map((v) => ({ ...v, operation: op.id })));
         break;
       }
-      const after = snapshotState(sandbox.context.state, settings, clock.now());
+      const after = snapshotState(sandbox.context, settings, clock.now());
       const routeMiss = (plan.mutation !== null && ROUTE_MISSES.has(plan.mutation.kind)) || hasDotSegment(request.url);
       violations.push(...judge({ op, method: request.method, answer: sent.answer, routeMiss, before, after, internalErrors: [...internalErrors] }, model));
       if (Object.getOwnPropertyNames(Object.prototype).length !== prototypeKeys || ({} as Record<string, unknown>).polluted !== undefined) {
@@ -397,10 +398,10 @@ async function provision(model: ApiModel, world: EpisodeWorld, context: EpisodeC
     const key = context.keys[product]!;
     world.adoptUser(id, product);
     const host = new URL(context.callbackBaseUrl).host;
-    await call(op('provisioning.createApiUser'), { method: 'POST', url: '/v1_0/apiuser', headers: { 'ocp-apim-subscription-key': key, 'x-reference-id': id, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: host }) }, {});
-    await call(op('provisioning.createApiKey'), { method: 'POST', url: `/v1_0/apiuser/${id}/apikey`, headers: { 'ocp-apim-subscription-key': key } }, { referenceId: id });
+    await call(op('provisioning.createApiUser'), { method: 'POST', url: pathOf('createApiUser'), headers: { 'ocp-apim-subscription-key': key, 'x-reference-id': id, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: host }) }, {});
+    await call(op('provisioning.createApiKey'), { method: 'POST', url: pathOf('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } }, { referenceId: id });
     const basic = world.credential(world.basicScheme ?? '', product);
-    await call(op(`${product}.createAccessToken`), { method: 'POST', url: `/${product}/token/`, headers: { 'ocp-apim-subscription-key': key, authorization: basic ?? '' } }, {});
+    await call(op(`${product}.createAccessToken`), { method: 'POST', url: pathOf('createAccessToken', product), headers: { 'ocp-apim-subscription-key': key, authorization: basic ?? '' } }, {});
   }
   return requests;
 }

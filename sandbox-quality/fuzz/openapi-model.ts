@@ -113,12 +113,14 @@ function operationOf(path: string, method: string, op: Record<string, unknown>, 
   const credential = Object.keys(security).find((name) => name !== 'subscriptionKey');
 
   const responses = new Map<number, ModelResponse>();
-  for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>)) {
+  for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, { description?: string; content?: Record<string, { schema: Schema }>; 'x-error-codes'?: string[] }>)) {
     const schema = response.content?.['application/json']?.schema;
     const components = schema ? componentsOf(schema) : [];
     const enums = new Set(components.flatMap((name) => enumStrings(resolve(`#/components/schemas/${name}`), resolve)));
     const description = response.description ?? '';
-    const codes = [...new Set((description.match(/\b[A-Z][A-Z_]{2,}[A-Z]\b/g) ?? []).filter((word) => enums.has(word) || enums.has(`${word}.`)))];
+    // The codes the document lists for the status (x-error-codes), else those its description names.
+    const listed = response['x-error-codes'] ?? description.match(/\b[A-Z][A-Z_]{2,}[A-Z]\b/g) ?? [];
+    const codes = [...new Set(listed.filter((word) => enums.has(word) || enums.has(`${word}.`)))];
     responses.set(Number(status), { status: Number(status), description, validate: schema ? compile(schema) : undefined, components, codes });
   }
   const tags = (op.tags ?? []) as string[];

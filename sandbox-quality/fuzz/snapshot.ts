@@ -1,5 +1,6 @@
 import type { SandboxSettings } from '../../sandbox/settings.ts';
 import type { SandboxState } from '../../sandbox/state.ts';
+import type { Ledger } from '../../sandbox/ledger.ts';
 
 /** The sandbox's memory as text, one section per store, so two snapshots compare and a difference names its store. */
 export type StateSnapshot = Record<string, string>;
@@ -10,7 +11,7 @@ export type StateSnapshot = Record<string, string>;
  * forgotten by the sandbox's sweeper whenever it runs (a timer), which is housekeeping, not a change a
  * request made. The rules of life are those of sandbox/state.ts.
  */
-export function snapshotState(state: SandboxState, settings: SandboxSettings, now: number): StateSnapshot {
+export function snapshotState({ state, ledger }: { state: SandboxState; ledger: Ledger }, settings: SandboxSettings, now: number): StateSnapshot {
   const live = <T>(values: Iterable<T>, alive: (value: T) => boolean) => [...values].filter(alive);
   return {
     apiUsers: text([...state.apiUsers.values()]),
@@ -19,8 +20,7 @@ export function snapshotState(state: SandboxState, settings: SandboxSettings, no
     refund: text(live(state.transactions.refund.values(), (tx) => now - tx.createdAt <= settings.retentionMaxAgeMs)),
     consentRequests: text(live(state.consentRequests.values(), (r) => now < r.expiresAt + (r.expiresAt - r.createdAt))),
     consentGrants: text(live(state.consentGrants.values(), (g) => now < g.refreshableUntil)),
-    // Balances are private to the state; a test reads them through TypeScript's index escape hatch.
-    balances: text([...state['balances']].sort(([a], [b]) => a.localeCompare(b))),
+    balances: text(ledger.moved().sort(([a], [b]) => a.localeCompare(b))),
   };
 }
 

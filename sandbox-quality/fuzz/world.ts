@@ -1,3 +1,4 @@
+import { pathOf } from '../../core/catalogue/routes.ts';
 import type { ApiModel, ModelOperation } from './openapi-model.ts';
 
 /** What one request got back, as the fuzzer reads it. */
@@ -95,7 +96,7 @@ export class EpisodeWorld {
 
 /** Body fields whose values are ids of a resource another operation creates. */
 const LINKS: Record<string, string> = {
-  referenceIdToRefund: 'resource:/collection/v1_0/requesttopay',
+  referenceIdToRefund: `resource:${pathOf('requestToPay')}`,
 };
 
 /** A creation: POST with the id of the new resource in a required X-Reference-Id. */

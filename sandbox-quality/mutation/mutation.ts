@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEVIATIONS, DEVIATION_NAMES, isDeviationName, type DeviationName } from '../faults/faults.ts';
+import { FAULTS, FAULT_NAMES, isFaultName, type FaultName } from '../faults/faults.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -38,7 +38,7 @@ interface SuiteSummary {
 
 export interface RunResult {
   label: string;
-  deviation: DeviationName | undefined;
+  deviation: FaultName | undefined;
   exitCode: number | null;
   durationMs: number;
   failed: { scenario: string; uri: string }[];
@@ -58,7 +58,7 @@ export interface MutationReport {
   durationMs: number;
 }
 
-async function runSuite(label: string, deviation: DeviationName | undefined, reportsDir: string, tags: string | undefined): Promise<RunResult> {
+async function runSuite(label: string, deviation: FaultName | undefined, reportsDir: string, tags: string | undefined): Promise<RunResult> {
   rmSync(reportsDir, { recursive: true, force: true });
   const started = Date.now();
   const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
@@ -92,13 +92,13 @@ async function pooled<T>(tasks: (() => Promise<T>)[], jobs: number, onDone: (res
   return results;
 }
 
-export async function runMutation(options: { only: DeviationName[]; jobs: number; faithfulRuns: number; scoped: boolean; reportsDir: string; log: (line: string) => void }): Promise<MutationReport> {
+export async function runMutation(options: { only: FaultName[]; jobs: number; faithfulRuns: number; scoped: boolean; reportsDir: string; log: (line: string) => void }): Promise<MutationReport> {
   const { log } = options;
   const started = Date.now();
   const total = options.only.length + options.faithfulRuns;
   log(`${options.only.length} deviations and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`);
   const tasks = [
-    ...options.only.map((name) => () => runSuite(name, name, join(options.reportsDir, name), options.scoped ? `@${DEVIATIONS[name].feature}` : undefined)),
+    ...options.only.map((name) => () => runSuite(name, name, join(options.reportsDir, name), options.scoped ? `@${FAULTS[name].feature}` : undefined)),
     ...Array.from({ length: options.faithfulRuns }, (_, i) => () => runSuite(`faithful #${i + 1}`, undefined, join(options.reportsDir, `faithful-${i + 1}`), undefined)),
   ];
   const results = await pooled(tasks, options.jobs, (r, done) => {
@@ -110,7 +110,7 @@ export async function runMutation(options: { only: DeviationName[]; jobs: number
     if (r.problem) log(r.problem.split('\n').map((l) => `    ${l}`).join('\n'));
   });
   const deviations = results.filter((r) => r.deviation).map((r) => {
-    const { feature, summary } = DEVIATIONS[r.deviation!];
+    const { feature, summary } = FAULTS[r.deviation!];
     const detected = r.exitCode === 1 && r.failed.length > 0;
     return { ...r, feature, summary, detected, caughtByItsFeature: r.failed.some((f) => f.uri === `features/${feature}.feature`) };
   });
@@ -180,8 +180,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const only = values.only === undefined ? DEVIATION_NAMES : values.only.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = only.filter((name) => !isDeviationName(name));
+  const only = values.only === undefined ? FAULT_NAMES : values.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = only.filter((name) => !isFaultName(name));
   const count = (name: string, raw: string | undefined, fallback: number, max: number) => {
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}, got "${raw}"`);
@@ -199,7 +199,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
   mkdirSync(reportsDir, { recursive: true });
-  const report = await runMutation({ only: only as DeviationName[], jobs, faithfulRuns, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
+  const report = await runMutation({ only: only as FaultName[], jobs, faithfulRuns, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
   writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${mutationTable(report)}\n`);
   console.log(`Results: ${relative(process.cwd(), join(reportsDir, 'results.json'))}`);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http.ts';
-import { PRODUCTS, type Product } from '../../core/products.ts';
+import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../state.ts';
 import { authenticateBasic } from './access-tokens.ts';
 import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
@@ -28,108 +28,69 @@ const FORM = 'application/x-www-form-urlencoded' as const;
  * consent token. Served under every product, so one API user completes it within its own product.
  */
 export function registerConsent(context: SandboxContext): void {
-  for (const product of PRODUCTS) {
-    registerBcAuthorize(context, product);
-    registerOAuthToken(context, product);
-    registerUserInfo(context, product);
+  context.routes.serve('bcAuthorize', (product) => (request, reply) => bcAuthorize(context, product!, request, reply));
+  context.routes.serve('createOAuthToken', (product) => (request, reply) => createOAuthToken(context, product!, request, reply));
+  context.routes.serve('userInfo', () => async (request, reply) => {
+    const { msisdn = '0', scope = '' } = request.claims!;
+    return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
+  });
+}
+
+async function bcAuthorize(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {
+  const { settings, state, clock } = context;
+  const form = request.body as BcAuthorizeForm;
+  const scopes = form.scope.split(' ').filter(Boolean);
+  if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
+  const unknown = scopes.find((s) => !settings.scopes.includes(s));
+  if (unknown) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
+  const callbackUrl = request.headers['x-callback-url'] as string | undefined;
+  if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
+    return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
   }
+  if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, request.caller!.providerCallbackHost)) {
+    return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
+  }
+  const now = clock.now();
+  const consent: ConsentRequest = {
+    authReqId: randomUUID(),
+    apiUserId: request.caller!.id,
+    product,
+    msisdn: /^ID:\+?(\d+)\/MSISDN$/.exec(form.login_hint)![1]!,
+    scope: scopes.join(' '),
+    accessType: form.access_type,
+    consentValidSeconds: form.consent_valid_in ? Number(form.consent_valid_in) : settings.consentValidSeconds,
+    createdAt: now,
+    grantedAt: now + settings.consentIntervalSeconds * 1000,
+    expiresAt: now + settings.consentRequestLifetimeSeconds * 1000,
+    callbackUrl,
+  };
+  state.consentRequests.add(consent.authReqId, consent);
+  if (callbackUrl !== undefined) {
+    context.callbacks.sendLater(consent.grantedAt - now, callbackUrl, 'POST', { auth_req_id: consent.authReqId }, { kind: 'bc-authorize', authReqId: consent.authReqId });
+  }
+  return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
 }
 
-function registerBcAuthorize(context: SandboxContext, product: Product): void {
-  const { catalogue, settings, state, clock } = context;
-  catalogue.define({
-    id: `${product}.bcAuthorize`,
-    summary: `bc-authorize (${product})`,
-    specSection: product === 'collection' ? '§4.2 #7' : '§4.2 #7 (served on every product)',
-    method: 'POST',
-    url: `/${product}/v1_0/bc-authorize`,
-    product,
-    credential: 'bearer',
-    requiredHeaders: ['x-target-environment'],
-    optionalHeaders: ['x-callback-url'],
-    body: { schema: 'bc-authorize-request', mediaType: FORM },
-    responses: {
-      200: { description: 'The consent request.', schema: 'consent-request' },
-      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', schema: ['error-set-a', 'bad-request'] },
-      401: { description: 'Missing, expired or foreign access token.', schema: 'oauth-error' },
-      500: { description: 'INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', schema: 'error-set-a' },
-      503: { description: 'The consent request store is full (--retention-max-entries): SERVICE_UNAVAILABLE.', schema: 'error-set-a' },
-    },
-  }, async (request, reply) => {
-    const form = request.body as BcAuthorizeForm;
-    const scopes = form.scope.split(' ').filter(Boolean);
-    if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
-    const unknown = scopes.find((s) => !settings.scopes.includes(s));
-    if (unknown && !context.deviations.has('consent-scope-not-checked')) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
-    const callbackUrl = request.headers['x-callback-url'] as string | undefined;
-    if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
-      return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
-    }
-    if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, request.caller!.providerCallbackHost)) {
-      return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
-    }
-    const now = clock.now();
-    const consent: ConsentRequest = {
-      authReqId: randomUUID(),
-      apiUserId: request.caller!.id,
-      product,
-      msisdn: /^ID:\+?(\d+)\/MSISDN$/.exec(form.login_hint)![1]!,
-      scope: scopes.join(' '),
-      accessType: form.access_type,
-      consentValidSeconds: form.consent_valid_in ? Number(form.consent_valid_in) : settings.consentValidSeconds,
-      createdAt: now,
-      grantedAt: now + settings.consentIntervalSeconds * 1000,
-      expiresAt: now + settings.consentRequestLifetimeSeconds * 1000,
-      callbackUrl,
-    };
-    state.consentRequests.add(consent.authReqId, consent);
-    if (callbackUrl !== undefined) {
-      context.callbacks.sendLater(consent.grantedAt - now, callbackUrl, 'POST', { auth_req_id: consent.authReqId }, { kind: 'bc-authorize', authReqId: consent.authReqId });
-    }
-    return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
-  });
-}
-
-function registerOAuthToken(context: SandboxContext, product: Product): void {
-  const { catalogue } = context;
-  catalogue.define({
-    id: `${product}.createOauth2Token`,
-    summary: `Create an OAuth 2.0 consent token (${product})`,
-    specSection: product === 'disbursement' ? '§4.3 #11' : '§4.3 #11 (served on every product)',
-    method: 'POST',
-    url: `/${product}/oauth2/token/`,
-    product,
-    credential: 'basic',
-    requiredHeaders: ['x-target-environment'],
-    body: { schema: 'oauth-token-request', mediaType: FORM },
-    responses: {
-      200: { description: 'A consent token.', schema: 'consent-token' },
-      400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', schema: ['oauth-error', 'bad-request'] },
-      401: { description: 'Unknown API user or wrong key (spec profile).', schema: 'oauth-error' },
-      500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', schema: ['oauth-error', 'error-set-a'] },
-      503: { description: 'The consent grant store is full (--retention-max-entries): SERVICE_UNAVAILABLE.', schema: 'error-set-a' },
-    },
-  }, async (request, reply) => {
-    const user = authenticateBasic(context, request, reply, product);
-    if (!user) return reply;
-    const form = request.body as TokenForm;
-    return form.grant_type === 'refresh_token'
-      ? refreshConsent(context, product, user.id, form.refresh_token!, reply)
-      : redeemConsent(context, product, user.id, form.auth_req_id!, reply);
-  });
+async function createOAuthToken(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {
+  const user = authenticateBasic(context, request, reply, product);
+  if (!user) return reply;
+  const form = request.body as TokenForm;
+  return form.grant_type === 'refresh_token'
+    ? refreshConsent(context, product, user.id, form.refresh_token!, reply)
+    : redeemConsent(context, product, user.id, form.auth_req_id!, reply);
 }
 
 function redeemConsent(context: SandboxContext, product: Product, apiUserId: string, authReqId: string, reply: FastifyReply) {
-  const { state, clock, settings, deviations } = context;
+  const { state, clock, settings } = context;
   const consent = state.consentRequests.get(idKey(authReqId));
   const now = clock.now();
   if (!consent || consent.apiUserId !== apiUserId || consent.product !== product) {
     return sendOAuthError(reply, 400, 'invalid_grant');
   }
   if (now >= consent.expiresAt) return sendOAuthError(reply, 400, 'expired_token');
-  if (now < consent.grantedAt && !deviations.has('consent-before-approval')) return sendOAuthError(reply, 400, 'authorization_pending');
+  if (now < consent.grantedAt) return sendOAuthError(reply, 400, 'authorization_pending');
   // Redeemed once and for all: a second redemption finds nothing (invalid_grant), and the store has room.
-  if (!deviations.has('consent-redeemable-twice')) state.consentRequests.delete(idKey(authReqId));
+  state.consentRequests.delete(idKey(authReqId));
   const grant: ConsentGrant = {
     refreshToken: randomUUID(),
     authReqId,
@@ -148,7 +109,7 @@ function refreshConsent(context: SandboxContext, product: Product, apiUserId: st
   const grant = state.consentGrants.get(idKey(refreshToken));
   const now = clock.now();
   if (!grant || grant.apiUserId !== apiUserId || grant.product !== product) return sendOAuthError(reply, 400, 'invalid_grant');
-  if (now >= grant.refreshableUntil || context.deviations.has('consent-refresh-refused')) return sendOAuthError(reply, 400, 'invalid_grant');
+  if (now >= grant.refreshableUntil) return sendOAuthError(reply, 400, 'invalid_grant');
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }
 
@@ -162,29 +123,6 @@ function sendConsentToken(context: SandboxContext, grant: ConsentGrant, reply: F
     scope: grant.scope,
     refresh_token: grant.refreshToken,
     refresh_token_expired_in: Math.max(0, Math.floor((grant.refreshableUntil - now) / 1000)),
-  });
-}
-
-function registerUserInfo(context: SandboxContext, product: Product): void {
-  const { catalogue, profile } = context;
-  catalogue.define({
-    id: `${product}.getUserInfoWithConsent`,
-    summary: `Get user information with consent (${product})`,
-    specSection: product === 'collection' ? '§4.2 #6' : '§4.2 #6 (served on every product)',
-    method: 'GET',
-    url: `/${product}/oauth2/v1_0/userinfo`,
-    product,
-    credential: 'consent',
-    requiredHeaders: ['x-target-environment'],
-    noBody: true,
-    responses: {
-      200: { description: 'What the holder consented to share.', schema: 'user-info' },
-      401: { description: 'No consent token: an access token, an expired one or one of another product.', schema: 'oauth-error' },
-      500: { description: 'NOT_ALLOWED_TARGET_ENVIRONMENT.', schema: 'error-set-a' },
-    },
-  }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const { msisdn = '0', scope = '' } = request.claims!;
-    return reply.send(userInfoFor(msisdn, scope.split(' '), profile.genderCase === 'upper' ? 'MALE' : 'male'));
   });
 }
 

@@ -8,7 +8,7 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 /** Operations about the sandbox itself; they need no subscription key. */
 export function registerMeta(app: FastifyInstance, context: SandboxContext): void {
-  const { settings, state, catalogue } = context;
+  const { settings } = context;
   let openApi: Record<string, unknown> | undefined;
 
   app.get('/health', async (request) => {
@@ -16,23 +16,23 @@ export function registerMeta(app: FastifyInstance, context: SandboxContext): voi
     const gc = (globalThis as { gc?: () => void }).gc;
     if (gc && (request.query as { gc?: string }).gc === '1') gc();
     const memory = process.memoryUsage();
+    const { state } = context;
     return {
-    status: 'ok',
-    version,
-    profile: settings.profile,
-    records: {
-      apiUsers: state.apiUsers.size,
-      requestToPay: state.transactions.requesttopay.size,
-      deposit: state.transactions.deposit.size,
-      refund: state.transactions.refund.size,
-      consentRequests: state.consentRequests.size,
-    },
-    memory: { heapUsedBytes: memory.heapUsed, rssBytes: memory.rss },
+      status: 'ok',
+      version,
+      profile: settings.profile,
+      records: {
+        apiUsers: state.apiUsers.size,
+        requestToPay: state.transactions.requesttopay.size,
+        deposit: state.transactions.deposit.size,
+        refund: state.transactions.refund.size,
+        consentRequests: state.consentRequests.size,
+      },
+      memory: { heapUsedBytes: memory.heapUsed, rssBytes: memory.rss },
     };
   });
 
-  // Built on first use: every operation is registered by then.
-  app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(catalogue.operations, settings.profile, version)));
+  app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(settings.profile, version)));
 
   app.get('/profile', async () => ({
     profile: settings.profile,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEVIATION_REQUIREMENTS } from '../../conformance/certification/deviations.ts';
+import { DIFFERENCE_REQUIREMENTS } from '../../conformance/certification/profile-differences.ts';
 import { certify, coverageOf, exitCodeOf, type RunContext, type ScenarioOutcome } from '../../conformance/certification/verdicts.ts';
 import type { Waiver } from '../../conformance/certification/waivers.ts';
 import { loadRequirements } from '../../conformance/certification/requirements.ts';
@@ -93,7 +93,7 @@ test('an unprovokable requirement is listed as such with why, whatever the scena
 });
 
 test('a requirement bent by a difference of the active profile passes as WARN, naming and explaining the difference', () => {
-  const [id] = DEVIATION_REQUIREMENTS.tokenFailureStatus;
+  const [id] = DIFFERENCE_REQUIREMENTS.tokenFailureStatus;
   assert.ok(id, 'tokenFailureStatus names a requirement');
   const passed = [scenario('wrong key', 'passed', [id])];
   const warned = verdictOf(passed, { ...RUN, profile: 'mtn-sandbox' }, id);
@@ -106,8 +106,8 @@ test('a requirement bent by a difference of the active profile passes as WARN, n
 
 test('every requirement a profile difference names is in the catalogue', () => {
   const ids = new Set(loadRequirements().map((r) => r.id));
-  for (const [name, linked] of Object.entries(DEVIATION_REQUIREMENTS)) {
-    for (const id of linked) assert.ok(ids.has(id), `DEVIATION_REQUIREMENTS.${name} names ${id}, which is not in the catalogue`);
+  for (const [name, linked] of Object.entries(DIFFERENCE_REQUIREMENTS)) {
+    for (const id of linked) assert.ok(ids.has(id), `DIFFERENCE_REQUIREMENTS.${name} names ${id}, which is not in the catalogue`);
   }
 });
 

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVIATIONS, type DeviationName } from '../../sandbox-quality/faults/faults.ts';
+import { FAULTS, type FaultName } from '../../sandbox-quality/faults/faults.ts';
 import { mutationTable, runMutation } from '../../sandbox-quality/mutation/mutation.ts';
 
-const ONE_PER_FEATURE: DeviationName[] = [
+const ONE_PER_FEATURE: FaultName[] = [
   'api-user-id-reused',
   'token-opens-other-products',
   'callback-duplicated',
@@ -22,7 +22,7 @@ const ONE_PER_FEATURE: DeviationName[] = [
 ];
 
 test('one deviation per feature file is caught by that feature, and the faithful sandbox passes', async () => {
-  assert.equal(new Set(ONE_PER_FEATURE.map((name) => DEVIATIONS[name].feature)).size, 7);
+  assert.equal(new Set(ONE_PER_FEATURE.map((name) => FAULTS[name].feature)).size, 7);
   const lines: string[] = [];
   const report = await runMutation({
     only: ONE_PER_FEATURE,

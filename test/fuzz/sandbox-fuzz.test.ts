@@ -20,7 +20,7 @@ test('a few thousand generated requests, valid and malformed, break no property 
     assert.ok(tally && tally.valid > 0 && tally.malformed > 0, `${op.id} got valid and malformed requests`);
   }
   // Valid requests get past the rules to the success paths, creations included, not only to refusals.
-  for (const id of ['provisioning.createApiUser', 'collection.requestToPay', 'disbursement.deposit', 'disbursement.refund', 'collection.bcAuthorize', 'collection.createOauth2Token']) {
+  for (const id of ['provisioning.createApiUser', 'collection.requestToPay', 'disbursement.deposit', 'disbursement.refund', 'collection.bcAuthorize', 'collection.createOAuthToken']) {
     const statuses = Object.keys(result.byOperation[id]!.statuses);
     assert.ok(statuses.some((s) => s.startsWith('2')), `${id} succeeded at least once: ${statuses.join(', ')}`);
   }
@@ -64,7 +64,7 @@ test('the properties catch what they are for, and pass what the document allows'
   assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 502, { code: 'SERVICE_UNAVAILABLE', message: 'x' })), ['no-undocumented-5xx']);
   assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })), ['no-undocumented-5xx'],
     'a documented 5xx status with a code its description does not name');
-  assert.deepEqual(broken(exchange(model, 'collection.validateAccountHolderStatus', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })), [],
+  assert.deepEqual(broken(exchange(model, 'collection.accountHolderActive', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })), [],
     'the account-holder test number that answers INTERNAL_PROCESSING_ERROR is documented');
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, { code: 'RESOURCE_ALREADY_EXIST', message: 'x' })), ['documented-error-code']);
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, { ...apiUser, extra: 1 })), ['body-matches-schema']);
@@ -86,20 +86,20 @@ test('the state snapshot sees every store and balance, and leaves out records pa
   const sandbox = await startSandbox();
   try {
     const caller = await sandbox.provision('collection');
-    const { state, settings } = sandbox.context;
+    const { state, ledger, settings } = sandbox.context;
     const now = () => sandbox.clock.now();
-    const before = snapshotState(state, settings, now());
-    state.adjustBalance(caller.userId, 'collection', 'EUR', 1n);
+    const before = snapshotState({ state, ledger }, settings, now());
+    ledger.credit(caller.userId, 'collection', 'EUR', 1n);
     state.apiUsers.get(caller.userId)!.apiKey = 'another key';
-    assert.deepEqual(stateDifferences(before, snapshotState(state, settings, now())), ['apiUsers (1 → 1 records)', 'balances (0 → 1 records)']);
+    assert.deepEqual(stateDifferences(before, snapshotState({ state, ledger }, settings, now())), ['apiUsers (1 → 1 records)', 'balances (0 → 1 records)']);
 
     state.consentGrants.add('grant', { refreshToken: 'grant', authReqId: 'a', apiUserId: caller.userId, product: 'collection', msisdn: '46733123450', scope: 'openid', refreshableUntil: now() + 1000 });
-    const withGrant = snapshotState(state, settings, now());
+    const withGrant = snapshotState({ state, ledger }, settings, now());
     sandbox.clock.advance(1000);
-    const expired = snapshotState(state, settings, now());
+    const expired = snapshotState({ state, ledger }, settings, now());
     assert.deepEqual(stateDifferences(withGrant, expired), ['consentGrants (1 → 0 records)'], 'a grant past its life no longer counts');
     state.forgetExpired();
-    assert.deepEqual(stateDifferences(expired, snapshotState(state, settings, now())), [], 'so the sweeper forgetting it is no change');
+    assert.deepEqual(stateDifferences(expired, snapshotState({ state, ledger }, settings, now())), [], 'so the sweeper forgetting it is no change');
   } finally {
     await sandbox.close();
   }

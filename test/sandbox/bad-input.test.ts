@@ -5,12 +5,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
-import type { OperationSpec } from '../../sandbox/operations.ts';
 import type { Product } from '../../core/products.ts';
 import {
   KEYS, assertSchema, basic, eventually, payer, requestToPayBody, startSandbox,
   type Caller, type CallOptions, type TestSandbox,
 } from '../support/sandbox.ts';
+import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
 
 /**
  * Bad input of every kind: each gets a 4xx with a body that says what is wrong, no 5xx other than the
@@ -435,7 +435,7 @@ interface Case {
   businessCode?: string;
 }
 
-function sweepCases(op: OperationSpec): Case[] {
+function sweepCases(op: ServedOperation): Case[] {
   const body = op.body!;
   const mt = body.mediaType;
   const valid = validBody(body.schema);
@@ -526,7 +526,7 @@ describe('a generated sweep over every operation with a body', () => {
     for (const product of ['collection', 'disbursement', 'remittance'] as const) callers.set(product, await sandbox.provision(product));
   });
 
-  function baseHeaders(op: OperationSpec): Record<string, string | undefined> {
+  function baseHeaders(op: ServedOperation): Record<string, string | undefined> {
     const product: Product = op.product === 'provisioning' ? 'collection' : op.product;
     const c = callers.get(product)!;
     const headers: Record<string, string | undefined> = { 'ocp-apim-subscription-key': KEYS[product], 'content-type': op.body!.mediaType };
@@ -537,10 +537,10 @@ describe('a generated sweep over every operation with a body', () => {
     return headers;
   }
 
-  const urlOf = (op: OperationSpec) => op.url.replace(/:[A-Za-z]+/g, () => randomUUID());
+  const urlOf = (op: ServedOperation) => op.url.replace(/:[A-Za-z]+/g, () => randomUUID());
 
   test('every operation with a body answers malformed bodies and bad headers with a 4xx that says why', async (t) => {
-    const operations = sandbox.context.catalogue.operations.filter((op) => op.body);
+    const operations = servedOperations().filter((op) => op.body);
     assert.ok(operations.length >= 11, `expected every body-taking operation in the catalogue, got ${operations.map((o) => o.id).join(', ')}`);
     for (const op of operations) {
       await t.test(op.id, async () => {
@@ -575,7 +575,7 @@ describe('a generated sweep over every operation with a body', () => {
   });
 
   test('the documented 500s appear only when deliberately asked for, with their code and no state change', async (t) => {
-    const operations = sandbox.context.catalogue.operations.filter((op) => op.body && op.product !== 'provisioning');
+    const operations = servedOperations().filter((op) => op.body && op.product !== 'provisioning');
     for (const op of operations) {
       await t.test(op.id, async () => {
         const errorSchema = op.product === 'collection' ? 'error-set-a' : 'error-set-b';

@@ -187,7 +187,7 @@ describe('resolveSettings', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------
-// The command line: node --import tsx sandbox/main.ts
+// The command line: node --import tsx cli/momo-harness.ts sandbox
 
 /** The test process's environment without any sandbox setting, so the child sees only what a test gives it. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -200,7 +200,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'sandbox/main.ts', ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
   child.stdout.setEncoding('utf8').on('data', (d: string) => { out.stdout += d; });
   child.stderr.setEncoding('utf8').on('data', (d: string) => { out.stderr += d; });

@@ -2,10 +2,49 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
+import type { SandboxPlugin } from '../../sandbox/plugins.ts';
 import { ManualClock } from '../../sandbox/clock.ts';
 import type { Product } from '../../core/products.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
 import { validatorFor, describeErrors } from '../../core/schemas.ts';
+import type { HeaderName } from '../../core/catalogue/headers.ts';
+import type { Credential, OperationId } from '../../core/catalogue/operations.ts';
+import { pathOf, routes, type PathParams } from '../../core/catalogue/routes.ts';
+
+/** A route of the catalogue as the sandbox serves it: what the tests that sweep every operation need to know. */
+export interface ServedOperation {
+  /** "<product or provisioning>.<operation id>", as the OpenAPI document's operationId. */
+  id: string;
+  operation: OperationId;
+  method: 'GET' | 'POST';
+  /** The router's pattern, with :name for each path parameter. */
+  url: string;
+  product: Product | 'provisioning';
+  credential: Credential;
+  requiredHeaders: readonly HeaderName[];
+  optionalHeaders: readonly HeaderName[];
+  body?: { schema: string; mediaType: string };
+}
+
+/** Every route of the operation catalogue, as the sandbox serves it. */
+export function servedOperations(): ServedOperation[] {
+  return routes().map(({ operation: op, product, method, path }) => ({
+    id: `${product ?? 'provisioning'}.${op.id}`,
+    operation: op.id,
+    method,
+    url: path.replace(/\{([A-Za-z]+)\}/g, ':$1'),
+    product: product ?? 'provisioning',
+    credential: op.credential,
+    requiredHeaders: op.headers.required,
+    optionalHeaders: op.headers.optional,
+    ...(op.request !== 'none' ? { body: { schema: op.request.schema, mediaType: op.request.mediaType } } : {}),
+  }));
+}
+
+/** The path of an operation under a product, from the catalogue (path parameters filled in, percent-encoded). */
+export function path(id: OperationId, product?: Product, params?: PathParams): string {
+  return pathOf(id, product, params);
+}
 
 export const KEYS: Record<Product, string> = {
   collection: 'sandbox-collection-key',
@@ -55,10 +94,10 @@ export interface CallOptions {
 }
 
 /** A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). */
-export async function startSandbox(overrides: Partial<SandboxSettings> = {}, options: { logger?: pino.Logger } = {}): Promise<TestSandbox> {
+export async function startSandbox(overrides: Partial<SandboxSettings> = {}, options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[] } = {}): Promise<TestSandbox> {
   const settings = testSettings(overrides);
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const sandbox = await buildSandbox(settings, { clock, logger: options.logger ?? pino({ level: 'silent' }) });
+  const sandbox = await buildSandbox(settings, { clock, logger: options.logger ?? pino({ level: 'silent' }), plugins: options.plugins ?? [] });
   const call = (o: CallOptions) => {
     const headers = Object.fromEntries(Object.entries(o.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
     const isObject = o.payload !== undefined && typeof o.payload !== 'string';
@@ -72,11 +111,11 @@ export async function startSandbox(overrides: Partial<SandboxSettings> = {}, opt
   };
   const provision = async (product: Product, p: { providerCallbackHost?: string } = {}): Promise<Caller> => {
     const userId = randomUUID();
-    const created = await call({ method: 'POST', url: '/v1_0/apiuser', headers: { 'ocp-apim-subscription-key': KEYS[product], 'x-reference-id': userId }, payload: { providerCallbackHost: p.providerCallbackHost ?? '127.0.0.1' } });
+    const created = await call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS[product], 'x-reference-id': userId }, payload: { providerCallbackHost: p.providerCallbackHost ?? '127.0.0.1' } });
     if (created.statusCode !== 201) throw new Error(`provisioning failed: ${created.statusCode} ${created.body}`);
-    const key = await call({ method: 'POST', url: `/v1_0/apiuser/${userId}/apikey`, headers: { 'ocp-apim-subscription-key': KEYS[product] } });
+    const key = await call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: userId }), headers: { 'ocp-apim-subscription-key': KEYS[product] } });
     const apiKey = (key.json() as { apiKey: string }).apiKey;
-    const token = await call({ method: 'POST', url: `/${product}/token/`, headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) } });
+    const token = await call({ method: 'POST', url: path('createAccessToken', product), headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) } });
     if (token.statusCode !== 200) throw new Error(`token failed: ${token.statusCode} ${token.body}`);
     const accessToken = (token.json() as { access_token: string }).access_token;
     return {

@@ -7,7 +7,7 @@ export type DifferenceName = keyof typeof DIFFERENCES;
  * spec's, these requirements pass only because the profile accepts the documented difference, so they are
  * reported WARN with the difference's explanation rather than PASS. A test keeps every id in the catalogue.
  */
-export const DEVIATION_REQUIREMENTS: Record<DifferenceName, readonly string[]> = {
+export const DIFFERENCE_REQUIREMENTS: Record<DifferenceName, readonly string[]> = {
   tokenFailureStatus: ['TOKEN-FAILED-401'],
   tokenType: ['TOKEN-TYPE-BEARER'],
   // Every FAILED status record that a scenario reads the reason of.

@@ -1,0 +1,7 @@
+import { runConformance } from '../conformance/runner/conformance.ts';
+import { faultPlugins } from '../sandbox-quality/faults/faults.ts';
+
+/** `momo-harness run`: the conformance run; MOMO_SANDBOX_DEVIATIONS may start the embedded sandbox with faults. */
+export default function run(argv: string[]): Promise<number> {
+  return runConformance({ argv, env: process.env, cwd: process.cwd(), log: (line) => console.log(line), faults: faultPlugins });
+}

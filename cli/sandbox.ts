@@ -1,0 +1,80 @@
+import { DIFFERENCES, READINGS } from '../core/profiles.ts';
+import { PRODUCTS } from '../core/products.ts';
+import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, wantsHelp } from '../sandbox/settings.ts';
+import { startSandbox } from '../sandbox/start.ts';
+import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
+
+const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING];
+
+/** `momo-harness sandbox` (npm run sandbox): the reference sandbox, configured by flags and environment. */
+export default async function sandbox(argv: string[]): Promise<number> {
+  const wanted = wantsHelp(argv);
+  if (wanted === 'help') {
+    console.log(helpText([DEVIATIONS_SETTING], ['       npm run sandbox -- --list-deviations    (deliberate non-conformances to start it with)']));
+    return 0;
+  }
+  if (wanted === 'differences') {
+    console.log(describeProfiles());
+    return 0;
+  }
+  let resolved;
+  let plugins;
+  try {
+    resolved = resolveSettingsWith({ argv, env: process.env }, EXTRAS);
+    if (resolved.extras['list-deviations'] === true) {
+      console.log(faultsText());
+      return 0;
+    }
+    try {
+      plugins = faultPlugins(faultNamesOf(String(resolved.extras.deviations)));
+    } catch (error) {
+      throw new SettingsError([`--deviations (MOMO_SANDBOX_DEVIATIONS) names ${(error as Error).message.replace(/^"/, '"')}`]);
+    }
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      console.error(error.message);
+      return 2;
+    }
+    throw error;
+  }
+  const { settings } = resolved;
+  let running;
+  try {
+    running = await startSandbox(settings, { plugins });
+  } catch (error) {
+    const message = (error as Error).message;
+    console.error(/listen|EADDR|EACCES/.test(message) || (error as { code?: string }).code?.startsWith('EADDR')
+      ? `Cannot listen on ${settings.host}:${settings.port}: ${message}. Choose another with --port or PORT.`
+      : `Cannot start the sandbox: ${message}`);
+    return 2;
+  }
+  const { baseUrl } = running;
+  console.log(`MoMo reference sandbox (profile ${settings.profile}) on ${baseUrl}`);
+  console.log('Subscription keys (Ocp-Apim-Subscription-Key):');
+  for (const product of PRODUCTS) {
+    const key = settings.subscriptionKeys[product];
+    // The development keys are public; a configured key is a secret and is never printed.
+    console.log(`  ${product.padEnd(12)} ${key === DEVELOPMENT_KEYS[product] ? key : '(configured; not shown)'}`);
+  }
+  if (plugins.length > 0) {
+    console.log(`DELIBERATELY NON-CONFORMING: ${plugins.map((p) => p.name).join(', ')} (--deviations); do not certify against this sandbox.`);
+  }
+  console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await running.close();
+  return 0;
+}
+
+function describeProfiles(): string {
+  const lines = ['Where the profiles differ (spec → mtn-sandbox):', ''];
+  for (const [key, d] of Object.entries(DIFFERENCES)) {
+    lines.push(`- ${key}: ${JSON.stringify(d.spec)} → ${JSON.stringify(d['mtn-sandbox'])}`, `    ${d.explanation}`);
+  }
+  lines.push('', 'Readings both profiles share:', '', ...READINGS.map((r) => `- ${r}`));
+  return lines.join('\n');
+}

@@ -1,0 +1,436 @@
+import type { Product } from '../products.ts';
+import type { ProfileBehaviour } from '../profiles.ts';
+import { schemaId, type SchemaName } from '../schema-ids.ts';
+import type { HeaderName } from './headers.ts';
+
+/**
+ * The operation catalogue: every operation of the MoMo API, each defined once, as plain data with no
+ * transport. The sandbox's routes and its OpenAPI document, the harness's client and contract, the k6 API
+ * module, the certification's map of the spec's operations, the requirement catalogue's schema, the fuzzer,
+ * the benchmark and the tests all derive from it (core/catalogue/routes.ts has the helpers they use).
+ *
+ * A path literal of the API is written here and nowhere else.
+ */
+
+/** How a caller proves who it is, besides the subscription key every operation needs (§5). */
+export type Credential = 'basic' | 'bearer' | 'consent' | 'none';
+
+/** Which host serves an operation: {base_url}, the gateway, or {sandbox_url}, the provisioning host (§4). */
+export type Host = 'gateway' | 'provisioning';
+
+/** The {code, message} errors of an operation: code set A, B or C of §7. */
+export type ErrorSet = 'error-set-a' | 'error-set-b' | 'error-set-c';
+
+/** A body whose schema follows a difference of the profiles (core/profiles.ts): one schema per value of it. */
+export interface ProfileDependentBody<D extends keyof ProfileBehaviour = keyof ProfileBehaviour> {
+  difference: D;
+  schemas: Readonly<Record<string, SchemaName>>;
+}
+
+/**
+ * The schema of a response body: a schema of schemas/, `errors` for the error set of the operation under its
+ * product, several of them (any one may match), or one per value of a difference of the profiles.
+ */
+export type BodySchema = SchemaName | 'errors' | readonly (SchemaName | 'errors')[] | ProfileDependentBody;
+
+/**
+ * spec: the spec documents this status for the operation; live: the live service is observed or documented
+ * to answer it (real-api-notes.md); sandbox: the reference sandbox's own answer where the spec is silent
+ * (a full store, a refusal of form).
+ */
+export type ResponseSource = 'spec' | 'live' | 'sandbox';
+
+export interface ResponseSpec {
+  description: string;
+  /** The body's schema; absent: the status has no body. */
+  body?: BodySchema;
+  /** The error codes this status carries (in `code` of {code, message}, or `error` of {error}). */
+  codes?: readonly string[];
+  source: ResponseSource;
+}
+
+/** An operation as served under one product. */
+export interface ProductBinding {
+  /** Where the spec (or, beyond it, the live service's documentation) defines it, e.g. "§4.2 #2". */
+  section: string;
+  host: Host;
+  errors: ErrorSet;
+  /** Why this product serves it although the spec lists it under another, or under none. */
+  note?: string;
+}
+
+/** The spec counts 19 operations (§4.2 #1–#8, §4.3 #9–#12, §4.4 #13, §4.5 #14–#16, §4.6's three status queries). */
+export interface SpecOperation {
+  /** "4.2 #2", "4.6 refund": stable, and an anchor in the certification report. */
+  key: string;
+  title: string;
+  /** The products whose binding counts as this operation of the spec. */
+  products: readonly Product[];
+}
+
+export interface OperationDefinition {
+  /** How messages and reports name it, in the domain's words. */
+  label: string;
+  method: 'GET' | 'POST';
+  /** The path, with {product} for the product it is served under and {name} for each path parameter. */
+  path: string;
+  /** product: its product's subscription key opens it; any: the key of any product does (provisioning, §4.5). */
+  key: 'product' | 'any';
+  credential: Credential;
+  headers: { required: readonly HeaderName[]; optional: readonly HeaderName[] };
+  /** Path parameters and their JSON Schemas. */
+  params?: Readonly<Record<string, object>>;
+  /** The request body: its schema and media type; `none`: a body is refused. */
+  request: { schema: SchemaName; mediaType: 'application/json' | 'application/x-www-form-urlencoded' } | 'none';
+  responses: Readonly<Record<number, ResponseSpec>>;
+  products: Readonly<Partial<Record<Product, ProductBinding>>>;
+  /** The operations of the spec's count it is, when it is one (the account-holder check is two: §4.2 #8 and §4.3 #12). */
+  spec?: readonly SpecOperation[];
+}
+
+export type Operation<Id extends string = string> = OperationDefinition & { id: Id };
+
+const NO_HEADERS = { required: [], optional: [] } as const;
+const referenceIdParam = { referenceId: { $ref: schemaId('uuid-v4') } };
+const ALL_PRODUCTS = ['collection', 'disbursement', 'remittance'] as const;
+
+/** The same binding under every product (provisioning takes any product's key). */
+const everyProduct = (binding: ProductBinding): Record<Product, ProductBinding> =>
+  Object.fromEntries(ALL_PRODUCTS.map((p) => [p, binding])) as Record<Product, ProductBinding>;
+
+// Answers that recur across operations.
+const invalid = (description = 'Invalid data.'): ResponseSpec => ({ description, body: 'bad-request', source: 'spec' });
+const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec => ({ description, body: 'oauth-error', codes: ['invalid_token'], source: 'spec' });
+const forbiddenEnvironment = (more: readonly string[] = [], description?: string): ResponseSpec => ({
+  description: description ?? `${[...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'].join(', ')}.`,
+  body: 'errors',
+  codes: [...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
+  source: 'spec',
+});
+const duplicate: ResponseSpec = { description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.', body: 'errors', codes: ['RESOURCE_ALREADY_EXIST'], source: 'spec' };
+const notFound = (description: string): ResponseSpec => ({ description, body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'spec' });
+const storeFull = (store: string): ResponseSpec => ({ description: `The ${store} store is full: SERVICE_UNAVAILABLE.`, body: 'errors', codes: ['SERVICE_UNAVAILABLE'], source: 'sandbox' });
+const setAOnCollection = (product: Product): ErrorSet => (product === 'collection' ? 'error-set-a' : 'error-set-b');
+
+/** A payment's creation: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10). */
+function creation(label: string, path: string, product: Product, section: string, schema: SchemaName, spec: SpecOperation): OperationDefinition {
+  return {
+    label,
+    method: 'POST',
+    path,
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-reference-id', 'x-target-environment'], optional: ['x-callback-url'] },
+    request: { schema, mediaType: 'application/json' },
+    responses: {
+      202: { description: 'Accepted; no body. The transaction is PENDING until it settles.', source: 'spec' },
+      400: invalid(),
+      401: unauthorized(),
+      409: duplicate,
+      500: { description: 'INVALID_CURRENCY, INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', body: 'errors', codes: ['INVALID_CURRENCY', 'INVALID_CALLBACK_URL_HOST', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'spec' },
+      503: storeFull('transaction'),
+    },
+    products: { [product]: { section, host: 'gateway', errors: setAOnCollection(product) } },
+    spec: [spec],
+  };
+}
+
+/** The status query of a payment (§4.6): GET <creation path>/{referenceId}. */
+function statusQuery(label: string, creationPath: string, product: Product, section: string, schema: SchemaName, spec: SpecOperation): OperationDefinition {
+  return {
+    label,
+    method: 'GET',
+    path: `${creationPath}/{referenceId}`,
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: [] },
+    params: referenceIdParam,
+    request: 'none',
+    responses: {
+      200: { description: 'The status record.', body: schema, source: 'live' },
+      400: invalid('Invalid data, e.g. a reference id that is not a UUID v4.'),
+      401: unauthorized(),
+      404: notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'),
+      500: forbiddenEnvironment(),
+    },
+    products: { [product]: { section, host: 'gateway', errors: setAOnCollection(product) } },
+    spec: [spec],
+  };
+}
+
+const REQUEST_TO_PAY = '/collection/v1_0/requesttopay';
+const DEPOSIT = '/disbursement/v1_0/deposit';
+const REFUND = '/disbursement/v1_0/refund';
+
+const definitions = {
+  // Sandbox user provisioning (§4.5), on {sandbox_url}, with any product's key.
+  createApiUser: {
+    label: 'create API user',
+    method: 'POST',
+    path: '/v1_0/apiuser',
+    key: 'any',
+    credential: 'none',
+    headers: { required: ['x-reference-id'], optional: [] },
+    request: { schema: 'api-user-create', mediaType: 'application/json' },
+    responses: {
+      201: { description: 'Created; no body.', source: 'spec' },
+      400: invalid(),
+      409: duplicate,
+      503: { description: 'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE, a code of set A (set C has none for it).', body: 'error-set-a', codes: ['SERVICE_UNAVAILABLE'], source: 'sandbox' },
+    },
+    products: everyProduct({ section: '§4.5 #14', host: 'provisioning', errors: 'error-set-c' }),
+    spec: [{ key: '4.5 #14', title: 'provisioning: create API user', products: ALL_PRODUCTS }],
+  },
+  createApiKey: {
+    label: 'create API key',
+    method: 'POST',
+    path: '/v1_0/apiuser/{referenceId}/apikey',
+    key: 'any',
+    credential: 'none',
+    headers: NO_HEADERS,
+    params: referenceIdParam,
+    request: 'none',
+    responses: {
+      201: { description: 'The new key; it replaces any earlier key of the user.', body: 'api-key', source: 'spec' },
+      400: invalid(),
+      404: notFound('Unknown API user: RESOURCE_NOT_FOUND.'),
+    },
+    products: everyProduct({ section: '§4.5 #15', host: 'provisioning', errors: 'error-set-c' }),
+    spec: [{ key: '4.5 #15', title: 'provisioning: create API key', products: ALL_PRODUCTS }],
+  },
+  getApiUser: {
+    label: 'get API user',
+    method: 'GET',
+    path: '/v1_0/apiuser/{referenceId}',
+    key: 'any',
+    credential: 'none',
+    headers: NO_HEADERS,
+    params: referenceIdParam,
+    request: 'none',
+    responses: {
+      200: { description: 'The API user.', body: 'api-user', source: 'live' },
+      400: invalid(),
+      404: notFound('Unknown API user: RESOURCE_NOT_FOUND.'),
+    },
+    products: everyProduct({ section: '§4.5 #16', host: 'provisioning', errors: 'error-set-c' }),
+    spec: [{ key: '4.5 #16', title: 'provisioning: get API user', products: ALL_PRODUCTS }],
+  },
+
+  // Tokens (§4.2 #1, §4.3 #11, §5.2–5.4).
+  createAccessToken: {
+    label: 'create access token',
+    method: 'POST',
+    path: '/{product}/token/',
+    key: 'product',
+    credential: 'basic',
+    headers: NO_HEADERS,
+    request: 'none',
+    responses: {
+      200: { description: 'An access token.', body: 'access-token', source: 'spec' },
+      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec' },
+      500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile), or NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
+    },
+    products: {
+      collection: { section: '§4.2 #1', host: 'provisioning', errors: 'error-set-a' },
+      disbursement: { section: '§4.2 #1, §5.2', host: 'gateway', errors: 'error-set-b', note: 'The live service has one token operation per product.' },
+      remittance: { section: '§4.2 #1, §5.2', host: 'gateway', errors: 'error-set-b', note: 'The live service has one token operation per product.' },
+    },
+    spec: [{ key: '4.2 #1', title: 'collection: create access token', products: ALL_PRODUCTS }],
+  },
+  createOAuthToken: {
+    label: 'create OAuth 2.0 token',
+    method: 'POST',
+    path: '/{product}/oauth2/token/',
+    key: 'product',
+    credential: 'basic',
+    headers: { required: ['x-target-environment'], optional: [] },
+    request: { schema: 'oauth-token-request', mediaType: 'application/x-www-form-urlencoded' },
+    responses: {
+      200: { description: 'A consent token.', body: 'consent-token', source: 'spec' },
+      400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', body: ['oauth-error', 'bad-request'], codes: ['authorization_pending', 'expired_token', 'invalid_grant'], source: 'sandbox' },
+      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec' },
+      500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
+      503: storeFull('consent grant'),
+    },
+    products: {
+      collection: { section: '§4.3 #11, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
+      disbursement: { section: '§4.3 #11, §5.4', host: 'gateway', errors: 'error-set-b' },
+      remittance: { section: '§4.3 #11, §5.4', host: 'gateway', errors: 'error-set-b', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
+    },
+    spec: [{ key: '4.3 #11', title: 'disbursement: create OAuth 2.0 token', products: ALL_PRODUCTS }],
+  },
+
+  // Payments (§4.2 #2–3, §4.3 #9–10) and their status queries (§4.6).
+  requestToPay: creation('request to pay', REQUEST_TO_PAY, 'collection', '§4.2 #2', 'request-to-pay', { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] }),
+  getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, 'collection', '§4.2 #2, §4.6', 'request-to-pay-status', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
+  deliveryNotification: {
+    label: 'request-to-pay delivery notification',
+    method: 'POST',
+    path: `${REQUEST_TO_PAY}/{referenceId}/deliverynotification`,
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: ['language'] },
+    params: referenceIdParam,
+    request: { schema: 'delivery-notification', mediaType: 'application/json' },
+    responses: {
+      200: { description: 'Notification enqueued; no body.', source: 'spec' },
+      400: invalid(),
+      401: unauthorized(),
+      404: notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'),
+      409: { description: 'The transaction is not SUCCESSFUL: TRANSACTION_NOT_COMPLETED.', body: 'errors', codes: ['TRANSACTION_NOT_COMPLETED'], source: 'spec' },
+      410: { description: 'The notification window has passed: EXPIRED.', body: 'errors', codes: ['EXPIRED'], source: 'spec' },
+      429: { description: 'Notified for this id within the cool-down: NOT_ALLOWED.', body: 'errors', codes: ['NOT_ALLOWED'], source: 'spec' },
+      500: forbiddenEnvironment(),
+    },
+    products: { collection: { section: '§4.2 #3', host: 'gateway', errors: 'error-set-a' } },
+    spec: [{ key: '4.2 #3', title: 'collection: request-to-pay delivery notification', products: ['collection'] }],
+  },
+  refund: creation('refund', REFUND, 'disbursement', '§4.3 #9', 'refund', { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] }),
+  getRefundStatus: statusQuery('get refund status', REFUND, 'disbursement', '§4.3 #9, §4.6', 'refund-status', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
+  deposit: creation('deposit', DEPOSIT, 'disbursement', '§4.3 #10', 'deposit', { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] }),
+  getDepositStatus: statusQuery('get deposit status', DEPOSIT, 'disbursement', '§4.3 #10, §4.6', 'deposit-status', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
+
+  // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
+  getBalance: {
+    label: 'get account balance',
+    method: 'GET',
+    path: '/{product}/v1_0/account/balance',
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: [] },
+    request: 'none',
+    responses: {
+      200: { description: 'The balance in the first configured currency.', body: 'balance', source: 'spec' },
+      401: unauthorized(),
+      500: forbiddenEnvironment(),
+    },
+    products: {
+      collection: { section: '§2.9', host: 'gateway', errors: 'error-set-a', note: 'The live service has it on every product; the spec lists it under remittance (§4.4 #13).' },
+      disbursement: { section: '§2.9', host: 'gateway', errors: 'error-set-b', note: 'The live service has it on every product; the spec lists it under remittance (§4.4 #13).' },
+      remittance: { section: '§4.4 #13', host: 'provisioning', errors: 'error-set-b' },
+    },
+    spec: [{ key: '4.4 #13', title: 'remittance: get account balance', products: ['remittance'] }],
+  },
+  getBalanceInCurrency: {
+    label: 'get account balance in a currency',
+    method: 'GET',
+    path: '/collection/v1_0/account/balance/{currency}',
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: [] },
+    params: { currency: { $ref: schemaId('currency') } },
+    request: 'none',
+    responses: {
+      200: { description: 'The balance.', body: 'balance', source: 'spec' },
+      400: invalid('Invalid data, e.g. a currency that is not an ISO 4217 code.'),
+      401: unauthorized(),
+      500: forbiddenEnvironment(['INVALID_CURRENCY']),
+    },
+    products: { collection: { section: '§4.2 #4', host: 'gateway', errors: 'error-set-a' } },
+    spec: [{ key: '4.2 #4', title: 'collection: get account balance in a currency', products: ['collection'] }],
+  },
+  accountHolderActive: {
+    label: 'validate account holder status',
+    method: 'GET',
+    path: '/{product}/v1_0/accountholder/{accountHolderIdType}/{accountHolderId}/active',
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: [] },
+    params: {
+      accountHolderIdType: { type: 'string', enum: ['msisdn', 'email', 'party_code'], description: 'Lower case, as §4.2 #8 requires.' },
+      accountHolderId: { type: 'string', minLength: 1, maxLength: 254 },
+    },
+    request: 'none',
+    responses: {
+      200: { description: 'Whether the holder is registered and active.', body: 'account-holder-status', source: 'live' },
+      400: invalid('Invalid data: an upper-case type, or an id that does not fit its type.'),
+      401: unauthorized(),
+      404: { description: 'mtn-sandbox profile only: test number 46733123450 (documented by the SDKs).', body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'live' },
+      500: forbiddenEnvironment(['NOT_ALLOWED', 'INTERNAL_PROCESSING_ERROR'], 'NOT_ALLOWED, NOT_ALLOWED_TARGET_ENVIRONMENT or INTERNAL_PROCESSING_ERROR (test numbers).'),
+      503: { description: 'mtn-sandbox profile only: test number 46733123455 (documented by the SDKs).', body: 'errors', codes: ['SERVICE_UNAVAILABLE'], source: 'live' },
+    },
+    products: {
+      collection: { section: '§4.2 #8', host: 'gateway', errors: 'error-set-a' },
+      disbursement: { section: '§4.3 #12', host: 'provisioning', errors: 'error-set-b' },
+    },
+    spec: [
+      { key: '4.2 #8', title: 'collection: validate account holder status', products: ['collection'] },
+      { key: '4.3 #12', title: 'disbursement: validate account holder status', products: ['disbursement'] },
+    ],
+  },
+  basicUserInfo: {
+    label: 'get basic user information',
+    method: 'GET',
+    path: '/collection/v1_0/accountholder/msisdn/{accountHolderMSISDN}/basicuserinfo',
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: [] },
+    params: { accountHolderMSISDN: { $ref: schemaId('msisdn') } },
+    request: 'none',
+    responses: {
+      200: { description: 'Basic information of the holder.', body: { difference: 'basicUserInfo', schemas: { spec: 'basic-user-info', observed: 'basic-user-info-observed' } }, source: 'spec' },
+      400: invalid(),
+      401: unauthorized(),
+      500: forbiddenEnvironment(),
+    },
+    products: { collection: { section: '§4.2 #5', host: 'gateway', errors: 'error-set-a' } },
+    spec: [{ key: '4.2 #5', title: 'collection: get basic user information', products: ['collection'] }],
+  },
+
+  // Consent (§4.2 #6–7, §5.4), served under every product.
+  bcAuthorize: {
+    label: 'bc-authorize',
+    method: 'POST',
+    path: '/{product}/v1_0/bc-authorize',
+    key: 'product',
+    credential: 'bearer',
+    headers: { required: ['x-target-environment'], optional: ['x-callback-url'] },
+    request: { schema: 'bc-authorize-request', mediaType: 'application/x-www-form-urlencoded' },
+    responses: {
+      200: { description: 'The consent request.', body: 'consent-request', source: 'spec' },
+      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', body: ['errors', 'bad-request'], codes: ['UNSUPPORTED_SCOPE', 'MISSING_SCOPE_INSTRUCTION'], source: 'live' },
+      401: unauthorized(),
+      500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST']),
+      503: storeFull('consent request'),
+    },
+    products: {
+      collection: { section: '§4.2 #7, §5.4', host: 'gateway', errors: 'error-set-a' },
+      disbursement: { section: '§4.2 #7, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
+      remittance: { section: '§4.2 #7, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
+    },
+    spec: [{ key: '4.2 #7', title: 'collection: bc-authorize', products: ALL_PRODUCTS }],
+  },
+  userInfo: {
+    label: 'get user information with consent',
+    method: 'GET',
+    path: '/{product}/oauth2/v1_0/userinfo',
+    key: 'product',
+    credential: 'consent',
+    headers: { required: ['x-target-environment'], optional: [] },
+    request: 'none',
+    responses: {
+      200: { description: 'What the holder consented to share.', body: 'user-info', source: 'spec' },
+      401: unauthorized('No consent token: an access token, an expired one or one of another product.'),
+      500: forbiddenEnvironment(),
+    },
+    products: {
+      collection: { section: '§4.2 #6, §5.4', host: 'gateway', errors: 'error-set-a' },
+      disbursement: { section: '§4.2 #6, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
+      remittance: { section: '§4.2 #6, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
+    },
+    spec: [{ key: '4.2 #6', title: 'collection: get user information with consent', products: ALL_PRODUCTS }],
+  },
+} satisfies Record<string, OperationDefinition>;
+
+export type OperationId = keyof typeof definitions;
+
+/** Every operation by its one id. */
+export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> = Object.fromEntries(
+  Object.entries(definitions).map(([id, definition]) => [id, { id, ...definition }]),
+) as Record<OperationId, Operation<OperationId>>;
+
+export const OPERATION_IDS = Object.keys(definitions) as OperationId[];
+
+export function isOperationId(value: string): value is OperationId {
+  return Object.hasOwn(definitions, value);
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import type { ProfileBehaviour } from '../core/profiles.ts';
+import type { SandboxComponents, SandboxContext } from './app.ts';
+import type { SandboxSettings } from './settings.ts';
+
+/** What a plugin sees when it wraps a component: the settings, the profile and the components built so far. */
+export interface WrapContext {
+  settings: SandboxSettings;
+  profile: ProfileBehaviour;
+  components: Partial<SandboxComponents>;
+}
+
+/**
+ * Something added to the sandbox at its edges, from outside its own code: deliberate faults for mutation
+ * testing are plugins (sandbox-quality/faults). A plugin may
+ * - wrap a component as it is built (the clock, the state, the ledger, the token authority, the callback
+ *   sink, the payments), returning its replacement; and
+ * - install Fastify hooks, before the sandbox's own guards: requests changed on their way in, answers on
+ *   their way out.
+ * A sandbox built without plugins has none of this machinery installed.
+ */
+export interface SandboxPlugin {
+  name: string;
+  wrap?: { [K in keyof SandboxComponents]?: (component: SandboxComponents[K], context: WrapContext) => SandboxComponents[K] };
+  install?(app: FastifyInstance, context: SandboxContext): void;
+}

@@ -1,0 +1,463 @@
+/**
+ * The deliberate faults (sandbox-quality/faults): their catalogue, how they are asked for, and for every one a
+ * probe that shows its effect: the probe sees one thing on a faithful sandbox and another with the fault, so the
+ * test fails the day a fault stops doing what it says. Whether the conformance suite catches each fault is
+ * npm run mutation (docs/mutation.md) and test/conformance/mutation.suite.test.ts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import type { SandboxPlugin } from '../../sandbox/plugins.ts';
+import type { CallbackSink } from '../../sandbox/callbacks.ts';
+import { FAULTS, FAULT_NAMES, faultPlugins, faultsText, type FaultName } from '../../sandbox-quality/faults/faults.ts';
+import { KEYS, basic, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const ORDINARY = '46733123499';
+
+test('the catalogue holds at least 30 faults, each described in one line, spread over every feature file', () => {
+  assert.ok(FAULT_NAMES.length >= 30, `${FAULT_NAMES.length} faults`);
+  const features = new Set(FAULT_NAMES.map((name) => FAULTS[name].feature));
+  assert.deepEqual([...features].sort(), ['collection', 'consent', 'disbursement', 'errors', 'provisioning', 'remittance', 'tokens']);
+  for (const name of FAULT_NAMES) {
+    assert.match(name, /^[a-z0-9]+(-[a-z0-9]+)+$/, name);
+    const { summary, plugin } = FAULTS[name];
+    assert.ok(summary.length > 20 && !summary.includes('\n') && summary.endsWith('.'), `${name}: ${summary}`);
+    assert.ok(plugin.install !== undefined || plugin.wrap !== undefined, `${name} does nothing`);
+  }
+});
+
+test('faults are named once each, and an unknown name says where to find the known ones', () => {
+  assert.deepEqual(faultPlugins(['callback-late', 'token-never-expires', 'callback-late']).map((p) => p.name), ['callback-late', 'token-never-expires']);
+  assert.throws(() => faultPlugins(['callback-late', 'tokens-never-expire']), /"tokens-never-expire" is not a deliberate deviation; --list-deviations shows the \d+ there are/);
+});
+
+test('the sandbox command lists the faults by feature file, and refuses an unknown one with exit 2', () => {
+  const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  const listed = run(['--list-deviations']);
+  assert.equal(listed.status, 0, listed.stderr);
+  assert.equal(listed.stdout.trim(), faultsText());
+  assert.match(listed.stdout, /features\/remittance\.feature:\n {2}remittance-balance-without-currency +The remittance balance record lacks its currency\./);
+  const unknown = run([], { MOMO_SANDBOX_DEVIATIONS: 'callback-late,tokens-never-expire' });
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /--deviations \(MOMO_SANDBOX_DEVIATIONS\) names "tokens-never-expire", which is not a deliberate deviation|"tokens-never-expire" is not a deliberate deviation/);
+});
+
+/** A callback sink that records what the sandbox would send, and when, instead of sending it. */
+function recordingSink(sent: { delayMs: number; body: unknown; kind: string }[]): SandboxPlugin {
+  const sink: CallbackSink = {
+    send: (_url, _method, body, context) => void sent.push({ delayMs: 0, body, kind: context.kind ?? '' }),
+    sendLater: (delayMs, _url, _method, body, context) => void sent.push({ delayMs, body, kind: context.kind ?? '' }),
+    close: async () => undefined,
+  };
+  return { name: 'recording callbacks', wrap: { callbacks: () => sink } };
+}
+
+interface Probe {
+  /** What to do to the sandbox, and what to make of its answers. */
+  run: (s: TestSandbox, sent: { delayMs: number; body: unknown; kind: string }[]) => Promise<unknown>;
+  faithful: unknown;
+  faulty: unknown;
+}
+
+const status = (res: { statusCode: number }) => res.statusCode;
+const json = (res: { body: string }) => (res.body ? JSON.parse(res.body) as Record<string, unknown> : undefined);
+
+async function pay(s: TestSandbox, caller: Caller, options: { referenceId?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const referenceId = options.referenceId ?? randomUUID();
+  const res = await s.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': referenceId, ...options.headers }, payload: options.body ?? requestToPayBody(ORDINARY) });
+  return { res, referenceId };
+}
+
+const readStatus = (s: TestSandbox, caller: Caller, referenceId: string, operation: 'getRequestToPayStatus' | 'getDepositStatus' = 'getRequestToPayStatus') =>
+  s.call({ method: 'GET', url: path(operation, undefined, { referenceId }), headers: caller.headers });
+
+const notify = (s: TestSandbox, caller: Caller, referenceId: string) =>
+  s.call({ method: 'POST', url: path('deliveryNotification', undefined, { referenceId }), headers: caller.headers, payload: { notificationMessage: 'Delivered.' } });
+
+const depositBody = (amount = '1') => ({ amount, currency: 'EUR', externalId: 'd-1', payee: payer(ORDINARY), payerMessage: 'm', payeeNote: 'n' });
+
+async function deposit(s: TestSandbox, caller: Caller, options: { referenceId?: string; amount?: string } = {}) {
+  const referenceId = options.referenceId ?? randomUUID();
+  const res = await s.call({ method: 'POST', url: path('deposit'), headers: { ...caller.headers, 'x-reference-id': referenceId }, payload: depositBody(options.amount) });
+  return { res, referenceId };
+}
+
+const tokenFor = (s: TestSandbox, product: 'collection' | 'disbursement' | 'remittance', userId: string, apiKey: string) =>
+  s.call({ method: 'POST', url: path('createAccessToken', product), headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) } });
+
+const bcAuthorize = (s: TestSandbox, caller: Caller, scope = 'profile') =>
+  s.call({ method: 'POST', url: path('bcAuthorize', caller.product), headers: { ...caller.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: `login_hint=ID:${ORDINARY}/MSISDN&scope=${scope}&access_type=offline` });
+
+const consentToken = (s: TestSandbox, caller: Caller, form: string) =>
+  s.call({ method: 'POST', url: path('createOAuthToken', caller.product), headers: { 'ocp-apim-subscription-key': KEYS[caller.product], authorization: basic(caller.userId, caller.apiKey), 'x-target-environment': 'sandbox', 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+
+/** A consent redeemed once: the auth_req_id and the grant's refresh token. */
+async function redeemedConsent(s: TestSandbox, caller: Caller) {
+  const authReqId = json(await bcAuthorize(s, caller))!.auth_req_id as string;
+  s.clock.advance(s.settings.consentIntervalSeconds * 1000);
+  const first = await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`);
+  return { authReqId, refreshToken: json(first)!.refresh_token as string };
+}
+
+const PROBES: Record<FaultName, Probe> = {
+  // provisioning.feature
+  'api-user-created-200': {
+    run: async (s) => status(await s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': randomUUID() }, payload: { providerCallbackHost: '127.0.0.1' } })),
+    faithful: 201, faulty: 200,
+  },
+  'api-user-id-reused': {
+    run: async (s) => {
+      const id = randomUUID();
+      const create = () => s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
+      return [status(await create()), status(await create())];
+    },
+    faithful: [201, 409], faulty: [201, 201],
+  },
+  'api-user-id-not-validated': {
+    run: async (s) => status(await s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': 'user-42' }, payload: { providerCallbackHost: '127.0.0.1' } })),
+    faithful: 400, faulty: 201,
+  },
+  'api-key-missing': {
+    run: async (s) => {
+      const id = randomUUID();
+      await s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
+      return Object.keys(json(await s.call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': KEYS.collection } }))!);
+    },
+    faithful: ['apiKey'], faulty: [],
+  },
+  'api-key-for-unknown-user': {
+    run: async (s) => status(await s.call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: randomUUID() }), headers: { 'ocp-apim-subscription-key': KEYS.collection } })),
+    faithful: 404, faulty: 201,
+  },
+  'api-user-record-without-host': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return Object.keys(json(await s.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: caller.userId }), headers: { 'ocp-apim-subscription-key': KEYS.collection } }))!).sort();
+    },
+    faithful: ['providerCallbackHost', 'targetEnvironment'], faulty: ['targetEnvironment'],
+  },
+
+  // tokens.feature
+  'token-never-expires': {
+    run: async (s) => {
+      const caller = await s.provision('remittance');
+      s.clock.advance((s.settings.tokenLifetimeSeconds + 1) * 1000);
+      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: caller.headers }));
+    },
+    faithful: 401, faulty: 200,
+  },
+  'token-opens-other-products': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, 'ocp-apim-subscription-key': KEYS.remittance } }));
+    },
+    faithful: 401, faulty: 200,
+  },
+  'token-signature-not-checked': {
+    run: async (s) => {
+      const caller = await s.provision('remittance');
+      const [header, payload, signature] = caller.token.split('.');
+      const forged = `${header}.${payload}.${signature!.startsWith('A') ? 'B' : 'A'}${signature!.slice(1)}`;
+      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, authorization: `Bearer ${forged}` } }));
+    },
+    faithful: 401, faulty: 200,
+  },
+  'token-wrong-api-key-accepted': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status(await tokenFor(s, 'collection', caller.userId, 'f'.repeat(32)));
+    },
+    faithful: 401, faulty: 200,
+  },
+  'token-for-other-product-user': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status(await tokenFor(s, 'disbursement', caller.userId, caller.apiKey));
+    },
+    faithful: 500, faulty: 200,
+  },
+  'token-cacheable': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return (await tokenFor(s, 'collection', caller.userId, caller.apiKey)).headers['cache-control'];
+    },
+    faithful: 'no-store', faulty: undefined,
+  },
+  'token-expires-in-string': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return typeof json(await tokenFor(s, 'collection', caller.userId, caller.apiKey))!.expires_in;
+    },
+    faithful: 'number', faulty: 'string',
+  },
+
+  // collection.feature
+  'payment-stays-pending': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller);
+      return json(await readStatus(s, caller, referenceId))!.status;
+    },
+    faithful: 'SUCCESSFUL', faulty: 'PENDING',
+  },
+  'callback-missing': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      return sent.length;
+    },
+    faithful: 1, faulty: 0,
+  },
+  'callback-duplicated': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      return sent.map((c) => c.delayMs);
+    },
+    faithful: [0], faulty: [0, 100],
+  },
+  'callback-late': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      return sent.map((c) => c.delayMs);
+    },
+    faithful: [0], faulty: [30_000],
+  },
+  'callback-disagrees-with-status': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      return sent.map((c) => (c.body as { status: string }).status);
+    },
+    faithful: ['SUCCESSFUL'], faulty: ['FAILED'],
+  },
+  'callback-host-not-checked': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status((await pay(s, caller, { headers: { 'x-callback-url': 'https://elsewhere.example/cb' } })).res);
+    },
+    faithful: 500, faulty: 202,
+  },
+  'payment-readable-by-others': {
+    run: async (s) => {
+      const owner = await s.provision('collection');
+      const other = await s.provision('collection');
+      const { referenceId } = await pay(s, owner);
+      return status(await readStatus(s, other, referenceId));
+    },
+    faithful: 404, faulty: 200,
+  },
+  'notification-repeat-allowed': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller);
+      return [status(await notify(s, caller, referenceId)), status(await notify(s, caller, referenceId))];
+    },
+    faithful: [200, 429], faulty: [200, 200],
+  },
+  'notification-of-unfinished-payment': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller, { body: requestToPayBody('46733123453') });
+      return status(await notify(s, caller, referenceId));
+    },
+    faithful: 409, faulty: 200,
+  },
+  'status-record-extra-field': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller);
+      return 'progress' in json(await readStatus(s, caller, referenceId))!;
+    },
+    faithful: false, faulty: true,
+  },
+  'failure-reason-free-text': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller, { body: requestToPayBody('46733123451') });
+      return typeof json(await readStatus(s, caller, referenceId))!.reason;
+    },
+    faithful: 'object', faulty: 'string',
+  },
+  'balance-not-credited': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { body: requestToPayBody(ORDINARY, '10') });
+      return json(await s.call({ method: 'GET', url: path('getBalance', 'collection'), headers: caller.headers }))!.availableBalance;
+    },
+    faithful: '1000010', faulty: '1000000',
+  },
+  'account-holder-kind-any-case': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status(await s.call({ method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'MSISDN', accountHolderId: ORDINARY }), headers: caller.headers }));
+    },
+    faithful: 400, faulty: 200,
+  },
+  'account-holder-result-string': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return json(await s.call({ method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: ORDINARY }), headers: caller.headers }))!.result;
+    },
+    faithful: true, faulty: 'true',
+  },
+
+  // disbursement.feature
+  'deposit-id-reused': {
+    run: async (s) => {
+      const caller = await s.provision('disbursement');
+      const { res, referenceId } = await deposit(s, caller);
+      return [status(res), status((await deposit(s, caller, { referenceId })).res)];
+    },
+    faithful: [202, 409], faulty: [202, 202],
+  },
+  'deposit-overdraws': {
+    run: async (s) => {
+      const caller = await s.provision('disbursement');
+      const { referenceId } = await deposit(s, caller, { amount: '2000000' });
+      return json(await readStatus(s, caller, referenceId, 'getDepositStatus'))!.status;
+    },
+    faithful: 'FAILED', faulty: 'SUCCESSFUL',
+  },
+  'refund-of-unknown-payment-succeeds': {
+    run: async (s) => {
+      const caller = await s.provision('disbursement');
+      const referenceId = randomUUID();
+      await s.call({ method: 'POST', url: path('refund'), headers: { ...caller.headers, 'x-reference-id': referenceId }, payload: { amount: '1', currency: 'EUR', externalId: 'r', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: randomUUID() } });
+      return json(await s.call({ method: 'GET', url: path('getRefundStatus', undefined, { referenceId }), headers: caller.headers }))!.status;
+    },
+    faithful: 'FAILED', faulty: 'SUCCESSFUL',
+  },
+  'deposit-status-amount-number': {
+    run: async (s) => {
+      const caller = await s.provision('disbursement');
+      const { referenceId } = await deposit(s, caller);
+      return typeof json(await readStatus(s, caller, referenceId, 'getDepositStatus'))!.amount;
+    },
+    faithful: 'string', faulty: 'number',
+  },
+
+  // remittance.feature
+  'remittance-balance-without-currency': {
+    run: async (s) => {
+      const caller = await s.provision('remittance');
+      return 'currency' in json(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: caller.headers }))!;
+    },
+    faithful: true, faulty: false,
+  },
+  'remittance-target-environment-ignored': {
+    run: async (s) => {
+      const caller = await s.provision('remittance');
+      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, 'x-target-environment': 'mtnuganda' } }));
+    },
+    faithful: 500, faulty: 200,
+  },
+
+  // consent.feature
+  'user-info-with-access-token': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status(await s.call({ method: 'GET', url: path('userInfo', 'collection'), headers: caller.headers }));
+    },
+    faithful: 401, faulty: 200,
+  },
+  'consent-redeemable-twice': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { authReqId } = await redeemedConsent(s, caller);
+      return status(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`));
+    },
+    faithful: 400, faulty: 200,
+  },
+  'consent-before-approval': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const authReqId = json(await bcAuthorize(s, caller))!.auth_req_id as string;
+      return status(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`));
+    },
+    faithful: 400, faulty: 200,
+  },
+  'consent-scope-not-checked': {
+    run: async (s) => status(await bcAuthorize(s, await s.provision('collection'), 'payments_all')),
+    faithful: 400, faulty: 200,
+  },
+  'consent-refresh-refused': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { refreshToken } = await redeemedConsent(s, caller);
+      return status(await consentToken(s, caller, `grant_type=refresh_token&refresh_token=${refreshToken}`));
+    },
+    faithful: 200, faulty: 400,
+  },
+
+  // errors.feature
+  'payment-reference-reused': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { res, referenceId } = await pay(s, caller);
+      return [status(res), status((await pay(s, caller, { referenceId })).res)];
+    },
+    faithful: [202, 409], faulty: [202, 202],
+  },
+  'payment-body-not-validated': {
+    run: async (s) => status((await pay(s, await s.provision('collection'), { body: { ...requestToPayBody(ORDINARY), amount: 'ten' } })).res),
+    faithful: 400, faulty: 202,
+  },
+  'currency-not-checked': {
+    run: async (s) => status((await pay(s, await s.provision('collection'), { body: requestToPayBody(ORDINARY, '5', 'USD') })).res),
+    faithful: 500, faulty: 202,
+  },
+  'gateway-key-not-enforced': {
+    run: async (s) => {
+      const caller = await s.provision('remittance');
+      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, 'ocp-apim-subscription-key': undefined } }));
+    },
+    faithful: 401, faulty: 200,
+  },
+  'duplicate-code-misspelled': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller);
+      return json((await pay(s, caller, { referenceId })).res)!.code;
+    },
+    faithful: 'RESOURCE_ALREADY_EXIST', faulty: 'RESOURCE_ALREADY_EXISTS',
+  },
+  'unknown-payment-is-500': {
+    run: async (s) => status(await readStatus(s, await s.provision('collection'), randomUUID())),
+    faithful: 404, faulty: 500,
+  },
+  'bearer-token-not-required': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      return status((await pay(s, caller, { headers: { authorization: undefined } as never })).res);
+    },
+    faithful: 401, faulty: 202,
+  },
+  'json-labelled-text-plain': {
+    run: async (s) => {
+      const caller = await s.provision('remittance');
+      return (await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: caller.headers })).headers['content-type'];
+    },
+    faithful: 'application/json; charset=utf-8', faulty: 'text/plain; charset=utf-8',
+  },
+};
+
+for (const name of FAULT_NAMES) {
+  test(`fault ${name}: ${FAULTS[name].summary}`, async () => {
+    const probe = PROBES[name];
+    const observe = async (plugins: SandboxPlugin[]) => {
+      const sent: { delayMs: number; body: unknown; kind: string }[] = [];
+      const sandbox = await startSandbox({}, { plugins: [recordingSink(sent), ...plugins] });
+      try {
+        return await probe.run(sandbox, sent);
+      } finally {
+        await sandbox.close();
+      }
+    };
+    assert.deepEqual(await observe([]), probe.faithful, 'the faithful sandbox');
+    assert.deepEqual(await observe(faultPlugins([name])), probe.faulty, `the sandbox with ${name}`);
+  });
+}
