@@ -1,9 +1,22 @@
 /** Polling with a deadline, for states that arrive asynchronously. Never a bare sleep. */
+
+/** How waiting reads and spends time; tests give a virtual one, so deadlines are exact and cost no wall time. */
+export interface Timekeeper {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+export const realTime: Timekeeper = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
 export interface EventuallyOptions {
   timeoutMs: number;
   intervalMs: number;
   /** Says what was awaited, for the message when the deadline passes. */
   description: string;
+  time?: Timekeeper;
 }
 
 export class DeadlineExceededError extends Error {
@@ -17,13 +30,14 @@ export class DeadlineExceededError extends Error {
  * Checks that a condition holds for a whole period, looking every `intervalMs`: the counterpart of
  * eventually() for what must NOT happen (a second callback, say). Fails as soon as the check throws.
  */
-export async function consistently(check: () => void | Promise<void>, options: { durationMs: number; intervalMs: number }): Promise<void> {
-  const end = Date.now() + options.durationMs;
+export async function consistently(check: () => void | Promise<void>, options: { durationMs: number; intervalMs: number; time?: Timekeeper }): Promise<void> {
+  const time = options.time ?? realTime;
+  const end = time.now() + options.durationMs;
   for (;;) {
     await check();
-    const remaining = end - Date.now();
+    const remaining = end - time.now();
     if (remaining <= 0) return;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs, remaining)));
+    await time.sleep(Math.min(options.intervalMs, remaining));
   }
 }
 
@@ -33,7 +47,8 @@ export async function consistently(check: () => void | Promise<void>, options: {
  * (such as a target that cannot be reached) end the wait at once.
  */
 export async function eventually<T>(probe: () => Promise<T | undefined>, options: EventuallyOptions): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
+  const time = options.time ?? realTime;
+  const deadline = time.now() + options.timeoutMs;
   let lastProblem: unknown;
   for (;;) {
     try {
@@ -44,8 +59,8 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, options
       if ((error as { fatal?: boolean }).fatal) throw error;
       lastProblem = error;
     }
-    const remaining = deadline - Date.now();
+    const remaining = deadline - time.now();
     if (remaining <= 0) throw new DeadlineExceededError(options.description, options.timeoutMs, lastProblem);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalMs, remaining)));
+    await time.sleep(Math.min(options.intervalMs, remaining));
   }
 }

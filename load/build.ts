@@ -6,6 +6,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { schemaDocuments, schemaId } from '../core/schemas.ts';
+import { OPERATIONS, OPERATION_IDS } from '../core/catalogue/operations.ts';
+import { bodySchemasOf } from '../core/catalogue/routes.ts';
 
 // CommonJS modules whose default export is the module object under NodeNext.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -15,8 +17,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SCENARIO_DIR = join(ROOT, 'load/scenarios');
 export const BUNDLE_DIR = join(ROOT, 'dist/load');
 
-/** The schemas the load scripts check answers against. */
-const VALIDATED = ['access-token', 'request-to-pay-status', 'deposit-status', 'refund-status', 'balance', 'account-holder-status'];
+/** The schemas the load scripts check answers against: every body schema any status of the catalogue documents. */
+const VALIDATED = [...new Set(OPERATION_IDS.flatMap((id) => Object.values(OPERATIONS[id].responses).flatMap((response) =>
+  Object.values(OPERATIONS[id].products).flatMap((binding) => bodySchemasOf(response, binding!.errors)))))].sort();
 
 export function scenarioNames(): string[] {
   return readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.ts')).map((f) => basename(f, '.ts')).sort();

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { ProfileBehaviour } from '../core/profiles.ts';
+import { TEST_NUMBERS, testNumberOf, type HolderAnswer, type PaymentOutcome, type TestNumber } from '../core/test-numbers.ts';
 
 /**
  * What happens to a payment whose payer (request to pay) or payee (deposit, refund) is a given MSISDN.
- * The built-in table is the public sandbox's test numbers (real-api-notes.md); a JSON file can replace
+ * The built-in table is the public sandbox's test numbers (core/test-numbers.ts); a JSON file can replace
  * or extend it, keyed by MSISDN: {"46733123455": {"status": "FAILED", "reason": "PAYER_NOT_FOUND"}}.
  */
 export interface Outcome {
@@ -16,24 +17,12 @@ export interface Outcome {
 
 export type OutcomeTable = ReadonlyMap<string, Outcome>;
 
+/** The test numbers of core/test-numbers.ts as the sandbox plays them; a delayed outcome takes `delayedSuccessMs`. */
 export function builtInOutcomes(delayedSuccessMs: number): Map<string, Outcome> {
-  return new Map<string, Outcome>([
-    ['46733123450', { status: 'FAILED', reason: 'INTERNAL_PROCESSING_ERROR' }],
-    ['46733123451', { status: 'FAILED', reason: 'APPROVAL_REJECTED' }],
-    ['46733123452', { status: 'FAILED', reason: 'EXPIRED' }],
-    ['46733123453', { status: 'PENDING' }],
-    ['46733123454', { status: 'SUCCESSFUL', delayMs: delayedSuccessMs }],
-    // Documented by SDKs, not observed (real-api-notes: uncertain).
-    ['46733123455', { status: 'FAILED', reason: 'PAYER_NOT_FOUND' }],
-    ['46733123456', { status: 'FAILED', reason: 'PAYEE_NOT_ALLOWED_TO_RECEIVE' }],
-    ['46733123457', { status: 'FAILED', reason: 'NOT_ALLOWED' }],
-    ['46733123458', { status: 'FAILED', reason: 'NOT_ALLOWED_TARGET_ENVIRONMENT' }],
-    ['46733123459', { status: 'FAILED', reason: 'INVALID_CALLBACK_URL_HOST' }],
-    ['46733123460', { status: 'FAILED', reason: 'INVALID_CURRENCY' }],
-    ['46733123461', { status: 'FAILED', reason: 'INTERNAL_PROCESSING_ERROR' }],
-    ['46733123462', { status: 'FAILED', reason: 'SERVICE_UNAVAILABLE' }],
-    // 46733123463 (COULD_NOT_PERFORM_TRANSACTION) is left out: that code is in none of the spec's sets.
-  ]);
+  return new Map(Object.values(TEST_NUMBERS).filter((n) => n !== TEST_NUMBERS.ordinary).map(({ msisdn, payment }) => {
+    const { status, reason, delayed } = payment as PaymentOutcome;
+    return [msisdn, { status, ...(reason ? { reason } : {}), ...(delayed ? { delayMs: delayedSuccessMs } : {}) }];
+  }));
 }
 
 export const SUCCESS_AT_ONCE: Outcome = { status: 'SUCCESSFUL' };
@@ -70,32 +59,11 @@ function checkOutcome(file: string, msisdn: string, value: unknown): Outcome {
   return { status: v.status as Outcome['status'], ...(v.reason ? { reason: v.reason } : {}), ...(v.delayMs !== undefined ? { delayMs: v.delayMs } : {}) };
 }
 
-/** What the account-holder status operation answers for a holder. */
-export type HolderAnswer =
-  | { kind: 'status'; active: boolean }
-  | { kind: 'error'; httpStatus: number; code: string; message: string };
+export type { HolderAnswer };
 
+/** What the account-holder check answers for a holder: by its test number for an MSISDN, else active. */
 export function accountHolderAnswer(idType: string, id: string, profile: ProfileBehaviour): HolderAnswer {
   if (idType !== 'msisdn') return { kind: 'status', active: true };
-  const msisdn = id.replace(/^\+/, '');
-  switch (msisdn) {
-    case '46733123450':
-      return profile.accountHolderErrors === 'documented'
-        ? { kind: 'error', httpStatus: 404, code: 'RESOURCE_NOT_FOUND', message: 'Requested resource was not found.' }
-        : { kind: 'status', active: false };
-    case '46733123451':
-      return { kind: 'status', active: false };
-    case '46733123452':
-      return { kind: 'error', httpStatus: 500, code: 'NOT_ALLOWED', message: 'Authorization failed. Insufficient permissions.' };
-    case '46733123453':
-      return { kind: 'error', httpStatus: 500, code: 'NOT_ALLOWED_TARGET_ENVIRONMENT', message: 'Access to target environment is forbidden.' };
-    case '46733123454':
-      return { kind: 'error', httpStatus: 500, code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred while processing.' };
-    case '46733123455':
-      return profile.accountHolderErrors === 'documented'
-        ? { kind: 'error', httpStatus: 503, code: 'SERVICE_UNAVAILABLE', message: 'Service temporarily unavailable, please try again later.' }
-        : { kind: 'status', active: true };
-    default:
-      return { kind: 'status', active: true };
-  }
+  const entry = testNumberOf(id) as TestNumber | undefined;
+  return entry ? entry.holder[profile.accountHolderErrors] : { kind: 'status', active: true };
 }

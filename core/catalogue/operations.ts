@@ -86,6 +86,8 @@ export interface OperationDefinition {
   products: Readonly<Partial<Record<Product, ProductBinding>>>;
   /** The operations of the spec's count it is, when it is one (the account-holder check is two: §4.2 #8 and §4.3 #12). */
   spec?: readonly SpecOperation[];
+  /** For a creation of a transaction: the operation that reads its status (§4.6), by id. */
+  statusQuery?: string;
 }
 
 export type Operation<Id extends string = string> = OperationDefinition & { id: Id };
@@ -113,8 +115,9 @@ const storeFull = (store: string): ResponseSpec => ({ description: `The ${store}
 const setAOnCollection = (product: Product): ErrorSet => (product === 'collection' ? 'error-set-a' : 'error-set-b');
 
 /** A payment's creation: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10). */
-function creation(label: string, path: string, product: Product, section: string, schema: SchemaName, spec: SpecOperation): OperationDefinition {
+function creation(label: string, path: string, product: Product, section: string, schema: SchemaName, spec: SpecOperation, statusQuery: string): OperationDefinition {
   return {
+    statusQuery,
     label,
     method: 'POST',
     path,
@@ -261,7 +264,7 @@ const definitions = {
   },
 
   // Payments (§4.2 #2–3, §4.3 #9–10) and their status queries (§4.6).
-  requestToPay: creation('request to pay', REQUEST_TO_PAY, 'collection', '§4.2 #2', 'request-to-pay', { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] }),
+  requestToPay: creation('request to pay', REQUEST_TO_PAY, 'collection', '§4.2 #2', 'request-to-pay', { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] }, 'getRequestToPayStatus'),
   getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, 'collection', '§4.2 #2, §4.6', 'request-to-pay-status', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
   deliveryNotification: {
     label: 'request-to-pay delivery notification',
@@ -285,9 +288,9 @@ const definitions = {
     products: { collection: { section: '§4.2 #3', host: 'gateway', errors: 'error-set-a' } },
     spec: [{ key: '4.2 #3', title: 'collection: request-to-pay delivery notification', products: ['collection'] }],
   },
-  refund: creation('refund', REFUND, 'disbursement', '§4.3 #9', 'refund', { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] }),
+  refund: creation('refund', REFUND, 'disbursement', '§4.3 #9', 'refund', { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] }, 'getRefundStatus'),
   getRefundStatus: statusQuery('get refund status', REFUND, 'disbursement', '§4.3 #9, §4.6', 'refund-status', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
-  deposit: creation('deposit', DEPOSIT, 'disbursement', '§4.3 #10', 'deposit', { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] }),
+  deposit: creation('deposit', DEPOSIT, 'disbursement', '§4.3 #10', 'deposit', { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] }, 'getDepositStatus'),
   getDepositStatus: statusQuery('get deposit status', DEPOSIT, 'disbursement', '§4.3 #10, §4.6', 'deposit-status', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
 
   // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
@@ -432,5 +435,5 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> =
 export const OPERATION_IDS = Object.keys(definitions) as OperationId[];
 
 export function isOperationId(value: string): value is OperationId {
-  return Object.hasOwn(definitions, value);
+  return Object.prototype.hasOwnProperty.call(definitions, value);
 }

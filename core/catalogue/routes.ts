@@ -144,35 +144,14 @@ export function labelOf(id: OperationId, product: Product): string {
   return `${OPERATIONS[id].label} (${product})`;
 }
 
-/** A request's method and path matched to the catalogue: the operation, its product and its path parameters. */
-export interface MatchedRoute {
-  operation: Operation<OperationId>;
-  product: Product | undefined;
-  params: Record<string, string>;
-}
+/** The creations of transactions (request to pay, refund, deposit), each with the operation that reads its status. */
+export const TRANSACTIONS: readonly { create: OperationId; status: OperationId }[] = OPERATION_IDS
+  .filter((id) => OPERATIONS[id].statusQuery !== undefined)
+  .map((id) => ({ create: id, status: OPERATIONS[id].statusQuery as OperationId }));
 
-const matchers = routes().map((route) => ({
-  route,
-  pattern: new RegExp(`^${route.path.replace(/\/$/, '').replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([A-Za-z]+)\\?\}/g, '(?<$1>[^/]+)')}/?$`),
-}));
-
-/** The catalogue operation at a method and path (the path without its query), or undefined when none is. */
-export function matchRoute(method: string, path: string): MatchedRoute | undefined {
-  const bare = path.split('?')[0]!;
-  for (const { route, pattern } of matchers) {
-    if (route.method !== method.toUpperCase()) continue;
-    const match = pattern.exec(bare);
-    if (!match) continue;
-    const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([name, value]) => [name, safeDecode(value)]));
-    return { operation: route.operation, product: route.product, params };
-  }
-  return undefined;
-}
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
+/** The status query of a creation. */
+export function statusQueryOf(create: OperationId): OperationId {
+  const found = TRANSACTIONS.find((t) => t.create === create);
+  if (!found) throw new Error(`${create} creates no transaction with a status query.`);
+  return found.status;
 }

@@ -1,5 +1,7 @@
 import encoding from 'k6/encoding';
 import http from 'k6/http';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { TRANSACTIONS, operation, pathOf, productsOf, statusQueryOf, urlOf } from '../../core/catalogue/routes.ts';
 import { config, type Product } from './config.ts';
 import { uuidv4 } from './ids.ts';
 
@@ -14,9 +16,11 @@ export interface Account {
 // judged by k6, so the error rate costs the script nothing per call.
 http.setResponseCallback(http.expectedStatuses(200, 201, 202));
 
-// Calls are tagged by operation (op) and named by route (name), so that metrics group by operation
-// rather than by every reference id.
-const tagged = (op: string, name: string) => ({ op, name });
+const bases = { gateway: config.baseUrl, provisioning: config.sandboxUrl };
+
+// Calls are tagged by operation (op: its catalogue id) and named by route (name), so that metrics group by
+// operation rather than by every reference id.
+const tagged = (id: OperationId, product?: Product) => ({ op: id, name: `${operation(id).method} ${pathOf(id, product)}` });
 
 function headers(product: Product, extra: Record<string, string> = {}): Record<string, string> {
   return { 'Ocp-Apim-Subscription-Key': config.keys[product], ...extra };
@@ -27,45 +31,37 @@ function business(product: Product, bearer: string, extra: Record<string, string
 }
 
 export function createApiUser(product: Product, userId: string) {
-  return http.post(`${config.sandboxUrl}/v1_0/apiuser`, JSON.stringify({ providerCallbackHost: config.callbackHost }), {
+  return http.post(urlOf('createApiUser', product, bases), JSON.stringify({ providerCallbackHost: config.callbackHost }), {
     headers: headers(product, { 'X-Reference-Id': userId, 'Content-Type': 'application/json' }),
-    tags: tagged('provisioning', 'POST /v1_0/apiuser'),
+    tags: tagged('createApiUser'),
   });
 }
 
 export function createApiKey(product: Product, userId: string) {
-  return http.post(`${config.sandboxUrl}/v1_0/apiuser/${userId}/apikey`, null, { headers: headers(product), tags: tagged('provisioning', 'POST /v1_0/apiuser/{id}/apikey') });
+  return http.post(urlOf('createApiKey', product, bases, { referenceId: userId }), null, { headers: headers(product), tags: tagged('createApiKey') });
 }
 
 export function createAccessToken(account: Account) {
-  const host = account.product === 'collection' ? config.sandboxUrl : config.baseUrl;
-  return http.post(`${host}/${account.product}/token/`, null, {
+  return http.post(urlOf('createAccessToken', account.product, bases), null, {
     headers: headers(account.product, { Authorization: `Basic ${encoding.b64encode(`${account.userId}:${account.apiKey}`)}` }),
-    tags: tagged('token', `POST /${account.product}/token/`),
+    tags: tagged('createAccessToken', account.product),
   });
 }
 
-export type Creation = 'request-to-pay' | 'deposit' | 'refund';
+/** An operation that creates a transaction under a reference id (TRANSACTIONS of the catalogue). */
+export type Creation = OperationId;
 
-const CREATION_PATHS: Record<Creation, { product: Product; path: string }> = {
-  'request-to-pay': { product: 'collection', path: '/collection/v1_0/requesttopay' },
-  deposit: { product: 'disbursement', path: '/disbursement/v1_0/deposit' },
-  refund: { product: 'disbursement', path: '/disbursement/v1_0/refund' },
-};
+const productOf = (id: Creation): Product => productsOf(id)[0]!;
+const creationUrls = Object.fromEntries(TRANSACTIONS.map(({ create }) => [create, urlOf(create, productOf(create), bases)])) as Partial<Record<Creation, string>>;
 
 // One headers object per VU and operation, refreshed in place: a creation differs from the last only in its
 // reference id (and token, callback), and building a fresh object per call showed up in the generator's profile.
 const creationParams: Partial<Record<Creation, { headers: Record<string, string> }>> = {};
-const creationUrls: Record<Creation, string> = {
-  'request-to-pay': `${config.baseUrl}${CREATION_PATHS['request-to-pay'].path}`,
-  deposit: `${config.baseUrl}${CREATION_PATHS.deposit.path}`,
-  refund: `${config.baseUrl}${CREATION_PATHS.refund.path}`,
-};
 
 /** Creates a transaction under a fresh reference id; returns the answer and the id. */
 export function create(kind: Creation, bearer: string, body: object | string, callbackUrl?: (referenceId: string) => string) {
   const referenceId = uuidv4();
-  const params = (creationParams[kind] ??= { headers: business(CREATION_PATHS[kind].product, bearer, { 'Content-Type': 'application/json' }) });
+  const params = (creationParams[kind] ??= { headers: business(productOf(kind), bearer, { 'Content-Type': 'application/json' }) });
   const { headers } = params;
   headers.Authorization = bearer;
   headers['X-Reference-Id'] = referenceId;
@@ -73,25 +69,26 @@ export function create(kind: Creation, bearer: string, body: object | string, ca
   else delete headers['X-Callback-Url'];
   // No per-call tags: a creation's URL is fixed, and scenarios that judge creations by operation tag them
   // at the scenario (tags are cloned per call, a cost the open-model generator should not pay).
-  const response = http.post(creationUrls[kind], typeof body === 'string' ? body : JSON.stringify(body), params);
+  const url = creationUrls[kind];
+  if (!url) throw new Error(`${kind} creates no transaction`);
+  const response = http.post(url, typeof body === 'string' ? body : JSON.stringify(body), params);
   return { response, referenceId };
 }
 
 export function readStatus(kind: Creation, bearer: string, referenceId: string) {
-  const { product, path } = CREATION_PATHS[kind];
-  return http.get(`${config.baseUrl}${path}/${referenceId}`, { headers: business(product, bearer), tags: tagged(`${kind}-status`, `GET ${path}/{id}`) });
+  const status = statusQueryOf(kind);
+  const product = productOf(kind);
+  return http.get(urlOf(status, product, bases, { referenceId }), { headers: business(product, bearer), tags: tagged(status, product) });
 }
 
 export function readBalance(product: Product, bearer: string) {
-  const host = product === 'remittance' ? config.sandboxUrl : config.baseUrl;
-  return http.get(`${host}/${product}/v1_0/account/balance`, { headers: business(product, bearer), tags: tagged('balance', `GET /${product}/v1_0/account/balance`) });
+  return http.get(urlOf('getBalance', product, bases), { headers: business(product, bearer), tags: tagged('getBalance', product) });
 }
 
 export function accountHolderActive(product: 'collection' | 'disbursement', bearer: string, msisdn: string) {
-  const host = product === 'disbursement' ? config.sandboxUrl : config.baseUrl;
-  return http.get(`${host}/${product}/v1_0/accountholder/msisdn/${msisdn}/active`, { headers: business(product, bearer), tags: tagged('account-holder', `GET /${product}/v1_0/accountholder/{type}/{id}/active`) });
+  return http.get(urlOf('accountHolderActive', product, bases, { accountHolderIdType: 'msisdn', accountHolderId: msisdn }), { headers: business(product, bearer), tags: tagged('accountHolderActive', product) });
 }
 
 export function basicUserInfo(bearer: string, msisdn: string) {
-  return http.get(`${config.baseUrl}/collection/v1_0/accountholder/msisdn/${msisdn}/basicuserinfo`, { headers: business('collection', bearer), tags: tagged('basic-user-info', 'GET /collection/v1_0/accountholder/msisdn/{msisdn}/basicuserinfo') });
+  return http.get(urlOf('basicUserInfo', 'collection', bases, { accountHolderMSISDN: msisdn }), { headers: business('collection', bearer), tags: tagged('basicUserInfo') });
 }

@@ -1,32 +1,41 @@
 import { check } from 'k6';
 import type { RefinedResponse, ResponseType } from 'k6/http';
 import { validators } from 'virtual:validators';
-import { config } from './config.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { bindingOf, bodySchemasOf, operation, productsOf } from '../../core/catalogue/routes.ts';
+import { behaviourOf } from '../../core/profiles.ts';
+import { config, type Product } from './config.ts';
 import { schemaViolations, unexpectedAnswers } from './metrics.ts';
 
 type Response = RefinedResponse<ResponseType | undefined>;
 
+const behaviour = behaviourOf(config.profile);
+
 /**
- * Checks an answer. An unexpected status counts in momo_unexpected_answers (k6's own http_req_failed,
- * with the documented success statuses set in api.ts, carries the error rate); a sample of the
- * answers (LOAD_VALIDATE_SHARE) is also recorded as k6 checks and has its body validated against the JSON
- * Schema of schemas/, so that checking never makes the load generator the bottleneck. An unexpected
- * status is always recorded as a failed check, whatever the sample. Returns the parsed body when the
- * status is as expected.
+ * Checks an answer of an operation against its catalogue entry. An unexpected status counts in
+ * momo_unexpected_answers (k6's own http_req_failed, with the documented success statuses set in api.ts,
+ * carries the error rate); a sample of the answers (LOAD_VALIDATE_SHARE) is also recorded as k6 checks and has
+ * its body validated against the status's JSON Schema, so that checking never makes the load generator the
+ * bottleneck. An unexpected status is always recorded as a failed check, whatever the sample. Returns the
+ * parsed body when the status is as expected.
  */
-export function expectAnswer(operation: string, response: Response, status: number, schema?: string): unknown {
+export function expectAnswer(id: OperationId, response: Response, status: number, product: Product = productsOf(id)[0]!): unknown {
   const ok = response.status === status;
   if (!ok) unexpectedAnswers.add(1);
   const sampled = Math.random() < config.validateShare;
-  if (!ok || sampled) check(response, { [`${operation}: status ${status}`]: () => ok });
+  if (!ok || sampled) check(response, { [`${id}: status ${status}`]: () => ok });
   if (!ok) return undefined;
-  const body = schema || status === 200 ? parse(response) : undefined;
-  if (schema && sampled) {
-    const validate = validators[schema];
-    if (!validate) throw new Error(`no validator was built for schema "${schema}"`);
-    const valid = validate(body);
+  const documented = operation(id).responses[status];
+  const schemas = documented ? bodySchemasOf(documented, bindingOf(id, product).errors, behaviour) : [];
+  const body = schemas.length > 0 ? parse(response) : undefined;
+  if (schemas.length > 0 && sampled) {
+    const valid = schemas.some((schema) => {
+      const validate = validators[schema];
+      if (!validate) throw new Error(`no validator was built for schema "${schema}"`);
+      return validate(body);
+    });
     schemaViolations.add(!valid);
-    check(body, { [`${operation}: body matches ${schema}`]: () => valid });
+    check(body, { [`${id}: body matches ${schemas.join(' or ')}`]: () => valid });
   }
   return body;
 }

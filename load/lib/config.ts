@@ -1,3 +1,6 @@
+import type { Product } from '../../core/products.ts';
+import { PROFILES, type ProfileName } from '../../core/profiles.ts';
+
 /**
  * The load tests' settings, read from __ENV once: the same MOMO_* names as the conformance suite for the
  * target, and LOAD_* for the shape of the load. `npm run load` fills them in for the embedded sandbox.
@@ -17,7 +20,13 @@ export function number(name: string, fallback: number): number {
   return value;
 }
 
-export type Product = 'collection' | 'disbursement' | 'remittance';
+export type { Product };
+
+function profile(): ProfileName {
+  const value = text('MOMO_PROFILE', 'spec');
+  if (!(PROFILES as readonly string[]).includes(value)) throw new Error(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${value}"`);
+  return value as ProfileName;
+}
 
 export const config = {
   baseUrl: text('MOMO_BASE_URL').replace(/\/+$/, ''),
@@ -28,6 +37,7 @@ export const config = {
     remittance: text('MOMO_REMITTANCE_KEY', 'unused'),
   } as Record<Product, string>,
   targetEnvironment: text('MOMO_TARGET_ENVIRONMENT', 'sandbox'),
+  profile: profile(),
   currency: text('MOMO_CURRENCY', 'EUR'),
   callbackHost: text('MOMO_CALLBACK_HOST', '127.0.0.1'),
   /** Base URL of the callback receiver `npm run load` runs; empty when none can be reached. */

@@ -1,9 +1,10 @@
+import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import { config } from './config.ts';
 
 /** A customer whose payments succeed at once on the sandbox (any number outside the test numbers). */
-export const APPROVING_CUSTOMER = '46733123499';
+export const APPROVING_CUSTOMER = TEST_NUMBERS.ordinary.msisdn;
 /** A customer whose payments stay PENDING for a while, then succeed (the sandbox's delayed test number). */
-export const SLOW_CUSTOMER = '46733123454';
+export const SLOW_CUSTOMER = TEST_NUMBERS.approvesAfterAWhile.msisdn;
 
 export function requestToPayBody(amount = '10', msisdn = APPROVING_CUSTOMER) {
   return {

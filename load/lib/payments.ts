@@ -1,15 +1,10 @@
 import { sleep } from 'k6';
 import { create, readStatus, type Account, type Creation } from './api.ts';
 import { expectAnswer } from './checks.ts';
+import { statusQueryOf } from '../../core/catalogue/routes.ts';
 import { config } from './config.ts';
 import { lostTransactions, timeToFinal } from './metrics.ts';
 import { bearer, refused } from './tokens.ts';
-
-const STATUS_SCHEMAS: Record<Creation, string> = {
-  'request-to-pay': 'request-to-pay-status',
-  deposit: 'deposit-status',
-  refund: 'refund-status',
-};
 
 /** Creates a transaction with the VU's cached token; returns its reference id once accepted (202). */
 export function createTransaction(kind: Creation, account: Account, body: object | string, withCallback = false): string | undefined {
@@ -35,7 +30,7 @@ export function awaitFinal(kind: Creation, account: Account, referenceId: string
     refused(account, response.status);
     if (response.status === 200) {
       readable = true;
-      const record = expectAnswer(`${kind}-status`, response, 200, STATUS_SCHEMAS[kind]) as { status?: string } | undefined;
+      const record = expectAnswer(statusQueryOf(kind), response, 200) as { status?: string } | undefined;
       if (record?.status === 'SUCCESSFUL' || record?.status === 'FAILED') {
         timeToFinal.add(Date.now() - acceptedAt);
         return record.status;

@@ -53,7 +53,7 @@ export function bearer(account: Account): string {
 export function fetchToken(account: Account): Cached {
   const started = Date.now();
   tokenRequests.add(1, { product: account.product });
-  const body = expectAnswer('token', createAccessToken(account), 200, 'access-token') as { access_token: string; expires_in: number } | undefined;
+  const body = expectAnswer('createAccessToken', createAccessToken(account), 200, account.product) as { access_token: string; expires_in: number } | undefined;
   if (!body) return { bearer: 'Bearer invalid', refreshAt: 0 };
   const lifetimeMs = body.expires_in * 1000;
   const margin = Math.min(config.tokenRefreshSeconds * 1000, lifetimeMs / 5);

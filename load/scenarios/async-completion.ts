@@ -34,6 +34,6 @@ export function setup() {
 
 export default function (accounts: Record<string, Account>) {
   const account = accounts.collection!;
-  const referenceId = createTransaction('request-to-pay', account, requestToPayBody('5', customer), true);
-  if (referenceId) awaitFinal('request-to-pay', account, referenceId, Date.now(), { deadlineMs, intervalMs });
+  const referenceId = createTransaction('requestToPay', account, requestToPayBody('5', customer), true);
+  if (referenceId) awaitFinal('requestToPay', account, referenceId, Date.now(), { deadlineMs, intervalMs });
 }

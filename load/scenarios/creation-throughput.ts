@@ -1,4 +1,5 @@
 import { fail } from 'k6';
+import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import type { Account, Creation } from '../lib/api.ts';
 import { number } from '../lib/config.ts';
 import { depositBody, refundBody, requestToPayBody } from '../lib/payloads.ts';
@@ -8,8 +9,9 @@ import { provisionAccounts } from '../lib/tokens.ts';
 
 const rate = number('LOAD_RATE', 50);
 const duration = `${number('LOAD_DURATION_SECONDS', 30)}s`;
-const operations = (__ENV.LOAD_OPERATIONS || 'request-to-pay,deposit,refund').split(',').map((s) => s.trim()) as Creation[];
-const EXEC: Record<Creation, string> = { 'request-to-pay': 'requestToPay', deposit: 'deposit', refund: 'refund' };
+const operations = (__ENV.LOAD_OPERATIONS || 'requestToPay,deposit,refund').split(',').map((s) => s.trim()) as Creation[];
+// Each creation is made by the function of this script named after its operation id (exec).
+const CREATIONS = TRANSACTIONS.map((t) => t.create);
 // A fixed number of iterations instead of a rate: exact counts, for checking how a split run divides them.
 const iterations = number('LOAD_ITERATIONS', 0);
 // A closed model (so many VUs, each as fast as it can) instead of a rate: for the generator benchmark.
@@ -22,13 +24,13 @@ const closedVus = number('LOAD_CLOSED_VUS', 0);
  */
 export const options = {
   scenarios: Object.fromEntries(operations.map((op) => {
-    if (!EXEC[op]) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (request-to-pay, deposit, refund)`);
+    if (!CREATIONS.includes(op)) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (${CREATIONS.join(', ')})`);
     return [op, iterations > 0
-      ? { executor: 'shared-iterations', exec: EXEC[op], iterations, vus: number('LOAD_VUS', 4), maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s`, tags: { op } }
-      : closedVus > 0 ? { executor: 'constant-vus', exec: EXEC[op], vus: closedVus, duration, tags: { op } }
+      ? { executor: 'shared-iterations', exec: op, iterations, vus: number('LOAD_VUS', 4), maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s`, tags: { op } }
+      : closedVus > 0 ? { executor: 'constant-vus', exec: op, vus: closedVus, duration, tags: { op } }
       : {
         executor: 'constant-arrival-rate',
-        exec: EXEC[op],
+        exec: op,
         tags: { op },
         rate,
         timeUnit: '1s',
@@ -51,7 +53,7 @@ export function setup(): Data {
   const refundable: string[] = [];
   if (operations.includes('refund')) {
     for (let i = 0; i < 20; i += 1) {
-      const id = createTransaction('request-to-pay', accounts.collection!, requestToPayBody('100000'));
+      const id = createTransaction('requestToPay', accounts.collection!, requestToPayBody('100000'));
       if (id) refundable.push(id);
     }
     if (refundable.length === 0) fail('setup: no request to pay was accepted, so there is nothing to refund');
@@ -64,7 +66,7 @@ const REQUEST_TO_PAY = JSON.stringify(requestToPayBody('10'));
 const DEPOSIT = JSON.stringify(depositBody('0.01'));
 
 export function requestToPay(data: Data) {
-  createTransaction('request-to-pay', data.accounts.collection!, REQUEST_TO_PAY);
+  createTransaction('requestToPay', data.accounts.collection!, REQUEST_TO_PAY);
 }
 
 export function deposit(data: Data) {

@@ -24,14 +24,14 @@ export default function (accounts: Record<string, Account>) {
   const disbursement = accounts.disbursement!;
   const poll = { deadlineMs: 10_000, intervalMs: 100 };
 
-  const payment = createTransaction('request-to-pay', collection, requestToPayBody('10'), true);
-  if (payment) awaitFinal('request-to-pay', collection, payment, Date.now(), poll);
+  const payment = createTransaction('requestToPay', collection, requestToPayBody('10'), true);
+  if (payment) awaitFinal('requestToPay', collection, payment, Date.now(), poll);
   const deposit = createTransaction('deposit', disbursement, depositBody('1'));
   if (deposit) awaitFinal('deposit', disbursement, deposit, Date.now(), poll);
   if (payment) {
     const refund = createTransaction('refund', disbursement, refundBody(payment, '1'));
     if (refund) awaitFinal('refund', disbursement, refund, Date.now(), poll);
   }
-  expectAnswer('balance', readBalance('collection', bearer(collection)), 200, 'balance');
-  expectAnswer('account-holder', accountHolderActive('collection', bearer(collection), APPROVING_CUSTOMER), 200, 'account-holder-status');
+  expectAnswer('getBalance', readBalance('collection', bearer(collection)), 200, 'collection');
+  expectAnswer('accountHolderActive', accountHolderActive('collection', bearer(collection), APPROVING_CUSTOMER), 200, 'collection');
 }

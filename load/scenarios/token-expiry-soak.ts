@@ -23,10 +23,10 @@ export const options = {
       duration: `${durationSeconds}s`,
       preAllocatedVUs: number('LOAD_VUS', 10),
       maxVUs: number('LOAD_MAX_VUS', 50),
-      tags: { op: 'request-to-pay' },
+      tags: { op: 'requestToPay' },
     },
   },
-  thresholds: { ...noUnexpected401(), ...correctness(), ...latencyOf('request-to-pay'), ...errorRateOf('request-to-pay') },
+  thresholds: { ...noUnexpected401(), ...correctness(), ...latencyOf('requestToPay'), ...errorRateOf('requestToPay') },
 };
 
 export function setup() {
@@ -40,5 +40,5 @@ export function setup() {
 }
 
 export default function (accounts: Record<string, Account>) {
-  createTransaction('request-to-pay', accounts.collection!, requestToPayBody('1'));
+  createTransaction('requestToPay', accounts.collection!, requestToPayBody('1'));
 }

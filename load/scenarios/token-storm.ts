@@ -25,7 +25,7 @@ export const options = {
       ],
     },
   },
-  thresholds: { ...latencyOf('token'), ...correctness() },
+  thresholds: { ...latencyOf('createAccessToken'), ...correctness() },
 };
 
 export function setup() {

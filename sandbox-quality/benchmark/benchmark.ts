@@ -16,12 +16,15 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { buildLoadScripts, minimalScript } from '../../load/build.ts';
+import { pathOf, urlOf } from '../../core/catalogue/routes.ts';
+import { TEST_NUMBERS } from '../../core/test-numbers.ts';
+import { DEVELOPMENT_KEYS } from '../../sandbox/settings.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const QUICK = process.argv.includes('--quick');
 const VUS = 32;
 const SECONDS = QUICK ? 5 : 15;
-const KEY = 'sandbox-collection-key';
+const KEY = DEVELOPMENT_KEYS.collection;
 
 interface K6Result {
   iterationsPerSecond: number;
@@ -70,7 +73,7 @@ async function startServer(kind: 'sandbox' | 'bare' | 'prism', extraArgs: string
   const [program, args]: [string, string[]] = kind === 'prism'
     ? [join(ROOT, '.tools/prism/node_modules/.bin/prism'), ['mock', openapiFile!, '-h', '127.0.0.1', '-p', String(port), '--errors']]
     : [process.execPath, kind === 'sandbox'
-      ? ['--expose-gc', '--import', 'tsx', join(ROOT, 'sandbox/main.ts'), '--port', String(port), '--log-level', 'warn', ...extraArgs]
+      ? ['--expose-gc', '--import', 'tsx', join(ROOT, 'cli/momo-harness.ts'), 'sandbox', '--port', String(port), '--log-level', 'warn', ...extraArgs]
       : ['--import', 'tsx', join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts'), String(port)]];
   const child = spawn(program, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   await waitForHttp(kind === 'sandbox' ? `${url}/health` : url);
@@ -114,18 +117,19 @@ function k6(script: string, env: Record<string, string>): K6Result {
 async function provision(baseUrl: string): Promise<{ userId: string; apiKey: string; token: string }> {
   const userId = randomUUID();
   const headers = { 'ocp-apim-subscription-key': KEY };
-  await (await request(`${baseUrl}/v1_0/apiuser`, { method: 'POST', headers: { ...headers, 'x-reference-id': userId, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }) })).body.dump();
-  const { apiKey } = (await (await request(`${baseUrl}/v1_0/apiuser/${userId}/apikey`, { method: 'POST', headers })).body.json()) as { apiKey: string };
+  const bases = { gateway: baseUrl, provisioning: baseUrl };
+  await (await request(urlOf('createApiUser', 'collection', bases), { method: 'POST', headers: { ...headers, 'x-reference-id': userId, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }) })).body.dump();
+  const { apiKey } = (await (await request(urlOf('createApiKey', 'collection', bases, { referenceId: userId }), { method: 'POST', headers })).body.json()) as { apiKey: string };
   const basic = Buffer.from(`${userId}:${apiKey}`).toString('base64');
-  const { access_token: token } = (await (await request(`${baseUrl}/collection/token/`, { method: 'POST', headers: { ...headers, authorization: `Basic ${basic}` } })).body.json()) as { access_token: string };
+  const { access_token: token } = (await (await request(urlOf('createAccessToken', 'collection', bases), { method: 'POST', headers: { ...headers, authorization: `Basic ${basic}` } })).body.json()) as { access_token: string };
   return { userId, apiKey, token };
 }
 
-const RTP_BODY = JSON.stringify({ amount: '10', currency: 'EUR', externalId: 'bench', payer: { partyIdType: 'MSISDN', partyId: '46733123499' }, payerMessage: 'bench', payeeNote: 'bench' });
+const RTP_BODY = JSON.stringify({ amount: '10', currency: 'EUR', externalId: 'bench', payer: { partyIdType: 'MSISDN', partyId: TEST_NUMBERS.ordinary.msisdn }, payerMessage: 'bench', payeeNote: 'bench' });
 
 function minimalEnv(url: string, token: string): Record<string, string> {
   return {
-    BENCH_URL: `${url}/collection/v1_0/requesttopay`,
+    BENCH_URL: `${url}${pathOf('requestToPay')}`,
     BENCH_HEADERS: JSON.stringify({ 'Ocp-Apim-Subscription-Key': KEY, Authorization: `Bearer ${token}`, 'X-Target-Environment': 'sandbox', 'Content-Type': 'application/json' }),
     BENCH_BODY: RTP_BODY,
     BENCH_RUN: randomUUID().slice(0, 8),

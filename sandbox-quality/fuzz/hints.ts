@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { builtInOutcomes } from '../../sandbox/outcomes.ts';
+import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import type { SandboxSettings } from '../../sandbox/settings.ts';
 
 /**
@@ -15,7 +15,7 @@ import type { SandboxSettings } from '../../sandbox/settings.ts';
 export const CALLBACK_PLACEHOLDER = 'http://fuzz-callback-receiver';
 
 export function domainHints(settings: SandboxSettings): Map<string, fc.Arbitrary<unknown>> {
-  const testNumbers = [...builtInOutcomes(0).keys(), '46733123499', '+46733123499'];
+  const testNumbers = Object.values(TEST_NUMBERS).flatMap((n) => [n.msisdn, `+${n.msisdn}`]);
   const msisdn = fc.constantFrom(...testNumbers);
   return new Map<string, fc.Arbitrary<unknown>>([
     ['currency', fc.constantFrom(...settings.currencies)],

@@ -1,4 +1,5 @@
 import { fromMinor } from '../../core/money.ts';
+import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
 import { accountHolderAnswer } from '../outcomes.ts';
@@ -47,5 +48,5 @@ function basicUserInfo(msisdn: string, profile: ProfileBehaviour): Record<string
   if (profile.basicUserInfo === 'observed') {
     return { sub: '0', name: 'Sand Box', given_name: 'Sand', family_name: 'Box', birthdate: '1976-08-13', locale: 'sv_SE', gender: 'MALE', updated_at: 1678355127 };
   }
-  return { given_name: 'Sand', family_name: 'Box', birthdate: '1976-08-13', locale: 'sv-SE', gender: 'male', status: msisdn === '46733123451' ? 'INACTIVE' : 'ACTIVE' };
+  return { given_name: 'Sand', family_name: 'Box', birthdate: '1976-08-13', locale: 'sv-SE', gender: 'male', status: msisdn === TEST_NUMBERS.rejects.msisdn ? 'INACTIVE' : 'ACTIVE' };
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
+import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { normaliseAmount, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../app.ts';
 import { sendBadRequest, sendBusinessError } from '../http.ts';
@@ -18,19 +19,21 @@ interface PaymentBody {
   referenceIdToRefund?: string;
 }
 
-/** A kind of transaction: the operations that create it and read its status. */
+/** A kind of transaction: the operations that create it and read its status (TRANSACTIONS of the catalogue). */
 export interface PaymentKind {
   kind: TransactionKind;
   create: OperationId;
   status: OperationId;
 }
 
-/** The transactions of §4.2 #2, §4.3 #9–10 and their status queries (§4.6). */
-export const PAYMENT_KINDS: readonly PaymentKind[] = [
-  { kind: 'requesttopay', create: 'requestToPay', status: 'getRequestToPayStatus' },
-  { kind: 'refund', create: 'refund', status: 'getRefundStatus' },
-  { kind: 'deposit', create: 'deposit', status: 'getDepositStatus' },
-];
+/** The sandbox's store of each kind of transaction the catalogue creates (§4.2 #2, §4.3 #9–10). */
+const STORE_OF: Partial<Record<OperationId, TransactionKind>> = { requestToPay: 'requesttopay', refund: 'refund', deposit: 'deposit' };
+
+export const PAYMENT_KINDS: readonly PaymentKind[] = TRANSACTIONS.map(({ create, status }) => {
+  const kind = STORE_OF[create];
+  if (!kind) throw new Error(`The sandbox keeps no store for ${create}, a creation of the operation catalogue.`);
+  return { kind, create, status };
+});
 
 const NOT_FOUND = 'Requested resource was not found.';
 // The live sandbox rejects these in free text (real-api-notes); only the mtn-sandbox profile does.

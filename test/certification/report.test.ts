@@ -5,12 +5,18 @@ import type { Exchange } from '../../harness/client/momo-client.ts';
 import { EvidenceCollector } from '../../conformance/certification/evidence.ts';
 import { renderHtml } from '../../conformance/certification/html.ts';
 import { buildReport, closingLines, type ReportInputs } from '../../conformance/certification/report.ts';
+import { urlOf } from '../../core/catalogue/routes.ts';
 import { describeErrors, validatorFor } from '../../core/schemas.ts';
 import { requirement, scenario } from './fixtures.ts';
 
+/** The embedded sandbox serves both hosts, {base_url} and {sandbox_url}. */
+const TARGET = 'http://127.0.0.1:8080';
+const RTP_URL = urlOf('requestToPay', 'collection', { gateway: TARGET, provisioning: TARGET });
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const EXCHANGE: Exchange = {
   operation: 'request to pay (collection)',
-  request: { method: 'POST', url: 'http://127.0.0.1:8080/collection/v1_0/requesttopay', headers: { Authorization: 'Bearer [REDACTED]', 'X-Reference-Id': '0b6f1c9e-3f3a-4c41-9d0e-1f2a3b4c5d6e' }, body: '{"amount":"12.50","payerMessage":"<script>alert(1)</script>"}' },
+  request: { method: 'POST', url: RTP_URL, headers: { Authorization: 'Bearer [REDACTED]', 'X-Reference-Id': '0b6f1c9e-3f3a-4c41-9d0e-1f2a3b4c5d6e' }, body: '{"amount":"12.50","payerMessage":"<script>alert(1)</script>"}' },
   response: { status: 202, headers: { 'content-length': '0' }, body: '', durationMs: 4 },
 };
 
@@ -72,7 +78,7 @@ test('index.html shows the summary, the coverage, each requirement\'s verdict an
   assert.match(html, /<section id="summary">[\s\S]*<span class="number">1 \/ 2<\/span> requirements covered/);
   assert.match(html, /<h3>By operation: 1 of 19 covered<\/h3>/);
   assert.match(html, /<a href="#req-col-rtp">COL-RTP<\/a>/);
-  assert.match(html, /<article class="requirement" id="req-col-rtp">[\s\S]*POST http:\/\/127\.0\.0\.1:8080\/collection\/v1_0\/requesttopay[\s\S]*HTTP 202/);
+  assert.match(html, new RegExp(`<article class="requirement" id="req-col-rtp">[\\s\\S]*POST ${escapeRegExp(RTP_URL)}[\\s\\S]*HTTP 202`));
   assert.match(html, /Authorization: Bearer \[REDACTED\]/);
   assert.match(html, /No client can provoke it: thresholds are not shown \(§8\)/);
   assert.ok(!html.includes('<script>alert(1)</script>'), 'bodies are escaped');

@@ -23,14 +23,14 @@ const DEVIATIONS: Deviation[] = [
   {
     rule: 'provisioning: a reused API user id is accepted instead of 409 RESOURCE_ALREADY_EXIST',
     tags: '@provisioning',
-    alteration: (x) => (x.method === 'POST' && x.path === '/v1_0/apiuser' && x.status === 409 ? { status: 201, body: '' } : undefined),
+    alteration: (x) => (x.operation === 'createApiUser' && x.status === 409 ? { status: 201, body: '' } : undefined),
     failing: ['An API user id cannot be registered twice'],
     mentions: ['create API user (disbursement) — §4.5 #14', 'expected: HTTP 409 with RESOURCE_ALREADY_EXIST', 'received: HTTP 201'],
   },
   {
     rule: 'tokens: a refused access token (forged, expired or of another product) opens the balance anyway',
     tags: '@tokens',
-    alteration: (x) => (x.method === 'GET' && x.path.endsWith('/account/balance') && x.status === 401
+    alteration: (x) => (x.operation === 'getBalance' && x.status === 401
       ? { status: 200, body: JSON.stringify({ availableBalance: '0', currency: 'EUR' }), headers: { 'content-type': 'application/json' } }
       : undefined),
     failing: ['A token of one product does not open another product\'s operations', 'A forged access token is refused', 'An expired access token is refused'],
@@ -39,21 +39,21 @@ const DEVIATIONS: Deviation[] = [
   {
     rule: 'collection: a second delivery notification right after the first is enqueued instead of 429',
     tags: '@collection and not @slow',
-    alteration: (x) => (x.path.endsWith('/deliverynotification') && x.status === 429 ? { status: 200, body: '' } : undefined),
+    alteration: (x) => (x.operation === 'deliveryNotification' && x.status === 429 ? { status: 200, body: '' } : undefined),
     failing: ['A second delivery notification soon after the first is refused'],
     mentions: ['request-to-pay delivery notification (collection) — §4.2 #3', 'expected: HTTP 429', 'received: HTTP 200'],
   },
   {
     rule: 'disbursement: a reused deposit reference id is accepted',
     tags: '@disbursement',
-    alteration: (x) => (x.method === 'POST' && x.path === '/disbursement/v1_0/deposit' && x.status === 409 ? { status: 202, body: '' } : undefined),
+    alteration: (x) => (x.operation === 'deposit' && x.status === 409 ? { status: 202, body: '' } : undefined),
     failing: ['A deposit reference cannot be used twice'],
     mentions: ['deposit (disbursement) — §4.3 #10', 'expected: HTTP 409 with RESOURCE_ALREADY_EXIST'],
   },
   {
     rule: 'remittance: the balance is served in a forbidden target environment',
     tags: '@remittance',
-    alteration: (x) => (x.path === '/remittance/v1_0/account/balance' && x.status === 500
+    alteration: (x) => (x.operation === 'getBalance' && x.product === 'remittance' && x.status === 500
       ? { status: 200, body: JSON.stringify({ availableBalance: '0', currency: 'EUR' }), headers: { 'content-type': 'application/json' } }
       : undefined),
     failing: ['The balance cannot be read in a target environment the partner may not use'],
@@ -62,7 +62,7 @@ const DEVIATIONS: Deviation[] = [
   {
     rule: 'consent: user information is given for an ordinary access token',
     tags: '@consent',
-    alteration: (x) => (x.path.endsWith('/oauth2/v1_0/userinfo') && x.status === 401
+    alteration: (x) => (x.operation === 'userInfo' && x.status === 401
       ? { status: 200, body: JSON.stringify({ sub: '46733123450', name: 'Sand Box' }), headers: { 'content-type': 'application/json' } }
       : undefined),
     failing: ['User information needs a consent token, not an ordinary access token'],
@@ -71,7 +71,7 @@ const DEVIATIONS: Deviation[] = [
   {
     rule: 'errors: a duplicate is refused with a code outside its code set (RESOURCE_ALREADY_EXISTS)',
     tags: '@errors',
-    alteration: (x) => (x.method === 'POST' && x.path === '/collection/v1_0/requesttopay' && x.status === 409
+    alteration: (x) => (x.operation === 'requestToPay' && x.status === 409
       ? { body: JSON.stringify({ code: 'RESOURCE_ALREADY_EXISTS', message: 'Duplicated reference id.' }) }
       : undefined),
     failing: ['A reference id used twice makes one payment, not two'],
@@ -81,7 +81,7 @@ const DEVIATIONS: Deviation[] = [
     rule: 'collection: a PENDING status record carries a field the spec does not define (seen only while polling)',
     tags: '@collection',
     alteration: (x) => {
-      if (x.method !== 'GET' || !x.path.startsWith('/collection/v1_0/requesttopay/') || x.status !== 200) return undefined;
+      if (x.operation !== 'getRequestToPayStatus' || x.status !== 200) return undefined;
       const record = JSON.parse(x.body) as Record<string, unknown>;
       return record.status === 'PENDING' ? { body: JSON.stringify({ ...record, progress: 50 }) } : undefined;
     },

@@ -67,8 +67,9 @@ test('every path of the catalogue is unique per method, and every parameter of a
 
 test('a URL is built on the binding\'s host, with its parameters percent-encoded', () => {
   const bases = { gateway: 'https://gw.example', provisioning: 'https://sb.example' };
-  assert.equal(urlOf('createAccessToken', 'collection', bases), 'https://sb.example/collection/token/');
-  assert.equal(urlOf('createAccessToken', 'disbursement', bases), 'https://gw.example/disbursement/token/');
+  assert.equal(urlOf('createAccessToken', 'collection', bases), `https://sb.example${pathOf('createAccessToken', 'collection')}`, 'the collection token is on {sandbox_url} (§4.2)');
+  assert.equal(urlOf('createAccessToken', 'disbursement', bases), `https://gw.example${pathOf('createAccessToken', 'disbursement')}`);
+  assert.equal(pathOf('createAccessToken', 'remittance').replace('remittance', '{product}'), OPERATIONS.createAccessToken.path, 'a product-named path names its product');
   assert.equal(urlOf('getRequestToPayStatus', 'collection', bases, { referenceId: 'a/b c' }), `https://gw.example${pathOf('requestToPay', 'collection')}/a%2Fb%20c`);
   assert.throws(() => pathOf('requestToPay', 'disbursement'), /not served under disbursement/);
   assert.throws(() => pathOf('getApiUser', undefined, {}), /needs the parameter referenceId/);

@@ -5,6 +5,7 @@ import { judge, type Exchange } from '../../sandbox-quality/fuzz/judge.ts';
 import { loadModel, type ApiModel } from '../../sandbox-quality/fuzz/openapi-model.ts';
 import { main, summaryLines } from '../../sandbox-quality/fuzz/run.ts';
 import { snapshotState, stateDifferences } from '../../sandbox-quality/fuzz/snapshot.ts';
+import { pathOf } from '../../core/catalogue/routes.ts';
 import { PROFILES } from '../../core/profiles.ts';
 import { startSandbox } from '../support/sandbox.ts';
 
@@ -72,7 +73,7 @@ test('the properties catch what they are for, and pass what the document allows'
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, { answer: { status: 200, headers: { 'content-type': 'text/plain' }, body: JSON.stringify(apiUser) } })), ['json-content-type']);
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, { internalErrors: ['the sandbox logged "unexpected error"'] })), ['no-internal-error']);
 
-  const notFound = { statusCode: 404, error: 'Not Found', message: 'No operation DELETE /v1_0/apiuser/x.' };
+  const notFound = { statusCode: 404, error: 'Not Found', message: `No operation DELETE ${pathOf('getApiUser', undefined, { referenceId: 'x' })}.` };
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, notFound, { routeMiss: true })), [], 'the router answers a request that names no operation');
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, notFound)), ['body-matches-schema'], 'an operation\'s own 404 has its own body');
 

@@ -6,6 +6,7 @@ import { MockAgent } from 'undici';
 import type { MockInterceptor } from 'undici/types/mock-interceptor.js';
 import { GIVE_UP_AFTER_UNANSWERED, MomoClient, TargetUnavailableError, basicCredential, type ClientOptions, type Exchange } from '../../harness/client/momo-client.ts';
 import { REDACTED, Redactor } from '../../harness/redact.ts';
+import { pathOf } from '../../core/catalogue/routes.ts';
 
 const BASE = 'http://base.momo.test';
 const SANDBOX = 'http://sandbox.momo.test';
@@ -73,11 +74,12 @@ function expectCall(agent: MockAgent, origin: string, method: string, path: stri
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 test('provisioning goes to the sandbox host with the product key, X-Reference-Id, JSON body and no X-Target-Environment', async () => {
   const { agent, client } = setup();
   try {
-    const create = expectCall(agent, SANDBOX, 'POST', '/v1_0/apiuser', 201);
+    const create = expectCall(agent, SANDBOX, 'POST', pathOf('createApiUser'), 201);
     const r1 = await client.createApiUser('collection', USER, 'callbacks.example.com');
     assert.equal(r1.status, 201);
     assert.equal(r1.json, undefined);
@@ -86,7 +88,7 @@ test('provisioning goes to the sandbox host with the product key, X-Reference-Id
     assert.deepEqual(create.headers, { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': USER, 'content-type': 'application/json' });
     assert.deepEqual(JSON.parse(create.body ?? ''), { providerCallbackHost: 'callbacks.example.com' });
 
-    const key = expectCall(agent, SANDBOX, 'POST', `/v1_0/apiuser/${USER}/apikey`, 201, '{"apiKey":"f1db798c98df4bcf83b538175893bbf0"}', JSON_HEADERS);
+    const key = expectCall(agent, SANDBOX, 'POST', pathOf('createApiKey', undefined, { referenceId: USER }), 201, '{"apiKey":"f1db798c98df4bcf83b538175893bbf0"}', JSON_HEADERS);
     const r2 = await client.createApiKey('disbursement', USER);
     assert.equal(r2.status, 201);
     assert.deepEqual(r2.json, { apiKey: 'f1db798c98df4bcf83b538175893bbf0' });
@@ -95,7 +97,7 @@ test('provisioning goes to the sandbox host with the product key, X-Reference-Id
     assert.deepEqual(key.headers, { 'ocp-apim-subscription-key': KEYS.disbursement });
     assert.equal(key.body, undefined);
 
-    const read = expectCall(agent, SANDBOX, 'GET', `/v1_0/apiuser/${USER}`, 200, '{"providerCallbackHost":"callbacks.example.com","targetEnvironment":"sandbox"}', JSON_HEADERS);
+    const read = expectCall(agent, SANDBOX, 'GET', pathOf('getApiUser', undefined, { referenceId: USER }), 200, '{"providerCallbackHost":"callbacks.example.com","targetEnvironment":"sandbox"}', JSON_HEADERS);
     const r3 = await client.getApiUser('remittance', USER);
     assert.equal(r3.status, 200);
     assert.deepEqual(r3.json, { providerCallbackHost: 'callbacks.example.com', targetEnvironment: 'sandbox' });
@@ -112,7 +114,7 @@ test('the collection token goes to the sandbox host, other products\' tokens to 
   try {
     const basic = basicCredential(USER, 'api-key-secret');
     const tokenBody = `{"access_token":"${JWT}","token_type":"Bearer","expires_in":3600}`;
-    const collection = expectCall(agent, SANDBOX, 'POST', '/collection/token/', 200, tokenBody, JSON_HEADERS);
+    const collection = expectCall(agent, SANDBOX, 'POST', pathOf('createAccessToken', 'collection'), 200, tokenBody, JSON_HEADERS);
     const c = await client.createAccessToken('collection', basic);
     assert.equal(c.status, 200);
     assert.deepEqual(c.json, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 });
@@ -120,13 +122,13 @@ test('the collection token goes to the sandbox host, other products\' tokens to 
     assert.deepEqual(collection.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic });
     assert.equal(collection.body, undefined);
 
-    const disbursement = expectCall(agent, BASE, 'POST', '/disbursement/token/', 200, tokenBody, JSON_HEADERS);
+    const disbursement = expectCall(agent, BASE, 'POST', pathOf('createAccessToken', 'disbursement'), 200, tokenBody, JSON_HEADERS);
     const d = await client.createAccessToken('disbursement', basic);
     assert.equal(d.status, 200);
     assert.equal(d.operation.section, '§4.2 #1, §5.2');
     assert.deepEqual(disbursement.headers, { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: basic });
 
-    const remittance = expectCall(agent, BASE, 'POST', '/remittance/token/', 200, tokenBody, JSON_HEADERS);
+    const remittance = expectCall(agent, BASE, 'POST', pathOf('createAccessToken', 'remittance'), 200, tokenBody, JSON_HEADERS);
     await client.createAccessToken('remittance', basic);
     assert.equal(remittance.headers['ocp-apim-subscription-key'], KEYS.remittance);
     agent.assertNoPendingInterceptors();
@@ -139,7 +141,7 @@ test('the OAuth 2.0 token and bc-authorize send a form body with the form conten
   const { agent, client } = setup();
   try {
     const basic = basicCredential(USER, 'api-key-secret');
-    const oauth = expectCall(agent, BASE, 'POST', '/disbursement/oauth2/token/', 200, '{}', JSON_HEADERS);
+    const oauth = expectCall(agent, BASE, 'POST', pathOf('createOAuthToken', 'disbursement'), 200, '{}', JSON_HEADERS);
     const r = await client.createOAuthToken('disbursement', basic, { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: REF });
     assert.equal(r.operation.id, 'createOAuthToken');
     assert.deepEqual(oauth.headers, {
@@ -150,7 +152,7 @@ test('the OAuth 2.0 token and bc-authorize send a form body with the form conten
     });
     assert.equal(oauth.body, `grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=${REF}`);
 
-    const bc = expectCall(agent, BASE, 'POST', '/collection/v1_0/bc-authorize', 200, '{"auth_req_id":"x","interval":5,"expires_in":3600}', JSON_HEADERS);
+    const bc = expectCall(agent, BASE, 'POST', pathOf('bcAuthorize', 'collection'), 200, '{"auth_req_id":"x","interval":5,"expires_in":3600}', JSON_HEADERS);
     await client.bcAuthorize('collection', BEARER, { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' }, { callbackUrl: 'http://cb.example/callbacks/1' });
     assert.deepEqual(bc.headers, {
       'ocp-apim-subscription-key': KEYS.collection,
@@ -169,7 +171,7 @@ test('the OAuth 2.0 token and bc-authorize send a form body with the form conten
 test('request to pay: base host, every header, JSON body, and the ApiResponse names the operation', async () => {
   const { agent, client } = setup();
   try {
-    const rtp = expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 202, '');
+    const rtp = expectCall(agent, BASE, 'POST', pathOf('requestToPay'), 202, '');
     const r = await client.requestToPay(BEARER, REF, PAYMENT, { callbackUrl: 'http://127.0.0.1:9/callbacks/abc' });
     assert.equal(r.status, 202);
     assert.equal(r.json, undefined);
@@ -194,19 +196,19 @@ test('request to pay: base host, every header, JSON body, and the ApiResponse na
 test('status queries, delivery notification, deposit and refund go to the base host with the right product key', async () => {
   const { agent, client } = setup();
   try {
-    const status = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{"status":"PENDING"}', JSON_HEADERS);
+    const status = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 200, '{"status":"PENDING"}', JSON_HEADERS);
     const s = await client.getRequestToPayStatus(BEARER, REF);
     assert.deepEqual(s.json, { status: 'PENDING' });
     assert.equal(s.headers['content-type'], 'application/json; charset=utf-8');
     assert.deepEqual(status.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: BEARER, 'x-target-environment': 'sandbox' });
     assert.equal(status.body, undefined);
 
-    const note = expectCall(agent, BASE, 'POST', `/collection/v1_0/requesttopay/${REF}/deliverynotification`, 200, '');
+    const note = expectCall(agent, BASE, 'POST', pathOf('deliveryNotification', undefined, { referenceId: REF }), 200, '');
     await client.deliveryNotification(BEARER, REF, 'Thank you', { language: 'sv' });
     assert.deepEqual(note.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: BEARER, language: 'sv', 'x-target-environment': 'sandbox', 'content-type': 'application/json' });
     assert.deepEqual(JSON.parse(note.body ?? ''), { notificationMessage: 'Thank you' });
 
-    const deposit = expectCall(agent, BASE, 'POST', '/disbursement/v1_0/deposit', 202);
+    const deposit = expectCall(agent, BASE, 'POST', pathOf('deposit'), 202);
     const dep = await client.deposit(BEARER, REF, { amount: '5', currency: 'EUR', externalId: 'e', payee: { partyIdType: 'MSISDN', partyId: '46733123499' } });
     assert.equal(dep.operation.label, 'deposit (disbursement)');
     assert.equal(dep.operation.section, '§4.3 #10');
@@ -214,16 +216,16 @@ test('status queries, delivery notification, deposit and refund go to the base h
     assert.equal(deposit.headers['x-reference-id'], REF);
     assert.equal(deposit.headers['content-type'], 'application/json');
 
-    const depStatus = expectCall(agent, BASE, 'GET', `/disbursement/v1_0/deposit/${REF}`, 200, '{}', JSON_HEADERS);
+    const depStatus = expectCall(agent, BASE, 'GET', pathOf('getDepositStatus', undefined, { referenceId: REF }), 200, '{}', JSON_HEADERS);
     await client.getDepositStatus(BEARER, REF);
     assert.equal(depStatus.headers['ocp-apim-subscription-key'], KEYS.disbursement);
 
-    const refund = expectCall(agent, BASE, 'POST', '/disbursement/v1_0/refund', 202);
+    const refund = expectCall(agent, BASE, 'POST', pathOf('refund'), 202);
     const ref = await client.refund(BEARER, REF, { amount: '5', currency: 'EUR', externalId: 'e', referenceIdToRefund: USER });
     assert.equal(ref.operation.id, 'refund');
     assert.deepEqual(JSON.parse(refund.body ?? ''), { amount: '5', currency: 'EUR', externalId: 'e', referenceIdToRefund: USER });
 
-    const refundStatus = expectCall(agent, BASE, 'GET', `/disbursement/v1_0/refund/${REF}`, 200, '{}', JSON_HEADERS);
+    const refundStatus = expectCall(agent, BASE, 'GET', pathOf('getRefundStatus', undefined, { referenceId: REF }), 200, '{}', JSON_HEADERS);
     await client.getRefundStatus(BEARER, REF);
     assert.equal(refundStatus.calls, 1);
     agent.assertNoPendingInterceptors();
@@ -235,37 +237,37 @@ test('status queries, delivery notification, deposit and refund go to the base h
 test('accounts: remittance balance and disbursement account holder on the sandbox host, the others on the base host', async () => {
   const { agent, client } = setup();
   try {
-    const remittance = expectCall(agent, SANDBOX, 'GET', '/remittance/v1_0/account/balance', 200, '{"availableBalance":"0","currency":"EUR"}', JSON_HEADERS);
+    const remittance = expectCall(agent, SANDBOX, 'GET', pathOf('getBalance', 'remittance'), 200, '{"availableBalance":"0","currency":"EUR"}', JSON_HEADERS);
     const rb = await client.getBalance('remittance', BEARER);
     assert.deepEqual(rb.operation, { id: 'getBalance', product: 'remittance', label: 'get account balance (remittance)', section: '§4.4 #13' });
     assert.equal(remittance.headers['ocp-apim-subscription-key'], KEYS.remittance);
 
-    const collection = expectCall(agent, BASE, 'GET', '/collection/v1_0/account/balance/EUR', 200, '{}', JSON_HEADERS);
+    const collection = expectCall(agent, BASE, 'GET', pathOf('getBalanceInCurrency', 'collection', { currency: 'EUR' }), 200, '{}', JSON_HEADERS);
     const cb = await client.getBalance('collection', BEARER, 'EUR');
     assert.equal(cb.operation.id, 'getBalanceInCurrency');
     assert.equal(cb.operation.section, '§4.2 #4');
     assert.equal(collection.calls, 1);
 
-    const disbursementBalance = expectCall(agent, BASE, 'GET', '/disbursement/v1_0/account/balance', 200, '{}', JSON_HEADERS);
+    const disbursementBalance = expectCall(agent, BASE, 'GET', pathOf('getBalance', 'disbursement'), 200, '{}', JSON_HEADERS);
     await client.getBalance('disbursement', BEARER);
     assert.equal(disbursementBalance.headers['ocp-apim-subscription-key'], KEYS.disbursement);
 
-    const holderD = expectCall(agent, SANDBOX, 'GET', '/disbursement/v1_0/accountholder/msisdn/46733123450/active', 200, '{"result":true}', JSON_HEADERS);
+    const holderD = expectCall(agent, SANDBOX, 'GET', pathOf('accountHolderActive', 'disbursement', { accountHolderIdType: 'msisdn', accountHolderId: '46733123450' }), 200, '{"result":true}', JSON_HEADERS);
     const hd = await client.accountHolderActive('disbursement', BEARER, 'msisdn', '46733123450');
     assert.deepEqual(hd.json, { result: true });
     assert.equal(hd.operation.section, '§4.3 #12');
     assert.equal(holderD.headers['ocp-apim-subscription-key'], KEYS.disbursement);
 
-    const holderC = expectCall(agent, BASE, 'GET', '/collection/v1_0/accountholder/msisdn/46733123450/active', 200, '{"result":true}', JSON_HEADERS);
+    const holderC = expectCall(agent, BASE, 'GET', pathOf('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: '46733123450' }), 200, '{"result":true}', JSON_HEADERS);
     const hc = await client.accountHolderActive('collection', BEARER, 'msisdn', '46733123450');
     assert.equal(hc.operation.section, '§4.2 #8');
     assert.equal(holderC.calls, 1);
 
-    const basic = expectCall(agent, BASE, 'GET', '/collection/v1_0/accountholder/msisdn/46733123450/basicuserinfo', 200, '{}', JSON_HEADERS);
+    const basic = expectCall(agent, BASE, 'GET', pathOf('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123450' }), 200, '{}', JSON_HEADERS);
     await client.basicUserInfo(BEARER, '46733123450');
     assert.equal(basic.calls, 1);
 
-    const info = expectCall(agent, BASE, 'GET', '/collection/oauth2/v1_0/userinfo', 200, '{}', JSON_HEADERS);
+    const info = expectCall(agent, BASE, 'GET', pathOf('userInfo', 'collection'), 200, '{}', JSON_HEADERS);
     const ui = await client.userInfo('collection', BEARER);
     assert.equal(ui.operation.id, 'userInfo');
     assert.equal(info.headers['x-target-environment'], 'sandbox');
@@ -278,15 +280,15 @@ test('accounts: remittance balance and disbursement account holder on the sandbo
 test('X-Target-Environment: the configured default, a per-call override, and null omits it', async () => {
   const { agent, client } = setup({ targetEnvironment: 'mtnghana' });
   try {
-    const byDefault = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{}');
+    const byDefault = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 200, '{}');
     await client.getRequestToPayStatus(BEARER, REF);
     assert.equal(byDefault.headers['x-target-environment'], 'mtnghana');
 
-    const overridden = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{}');
+    const overridden = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 200, '{}');
     await client.getRequestToPayStatus(BEARER, REF, { targetEnvironment: 'mtnuganda' });
     assert.equal(overridden.headers['x-target-environment'], 'mtnuganda');
 
-    const omitted = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '{}');
+    const omitted = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 200, '{}');
     await client.getRequestToPayStatus(BEARER, REF, { targetEnvironment: null });
     assert.equal(omitted.calls, 1);
     assert.equal('x-target-environment' in omitted.headers, false);
@@ -299,24 +301,24 @@ test('X-Target-Environment: the configured default, a per-call override, and nul
 test('subscription key variants: another product\'s key, a given key, none; raw body with its own content type', async () => {
   const { agent, client } = setup();
   try {
-    const other = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 401, '{"statusCode":401,"message":"Access denied"}', JSON_HEADERS);
+    const other = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 401, '{"statusCode":401,"message":"Access denied"}', JSON_HEADERS);
     await client.getRequestToPayStatus(BEARER, REF, { subscriptionKey: { product: 'remittance' } });
     assert.equal(other.headers['ocp-apim-subscription-key'], KEYS.remittance);
 
-    const given = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 401, '');
+    const given = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 401, '');
     await client.getRequestToPayStatus(BEARER, REF, { subscriptionKey: { key: 'wrong-key-123' } });
     assert.equal(given.headers['ocp-apim-subscription-key'], 'wrong-key-123');
 
-    const none = expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 401, '');
+    const none = expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 401, '');
     await client.getRequestToPayStatus(BEARER, REF, { subscriptionKey: 'none', authorization: '' });
     assert.deepEqual(none.headers, { 'x-target-environment': 'sandbox' });
 
-    const raw = expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 415, '');
+    const raw = expectCall(agent, BASE, 'POST', pathOf('requestToPay'), 415, '');
     await client.requestToPay(BEARER, REF, PAYMENT, { rawBody: { text: '<xml/>', contentType: 'application/xml' } });
     assert.equal(raw.headers['content-type'], 'application/xml');
     assert.equal(raw.body, '<xml/>');
 
-    const rawNoType = expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 400, '');
+    const rawNoType = expectCall(agent, BASE, 'POST', pathOf('requestToPay'), 400, '');
     await client.requestToPay(BEARER, REF, PAYMENT, { rawBody: { text: '{"amount":' } });
     assert.equal('content-type' in rawNoType.headers, false);
     assert.equal(rawNoType.body, '{"amount":');
@@ -329,13 +331,13 @@ test('subscription key variants: another product\'s key, a given key, none; raw 
 test('a body that is not JSON gives json undefined and keeps the text', async () => {
   const { agent, client } = setup();
   try {
-    expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 500, '<html>Internal error</html>', { 'content-type': 'text/html' });
+    expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 500, '<html>Internal error</html>', { 'content-type': 'text/html' });
     const r = await client.getRequestToPayStatus(BEARER, REF);
     assert.equal(r.status, 500);
     assert.equal(r.json, undefined);
     assert.equal(r.text, '<html>Internal error</html>');
 
-    expectCall(agent, BASE, 'GET', `/collection/v1_0/requesttopay/${REF}`, 200, '   \n', JSON_HEADERS);
+    expectCall(agent, BASE, 'GET', pathOf('getRequestToPayStatus', undefined, { referenceId: REF }), 200, '   \n', JSON_HEADERS);
     const blank = await client.getRequestToPayStatus(BEARER, REF);
     assert.equal(blank.json, undefined);
     assert.equal(blank.text, '   \n');
@@ -348,7 +350,7 @@ test('the evidence given to onExchange is redacted: key and Authorization header
   const { agent, client, exchanges, redactor } = setup();
   try {
     redactor.add(KEYS.collection);
-    expectCall(agent, SANDBOX, 'POST', '/collection/token/', 200, `{"access_token":"${JWT}","token_type":"Bearer","expires_in":3600,"echo":"${KEYS.collection}"}`, JSON_HEADERS);
+    expectCall(agent, SANDBOX, 'POST', pathOf('createAccessToken', 'collection'), 200, `{"access_token":"${JWT}","token_type":"Bearer","expires_in":3600,"echo":"${KEYS.collection}"}`, JSON_HEADERS);
     const basic = basicCredential(USER, 'the-api-key-secret');
     const response = await client.createAccessToken('collection', basic);
     // The caller still gets the real response.
@@ -358,7 +360,7 @@ test('the evidence given to onExchange is redacted: key and Authorization header
     const e = exchanges[0]!;
     assert.equal(e.operation, 'create access token (collection)');
     assert.equal(e.request.method, 'POST');
-    assert.equal(e.request.url, `${SANDBOX}/collection/token/`);
+    assert.equal(e.request.url, `${SANDBOX}${pathOf('createAccessToken', 'collection')}`);
     assert.equal(e.request.headers['Ocp-Apim-Subscription-Key'], REDACTED);
     assert.equal(e.request.headers.Authorization, `Basic ${REDACTED}`);
     assert.equal(e.transportError, undefined);
@@ -368,7 +370,7 @@ test('the evidence given to onExchange is redacted: key and Authorization header
     assert.equal(e.response.body.includes(KEYS.collection), false, e.response.body);
     assert.deepEqual(JSON.parse(e.response.body), { access_token: REDACTED, token_type: 'Bearer', expires_in: 3600, echo: REDACTED });
 
-    expectCall(agent, BASE, 'POST', '/collection/v1_0/requesttopay', 202);
+    expectCall(agent, BASE, 'POST', pathOf('requestToPay'), 202);
     await client.requestToPay(BEARER, REF, PAYMENT);
     const second = exchanges[1]!;
     assert.equal(second.request.headers.Authorization, `Bearer ${REDACTED}`);
@@ -388,7 +390,7 @@ test('the evidence of create API key masks the apiKey field of the response', as
   const { agent, client, exchanges } = setup();
   try {
     const apiKey = 'f1db798c98df4bcf83b538175893bbf0';
-    expectCall(agent, SANDBOX, 'POST', `/v1_0/apiuser/${USER}/apikey`, 201, `{"apiKey":"${apiKey}"}`, JSON_HEADERS);
+    expectCall(agent, SANDBOX, 'POST', pathOf('createApiKey', undefined, { referenceId: USER }), 201, `{"apiKey":"${apiKey}"}`, JSON_HEADERS);
     const r = await client.createApiKey('collection', USER);
     assert.deepEqual(r.json, { apiKey });
     const body = exchanges[0]?.response?.body ?? '';
@@ -402,7 +404,7 @@ test('the evidence of create API key masks the apiKey field of the response', as
 test('a transport error becomes a fatal TargetUnavailableError naming the operation and URL, with transportError in the evidence', async () => {
   const { agent, client, exchanges } = setup();
   try {
-    agent.get(BASE).intercept({ path: '/collection/v1_0/requesttopay', method: 'POST' }).replyWithError(new Error('socket exploded'));
+    agent.get(BASE).intercept({ path: pathOf('requestToPay'), method: 'POST' }).replyWithError(new Error('socket exploded'));
     const error = await client.requestToPay(BEARER, REF, PAYMENT).then(
       () => assert.fail('expected a TargetUnavailableError'),
       (e: unknown) => e,
@@ -411,8 +413,8 @@ test('a transport error becomes a fatal TargetUnavailableError naming the operat
     assert.equal(error.fatal, true);
     assert.equal(error.name, 'TargetUnavailableError');
     assert.equal(error.operation, 'request to pay (collection)');
-    assert.equal(error.url, `${BASE}/collection/v1_0/requesttopay`);
-    assert.match(error.message, /^request to pay \(collection\): the target did not answer http:\/\/base\.momo\.test\/collection\/v1_0\/requesttopay: .*socket exploded/);
+    assert.equal(error.url, `${BASE}${pathOf('requestToPay')}`);
+    assert.match(error.message, new RegExp(`^request to pay \\(collection\\): the target did not answer ${escapeRegExp(`${BASE}${pathOf('requestToPay')}`)}: .*socket exploded`));
     assert.equal(exchanges.length, 1);
     const e = exchanges[0]!;
     assert.equal(e.response, undefined);
@@ -442,9 +444,9 @@ test('connection refused on a closed local port is a TargetUnavailableError (rea
     const error = await client.getBalance('collection', BEARER).then(() => assert.fail('expected a rejection'), (e: unknown) => e);
     assert.ok(error instanceof TargetUnavailableError, String(error));
     assert.equal(error.fatal, true);
-    assert.equal(error.url, `${url}/collection/v1_0/account/balance`);
+    assert.equal(error.url, `${url}${pathOf('getBalance', 'collection')}`);
     assert.ok(error.message.includes('get account balance (collection)'), error.message);
-    assert.ok(error.message.includes(`${url}/collection/v1_0/account/balance`), error.message);
+    assert.ok(error.message.includes(`${url}${pathOf('getBalance', 'collection')}`), error.message);
     assert.match(error.message, /ECONNREFUSED/);
     assert.match(exchanges[0]?.transportError ?? '', /ECONNREFUSED/);
   } finally {
@@ -480,7 +482,7 @@ test(`after ${GIVE_UP_AFTER_UNANSWERED} calls in a row without an answer the cli
   const { agent, client, exchanges } = setup();
   try {
     const pool = agent.get(BASE);
-    const balance = { path: '/collection/v1_0/account/balance', method: 'GET' };
+    const balance = { path: pathOf('getBalance', 'collection'), method: 'GET' };
     const unanswered = () => pool.intercept(balance).replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     const fail = () => client.getBalance('collection', BEARER).then(() => assert.fail('expected a rejection'), (e: unknown) => e as TargetUnavailableError);
     for (let i = 1; i < GIVE_UP_AFTER_UNANSWERED; i += 1) {

@@ -1,21 +1,32 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeadlineExceededError, eventually } from '../../harness/eventually.ts';
+import { DeadlineExceededError, consistently, eventually, type Timekeeper } from '../../harness/eventually.ts';
+
+/** Virtual time: sleeping moves the clock on at once, and every sleep is recorded. */
+function virtualTime(): Timekeeper & { slept: number[] } {
+  let now = 0;
+  const slept: number[] = [];
+  return { slept, now: () => now, sleep: async (ms) => void (slept.push(ms), now += ms) };
+}
 
 test('returns the first defined value, and stops probing', async () => {
+  const time = virtualTime();
   let calls = 0;
   const value = await eventually(async () => {
     calls += 1;
     return calls === 3 ? { state: 'SUCCESSFUL' } : undefined;
-  }, { timeoutMs: 2000, intervalMs: 5, description: 'a status' });
+  }, { timeoutMs: 2000, intervalMs: 5, description: 'a status', time });
   assert.deepEqual(value, { state: 'SUCCESSFUL' });
   assert.equal(calls, 3);
+  assert.deepEqual(time.slept, [5, 5], 'one interval between probes');
 });
 
 test('falsy values other than undefined count as values', async () => {
-  assert.equal(await eventually(async () => 0, { timeoutMs: 100, intervalMs: 5, description: 'zero' }), 0);
-  assert.equal(await eventually(async () => false, { timeoutMs: 100, intervalMs: 5, description: 'false' }), false);
-  assert.equal(await eventually(async () => null, { timeoutMs: 100, intervalMs: 5, description: 'null' }), null);
+  const time = virtualTime();
+  assert.equal(await eventually(async () => 0, { timeoutMs: 100, intervalMs: 5, description: 'zero', time }), 0);
+  assert.equal(await eventually(async () => false, { timeoutMs: 100, intervalMs: 5, description: 'false', time }), false);
+  assert.equal(await eventually(async () => null, { timeoutMs: 100, intervalMs: 5, description: 'null', time }), null);
+  assert.deepEqual(time.slept, []);
 });
 
 test('retries after thrown errors until a value comes', async () => {
@@ -24,7 +35,7 @@ test('retries after thrown errors until a value comes', async () => {
     calls += 1;
     if (calls < 3) throw new Error(`not yet ${calls}`);
     return 'done';
-  }, { timeoutMs: 2000, intervalMs: 5, description: 'retrying' });
+  }, { timeoutMs: 2000, intervalMs: 5, description: 'retrying', time: virtualTime() });
   assert.equal(value, 'done');
   assert.equal(calls, 3);
 });
@@ -34,7 +45,7 @@ test('at the deadline, DeadlineExceededError names what was awaited and the last
   const error = await eventually(async () => {
     calls += 1;
     throw new Error(`status is PENDING (probe ${calls})`);
-  }, { timeoutMs: 120, intervalMs: 10, description: 'the request to pay becomes SUCCESSFUL' }).then(
+  }, { timeoutMs: 120, intervalMs: 10, description: 'the request to pay becomes SUCCESSFUL', time: virtualTime() }).then(
     () => assert.fail('expected a rejection'),
     (e: unknown) => e,
   );
@@ -42,13 +53,13 @@ test('at the deadline, DeadlineExceededError names what was awaited and the last
   assert.equal(error.name, 'DeadlineExceededError');
   assert.equal(error.description, 'the request to pay becomes SUCCESSFUL');
   assert.equal(error.timeoutMs, 120);
-  assert.ok(calls > 1);
-  assert.equal(error.message, `the request to pay becomes SUCCESSFUL: not reached within 120 ms; last seen: status is PENDING (probe ${calls})`);
+  assert.equal(calls, 13, 'a probe at 0, 10, … 120 ms');
+  assert.equal(error.message, 'the request to pay becomes SUCCESSFUL: not reached within 120 ms; last seen: status is PENDING (probe 13)');
   assert.ok(error.lastProblem instanceof Error);
 });
 
 test('a deadline without an error says only that it was not reached', async () => {
-  const error = await eventually(async () => undefined, { timeoutMs: 50, intervalMs: 10, description: 'a callback' }).then(
+  const error = await eventually(async () => undefined, { timeoutMs: 50, intervalMs: 10, description: 'a callback', time: virtualTime() }).then(
     () => assert.fail('expected a rejection'),
     (e: unknown) => e,
   );
@@ -57,15 +68,15 @@ test('a deadline without an error says only that it was not reached', async () =
 });
 
 test('an error marked fatal stops the wait at once and is rethrown as is', async () => {
+  const time = virtualTime();
   let calls = 0;
   const fatal = Object.assign(new Error('target down'), { fatal: true });
-  const started = performance.now();
   await assert.rejects(eventually(async () => {
     calls += 1;
     throw fatal;
-  }, { timeoutMs: 5000, intervalMs: 10, description: 'x' }), (e: unknown) => e === fatal);
+  }, { timeoutMs: 5000, intervalMs: 10, description: 'x', time }), (e: unknown) => e === fatal);
   assert.equal(calls, 1);
-  assert.ok(performance.now() - started < 100);
+  assert.deepEqual(time.slept, [], 'no waiting at all');
 });
 
 test('a fatal error after non-fatal ones also stops at once', async () => {
@@ -74,16 +85,29 @@ test('a fatal error after non-fatal ones also stops at once', async () => {
     calls += 1;
     if (calls < 3) throw new Error('not yet');
     throw Object.assign(new Error('unreachable'), { fatal: true });
-  }, { timeoutMs: 5000, intervalMs: 5, description: 'x' }), /unreachable/);
+  }, { timeoutMs: 5000, intervalMs: 5, description: 'x', time: virtualTime() }), /unreachable/);
   assert.equal(calls, 3);
 });
 
-test('the deadline is honoured: timeoutMs 100 rejects after about 100 ms, even with a long interval', async () => {
-  for (const intervalMs of [10, 1000]) {
-    const started = performance.now();
-    await assert.rejects(eventually(async () => undefined, { timeoutMs: 100, intervalMs, description: 'never' }), DeadlineExceededError);
-    const elapsed = performance.now() - started;
-    assert.ok(elapsed >= 95, `interval ${intervalMs}: gave up after ${elapsed} ms`);
-    assert.ok(elapsed < 250, `interval ${intervalMs}: gave up only after ${elapsed} ms`);
+test('the deadline is honoured exactly: the last wait is cut short to it, even with a long interval', async () => {
+  for (const [intervalMs, expected] of [[10, Array(10).fill(10)], [1000, [100]], [30, [30, 30, 30, 10]]] as const) {
+    const time = virtualTime();
+    await assert.rejects(eventually(async () => undefined, { timeoutMs: 100, intervalMs, description: 'never', time }), DeadlineExceededError);
+    assert.deepEqual(time.slept, expected, `interval ${intervalMs}`);
+    assert.equal(time.now(), 100, `interval ${intervalMs}: gave up at the deadline`);
   }
+});
+
+test('consistently checks for the whole period, and fails at the first check that throws', async () => {
+  const time = virtualTime();
+  let checks = 0;
+  await consistently(() => void (checks += 1), { durationMs: 100, intervalMs: 30, time });
+  assert.deepEqual(time.slept, [30, 30, 30, 10]);
+  assert.equal(checks, 5);
+  let later = 0;
+  await assert.rejects(consistently(() => {
+    later += 1;
+    if (later === 2) throw new Error('a second callback came');
+  }, { durationMs: 1000, intervalMs: 50, time: virtualTime() }), /a second callback came/);
+  assert.equal(later, 2);
 });

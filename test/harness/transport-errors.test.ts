@@ -1,8 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { explainTransportError } from '../../harness/client/transport-errors.ts';
+import { urlOf } from '../../core/catalogue/routes.ts';
 
-const CONTEXT = { url: 'https://gateway.momo.test:8443/collection/token/', connectTimeoutMs: 5000, requestTimeoutMs: 15000 };
+/** One host that serves both {base_url} and {sandbox_url}. */
+const TARGET = 'https://gateway.momo.test:8443';
+const CONTEXT = { url: urlOf('createAccessToken', 'collection', { gateway: TARGET, provisioning: TARGET }), connectTimeoutMs: 5000, requestTimeoutMs: 15000 };
 const failure = (code: string | number, message: string, extra: object = {}) => Object.assign(new Error(message), { code }, extra);
 
 // The failing-target runs (test/conformance/failing-target.test.ts) meet refused, reset, timeouts, DNS and TLS

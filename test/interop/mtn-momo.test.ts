@@ -71,8 +71,8 @@ describe('the mtn-momo client against the sandbox', () => {
   });
 
   test('reads the balance, which a successful request to pay has credited', async () => {
-    // The client asks GET /collection/v1_0/account/balance without a currency. The spec lists only
-    // .../balance/{currency} for collection (§4.2 #4), but the live service serves both, and so does the sandbox.
+    // The client asks getBalance under collection, without a currency. The spec lists only getBalanceInCurrency
+    // (.../balance/{currency}) for collection (§4.2 #4), but the live service serves both, and so does the sandbox.
     const collections = await collectionsClient();
     const before = await collections.getBalance();
     assert.deepEqual(before, { availableBalance: '1000000', currency: 'EUR' });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Product } from '../../core/products.ts';
-import { assertSchema, basic, KEYS, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { assertSchema, basic, KEYS, path, rawPath, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 /*
  * Balances (§2.9, §4.2 #4, §4.4 #13), account-holder status (§4.2 #8, §4.3 #12), basic user information
@@ -52,18 +52,18 @@ function assertOAuthError(response: LightMyRequestResponse, status: number, erro
 function bcAuthorize(sandbox: TestSandbox, caller: Caller, payload: string = CONSENT_FORM, headers: Record<string, string> = {}) {
   return sandbox.call({
     method: 'POST',
-    url: `/${caller.product}/v1_0/bc-authorize`,
+    url: path('bcAuthorize', caller.product),
     headers: { ...caller.headers, 'content-type': FORM, ...headers },
     payload,
   });
 }
 
-/** POST /{product}/oauth2/token/ with the caller's Basic credential (§4.3 #11). */
+/** createOAuthToken under the product, with the caller's Basic credential (§4.3 #11). */
 function oauthToken(sandbox: TestSandbox, caller: Caller, payload: string, options: { product?: Product; authorization?: string; environment?: string } = {}) {
   const product = options.product ?? caller.product;
   return sandbox.call({
     method: 'POST',
-    url: `/${product}/oauth2/token/`,
+    url: path('createOAuthToken', product),
     headers: {
       'ocp-apim-subscription-key': KEYS[product],
       authorization: options.authorization ?? basic(caller.userId, caller.apiKey),
@@ -106,7 +106,7 @@ async function grantConsent(sandbox: TestSandbox, caller: Caller, payload: strin
 }
 
 function userInfo(sandbox: TestSandbox, product: Product, accessToken: string) {
-  return get(sandbox, `/${product}/oauth2/v1_0/userinfo`, {
+  return get(sandbox, path('userInfo', product), {
     'ocp-apim-subscription-key': KEYS[product],
     authorization: `Bearer ${accessToken}`,
     'x-target-environment': 'sandbox',
@@ -124,9 +124,9 @@ describe('balances', () => {
   after(async () => { await sandbox.close(); });
 
   for (const product of PRODUCTS) {
-    test(`GET /${product}/v1_0/account/balance answers the opening balance in EUR`, async () => {
+    test(`GET ${path('getBalance', product)} answers the opening balance in EUR`, async () => {
       const caller = await sandbox.provision(product);
-      const response = await get(sandbox, `/${product}/v1_0/account/balance`, caller.headers);
+      const response = await get(sandbox, path('getBalance', product), caller.headers);
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assertSchema('balance', body);
@@ -134,9 +134,9 @@ describe('balances', () => {
     });
   }
 
-  test('GET /collection/v1_0/account/balance/EUR answers the opening balance', async () => {
+  test(`GET ${path('getBalanceInCurrency', undefined, { currency: 'EUR' })} answers the opening balance`, async () => {
     const caller = await sandbox.provision('collection');
-    const response = await get(sandbox, '/collection/v1_0/account/balance/EUR', caller.headers);
+    const response = await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'EUR' }), caller.headers);
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json();
     assertSchema('balance', body);
@@ -146,7 +146,7 @@ describe('balances', () => {
   test('a well-formed currency that is not configured is 500 INVALID_CURRENCY', async () => {
     const caller = await sandbox.provision('collection');
     for (const currency of ['USD', 'XAF']) {
-      const response = await get(sandbox, `/collection/v1_0/account/balance/${currency}`, caller.headers);
+      const response = await get(sandbox, path('getBalanceInCurrency', undefined, { currency }), caller.headers);
       assertBusinessError(response, 500, 'error-set-a', 'INVALID_CURRENCY');
     }
   });
@@ -154,7 +154,7 @@ describe('balances', () => {
   test('a malformed currency in the path is 400', async () => {
     const caller = await sandbox.provision('collection');
     for (const currency of ['eu', 'EURO', 'eur', 'E1R']) {
-      assertBadRequest(await get(sandbox, `/collection/v1_0/account/balance/${currency}`, caller.headers));
+      assertBadRequest(await get(sandbox, path('getBalanceInCurrency', undefined, { currency }), caller.headers));
     }
   });
 
@@ -162,19 +162,19 @@ describe('balances', () => {
     for (const product of PRODUCTS) {
       const caller = await sandbox.provision(product);
       const headers = { ...caller.headers, 'x-target-environment': 'mtnuganda' };
-      assertBusinessError(await get(sandbox, `/${product}/v1_0/account/balance`, headers), 500, errorSetOf[product], 'NOT_ALLOWED_TARGET_ENVIRONMENT');
+      assertBusinessError(await get(sandbox, path('getBalance', product), headers), 500, errorSetOf[product], 'NOT_ALLOWED_TARGET_ENVIRONMENT');
     }
     const collection = await sandbox.provision('collection');
-    const response = await get(sandbox, '/collection/v1_0/account/balance/EUR', { ...collection.headers, 'x-target-environment': 'mtnuganda' });
+    const response = await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'EUR' }), { ...collection.headers, 'x-target-environment': 'mtnuganda' });
     assertBusinessError(response, 500, 'error-set-a', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
   });
 
   test('balances belong to one API user: a payment to one does not move another\'s', async () => {
     const alice = await sandbox.provision('collection');
     const bob = await sandbox.provision('collection');
-    const created = await sandbox.call({ method: 'POST', url: '/collection/v1_0/requesttopay', headers: { ...alice.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody('46733123499', '12.5') });
+    const created = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...alice.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody('46733123499', '12.5') });
     assert.equal(created.statusCode, 202, created.body);
-    for (const url of ['/collection/v1_0/account/balance', '/collection/v1_0/account/balance/EUR']) {
+    for (const url of [path('getBalance', 'collection'), path('getBalanceInCurrency', undefined, { currency: 'EUR' })]) {
       assert.deepEqual((await get(sandbox, url, alice.headers)).json(), { availableBalance: '1000012.5', currency: 'EUR' });
       assert.deepEqual((await get(sandbox, url, bob.headers)).json(), { availableBalance: '1000000', currency: 'EUR' });
     }
@@ -185,13 +185,13 @@ test('balance: every configured currency is served, with the configured opening 
   const sandbox = await startSandbox({ currencies: ['EUR', 'XAF'], openingBalance: '250.75' });
   try {
     const caller = await sandbox.provision('collection');
-    const xaf = await get(sandbox, '/collection/v1_0/account/balance/XAF', caller.headers);
+    const xaf = await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'XAF' }), caller.headers);
     assert.equal(xaf.statusCode, 200, xaf.body);
     assertSchema('balance', xaf.json());
     assert.deepEqual(xaf.json(), { availableBalance: '250.75', currency: 'XAF' });
-    const first = await get(sandbox, '/collection/v1_0/account/balance', caller.headers);
+    const first = await get(sandbox, path('getBalance', 'collection'), caller.headers);
     assert.deepEqual(first.json(), { availableBalance: '250.75', currency: 'EUR' });
-    assertBusinessError(await get(sandbox, '/collection/v1_0/account/balance/USD', caller.headers), 500, 'error-set-a', 'INVALID_CURRENCY');
+    assertBusinessError(await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'USD' }), caller.headers), 500, 'error-set-a', 'INVALID_CURRENCY');
   } finally {
     await sandbox.close();
   }
@@ -230,7 +230,7 @@ for (const profile of ['spec', 'mtn-sandbox'] as const) {
       test(`${product}: the test numbers answer as documented for the ${profile} profile`, async () => {
         const caller = await sandbox.provision(product);
         for (const [msisdn, expected] of Object.entries(HOLDER_NUMBERS[profile])) {
-          const response = await get(sandbox, `/${product}/v1_0/accountholder/msisdn/${msisdn}/active`, caller.headers);
+          const response = await get(sandbox, path('accountHolderActive', product, { accountHolderIdType: 'msisdn', accountHolderId: msisdn }), caller.headers);
           assert.equal(response.statusCode, expected.status, `${msisdn}: ${response.body}`);
           if ('result' in expected) {
             assertSchema('account-holder-status', response.json());
@@ -247,7 +247,7 @@ for (const profile of ['spec', 'mtn-sandbox'] as const) {
         test(`${product}: a valid msisdn, email or party_code of an active holder is 200 {result:true}`, async () => {
           const caller = await sandbox.provision(product);
           for (const [type, id] of [['msisdn', '46733123499'], ['msisdn', '+46733123499'], ['email', 'holder@example.com'], ['party_code', randomUUID()]]) {
-            const response = await get(sandbox, `/${product}/v1_0/accountholder/${type}/${encodeURIComponent(id!)}/active`, caller.headers);
+            const response = await get(sandbox, path('accountHolderActive', product, { accountHolderIdType: type!, accountHolderId: id! }), caller.headers);
             assert.equal(response.statusCode, 200, `${type} ${id}: ${response.body}`);
             assertSchema('account-holder-status', response.json());
             assert.deepEqual(response.json(), { result: true });
@@ -258,14 +258,15 @@ for (const profile of ['spec', 'mtn-sandbox'] as const) {
           const caller = await sandbox.provision(product);
           const cases = [['MSISDN', '46733123499'], ['Email', 'holder@example.com'], ['msisdn', 'abc'], ['email', 'nope'], ['party_code', '123'], ['phone', '46733123499']];
           for (const [type, id] of cases) {
-            const response = await get(sandbox, `/${product}/v1_0/accountholder/${type}/${id}/active`, caller.headers);
+            // Sent as written, not percent-encoded ('holder@example.com' keeps its '@').
+            const response = await get(sandbox, rawPath('accountHolderActive', product, { accountHolderIdType: type!, accountHolderId: id! }), caller.headers);
             assertBadRequest(response);
           }
         });
 
         test(`${product}: an unknown X-Target-Environment is 500 NOT_ALLOWED_TARGET_ENVIRONMENT`, async () => {
           const caller = await sandbox.provision(product);
-          const response = await get(sandbox, `/${product}/v1_0/accountholder/msisdn/46733123499/active`, { ...caller.headers, 'x-target-environment': 'mtnghana' });
+          const response = await get(sandbox, path('accountHolderActive', product, { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }), { ...caller.headers, 'x-target-environment': 'mtnghana' });
           assertBusinessError(response, 500, errorSetOf[product], 'NOT_ALLOWED_TARGET_ENVIRONMENT');
         });
       }
@@ -278,7 +279,7 @@ describe('basic user information', () => {
     const sandbox = await startSandbox({ profile: 'spec' });
     try {
       const caller = await sandbox.provision('collection');
-      const response = await get(sandbox, '/collection/v1_0/accountholder/msisdn/46733123499/basicuserinfo', caller.headers);
+      const response = await get(sandbox, path('basicUserInfo', undefined, { accountHolderMSISDN: '46733123499' }), caller.headers);
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assertSchema('basic-user-info', body);
@@ -293,7 +294,7 @@ describe('basic user information', () => {
     const sandbox = await startSandbox({ profile: 'mtn-sandbox' });
     try {
       const caller = await sandbox.provision('collection');
-      const response = await get(sandbox, '/collection/v1_0/accountholder/msisdn/46733123450/basicuserinfo', caller.headers);
+      const response = await get(sandbox, path('basicUserInfo', undefined, { accountHolderMSISDN: '46733123450' }), caller.headers);
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assertSchema('basic-user-info-observed', body);
@@ -312,9 +313,9 @@ describe('basic user information', () => {
     try {
       const caller = await sandbox.provision('collection');
       for (const msisdn of ['abc', '0733123450', '123']) {
-        assertBadRequest(await get(sandbox, `/collection/v1_0/accountholder/msisdn/${msisdn}/basicuserinfo`, caller.headers));
+        assertBadRequest(await get(sandbox, path('basicUserInfo', undefined, { accountHolderMSISDN: msisdn }), caller.headers));
       }
-      const url = '/collection/v1_0/accountholder/msisdn/46733123499/basicuserinfo';
+      const url = path('basicUserInfo', undefined, { accountHolderMSISDN: '46733123499' });
       assertOAuthError(await get(sandbox, url, { ...caller.headers, authorization: undefined }), 401, 'invalid_token');
       assertOAuthError(await get(sandbox, url, { ...caller.headers, authorization: basic(caller.userId, caller.apiKey) }), 401, 'invalid_token');
     } finally {
@@ -372,7 +373,7 @@ describe('consent flow (spec profile)', () => {
     assert.equal(token.refresh_token_expired_in, 7200);
   });
 
-  test('the spec\'s own paths: bc-authorize and userinfo on collection with a collection token from /collection/oauth2/token/', async () => {
+  test(`the spec's own paths: bc-authorize and userinfo on collection with a collection token from ${path('createOAuthToken', 'collection')}`, async () => {
     const caller = await sandbox.provision('collection');
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
@@ -381,13 +382,13 @@ describe('consent flow (spec profile)', () => {
     assertBusinessError(foreign, 500, 'error-set-b', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
     const granted = await sandbox.call({
       method: 'POST',
-      url: '/collection/oauth2/token/',
+      url: path('createOAuthToken', 'collection'),
       headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(caller.userId, caller.apiKey), 'x-target-environment': 'sandbox', 'content-type': FORM },
       payload: ciba(authReqId),
     });
     assert.equal(granted.statusCode, 200, granted.body);
     assertSchema('consent-token', granted.json());
-    const info = await get(sandbox, '/collection/oauth2/v1_0/userinfo', { 'ocp-apim-subscription-key': KEYS.collection, authorization: `Bearer ${granted.json().access_token}`, 'x-target-environment': 'sandbox' });
+    const info = await get(sandbox, path('userInfo', 'collection'), { 'ocp-apim-subscription-key': KEYS.collection, authorization: `Bearer ${granted.json().access_token}`, 'x-target-environment': 'sandbox' });
     assert.equal(info.statusCode, 200, info.body);
     assert.equal(info.json().sub, '46733123450');
   });
@@ -461,7 +462,7 @@ describe('consent flow (spec profile)', () => {
   test('a consent token does not open a business operation: 401', async () => {
     const caller = await sandbox.provision('collection');
     const token = await grantConsent(sandbox, caller);
-    const response = await get(sandbox, '/collection/v1_0/account/balance', { ...caller.headers, authorization: `Bearer ${token.access_token}` });
+    const response = await get(sandbox, path('getBalance', 'collection'), { ...caller.headers, authorization: `Bearer ${token.access_token}` });
     assertOAuthError(response, 401, 'invalid_token');
   });
 
@@ -544,7 +545,7 @@ describe('consent flow (spec profile)', () => {
     const before = await consentRequestCount(sandbox);
     const response = await sandbox.call({
       method: 'POST',
-      url: '/collection/v1_0/bc-authorize',
+      url: path('bcAuthorize', 'collection'),
       headers: caller.headers,
       payload: { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' },
     });

@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Product } from '../../core/products.ts';
 import {
-  KEYS, assertSchema, basic, eventually, payer, requestToPayBody, startSandbox,
+  KEYS, assertSchema, basic, eventually, path, payer, rawPath, requestToPayBody, startSandbox,
   type Caller, type CallOptions, type TestSandbox,
 } from '../support/sandbox.ts';
 import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
@@ -17,7 +17,8 @@ import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
  * documented ones, no crash, and no state changed by a rejected request.
  */
 
-const RTP = '/collection/v1_0/requesttopay';
+const RTP = path('requestToPay');
+const rtpStatus = (referenceId: string) => path('getRequestToPayStatus', undefined, { referenceId });
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
 let sandbox: TestSandbox;
@@ -79,14 +80,14 @@ async function rejectsRtp(
   assertBadRequest(res, status, mentions, what);
   await assertUnchanged(before, what);
   if (UUID_V4.test(id)) {
-    const status404 = await sandbox.call({ method: 'GET', url: `${RTP}/${id}`, headers: caller.headers });
+    const status404 = await sandbox.call({ method: 'GET', url: rtpStatus(id), headers: caller.headers });
     assert.equal(status404.statusCode, 404, `${what}: the rejected request to pay must not be readable`);
   }
   return res;
 }
 
 async function readRtp(id: string): Promise<Record<string, unknown>> {
-  const res = await sandbox.call({ method: 'GET', url: `${RTP}/${id}`, headers: caller.headers });
+  const res = await sandbox.call({ method: 'GET', url: rtpStatus(id), headers: caller.headers });
   assert.equal(res.statusCode, 200, res.body);
   const record = res.json() as Record<string, unknown>;
   assertSchema('request-to-pay-status', record);
@@ -325,8 +326,8 @@ describe('unknown paths, methods and malformed paths', () => {
 
   test('a known path with the wrong method is 404 or 405 with a clear body', async () => {
     const cases: Array<[CallOptions['method'], string]> = [
-      ['DELETE', RTP], ['PUT', RTP], ['GET', RTP], ['PUT', '/v1_0/apiuser'], ['DELETE', `/v1_0/apiuser/${caller.userId}`],
-      ['PATCH', `${RTP}/${randomUUID()}`], ['GET', '/collection/token/'], ['PUT', '/collection/v1_0/bc-authorize'],
+      ['DELETE', RTP], ['PUT', RTP], ['GET', RTP], ['PUT', path('createApiUser')], ['DELETE', path('getApiUser', undefined, { referenceId: caller.userId })],
+      ['PATCH', rtpStatus(randomUUID())], ['GET', path('createAccessToken', 'collection')], ['PUT', path('bcAuthorize', 'collection')],
     ];
     for (const [method, url] of cases) {
       const before = await snapshot();
@@ -336,7 +337,7 @@ describe('unknown paths, methods and malformed paths', () => {
       await assertUnchanged(before, `${method} ${url}`);
     }
     // The API user the DELETE named is still there.
-    const user = await sandbox.call({ method: 'GET', url: `/v1_0/apiuser/${caller.userId}`, headers: { 'ocp-apim-subscription-key': KEYS.collection } });
+    const user = await sandbox.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: caller.userId }), headers: { 'ocp-apim-subscription-key': KEYS.collection } });
     assert.equal(user.statusCode, 200, user.body);
   });
 
@@ -349,12 +350,12 @@ describe('unknown paths, methods and malformed paths', () => {
   test('non-UUID ids in paths are 400 naming the parameter', async () => {
     const key = { 'ocp-apim-subscription-key': KEYS.collection };
     const cases: Array<[CallOptions['method'], string, Record<string, string>, unknown]> = [
-      ['GET', `${RTP}/123`, caller.headers, undefined],
-      ['GET', `${RTP}/a8098c1a-f86e-11da-bd1a-00112444be1e`, caller.headers, undefined],
-      ['POST', `${RTP}/not-a-uuid/deliverynotification`, caller.headers, { notificationMessage: 'hello' }],
-      ['GET', '/v1_0/apiuser/123', key, undefined],
-      ['POST', '/v1_0/apiuser/xyz/apikey', key, undefined],
-      ['GET', `/v1_0/apiuser/${'f'.repeat(36)}`, key, undefined],
+      ['GET', rtpStatus('123'), caller.headers, undefined],
+      ['GET', rtpStatus('a8098c1a-f86e-11da-bd1a-00112444be1e'), caller.headers, undefined],
+      ['POST', path('deliveryNotification', undefined, { referenceId: 'not-a-uuid' }), caller.headers, { notificationMessage: 'hello' }],
+      ['GET', path('getApiUser', undefined, { referenceId: '123' }), key, undefined],
+      ['POST', path('createApiKey', undefined, { referenceId: 'xyz' }), key, undefined],
+      ['GET', path('getApiUser', undefined, { referenceId: 'f'.repeat(36) }), key, undefined],
     ];
     for (const [method, url, headers, payload] of cases) {
       const before = await snapshot();
@@ -366,16 +367,18 @@ describe('unknown paths, methods and malformed paths', () => {
 
   test('very long segments and percent-encoded junk are 4xx with the sandbox\'s bad-request body', async () => {
     const urls = [
-      `${RTP}/${'a'.repeat(5000)}`,
-      `/v1_0/apiuser/${'9'.repeat(300)}`,
+      rtpStatus('a'.repeat(5000)),
+      path('getApiUser', undefined, { referenceId: '9'.repeat(300) }),
       `/${'x'.repeat(10_000)}`,
-      `${RTP}/%E0%A4%A`,
-      `${RTP}/%zz`,
-      `${RTP}/%00`,
-      `${RTP}/..%2F..%2Fhealth`,
-      `${RTP}/${encodeURIComponent('<script>alert(1)</script>')}`,
-      `/collection/v1_0/account/balance/%E2%82%AC`,
-      `/collection/v1_0/accountholder/msisdn/%25%25%25/active`,
+      // Sent as written: malformed or already percent-encoded segments.
+      rawPath('getRequestToPayStatus', undefined, { referenceId: '%E0%A4%A' }),
+      rawPath('getRequestToPayStatus', undefined, { referenceId: '%zz' }),
+      rawPath('getRequestToPayStatus', undefined, { referenceId: '%00' }),
+      rawPath('getRequestToPayStatus', undefined, { referenceId: '..%2F..%2Fhealth' }),
+      // Percent-encoded by path(): %3Cscript%3E…, %E2%82%AC, %25%25%25.
+      rtpStatus('<script>alert(1)</script>'),
+      path('getBalanceInCurrency', undefined, { currency: '€' }),
+      path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: '%%%' }),
     ];
     const problems: string[] = [];
     for (const url of urls) {
@@ -619,9 +622,9 @@ test('logs at trace level carry no API key, access token, subscription key or Ba
   try {
     const c = await s.provision('collection');
     // A failed token request, a forged token, and a bad body: failure paths log too.
-    const failedToken = await s.call({ method: 'POST', url: '/collection/token/', headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(c.userId, `${c.apiKey}x`) } });
+    const failedToken = await s.call({ method: 'POST', url: path('createAccessToken', 'collection'), headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(c.userId, `${c.apiKey}x`) } });
     assert.equal(failedToken.statusCode, 401);
-    const forged = await s.call({ method: 'GET', url: '/collection/v1_0/account/balance', headers: { ...c.headers, authorization: `Bearer ${c.token}x` } });
+    const forged = await s.call({ method: 'GET', url: path('getBalance', 'collection'), headers: { ...c.headers, authorization: `Bearer ${c.token}x` } });
     assert.equal(forged.statusCode, 401);
     const bad = await s.call({ method: 'POST', url: RTP, headers: { ...c.headers, 'x-reference-id': randomUUID(), 'content-type': 'application/json' }, payload: '{"amount":' });
     assert.equal(bad.statusCode, 400);

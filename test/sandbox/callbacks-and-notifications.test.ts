@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
-import { assertSchema, eventually, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { statusQueryOf } from '../../core/catalogue/routes.ts';
+import { assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------
 // A real callback listener on 127.0.0.1 (free port) that records what reaches it.
@@ -104,27 +106,28 @@ async function withSandbox(body: (sandbox: TestSandbox) => Promise<void>, settin
 // Calls
 // ---------------------------------------------------------------------------------------------
 
-const RTP = '/collection/v1_0/requesttopay';
-const DEPOSIT = '/disbursement/v1_0/deposit';
-const REFUND = '/disbursement/v1_0/refund';
+/** The creations of transactions, by operation id; status() reads each one's record through its status query. */
+const RTP = 'requestToPay' satisfies OperationId;
+const DEPOSIT = 'deposit' satisfies OperationId;
+const REFUND = 'refund' satisfies OperationId;
 
 function requestToPay(sandbox: TestSandbox, caller: Caller, id: string, partyId = '46733123499', callbackUrl?: string): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl }, payload: requestToPayBody(partyId, '12.50') });
+  return sandbox.call({ method: 'POST', url: path(RTP), headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl }, payload: requestToPayBody(partyId, '12.50') });
 }
 
 function deposit(sandbox: TestSandbox, caller: Caller, id: string, partyId = '46733123499', callbackUrl?: string): Promise<LightMyRequestResponse> {
   return sandbox.call({
-    method: 'POST', url: DEPOSIT, headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl },
+    method: 'POST', url: path(DEPOSIT), headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl },
     payload: { amount: '7.00', currency: 'EUR', externalId: 'dep-1', payee: payer(partyId), payerMessage: 'Salary', payeeNote: 'June' },
   });
 }
 
-function status(sandbox: TestSandbox, caller: Caller, path: string, id: string): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'GET', url: `${path}/${id}`, headers: caller.headers });
+function status(sandbox: TestSandbox, caller: Caller, create: OperationId, id: string): Promise<LightMyRequestResponse> {
+  return sandbox.call({ method: 'GET', url: path(statusQueryOf(create), undefined, { referenceId: id }), headers: caller.headers });
 }
 
 function notify(sandbox: TestSandbox, caller: Caller, id: string, payload: unknown = { notificationMessage: 'Your goods are on their way.' }, extraHeaders: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: `${RTP}/${id}/deliverynotification`, headers: { ...caller.headers, ...extraHeaders }, payload });
+  return sandbox.call({ method: 'POST', url: path('deliveryNotification', undefined, { referenceId: id }), headers: { ...caller.headers, ...extraHeaders }, payload });
 }
 
 function assertError(response: LightMyRequestResponse, statusCode: number, code: string, schema = 'error-set-a'): void {
@@ -259,7 +262,7 @@ describe('callbacks', { concurrency: true }, () => {
       const disburser = await sandbox.provision('disbursement');
       const id = randomUUID();
       const created = await sandbox.call({
-        method: 'POST', url: REFUND, headers: { ...disburser.headers, 'x-reference-id': id, 'x-callback-url': listener.url('/refunds') },
+        method: 'POST', url: path(REFUND), headers: { ...disburser.headers, 'x-reference-id': id, 'x-callback-url': listener.url('/refunds') },
         payload: { amount: '5', currency: 'EUR', externalId: 'ref-1', payerMessage: 'Refund', payeeNote: 'Sorry', referenceIdToRefund: rtpId },
       });
       assert.equal(created.statusCode, 202, created.body);

@@ -6,17 +6,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import type { SandboxSettings } from '../../sandbox/settings.ts';
-import { assertSchema, eventually, startSandbox, type Caller, type TestSandbox, withSandbox } from '../support/sandbox.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { statusQueryOf } from '../../core/catalogue/routes.ts';
+import { assertSchema, eventually, path, startSandbox, type Caller, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers local to this file.
 
 type Kind = 'requesttopay' | 'deposit' | 'refund';
 
-const PATH: Record<Kind, string> = {
-  requesttopay: '/collection/v1_0/requesttopay',
-  deposit: '/disbursement/v1_0/deposit',
-  refund: '/disbursement/v1_0/refund',
+/** The operation that creates each kind; its status query reads the record. */
+const CREATE: Record<Kind, OperationId> = {
+  requesttopay: 'requestToPay',
+  deposit: 'deposit',
+  refund: 'refund',
 };
 const STATUS_SCHEMA: Record<Kind, string> = {
   requesttopay: 'request-to-pay-status',
@@ -64,11 +67,11 @@ function bodyOf(kind: Kind, amount: unknown, currency = 'EUR'): Body {
 }
 
 function create(sandbox: TestSandbox, caller: Caller, kind: Kind, payload: Body, id: string = randomUUID(), headers: Record<string, string | undefined> = {}) {
-  return sandbox.call({ method: 'POST', url: PATH[kind], headers: { ...caller.headers, 'x-reference-id': id, ...headers }, payload });
+  return sandbox.call({ method: 'POST', url: path(CREATE[kind]), headers: { ...caller.headers, 'x-reference-id': id, ...headers }, payload });
 }
 
 function getStatus(sandbox: TestSandbox, caller: Caller, kind: Kind, id: string): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'GET', url: `${PATH[kind]}/${id}`, headers: caller.headers });
+  return sandbox.call({ method: 'GET', url: path(statusQueryOf(CREATE[kind]), undefined, { referenceId: id }), headers: caller.headers });
 }
 
 /** Creates a transaction, asserts the empty 202, and returns its id. */
@@ -135,8 +138,8 @@ async function balance(sandbox: TestSandbox, caller: Caller, url: string): Promi
   return body;
 }
 const collectionBalance = (s: TestSandbox, c: Caller, currency?: string) =>
-  balance(s, c, currency ? `/collection/v1_0/account/balance/${currency}` : '/collection/v1_0/account/balance');
-const disbursementBalance = (s: TestSandbox, c: Caller) => balance(s, c, '/disbursement/v1_0/account/balance');
+  balance(s, c, currency ? path('getBalanceInCurrency', undefined, { currency }) : path('getBalance', 'collection'));
+const disbursementBalance = (s: TestSandbox, c: Caller) => balance(s, c, path('getBalance', 'disbursement'));
 
 
 // The sandbox test numbers (real-api-notes.md) that FAIL at once, with their reasons.

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import type { SandboxSettings } from '../../sandbox/settings.ts';
-import { KEYS, assertSchema, basic, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox, withSandbox } from '../support/sandbox.ts';
+import { operation } from '../../core/catalogue/routes.ts';
+import { KEYS, assertSchema, basic, path, rawPath, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
 
 // The API gateway's two 401 messages (real-api-notes: "Missing or invalid subscription key").
@@ -17,24 +18,24 @@ const ORDINARY_MSISDN = '46733123499';
 function createApiUser(sandbox: TestSandbox, id: string, options: { key?: string; payload?: unknown } = {}): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'POST',
-    url: '/v1_0/apiuser',
+    url: path('createApiUser'),
     headers: { 'ocp-apim-subscription-key': options.key ?? KEYS.collection, 'x-reference-id': id },
     payload: 'payload' in options ? options.payload : { providerCallbackHost: 'callbacks.example.com' },
   });
 }
 
 function createApiKey(sandbox: TestSandbox, id: string, key: string = KEYS.collection): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: `/v1_0/apiuser/${id}/apikey`, headers: { 'ocp-apim-subscription-key': key } });
+  return sandbox.call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } });
 }
 
 function getApiUser(sandbox: TestSandbox, id: string, key: string = KEYS.collection): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'GET', url: `/v1_0/apiuser/${id}`, headers: { 'ocp-apim-subscription-key': key } });
+  return sandbox.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } });
 }
 
 function requestToken(sandbox: TestSandbox, product: Product, authorization: string | undefined, extra: Partial<CallOptions> = {}): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'POST',
-    url: `/${product}/token/`,
+    url: path('createAccessToken', product),
     ...extra,
     headers: { 'ocp-apim-subscription-key': KEYS[product], authorization, ...extra.headers },
   });
@@ -44,7 +45,7 @@ function requestToken(sandbox: TestSandbox, product: Product, authorization: str
 function balance(sandbox: TestSandbox, product: Product, authorization: string | undefined, key: string = KEYS[product]): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'GET',
-    url: `/${product}/v1_0/account/balance`,
+    url: path('getBalance', product),
     headers: { 'ocp-apim-subscription-key': key, authorization, 'x-target-environment': 'sandbox' },
   });
 }
@@ -107,7 +108,7 @@ function decodePayload(token: string): Record<string, unknown> {
 // ---------------------------------------------------------------------------------------------------
 
 describe('provisioning', () => {
-  test('POST /v1_0/apiuser creates the API user: 201 with an empty body', async () => {
+  test(`POST ${path('createApiUser')} creates the API user: 201 with an empty body`, async () => {
     await withSandbox({}, async (sandbox) => {
       const id = randomUUID();
       const created = await createApiUser(sandbox, id);
@@ -144,7 +145,7 @@ describe('provisioning', () => {
       for (const [name, id] of Object.entries(cases)) {
         const res = await sandbox.call({
           method: 'POST',
-          url: '/v1_0/apiuser',
+          url: path('createApiUser'),
           headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id },
           payload: { providerCallbackHost: 'callbacks.example.com' },
         });
@@ -174,7 +175,7 @@ describe('provisioning', () => {
     });
   });
 
-  test('POST /v1_0/apiuser/{id}/apikey is 201 {apiKey} of 32 hex characters, and the key gets a token', async () => {
+  test(`POST ${rawPath('createApiKey', undefined, { referenceId: '{id}' })} is 201 {apiKey} of 32 hex characters, and the key gets a token`, async () => {
     await withSandbox({}, async (sandbox) => {
       const id = randomUUID();
       assert.equal((await createApiUser(sandbox, id)).statusCode, 201);
@@ -212,7 +213,7 @@ describe('provisioning', () => {
     });
   });
 
-  test('GET /v1_0/apiuser/{id} is 200 {providerCallbackHost, targetEnvironment: "sandbox"} and never shows the key', async () => {
+  test(`GET ${rawPath('getApiUser', undefined, { referenceId: '{id}' })} is 200 {providerCallbackHost, targetEnvironment: "sandbox"} and never shows the key`, async () => {
     await withSandbox({}, async (sandbox) => {
       const id = randomUUID();
       assert.equal((await createApiUser(sandbox, id, { payload: { providerCallbackHost: 'webhook.example.org:8443' } })).statusCode, 201);
@@ -359,7 +360,7 @@ describe('gateway subscription key on every operation', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------
-// 3. Access tokens: POST /{product}/token/ with Basic credentials
+// 3. Access tokens: createAccessToken under each product, with Basic credentials
 // ---------------------------------------------------------------------------------------------------
 
 describe('access tokens', () => {
@@ -423,7 +424,7 @@ describe('access tokens', () => {
     }
   });
 
-  test('a body sent to /token/ is 400', async () => {
+  test(`a body sent to ${operation('createAccessToken').path.replace('/{product}', '')} is 400`, async () => {
     await withSandbox({}, async (sandbox) => {
       const caller = await sandbox.provision('collection');
       const authorization = basic(caller.userId, caller.apiKey);
@@ -449,7 +450,7 @@ describe('bearer tokens on business operations', () => {
       const id = randomUUID();
       const res = await sandbox.call({
         method: 'POST',
-        url: '/collection/v1_0/requesttopay',
+        url: path('requestToPay'),
         headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id, 'x-target-environment': 'sandbox' },
         payload: requestToPayBody(),
       });
@@ -541,7 +542,7 @@ describe('bearer tokens on business operations', () => {
       assertInvalidToken(await balance(sandbox, 'disbursement', `Bearer ${collection.token}`, KEYS.disbursement));
       const deposit = await sandbox.call({
         method: 'POST',
-        url: '/disbursement/v1_0/deposit',
+        url: path('deposit'),
         headers: { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: `Bearer ${collection.token}`, 'x-reference-id': randomUUID(), 'x-target-environment': 'sandbox' },
         payload: { amount: '5', currency: 'EUR', externalId: 'e', payee: { partyIdType: 'MSISDN', partyId: ORDINARY_MSISDN }, payerMessage: 'm', payeeNote: 'n' },
       });
@@ -560,7 +561,7 @@ describe('bearer tokens on business operations', () => {
       assertInvalidToken(await balance(sandbox, 'collection', basic(caller.userId, caller.apiKey)));
       const res = await sandbox.call({
         method: 'POST',
-        url: '/collection/v1_0/requesttopay',
+        url: path('requestToPay'),
         headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(caller.userId, caller.apiKey), 'x-reference-id': randomUUID(), 'x-target-environment': 'sandbox' },
         payload: requestToPayBody(),
       });
@@ -583,7 +584,7 @@ describe('bearer tokens on business operations', () => {
       assertInvalidToken(await balance(sandbox, 'collection', `Bearer ${consent}`));
       const userinfo = (authorization: string) => sandbox.call({
         method: 'GET',
-        url: '/collection/oauth2/v1_0/userinfo',
+        url: path('userInfo', 'collection'),
         headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization, 'x-target-environment': 'sandbox' },
       });
       assertInvalidToken(await userinfo(`Bearer ${caller.token}`));
@@ -602,17 +603,17 @@ describe('ownership', () => {
       const a = await sandbox.provision('collection');
       const b = await sandbox.provision('collection');
       const id = randomUUID();
-      const created = await sandbox.call({ method: 'POST', url: '/collection/v1_0/requesttopay', headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() });
+      const created = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() });
       assert.equal(created.statusCode, 202, created.body);
 
-      const foreign = await sandbox.call({ method: 'GET', url: `/collection/v1_0/requesttopay/${id}`, headers: b.headers });
-      const unknown = await sandbox.call({ method: 'GET', url: `/collection/v1_0/requesttopay/${randomUUID()}`, headers: b.headers });
+      const foreign = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: b.headers });
+      const unknown = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: randomUUID() }), headers: b.headers });
       assertBusinessError(foreign, 404, 'error-set-a', 'RESOURCE_NOT_FOUND');
       assert.equal(foreign.body, unknown.body);
       assert.equal(foreign.statusCode, unknown.statusCode);
       assert.equal(foreign.headers['content-type'], unknown.headers['content-type']);
 
-      const own = await sandbox.call({ method: 'GET', url: `/collection/v1_0/requesttopay/${id}`, headers: a.headers });
+      const own = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: a.headers });
       assert.equal(own.statusCode, 200);
       assertSchema('request-to-pay-status', own.json());
     });
@@ -623,10 +624,10 @@ describe('ownership', () => {
       const a = await sandbox.provision('collection');
       const b = await sandbox.provision('collection');
       const id = randomUUID();
-      assert.equal((await sandbox.call({ method: 'POST', url: '/collection/v1_0/requesttopay', headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() })).statusCode, 202);
+      assert.equal((await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() })).statusCode, 202);
       const notify = (caller: Caller, referenceId: string) => sandbox.call({
         method: 'POST',
-        url: `/collection/v1_0/requesttopay/${referenceId}/deliverynotification`,
+        url: path('deliveryNotification', undefined, { referenceId }),
         headers: caller.headers,
         payload: { notificationMessage: 'Your goods are on their way' },
       });

@@ -7,7 +7,7 @@ import { ManualClock } from '../../sandbox/clock.ts';
 import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/settings.ts';
 import { BoundedStore, StoreFullError } from '../../sandbox/store.ts';
-import { KEYS, assertSchema, eventually, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { KEYS, assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -294,13 +294,13 @@ describe('the command line', () => {
       await eventually(async () => (out.stdout.includes('health:') ? true : undefined));
       assert.match(out.stdout, /collection\s+\(configured; not shown\)/);
       assert.match(out.stdout, new RegExp(`disbursement\\s+${DEVELOPMENT_KEYS.disbursement}`));
-      const created = await fetch(`${base}/v1_0/apiuser`, {
+      const created = await fetch(`${base}${path('createApiUser')}`, {
         method: 'POST',
         headers: { 'ocp-apim-subscription-key': secret, 'x-reference-id': randomUUID(), 'content-type': 'application/json' },
         body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }),
       });
       assert.equal(created.status, 201, 'the configured key opens the collection product');
-      const devKey = await fetch(`${base}/collection/v1_0/account/balance`, { headers: { 'ocp-apim-subscription-key': DEVELOPMENT_KEYS.collection } });
+      const devKey = await fetch(`${base}${path('getBalance', 'collection')}`, { headers: { 'ocp-apim-subscription-key': DEVELOPMENT_KEYS.collection } });
       assert.equal(devKey.status, 401, 'the development key no longer opens collection');
       await devKey.body?.cancel();
       child.kill('SIGTERM');
@@ -446,7 +446,8 @@ describe('BoundedStore', () => {
 // Retention through the app
 
 describe('retention through the app', () => {
-  const RTP = '/collection/v1_0/requesttopay';
+  const RTP = path('requestToPay');
+  const rtpStatus = (referenceId: string) => path('getRequestToPayStatus', undefined, { referenceId });
   // Retention must outlast a transaction's pending time, callbacks and notification window, so the window is short too.
   const SHORT_RETENTION = { retentionMaxAgeMs: 5000, notificationWindowMs: 1000 };
 
@@ -474,11 +475,11 @@ describe('retention through the app', () => {
       assert.match(String(full.headers['retry-after']), /^[1-9]\d*$/);
       assert.equal(sandbox.context.state.transactions.requesttopay.size, 3);
       for (const id of ids) {
-        const status = await sandbox.call({ method: 'GET', url: `${RTP}/${id}`, headers: caller.headers });
+        const status = await sandbox.call({ method: 'GET', url: rtpStatus(id), headers: caller.headers });
         assert.equal(status.statusCode, 200, status.body);
         assert.equal(status.json().status, 'SUCCESSFUL');
       }
-      const notStored = await sandbox.call({ method: 'GET', url: `${RTP}/${refused}`, headers: caller.headers });
+      const notStored = await sandbox.call({ method: 'GET', url: rtpStatus(refused), headers: caller.headers });
       assert.equal(notStored.statusCode, 404);
       const health = await sandbox.call({ method: 'GET', url: '/health' });
       assert.equal(health.json().records.requestToPay, 3);
@@ -496,11 +497,11 @@ describe('retention through the app', () => {
       // The id refused while the store was full was never taken: it is free now.
       const again = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody('46733123499', '3') });
       assert.equal(again.statusCode, 202, again.body);
-      const fresh = await sandbox.call({ method: 'GET', url: `${RTP}/${refused}`, headers: caller.headers });
+      const fresh = await sandbox.call({ method: 'GET', url: rtpStatus(refused), headers: caller.headers });
       assert.equal(fresh.statusCode, 200, fresh.body);
       assert.equal(fresh.json().amount, '3');
       for (const id of ids) {
-        const old = await sandbox.call({ method: 'GET', url: `${RTP}/${id}`, headers: caller.headers });
+        const old = await sandbox.call({ method: 'GET', url: rtpStatus(id), headers: caller.headers });
         assert.equal(old.statusCode, 404, `${id} should have been forgotten`);
         assertSchema('error-set-a', old.json());
       }
@@ -521,12 +522,12 @@ describe('retention through the app', () => {
       const second = await sandbox.call({ method: 'POST', url: RTP, headers: { ...collection.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody() });
       assert.equal(second.statusCode, 503, second.body);
       const deposit = await sandbox.call({
-        method: 'POST', url: '/disbursement/v1_0/deposit', headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
+        method: 'POST', url: path('deposit'), headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
         payload: { amount: '5', currency: 'EUR', externalId: 'd-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' },
       });
       assert.equal(deposit.statusCode, 202, deposit.body);
       const secondDeposit = await sandbox.call({
-        method: 'POST', url: '/disbursement/v1_0/deposit', headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
+        method: 'POST', url: path('deposit'), headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
         payload: { amount: '5', currency: 'EUR', payee: payer('46733123499') },
       });
       assert.equal(secondDeposit.statusCode, 503, secondDeposit.body);
@@ -542,12 +543,12 @@ describe('retention through the app', () => {
     try {
       await sandbox.provision('collection');
       const id = randomUUID();
-      const res = await sandbox.call({ method: 'POST', url: '/v1_0/apiuser', headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
+      const res = await sandbox.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
       assert.equal(res.statusCode, 503, res.body);
       assert.equal(res.json().code, 'SERVICE_UNAVAILABLE');
       assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/);
       assert.equal(sandbox.context.state.apiUsers.size, 1);
-      const read = await sandbox.call({ method: 'GET', url: `/v1_0/apiuser/${id}`, headers: { 'ocp-apim-subscription-key': KEYS.collection } });
+      const read = await sandbox.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': KEYS.collection } });
       assert.equal(read.statusCode, 404);
     } finally {
       await sandbox.close();

@@ -1,11 +1,17 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { matchRoute } from '../../core/catalogue/match.ts';
+import type { Product } from '../../core/products.ts';
 
 /** One exchange as the proxy saw it, for an alteration to rewrite. */
 export interface ProxiedExchange {
   method: string;
   path: string;
+  /** The catalogue operation at this method and path, and the product it was called under. */
+  operation: OperationId | undefined;
+  product: Product | undefined;
   requestHeaders: Record<string, string | string[] | undefined>;
   requestBody: string;
   status: number;
@@ -52,7 +58,8 @@ export class AlteringProxy {
     for (const [name, value] of Object.entries(upstream.headers)) {
       if (value !== undefined && !['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) upstreamHeaders[name] = String(value);
     }
-    const exchange: ProxiedExchange = { method: req.method ?? 'GET', path: req.url ?? '/', requestHeaders: req.headers, requestBody, status: upstream.statusCode, headers: upstreamHeaders, body };
+    const matched = matchRoute(req.method ?? 'GET', req.url ?? '/');
+    const exchange: ProxiedExchange = { method: req.method ?? 'GET', path: req.url ?? '/', operation: matched?.operation.id, product: matched?.product, requestHeaders: req.headers, requestBody, status: upstream.statusCode, headers: upstreamHeaders, body };
     const change = this.alter(exchange) ?? {};
     return { status: change.status ?? exchange.status, headers: change.headers ?? exchange.headers, body: change.body ?? exchange.body };
   }

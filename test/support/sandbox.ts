@@ -46,6 +46,18 @@ export function path(id: OperationId, product?: Product, params?: PathParams): s
   return pathOf(id, product, params);
 }
 
+/**
+ * The path of an operation with its parameters put in as they are, not percent-encoded: for a test that sends
+ * a segment byte for byte (an already-encoded value, or one that is malformed on purpose).
+ */
+export function rawPath(id: OperationId, product: Product | undefined, params: PathParams): string {
+  return pathOf(id, product).replace(/\{([A-Za-z]+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`The path of ${id} needs the parameter ${name}.`);
+    return value;
+  });
+}
+
 export const KEYS: Record<Product, string> = {
   collection: 'sandbox-collection-key',
   disbursement: 'sandbox-disbursement-key',
