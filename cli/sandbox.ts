@@ -1,6 +1,6 @@
 import { DIFFERENCES, READINGS } from '../core/profiles.ts';
 import { PRODUCTS } from '../core/products.ts';
-import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, wantsHelp } from '../sandbox/settings.ts';
+import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
 import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
 

@@ -1,11 +1,11 @@
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import { schemaDocuments, schemaId } from '../core/schemas.ts';
+import { schemaDocuments, schemaId } from '../core/validation/schemas.ts';
 import { OPERATIONS, OPERATION_IDS } from '../core/catalogue/operations.ts';
 import { bodySchemasOf } from '../core/catalogue/routes.ts';
 
@@ -50,7 +50,7 @@ const virtualValidators: Plugin = {
 /** Bundles every scenario of load/scenarios into dist/load/<scenario>.js. */
 export async function buildLoadScripts(): Promise<string[]> {
   const names = scenarioNames();
-  await build({
+  const { outputFiles } = await build({
     // Named entries: dist/load/<scenario>.js whatever folder the source is in.
     entryPoints: { ...Object.fromEntries(names.map((n) => [n, join(SCENARIO_DIR, `${n}.ts`)])), minimal: join(ROOT, 'load/benchmarks/minimal.ts') },
     outdir: BUNDLE_DIR,
@@ -70,7 +70,15 @@ export async function buildLoadScripts(): Promise<string[]> {
     minify: false,
     sourcemap: 'inline',
     logLevel: 'warning',
+    // Written below, each file whole at once: a k6 process of another run may be reading the last build.
+    write: false,
   });
+  mkdirSync(BUNDLE_DIR, { recursive: true });
+  for (const file of outputFiles) {
+    const partial = `${file.path}.${process.pid}.partial`;
+    writeFileSync(partial, file.contents);
+    renameSync(partial, file.path);
+  }
   return names.map((n) => join(BUNDLE_DIR, `${n}.js`));
 }
 

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import type { Product } from '../core/products.ts';
 import { buildSandbox, type Sandbox, type SandboxOptions } from './app.ts';
-import { resolveSettings, type SandboxSettings } from './settings.ts';
+import { resolveSettings, type SandboxSettings } from './domain/settings.ts';
 
 /** A sandbox listening for requests, and where. */
 export interface RunningSandbox {
@@ -15,16 +15,25 @@ export interface RunningSandbox {
 
 /** Starts a sandbox with its settings, listening on settings.host and settings.port (0: a free port). */
 export async function startSandbox(settings: SandboxSettings, options: SandboxOptions = {}): Promise<RunningSandbox> {
-  const sandbox = await buildSandbox(settings, options);
+  return listen(await buildSandbox(settings, options), settings.host, settings.port);
+}
+
+/** A built sandbox listening on 127.0.0.1, on a free port: the fuzzer's over HTTP. */
+export function listenOnLoopback(sandbox: Sandbox): Promise<RunningSandbox> {
+  return listen(sandbox, '127.0.0.1', 0);
+}
+
+async function listen(sandbox: Sandbox, host: string, port: number): Promise<RunningSandbox> {
   try {
-    await sandbox.app.listen({ host: settings.host, port: settings.port });
+    await sandbox.app.listen({ host, port });
   } catch (error) {
     await sandbox.close();
     throw error;
   }
-  const { port } = sandbox.app.server.address() as { port: number };
-  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
-  return { sandbox, settings, baseUrl: `http://${host}:${port}`, subscriptionKeys: { ...settings.subscriptionKeys }, close: () => sandbox.close() };
+  const address = sandbox.app.server.address() as { port: number };
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const { settings } = sandbox.context;
+  return { sandbox, settings, baseUrl: `http://${shown}:${address.port}`, subscriptionKeys: { ...settings.subscriptionKeys }, close: () => sandbox.close() };
 }
 
 /**

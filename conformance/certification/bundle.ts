@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { secretsIn, type Leak } from '../../harness/secrets/leak-scan.ts';
 import { create, list, type ReadEntry } from 'tar';
-import { describeErrors, validatorFor } from '../../core/schemas.ts';
+import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
 /** manifest.json of a bundle (schemas/certification-manifest.schema.json). */
 export interface Manifest {
@@ -116,4 +117,11 @@ export async function verifyBundle(file: string): Promise<BundleCheck> {
     problems.push(`${manifest.spec.path}: the spec's SHA-256 in the manifest is not the one of the spec copy it lists (altered)`);
   }
   return problems.length === 0 ? { intact: true, manifest } : { intact: false, manifest, problems };
+}
+
+/** The leak scan of harness/secrets over the files of a bundle, each named <bundle>:<path>. */
+export async function scanBundleForSecrets(bundle: string, secrets: readonly string[]): Promise<Leak[]> {
+  const leaks: Leak[] = [];
+  for (const [path, data] of await readBundle(bundle)) leaks.push(...secretsIn(`${basename(bundle)}:${path}`, data.toString('utf8'), secrets));
+  return leaks;
 }

@@ -1,6 +1,6 @@
 import type { Envelope } from '@cucumber/messages';
 import type { Exchange } from '../../harness/client/momo-client.ts';
-import type { ScenarioResult } from '../runner/ledger.ts';
+import type { ScenarioResult } from '../results/ledger.ts';
 import type { ScenarioOutcome } from './verdicts.ts';
 
 /** A scenario of the suite with its evidence: every exchange it had with the target, redacted. */

@@ -1,5 +1,5 @@
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
-import type { RunSummary } from '../runner/ledger.ts';
+import type { RunSummary } from '../results/ledger.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import { specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { readCheckedJson } from '../../core/json-document.ts';
+import { readCheckedJson } from '../../core/validation/json-document.ts';
 
 /** One testable statement of the spec, with the stable id that scenarios name in a '@req:' tag. */
 export interface Requirement {

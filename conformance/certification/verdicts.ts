@@ -1,6 +1,6 @@
 import { parse as parseTagExpression } from '@cucumber/tag-expressions';
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
-import type { RunSummary, Verdict as ScenarioVerdict } from '../runner/ledger.ts';
+import type { RunSummary, Verdict as ScenarioVerdict } from '../results/ledger.ts';
 import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differences.ts';
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';

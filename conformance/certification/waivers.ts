@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describeErrors, validatorFor } from '../../core/schemas.ts';
+import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
 /** An accepted failure: while it holds, the requirement's failure is reported WAIVED rather than FAIL. */
 export interface Waiver {

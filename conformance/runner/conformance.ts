@@ -8,10 +8,12 @@ import { EvidenceCollector } from '../certification/evidence.ts';
 import { CatalogueError } from '../certification/requirements.ts';
 import { loadCatalogueAndWaivers, writeCertification } from '../certification/run.ts';
 import { WaiverError } from '../certification/waivers.ts';
-import { ScenarioLedger } from './ledger.ts';
-import { scanBundleForSecrets, scanForSecrets } from './leak-scan.ts';
-import { environmentFor, probeTarget, startEmbeddedTarget, type Target } from './target.ts';
-import type { SandboxPlugin } from '../../sandbox/plugins.ts';
+import { ScenarioLedger } from '../results/ledger.ts';
+import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
+import { scanBundleForSecrets } from '../certification/bundle.ts';
+import { environmentFor, probeTarget } from '../../harness/target.ts';
+import { startEmbeddedTarget, type Target } from './target.ts';
+import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 

@@ -161,18 +161,39 @@ function statusQuery(label: string, creationPath: string, product: Product, sect
   };
 }
 
+/** A provisioning operation (§4.5): on {sandbox_url}, opened by any product's key, with no credential. */
+function provisioning(label: string, number: number, definition: Pick<OperationDefinition, 'method' | 'path' | 'headers' | 'params' | 'request' | 'responses'>): OperationDefinition {
+  return {
+    label,
+    key: 'any',
+    credential: 'none',
+    ...definition,
+    products: everyProduct({ section: `§4.5 #${number}`, host: 'provisioning', errors: 'error-set-c' }),
+    spec: [{ key: `4.5 #${number}`, title: `provisioning: ${label}`, products: ALL_PRODUCTS }],
+  };
+}
+
+const EVERY_PRODUCT_FOR_CONSENT = 'Served on every product, so one API user completes the consent flow within its own product.';
+
+/** A consent operation: served under every product (READINGS in core/profiles.ts), the spec's own product plain, the others noted. */
+function consentProducts(section: string, specProduct: Product, errors: (product: Product) => ErrorSet): Record<Product, ProductBinding> {
+  return Object.fromEntries(ALL_PRODUCTS.map((product) => [product, {
+    section,
+    host: 'gateway',
+    errors: errors(product),
+    ...(product === specProduct ? {} : { note: EVERY_PRODUCT_FOR_CONSENT }),
+  }])) as Record<Product, ProductBinding>;
+}
+
 const REQUEST_TO_PAY = '/collection/v1_0/requesttopay';
 const DEPOSIT = '/disbursement/v1_0/deposit';
 const REFUND = '/disbursement/v1_0/refund';
 
 const definitions = {
   // Sandbox user provisioning (§4.5), on {sandbox_url}, with any product's key.
-  createApiUser: {
-    label: 'create API user',
+  createApiUser: provisioning('create API user', 14, {
     method: 'POST',
     path: '/v1_0/apiuser',
-    key: 'any',
-    credential: 'none',
     headers: { required: ['x-reference-id'], optional: [] },
     request: { schema: 'api-user-create', mediaType: 'application/json' },
     responses: {
@@ -181,15 +202,10 @@ const definitions = {
       409: duplicate,
       503: { description: 'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE, a code of set A (set C has none for it).', body: 'error-set-a', codes: ['SERVICE_UNAVAILABLE'], source: 'sandbox' },
     },
-    products: everyProduct({ section: '§4.5 #14', host: 'provisioning', errors: 'error-set-c' }),
-    spec: [{ key: '4.5 #14', title: 'provisioning: create API user', products: ALL_PRODUCTS }],
-  },
-  createApiKey: {
-    label: 'create API key',
+  }),
+  createApiKey: provisioning('create API key', 15, {
     method: 'POST',
     path: '/v1_0/apiuser/{referenceId}/apikey',
-    key: 'any',
-    credential: 'none',
     headers: NO_HEADERS,
     params: referenceIdParam,
     request: 'none',
@@ -198,15 +214,10 @@ const definitions = {
       400: invalid(),
       404: notFound('Unknown API user: RESOURCE_NOT_FOUND.'),
     },
-    products: everyProduct({ section: '§4.5 #15', host: 'provisioning', errors: 'error-set-c' }),
-    spec: [{ key: '4.5 #15', title: 'provisioning: create API key', products: ALL_PRODUCTS }],
-  },
-  getApiUser: {
-    label: 'get API user',
+  }),
+  getApiUser: provisioning('get API user', 16, {
     method: 'GET',
     path: '/v1_0/apiuser/{referenceId}',
-    key: 'any',
-    credential: 'none',
     headers: NO_HEADERS,
     params: referenceIdParam,
     request: 'none',
@@ -215,9 +226,7 @@ const definitions = {
       400: invalid(),
       404: notFound('Unknown API user: RESOURCE_NOT_FOUND.'),
     },
-    products: everyProduct({ section: '§4.5 #16', host: 'provisioning', errors: 'error-set-c' }),
-    spec: [{ key: '4.5 #16', title: 'provisioning: get API user', products: ALL_PRODUCTS }],
-  },
+  }),
 
   // Tokens (§4.2 #1, §4.3 #11, §5.2–5.4).
   createAccessToken: {
@@ -255,11 +264,7 @@ const definitions = {
       500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
       503: storeFull('consent grant'),
     },
-    products: {
-      collection: { section: '§4.3 #11, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
-      disbursement: { section: '§4.3 #11, §5.4', host: 'gateway', errors: 'error-set-b' },
-      remittance: { section: '§4.3 #11, §5.4', host: 'gateway', errors: 'error-set-b', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
-    },
+    products: consentProducts('§4.3 #11, §5.4', 'disbursement', setAOnCollection),
     spec: [{ key: '4.3 #11', title: 'disbursement: create OAuth 2.0 token', products: ALL_PRODUCTS }],
   },
 
@@ -396,11 +401,7 @@ const definitions = {
       500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST']),
       503: storeFull('consent request'),
     },
-    products: {
-      collection: { section: '§4.2 #7, §5.4', host: 'gateway', errors: 'error-set-a' },
-      disbursement: { section: '§4.2 #7, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
-      remittance: { section: '§4.2 #7, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
-    },
+    products: consentProducts('§4.2 #7, §5.4', 'collection', () => 'error-set-a'),
     spec: [{ key: '4.2 #7', title: 'collection: bc-authorize', products: ALL_PRODUCTS }],
   },
   userInfo: {
@@ -416,11 +417,7 @@ const definitions = {
       401: unauthorized('No consent token: an access token, an expired one or one of another product.'),
       500: forbiddenEnvironment(),
     },
-    products: {
-      collection: { section: '§4.2 #6, §5.4', host: 'gateway', errors: 'error-set-a' },
-      disbursement: { section: '§4.2 #6, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
-      remittance: { section: '§4.2 #6, §5.4', host: 'gateway', errors: 'error-set-a', note: 'Served on every product, so one API user completes the consent flow within its own product.' },
-    },
+    products: consentProducts('§4.2 #6, §5.4', 'collection', () => 'error-set-a'),
     spec: [{ key: '4.2 #6', title: 'collection: get user information with consent', products: ALL_PRODUCTS }],
   },
 } satisfies Record<string, OperationDefinition>;

@@ -2,7 +2,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../../core/products.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { bindingOf, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
-import type { Redactor } from '../redact.ts';
+import type { Redactor } from '../secrets/redact.ts';
 import { explainTransportError } from './transport-errors.ts';
 
 /** One exchange with the target, as evidence: what was sent and what came back, secrets redacted. */

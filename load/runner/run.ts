@@ -2,14 +2,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { buildLoadScripts, scenarioNames } from '../build.ts';
-import { buildSandbox } from '../../sandbox/app.ts';
-import { DEVELOPMENT_KEYS, resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
+import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
-import { ConfigError, loadConfig, type HarnessConfig } from '../../harness/config.ts';
-import { environmentFor, probeTarget, TargetUnreachableError } from '../../conformance/runner/target.ts';
-import { scanForSecrets } from '../../conformance/runner/leak-scan.ts';
+import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../../harness/config.ts';
+import { environmentFor, probeTarget, TargetUnreachableError } from '../../harness/target.ts';
+import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { callsByOperation, htmlReport, junitReport, thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
@@ -114,12 +113,10 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
   const stops: (() => Promise<void>)[] = [];
   try {
     if (!config.baseUrl) {
-      const settings = resolveSettings({ overrides: { port: 0, logLevel: 'silent', profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment], ...sandboxFor(scenario, env) } });
-      const sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
-      await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
-      stops.push(() => sandbox.close());
-      const url = `http://127.0.0.1:${(sandbox.app.server.address() as { port: number }).port}`;
-      config = { ...config, baseUrl: url, sandboxUrl: url, subscriptionKeys: { ...DEVELOPMENT_KEYS } };
+      const running = await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment], ...sandboxFor(scenario, env) });
+      stops.push(() => running.close());
+      const url = running.baseUrl;
+      config = { ...config, baseUrl: url, sandboxUrl: url, subscriptionKeys: running.subscriptionKeys };
       log(`Load scenario ${scenario} against the embedded reference sandbox at ${url}`);
     } else {
       await probeTarget(config);
@@ -127,8 +124,7 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
     }
 
     const receiver = new CallbackReceiver(config.callbackHost, { bind: config.callbackBind, publicBaseUrl: config.callbackUrl });
-    const loopback = (host: string) => /^(127\.|localhost$)/.test(host);
-    const callbacksReachable = !loopback(config.callbackHost) || loopback(new URL(config.baseUrl!).hostname);
+    const callbacksReachable = !isLoopback(config.callbackHost) || isLoopback(new URL(config.baseUrl!).hostname);
     if (callbacksReachable) {
       await receiver.start(config.callbackPort);
       stops.push(() => receiver.stop());

@@ -18,7 +18,7 @@ import { Agent, request } from 'undici';
 import { buildLoadScripts, minimalScript } from '../../load/build.ts';
 import { pathOf, urlOf } from '../../core/catalogue/routes.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
-import { DEVELOPMENT_KEYS } from '../../sandbox/settings.ts';
+import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const QUICK = process.argv.includes('--quick');

@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
-import type { SandboxContext } from '../../sandbox/app.ts';
-import type { TokenClaims } from '../../sandbox/tokens.ts';
+import type { SandboxContext } from '../../sandbox/domain/context.ts';
+import type { TokenClaims } from '../../sandbox/domain/tokens.ts';
 
 /**
  * The edges where a fault takes hold of the sandbox: requests on their way in, answers on their way out, and

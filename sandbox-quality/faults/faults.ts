@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import type { ExtraSetting } from '../../sandbox/settings.ts';
-import type { SandboxPlugin } from '../../sandbox/plugins.ts';
-import { REASON_MESSAGES } from '../../sandbox/payments.ts';
+import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
+import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
+import type { Ledger } from '../../sandbox/domain/ledger.ts';
+import { REASON_MESSAGES } from '../../sandbox/domain/payments.ts';
 import { basicCredentialOf } from '../../sandbox/routes/access-tokens.ts';
 import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
-import { idKey, type Transaction, type TransactionKind } from '../../sandbox/state.ts';
-import { TokenAuthority } from '../../sandbox/tokens.ts';
+import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
+import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
 import { bearerOf, onRequests, reissue, rewriteAnswers, unverifiedClaims, type AnswerRewrite, type OutgoingAnswer } from './edges.ts';
 
 /**
@@ -66,6 +68,25 @@ const idReused = (feature: FeatureName, summary: string, operation: OperationId,
       else state.transactions[kind].delete(id);
     }),
   },
+});
+
+/** A ledger that answers as the given one, except for what `changed` replaces. */
+const ledgerWith = (changed: Partial<Ledger>) => (ledger: Ledger): Ledger => ({
+  accepts: (currency) => ledger.accepts(currency),
+  balance: (user, product, currency) => ledger.balance(user, product, currency),
+  covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
+  credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
+  debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
+  moved: () => ledger.moved(),
+  ...changed,
+});
+
+/** A callback sink that sends a transaction's callback (not the consent ping) the given way, and the rest as before. */
+const transactionCallbacks = (send: (sink: CallbackSink, ...callback: Parameters<CallbackSink['send']>) => void) => (sink: CallbackSink): CallbackSink => ({
+  send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? send(sink, url, method, body, context) : sink.send(url, method, body, context)),
+  sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+  settled: () => sink.settled(),
+  close: () => sink.close(),
 });
 
 const definitions = {
@@ -161,28 +182,16 @@ const definitions = {
   'callback-missing': {
     feature: 'collection',
     summary: 'No callback is sent to X-Callback-Url when a transaction is final.',
-    plugin: {
-      wrap: {
-        callbacks: (sink) => ({
-          send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? undefined : sink.send(url, method, body, context)),
-          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
-          close: () => sink.close(),
-        }),
-      },
-    },
+    plugin: { wrap: { callbacks: transactionCallbacks(() => undefined) } },
   },
   'callback-duplicated': {
     feature: 'collection',
     summary: 'The callback is sent twice although the receiver answered 200 the first time.',
     plugin: {
       wrap: {
-        callbacks: (sink) => ({
-          send: (url, method, body, context) => {
-            sink.send(url, method, body, context);
-            if (TRANSACTION_KINDS.has(context.kind ?? '')) sink.sendLater(100, url, method, body, context);
-          },
-          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
-          close: () => sink.close(),
+        callbacks: transactionCallbacks((sink, url, method, body, context) => {
+          sink.send(url, method, body, context);
+          sink.sendLater(100, url, method, body, context);
         }),
       },
     },
@@ -190,31 +199,18 @@ const definitions = {
   'callback-late': {
     feature: 'collection',
     summary: 'The callback is sent 30 s after the transaction is final, later than a client waits by default (MOMO_POLL_TIMEOUT_MS, 10 s).',
-    plugin: {
-      wrap: {
-        callbacks: (sink) => ({
-          send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? sink.sendLater(LATE_CALLBACK_MS, url, method, body, context) : sink.send(url, method, body, context)),
-          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
-          close: () => sink.close(),
-        }),
-      },
-    },
+    plugin: { wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.sendLater(LATE_CALLBACK_MS, url, method, body, context)) } },
   },
   'callback-disagrees-with-status': {
     feature: 'collection',
     summary: 'The callback body says FAILED (APPROVAL_REJECTED) for a transaction whose status query says SUCCESSFUL.',
     plugin: {
       wrap: {
-        callbacks: (sink, { profile }) => ({
-          send: (url, method, body, context) => {
-            if (!TRANSACTION_KINDS.has(context.kind ?? '') || !isRecord(body)) return sink.send(url, method, body, context);
-            const reason = profile.failureReason === 'string' ? 'APPROVAL_REJECTED' : { code: 'APPROVAL_REJECTED', message: REASON_MESSAGES.APPROVAL_REJECTED };
-            const contrary = body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason } : { ...body, status: 'SUCCESSFUL', reason: undefined };
-            return sink.send(url, method, contrary, context);
-          },
-          sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
-          close: () => sink.close(),
-        }),
+        callbacks: (sink, { profile }) => transactionCallbacks((inner, url, method, body, context) => {
+          if (!isRecord(body)) return inner.send(url, method, body, context);
+          const reason = profile.failureReason === 'string' ? 'APPROVAL_REJECTED' : { code: 'APPROVAL_REJECTED', message: REASON_MESSAGES.APPROVAL_REJECTED };
+          inner.send(url, method, body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason } : { ...body, status: 'SUCCESSFUL', reason: undefined }, context);
+        })(sink),
       },
     },
   },
@@ -266,18 +262,7 @@ const definitions = {
   'balance-not-credited': {
     feature: 'collection',
     summary: 'A successful request to pay does not credit the merchant\'s collection balance.',
-    plugin: {
-      wrap: {
-        ledger: (ledger) => ({
-          accepts: (currency) => ledger.accepts(currency),
-          balance: (user, product, currency) => ledger.balance(user, product, currency),
-          covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
-          credit: (user, product, currency, amount) => (product === 'collection' ? undefined : ledger.credit(user, product, currency, amount)),
-          debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
-          moved: () => ledger.moved(),
-        }),
-      },
-    },
+    plugin: { wrap: { ledger: (ledger) => ledgerWith({ credit: (user, product, currency, amount) => (product === 'collection' ? undefined : ledger.credit(user, product, currency, amount)) })(ledger) } },
   },
   'account-holder-kind-any-case': {
     feature: 'collection',
@@ -299,18 +284,7 @@ const definitions = {
   'deposit-overdraws': {
     feature: 'disbursement',
     summary: 'A deposit larger than the disbursement balance succeeds instead of failing with NOT_ENOUGH_FUNDS.',
-    plugin: {
-      wrap: {
-        ledger: (ledger) => ({
-          accepts: (currency) => ledger.accepts(currency),
-          balance: (user, product, currency) => ledger.balance(user, product, currency),
-          covers: () => true,
-          credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
-          debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
-          moved: () => ledger.moved(),
-        }),
-      },
-    },
+    plugin: { wrap: { ledger: ledgerWith({ covers: () => true }) } },
   },
   'refund-of-unknown-payment-succeeds': {
     feature: 'disbursement',
@@ -417,18 +391,7 @@ const definitions = {
   'currency-not-checked': {
     feature: 'errors',
     summary: 'Payments (and balances) in a currency the service does not take are accepted instead of 500 INVALID_CURRENCY.',
-    plugin: {
-      wrap: {
-        ledger: (ledger) => ({
-          accepts: () => true,
-          balance: (user, product, currency) => ledger.balance(user, product, currency),
-          covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
-          credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
-          debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
-          moved: () => ledger.moved(),
-        }),
-      },
-    },
+    plugin: { wrap: { ledger: ledgerWith({ accepts: () => true }) } },
   },
   'gateway-key-not-enforced': {
     feature: 'errors',

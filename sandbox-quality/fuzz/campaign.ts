@@ -3,12 +3,13 @@ import pino from 'pino';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'undici';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
-import { ManualClock } from '../../sandbox/clock.ts';
-import { resolveSettings, type SandboxSettings } from '../../sandbox/settings.ts';
+import { listenOnLoopback } from '../../sandbox/start.ts';
+import { ManualClock } from '../../sandbox/domain/clock.ts';
+import { resolveSettings, type SandboxSettings } from '../../sandbox/domain/settings.ts';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { PRODUCTS } from '../../core/products.ts';
 import type { ProfileName } from '../../core/profiles.ts';
-import { Redactor } from '../../harness/redact.ts';
+import { Redactor } from '../../harness/secrets/redact.ts';
 import { domainHints } from './hints.ts';
 import { judge, type Property, type Violation } from './judge.ts';
 import { ROUTE_MISSES, type MutationKind } from './mutations.ts';
@@ -356,7 +357,7 @@ async function transportFor(sandbox: Sandbox, env: Environment): Promise<(reques
       }
     };
   }
-  const address = await sandbox.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = (await listenOnLoopback(sandbox)).baseUrl;
   return async (request): Promise<Sent> => {
     // undici refuses an Expect header, and a refused request with a body can leave its connection stuck
     // (the next request on it never gets an answer), so such a request is not handed to it at all.

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
-import type { SandboxSettings } from '../../sandbox/settings.ts';
+import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
 
 /**
  * What the document cannot say but a valid request needs to get past the business rules: the currencies,

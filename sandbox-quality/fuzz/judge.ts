@@ -1,4 +1,4 @@
-import { describeErrors } from '../../core/schemas.ts';
+import { describeErrors } from '../../core/validation/schemas.ts';
 import type { ApiModel, ModelOperation } from './openapi-model.ts';
 import { stateDifferences, type StateSnapshot } from './snapshot.ts';
 import { parseJson, type Answer } from './world.ts';

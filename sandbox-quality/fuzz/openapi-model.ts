@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { ajv } from '../../core/schemas.ts';
+import { ajv } from '../../core/validation/schemas.ts';
 
 /** A JSON Schema as the OpenAPI document holds it (references are local: #/components/schemas/...). */
 export type Schema = Record<string, unknown>;

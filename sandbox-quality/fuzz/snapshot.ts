@@ -1,6 +1,6 @@
-import type { SandboxSettings } from '../../sandbox/settings.ts';
-import type { SandboxState } from '../../sandbox/state.ts';
-import type { Ledger } from '../../sandbox/ledger.ts';
+import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
+import type { SandboxState } from '../../sandbox/domain/state.ts';
+import type { Ledger } from '../../sandbox/domain/ledger.ts';
 
 /** The sandbox's memory as text, one section per store, so two snapshots compare and a difference names its store. */
 export type StateSnapshot = Record<string, string>;

@@ -1,9 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Product } from '../../core/products.ts';
-import type { SandboxContext } from '../app.ts';
-import { sendBusinessError, sendOAuthError } from '../http.ts';
-import { idKey, type ApiUser } from '../state.ts';
+import type { SandboxContext } from '../domain/context.ts';
+import type { RouteHandlers } from '../http/serving.ts';
+import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
+import { idKey, type ApiUser } from '../domain/state.ts';
 
 /**
  * The API user behind a Basic credential, or the answer to send when there is none: the failure status
@@ -40,13 +41,13 @@ function sameSecret(expected: string, given: string): boolean {
 }
 
 /** Access tokens (§4.2 #1), one operation per product as the live service has them. */
-export function registerAccessTokens(context: SandboxContext): void {
-  const { routes, settings, profile, tokens } = context;
-  routes.serve('createAccessToken', (product) => async (request, reply) => {
+export function accessTokenHandlers(context: SandboxContext): RouteHandlers {
+  const { settings, profile, tokens } = context;
+  return { createAccessToken: (product) => async (request, reply) => {
     const user = authenticateBasic(context, request, reply, product!);
     if (!user) return reply;
     const accessToken = tokens.issue({ sub: user.id, prd: product!, use: 'access' }, settings.tokenLifetimeSeconds);
     reply.header('cache-control', 'no-store');
     return reply.send({ access_token: accessToken, token_type: profile.tokenType, expires_in: settings.tokenLifetimeSeconds });
-  });
+  } };
 }

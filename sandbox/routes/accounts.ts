@@ -1,8 +1,9 @@
 import { fromMinor } from '../../core/money.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
-import type { SandboxContext } from '../app.ts';
-import { sendBadRequest, sendBusinessError } from '../http.ts';
-import { accountHolderAnswer } from '../outcomes.ts';
+import type { SandboxContext } from '../domain/context.ts';
+import type { RouteHandlers } from '../http/serving.ts';
+import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
+import { accountHolderAnswer } from '../domain/outcomes.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 
 const ID_CHECKS: Record<string, { test: (id: string) => boolean; what: string }> = {
@@ -12,35 +13,36 @@ const ID_CHECKS: Record<string, { test: (id: string) => boolean; what: string }>
 };
 
 /** Balances (§4.2 #4, §4.4 #13), account-holder status (§4.2 #8, §4.3 #12) and basic user information (§4.2 #5). */
-export function registerAccounts(context: SandboxContext): void {
-  const { routes, ledger, settings, profile } = context;
-
-  routes.serve('getBalance', (product) => async (request, reply) => {
+export function accountHandlers(context: SandboxContext): RouteHandlers {
+  const { ledger, settings, profile } = context;
+  return {
+  getBalance: (product) => async (request, reply) => {
     const currency = settings.currencies[0]!;
     return reply.send({ availableBalance: fromMinor(ledger.balance(request.caller!.id, product!, currency)), currency });
-  });
+  },
 
-  routes.serve('getBalanceInCurrency', (product) => async (request, reply) => {
+  getBalanceInCurrency: (product) => async (request, reply) => {
     const { currency } = request.params as { currency: string };
     if (!ledger.accepts(currency)) {
       return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${settings.currencies.join(', ')}.`);
     }
     return reply.send({ availableBalance: fromMinor(ledger.balance(request.caller!.id, product!, currency)), currency });
-  });
+  },
 
-  routes.serve('accountHolderActive', () => async (request, reply) => {
+  accountHolderActive: () => async (request, reply) => {
     const { accountHolderIdType: idType, accountHolderId: id } = request.params as { accountHolderIdType: string; accountHolderId: string };
     const check = ID_CHECKS[idType]!;
     if (!check.test(id)) return sendBadRequest(reply, `Invalid request: accountHolderId "${id}" is not ${check.what}, as type ${idType} requires.`);
     const answer = accountHolderAnswer(idType, id, profile);
     if (answer.kind === 'error') return sendBusinessError(reply, answer.httpStatus, answer.code, answer.message);
     return reply.send({ result: answer.active });
-  });
+  },
 
-  routes.serve('basicUserInfo', () => async (request, reply) => {
+  basicUserInfo: () => async (request, reply) => {
     const { accountHolderMSISDN } = request.params as { accountHolderMSISDN: string };
     return reply.send(basicUserInfo(accountHolderMSISDN, profile));
-  });
+  },
+  };
 }
 
 /** The "Sand Box" account holder every sandbox number belongs to (real-api-notes, observed). */

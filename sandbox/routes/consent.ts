@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SandboxContext } from '../app.ts';
-import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http.ts';
+import type { SandboxContext } from '../domain/context.ts';
+import type { RouteHandlers } from '../http/serving.ts';
+import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
-import { idKey, type ConsentGrant, type ConsentRequest } from '../state.ts';
+import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
 import { authenticateBasic } from './access-tokens.ts';
-import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
+import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
 
 interface BcAuthorizeForm {
   login_hint: string;
@@ -20,20 +21,20 @@ interface TokenForm {
   refresh_token?: string;
 }
 
-const FORM = 'application/x-www-form-urlencoded' as const;
-
 /**
  * The consent flow (§5.4): bc-authorize with an access token, then the OAuth 2.0 token operation with the
  * CIBA grant (authorization_pending until the holder consents after `interval`), then userinfo with the
  * consent token. Served under every product, so one API user completes it within its own product.
  */
-export function registerConsent(context: SandboxContext): void {
-  context.routes.serve('bcAuthorize', (product) => (request, reply) => bcAuthorize(context, product!, request, reply));
-  context.routes.serve('createOAuthToken', (product) => (request, reply) => createOAuthToken(context, product!, request, reply));
-  context.routes.serve('userInfo', () => async (request, reply) => {
-    const { msisdn = '0', scope = '' } = request.claims!;
-    return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
-  });
+export function consentHandlers(context: SandboxContext): RouteHandlers {
+  return {
+    bcAuthorize: (product) => (request, reply) => bcAuthorize(context, product!, request, reply),
+    createOAuthToken: (product) => (request, reply) => createOAuthToken(context, product!, request, reply),
+    userInfo: () => async (request, reply) => {
+      const { msisdn = '0', scope = '' } = request.claims!;
+      return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
+    },
+  };
 }
 
 async function bcAuthorize(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import type { SandboxContext } from '../app.ts';
-import { buildOpenApiDocument } from '../openapi.ts';
+import type { SandboxContext } from '../domain/context.ts';
+import { buildOpenApiDocument } from '../http/openapi.ts';
 import { DIFFERENCES } from '../../core/profiles.ts';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };

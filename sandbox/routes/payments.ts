@@ -2,11 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { normaliseAmount, toMinor } from '../../core/money.ts';
-import type { SandboxContext } from '../app.ts';
-import { sendBadRequest, sendBusinessError } from '../http.ts';
+import type { SandboxContext } from '../domain/context.ts';
+import type { Handler, RouteHandlers } from '../http/serving.ts';
+import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
-import { idKey, type Party, type Transaction, type TransactionKind } from '../state.ts';
-import { callbackHostMatches, isCallbackUrl } from '../callbacks.ts';
+import { idKey, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
+import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
 
 interface PaymentBody {
   amount: string;
@@ -40,16 +41,17 @@ const NOT_FOUND = 'Requested resource was not found.';
 const LIVE_FORBIDDEN_CHARACTERS = /['&]/;
 
 /** Request to pay, refund and deposit (§4.2 #2, §4.3 #9–10), their status queries (§4.6) and delivery notification (§4.2 #3). */
-export function registerPayments(context: SandboxContext): void {
+export function paymentHandlers(context: SandboxContext): RouteHandlers {
+  const handlers: RouteHandlers = { deliveryNotification: () => deliveryNotification(context) };
   for (const kind of PAYMENT_KINDS) {
-    context.routes.serve(kind.create, (product) => (request, reply) => createPayment(context, kind, product!, request, reply));
-    context.routes.serve(kind.status, () => async (request, reply) => {
+    handlers[kind.create] = (product) => (request, reply) => createPayment(context, kind, product!, request, reply);
+    handlers[kind.status] = () => async (request, reply) => {
       const tx = ownedTransaction(context, kind.kind, request);
       if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
       return reply.send(context.payments.statusRecord(tx));
-    });
+    };
   }
-  registerDeliveryNotification(context);
+  return handlers;
 }
 
 async function createPayment(context: SandboxContext, kind: PaymentKind, product: Product, request: FastifyRequest, reply: FastifyReply) {
@@ -108,9 +110,9 @@ function ownedTransaction(context: SandboxContext, kind: TransactionKind, reques
   return tx && tx.apiUserId === request.caller!.id ? tx : undefined;
 }
 
-function registerDeliveryNotification(context: SandboxContext): void {
-  const { routes, settings, clock } = context;
-  routes.serve('deliveryNotification', () => async (request, reply) => {
+function deliveryNotification(context: SandboxContext): Handler {
+  const { settings, clock } = context;
+  return async (request, reply) => {
     const tx = ownedTransaction(context, 'requesttopay', request);
     if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     if (tx.status !== 'SUCCESSFUL') {
@@ -125,5 +127,5 @@ function registerDeliveryNotification(context: SandboxContext): void {
     }
     tx.lastNotificationAt = now;
     return reply.code(200).send();
-  });
+  };
 }

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type { SandboxContext } from '../app.ts';
-import { sendBusinessError } from '../http.ts';
-import { idKey } from '../state.ts';
+import type { SandboxContext } from '../domain/context.ts';
+import type { RouteHandlers } from '../http/serving.ts';
+import { sendBusinessError } from '../http/replies.ts';
+import { idKey } from '../domain/state.ts';
 
 const NOT_FOUND = 'Requested resource was not found.';
 
 /** Sandbox user provisioning (§4.5): API users and their keys. */
-export function registerProvisioning({ routes, state, settings }: SandboxContext): void {
-  routes.serve('createApiUser', () => async (request, reply) => {
+export function provisioningHandlers({ state, settings }: SandboxContext): RouteHandlers {
+  return {
+  createApiUser: () => async (request, reply) => {
     const id = idKey(request.headers['x-reference-id'] as string);
     if (state.apiUsers.has(id)) return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
     const { providerCallbackHost } = request.body as { providerCallbackHost: string };
@@ -18,18 +20,19 @@ export function registerProvisioning({ routes, state, settings }: SandboxContext
       targetEnvironment: settings.targetEnvironments[0]!,
     });
     return reply.code(201).send();
-  });
+  },
 
-  routes.serve('createApiKey', () => async (request, reply) => {
+  createApiKey: () => async (request, reply) => {
     const user = state.apiUsers.get(idKey((request.params as { referenceId: string }).referenceId));
     if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     user.apiKey = randomBytes(16).toString('hex');
     return reply.code(201).send({ apiKey: user.apiKey });
-  });
+  },
 
-  routes.serve('getApiUser', () => async (request, reply) => {
+  getApiUser: () => async (request, reply) => {
     const user = state.apiUsers.get(idKey((request.params as { referenceId: string }).referenceId));
     if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     return reply.send({ providerCallbackHost: user.providerCallbackHost, targetEnvironment: user.targetEnvironment });
-  });
+  },
+  };
 }

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { consistently } from '../../harness/eventually.ts';
-import { ConformanceFailure, judgeRecord } from '../../harness/judge.ts';
+import { ConformanceFailure, judgeRecord } from '../../harness/judging/judge.ts';
 import { currentRecord, statusSchemaOf } from './payments.ts';
 import type { MomoWorld } from './world.ts';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConformanceFailure } from '../../harness/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Consent, MomoWorld } from './world.ts';

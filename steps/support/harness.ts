@@ -3,10 +3,10 @@ import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../harness/client/momo-client.ts';
 import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
-import { bodyProblems, describeUnjudged, judge } from '../../harness/judge.ts';
+import { bodyProblems, describeUnjudged, judge } from '../../harness/judging/judge.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import type { Product } from '../../core/products.ts';
-import { Redactor } from '../../harness/redact.ts';
+import { Redactor } from '../../harness/secrets/redact.ts';
 
 /** An API user of one product, as the partner holds it. */
 export interface Account {

@@ -1,7 +1,7 @@
 import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@cucumber/cucumber';
 import { loadConfig } from '../../harness/config.ts';
 import { TargetUnreachableError } from '../../harness/client/transport-errors.ts';
-import { ConformanceFailure } from '../../harness/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';

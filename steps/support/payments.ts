@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
-import { ConformanceFailure, judgeRecord } from '../../harness/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
 import type { Account } from './harness.ts';
 import type { Party } from './parties.ts';

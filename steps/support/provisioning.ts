@@ -1,4 +1,4 @@
-import { ConformanceFailure } from '../../harness/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { randomUUID } from 'node:crypto';
 import type { MomoWorld } from './world.ts';
 

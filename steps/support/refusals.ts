@@ -1,4 +1,4 @@
-import { ConformanceFailure } from '../../harness/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { defineParameterType } from '@cucumber/cucumber';
 import { randomUUID } from 'node:crypto';
 import type { CallOptions } from '../../harness/client/momo-client.ts';

@@ -1,4 +1,4 @@
-import { ConformanceFailure } from '../../harness/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { randomBytes } from 'node:crypto';
 import { basicCredential } from '../../harness/client/momo-client.ts';
 import type { Product } from '../../core/products.ts';

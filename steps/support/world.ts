@@ -1,7 +1,7 @@
 import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumber';
 import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/momo-client.ts';
 import { eventually } from '../../harness/eventually.ts';
-import { judge, type Expectation } from '../../harness/judge.ts';
+import { judge, type Expectation } from '../../harness/judging/judge.ts';
 import type { Product } from '../../core/products.ts';
 import type { Account, Harness } from './harness.ts';
 import type { Party } from './parties.ts';

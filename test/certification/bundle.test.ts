@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { create, extract } from 'tar';
 import { MANIFEST_FILE, readBundle, sha256, verifyBundle, writeBundle, type Manifest } from '../../conformance/certification/bundle.ts';
+import { scanBundleForSecrets } from '../../conformance/certification/bundle.ts';
 import { withoutSecrets } from '../../conformance/certification/run.ts';
 import { runVerify } from '../../conformance/certification/verify.ts';
 import { loadConfig } from '../../harness/config.ts';
-import { filesUnder, scanBundleForSecrets } from '../../conformance/runner/leak-scan.ts';
+import { filesUnder } from '../../harness/secrets/leak-scan.ts';
 
 const ABOUT: Omit<Manifest, 'files'> = {
   harness: { name: 'momo-conformance-harness', version: '0.1.0' },

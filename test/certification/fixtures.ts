@@ -1,4 +1,10 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CertificationReport } from '../../conformance/certification/report.ts';
 import type { Requirement } from '../../conformance/certification/requirements.ts';
+import type { Waiver } from '../../conformance/certification/waivers.ts';
+import { runSuite, type SuiteRun } from '../support/suite.ts';
 import type { ScenarioOutcome } from '../../conformance/certification/verdicts.ts';
 
 /** A requirement of a small fixture catalogue: a collection request to pay rule unless told otherwise. */
@@ -18,4 +24,22 @@ export function scenario(name: string, verdict: ScenarioOutcome['verdict'], requ
     verdict,
     ...more,
   };
+}
+
+/** A waiver that holds (of the fixture requirement COL-A) until long after any run. */
+export const VALID_WAIVER: Waiver = { requirement: 'COL-A', reason: 'the gateway fix ships in 2.4 (TICKET-12)', owner: 'payments team', expires: '2099-12-31' };
+
+/** A waivers file with the given content (an object is written as JSON), in a folder of its own. */
+export function waiversFile(content: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'momo-waivers-'));
+  const file = join(dir, 'waivers.json');
+  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}
+
+/** One real run of the smoke scenarios against the embedded sandbox, with its certification folder and report. */
+export async function smokeRun(): Promise<{ run: SuiteRun; dir: string; report: CertificationReport }> {
+  const run = await runSuite(['--tags', '@smoke', '--parallel', '0']);
+  const dir = join(run.reportsDir, 'certification');
+  return { run, dir, report: JSON.parse(readFileSync(join(dir, 'certification.json'), 'utf8')) as CertificationReport };
 }

@@ -6,7 +6,7 @@ import { EvidenceCollector } from '../../conformance/certification/evidence.ts';
 import { renderHtml } from '../../conformance/certification/html.ts';
 import { buildReport, closingLines, type ReportInputs } from '../../conformance/certification/report.ts';
 import { urlOf } from '../../core/catalogue/routes.ts';
-import { describeErrors, validatorFor } from '../../core/schemas.ts';
+import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 import { requirement, scenario } from './fixtures.ts';
 
 /** The embedded sandbox serves both hosts, {base_url} and {sandbox_url}. */

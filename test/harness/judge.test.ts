@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiResponse, OperationRef } from '../../harness/client/momo-client.ts';
-import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeRecord, type Expectation } from '../../harness/judge.ts';
+import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeRecord, type Expectation } from '../../harness/judging/judge.ts';
 import { behaviourOf } from '../../core/profiles.ts';
-import { REDACTED, Redactor } from '../../harness/redact.ts';
+import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
 
 const SPEC = behaviourOf('spec');
 const MTN = behaviourOf('mtn-sandbox');

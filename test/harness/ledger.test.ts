@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Envelope, TestStepResult } from '@cucumber/messages';
-import { ScenarioLedger, type RunSummary } from '../../conformance/runner/ledger.ts';
+import { ScenarioLedger, type RunSummary } from '../../conformance/results/ledger.ts';
 
 type Status = TestStepResult['status'];
 const TS = { seconds: 0, nanos: 0 };

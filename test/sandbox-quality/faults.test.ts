@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import type { SandboxPlugin } from '../../sandbox/plugins.ts';
-import type { CallbackSink } from '../../sandbox/callbacks.ts';
+import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
 import { FAULTS, FAULT_NAMES, faultPlugins, faultsText, type FaultName } from '../../sandbox-quality/faults/faults.ts';
 import { KEYS, basic, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
@@ -49,6 +49,7 @@ function recordingSink(sent: { delayMs: number; body: unknown; kind: string }[])
   const sink: CallbackSink = {
     send: (_url, _method, body, context) => void sent.push({ delayMs: 0, body, kind: context.kind ?? '' }),
     sendLater: (delayMs, _url, _method, body, context) => void sent.push({ delayMs, body, kind: context.kind ?? '' }),
+    settled: async () => undefined,
     close: async () => undefined,
   };
   return { name: 'recording callbacks', wrap: { callbacks: () => sink } };

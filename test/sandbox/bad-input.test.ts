@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Product } from '../../core/products.ts';
 import {
-  KEYS, assertSchema, basic, eventually, path, payer, rawPath, requestToPayBody, startSandbox,
+  KEYS, assertSchema, basic, path, payer, rawPath, requestToPayBody, startSandbox,
   type Caller, type CallOptions, type TestSandbox,
 } from '../support/sandbox.ts';
 import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
@@ -632,10 +632,14 @@ test('logs at trace level carry no API key, access token, subscription key or Ba
       const res = await s.call({ method: 'POST', url: RTP, headers: { ...c.headers, 'x-reference-id': randomUUID(), 'x-callback-url': `http://127.0.0.1:${port}${path}` }, payload: requestToPayBody() });
       assert.equal(res.statusCode, 202, res.body);
     }
-    await eventually(async () => {
-      const text = chunks.join('');
-      return text.includes('callback delivered') && text.includes('giving up') ? true : undefined;
-    });
+    // The failing callback's retries, on the sandbox's clock, until it gives up.
+    await s.context.callbacks.settled();
+    for (const delay of s.settings.callbackRetryDelaysMs) {
+      s.clock.advance(delay);
+      await s.context.callbacks.settled();
+    }
+    const logged = chunks.join('');
+    assert.ok(logged.includes('callback delivered') && logged.includes('giving up'), 'the log has a delivered and an abandoned callback');
     assert.ok(received.includes('/ok') && received.includes('/fail'));
     const text = chunks.join('');
     assert.ok(text.includes('incoming request'), 'request logging is on at trace level, so the check has lines to look at');

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { statusQueryOf } from '../../core/catalogue/routes.ts';
-import { assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { assertSchema, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------
 // A real callback listener on 127.0.0.1 (free port) that records what reaches it.
@@ -18,7 +18,7 @@ interface Received {
   headers: IncomingHttpHeaders;
   raw: string;
   body: unknown;
-  /** Date.now() when the request arrived. */
+  /** The sandbox's time when the request arrived. */
   at: number;
 }
 
@@ -32,10 +32,10 @@ interface Listener {
   close(): Promise<void>;
 }
 
-async function startListener(answer: (n: number) => Answer = () => 200): Promise<Listener> {
+async function startListener(clock: { now(): number }, answer: (n: number) => Answer = () => 200): Promise<Listener> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
-    const at = Date.now();
+    const at = clock.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -65,26 +65,23 @@ async function startListener(answer: (n: number) => Answer = () => 200): Promise
   };
 }
 
-/** Waits (real time) until the listener holds at least n requests. */
-function receivedAtLeast(listener: Listener, n: number, timeoutMs = 3000): Promise<Received[]> {
-  return eventually(async () => (listener.received.length >= n ? listener.received.slice() : undefined), { timeoutMs });
-}
-
 /**
- * Lets real time pass so that a callback or retry that should NOT happen would have happened by now.
- * Only used for negative assertions ("no more attempts"), each time past the last real timer that matters.
+ * What the listener holds once the sandbox's time has moved on by `ms` (0: now) and every callback attempt
+ * that set off by then has been answered or given up: time is the sandbox's clock, never the wall's.
  */
-function letRealTimePass(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+async function receivedAfter(sandbox: TestSandbox, listener: Listener, ms = 0): Promise<Received[]> {
+  sandbox.clock.advance(ms);
+  await sandbox.context.callbacks.settled();
+  return listener.received.slice();
 }
 
-/** Runs body with a sandbox and a listener, closing both (sandbox first: it stops retries). */
+/** Runs body with a sandbox and a listener on its clock, closing both (sandbox first: it stops retries). */
 async function withBoth(
   body: (sandbox: TestSandbox, listener: Listener) => Promise<void>,
   options: { settings?: Parameters<typeof startSandbox>[0]; answer?: (n: number) => Answer } = {},
 ): Promise<void> {
-  const listener = await startListener(options.answer);
   const sandbox = await startSandbox(options.settings ?? {});
+  const listener = await startListener(sandbox.clock, options.answer);
   try {
     await body(sandbox, listener);
   } finally {
@@ -164,7 +161,7 @@ describe('callbacks', { concurrency: true }, () => {
       const created = await requestToPay(sandbox, caller, id, '46733123499', listener.url('/momo/callback?order=42'));
       assert.equal(created.statusCode, 202, created.body);
 
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       const record = (await status(sandbox, caller, RTP, id)).json();
       assert.equal(record.status, 'SUCCESSFUL');
       assert.equal(first!.method, 'PUT');
@@ -173,9 +170,8 @@ describe('callbacks', { concurrency: true }, () => {
       assertSchema('request-to-pay-status', first!.body);
       assert.deepEqual(first!.body, record);
 
-      // Answered 200: no retry follows (past the sum of the retry delays).
-      await letRealTimePass(250);
-      assert.equal(listener.received.length, 1);
+      // Answered 200: no retry follows, however long after.
+      assert.equal((await receivedAfter(sandbox, listener, 100 * sandbox.settings.callbackRetryDelaysMs.reduce((a, b) => a + b, 0))).length, 1);
     });
   });
 
@@ -184,7 +180,7 @@ describe('callbacks', { concurrency: true }, () => {
       const caller = await sandbox.provision('collection');
       const id = randomUUID();
       assert.equal((await requestToPay(sandbox, caller, id, '46733123451', listener.url())).statusCode, 202);
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       const record = (await status(sandbox, caller, RTP, id)).json();
       assert.equal(record.status, 'FAILED');
       assert.deepEqual(record.reason, { code: 'APPROVAL_REJECTED', message: 'The payer rejected the approval.' });
@@ -198,13 +194,14 @@ describe('callbacks', { concurrency: true }, () => {
     await withBoth(async (sandbox, listener) => {
       const caller = await sandbox.provision('collection');
       const id = randomUUID();
-      const createdAt = Date.now();
+      const createdAt = sandbox.clock.now();
+      const delay = sandbox.settings.delayedSuccessMs;
       assert.equal((await requestToPay(sandbox, caller, id, '46733123454', listener.url())).statusCode, 202);
       assert.equal((await status(sandbox, caller, RTP, id)).json().status, 'PENDING');
-      assert.equal(listener.received.length, 0, 'no callback while PENDING');
+      assert.deepEqual(await receivedAfter(sandbox, listener, delay - 1), [], 'no callback while PENDING');
 
-      const [first] = await receivedAtLeast(listener, 1);
-      assert.ok(first!.at - createdAt >= sandbox.settings.delayedSuccessMs - 5, `callback after ${first!.at - createdAt} ms, delay is ${sandbox.settings.delayedSuccessMs} ms`);
+      const [first] = await receivedAfter(sandbox, listener, 1);
+      assert.equal(first!.at - createdAt, delay, 'the callback goes as the payment settles');
       const record = (await status(sandbox, caller, RTP, id)).json();
       assert.equal(record.status, 'SUCCESSFUL');
       assert.deepEqual(first!.body, record);
@@ -215,10 +212,12 @@ describe('callbacks', { concurrency: true }, () => {
     await withBoth(async (sandbox, listener) => {
       const caller = await sandbox.provision('collection');
       const id = randomUUID();
-      const createdAt = Date.now();
+      const createdAt = sandbox.clock.now();
+      const timeout = sandbox.settings.pendingTimeoutMs;
       assert.equal((await requestToPay(sandbox, caller, id, '46733123453', listener.url())).statusCode, 202);
-      const [first] = await receivedAtLeast(listener, 1);
-      assert.ok(first!.at - createdAt >= sandbox.settings.pendingTimeoutMs - 5);
+      assert.deepEqual(await receivedAfter(sandbox, listener, timeout - 1), []);
+      const [first] = await receivedAfter(sandbox, listener, 1);
+      assert.equal(first!.at - createdAt, timeout);
       const record = (await status(sandbox, caller, RTP, id)).json();
       assert.equal(record.status, 'FAILED');
       assert.equal(record.reason.code, 'EXPIRED');
@@ -231,7 +230,7 @@ describe('callbacks', { concurrency: true }, () => {
       const caller = await sandbox.provision('collection');
       const id = randomUUID();
       assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       assert.equal(first!.method, 'POST');
       assert.match(String(first!.headers['content-type']), /^application\/json(;|$)/);
       assert.deepEqual(first!.body, (await status(sandbox, caller, RTP, id)).json());
@@ -244,7 +243,7 @@ describe('callbacks', { concurrency: true }, () => {
       const id = randomUUID();
       const created = await deposit(sandbox, caller, id, '46733123499', listener.url('/deposits'));
       assert.equal(created.statusCode, 202, created.body);
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       const record = (await status(sandbox, caller, DEPOSIT, id)).json();
       assert.equal(record.status, 'SUCCESSFUL');
       assert.equal(first!.method, sandbox.settings.callbackMethod);
@@ -266,7 +265,7 @@ describe('callbacks', { concurrency: true }, () => {
         payload: { amount: '5', currency: 'EUR', externalId: 'ref-1', payerMessage: 'Refund', payeeNote: 'Sorry', referenceIdToRefund: rtpId },
       });
       assert.equal(created.statusCode, 202, created.body);
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       const record = (await status(sandbox, disburser, REFUND, id)).json();
       assert.equal(record.status, 'SUCCESSFUL');
       assert.equal(first!.path, '/refunds');
@@ -280,17 +279,18 @@ describe('callbacks', { concurrency: true }, () => {
       const caller = await sandbox.provision('collection');
       const id = randomUUID();
       assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
-      const attempts = await receivedAtLeast(listener, 3);
       const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
-      assert.ok(attempts[1]!.at - attempts[0]!.at >= d1 - 5, `second attempt ${attempts[1]!.at - attempts[0]!.at} ms after the first`);
-      assert.ok(attempts[2]!.at - attempts[1]!.at >= d2 - 5, `third attempt ${attempts[2]!.at - attempts[1]!.at} ms after the second`);
+      assert.equal((await receivedAfter(sandbox, listener)).length, 1);
+      assert.equal((await receivedAfter(sandbox, listener, d1 - 1)).length, 1, 'no retry before its delay');
+      assert.equal((await receivedAfter(sandbox, listener, 1)).length, 2);
+      const attempts = await receivedAfter(sandbox, listener, d2);
+      assert.deepEqual(attempts.map((a) => a.at - attempts[0]!.at), [0, d1, d1 + d2], 'spaced by the retry delays');
       const record = (await status(sandbox, caller, RTP, id)).json();
       for (const a of attempts) {
         assert.equal(a.method, 'PUT');
         assert.deepEqual(a.body, record);
       }
-      await letRealTimePass(250);
-      assert.equal(listener.received.length, 3, 'no attempt after the 200');
+      assert.equal((await receivedAfter(sandbox, listener, 10 * (d1 + d2))).length, 3, 'no attempt after the 200');
     }, { answer: (n) => (n <= 2 ? 500 : 200) });
   });
 
@@ -298,34 +298,28 @@ describe('callbacks', { concurrency: true }, () => {
     await withBoth(async (sandbox, listener) => {
       const caller = await sandbox.provision('collection');
       assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url())).statusCode, 202);
-      const expected = 1 + sandbox.settings.callbackRetryDelaysMs.length;
-      await receivedAtLeast(listener, expected);
-      // Past the longest retry delay, twice over: a further attempt would have come by now.
-      await letRealTimePass(2 * Math.max(...sandbox.settings.callbackRetryDelaysMs) + 100);
-      assert.equal(listener.received.length, expected);
+      const delays = sandbox.settings.callbackRetryDelaysMs;
+      await receivedAfter(sandbox, listener);
+      for (const delay of delays) await receivedAfter(sandbox, listener, delay);
+      assert.equal(listener.received.length, 1 + delays.length);
+      // Long past the last retry delay: a further attempt would have come by now.
+      assert.equal((await receivedAfter(sandbox, listener, 100 * Math.max(...delays))).length, 1 + delays.length);
+      assert.equal(sandbox.clock.pending, 0, 'no timer is left for another attempt');
     }, { answer: () => 500 });
   });
 
   test('callback retries: a listener that never answers is abandoned after callbackTimeoutMs and retried', async () => {
     await withBoth(async (sandbox, listener) => {
       const caller = await sandbox.provision('collection');
-      const started = Date.now();
       const created = await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url());
       assert.equal(created.statusCode, 202);
-      const timeout = sandbox.settings.callbackTimeoutMs;
       const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
-      const attempts = await receivedAtLeast(listener, 3, 10_000);
-      // Lower bounds from the creation: each attempt waits out the whole timeout of the one before, then its delay.
-      const second = attempts[1]!.at - started;
-      const third = attempts[2]!.at - started;
-      assert.ok(second >= timeout + d1 - 2, `second attempt ${second} ms after the creation (timeout ${timeout} + delay ${d1})`);
-      assert.ok(third >= 2 * timeout + d1 + d2 - 2, `third attempt ${third} ms after the creation (2 × timeout ${timeout} + delays ${d1}, ${d2})`);
-      // The listener never answers, so a second attempt at all means the first was abandoned; the upper
-      // bounds (generous, for loaded machines) say it was abandoned near its timeout.
-      const gap1 = attempts[1]!.at - attempts[0]!.at;
-      const gap2 = attempts[2]!.at - attempts[1]!.at;
-      assert.ok(gap1 < timeout + d1 + 3000, `second attempt ${gap1} ms after the first`);
-      assert.ok(gap2 < timeout + d2 + 3000, `third attempt ${gap2} ms after the second`);
+      // Each attempt ends (settles) only because its callbackTimeoutMs gives it up: the listener never answers.
+      assert.equal((await receivedAfter(sandbox, listener)).length, 1);
+      assert.equal(sandbox.clock.pending, 1, 'the abandoned attempt set its retry');
+      assert.equal((await receivedAfter(sandbox, listener, d1)).length, 2);
+      assert.equal((await receivedAfter(sandbox, listener, d2)).length, 3);
+      assert.equal(sandbox.clock.pending, 0, 'after the last retry, nothing more is set');
     }, { answer: () => 'hang', settings: { callbackTimeoutMs: 250 } });
   });
 
@@ -341,7 +335,7 @@ describe('callbacks', { concurrency: true }, () => {
       assertError(await status(sandbox, caller, RTP, id), 404, 'RESOURCE_NOT_FOUND');
       // The same reference id is still free.
       assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       assert.deepEqual(first!.body, (await status(sandbox, caller, RTP, id)).json());
       assert.equal(listener.received.length, 1);
     });
@@ -357,7 +351,7 @@ describe('callbacks', { concurrency: true }, () => {
       assertError(await status(sandbox, caller, DEPOSIT, id), 404, 'RESOURCE_NOT_FOUND', 'error-set-b');
       assert.equal((await deposit(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
       assert.equal((await status(sandbox, caller, DEPOSIT, id)).json().status, 'SUCCESSFUL');
-      await receivedAtLeast(listener, 1);
+      assert.equal((await receivedAfter(sandbox, listener)).length, 1);
     });
   });
 
@@ -372,7 +366,7 @@ describe('callbacks', { concurrency: true }, () => {
       }
       const id = randomUUID();
       assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
-      const [first] = await receivedAtLeast(listener, 1);
+      const [first] = await receivedAfter(sandbox, listener);
       assert.deepEqual(first!.body, (await status(sandbox, caller, RTP, id)).json());
     });
   });
@@ -410,22 +404,21 @@ describe('callbacks', { concurrency: true }, () => {
       assert.equal((await requestToPay(sandbox, caller, quiet)).statusCode, 202);
       assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123451')).statusCode, 202);
       assert.equal((await status(sandbox, caller, RTP, quiet)).json().status, 'SUCCESSFUL');
-      await letRealTimePass(250);
-      assert.equal(listener.received.length, 0);
+      assert.deepEqual(await receivedAfter(sandbox, listener, 100 * sandbox.settings.callbackRetryDelaysMs.reduce((a, b) => a + b, 0)), []);
     });
   });
 
   test('callback: close() stops the retries of a failing callback', async () => {
-    const listener = await startListener(() => 500);
     const sandbox = await startSandbox();
+    const listener = await startListener(sandbox.clock, () => 500);
     let closed = false;
     try {
       const caller = await sandbox.provision('collection');
       assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url())).statusCode, 202);
-      await receivedAtLeast(listener, 1);
+      assert.equal((await receivedAfter(sandbox, listener)).length, 1);
       await sandbox.close();
       closed = true;
-      await letRealTimePass(sandbox.settings.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + 200);
+      sandbox.clock.advance(100 * sandbox.settings.callbackRetryDelaysMs.reduce((a, b) => a + b, 0));
       assert.equal(listener.received.length, 1);
     } finally {
       if (!closed) await sandbox.close();
@@ -434,15 +427,15 @@ describe('callbacks', { concurrency: true }, () => {
   });
 
   test('callback: a transaction still PENDING when its sandbox closes never calls back', async () => {
-    const listener = await startListener();
     const sandbox = await startSandbox();
+    const listener = await startListener(sandbox.clock);
     let closed = false;
     try {
       const caller = await sandbox.provision('collection');
       assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123454', listener.url())).statusCode, 202);
       await sandbox.close();
       closed = true;
-      await letRealTimePass(sandbox.settings.delayedSuccessMs + 200);
+      sandbox.clock.advance(100 * sandbox.settings.delayedSuccessMs);
       assert.equal(listener.received.length, 0);
     } finally {
       if (!closed) await sandbox.close();
@@ -588,7 +581,8 @@ describe('delivery notification', { concurrency: true }, () => {
       assert.equal((await requestToPay(sandbox, caller, id, '46733123454')).statusCode, 202);
       assertError(await notify(sandbox, caller, id), 409, 'TRANSACTION_NOT_COMPLETED');
       assertError(await notify(sandbox, caller, id), 409, 'TRANSACTION_NOT_COMPLETED');
-      await eventually(async () => ((await status(sandbox, caller, RTP, id)).json().status === 'SUCCESSFUL' ? true : undefined));
+      sandbox.clock.advance(sandbox.settings.delayedSuccessMs);
+      assert.equal((await status(sandbox, caller, RTP, id)).json().status, 'SUCCESSFUL');
       const first = await notify(sandbox, caller, id);
       assert.equal(first.statusCode, 200, first.body);
       assertError(await notify(sandbox, caller, id), 429, 'NOT_ALLOWED');

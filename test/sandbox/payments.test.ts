@@ -5,10 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
-import type { SandboxSettings } from '../../sandbox/settings.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { statusQueryOf } from '../../core/catalogue/routes.ts';
-import { assertSchema, eventually, path, startSandbox, type Caller, type TestSandbox, withSandbox } from '../support/sandbox.ts';
+import { assertSchema, path, startSandbox, type Caller, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // Helpers local to this file.
@@ -92,12 +91,12 @@ async function record(sandbox: TestSandbox, caller: Caller, kind: Kind, id: stri
   return body;
 }
 
-/** Waits (real time) until the transaction leaves PENDING and returns its final record. */
-function settled(sandbox: TestSandbox, caller: Caller, kind: Kind, id: string): Promise<StatusRecord> {
-  return eventually(async () => {
-    const r = await record(sandbox, caller, kind, id);
-    return r.status === 'PENDING' ? undefined : r;
-  });
+/** The record once `afterMs` of the sandbox's time have passed: it must be final by then. */
+async function settled(sandbox: TestSandbox, caller: Caller, kind: Kind, id: string, afterMs = 0): Promise<StatusRecord> {
+  sandbox.clock.advance(afterMs);
+  const r = await record(sandbox, caller, kind, id);
+  assert.notEqual(r.status, 'PENDING', `still PENDING ${afterMs} ms on: ${JSON.stringify(r)}`);
+  return r;
 }
 
 /** The reason code of a FAILED record in the spec profile ({code, message}). */
@@ -366,24 +365,22 @@ describe('payments on one shared sandbox (spec profile)', () => {
       });
 
       it(`${kind}: 46733123453 stays PENDING, then FAILED EXPIRED after pendingTimeoutMs (600 ms)`, async () => {
-        const started = Date.now();
         const id = await created(sandbox, callerOf(kind), kind, kind === 'requesttopay' ? rtpBody('46733123453') : depositBody('46733123453'));
+        const timeout = sandbox.settings.pendingTimeoutMs;
+        sandbox.clock.advance(timeout - 1);
         const pending = await record(sandbox, callerOf(kind), kind, id);
-        assert.equal(pending.status, 'PENDING');
+        assert.equal(pending.status, 'PENDING', `still PENDING 1 ms before the ${timeout} ms timeout`);
         assert.equal('reason' in pending, false);
         assert.equal('financialTransactionId' in pending, false);
-        const r = await settled(sandbox, callerOf(kind), kind, id);
-        assert.ok(Date.now() - started >= 550, `settled after ${Date.now() - started} ms, before the 600 ms timeout`);
-        assert.equal(reasonCode(r), 'EXPIRED');
+        assert.equal(reasonCode(await settled(sandbox, callerOf(kind), kind, id, 1)), 'EXPIRED');
       });
 
       it(`${kind}: 46733123454 is PENDING, then SUCCESSFUL after delayedSuccessMs (200 ms)`, async () => {
-        const started = Date.now();
         const id = await created(sandbox, callerOf(kind), kind, kind === 'requesttopay' ? rtpBody('46733123454') : depositBody('46733123454'));
-        assert.equal((await record(sandbox, callerOf(kind), kind, id)).status, 'PENDING');
-        const r = await settled(sandbox, callerOf(kind), kind, id);
-        assert.ok(Date.now() - started >= 150, `settled after ${Date.now() - started} ms, before the 200 ms delay`);
-        assertSuccessful(r);
+        const delay = sandbox.settings.delayedSuccessMs;
+        sandbox.clock.advance(delay - 1);
+        assert.equal((await record(sandbox, callerOf(kind), kind, id)).status, 'PENDING', `still PENDING 1 ms before the ${delay} ms delay`);
+        assertSuccessful(await settled(sandbox, callerOf(kind), kind, id, 1));
       });
     }
   });
@@ -527,7 +524,7 @@ describe('settings', () => {
         assert.equal(reasonCode(await record(sandbox, collector, 'requesttopay', added)), 'PAYER_LIMIT_REACHED');
         const delayed = await created(sandbox, collector, 'requesttopay', rtpBody('46700000002'));
         assert.equal((await record(sandbox, collector, 'requesttopay', delayed)).status, 'PENDING');
-        assertSuccessful(await settled(sandbox, collector, 'requesttopay', delayed));
+        assertSuccessful(await settled(sandbox, collector, 'requesttopay', delayed, 100));
         const kept = await created(sandbox, collector, 'requesttopay', rtpBody('46733123451'));
         assert.equal(reasonCode(await record(sandbox, collector, 'requesttopay', kept)), 'APPROVAL_REJECTED');
       });
@@ -575,7 +572,7 @@ describe('balances', () => {
       assert.deepEqual(await collectionBalance(sandbox, collector), credited);
       assert.deepEqual(await collectionBalance(sandbox, collector, 'EUR'), credited);
 
-      assertSuccessful(await settled(sandbox, collector, 'requesttopay', pending));
+      assertSuccessful(await settled(sandbox, collector, 'requesttopay', pending, sandbox.settings.delayedSuccessMs));
       assert.deepEqual(await collectionBalance(sandbox, collector, 'EUR'), { availableBalance: '1000052.5', currency: 'EUR' });
 
       // Balances are per API user.

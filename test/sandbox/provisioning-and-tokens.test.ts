@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { PRODUCTS, type Product } from '../../core/products.ts';
-import type { SandboxSettings } from '../../sandbox/settings.ts';
 import { operation } from '../../core/catalogue/routes.ts';
 import { KEYS, assertSchema, basic, path, rawPath, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox, withSandbox } from '../support/sandbox.ts';
 import { servedOperations, type ServedOperation } from '../support/sandbox.ts';

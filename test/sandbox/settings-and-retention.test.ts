@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { ManualClock } from '../../sandbox/clock.ts';
+import { ManualClock } from '../../sandbox/domain/clock.ts';
 import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
-import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/settings.ts';
-import { BoundedStore, StoreFullError } from '../../sandbox/store.ts';
+import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
+import { BoundedStore, StoreFullError } from '../../sandbox/domain/store.ts';
 import { KEYS, assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -492,7 +492,7 @@ describe('retention through the app', () => {
     const sandbox = await startSandbox({ retentionMaxEntries: 3, ...SHORT_RETENTION });
     try {
       const caller = await sandbox.provision('collection');
-      const { ids, refused, full } = await fillStore(sandbox, caller);
+      const { ids, refused } = await fillStore(sandbox, caller);
       sandbox.clock.advance(5001);
       // The id refused while the store was full was never taken: it is free now.
       const again = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody('46733123499', '3') });

@@ -1,9 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { buildSandbox } from '../../sandbox/app.ts';
-import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/settings.ts';
+import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { EMBEDDED_TIMINGS } from '../../conformance/runner/target.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
 import type { ProfileName } from '../../core/profiles.ts';
@@ -54,8 +53,6 @@ export async function runAgainstDeviation(alteration: Alteration, tags: string, 
 
 /** A faithful reference sandbox on a free port, with the embedded run's short timings: a server to put faults in front of. */
 export async function startReferenceSandbox(profile: ProfileName = 'spec'): Promise<{ url: string; close: () => Promise<void> }> {
-  const settings = resolveSettings({ overrides: { port: 0, profile, logLevel: 'silent', ...EMBEDDED_TIMINGS } });
-  const sandbox = await buildSandbox(settings, { logger: pino({ level: 'silent' }) });
-  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
-  return { url: `http://127.0.0.1:${(sandbox.app.server.address() as { port: number }).port}`, close: () => sandbox.close() };
+  const running = await startEmbeddedSandbox({ profile, ...EMBEDDED_TIMINGS });
+  return { url: running.baseUrl, close: running.close };
 }

@@ -1,7 +1,7 @@
-import { OPERATIONS, type OperationId } from '../core/catalogue/operations.ts';
-import { bindingOf, bodySchemasOf } from '../core/catalogue/routes.ts';
-import type { ProfileBehaviour } from '../core/profiles.ts';
-import type { Product } from '../core/products.ts';
+import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
+import { bindingOf, bodySchemasOf } from '../../core/catalogue/routes.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
+import type { Product } from '../../core/products.ts';
 
 export type { OperationId };
 

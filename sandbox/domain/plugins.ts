@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { ProfileBehaviour } from '../core/profiles.ts';
-import type { SandboxComponents, SandboxContext } from './app.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
+import type { SandboxComponents, SandboxContext } from './context.ts';
 import type { SandboxSettings } from './settings.ts';
 
 /** What a plugin sees when it wraps a component: the settings, the profile and the components built so far. */

@@ -1,5 +1,5 @@
-import { toMinor } from '../core/money.ts';
-import type { Product } from '../core/products.ts';
+import { toMinor } from '../../core/money.ts';
+import type { Product } from '../../core/products.ts';
 
 /**
  * The accounts the sandbox keeps: one balance per API user, product and currency, opening at the configured

@@ -1,8 +1,8 @@
-import type { ApiResponse } from './client/momo-client.ts';
+import type { ApiResponse } from '../client/momo-client.ts';
 import { schemasFor } from './contract.ts';
-import type { ProfileBehaviour } from '../core/profiles.ts';
-import type { Redactor } from './redact.ts';
-import { describeErrors, validatorFor } from '../core/schemas.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
+import type { Redactor } from '../secrets/redact.ts';
+import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
 /** The target answered, and the answer departs from the API: a failure to conform, never a harness problem. */
 export class ConformanceFailure extends Error {

@@ -7,11 +7,11 @@ import addFormatsModule from 'ajv-formats';
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-import { OPERATION_IDS } from './catalogue/operations.ts';
-import { SCHEMA_BASE, schemaId } from './schema-ids.ts';
+import { OPERATION_IDS } from '../catalogue/operations.ts';
+import { SCHEMA_BASE, schemaId } from '../schema-ids.ts';
 
 export { SCHEMA_BASE, schemaId };
-const schemaDir = fileURLToPath(new URL('../schemas/', import.meta.url));
+const schemaDir = fileURLToPath(new URL('../../schemas/', import.meta.url));
 
 export interface JsonSchema {
   $id: string;

@@ -1,5 +1,5 @@
-import type { Product } from '../core/products.ts';
-import type { Clock } from './clock.ts';
+import type { Product } from '../../core/products.ts';
+import type { Clock, Timer } from './clock.ts';
 import { BoundedStore } from './store.ts';
 import type { SandboxSettings } from './settings.ts';
 
@@ -48,7 +48,7 @@ export interface Transaction {
   /** Request to pay only: how much of it successful refunds have returned. */
   refundedMinor: bigint;
   lastNotificationAt?: number;
-  timer?: NodeJS.Timeout;
+  timer?: Timer;
 }
 
 export interface ConsentRequest {
@@ -84,7 +84,7 @@ export class SandboxState {
 
   constructor(settings: SandboxSettings, clock: Clock) {
     const retention = { maxEntries: settings.retentionMaxEntries, maxAgeMs: settings.retentionMaxAgeMs };
-    const clearTimer = (t: Transaction) => clearTimeout(t.timer);
+    const clearTimer = (t: Transaction) => t.timer?.cancel();
     this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
     this.transactions = {
       requesttopay: new BoundedStore('request-to-pay', retention, clock, { onForget: clearTimer }),

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import type { FastifyBaseLogger } from 'fastify';
+import { systemClock, type Clock, type Timer } from './clock.ts';
 
 export interface CallbackPolicy {
   timeoutMs: number;
@@ -10,6 +11,8 @@ export interface CallbackPolicy {
 export interface CallbackSink {
   send(url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void;
   sendLater(delayMs: number, url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void;
+  /** Resolves once no attempt is under way. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,10 +23,10 @@ export interface CallbackSink {
 export class CallbackSender implements CallbackSink {
   private readonly agent: Agent;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<Timer>();
   private closed = false;
 
-  constructor(private readonly policy: CallbackPolicy, private readonly log: FastifyBaseLogger) {
+  constructor(private readonly policy: CallbackPolicy, private readonly log: FastifyBaseLogger, private readonly clock: Clock = systemClock) {
     this.agent = new Agent({
       connectTimeout: policy.timeoutMs,
       headersTimeout: policy.timeoutMs,
@@ -39,11 +42,10 @@ export class CallbackSender implements CallbackSink {
 
   sendLater(delayMs: number, url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void {
     if (this.closed) return;
-    const timer = setTimeout(() => {
+    const timer = this.clock.setTimer(delayMs, () => {
       this.timers.delete(timer);
       this.send(url, method, body, context);
-    }, delayMs);
-    timer.unref();
+    });
     this.timers.add(timer);
   }
 
@@ -70,11 +72,10 @@ export class CallbackSender implements CallbackSink {
       return;
     }
     this.log.info({ ...context, callbackUrl: url, attempt: index + 1, problem, retryInMs: delay }, 'callback failed; will retry');
-    const timer = setTimeout(() => {
+    const timer = this.clock.setTimer(delay, () => {
       this.timers.delete(timer);
       this.attempt(url, method, payload, context, index + 1);
-    }, delay);
-    timer.unref();
+    });
     this.timers.add(timer);
   }
 
@@ -91,10 +92,15 @@ export class CallbackSender implements CallbackSink {
     return response.statusCode;
   }
 
+  /** Resolves once no attempt is under way (those started meanwhile included): what a test awaits after moving time. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
   /** Stops retries and waits for attempts under way (each bounded by the timeout). */
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) timer.cancel();
     this.timers.clear();
     await Promise.allSettled([...this.inFlight]);
     await this.agent.close();

@@ -4,7 +4,7 @@ import type { Clock } from './clock.ts';
 import type { CallbackSink } from './callbacks.ts';
 import type { Ledger } from './ledger.ts';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
-import type { ProfileBehaviour } from '../core/profiles.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
 import type { SandboxState, Transaction } from './state.ts';
 
@@ -93,13 +93,12 @@ export class PaymentEngine implements Payments {
   }
 
   private later(tx: Transaction, delayMs: number, outcome: Outcome): void {
-    tx.timer = setTimeout(() => {
+    tx.timer = this.clock.setTimer(delayMs, () => {
       tx.timer = undefined;
       // A record forgotten by retention is no longer anyone's to settle.
       if (this.state.transactions[tx.kind].get(tx.referenceId) !== tx) return;
       this.settle(tx, outcome);
-    }, delayMs);
-    tx.timer.unref();
+    });
   }
 
   private settle(tx: Transaction, outcome: Outcome): void {

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { describeErrors } from '../core/schemas.ts';
+import { describeErrors } from '../../core/validation/schemas.ts';
 
 /** A business error of §7: {code, message}. */
 export function sendBusinessError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {

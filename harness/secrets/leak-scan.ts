@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
-import { readBundle } from '../certification/bundle.ts';
+import { join, relative } from 'node:path';
 
 /** A secret found in a report: where, and what kind; never the secret itself. */
 export interface Leak {
@@ -32,14 +31,8 @@ export function scanForSecrets(dir: string, secrets: readonly string[]): Leak[] 
   return leaks;
 }
 
-/** The same scan over the files of a certification bundle (a gzipped tar), named <bundle>:<path>. */
-export async function scanBundleForSecrets(bundle: string, secrets: readonly string[]): Promise<Leak[]> {
-  const leaks: Leak[] = [];
-  for (const [path, data] of await readBundle(bundle)) leaks.push(...secretsIn(`${basename(bundle)}:${path}`, data.toString('utf8'), secrets));
-  return leaks;
-}
-
-function secretsIn(where: string, text: string, secrets: readonly string[]): Leak[] {
+/** The secrets in one text, which `where` names in what is found. */
+export function secretsIn(where: string, text: string, secrets: readonly string[]): Leak[] {
   const leaks: Leak[] = [];
   secrets.filter((s) => s.length >= 6).forEach((secret, i) => {
     if (text.includes(secret) || text.includes(Buffer.from(secret).toString('base64'))) leaks.push({ file: where, kind: `configured secret #${i + 1}` });

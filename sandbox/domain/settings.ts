@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { PROFILES, type ProfileName } from '../core/profiles.ts';
-import { PRODUCTS, type Product } from '../core/products.ts';
+import { PROFILES, type ProfileName } from '../../core/profiles.ts';
+import { PRODUCTS, type Product } from '../../core/products.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {

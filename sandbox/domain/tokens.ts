@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { Clock } from './clock.ts';
-import type { Product } from '../core/products.ts';
+import type { Product } from '../../core/products.ts';
 
 /** What a sandbox JWT says about its bearer. */
 export interface TokenClaims {
@@ -39,7 +39,7 @@ export class TokenAuthority {
    */
   private readonly verified = new Map<string, TokenClaims>();
 
-  constructor(secret: string, private readonly clock: Clock) {
+  constructor(secret: string, private readonly clock: Pick<Clock, 'now'>) {
     this.sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
     this.verify = createVerifier({
       key: secret,

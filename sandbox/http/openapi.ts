@@ -1,7 +1,7 @@
-import { SCHEMA_BASE, schemaDocuments } from '../core/schemas.ts';
-import { HEADERS, type HeaderName } from '../core/catalogue/headers.ts';
-import { bindingOf, bodySchemasOf, routes, type Route } from '../core/catalogue/routes.ts';
-import { behaviourOf, type ProfileName, type ProfileBehaviour } from '../core/profiles.ts';
+import { SCHEMA_BASE, schemaDocuments } from '../../core/validation/schemas.ts';
+import { HEADERS, type HeaderName } from '../../core/catalogue/headers.ts';
+import { bindingOf, bodySchemasOf, routes, type Route } from '../../core/catalogue/routes.ts';
+import { behaviourOf, type ProfileName, type ProfileBehaviour } from '../../core/profiles.ts';
 
 /** "request-to-pay.schema.json" → "RequestToPay". */
 function componentName(file: string): string {

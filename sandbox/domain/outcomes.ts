@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import type { ProfileBehaviour } from '../core/profiles.ts';
-import { TEST_NUMBERS, testNumberOf, type HolderAnswer, type PaymentOutcome, type TestNumber } from '../core/test-numbers.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
+import { TEST_NUMBERS, testNumberOf, type HolderAnswer, type PaymentOutcome, type TestNumber } from '../../core/test-numbers.ts';
 
 /**
  * What happens to a payment whose payer (request to pay) or payee (deposit, refund) is a given MSISDN.

@@ -1,0 +1,61 @@
+import { Agent, request } from 'undici';
+import type { HarnessConfig } from './config.ts';
+import { TargetUnreachableError, explainTransportError } from './client/transport-errors.ts';
+
+export { TargetUnreachableError };
+
+/**
+ * Any HTTP answer but a gateway's 502, 503 or 504 means the target is there. No answer within the timeouts
+ * the scenarios use (connect, then request) means the run cannot test, and the message says why.
+ */
+export async function probeTarget(config: HarnessConfig): Promise<void> {
+  const { connectTimeoutMs, requestTimeoutMs } = config;
+  const dispatcher = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: requestTimeoutMs, bodyTimeout: requestTimeoutMs });
+  try {
+    for (const url of new Set([config.baseUrl!, config.sandboxUrl!])) {
+      let status: number;
+      try {
+        // undici checks its own timeouts about once a second; the signal makes short ones exact.
+        const response = await request(url, { method: 'GET', dispatcher, signal: AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs) });
+        await response.body.dump();
+        status = response.statusCode;
+      } catch (error) {
+        throw new TargetUnreachableError(`The target at ${url} could not be tested: ${explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })}.`);
+      }
+      if (status === 502 || status === 503 || status === 504) {
+        throw new TargetUnreachableError(`The target at ${url} could not be tested: it answers HTTP ${status}, unavailable (a gateway error or an overloaded server). Try again later.`);
+      }
+    }
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+/** The settings the scenarios read, in the variables of .env.example. */
+export function environmentFor(config: HarnessConfig): Record<string, string> {
+  const env: Record<string, string> = {
+    MOMO_BASE_URL: config.baseUrl!,
+    MOMO_SANDBOX_URL: config.sandboxUrl!,
+    MOMO_TARGET_ENVIRONMENT: config.targetEnvironment,
+    MOMO_CURRENCY: config.currency,
+    MOMO_CALLBACK_HOST: config.callbackHost,
+    MOMO_CALLBACK_PORT: String(config.callbackPort),
+    MOMO_CALLBACK_BIND: config.callbackBind,
+    MOMO_PROFILE: config.profile,
+    MOMO_CONNECT_TIMEOUT_MS: String(config.connectTimeoutMs),
+    MOMO_REQUEST_TIMEOUT_MS: String(config.requestTimeoutMs),
+    MOMO_POLL_TIMEOUT_MS: String(config.pollTimeoutMs),
+    MOMO_POLL_INTERVAL_MS: String(config.pollIntervalMs),
+    MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),
+    MOMO_CALLBACK_QUIET_MS: String(config.callbackQuietMs),
+  };
+  if (config.callbackUrl) env.MOMO_CALLBACK_URL = config.callbackUrl;
+  for (const [product, key] of Object.entries(config.subscriptionKeys)) if (key) env[`MOMO_${product.toUpperCase()}_KEY`] = key;
+  for (const [product, user] of Object.entries(config.apiUsers)) {
+    if (user) {
+      env[`MOMO_${product.toUpperCase()}_USER_ID`] = user.userId;
+      env[`MOMO_${product.toUpperCase()}_API_KEY`] = user.apiKey;
+    }
+  }
+  return env;
+}

@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HEADERS } from '../../core/catalogue/headers.ts';
+import type { Operation, OperationId } from '../../core/catalogue/operations.ts';
+import { routes, type Route } from '../../core/catalogue/routes.ts';
+import type { Product } from '../../core/products.ts';
+import { schemaId } from '../../core/schema-ids.ts';
+import type { ApiUser } from '../domain/state.ts';
+import type { TokenClaims } from '../domain/tokens.ts';
+
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
+
+/** The handlers a route module serves: for each operation, its handler under a product (undefined for provisioning). */
+export type RouteHandlers = Partial<Record<OperationId, (product: Product | undefined) => Handler>>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API user behind the Bearer token, set for operations that take one. */
+    caller: ApiUser | null;
+    claims: TokenClaims | null;
+    /** The product whose subscription key the request carried. */
+    keyProduct: Product | null;
+  }
+  interface FastifyContextConfig {
+    /** The catalogue operation a route serves, and under which product. */
+    route?: ServedRoute;
+    mediaType?: string;
+  }
+}
+
+
+/** What a request's route knows of itself: its operation and the product it is served under. */
+export interface ServedRoute {
+  operation: Operation<OperationId>;
+  /** Undefined for an operation any product's key opens (provisioning). */
+  product: Product | undefined;
+}
+
+/**
+ * Registers the sandbox's handlers on every route of the operation catalogue: the method, path, header, path
+ * parameter and body schemas all come from the operation's entry, so the sandbox serves exactly what the
+ * catalogue defines. It refuses to start a sandbox that leaves an operation of the catalogue without a handler,
+ * or that has a handler for none.
+ */
+export function serveCatalogue(app: FastifyInstance, handlers: RouteHandlers): void {
+  const missing = [...new Set(routes().map((r) => r.operation.id))].filter((id) => handlers[id] === undefined);
+  if (missing.length > 0) throw new Error(`The sandbox serves no handler for ${missing.join(', ')} of the operation catalogue (core/catalogue/operations.ts).`);
+  for (const route of routes()) register(app, route, handlers[route.operation.id]!(route.product));
+}
+
+function register(app: FastifyInstance, route: Route, handler: Handler): void {
+  const { operation } = route;
+  const { required, optional } = operation.headers;
+  const schema: Record<string, object> = {};
+  if (required.length + optional.length > 0) {
+    schema.headers = {
+      type: 'object',
+      required: [...required],
+      properties: Object.fromEntries([...required, ...optional].map((h) => [h, HEADERS[h].schema])),
+    };
+  }
+  if (operation.params) schema.params = { type: 'object', required: Object.keys(operation.params), properties: operation.params };
+  if (operation.request !== 'none') schema.body = { $ref: schemaId(operation.request.schema) };
+  const served: ServedRoute = { operation, product: route.product };
+  app.route({
+    method: route.method,
+    url: route.path.replace(/\{([A-Za-z]+)\}/g, ':$1'),
+    schema,
+    config: { route: served, mediaType: operation.request === 'none' ? undefined : operation.request.mediaType },
+    handler,
+  });
+}

@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
+import { runLoad } from '../../load/runner/run.ts';
+import { callsByOperation, thresholdResults, type K6Summary } from '../../load/runner/summary.ts';
+
+const quiet = () => {};
+
+function metric(summary: K6Summary, name: string): Record<string, number> {
+  return (summary.metrics[name] ?? {}) as Record<string, number>;
+}
+
+test('the smoke scenario runs against the embedded sandbox: every iteration made, no failed check, nothing lost', async () => {
+  const reports = mkdtempSync(join(tmpdir(), 'momo-load-smoke-'));
+  const { code, output } = await runLoad({ argv: ['smoke', '--reports', reports], env: { PATH: process.env.PATH, HOME: process.env.HOME }, log: quiet, k6Output: 'pipe' });
+  assert.equal(code, 0, output);
+  const summary = JSON.parse(readFileSync(join(reports, 'summary.json'), 'utf8')) as K6Summary;
+  assert.equal(metric(summary, 'iterations').count, 3);
+  const checks = Object.values(summary.root_group?.checks ?? {});
+  assert.ok(checks.length >= 10, 'every operation is checked');
+  assert.deepEqual(checks.filter((c) => c.fails > 0), []);
+  assert.equal(metric(summary, 'momo_lost_transactions').count, 0);
+  assert.equal(metric(summary, 'momo_unexpected_401').count, 0);
+  assert.equal(metric(summary, 'momo_schema_violations').value, 0);
+  assert.ok((metric(summary, 'momo_schema_violations').fails ?? 0) > 0, 'bodies were validated');
+  assert.ok(thresholdResults(summary).every((t) => t.passed));
+  assert.equal(summary.setup_data, undefined, 'the API keys of setup() are not kept');
+  assert.doesNotMatch(readFileSync(join(reports, 'summary.json'), 'utf8'), /apiKey/);
+  assert.match(readFileSync(join(reports, 'junit.xml'), 'utf8'), /<testsuite name="load smoke" tests="\d+" failures="0"/);
+  assert.ok(existsSync(join(reports, 'report.html')));
+  const callbacks = JSON.parse(readFileSync(join(reports, 'callbacks.json'), 'utf8')) as { callbacks: number };
+  assert.equal(callbacks.callbacks, 3, 'one callback per request to pay');
+});
+
+test('one scenario split over two k6 processes with execution segments makes the configured iterations together', async () => {
+  const running = await startEmbeddedSandbox();
+  const { sandbox } = running;
+  const url = running.baseUrl;
+  const env = {
+    PATH: process.env.PATH, HOME: process.env.HOME,
+    MOMO_BASE_URL: url, MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection, MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement, MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    LOAD_OPERATIONS: 'requestToPay',
+  };
+  try {
+    const reports = ['0:1/2', '1/2:1'].map(() => mkdtempSync(join(tmpdir(), 'momo-load-segment-')));
+    const halves = await Promise.all(['0:1/2', '1/2:1'].map((segment, i) => runLoad({
+      argv: ['creation-throughput', '--iterations', '40', '--segment', segment, '--segment-sequence', '0,1/2,1', '--reports', reports[i]!],
+      env, log: quiet, k6Output: 'pipe',
+    })));
+    for (const half of halves) assert.equal(half.code, 0, half.output);
+    const summaries = reports.map((dir) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as K6Summary);
+    const made = summaries.map((s) => metric(s, 'iterations').count ?? 0);
+    assert.deepEqual(made, [20, 20], 'each process makes its half of the 40 configured iterations');
+    // The accepted creations, counted by k6's http_req_failed{op:...}, add up across segments.
+    assert.deepEqual(summaries.flatMap(callsByOperation), [{ operation: 'requestToPay', accepted: 20, refused: 0 }, { operation: 'requestToPay', accepted: 20, refused: 0 }]);
+    assert.equal(sandbox.context.state.transactions.requesttopay.size, 40, 'together they created all 40 at the one target');
+  } finally {
+    await sandbox.close();
+  }
+});

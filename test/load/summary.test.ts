@@ -1,0 +1,55 @@
+/** The load run's own logic, without k6: the one-line message without k6 or Go, the k6-operator manifests, and thresholds as JUnit. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { k6OperatorManifests } from '../../load/runner/k8s.ts';
+import { junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../load/runner/summary.ts';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+test('without k6 and without Go, the load commands stop with one line that says how to install k6', () => {
+  const root = mkdtempSync(join(tmpdir(), 'momo-nok6-'));
+  mkdirSync(join(root, 'scripts'));
+  copyFileSync(join(ROOT, 'scripts/ensure-k6.sh'), join(root, 'scripts/ensure-k6.sh'));
+  const result = spawnSync('bash', [join(root, 'scripts/ensure-k6.sh')], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' });
+  assert.equal(result.status, 3);
+  assert.equal(result.stdout, '');
+  assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+  assert.match(result.stderr, /install k6 \(https:\/\/grafana\.com\/docs\/k6\/latest\/set-up\/install-k6\/\) or Go/);
+});
+
+test('the k6-operator manifests split the run over the chosen parallelism and carry no secret', () => {
+  const { configMap, testRun } = k6OperatorManifests('smoke', 'export default function () {}\nexport const options = {};', { parallelism: 4, baseUrl: 'https://momo.example.test' });
+  assert.match(testRun, /^kind: TestRun$/m);
+  assert.match(testRun, /^ {2}parallelism: 4$/m);
+  assert.match(testRun, /name: momo-load-smoke\n {6}file: smoke\.js/);
+  assert.match(testRun, /name: MOMO_COLLECTION_KEY\n {10}valueFrom:\n {12}secretKeyRef:\n {14}name: momo-keys/);
+  assert.match(configMap, /^kind: ConfigMap$/m);
+  assert.match(configMap, /smoke\.js: \|\n {4}export default function \(\) \{\}/);
+  assert.doesNotMatch(testRun + configMap, /sandbox-collection-key/);
+});
+
+test('thresholds become JUnit test cases, a crossed one a failure, and setup data is dropped', () => {
+  const summary: K6Summary = {
+    metrics: {
+      'http_req_duration{op:createAccessToken}': { 'p(95)': 812.5, thresholds: { 'p(95)<250': true, 'p(99)<750': false } },
+      momo_lost_transactions: { count: 0, thresholds: { 'count<=0': false } },
+    },
+    root_group: { checks: { a: { name: 'token: status 200', passes: 9, fails: 1 } } },
+    setup_data: { collection: { apiKey: 'secret' } },
+  };
+  const results = thresholdResults(summary);
+  assert.deepEqual(results.map((r) => [r.metric, r.expression, r.passed]), [
+    ['http_req_duration{op:createAccessToken}', 'p(95)<250', false],
+    ['http_req_duration{op:createAccessToken}', 'p(99)<750', true],
+    ['momo_lost_transactions', 'count<=0', true],
+  ]);
+  const junit = junitReport('token-storm', summary, 12.3);
+  assert.match(junit, /tests="4" failures="2"/);
+  assert.match(junit, /<failure message="threshold crossed: http_req_duration\{op:createAccessToken\} p\(95\)&lt;250">p\(95\)=812\.5<\/failure>/);
+  assert.match(junit, /<failure message="1 of 10 failed"\/>/);
+  assert.equal('setup_data' in withoutSetupData(summary), false);
+});
