@@ -159,7 +159,7 @@ async function ensurePrism(): Promise<void> {
  */
 function compareGenerator(url: string, token: string): { scriptResult: K6Result; minimalAgain: K6Result } {
   const script = () => k6(join(ROOT, 'dist/load/creation-throughput.js'), {
-    ...loadScriptEnv(url), LOAD_OPERATIONS: 'request-to-pay', LOAD_CLOSED_VUS: String(VUS), LOAD_DURATION_SECONDS: String(SECONDS),
+    ...loadScriptEnv(url), LOAD_OPERATIONS: 'requestToPay', LOAD_CLOSED_VUS: String(VUS), LOAD_DURATION_SECONDS: String(SECONDS),
   });
   const a1 = script();
   const b1 = minimalAgainst(url, token);
@@ -212,7 +212,7 @@ function instructionsPerIteration(url: string, token: string): InstructionCount 
     return marginal;
   };
   const loadScript = perIteration(join(ROOT, 'dist/load/creation-throughput.js'), (n) => ({
-    ...loadScriptEnv(url), LOAD_OPERATIONS: 'request-to-pay', LOAD_ITERATIONS: String(n), LOAD_VUS: String(VUS),
+    ...loadScriptEnv(url), LOAD_OPERATIONS: 'requestToPay', LOAD_ITERATIONS: String(n), LOAD_VUS: String(VUS),
   }));
   const minimal = perIteration(minimalScript(), (n) => ({ ...minimalEnv(url, token), BENCH_ITERATIONS: String(n) }));
   return { loadScript, minimal, ratio: minimal / loadScript };
@@ -277,7 +277,7 @@ async function main(): Promise<void> {
   for (const [operation, script, extra] of [
     // VUs allocated up front: k6 starting VUs mid-run would drop iterations for its own sake, not the target's.
     ['token', 'token-storm', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_RAMP_SECONDS: '1', LOAD_HOLD_SECONDS: String(SECONDS), LOAD_VUS: '200', LOAD_MAX_VUS: '400' })],
-    ['request to pay', 'creation-throughput', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_OPERATIONS: 'request-to-pay', LOAD_DURATION_SECONDS: String(SECONDS), LOAD_VUS: '200', LOAD_MAX_VUS: '400' })],
+    ['request to pay', 'creation-throughput', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_OPERATIONS: 'requestToPay', LOAD_DURATION_SECONDS: String(SECONDS), LOAD_VUS: '200', LOAD_MAX_VUS: '400' })],
   ] as const) {
     log(`phase 3: ${operation} capacity`);
     const steps: unknown[] = [];
@@ -313,7 +313,7 @@ async function main(): Promise<void> {
     }
   };
   const create = (iterations: number) => k6(join(ROOT, 'dist/load/creation-throughput.js'), {
-    ...loadScriptEnv(memorySandbox.url), LOAD_OPERATIONS: 'request-to-pay', LOAD_ITERATIONS: String(iterations), LOAD_VUS: String(VUS), LOAD_MAX_DURATION_SECONDS: '3600',
+    ...loadScriptEnv(memorySandbox.url), LOAD_OPERATIONS: 'requestToPay', LOAD_ITERATIONS: String(iterations), LOAD_VUS: String(VUS), LOAD_MAX_DURATION_SECONDS: '3600',
   });
   // The heap holds what the window holds, which depends on the last seconds' rate; once the window has emptied
   // what is left is what retention failed to let go of, which is what the target is about.
