@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { secretsIn, type Leak } from '../../harness/secrets/leak-scan.ts';
-import { create, list, type ReadEntry } from 'tar';
+import { StringDecoder } from 'node:string_decoder';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { LeakFinder, type Leak } from '../../harness/secrets/leak-scan.ts';
+import { create, Parser, type ReadEntry } from 'tar';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
 /** manifest.json of a bundle (schemas/certification-manifest.schema.json). */
@@ -54,7 +58,8 @@ export async function writeBundle(file: string, entries: readonly BundleEntry[],
   }
 }
 
-/** The bundle cannot be read as one: not a gzipped tar, or no valid manifest. */
+
+/** The bundle cannot be read as one: not a gzipped tar, no valid manifest, or beyond what verify reads. */
 export class UnreadableBundleError extends Error {
   constructor(file: string, why: string) {
     super(`Cannot read ${file} as a certification bundle: ${why}`);
@@ -62,66 +67,318 @@ export class UnreadableBundleError extends Error {
   }
 }
 
-/** Every regular file of a gzipped tar, by its path, read into memory. */
+/** Reading stopped at a bound (BundleLimits): a decompression bomb, or a bundle larger than allowed. */
+export class BundleLimitError extends UnreadableBundleError {
+  constructor(file: string, why: string, readonly limit: 'size' | 'ratio' | 'entries') {
+    super(file, `${why}; reading stopped there`);
+    this.name = 'BundleLimitError';
+  }
+}
+
+/** How much reading a bundle may take. A bundle the harness writes is a few MB and compresses about 10 to 1. */
+export interface BundleLimits {
+  /** Bytes of tar that the gzip may decompress to, in all; an entry declaring more is refused at its header. */
+  maxBytes: number;
+  /** Bytes decompressed per compressed byte read (beyond a first MiB, which tar's padding alone can fill). */
+  maxRatio: number;
+}
+
+const MiB = 1024 * 1024;
+export const BUNDLE_LIMITS: Readonly<BundleLimits> = { maxBytes: 512 * MiB, maxRatio: 1000 };
+const RATIO_FLOOR_BYTES = MiB;
+const MAX_ENTRIES = 10_000;
+const MAX_MANIFEST_BYTES = 16 * MiB;
+// readBundle keeps every file in memory; verify and the leak scan stream them instead.
+const MAX_BYTES_IN_MEMORY = 64 * MiB;
+const BLOCK = 512;
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+
+// What tar calls each kind of entry a bundle must not hold. A bundle holds only regular files (and may hold
+// folders); anything else in a report's place is tampering, and would be unpacked as something else.
+const NOT_A_FILE: Readonly<Record<string, string>> = {
+  SymbolicLink: 'a symbolic link',
+  Link: 'a hard link',
+  ContiguousFile: 'a contiguous file',
+  CharacterDevice: 'a character device',
+  BlockDevice: 'a block device',
+  FIFO: 'a FIFO (named pipe)',
+  GNUDumpDir: 'a GNU dump directory',
+};
+
+/** What becomes of the bytes of one regular file of a bundle. */
+interface FileSink {
+  data(chunk: Buffer): void;
+  end(): void;
+}
+
+/**
+ * Reads a bundle entry by entry, without unpacking it, within the limits: every regular file's bytes go to the
+ * sink `visit` gives for its path (normalised: "./a" is "a"), nothing is held. Returns what is wrong with the
+ * entries themselves, one line each (the bundle was tampered with): an entry that is not a regular file or a
+ * folder, a path outside the bundle, a path twice, data after the end of the archive. Throws
+ * UnreadableBundleError when it is not a tar (gzipped or not), and BundleLimitError as soon as a bound is crossed.
+ */
+async function readEntries(file: string, limits: BundleLimits, visit: (path: string) => FileSink | undefined): Promise<string[]> {
+  const problems: string[] = [];
+  const paths = new Map<string, string>();
+  const pathsInAnyCase = new Map<string, string>();
+  let entries = 0;
+  let stop: Error | undefined;
+  let damage: Error | undefined;
+  let ended = false;
+
+  // Where the bytes of an entry go, if anywhere; records what is wrong with it, or stops at a bound.
+  const sinkFor = (entry: ReadEntry): FileSink | undefined => {
+    if (stop) return undefined;
+    if (++entries > MAX_ENTRIES) {
+      stop = new BundleLimitError(file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
+      return undefined;
+    }
+    const refusal = whyRefused(entry, paths, pathsInAnyCase);
+    if (refusal) {
+      problems.push(`${shown(entry.path)}: ${refusal}`);
+      return undefined;
+    }
+    if (entry.type === 'Directory') return undefined;
+    if (entry.size > limits.maxBytes) {
+      stop = new BundleLimitError(file, `its entry ${shown(entry.path)} declares ${bytes(entry.size)}, more than the ${bytes(limits.maxBytes)} a bundle may hold`, 'size');
+      return undefined;
+    }
+    return visit(normalised(entry.path));
+  };
+
+  const parser = new Parser({ strict: true, zstd: false, brotli: false });
+  parser.on('error', (error: Error) => (damage ??= error));
+  parser.on('eof', () => (ended = true));
+  parser.on('entry', (entry: ReadEntry) => {
+    const sink = sinkFor(entry);
+    if (!sink) {
+      entry.resume();
+      return;
+    }
+    entry.on('data', (chunk: Buffer) => sink.data(chunk));
+    entry.on('end', () => sink.end());
+  });
+  // tar skips these (and has already): an unknown type, or an extended header too large for it.
+  parser.on('ignoredEntry', (entry: ReadEntry) => {
+    if (++entries > MAX_ENTRIES) stop ??= new BundleLimitError(file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
+    else problems.push(`${shown(entry.path)}: ${entry.meta ? 'an extended header larger than tar reads' : 'an entry of a type tar does not know'}, which other tar programs may unpack as a file`);
+  });
+
+  let compressed = 0;
+  let decompressed = 0;
+  const consume = async (source: AsyncIterable<Buffer>) => {
+    for await (const chunk of source) {
+      if (decompressed === 0 && chunk.subarray(0, 2).equals(GZIP_MAGIC)) throw new UnreadableBundleError(file, 'what it decompresses to is compressed again, which a bundle never is');
+      decompressed += chunk.length;
+      if (decompressed > limits.maxBytes) throw new BundleLimitError(file, `it decompresses to more than ${bytes(limits.maxBytes)}, the most a bundle may hold`, 'size');
+      if (decompressed > limits.maxRatio * compressed + RATIO_FLOOR_BYTES) {
+        throw new BundleLimitError(file, `it decompresses to more than ${limits.maxRatio} times its compressed size (${bytes(decompressed)} from ${bytes(compressed)}): a decompression bomb, not a bundle the harness writes`, 'ratio');
+      }
+      // Block by block, so that the end of the archive is known to the byte: what follows it must be zeros.
+      for (let at = 0; at < chunk.length;) {
+        if (ended) {
+          if (!allZeros(chunk.subarray(at))) throw new TrailingData();
+          break;
+        }
+        const next = Math.min(chunk.length, at + BLOCK - ((decompressed - chunk.length + at) % BLOCK));
+        parser.write(chunk.subarray(at, next));
+        at = next;
+        if (damage) throw damage;
+        if (stop) throw stop;
+      }
+    }
+  };
+  const counted = async function* (source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      compressed += chunk.length;
+      yield chunk;
+    }
+  };
+
+  try {
+    const gzipped = await isGzip(file);
+    // Small reads keep the ratio honest: what one read decompresses to is checked against the reads before it.
+    const input = createReadStream(file, { highWaterMark: 16 * 1024 });
+    if (gzipped) await pipeline(input, counted, createGunzip({ chunkSize: 64 * 1024 }), consume);
+    else await pipeline(input, counted, consume);
+    parser.end();
+  } catch (error) {
+    if (error instanceof TrailingData) problems.push('data after the end of the archive: another archive appended to it, which some tar programs unpack over the reports');
+    else if (error instanceof UnreadableBundleError) throw error;
+    else throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${(error as Error).message})`);
+  }
+  if (damage) throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${damage.message})`);
+  return problems;
+}
+
+/** Bytes other than zeros after the end of the archive: reading stops there, and the bundle is tampered with. */
+class TrailingData extends Error {}
+
+const ZEROS = Buffer.alloc(64 * 1024);
+
+function allZeros(data: Buffer): boolean {
+  for (let at = 0; at < data.length; at += ZEROS.length) {
+    const part = data.subarray(at, at + ZEROS.length);
+    if (!part.equals(ZEROS.subarray(0, part.length))) return false;
+  }
+  return true;
+}
+
+async function isGzip(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const start = Buffer.alloc(2);
+    const { bytesRead } = await handle.read(start, 0, 2, 0);
+    return bytesRead === 2 && start.equals(GZIP_MAGIC);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Why an entry has no place in a bundle, or nothing; remembers its path to catch the same path again. */
+function whyRefused(entry: ReadEntry, paths: Map<string, string>, pathsInAnyCase: Map<string, string>): string | undefined {
+  if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'Directory') {
+    const what = NOT_A_FILE[entry.type] ?? `an entry of type ${shown(entry.type)}`;
+    const target = entry.linkpath ? ` to ${shown(entry.linkpath)}` : '';
+    return `${what}${target}, not a regular file; a bundle holds only files, and unpacking this would put it in a report's place`;
+  }
+  const outside = whyOutside(entry.path);
+  if (outside) return `${outside}; every path of a bundle is relative and inside it`;
+  const path = normalised(entry.path);
+  const earlier = paths.get(path);
+  if (earlier !== undefined) return `the same path as the earlier entry ${shown(earlier)}; a bundle holds each file once (unpacking keeps the later one)`;
+  const inAnyCase = path.normalize('NFC').toLowerCase();
+  const sameButCase = pathsInAnyCase.get(inAnyCase);
+  if (sameButCase !== undefined) return `the same path as the earlier entry ${shown(sameButCase)} but for letter case; on a case-insensitive file system one replaces the other`;
+  paths.set(path, entry.path);
+  pathsInAnyCase.set(inAnyCase, entry.path);
+  return undefined;
+}
+
+function whyOutside(path: string): string | undefined {
+  if (/[\u0000-\u001f\u007f]/.test(path)) return 'control characters in its path';
+  if (path.includes('\\')) return 'a backslash in its path, which Windows reads as a folder separator';
+  if (/^[A-Za-z]:/.test(path)) return 'a Windows drive letter: a path outside the bundle';
+  if (path.startsWith('/')) return 'an absolute path: outside the bundle';
+  if (path.split('/').includes('..')) return 'a ".." in its path, which leads outside the bundle';
+  if (normalised(path) === '') return 'no name';
+  return undefined;
+}
+
+/** A path as unpacking reads it: "./a//b/" is "a/b". */
+function normalised(path: string): string {
+  return path.split('/').filter((segment) => segment !== '' && segment !== '.').join('/');
+}
+
+/** An archive's own text, safe to print: control and direction characters escaped (then quoted), not too long. */
+function shown(text: string): string {
+  const cut = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  const escaped = JSON.stringify(cut).slice(1, -1).replace(/[\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escaped === cut ? cut : `"${escaped}"`;
+}
+
+function bytes(count: number): string {
+  if (count >= 1024 * MiB) return `${(count / (1024 * MiB)).toFixed(1)} GiB`;
+  if (count >= MiB) return `${Math.round(count / MiB)} MiB`;
+  if (count >= 1024) return `${Math.round(count / 1024)} KiB`;
+  return `${count} bytes`;
+}
+
+/** Every regular file of a bundle, by its path, read into memory (at most 64 MiB); refuses a tampered bundle. */
 export async function readBundle(file: string): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
-  try {
-    await list({
-      file,
-      // A damaged archive is an error, not a warning: a bundle is either read whole or not at all.
-      strict: true,
-      onReadEntry: (entry: ReadEntry) => {
-        if (entry.type !== 'File') return;
-        const chunks: Buffer[] = [];
-        entry.on('data', (chunk: Buffer) => chunks.push(chunk));
-        entry.on('end', () => files.set(entry.path, Buffer.concat(chunks)));
-      },
-    });
-  } catch (error) {
-    throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${(error as Error).message})`);
-  }
+  const problems = await readEntries(file, { ...BUNDLE_LIMITS, maxBytes: MAX_BYTES_IN_MEMORY }, (path) => {
+    const chunks: Buffer[] = [];
+    return { data: (chunk) => chunks.push(chunk), end: () => files.set(path, Buffer.concat(chunks)) };
+  });
+  if (problems.length > 0) throw new UnreadableBundleError(file, `it holds what a bundle must not:\n  ${problems.join('\n  ')}`);
   return files;
 }
 
-export type BundleCheck = { intact: true; manifest: Manifest } | { intact: false; manifest: Manifest; problems: string[] };
+export type BundleCheck = { intact: true; manifest: Manifest } | { intact: false; manifest: Manifest | undefined; problems: string[] };
 
 /**
  * Checks a bundle against its manifest: every file listed is there with its SHA-256, no file is there that
- * the manifest does not list, and the spec's hash is the hash of the spec copy. Throws UnreadableBundleError
- * when the archive or its manifest cannot be read.
+ * the manifest does not list, and the spec's hash is the hash of the spec copy; and that the archive holds
+ * nothing but regular files, each once, inside it. Reads within the limits, holding only the manifest in
+ * memory. Throws UnreadableBundleError when the archive or its manifest cannot be read, BundleLimitError when
+ * reading crosses a bound.
  */
-export async function verifyBundle(file: string): Promise<BundleCheck> {
-  const files = await readBundle(file);
-  const manifestData = files.get(MANIFEST_FILE);
-  if (manifestData === undefined) throw new UnreadableBundleError(file, `it has no ${MANIFEST_FILE}`);
+export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_LIMITS): Promise<BundleCheck> {
+  const hashes = new Map<string, string>();
+  let manifestData: Buffer | undefined;
+  let manifestBytes = 0;
+  const entryProblems = await readEntries(file, limits, (path) => {
+    const hash = createHash('sha256');
+    const held: Buffer[] | undefined = path === MANIFEST_FILE ? [] : undefined;
+    return {
+      data: (chunk) => {
+        hash.update(chunk);
+        if (!held) return;
+        manifestBytes += chunk.length;
+        if (manifestBytes <= MAX_MANIFEST_BYTES) held.push(chunk);
+      },
+      end: () => {
+        hashes.set(path, hash.digest('hex'));
+        if (held) manifestData = Buffer.concat(held);
+      },
+    };
+  });
+
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(manifestData.toString('utf8')) as Manifest;
+    manifest = manifestOf(file, manifestData, manifestBytes);
   } catch (error) {
-    throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not JSON (${(error as Error).message})`);
+    // A bundle whose entries were tampered with is tampered, whatever became of its manifest.
+    if (entryProblems.length > 0 && error instanceof UnreadableBundleError) return { intact: false, manifest: undefined, problems: entryProblems };
+    throw error;
   }
-  const validate = validatorFor('certification-manifest');
-  if (!validate(manifest)) throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not a bundle manifest:\n  ${describeErrors(validate.errors).join('\n  ')}`);
 
-  const problems: string[] = [];
-  const listed = new Map(manifest.files.map((f) => [f.path, f]));
+  const problems = [...entryProblems];
+  const listed = new Map(manifest.files.map((f) => [normalised(f.path), f]));
   for (const entry of manifest.files) {
-    const data = files.get(entry.path);
-    if (data === undefined) problems.push(`${entry.path}: listed in the manifest but missing from the bundle (removed)`);
-    else if (sha256(data) !== entry.sha256) problems.push(`${entry.path}: its SHA-256 is not the manifest's (altered)`);
+    const hash = hashes.get(normalised(entry.path));
+    if (hash === undefined) problems.push(`${entry.path}: listed in the manifest but missing from the bundle (removed)`);
+    else if (hash !== entry.sha256) problems.push(`${entry.path}: its SHA-256 is not the manifest's (altered)`);
   }
-  for (const path of files.keys()) {
-    if (path !== MANIFEST_FILE && !listed.has(path)) problems.push(`${path}: in the bundle but not in the manifest (added)`);
+  for (const path of hashes.keys()) {
+    if (path !== MANIFEST_FILE && !listed.has(path)) problems.push(`${shown(path)}: in the bundle but not in the manifest (added)`);
   }
-  if (manifest.spec && listed.get(manifest.spec.path)?.sha256 !== manifest.spec.sha256) {
+  if (manifest.spec && listed.get(normalised(manifest.spec.path))?.sha256 !== manifest.spec.sha256) {
     problems.push(`${manifest.spec.path}: the spec's SHA-256 in the manifest is not the one of the spec copy it lists (altered)`);
   }
   return problems.length === 0 ? { intact: true, manifest } : { intact: false, manifest, problems };
 }
 
-/** The leak scan of harness/secrets over the files of a bundle, each named <bundle>:<path>. */
+function manifestOf(file: string, data: Buffer | undefined, size: number): Manifest {
+  if (data === undefined) throw new UnreadableBundleError(file, `it has no ${MANIFEST_FILE}`);
+  if (size > MAX_MANIFEST_BYTES) throw new UnreadableBundleError(file, `its ${MANIFEST_FILE} is ${bytes(size)}, where a manifest is a few KiB`);
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(data.toString('utf8')) as Manifest;
+  } catch (error) {
+    throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not JSON (${(error as Error).message})`);
+  }
+  const validate = validatorFor('certification-manifest');
+  if (!validate(manifest)) throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not a bundle manifest:\n  ${describeErrors(validate.errors).join('\n  ')}`);
+  return manifest;
+}
+
+/** The leak scan of harness/secrets over the files of a bundle, each named <bundle>:<path>, read as a stream. */
 export async function scanBundleForSecrets(bundle: string, secrets: readonly string[]): Promise<Leak[]> {
+  const finder = new LeakFinder(secrets);
   const leaks: Leak[] = [];
-  for (const [path, data] of await readBundle(bundle)) leaks.push(...secretsIn(`${basename(bundle)}:${path}`, data.toString('utf8'), secrets));
+  await readEntries(bundle, BUNDLE_LIMITS, (path) => {
+    const search = finder.start(`${basename(bundle)}:${path}`);
+    const decoder = new StringDecoder('utf8');
+    return {
+      data: (chunk) => search.push(decoder.write(chunk)),
+      end: () => {
+        search.push(decoder.end());
+        leaks.push(...search.leaks());
+      },
+    };
+  });
   return leaks;
 }

@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { SecretFinder } from './encodings.ts';
 
 /** A secret found in a report: where, and what kind; never the secret itself. */
 export interface Leak {
@@ -15,30 +17,97 @@ const SHAPES: { kind: string; pattern: RegExp }[] = [
   { kind: 'a refresh_token value', pattern: /\\?"refresh_token\\?"\s*:\s*\\?"(?!\[REDACTED\])[^"\\]{8,}/ },
 ];
 
-const MAX_FILE_BYTES = 64 * 1024 * 1024;
+// A file is read, and searched, in pieces so that no size of report is too large to scan; each piece is
+// searched with the end of the one before, more than any encoded secret (wrapped lines and all) can span.
+const PIECE_BYTES = 8 * 1024 * 1024;
+const OVERLAP_CHARS = 64 * 1024;
+
+/** Searches for secrets the run was configured with (in any encoding) and for credentials by their shape. */
+export class LeakFinder {
+  private readonly finder: SecretFinder;
+  // Secrets are named by their place in the list given, as the configuration gives them.
+  private readonly numbers: number[];
+
+  constructor(secrets: readonly string[]) {
+    this.finder = new SecretFinder(secrets.filter((s) => s.length >= 6));
+    this.numbers = secrets.flatMap((s, i) => (s.length >= 6 ? [i + 1] : []));
+  }
+
+  /** A search through one text that arrives in pieces; `where` names it in what is found. */
+  start(where: string): LeakSearch {
+    return new LeakSearch(where, this.finder, this.numbers);
+  }
+}
+
+/** One text searched piece by piece, as it arrives in chunks of any size. */
+export class LeakSearch {
+  private pending: string[] = [];
+  private pendingChars = 0;
+  private tail = '';
+  private readonly encodings = new Map<number, Set<string>>();
+  private readonly shapes = new Set<string>();
+
+  constructor(private readonly where: string, private readonly finder: SecretFinder, private readonly numbers: readonly number[]) {}
+
+  push(chunk: string): void {
+    this.pending.push(chunk);
+    this.pendingChars += chunk.length;
+    if (this.pendingChars >= PIECE_BYTES) this.searchPending();
+  }
+
+  /** What the whole text holds; call once it has all arrived. */
+  leaks(): Leak[] {
+    this.searchPending();
+    const configured = [...this.encodings].sort(([a], [b]) => a - b)
+      .map(([secret, how]) => ({ file: this.where, kind: `configured secret #${this.numbers[secret]} (${[...how].join('; ')})` }));
+    return [...configured, ...SHAPES.filter(({ kind }) => this.shapes.has(kind)).map(({ kind }) => ({ file: this.where, kind }))];
+  }
+
+  private searchPending(): void {
+    if (this.pendingChars === 0) return;
+    const text = this.tail + this.pending.join('');
+    this.pending = [];
+    this.pendingChars = 0;
+    for (const { secret, encoding } of this.finder.find(text)) {
+      const seen = this.encodings.get(secret) ?? new Set();
+      seen.add(encoding);
+      this.encodings.set(secret, seen);
+    }
+    for (const { kind, pattern } of SHAPES) if (pattern.test(text)) this.shapes.add(kind);
+    this.tail = text.slice(-OVERLAP_CHARS);
+  }
+}
 
 /**
  * Reads every file under a reports folder for the secrets the run was configured with (subscription keys,
- * API keys) and for credentials by their shape. A run whose reports hold one must not be shared: the
- * runner fails it.
+ * API keys), in any encoding, and for credentials by their shape. A run whose reports hold one must not be
+ * shared: the runner fails it.
  */
 export function scanForSecrets(dir: string, secrets: readonly string[]): Leak[] {
-  const leaks: Leak[] = [];
-  for (const file of filesUnder(dir)) {
-    if (statSync(file).size > MAX_FILE_BYTES) continue;
-    leaks.push(...secretsIn(relative(dir, file), readFileSync(file, 'utf8'), secrets));
+  const finder = new LeakFinder(secrets);
+  const piece = Buffer.allocUnsafe(PIECE_BYTES);
+  return filesUnder(dir).flatMap((file) => scanFile(file, finder.start(relative(dir, file)), piece));
+}
+
+function scanFile(file: string, search: LeakSearch, piece: Buffer): Leak[] {
+  const fd = openSync(file, 'r');
+  try {
+    const decoder = new StringDecoder('utf8');
+    for (let read = readSync(fd, piece, 0, PIECE_BYTES, null); read > 0; read = readSync(fd, piece, 0, PIECE_BYTES, null)) {
+      search.push(decoder.write(piece.subarray(0, read)));
+    }
+    search.push(decoder.end());
+  } finally {
+    closeSync(fd);
   }
-  return leaks;
+  return search.leaks();
 }
 
 /** The secrets in one text, which `where` names in what is found. */
 export function secretsIn(where: string, text: string, secrets: readonly string[]): Leak[] {
-  const leaks: Leak[] = [];
-  secrets.filter((s) => s.length >= 6).forEach((secret, i) => {
-    if (text.includes(secret) || text.includes(Buffer.from(secret).toString('base64'))) leaks.push({ file: where, kind: `configured secret #${i + 1}` });
-  });
-  for (const { kind, pattern } of SHAPES) if (pattern.test(text)) leaks.push({ file: where, kind });
-  return leaks;
+  const search = new LeakFinder(secrets).start(where);
+  search.push(text);
+  return search.leaks();
 }
 
 /** Every regular file under a folder, at any depth. */

@@ -1,5 +1,10 @@
+import { SecretFinder } from './encodings.ts';
+
 /** What every artifact shows in place of a secret. */
 export const REDACTED = '[REDACTED]';
+
+/** What a secret is, which decides which operation may give it out (disclosure.ts). */
+export type SecretKind = 'subscription key' | 'API key' | 'Basic credential' | 'access token' | 'consent token' | 'refresh token' | 'secret';
 
 const SECRET_HEADERS = new Set(['authorization', 'ocp-apim-subscription-key', 'proxy-authorization', 'cookie', 'set-cookie']);
 const SECRET_FIELDS = new Set(['apiKey', 'access_token', 'refresh_token', 'password', 'client_secret']);
@@ -7,33 +12,56 @@ const SECRET_FIELDS = new Set(['apiKey', 'access_token', 'refresh_token', 'passw
 const SECRET_FIELD_IN_TEXT = new RegExp(`("(?:${[...SECRET_FIELDS].join('|')})"\\s*:\\s*)"[^"]*"?`, 'g');
 // A JWT anywhere in text is a credential, whoever issued it.
 const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
+const HAS_JWT = new RegExp(JWT.source);
+
+/** A known secret seen in a text: what it is and how it was written, never its value. */
+export interface SecretSeen {
+  kind: SecretKind;
+  encoding: string;
+}
 
 /**
  * Masks secrets in everything the harness writes: headers by name, JSON fields by name, JWTs by shape, and
- * every secret it has been told of (subscription keys, API keys, Basic credentials) wherever they appear.
+ * every secret it has been told of (subscription keys, API keys, Basic credentials, tokens) wherever they
+ * appear, in any encoding a target could echo them in (encodings.ts): in the clear, hex, base64 or base64url
+ * at any offset, URL-encoded, JSON-escaped, split across lines. Masking replaces whole escapes and never a
+ * line break at either end, so JSON stays JSON and text stays text.
  */
 export class Redactor {
-  private readonly secrets = new Set<string>();
+  private readonly secrets = new Map<string, SecretKind>();
+  // Compiled on first use after a secret is added: adding is rare, masking happens on every exchange.
+  private finder: { values: string[]; search: SecretFinder } | undefined;
 
-  /** Remembers a secret so that it is masked wherever it appears (addBasicCredential adds the Basic form too). */
-  add(secret: string | undefined): void {
+  /**
+   * Remembers a secret so that it is masked wherever it appears (addBasicCredential adds the Basic form too).
+   * Its kind says which operation may give it out; a secret of no stated kind is one that none may.
+   */
+  add(secret: string | undefined, kind: SecretKind = 'secret'): void {
     if (!secret || secret.length < 6) return;
-    this.secrets.add(secret);
+    if (kind === 'secret' && this.secrets.has(secret)) return;
+    this.secrets.set(secret, kind);
+    this.finder = undefined;
   }
 
   addBasicCredential(userId: string, apiKey: string): void {
-    this.add(apiKey);
-    this.add(Buffer.from(`${userId}:${apiKey}`).toString('base64'));
+    this.add(apiKey, 'API key');
+    this.add(Buffer.from(`${userId}:${apiKey}`).toString('base64'), 'Basic credential');
   }
 
   get known(): ReadonlySet<string> {
-    return this.secrets;
+    return new Set(this.secrets.keys());
+  }
+
+  /** Every known secret in a text, in any encoding: what it is and how it was written. */
+  seen(text: string): SecretSeen[] {
+    const { values, search } = this.compiled();
+    return search.find(text).map((sighting) => ({ kind: this.secrets.get(values[sighting.secret]!)!, encoding: sighting.encoding }));
   }
 
   text(value: string): string {
-    let out = value.replace(JWT, REDACTED);
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out;
+    const out = value.replace(JWT, REDACTED);
+    if (this.secrets.size === 0) return out;
+    return mask(out, this.compiled().search.find(out));
   }
 
   headers(headers: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -49,20 +77,59 @@ export class Redactor {
   /** A body as text: JSON with its secret fields masked, whether or not the secret is known yet; other text as text(). */
   body(text: string): string {
     if (text.trim() === '') return text;
+    let parsed: unknown;
     try {
-      return JSON.stringify(this.json(JSON.parse(text)));
+      parsed = JSON.parse(text);
     } catch {
       return this.text(text.replace(SECRET_FIELD_IN_TEXT, `$1"${REDACTED}"`));
     }
+    // Without a backslash, parsing changes no string: a secret in none of the text is in none of its strings,
+    // and only the secret fields need masking: the common case, and the cheaper one.
+    const plain = !text.includes('\\') && !HAS_JWT.test(text) && (this.secrets.size === 0 || this.compiled().search.find(text).length === 0);
+    return JSON.stringify(plain ? this.walk(parsed, (string) => string) : this.json(parsed));
   }
 
-  /** A JSON value with secret fields masked and secrets in strings masked. */
+  /** A JSON value with secret fields masked and secrets in strings (names included) masked. */
   json(value: unknown): unknown {
-    if (typeof value === 'string') return this.text(value);
-    if (Array.isArray(value)) return value.map((v) => this.json(v));
-    if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, SECRET_FIELDS.has(key) ? REDACTED : this.json(inner)]));
+    return this.walk(value, (string) => this.text(string));
   }
+
+  private walk(value: unknown, masked: (string: string) => string): unknown {
+    if (typeof value === 'string') return masked(value);
+    if (Array.isArray(value)) return value.map((v) => this.walk(v, masked));
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [masked(key), SECRET_FIELDS.has(key) ? REDACTED : this.walk(inner, masked)]));
+  }
+
+  private compiled(): { values: string[]; search: SecretFinder } {
+    if (!this.finder) {
+      const values = [...this.secrets.keys()];
+      this.finder = { values, search: new SecretFinder(values) };
+    }
+    return this.finder;
+  }
+}
+
+/**
+ * Replaces each sighting (overlapping ones as one). A backslash just before a sighting goes with it: left
+ * alone it would escape the mask's first character and break the JSON the text may be.
+ */
+function mask(text: string, sightings: readonly { start: number; end: number }[]): string {
+  const spans = sightings.map(({ start, end }) => {
+    while (start > 0 && text.charCodeAt(start - 1) === 0x5c) start -= 1;
+    return { start, end };
+  }).sort((a, b) => a.start - b.start);
+  let out = '';
+  let done = 0;
+  for (const { start, end } of spans) {
+    if (start < done) {
+      done = Math.max(done, end);
+    } else {
+      out += text.slice(done, start) + REDACTED;
+      done = end;
+    }
+  }
+  return out + text.slice(done);
 }
 
 /** Keeps the scheme of a credential ("Bearer [REDACTED]") so evidence still shows which kind was sent. */

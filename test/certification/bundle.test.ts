@@ -138,5 +138,5 @@ test('the leak scan reads inside a bundle and names the file that holds a secret
   writeFileSync(join(dir, 'evidence.json'), '{"Ocp-Apim-Subscription-Key": "configured-key-987654"}');
   const bundle = join(dir, 'certification-leaky.tar.gz');
   await writeBundle(bundle, [{ path: 'conformance/evidence.json', source: join(dir, 'evidence.json') }], ABOUT);
-  assert.deepEqual(await scanBundleForSecrets(bundle, ['configured-key-987654']), [{ file: 'certification-leaky.tar.gz:conformance/evidence.json', kind: 'configured secret #1' }]);
+  assert.deepEqual(await scanBundleForSecrets(bundle, ['configured-key-987654']), [{ file: 'certification-leaky.tar.gz:conformance/evidence.json', kind: 'configured secret #1 (in the clear)' }]);
 });

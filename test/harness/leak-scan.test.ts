@@ -53,3 +53,22 @@ test('secrets shorter than six characters are not searched for (they would match
   const dir = reportsWith({ 'x.txt': 'abc and more' });
   assert.deepEqual(scanForSecrets(dir, ['abc']), []);
 });
+
+test('a configured secret echoed in another encoding is found, and the finding says how it was written', () => {
+  const hex = Buffer.from(KEY).toString('hex');
+  const dir = reportsWith({
+    'hex.txt': hex.toUpperCase(),
+    'offset.txt': Buffer.from(`\u0001${KEY}!`).toString('base64url'),
+    'url.txt': encodeURIComponent(KEY).replace(/-/g, '%2D'),
+    'escaped.ndjson': JSON.stringify({ body: JSON.stringify({ echo: KEY.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) }) }),
+    'wrapped.eml': `${hex.slice(0, 20)}\r\n${hex.slice(20)}`,
+  });
+  assert.deepEqual(Object.fromEntries(scanForSecrets(dir, [KEY]).map((l) => [l.file, l.kind])), {
+    'hex.txt': 'configured secret #1 (hex-encoded)',
+    // Its middle has no '+' or '/', so base64url writes it as base64 does.
+    'offset.txt': 'configured secret #1 (base64-encoded)',
+    'url.txt': 'configured secret #1 (URL-encoded)',
+    'escaped.ndjson': 'configured secret #1 (JSON-escaped)',
+    'wrapped.eml': 'configured secret #1 (hex-encoded, split across lines)',
+  });
+});

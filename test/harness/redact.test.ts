@@ -110,3 +110,29 @@ test('a body that is not JSON (cut off halfway) still has its secret fields mask
   assert.equal(r.body('{"access_token" : "abc.def", "expires_in": 3600, "refresh_token":"zz'), `{"access_token" : "${REDACTED}", "expires_in": 3600, "refresh_token":"${REDACTED}"`);
   assert.equal(r.body('<html><body>apiKey</body></html>'), '<html><body>apiKey</body></html>');
 });
+
+test('a secret is masked in the names of a JSON body as in its values', () => {
+  const r = new Redactor();
+  r.add('sub-key-123456', 'subscription key');
+  assert.equal(r.body('{"sub-key-123456":{"echo":"sub-key-123456"}}'), `{"${REDACTED}":{"echo":"${REDACTED}"}}`);
+});
+
+test('masking an escaped secret in JSON text takes whole escapes, so the JSON still parses', () => {
+  const r = new Redactor();
+  r.add('sub-key-123456', 'subscription key');
+  const escaped = JSON.stringify({ echo: 'sub-key-123456'.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`), next: 'n' });
+  const masked = r.text(escaped);
+  assert.deepEqual(JSON.parse(masked), { echo: REDACTED, next: 'n' });
+  // A backslash just before a secret goes with it, rather than be left to escape the mask's first character.
+  r.add('tab-key-123456', 'subscription key');
+  assert.deepEqual(JSON.parse(r.text('{"echo":"\\tab-key-123456"}')), { echo: REDACTED });
+});
+
+test('seen() names each known secret in a text by its kind and how it was written, never its value', () => {
+  const r = new Redactor();
+  r.add('sub-key-123456', 'subscription key');
+  r.addBasicCredential('7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f', 'f1db798c98df4bcf83b538175893bbf0');
+  assert.deepEqual(r.seen(`x ${Buffer.from('sub-key-123456').toString('hex')} y`), [{ kind: 'subscription key', encoding: 'hex-encoded' }]);
+  assert.deepEqual(r.seen('f1db798c98df4bcf83b538175893bbf0'), [{ kind: 'API key', encoding: 'in the clear' }]);
+  assert.deepEqual(r.seen('nothing here'), []);
+});
