@@ -1,4 +1,4 @@
-import { DIFFERENCES, READINGS } from '../core/profiles.ts';
+import { DIFFERENCES, READINGS, STRICT_READINGS } from '../core/profiles.ts';
 import { PRODUCTS } from '../core/products.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
@@ -49,7 +49,7 @@ export default async function sandbox(argv: string[]): Promise<number> {
     return 2;
   }
   const { baseUrl } = running;
-  console.log(`MoMo reference sandbox (profile ${settings.profile}) on ${baseUrl}`);
+  console.log(`MoMo reference sandbox (profile ${settings.profile}${settings.strict ? ', strict' : ''}) on ${baseUrl}`);
   console.log('Subscription keys (Ocp-Apim-Subscription-Key):');
   for (const product of PRODUCTS) {
     const key = settings.subscriptionKeys[product];
@@ -76,5 +76,7 @@ function describeProfiles(): string {
     lines.push(`- ${key}: ${JSON.stringify(d.spec)} → ${JSON.stringify(d['mtn-sandbox'])}`, `    ${d.explanation}`);
   }
   lines.push('', 'Readings both profiles share:', '', ...READINGS.map((r) => `- ${r}`));
+  lines.push('', 'Strict readings, refused only with --strict (MOMO_SANDBOX_STRICT=true):', '');
+  for (const [name, reading] of Object.entries(STRICT_READINGS)) lines.push(`- ${name}: ${reading.refuses}`, `    ${reading.reason}`);
   return lines.join('\n');
 }

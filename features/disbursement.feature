@@ -60,7 +60,8 @@ Feature: Paying out
     When the partner deposits 5 to a payee who approves again, with the same reference
     Then it is refused as a duplicate
 
-  @stateful
+  @stateful @beyond-spec
+  @req:BEY-BALANCE
   Scenario: A deposit larger than the balance fails for lack of funds
     Given a new partner subscribed to disbursement
     And the partner has read its balance

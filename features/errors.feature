@@ -15,23 +15,32 @@ Feature: Errors and refusals
     And the first payment is unchanged
 
   @collection @negative
-  @req:COL-RTP-INVALID-400 @req:COL-RTP-AMOUNT-STRING @req:PARTY-ID-TYPE-ENUM @req:PARTY-ID-FORMAT
+  @req:COL-RTP-INVALID-400
   Scenario Outline: A request to pay with <problem> is refused as invalid
     Given a partner subscribed to collection
     When the partner requests a payment with <problem>
     Then it is refused as invalid
     And no payment was created
 
+    @req:COL-RTP-AMOUNT-STRING @req:PARTY-ID-TYPE-ENUM @req:PARTY-ID-FORMAT
     Examples:
       | problem                                               |
-      | an amount of zero                                     |
-      | a negative amount                                     |
-      | an amount that is not a number                        |
       | an amount given as a number, not a string             |
       | a payer number that is not a phone number             |
       | a payer e-mail address that is not an e-mail address  |
       | a kind of payer id the service does not know          |
       | a payer message longer than 160 characters            |
+
+    @strict @req:AMOUNT-POSITIVE-DECIMAL
+    Examples: refused under the strict reading amountValue
+      | problem                                               |
+      | an amount of zero                                     |
+      | a negative amount                                     |
+      | an amount that is not a number                        |
+
+    @strict @req:BODY-REQUIRED-FIELDS
+    Examples: refused under the strict reading requiredFields
+      | problem                                               |
       | no payer                                              |
 
   @collection @negative
@@ -75,8 +84,12 @@ Feature: Errors and refusals
 
     Examples:
       | problem                                   |
-      | an amount of zero                         |
       | a payee number that is not a phone number |
+
+    @strict @req:AMOUNT-POSITIVE-DECIMAL
+    Examples: refused under the strict reading amountValue
+      | problem                                   |
+      | an amount of zero                         |
 
   @disbursement @negative
   @req:DIS-REFUND-INVALID-400
@@ -89,8 +102,12 @@ Feature: Errors and refusals
 
     Examples:
       | problem                                  |
-      | an amount of zero                        |
       | a reference to refund that is not a UUID |
+
+    @strict @req:AMOUNT-POSITIVE-DECIMAL
+    Examples: refused under the strict reading amountValue
+      | problem                                  |
+      | an amount of zero                        |
 
   @disbursement @negative
   @req:DIS-DEPOSIT-INVALID-CURRENCY @req:ERR-SET-B
@@ -192,7 +209,7 @@ Feature: Errors and refusals
       | product    |
       | collection |
 
-    @disbursement
+    @disbursement @beyond-spec @req:BEY-BALANCE
     Examples:
       | product      |
       | disbursement |

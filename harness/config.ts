@@ -29,6 +29,11 @@ export interface HarnessConfig {
   /** The receiver's public base URL as the target sees it (e.g. a tunnel); callbacks go to <callbackUrl>/callbacks/<id>. */
   callbackUrl: string | undefined;
   profile: ProfileName;
+  /**
+   * Hold the target to the strict readings too (STRICT_READINGS in core/profiles.ts): the @strict scenarios run,
+   * and the embedded sandbox refuses what they refuse. Off: only what the spec or the live service makes definite.
+   */
+  strict: boolean;
   /** Per-request timeouts: a slow real sandbox can be given more. */
   connectTimeoutMs: number;
   requestTimeoutMs: number;
@@ -72,6 +77,7 @@ export const CONFIG_VARIABLES = {
   MOMO_CALLBACK_BIND: 'Address the callback receiver listens on (default 127.0.0.1 when the callback host is loopback, else 0.0.0.0).',
   MOMO_CALLBACK_URL: 'Public base URL of the callback receiver as the target sees it, e.g. a tunnel such as https://abc.example.app; its host is registered as providerCallbackHost.',
   MOMO_PROFILE: `Which behaviour to expect where spec and live sandbox differ: ${PROFILES.join(' or ')} (default spec).`,
+  MOMO_STRICT: 'true: hold the target to the strict readings too (npm run sandbox -- --list-differences lists them) and run the @strict scenarios; the embedded sandbox then refuses what they refuse (default false, as npm start -- --strict sets it).',
   MOMO_CONNECT_TIMEOUT_MS: 'Connect timeout of one request (default 5000).',
   MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000).',
   MOMO_POLL_TIMEOUT_MS: 'How long to wait for an asynchronous state (default 10000).',
@@ -123,6 +129,8 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   const currency = read('MOMO_CURRENCY') ?? 'EUR';
   if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
   const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
+  const strict = read('MOMO_STRICT') ?? 'false';
+  if (!/^(true|false|1|0)$/i.test(strict)) problems.push(`MOMO_STRICT must be true or false, got "${strict}"`);
   const callbackHostSetting = read('MOMO_CALLBACK_HOST');
   if (callbackHostSetting !== undefined && !HOST_NAME.test(callbackHostSetting)) problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
   const callbackUrl = publicBaseUrl(read('MOMO_CALLBACK_URL'), problems);
@@ -167,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     callbackBind,
     callbackUrl,
     profile: profile as ProfileName,
+    strict: /^(true|1)$/i.test(strict),
     connectTimeoutMs: integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
     requestTimeoutMs: integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
     pollTimeoutMs: integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -42,6 +42,7 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_CALLBACK_PORT: String(config.callbackPort),
     MOMO_CALLBACK_BIND: config.callbackBind,
     MOMO_PROFILE: config.profile,
+    MOMO_STRICT: String(config.strict),
     MOMO_CONNECT_TIMEOUT_MS: String(config.connectTimeoutMs),
     MOMO_REQUEST_TIMEOUT_MS: String(config.requestTimeoutMs),
     MOMO_POLL_TIMEOUT_MS: String(config.pollTimeoutMs),

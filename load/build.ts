@@ -2,15 +2,12 @@ import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import { schemaDocuments, schemaId } from '../core/validation/schemas.ts';
+import { ajvOverSchemas, schemaId } from '../core/validation/schemas.ts';
 import { OPERATIONS, OPERATION_IDS } from '../core/catalogue/operations.ts';
 import { bodySchemasOf } from '../core/catalogue/routes.ts';
 
-// CommonJS modules whose default export is the module object under NodeNext.
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+// A CommonJS module whose default export is the module object under NodeNext.
 const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -30,9 +27,7 @@ export function scenarioNames(): string[] {
  * time, with the same options as the rest of the project, so k6 never compiles a schema.
  */
 function validatorsModule(): string {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, code: { source: true, esm: true } });
-  addFormats(ajv);
-  for (const schema of schemaDocuments) ajv.addSchema(schema);
+  const ajv = ajvOverSchemas({ code: { source: true, esm: true } });
   const exportName = (name: string) => name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
   const code = standaloneCode(ajv, Object.fromEntries(VALIDATED.map((name) => [exportName(name), schemaId(name)])));
   // The scripts look validators up by schema name, as the rest of the project does.

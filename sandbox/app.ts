@@ -1,5 +1,4 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import formbody from '@fastify/formbody';
 import { behaviourOf } from '../core/profiles.ts';
 import { CallbackSender } from './domain/callbacks.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
@@ -10,7 +9,7 @@ import type { SandboxPlugin } from './domain/plugins.ts';
 import type { SandboxSettings } from './domain/settings.ts';
 import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
-import { installErrorHandling, installGuards, installJsonParser, routeValidator } from './http/guards.ts';
+import { installBodyParsers, installErrorHandling, installGuards, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
 import { serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
@@ -68,9 +67,8 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     // Two log lines per request would cost a load test more than the request itself; debug turns them on.
     logController: new LogController({ disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace' }),
   });
-  app.setValidatorCompiler(({ schema }) => routeValidator(schema));
-  await app.register(formbody, { bodyLimit: 64 * 1024 });
-  installJsonParser(app);
+  app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
+  installBodyParsers(app);
 
   const profile = behaviourOf(settings.profile);
   const plugins = options.plugins ?? [];
@@ -89,7 +87,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
   build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
   build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs }, app.log, components.clock));
-  build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, profile, components.clock, components.callbacks, app.log));
+  build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, app.log));
   const context: SandboxContext = { ...components, settings, profile };
   if (plugins.length > 0) app.log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.

@@ -2,7 +2,7 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../core/products.ts';
 import {
   actAsNewPartner, checkAccountHolder, checkHolderId, expectActiveHolder, expectBalanceGrownBy, expectBalanceInCurrency, expectInactiveHolder,
-  expectUnregisteredHolder, introduceOtherPartner, readBalance, readBalanceInForbiddenEnvironment, rememberBalance,
+  expectUnregisteredHolder, introduceOtherPartner, readBalance, readBalanceInCurrency, readBalanceInForbiddenEnvironment, rememberBalance,
 } from './support/accounts.ts';
 import type { Party } from './support/parties.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -23,6 +23,10 @@ When('the partner reads its balance', async function (this: MomoWorld) {
 
 Given('the partner has read its balance', async function (this: MomoWorld) {
   await rememberBalance(this);
+});
+
+When('the partner reads its balance in its own currency', async function (this: MomoWorld) {
+  await readBalanceInCurrency(this);
 });
 
 When('the partner reads its balance in a target environment it may not use', async function (this: MomoWorld) {

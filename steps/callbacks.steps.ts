@@ -22,7 +22,7 @@ When('the partner requests {amount} from {party}, to be told at another host tha
   await requestPayment(this, party, amount, { callback: foreignCallbackUrl });
 });
 
-Then('exactly one callback arrives, carrying the payment\'s/deposit\'s/refund\'s status record', async function (this: MomoWorld) {
+Then('exactly one callback arrives, carrying the payment\'s/deposit\'s/refund\'s/transfer\'s status record', async function (this: MomoWorld) {
   await expectOneCallbackWithStatusRecord(this);
 });
 

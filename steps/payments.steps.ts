@@ -71,11 +71,11 @@ When('another partner looks up the payment', async function (this: MomoWorld) {
   await readStatusAsOther(this);
 });
 
-Then('the payment/deposit/refund ends {status}', async function (this: MomoWorld, status: string) {
+Then('the payment/deposit/refund/transfer/withdrawal ends {status}', async function (this: MomoWorld, status: string) {
   await expectOutcome(this, status);
 });
 
-Then('the payment/deposit/refund ends {status} because {code}', async function (this: MomoWorld, status: string, reason: string) {
+Then('the payment/deposit/refund/transfer/withdrawal ends {status} because {code}', async function (this: MomoWorld, status: string, reason: string) {
   await expectOutcome(this, status, reason);
 });
 
@@ -87,7 +87,7 @@ Then('the payment is still PENDING', async function (this: MomoWorld) {
   await expectStillPending(this);
 });
 
-Then('the payment/deposit record shows the amount as {amount} and the rest as asked', async function (this: MomoWorld, amount: string) {
+Then('the payment/deposit/transfer/withdrawal record shows the amount as {amount} and the rest as asked', async function (this: MomoWorld, amount: string) {
   await expectRecordAsAsked(this, amount);
 });
 

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateMessages } from '@cucumber/gherkin';
 import { IdGenerator, SourceMediaType } from '@cucumber/messages';
-import { REQUIREMENT_TAG_PREFIX, requirementIdsOf, type Requirement } from './requirements.ts';
+import { BEYOND_SPEC_TAG, REQUIREMENT_TAG_PREFIX, STRICT_TAG, requirementIdsOf, type Requirement } from './requirements.ts';
 
 export const FEATURES_DIR = fileURLToPath(new URL('../../features/', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,7 +61,9 @@ export function scenariosByRequirement(scenarios: readonly TaggedScenario[]): Ma
 /**
  * What is wrong between the catalogue and the scenarios, one line each, empty when nothing is: a requirement
  * to verify by scenario that no scenario names, an unprovokable one that a scenario names (or that says
- * nothing of why), and a tag naming a requirement the catalogue does not have.
+ * nothing of why), a tag naming a requirement the catalogue does not have, and the strict readings and the
+ * operations beyond the spec mixed with the rest: a requirement of a strict reading is named by @strict
+ * scenarios alone, each @strict scenario names one, and the same holds for @beyond-spec.
  */
 export function coverageProblems(requirements: readonly Requirement[], scenarios: readonly TaggedScenario[]): string[] {
   const problems: string[] = [];
@@ -75,6 +77,21 @@ export function coverageProblems(requirements: readonly Requirement[], scenarios
     if (requirement.verification === 'unprovokable') {
       if (!requirement.why?.trim()) problems.push(`${requirement.id} is unprovokable but does not say why`);
       if (verifying.length > 0) problems.push(`${requirement.id} is listed as unprovokable, yet ${where(verifying)} names it: make it "scenario", or remove the tag`);
+    }
+  }
+  const byRequirementId = new Map(requirements.map((r) => [r.id, r]));
+  const apart = [
+    { tag: STRICT_TAG, holds: (r: Requirement) => r.reading !== undefined, what: 'a strict reading' },
+    { tag: BEYOND_SPEC_TAG, holds: (r: Requirement) => r.scope === 'beyond-spec', what: 'beyond the spec' },
+  ];
+  for (const { tag, holds, what } of apart) {
+    for (const requirement of requirements.filter(holds)) {
+      const untagged = (byId.get(requirement.id) ?? []).filter((s) => !s.tags.includes(tag));
+      if (untagged.length > 0) problems.push(`${requirement.id} is ${what}, yet ${where(untagged)} names it without ${tag}: tag the scenario ${tag}`);
+    }
+    for (const scenario of scenarios.filter((s) => s.tags.includes(tag))) {
+      const named = requirementIdsOf(scenario.tags).map((id) => byRequirementId.get(id)).filter((r): r is Requirement => r !== undefined);
+      if (!named.some(holds)) problems.push(`"${scenario.name}" (${scenario.location}) is tagged ${tag} but names no requirement ${what}: name one, or remove the tag`);
     }
   }
   const known = new Set(requirements.map((r) => r.id));

@@ -1,6 +1,7 @@
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import type { CertificationReport, ReportedRequirement, ReportedScenario } from './report.ts';
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
+import { groupOf } from './requirements.ts';
 
 /**
  * index.html of reports/certification: one self-contained page (inline style, no script, nothing fetched)
@@ -75,8 +76,13 @@ function coverageSection(report: CertificationReport): string {
   const operations = report.coverage.operations
     .map((o) => `<tr class="${o.covered > 0 ? 'covered' : 'uncovered'}"><td>${escape(o.section)}</td><td>${escape(o.name)}</td><td>${o.covered} / ${o.requirements.length}</td><td>${o.covered > 0 ? 'covered' : 'not covered'}</td></tr>`)
     .join('');
+  const apart = report.coverage.apart
+    .map((g) => `<tr><td>${escape(g.group)}</td><td>${g.covered} / ${g.requirements}</td>${columns.map((v) => `<td class="n">${g.verdicts[v] || ''}</td>`).join('')}</tr>`)
+    .join('');
   return `<section id="coverage">
 <h2>Coverage</h2>
+<p>The figures count the requirements of the spec. The strict readings (held only with --strict) and the live service's operations beyond the spec (held only when the run selects @beyond-spec, or against the reference sandbox) are counted apart:</p>
+<table><thead><tr><th>Counted apart</th><th>Covered</th>${columns.map((v) => `<th>${badge(v)}</th>`).join('')}</tr></thead><tbody>${apart}</tbody></table>
 <h3>By product</h3>
 <table><thead><tr><th>Product</th><th>Covered</th>${columns.map((v) => `<th>${badge(v)}</th>`).join('')}</tr></thead><tbody>${products}</tbody></table>
 <h3>By operation: ${report.coverage.operationsCovered} of ${report.coverage.operations.length} covered</h3>
@@ -86,7 +92,7 @@ function coverageSection(report: CertificationReport): string {
 
 function requirementTable(requirements: readonly ReportedRequirement[]): string {
   const rows = requirements
-    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escape(r.id)}</a></td><td>${escape(r.section)}</td><td>${escape(r.text)}</td><td>${badge(r.verdict)}</td><td class="n">${r.scenarios.length}</td></tr>`)
+    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escape(r.id)}</a>${groupNote(r)}</td><td>${escape(r.section)}</td><td>${escape(r.text)}</td><td>${badge(r.verdict)}</td><td class="n">${r.scenarios.length}</td></tr>`)
     .join('\n');
   return `<section id="requirements">
 <h2>Requirements</h2>
@@ -97,11 +103,18 @@ ${rows}
 </section>`;
 }
 
+/** A requirement counted apart from the spec's says so beside its id. */
+function groupNote(requirement: ReportedRequirement): string {
+  const group = groupOf(requirement);
+  return group === 'spec' ? '' : ` <small class="group">${escape(group)}</small>`;
+}
+
 function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<string, ReportedScenario>): string {
   const scenarios = requirement.scenarios.map((id) => scenarioOf.get(id)).filter((s): s is ReportedScenario => s !== undefined);
   return `<article class="requirement" id="${anchor(requirement.id)}">
 <h3>${badge(requirement.verdict)} ${escape(requirement.id)} <small>${escape(requirement.section)}</small></h3>
 <p>${escape(requirement.text)}</p>
+${requirement.source ? `<p class="source">Source: ${escape(requirement.source)}</p>` : ''}
 <p class="explanation">${escape(requirement.explanation)}</p>
 ${scenarios.map(scenarioDetails).join('\n')}
 </article>`;

@@ -85,6 +85,12 @@ export function closingLines(report: CertificationReport, indexHtml: string): st
     `Requirements: ${total.covered} of ${total.requirements} covered, ${v.PASS} of ${total.requirements} passed${others.length > 0 ? ` (${others.join(', ')})` : ''}; ${total.unprovokable} more no client can provoke.`,
     `Operations: ${operationsCovered} of ${operations.length} covered.`,
   ];
+  for (const group of report.coverage.apart) {
+    if (group.requirements === 0) continue;
+    const how = group.group === 'strict reading' ? 'run with --strict to check them' : 'run with --tags @beyond-spec to check them';
+    const wanting = group.covered === 0 ? ` (${how})` : '';
+    lines.push(`Counted apart, ${group.group === 'strict reading' ? 'strict readings' : 'beyond the spec'}: ${group.covered} of ${group.requirements} covered, ${group.verdicts.PASS} passed${group.verdicts.FAIL > 0 ? `, ${group.verdicts.FAIL} FAIL` : ''}${wanting}.`);
+  }
   for (const problem of report.problems) lines.push(`WAIVER: ${problem}`);
   lines.push(`Certification report: ${indexHtml}`);
   return lines;

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { readCheckedJson } from '../../core/validation/json-document.ts';
+import type { StrictReading } from '../../core/profiles.ts';
 
 /** One testable statement of the spec, with the stable id that scenarios name in a '@req:' tag. */
 export interface Requirement {
@@ -15,10 +16,29 @@ export interface Requirement {
   /** 'unprovokable': no client can make a target show it; `why` says why. */
   verification: 'scenario' | 'unprovokable';
   why?: string;
+  /** beyond-spec: about an operation the live service has and the spec does not list; `source` says where that is known from. */
+  scope?: 'spec' | 'beyond-spec';
+  source?: string;
+  /** The strict reading it rests on (STRICT_READINGS in core/profiles.ts): checked only with --strict. */
+  reading?: StrictReading;
+}
+
+/** Which count a requirement is in: the spec's, the strict readings', or beyond the spec. */
+export type RequirementGroup = 'spec' | 'strict reading' | 'beyond the spec';
+
+export function groupOf(requirement: Pick<Requirement, 'scope' | 'reading'>): RequirementGroup {
+  if (requirement.scope === 'beyond-spec') return 'beyond the spec';
+  return requirement.reading ? 'strict reading' : 'spec';
 }
 
 /** A scenario tagged `@req:COL-RTP-DUPLICATE-409` verifies that requirement (cucumber's tag expressions accept the colon). */
 export const REQUIREMENT_TAG_PREFIX = '@req:';
+
+/** The tag of a scenario that holds a target to a strict reading (STRICT_READINGS): run only with --strict. */
+export const STRICT_TAG = '@strict';
+
+/** The tag of a scenario of an operation the live service has beyond the spec (beyondSpec in the catalogue). */
+export const BEYOND_SPEC_TAG = '@beyond-spec';
 
 export const DEFAULT_CATALOGUE = fileURLToPath(new URL('../../requirements/momo-api.requirements.json', import.meta.url));
 

@@ -3,7 +3,7 @@ import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
 import type { RunSummary, Verdict as ScenarioVerdict } from '../results/ledger.ts';
 import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differences.ts';
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
-import { requirementIdsOf, type Requirement } from './requirements.ts';
+import { BEYOND_SPEC_TAG, STRICT_TAG, groupOf, requirementIdsOf, type Requirement, type RequirementGroup } from './requirements.ts';
 import type { Waiver } from './waivers.ts';
 
 /**
@@ -136,13 +136,16 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
     return result('WARN', `${passedText} It passes only because the ${run.profile} profile accepts a documented deviation from the spec. ${named}`, deviations);
   }
   if (skipped.length > 0) return result('NOT APPLICABLE', `${count(skipped)} skipped. ${first(skipped)}`);
-  return result('NOT APPLICABLE', whyNotRun(scenarios, run));
+  return result('NOT APPLICABLE', whyNotRun(requirement, scenarios, run));
 }
 
-/** Whether the user's own selection left a scenario out, or what this target cannot take part in. */
-function whyNotRun(scenarios: ScenarioOutcome[], run: RunContext): string {
+/** Whether the user's own selection left a scenario out, or what this target or run need not take part in. */
+function whyNotRun(requirement: Requirement, scenarios: ScenarioOutcome[], run: RunContext): string {
   const requested = run.requested ? parseTagExpression(run.requested) : undefined;
   if (requested && scenarios.every((s) => !requested.evaluate(s.tags))) return `Not selected: its scenarios are outside --tags "${run.requested}".`;
+  const leftOut = (tag: string) => scenarios.every((s) => s.tags.includes(tag)) && run.expression.includes(`not ${tag}`);
+  if (requirement.reading && leftOut(STRICT_TAG)) return `A strict reading (${requirement.reading}), beyond what the spec and the live service make definite: run with --strict to hold the target to it.`;
+  if (requirement.scope === 'beyond-spec' && leftOut(BEYOND_SPEC_TAG)) return `An operation beyond the spec, which a target need not offer: run with --tags ${BEYOND_SPEC_TAG} to check it.`;
   return `Left out for this target: its scenarios are outside the run's selection "${run.expression}".`;
 }
 
@@ -165,23 +168,35 @@ export interface CoverageCount {
 }
 
 export interface Coverage {
-  /** Every requirement a client can provoke, and its verdicts; UNPROVOKABLE ones counted apart. */
+  /** Every requirement of the spec a client can provoke, and its verdicts; UNPROVOKABLE ones counted apart. */
   total: CoverageCount & { unprovokable: number };
+  /** The requirements of the strict readings (checked with --strict) and of the operations beyond the spec, counted apart from the spec's. */
+  apart: ({ group: Exclude<RequirementGroup, 'spec'> } & CoverageCount & { unprovokable: number })[];
   products: ({ product: string } & CoverageCount)[];
   operations: { key: string; section: string; name: string; requirements: string[]; covered: number }[];
   operationsCovered: number;
 }
 
-/** Coverage at a glance: requirements covered (checked by a scenario of the run) per product and per spec operation. */
-export function coverageOf(results: readonly RequirementResult[]): Coverage {
+/**
+ * Coverage at a glance: requirements of the spec covered (checked by a scenario of the run) in all, per product
+ * and per spec operation; the strict readings and the operations beyond the spec counted apart.
+ */
+export function coverageOf(all: readonly RequirementResult[]): Coverage {
+  const results = all.filter((r) => groupOf(r.requirement) === 'spec');
   const testable = results.filter((r) => r.verdict !== 'UNPROVOKABLE');
   const products = [...new Set(results.flatMap((r) => r.requirement.products))];
+  const apart = (['strict reading', 'beyond the spec'] as const).map((group) => {
+    const inGroup = all.filter((r) => groupOf(r.requirement) === group);
+    const provokable = inGroup.filter((r) => r.verdict !== 'UNPROVOKABLE');
+    return { group, ...countOf(provokable), unprovokable: inGroup.length - provokable.length };
+  });
   const operations = SPEC_OPERATIONS.map((operation) => {
     const about = results.filter((r) => specOperationsOf(r.requirement).includes(operation.key));
     return { ...operation, requirements: about.map((r) => r.requirement.id), covered: about.filter((r) => COVERED.has(r.verdict)).length };
   });
   return {
     total: { ...countOf(testable), unprovokable: results.length - testable.length },
+    apart,
     products: products.map((product) => ({ product, ...countOf(testable.filter((r) => r.requirement.products.includes(product))) })),
     operations,
     operationsCovered: operations.filter((o) => o.covered > 0).length,

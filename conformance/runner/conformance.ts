@@ -13,17 +13,22 @@ import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
 import { environmentFor, probeTarget } from '../../harness/target.ts';
 import { startEmbeddedTarget, type Target } from './target.ts';
+import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
-const USAGE = `Usage: npm start -- [--tags <expression>] [--parallel <workers>] [--reports <dir>]
+const USAGE = `Usage: npm start -- [--tags <expression>] [--strict] [--parallel <workers>] [--reports <dir>]
 
 Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
 certification report: a verdict per requirement, coverage, and a bundle of the evidence (npm run verify).
 
-  --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"
+  --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow";
+                        a remote target runs the @beyond-spec scenarios (operations the live service has and the
+                        spec does not list) only when the expression names @beyond-spec
+  --strict              hold the target to the strict readings too (MOMO_STRICT; npm run sandbox -- --list-differences
+                        lists them) and run the @strict scenarios, which are left out otherwise
   --parallel <workers>  worker processes (default 2; 0 runs in this process)
   --reports <dir>       where the reports go (default reports/conformance; the certification report in
                         reports/certification, or <dir>/certification)
@@ -48,7 +53,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   try {
     args = parseArgs({
       args: argv,
-      options: { tags: { type: 'string' }, parallel: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' } },
+      options: { tags: { type: 'string' }, strict: { type: 'boolean' }, parallel: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' } },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -69,7 +74,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   let config: HarnessConfig;
   let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
   try {
-    config = loadConfig({ ...dotEnv(cwd), ...env });
+    config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}) });
     certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
   } catch (error) {
     if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError) {
@@ -113,7 +118,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
   mkdirSync(reportsDir, { recursive: true });
   log(`Testing ${target.description}`);
-  log(`Profile ${config.profile}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
+  log(`Profile ${config.profile}${config.strict ? ', strict readings on' : ''}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
 
   const ledger = new ScenarioLedger(log);
   const evidence = new EvidenceCollector();
@@ -179,7 +184,11 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
 }
 
 /**
- * The tag expression of the run: the user's selection, less what this target cannot take part in.
+ * The tag expression of the run: the user's selection, less what this target cannot or need not take part in.
+ * @strict scenarios hold a target to a strict reading, beyond what the spec and the live service make definite:
+ * only with --strict (MOMO_STRICT). @beyond-spec scenarios cover operations the live service has and the spec
+ * does not list: a remote target runs them only when the selection names @beyond-spec, so one that lacks them is
+ * NOT APPLICABLE, never FAIL; the embedded sandbox serves them, and runs them.
  * @stateful scenarios need the reference sandbox's bookkeeping (the live sandbox's balance is always "0");
  * @callback scenarios need a callback host the target can reach (MOMO_CALLBACK_URL's, else MOMO_CALLBACK_HOST),
  * which loopback is not for a remote server.
@@ -187,7 +196,15 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
 export function selectScenarios(requested: string | undefined, target: Target): { expression: string; notes: string[] } {
   const parts = requested ? [`(${requested})`] : [];
   const notes: string[] = [];
+  if (!target.config.strict) {
+    parts.push(`not ${STRICT_TAG}`);
+    notes.push(`Leaving out ${STRICT_TAG} scenarios: they hold the target to strict readings beyond what the spec and the live service make definite; --strict runs them.`);
+  }
   if (!target.embedded) {
+    if (!namesTag(requested, BEYOND_SPEC_TAG)) {
+      parts.push(`not ${BEYOND_SPEC_TAG}`);
+      notes.push(`Leaving out ${BEYOND_SPEC_TAG} scenarios: they cover operations the live service has and the spec does not list; --tags ${BEYOND_SPEC_TAG} runs them.`);
+    }
     parts.push('not @stateful', 'not @uncertain');
     notes.push('Leaving out @stateful scenarios: they check the reference sandbox\'s bookkeeping, which a remote target need not keep.');
     notes.push('Leaving out @uncertain scenarios: they rest on test numbers the SDKs document but nobody observed on the live sandbox.');
@@ -200,6 +217,11 @@ export function selectScenarios(requested: string | undefined, target: Target): 
     }
   }
   return { expression: parts.join(' and '), notes };
+}
+
+/** Whether a tag expression names a tag (as itself, not as a prefix of another). */
+function namesTag(expression: string | undefined, tag: string): boolean {
+  return expression !== undefined && new RegExp(`${tag}(?![\\w:-])`).test(expression);
 }
 
 /**

@@ -29,12 +29,13 @@ export async function startEmbeddedTarget(config: HarnessConfig, plugins: readon
     profile: config.profile,
     currencies: [config.currency],
     targetEnvironments: [config.targetEnvironment],
+    strict: config.strict,
     ...EMBEDDED_TIMINGS,
   }, { plugins });
   const { baseUrl } = running;
   const faults = plugins.map((p) => p.name);
   return {
-    description: `the embedded reference sandbox (profile ${config.profile}${faults.length > 0 ? `, DELIBERATELY DEVIATING: ${faults.join(', ')}` : ''}) at ${baseUrl}`,
+    description: `the embedded reference sandbox (profile ${config.profile}${config.strict ? ', strict readings on' : ''}${faults.length > 0 ? `, DELIBERATELY DEVIATING: ${faults.join(', ')}` : ''}) at ${baseUrl}`,
     embedded: true,
     // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
     // Its slowest outcome comes within its pending timeout, so a longer wait only slows a failing run.

@@ -57,6 +57,17 @@ export interface ProductBinding {
   errors: ErrorSet;
   /** Why this product serves it although the spec lists it under another, or under none. */
   note?: string;
+  /**
+   * The public material that shows the live service has it, when the spec does not list it under this product:
+   * such a binding is beyond the spec, served in both profiles and counted apart from the spec's operations.
+   */
+  beyondSpec?: string;
+}
+
+/** How a creation's callback is sent, and what says so. */
+export interface CallbackSpec {
+  method: 'PUT' | 'POST';
+  source: string;
 }
 
 /** The spec counts 19 operations (§4.2 #1–#8, §4.3 #9–#12, §4.4 #13, §4.5 #14–#16, §4.6's three status queries). */
@@ -88,6 +99,8 @@ export interface OperationDefinition {
   spec?: readonly SpecOperation[];
   /** For a creation of a transaction: the operation that reads its status (§4.6), by id. */
   statusQuery?: string;
+  /** For a creation that takes X-Callback-Url: the method of its callback. */
+  callback?: CallbackSpec;
 }
 
 export type Operation<Id extends string = string> = OperationDefinition & { id: Id };
@@ -114,17 +127,42 @@ const notFound = (description: string): ResponseSpec => ({ description, body: 'e
 const storeFull = (store: string): ResponseSpec => ({ description: `The ${store} store is full: SERVICE_UNAVAILABLE.`, body: 'errors', codes: ['SERVICE_UNAVAILABLE'], source: 'sandbox' });
 const setAOnCollection = (product: Product): ErrorSet => (product === 'collection' ? 'error-set-a' : 'error-set-b');
 
-/** A payment's creation: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10). */
-function creation(label: string, path: string, product: Product, section: string, schema: SchemaName, spec: SpecOperation, statusQuery: string): OperationDefinition {
+/**
+ * Public material behind what the spec does not show, each cited by repository and file; docs/beyond-spec.md
+ * describes each operation beyond the spec with its sources. The provider's own API definitions are the
+ * momodeveloper portal's exports, vendored byte-identical by two unrelated repositories.
+ */
+const SOURCE = {
+  collection: "MTN's collection API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/collection.json)",
+  disbursement: "MTN's disbursement API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/disbursement.json, identical in TJMusiitwa/mtn_momo_collections schemes/disbursement.json)",
+  remittance: "MTN's remittance API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/remittance.json, identical in TJMusiitwa/mtn_momo_collections schemes/remittance.json)",
+  sdks: "MTN's own SDKs (MTN-Group/MoMoAPIs_Php_sdk src/Common/Constants/API.php, MoMoAPIs_Javascript_sdk src/modules)",
+  notebook: "MTN's sandbox notebook with captured answers (MoMoOpenAPI/MoMoOpenAPI_SandBox, SandBox NoteBook.ipynb)",
+  callbacks: 'the portal\'s callback page (momodeveloper.mtn.com/api-documentation/callback)',
+} as const;
+
+interface CreationOptions {
+  label: string;
+  path: string;
+  products: Partial<Record<Product, ProductBinding>>;
+  schema: SchemaName;
+  statusQuery: string;
+  callback: CallbackSpec;
+  spec?: SpecOperation;
+}
+
+/** The creation of a transaction under a reference id: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10), and beyond the spec. */
+function creation(o: CreationOptions): OperationDefinition {
   return {
-    statusQuery,
-    label,
+    statusQuery: o.statusQuery,
+    callback: o.callback,
+    label: o.label,
     method: 'POST',
-    path,
+    path: o.path,
     key: 'product',
     credential: 'bearer',
     headers: { required: ['x-reference-id', 'x-target-environment'], optional: ['x-callback-url'] },
-    request: { schema, mediaType: 'application/json' },
+    request: { schema: o.schema, mediaType: 'application/json' },
     responses: {
       202: { description: 'Accepted; no body. The transaction is PENDING until it settles.', source: 'spec' },
       400: invalid(),
@@ -133,17 +171,17 @@ function creation(label: string, path: string, product: Product, section: string
       500: { description: 'INVALID_CURRENCY, INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', body: 'errors', codes: ['INVALID_CURRENCY', 'INVALID_CALLBACK_URL_HOST', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'spec' },
       503: storeFull('transaction'),
     },
-    products: { [product]: { section, host: 'gateway', errors: setAOnCollection(product) } },
-    spec: [spec],
+    products: o.products,
+    ...(o.spec ? { spec: [o.spec] } : {}),
   };
 }
 
-/** The status query of a payment (§4.6): GET <creation path>/{referenceId}. */
-function statusQuery(label: string, creationPath: string, product: Product, section: string, schema: SchemaName, spec: SpecOperation): OperationDefinition {
+/** The status query of a transaction (§4.6): GET <path>/{referenceId}. */
+function statusQuery(label: string, path: string, products: Partial<Record<Product, ProductBinding>>, schema: SchemaName, spec?: SpecOperation): OperationDefinition {
   return {
     label,
     method: 'GET',
-    path: `${creationPath}/{referenceId}`,
+    path: `${path}/{referenceId}`,
     key: 'product',
     credential: 'bearer',
     headers: { required: ['x-target-environment'], optional: [] },
@@ -156,10 +194,14 @@ function statusQuery(label: string, creationPath: string, product: Product, sect
       404: notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'),
       500: forbiddenEnvironment(),
     },
-    products: { [product]: { section, host: 'gateway', errors: setAOnCollection(product) } },
-    spec: [spec],
+    products,
+    ...(spec ? { spec: [spec] } : {}),
   };
 }
+
+/** One product's binding of an operation the spec does not list there. */
+const beyond = (section: string, errors: ErrorSet, source: string, host: Host = 'gateway'): ProductBinding => ({ section, host, errors, beyondSpec: source });
+const inSpec = (section: string, product: Product): ProductBinding => ({ section, host: 'gateway', errors: setAOnCollection(product) });
 
 /** A provisioning operation (§4.5): on {sandbox_url}, opened by any product's key, with no credential. */
 function provisioning(label: string, number: number, definition: Pick<OperationDefinition, 'method' | 'path' | 'headers' | 'params' | 'request' | 'responses'>): OperationDefinition {
@@ -269,12 +311,16 @@ const definitions = {
   },
 
   // Payments (§4.2 #2–3, §4.3 #9–10) and their status queries (§4.6).
-  requestToPay: creation('request to pay', REQUEST_TO_PAY, 'collection', '§4.2 #2', 'request-to-pay', { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] }, 'getRequestToPayStatus'),
-  getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, 'collection', '§4.2 #2, §4.6', 'request-to-pay-status', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
+  requestToPay: creation({
+    label: 'request to pay', path: REQUEST_TO_PAY, products: { collection: inSpec('§4.2 #2', 'collection') }, schema: 'request-to-pay',
+    statusQuery: 'getRequestToPayStatus', callback: { method: 'PUT', source: 'real-api-notes.md: PUT for requesttopay [documented]' },
+    spec: { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] },
+  }),
+  getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, { collection: inSpec('§4.2 #2, §4.6', 'collection') }, 'request-to-pay-status', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
   deliveryNotification: {
     label: 'request-to-pay delivery notification',
     method: 'POST',
-    path: `${REQUEST_TO_PAY}/{referenceId}/deliverynotification`,
+    path: '/{product}/v1_0/requesttopay/{referenceId}/deliverynotification',
     key: 'product',
     credential: 'bearer',
     headers: { required: ['x-target-environment'], optional: ['language'] },
@@ -282,6 +328,8 @@ const definitions = {
     request: { schema: 'delivery-notification', mediaType: 'application/json' },
     responses: {
       200: { description: 'Notification enqueued; no body.', source: 'spec' },
+      // What MTN's JavaScript SDK docs captured under disbursement and remittance (9 Mar 2023); the sandbox answers 200 everywhere.
+      202: { description: 'Notification accepted; no body. Captured under disbursement and remittance in MTN\'s JavaScript SDK docs; the spec gives 200 for collection.', source: 'live' },
       400: invalid(),
       401: unauthorized(),
       404: notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'),
@@ -290,13 +338,68 @@ const definitions = {
       429: { description: 'Notified for this id within the cool-down: NOT_ALLOWED.', body: 'errors', codes: ['NOT_ALLOWED'], source: 'spec' },
       500: forbiddenEnvironment(),
     },
-    products: { collection: { section: '§4.2 #3', host: 'gateway', errors: 'error-set-a' } },
+    products: {
+      collection: { section: '§4.2 #3', host: 'gateway', errors: 'error-set-a' },
+      // In no provider definition, but MTN's own SDKs call it under these products, for their own transactions.
+      // Its codes (TRANSACTION_NOT_COMPLETED above all) are set A's, whichever product serves it.
+      disbursement: beyond('docs/beyond-spec.md §8', 'error-set-a', `${SOURCE.sdks} (RequestToPayDeliveryNotification under disbursement)`),
+      remittance: beyond('docs/beyond-spec.md §8', 'error-set-a', `${SOURCE.sdks} (RequestToPayDeliveryNotification under remittance)`),
+    },
     spec: [{ key: '4.2 #3', title: 'collection: request-to-pay delivery notification', products: ['collection'] }],
   },
-  refund: creation('refund', REFUND, 'disbursement', '§4.3 #9', 'refund', { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] }, 'getRefundStatus'),
-  getRefundStatus: statusQuery('get refund status', REFUND, 'disbursement', '§4.3 #9, §4.6', 'refund-status', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
-  deposit: creation('deposit', DEPOSIT, 'disbursement', '§4.3 #10', 'deposit', { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] }, 'getDepositStatus'),
-  getDepositStatus: statusQuery('get deposit status', DEPOSIT, 'disbursement', '§4.3 #10, §4.6', 'deposit-status', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
+  refund: creation({
+    label: 'refund', path: REFUND, products: { disbursement: inSpec('§4.3 #9', 'disbursement') }, schema: 'refund',
+    statusQuery: 'getRefundStatus', callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Refund-V1` },
+    spec: { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] },
+  }),
+  getRefundStatus: statusQuery('get refund status', REFUND, { disbursement: inSpec('§4.3 #9, §4.6', 'disbursement') }, 'refund-status', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
+  deposit: creation({
+    label: 'deposit', path: DEPOSIT, products: { disbursement: inSpec('§4.3 #10', 'disbursement') }, schema: 'deposit',
+    statusQuery: 'getDepositStatus', callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Deposit-V1; ${SOURCE.callbacks}` },
+    spec: { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] },
+  }),
+  getDepositStatus: statusQuery('get deposit status', DEPOSIT, { disbursement: inSpec('§4.3 #10, §4.6', 'disbursement') }, 'deposit-status', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
+
+  // Beyond the spec: the live service's other transactions, each read by a status query of its own or of v1.
+  depositV2: creation({
+    label: 'deposit (v2)', path: '/disbursement/v2_0/deposit',
+    products: { disbursement: beyond('docs/beyond-spec.md §3', 'error-set-b', `${SOURCE.disbursement}: Deposit-V2; ${SOURCE.sdks}`) },
+    // Read where v1 deposits are: the definitions have no v2 status path, and MTN's SDKs read both versions there.
+    schema: 'deposit', statusQuery: 'getDepositStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Deposit-V2` },
+  }),
+  refundV2: creation({
+    label: 'refund (v2)', path: '/disbursement/v2_0/refund',
+    products: { disbursement: beyond('docs/beyond-spec.md §3', 'error-set-b', `${SOURCE.disbursement}: Refund-V2; ${SOURCE.sdks}`) },
+    schema: 'refund', statusQuery: 'getRefundStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Refund-V2` },
+  }),
+  transfer: creation({
+    label: 'transfer', path: '/{product}/v1_0/transfer',
+    products: {
+      disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: Transfer; ${SOURCE.notebook}`),
+      // The remittance definition's errors are the 26 codes of the spec's set A.
+      remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: Transfer (to be replaced by CashTransfer, the provider has announced)`),
+    },
+    // The definitions do not say the callback's method; PUT, as for request to pay.
+    schema: 'transfer', statusQuery: 'getTransferStatus', callback: { method: 'PUT', source: 'not stated by the provider; PUT as for request to pay' },
+  }),
+  getTransferStatus: statusQuery('get transfer status', '/{product}/v1_0/transfer', {
+    disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: GetTransferStatus; ${SOURCE.notebook}`),
+    remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: GetTransferStatus`),
+  }, 'transfer-status'),
+  requestToWithdraw: creation({
+    label: 'request to withdraw', path: '/collection/v1_0/requesttowithdraw',
+    products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V1; ${SOURCE.notebook}`) },
+    schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'POST', source: `${SOURCE.collection}: X-Callback-Url "POST Callback URL" of RequestToWithdraw-V1` },
+  }),
+  requestToWithdrawV2: creation({
+    label: 'request to withdraw (v2)', path: '/collection/v2_0/requesttowithdraw',
+    products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V2`) },
+    schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'PUT', source: `${SOURCE.collection}: X-Callback-Url "PUT Callback URL" of RequestToWithdraw-V2` },
+  }),
+  // Both versions are read here ("of both versions V1 and V2", MTN's JS SDK docs); the record is a request to pay's.
+  getRequestToWithdrawStatus: statusQuery('get request-to-withdraw status', '/collection/v1_0/requesttowithdraw', {
+    collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdrawTransactionStatus; ${SOURCE.notebook}`),
+  }, 'request-to-pay-status'),
 
   // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
   getBalance: {
@@ -313,8 +416,9 @@ const definitions = {
       500: forbiddenEnvironment(),
     },
     products: {
-      collection: { section: '§2.9', host: 'gateway', errors: 'error-set-a', note: 'The live service has it on every product; the spec lists it under remittance (§4.4 #13).' },
-      disbursement: { section: '§2.9', host: 'gateway', errors: 'error-set-b', note: 'The live service has it on every product; the spec lists it under remittance (§4.4 #13).' },
+      // The spec lists it under remittance (§4.4 #13) only; the live service has it on every product.
+      collection: beyond('docs/beyond-spec.md §7', 'error-set-a', `${SOURCE.collection}: GetAccountBalance; ${SOURCE.sdks}`),
+      disbursement: beyond('docs/beyond-spec.md §7', 'error-set-b', `${SOURCE.disbursement}: GetAccountBalance; ${SOURCE.sdks}`),
       remittance: { section: '§4.4 #13', host: 'provisioning', errors: 'error-set-b' },
     },
     spec: [{ key: '4.4 #13', title: 'remittance: get account balance', products: ['remittance'] }],
@@ -322,7 +426,7 @@ const definitions = {
   getBalanceInCurrency: {
     label: 'get account balance in a currency',
     method: 'GET',
-    path: '/collection/v1_0/account/balance/{currency}',
+    path: '/{product}/v1_0/account/balance/{currency}',
     key: 'product',
     credential: 'bearer',
     headers: { required: ['x-target-environment'], optional: [] },
@@ -334,7 +438,11 @@ const definitions = {
       401: unauthorized(),
       500: forbiddenEnvironment(['INVALID_CURRENCY']),
     },
-    products: { collection: { section: '§4.2 #4', host: 'gateway', errors: 'error-set-a' } },
+    products: {
+      collection: { section: '§4.2 #4', host: 'gateway', errors: 'error-set-a' },
+      disbursement: beyond('docs/beyond-spec.md §7', 'error-set-b', `${SOURCE.disbursement}: GetAccountBalanceInSpecificCurrency`),
+      remittance: beyond('docs/beyond-spec.md §7', 'error-set-a', `${SOURCE.remittance}: GetAccountBalanceInSpecificCurrency`),
+    },
     spec: [{ key: '4.2 #4', title: 'collection: get account balance in a currency', products: ['collection'] }],
   },
   accountHolderActive: {
@@ -360,6 +468,7 @@ const definitions = {
     products: {
       collection: { section: '§4.2 #8', host: 'gateway', errors: 'error-set-a' },
       disbursement: { section: '§4.3 #12', host: 'provisioning', errors: 'error-set-b' },
+      remittance: beyond('docs/beyond-spec.md §5', 'error-set-a', `${SOURCE.remittance}: ValidateAccountHolderStatus, captured {"result": true} in MTN's JS SDK docs`),
     },
     spec: [
       { key: '4.2 #8', title: 'collection: validate account holder status', products: ['collection'] },
@@ -369,7 +478,7 @@ const definitions = {
   basicUserInfo: {
     label: 'get basic user information',
     method: 'GET',
-    path: '/collection/v1_0/accountholder/msisdn/{accountHolderMSISDN}/basicuserinfo',
+    path: '/{product}/v1_0/accountholder/msisdn/{accountHolderMSISDN}/basicuserinfo',
     key: 'product',
     credential: 'bearer',
     headers: { required: ['x-target-environment'], optional: [] },
@@ -381,7 +490,11 @@ const definitions = {
       401: unauthorized(),
       500: forbiddenEnvironment(),
     },
-    products: { collection: { section: '§4.2 #5', host: 'gateway', errors: 'error-set-a' } },
+    products: {
+      collection: { section: '§4.2 #5', host: 'gateway', errors: 'error-set-a' },
+      disbursement: beyond('docs/beyond-spec.md §6', 'error-set-b', `${SOURCE.disbursement}: GetBasicUserinfo; the "Sand Box" record captured in MTN's JS SDK docs`),
+      remittance: beyond('docs/beyond-spec.md §6', 'error-set-a', `${SOURCE.remittance}: GetBasicUserinfo; the "Sand Box" record captured in MTN's JS SDK docs`),
+    },
     spec: [{ key: '4.2 #5', title: 'collection: get basic user information', products: ['collection'] }],
   },
 

@@ -1,13 +1,14 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 import { OPERATION_IDS } from '../catalogue/operations.ts';
+import { STRICT_READING_NAMES } from '../profiles.ts';
 import { SCHEMA_BASE, schemaId } from '../schema-ids.ts';
 
 export { SCHEMA_BASE, schemaId };
@@ -21,8 +22,9 @@ export interface JsonSchema {
 }
 
 /**
- * Schemas made from the operation catalogue rather than written as files, so that a list of the catalogue's is
- * never written twice: the requirement catalogue's schema refers to operation-id.schema.json.
+ * Schemas made from the operation catalogue and the strict readings rather than written as files, so that
+ * neither list is written twice: the requirement catalogue's schema refers to operation-id.schema.json and
+ * strict-reading.schema.json.
  */
 const derivedDocuments: readonly JsonSchema[] = [
   {
@@ -31,6 +33,13 @@ const derivedDocuments: readonly JsonSchema[] = [
     title: 'Operation id',
     description: 'The id of an operation of the operation catalogue (core/catalogue/operations.ts).',
     enum: [...OPERATION_IDS],
+  },
+  {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: schemaId('strict-reading'),
+    title: 'Strict reading',
+    description: 'The name of a strict reading (STRICT_READINGS in core/profiles.ts): strictness beyond what the spec and the live service make definite.',
+    enum: [...STRICT_READING_NAMES],
   },
 ];
 
@@ -44,13 +53,50 @@ export const schemaDocuments: readonly JsonSchema[] = [
 ];
 
 /**
- * The one Ajv instance of the project: strict, all errors, draft 2020-12, with formats.
- * The sandbox validates requests with it and the harness validates responses with it,
- * so both sides read the same schema files.
+ * How a schema marks a constraint that is a strict reading (STRICT_READINGS in core/profiles.ts) rather than
+ * the spec's or the live service's: {"strictReading": {"reading": "amountValue", "schema": {...}}}. An instance
+ * that enforces the readings validates the inner schema there; one that does not takes anything.
  */
-export const ajv = new Ajv2020({ strict: true, allErrors: true, verbose: true });
-addFormats(ajv);
-for (const schema of schemaDocuments) ajv.addSchema(schema);
+export const STRICT_READING_KEYWORD = 'strictReading';
+
+/**
+ * An Ajv instance over every schema of the project, strict and with formats, and the given options: the
+ * sandbox's lenient request validation drops the fields a schema does not list (removeAdditional) rather than
+ * refusing them, and ignores the strict readings (readings: 'ignore'); the load build asks for standalone code.
+ */
+export function ajvOverSchemas(options: Options & { readings?: 'enforce' | 'ignore' }): Ajv2020 {
+  const { readings = 'enforce', ...ajvOptions } = options;
+  const instance = new Ajv2020({ strict: true, allErrors: true, verbose: true, ...ajvOptions });
+  addFormats(instance);
+  instance.addKeyword({
+    keyword: STRICT_READING_KEYWORD,
+    metaSchema: {
+      type: 'object',
+      required: ['reading', 'schema'],
+      additionalProperties: false,
+      properties: { reading: { enum: STRICT_READING_NAMES }, schema: { type: 'object' } },
+    },
+    macro: (value: { schema: { required?: string[] } }) => (readings === 'enforce' ? readingSchema(value.schema) : true),
+  });
+  for (const schema of schemaDocuments) instance.addSchema(schema);
+  return instance;
+}
+
+/**
+ * The one Ajv instance of the project: strict, all errors, draft 2020-12, with formats, holding a server to the
+ * strict readings too. The harness validates responses with it, and the sandbox validates requests with it
+ * under --strict (and headers and paths always), so both sides read the same schema files.
+ */
+export const ajv = ajvOverSchemas({});
+
+/**
+ * A reading's schema as it is validated. Its `required` names properties its parent defines, which strict mode
+ * cannot see from inside the expansion: each is declared again as `true`, which constrains nothing.
+ */
+export function readingSchema(schema: { required?: string[] }): object {
+  if (!schema.required) return schema;
+  return { ...schema, properties: Object.fromEntries(schema.required.map((name) => [name, true])) };
+}
 
 /** The compiled validator of a schema by its short name, e.g. "party". Compiled once, then cached by ajv. */
 export function validatorFor(name: string): ValidateFunction {
@@ -65,7 +111,7 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
   const lines: string[] = [];
   for (const error of errors) {
     // if/then and oneOf wrappers only restate their branches' errors.
-    if (error.keyword === 'if' || error.keyword === 'oneOf' || error.keyword === 'allOf') continue;
+    if (error.keyword === 'if' || error.keyword === 'oneOf' || error.keyword === 'allOf' || error.keyword === STRICT_READING_KEYWORD) continue;
     const pointer = `${root}${error.instancePath}` || '/';
     const described = error.parentSchema?.description;
     let detail = error.message ?? 'is invalid';

@@ -136,15 +136,15 @@ export class MomoClient {
     return this.invoke('createOAuthToken', product, { authorization: basic, form, ...extra });
   }
 
-  // Payments (§4.2 #2–3, §4.3 #9–10, §4.6).
+  // Payments (§4.2 #2–3, §4.3 #9–10, §4.6); the creations beyond the spec (transfer, request to withdraw, v2) go through invoke.
   requestToPay(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
     return this.invoke('requestToPay', 'collection', { authorization: bearer, referenceId, body, ...extra });
   }
   getRequestToPayStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
     return this.invoke('getRequestToPayStatus', 'collection', { authorization: bearer, params: { referenceId }, ...extra });
   }
-  deliveryNotification(bearer: string, referenceId: string, notificationMessage: string, extra: CallOptions = {}) {
-    return this.invoke('deliveryNotification', 'collection', { authorization: bearer, params: { referenceId }, body: { notificationMessage }, ...extra });
+  deliveryNotification(bearer: string, referenceId: string, notificationMessage: string, extra: CallOptions = {}, product: Product = 'collection') {
+    return this.invoke('deliveryNotification', product, { authorization: bearer, params: { referenceId }, body: { notificationMessage }, ...extra });
   }
   deposit(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
     return this.invoke('deposit', 'disbursement', { authorization: bearer, referenceId, body, ...extra });
@@ -165,11 +165,11 @@ export class MomoClient {
       ? this.invoke('getBalance', product, { authorization: bearer, ...extra })
       : this.invoke('getBalanceInCurrency', product, { authorization: bearer, params: { currency }, ...extra });
   }
-  accountHolderActive(product: 'collection' | 'disbursement', bearer: string, idType: string, id: string, extra: CallOptions = {}) {
+  accountHolderActive(product: Product, bearer: string, idType: string, id: string, extra: CallOptions = {}) {
     return this.invoke('accountHolderActive', product, { authorization: bearer, params: { accountHolderIdType: idType, accountHolderId: id }, ...extra });
   }
-  basicUserInfo(bearer: string, msisdn: string, extra: CallOptions = {}) {
-    return this.invoke('basicUserInfo', 'collection', { authorization: bearer, params: { accountHolderMSISDN: msisdn }, ...extra });
+  basicUserInfo(bearer: string, msisdn: string, extra: CallOptions = {}, product: Product = 'collection') {
+    return this.invoke('basicUserInfo', product, { authorization: bearer, params: { accountHolderMSISDN: msisdn }, ...extra });
   }
 
   // Consent (§4.2 #6–7).

@@ -4,7 +4,6 @@ import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
 import type { Ledger } from '../../sandbox/domain/ledger.ts';
-import { REASON_MESSAGES } from '../../sandbox/domain/payments.ts';
 import { basicCredentialOf } from '../../sandbox/routes/access-tokens.ts';
 import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
 import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
@@ -206,11 +205,10 @@ const definitions = {
     summary: 'The callback body says FAILED (APPROVAL_REJECTED) for a transaction whose status query says SUCCESSFUL.',
     plugin: {
       wrap: {
-        callbacks: (sink, { profile }) => transactionCallbacks((inner, url, method, body, context) => {
+        callbacks: transactionCallbacks((inner, url, method, body, context) => {
           if (!isRecord(body)) return inner.send(url, method, body, context);
-          const reason = profile.failureReason === 'string' ? 'APPROVAL_REJECTED' : { code: 'APPROVAL_REJECTED', message: REASON_MESSAGES.APPROVAL_REJECTED };
-          inner.send(url, method, body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason } : { ...body, status: 'SUCCESSFUL', reason: undefined }, context);
-        })(sink),
+          inner.send(url, method, body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason: 'APPROVAL_REJECTED' } : { ...body, status: 'SUCCESSFUL', reason: undefined }, context);
+        }),
       },
     },
   },
@@ -301,7 +299,7 @@ const definitions = {
           state.transactions.requesttopay.add(id, {
             kind: 'requesttopay', referenceId: id, apiUserId: 'made-up', product: 'collection',
             targetEnvironment: request.headers['x-target-environment'] as string, amountMinor: 10n ** 18n, amount: '100000000000000',
-            currency: body.currency, status: 'SUCCESSFUL', createdAt: now, completedAt: now, refundedMinor: 0n,
+            currency: body.currency, status: 'SUCCESSFUL', createdAt: now, completedAt: now, refundedMinor: 0n, callbackMethod: 'PUT',
           });
         } catch {
           // A full store: the refund then fails as it would without the fault.

@@ -28,6 +28,8 @@ export interface CampaignOptions {
   /** Most requests in one episode (one fresh sandbox each). */
   episodeLength: number;
   profiles: readonly ProfileName[];
+  /** Fuzz sandboxes with the strict readings on (--strict), judged by the document they serve then. */
+  strict: boolean;
   /** fastify.inject (in-process, fast) or real HTTP on 127.0.0.1. */
   transport: Transport;
   /** How many failing episodes to shrink to a minimal sequence and report in full. */
@@ -119,6 +121,7 @@ const START = Date.UTC(2026, 0, 1);
 /** The environment every episode shares: the models of the document, the callback receiver, the HTTP agent. */
 interface Environment {
   models: Map<ProfileName, ApiModel>;
+  strict: boolean;
   receiver: CallbackReceiver;
   transport: Transport;
   agent: Agent | undefined;
@@ -197,14 +200,14 @@ async function openEnvironment(options: CampaignOptions): Promise<Environment> {
   process.on('uncaughtException', onError);
   process.on('unhandledRejection', onError);
   const models = new Map<ProfileName, ApiModel>();
-  for (const profile of options.profiles) models.set(profile, await documentOf(profile, receiver));
+  for (const profile of options.profiles) models.set(profile, await documentOf(profile, options.strict, receiver));
   // Every profile serves the same operations; generation uses the first one's document.
   const ids = [...models.values()].map((m) => m.operations.map((op) => op.id).join(','));
   if (new Set(ids).size > 1) throw new Error('the profiles\' documents list different operations; fuzz one profile at a time (--profile)');
   const redactor = new Redactor();
-  for (const key of Object.values(settingsFor('spec', false).subscriptionKeys)) redactor.add(key);
+  for (const key of Object.values(settingsFor('spec', false, options.strict).subscriptionKeys)) redactor.add(key);
   return {
-    models, receiver, transport: options.transport, redactor, processErrors,
+    models, strict: options.strict, receiver, transport: options.transport, redactor, processErrors,
     agent: options.transport === 'http' ? new Agent({ keepAliveTimeout: 10_000, connections: 4 }) : undefined,
     detach: () => {
       process.off('uncaughtException', onError);
@@ -220,8 +223,8 @@ async function closeEnvironment(env: Environment): Promise<void> {
 }
 
 /** The document the sandbox serves in a profile, read through its own GET /openapi.json. */
-async function documentOf(profile: ProfileName, receiver: CallbackReceiver): Promise<ApiModel> {
-  const sandbox = await buildSandbox(settingsFor(profile, false), { clock: new ManualClock(START), logger: pino({ level: 'silent' }) });
+async function documentOf(profile: ProfileName, strict: boolean, receiver: CallbackReceiver): Promise<ApiModel> {
+  const sandbox = await buildSandbox(settingsFor(profile, false, strict), { clock: new ManualClock(START), logger: pino({ level: 'silent' }) });
   try {
     const response = await sandbox.app.inject({ method: 'GET', url: '/openapi.json' });
     if (response.statusCode !== 200) throw new Error(`GET /openapi.json answered ${response.statusCode}`);
@@ -236,11 +239,12 @@ async function documentOf(profile: ProfileName, receiver: CallbackReceiver): Pro
  * pending timeout lie hours ahead on a manual clock, so the state only changes when a request changes it
  * (callbacks still go out, to the fuzzer's receiver).
  */
-function settingsFor(profile: ProfileName, tight: boolean): SandboxSettings {
+function settingsFor(profile: ProfileName, tight: boolean, strict: boolean): SandboxSettings {
   return resolveSettings({
     overrides: {
       port: 0,
       profile,
+      strict,
       logLevel: 'error',
       delayedSuccessMs: 12 * 3_600_000,
       pendingTimeoutMs: 24 * 3_600_000,
@@ -254,7 +258,7 @@ function settingsFor(profile: ProfileName, tight: boolean): SandboxSettings {
 }
 
 function episodeArbitrary(model: ApiModel, options: CampaignOptions, env: Environment): fc.Arbitrary<Episode> {
-  const hints = domainHints(settingsFor('spec', false));
+  const hints = domainHints(settingsFor('spec', false, options.strict));
   return fc.record({
     profile: fc.constantFrom(...options.profiles),
     tight: fc.nat(4).map((n) => n === 0),
@@ -271,7 +275,7 @@ interface EpisodeOutcome {
 /** One episode: a fresh sandbox, the fuzzer's API users, then the plans in order, each judged. */
 async function runEpisode(episode: Episode, env: Environment, observe: (o: Observation) => void, stopAtFirstViolation = false): Promise<EpisodeOutcome> {
   const model = env.models.get(episode.profile)!;
-  const settings = settingsFor(episode.profile, episode.tight);
+  const settings = settingsFor(episode.profile, episode.tight, env.strict);
   const clock = new ManualClock(START);
   const internalErrors: string[] = [];
   // The sandbox's error log is how an unexpected error shows: its error handler logs it, then answers 500.

@@ -17,6 +17,8 @@ request or by a GET. See docs/fuzzing.md.
   --episode-length <n>   most requests per episode; each episode has a sandbox of its own (default 400)
   --profile <name>       spec, mtn-sandbox or both (default both)
   --http                 send over HTTP on 127.0.0.1 instead of fastify.inject
+  --strict               fuzz sandboxes with the strict readings on (MOMO_SANDBOX_STRICT), judged by the document they
+                         serve then; without it, the default sandbox and its more accepting document
   --shrink <n>           failing episodes to shrink and show in full (default 3)
   --shrink-time <s>      time limit of one shrink, in seconds (default 60)
   --path <path>          with --seed: replay one failing episode (the path the summary printed) and shrink it
@@ -33,7 +35,7 @@ function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report:
       args: argv,
       options: {
         requests: { type: 'string' }, seed: { type: 'string' }, 'episode-length': { type: 'string' }, profile: { type: 'string' },
-        http: { type: 'boolean' }, shrink: { type: 'string' }, 'shrink-time': { type: 'string' }, path: { type: 'string' },
+        http: { type: 'boolean' }, strict: { type: 'boolean' }, shrink: { type: 'string' }, 'shrink-time': { type: 'string' }, path: { type: 'string' },
         report: { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -58,6 +60,7 @@ function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report:
     seed: whole('seed', values.seed, Math.floor(Math.random() * 2 ** 31), -(2 ** 31), 2 ** 31 - 1),
     episodeLength: whole('episode-length', values['episode-length'], 400, 1, 100_000),
     profiles: profile === 'both' ? PROFILES : [profile as ProfileName],
+    strict: values.strict === true,
     transport: values.http ? 'http' : 'inject',
     shrink: whole('shrink', values.shrink, 3, 0, 100),
     shrinkTimeMs: whole('shrink-time', values['shrink-time'], 60, 1, 3600) * 1000,

@@ -119,7 +119,8 @@ export function isCallbackUrl(value: string): boolean {
 
 /**
  * A callback URL must name the API user's providerCallbackHost (real-api-notes: observed): by host name,
- * and by port too when the host was registered with one.
+ * and by port too when the host was registered with one. A providerCallbackHost registered as a URL counts by
+ * its host (and port, when the URL gives one).
  */
 export function callbackHostMatches(callbackUrl: string, providerCallbackHost: string): boolean {
   let url: URL;
@@ -128,6 +129,7 @@ export function callbackHostMatches(callbackUrl: string, providerCallbackHost: s
   } catch {
     return false;
   }
-  const expected = providerCallbackHost.toLowerCase();
+  const registered = /^https?:\/\//i.test(providerCallbackHost) && URL.canParse(providerCallbackHost) ? new URL(providerCallbackHost).host : providerCallbackHost;
+  const expected = registered.toLowerCase();
   return expected.includes(':') ? url.host.toLowerCase() === expected : url.hostname.toLowerCase() === expected;
 }

@@ -4,26 +4,9 @@ import type { Clock } from './clock.ts';
 import type { CallbackSink } from './callbacks.ts';
 import type { Ledger } from './ledger.ts';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
-import type { ProfileBehaviour } from '../../core/profiles.ts';
 import type { SandboxSettings } from './settings.ts';
-import type { SandboxState, Transaction } from './state.ts';
+import { PAYER_KINDS, type SandboxState, type Transaction } from './state.ts';
 
-/** Messages that accompany failure reasons when the profile sends reason as {code, message}. */
-export const REASON_MESSAGES: Record<string, string> = {
-  INTERNAL_PROCESSING_ERROR: 'An internal error occurred while processing.',
-  APPROVAL_REJECTED: 'The payer rejected the approval.',
-  EXPIRED: 'The transaction timed out before the payer answered.',
-  PAYER_NOT_FOUND: 'The payer was not found.',
-  PAYEE_NOT_FOUND: 'The payee was not found.',
-  PAYEE_NOT_ALLOWED_TO_RECEIVE: 'The payee is not allowed to receive.',
-  NOT_ALLOWED: 'The transaction is not allowed.',
-  NOT_ALLOWED_TARGET_ENVIRONMENT: 'Access to target environment is forbidden.',
-  INVALID_CALLBACK_URL_HOST: 'Callback URL does not match the configured value.',
-  INVALID_CURRENCY: 'Currency not supported.',
-  SERVICE_UNAVAILABLE: 'The service is unavailable.',
-  NOT_ENOUGH_FUNDS: 'The account does not hold enough funds.',
-  RESOURCE_NOT_FOUND: 'The request to pay to refund was not found.',
-};
 
 /** What the routes ask of payments once a creation is accepted. */
 export interface Payments {
@@ -42,14 +25,14 @@ export class PaymentEngine implements Payments {
     private readonly ledger: Ledger,
     private readonly outcomes: OutcomeTable,
     private readonly settings: SandboxSettings,
-    private readonly profile: ProfileBehaviour,
     private readonly clock: Clock,
     private readonly callbacks: CallbackSink,
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  begin(tx: Transaction): void {    // A refund that cannot be honoured fails on its own terms, whatever the payer's test number says.
-    const refusal = this.refundRefusal(tx);
+  begin(tx: Transaction): void {
+    // A transaction that cannot be carried out fails on its own terms, whatever the payer's test number says.
+    const refusal = tx.unpayable ?? this.refundRefusal(tx);
     if (refusal) {
       this.settle(tx, { status: 'FAILED', reason: refusal });
       return;
@@ -73,17 +56,14 @@ export class PaymentEngine implements Payments {
     const record: Record<string, unknown> = {};
     if (tx.financialTransactionId !== undefined) record.financialTransactionId = tx.financialTransactionId;
     if (tx.externalId !== undefined) record.externalId = tx.externalId;
-    record.amount = tx.amount;
+    if (tx.amount !== undefined) record.amount = tx.amount;
     record.currency = tx.currency;
-    if (tx.party) record[tx.kind === 'requesttopay' ? 'payer' : 'payee'] = tx.party;
+    if (tx.party) record[PAYER_KINDS.has(tx.kind) ? 'payer' : 'payee'] = tx.party;
     if (tx.payerMessage !== undefined) record.payerMessage = tx.payerMessage;
     if (tx.payeeNote !== undefined) record.payeeNote = tx.payeeNote;
     record.status = tx.status;
-    if (tx.status === 'FAILED' && tx.reason !== undefined) {
-      record.reason = this.profile.failureReason === 'string'
-        ? tx.reason
-        : { code: tx.reason, message: REASON_MESSAGES[tx.reason] ?? 'The transaction failed.' };
-    }
+    // The bare code, as the live sandbox sends it, in both profiles: typed clients decode reason as a string.
+    if (tx.status === 'FAILED' && tx.reason !== undefined) record.reason = tx.reason;
     return record;
   }
 
@@ -114,16 +94,16 @@ export class PaymentEngine implements Payments {
     }
     tx.completedAt = this.clock.now();
     this.log.debug({ kind: tx.kind, referenceId: tx.referenceId, status: tx.status, reason: tx.reason }, 'transaction settled');
-    if (tx.callbackUrl) this.callbacks.send(tx.callbackUrl, this.settings.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
+    if (tx.callbackUrl) this.callbacks.send(tx.callbackUrl, tx.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
   }
 
   /** Why a payment that would succeed must fail instead, or undefined when it may succeed. */
   private checkFunds(tx: Transaction): string | undefined {
-    if (tx.kind === 'requesttopay') return undefined;
+    if (PAYER_KINDS.has(tx.kind)) return undefined;
     // Checked again at settlement: another refund may have used up the rest while this one was pending.
     const refusal = this.refundRefusal(tx);
     if (refusal) return refusal;
-    return this.ledger.covers(tx.apiUserId, 'disbursement', tx.currency, tx.amountMinor) ? undefined : 'NOT_ENOUGH_FUNDS';
+    return this.ledger.covers(tx.apiUserId, tx.product, tx.currency, tx.amountMinor) ? undefined : 'NOT_ENOUGH_FUNDS';
   }
 
   /** Why a refund cannot return money to the payer of the request to pay it names (see READINGS in core/profiles.ts). */
@@ -138,11 +118,11 @@ export class PaymentEngine implements Payments {
   }
 
   private moveMoney(tx: Transaction): void {
-    if (tx.kind === 'requesttopay') {
-      this.ledger.credit(tx.apiUserId, 'collection', tx.currency, tx.amountMinor);
+    if (PAYER_KINDS.has(tx.kind)) {
+      this.ledger.credit(tx.apiUserId, tx.product, tx.currency, tx.amountMinor);
       return;
     }
-    this.ledger.debit(tx.apiUserId, 'disbursement', tx.currency, tx.amountMinor);
+    this.ledger.debit(tx.apiUserId, tx.product, tx.currency, tx.amountMinor);
     if (tx.kind === 'refund') {
       const original = this.state.transactions.requesttopay.get(tx.referenceIdToRefund ?? '');
       if (original) original.refundedMinor += tx.amountMinor;

@@ -15,7 +15,8 @@ export interface SandboxSettings {
   outcomesFile: string | undefined;
   delayedSuccessMs: number;
   pendingTimeoutMs: number;
-  callbackMethod: 'PUT' | 'POST';
+  /** documented: each operation's own (core/catalogue), else one method for every callback. */
+  callbackMethod: 'documented' | 'PUT' | 'POST';
   callbackTimeoutMs: number;
   callbackRetryDelaysMs: number[];
   notificationWindowMs: number;
@@ -31,6 +32,8 @@ export interface SandboxSettings {
   scopes: string[];
   jwtSecret: string;
   logLevel: string;
+  /** Refuse what the strict readings refuse (STRICT_READINGS in core/profiles.ts); off: accept what the live service accepts. */
+  strict: boolean;
 }
 
 /** The documented development keys, used when no key is configured. They guard nothing of value. */
@@ -62,6 +65,8 @@ interface SettingSpec<K extends keyof SandboxSettings> {
   fallback: string;
   describe: string;
   parse: Parse<SandboxSettings[K]>;
+  /** A flag that takes no value (--strict); its environment variable takes true or false. */
+  switch?: boolean;
 }
 
 const integer = (min: number, max: number, unit = ''): Parse<number> => (raw) => {
@@ -77,6 +82,7 @@ const list = (item: RegExp, what: string): Parse<string[]> => (raw) => {
   const bad = items.find((s) => !item.test(s));
   return bad === undefined ? items : invalid(`"${bad}" is not a valid ${what}`);
 };
+const boolean: Parse<boolean> = (raw) => (['true', '1', 'yes'].includes(raw.trim().toLowerCase()) ? true : ['false', '0', 'no', ''].includes(raw.trim().toLowerCase()) ? false : invalid(`must be true or false, got "${raw}"`));
 const oneOf = <T extends string>(values: readonly T[]): Parse<T> => (raw) =>
   (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
 
@@ -92,7 +98,7 @@ const SPECS = [
   spec({ key: 'outcomesFile', flag: 'outcomes', env: 'MOMO_SANDBOX_OUTCOMES', fallback: '', describe: 'JSON file of test-number outcomes that replace or extend the built-in table.', parse: (raw) => raw || undefined }),
   spec({ key: 'delayedSuccessMs', flag: 'delayed-success-ms', env: 'MOMO_SANDBOX_DELAYED_SUCCESS_MS', fallback: '25000', describe: 'How long the delayed-success test number (46733123454) stays PENDING, in ms.', parse: integer(0, 24 * HOUR, ' ms') }),
   spec({ key: 'pendingTimeoutMs', flag: 'pending-timeout-ms', env: 'MOMO_SANDBOX_PENDING_TIMEOUT_MS', fallback: '120000', describe: 'After this many ms a PENDING transaction times out: FAILED with reason EXPIRED.', parse: integer(1, 24 * HOUR, ' ms') }),
-  spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'PUT', describe: 'HTTP method of transaction callbacks: PUT or POST.', parse: oneOf(['PUT', 'POST'] as const) }),
+  spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'documented', describe: 'HTTP method of transaction callbacks: documented (each operation\'s own: PUT for request to pay, POST for v1 deposits and refunds, ...), PUT or POST.', parse: oneOf(['documented', 'PUT', 'POST'] as const) }),
   spec({ key: 'callbackTimeoutMs', flag: 'callback-timeout-ms', env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS', fallback: '2000', describe: 'Timeout of one callback attempt, in ms.', parse: integer(1, 60_000, ' ms') }),
   spec({ key: 'callbackRetryDelaysMs', flag: 'callback-retry-delays-ms', env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', fallback: '1000,5000', describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.', parse: retryDelays }),
   spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(HOUR / 2), describe: 'How long after completion a delivery notification may be sent (then 410), in ms; must end inside the retention age.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
@@ -107,6 +113,7 @@ const SPECS = [
   spec({ key: 'consentValidSeconds', flag: 'consent-valid-in', env: 'MOMO_SANDBOX_CONSENT_VALID_IN', fallback: '86400', describe: 'Default refresh validity of a consent when bc-authorize names no consent_valid_in, in seconds.', parse: integer(1, 31_536_000, ' seconds') }),
   spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
   spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
+  spec({ key: 'strict', flag: 'strict', env: 'MOMO_SANDBOX_STRICT', fallback: 'false', describe: 'Refuse what the strict readings refuse (--list-differences lists them): unknown body fields, a body where an operation defines none, empty optional headers, a providerCallbackHost that is not a host name, JSON on form operations.', parse: boolean, switch: true }),
   spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
 ] as const;
 
@@ -164,7 +171,7 @@ export function resolveSettingsWith(options: SettingsOptions, extras: readonly E
   const settings: Record<string, unknown> = {};
   for (const s of SPECS) {
     const fromFlag = values[s.flag];
-    const raw = typeof fromFlag === 'string' ? fromFlag : env[s.env] ?? s.fallback;
+    const raw = typeof fromFlag === 'string' ? fromFlag : fromFlag === true ? 'true' : env[s.env] ?? s.fallback;
     try {
       settings[s.key] = (s.parse as Parse<unknown>)(raw);
     } catch (error) {
@@ -205,7 +212,7 @@ function parseFlags(argv: string[], extras: readonly ExtraSetting[]) {
     help: { type: 'boolean' },
     'list-differences': { type: 'boolean' },
   };
-  for (const s of SPECS) options[s.flag] = { type: 'string' };
+  for (const s of SPECS) options[s.flag] = { type: 'switch' in s && s.switch ? 'boolean' : 'string' };
   for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
   for (const e of extras) options[e.flag] = { type: e.type };
   try {

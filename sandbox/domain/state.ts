@@ -16,7 +16,10 @@ export interface ApiUser {
   apiKey?: string;
 }
 
-export type TransactionKind = 'requesttopay' | 'deposit' | 'refund';
+export type TransactionKind = 'requesttopay' | 'requesttowithdraw' | 'deposit' | 'refund' | 'transfer';
+
+/** The kinds whose party is the payer, and whose money comes in to the partner's account; the others pay out. */
+export const PAYER_KINDS: ReadonlySet<TransactionKind> = new Set(['requesttopay', 'requesttowithdraw']);
 export type TransactionStatus = 'PENDING' | 'SUCCESSFUL' | 'FAILED';
 
 export interface Party {
@@ -30,11 +33,13 @@ export interface Transaction {
   apiUserId: string;
   product: Product;
   targetEnvironment: string;
+  /** 0 for an amount that is not a positive decimal (accepted without the strict reading amountValue; the transaction fails). */
   amountMinor: bigint;
-  amount: string;
+  /** As the status record gives it: normalised when it is a positive decimal, else as sent (or absent). */
+  amount?: string;
   currency: string;
   externalId?: string;
-  /** The payer of a request to pay, the payee of a deposit; a refund's payee is the payer of the request to pay it returns, when that is known. */
+  /** The payer of a request to pay or withdraw, the payee of a deposit or transfer; a refund's payee is the payer of the request to pay it returns, when that is known. */
   party?: Party;
   payerMessage?: string;
   payeeNote?: string;
@@ -45,10 +50,17 @@ export interface Transaction {
   createdAt: number;
   completedAt?: number;
   callbackUrl?: string;
+  /** The method its callback is sent with (the operation's documented one, unless a setting forces one). */
+  callbackMethod: 'PUT' | 'POST';
   /** Request to pay only: how much of it successful refunds have returned. */
   refundedMinor: bigint;
   lastNotificationAt?: number;
   timer?: Timer;
+  /**
+   * Why it fails at once whatever its test number says: a creation the strict readings would have refused
+   * (STRICT_READINGS amountValue, requiredFields), accepted as the live service is taken to accept it.
+   */
+  unpayable?: string;
 }
 
 export interface ConsentRequest {
@@ -88,8 +100,10 @@ export class SandboxState {
     this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
     this.transactions = {
       requesttopay: new BoundedStore('request-to-pay', retention, clock, { onForget: clearTimer }),
+      requesttowithdraw: new BoundedStore('request-to-withdraw', retention, clock, { onForget: clearTimer }),
       deposit: new BoundedStore('deposit', retention, clock, { onForget: clearTimer }),
       refund: new BoundedStore('refund', retention, clock, { onForget: clearTimer }),
+      transfer: new BoundedStore('transfer', retention, clock, { onForget: clearTimer }),
     };
     // Consents live exactly as long as they can be used: an auth_req_id until it expires, a grant while it
     // can be refreshed (consent_valid_in); either may be longer or shorter than the transactions' age limit.

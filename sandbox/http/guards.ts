@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import secureJson from 'secure-json-parse';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { PRODUCTS, type Product } from '../../core/products.ts';
-import { ajv } from '../../core/validation/schemas.ts';
+import { ajv, ajvOverSchemas } from '../../core/validation/schemas.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import { StoreFullError } from '../domain/store.ts';
 import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayError, sendOAuthError, validationMessage } from './replies.ts';
@@ -18,13 +18,21 @@ import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayEr
  * schema by its object, and each build makes new objects: every sandbox built (the tests, the fuzzer's
  * episodes) compiled each route again, about 100 ms, and Ajv kept every copy (0.27 MB a sandbox).
  * A validator holds no state between calls (Fastify reads its errors right after calling it).
+ *
+ * A body's fields that its schema does not list are dropped before it is validated (never stored, never echoed),
+ * unless the sandbox is strict, which refuses them (STRICT_READINGS.unknownFields).
  */
 const routeValidators = new Map<string, ValidateFunction>();
+let lenientAjv: ReturnType<typeof ajvOverSchemas> | undefined;
 
-export function routeValidator(schema: unknown): ValidateFunction {
-  const key = JSON.stringify(schema);
+export function routeValidator(schema: unknown, part: string | undefined, strict: boolean): ValidateFunction {
+  const lenient = part === 'body' && !strict;
+  const key = `${lenient ? 'lenient' : 'strict'} ${JSON.stringify(schema)}`;
   let validate = routeValidators.get(key);
-  if (!validate) routeValidators.set(key, validate = ajv.compile(schema as object));
+  if (!validate) {
+    const compiler = lenient ? (lenientAjv ??= ajvOverSchemas({ removeAdditional: true, readings: 'ignore' })) : ajv;
+    routeValidators.set(key, validate = compiler.compile(schema as object));
+  }
   return validate;
 }
 
@@ -45,8 +53,14 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
     if (!route) return undefined;
     const { operation } = route;
 
-    // 1. The gateway: a subscription key of the operation's product (any product's for provisioning).
-    const key = request.headers['ocp-apim-subscription-key'];
+    // 0. An optional header sent empty says nothing: it counts as absent (unless strict, when its schema refuses it).
+    if (!settings.strict) {
+      for (const name of operation.headers.optional) if (request.headers[name] === '') delete request.headers[name];
+    }
+
+    // 1. The gateway: a subscription key of the operation's product (any product's for provisioning), in the
+    //    header, or in the subscription-key query parameter the provider's definitions give as its alternative.
+    const key = request.headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
     if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
     const keyProduct = productByKey.get(key);
     if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
@@ -65,15 +79,19 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
       request.claims = check.claims;
     }
 
-    // 3. The body: none where none is allowed; an omitted Content-Type means the operation's own.
+    // 3. The body. Where an operation defines none, one that comes is read and ignored (the parsers drop it),
+    //    unless the sandbox is strict. An omitted Content-Type means the operation's own; a form operation takes
+    //    JSON with the same fields too, unless strict.
     const hasBody = (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0')
       || request.headers['transfer-encoding'] !== undefined;
-    if (operation.request === 'none' && hasBody) return sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`);
+    if (operation.request === 'none' && hasBody && settings.strict) return sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`);
     if (operation.request !== 'none' && hasBody) {
       const contentType = request.headers['content-type'];
+      const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+      const accepted = [operation.request.mediaType, ...(settings.strict ? [] : ['application/json'])];
       if (contentType === undefined) {
         request.headers['content-type'] = operation.request.mediaType;
-      } else if (contentType.split(';')[0]!.trim().toLowerCase() !== operation.request.mediaType) {
+      } else if (!accepted.includes(mediaType!)) {
         return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.request.mediaType}.`, 415);
       }
     }
@@ -99,21 +117,47 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
 
 const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
 
-/** JSON bodies parsed as Fastify does, but saying which key was refused rather than that the JSON is invalid. */
-export function installJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+/** Whether the request's operation defines no body, so that one sent is read and dropped rather than parsed. */
+function definesNoBody(request: FastifyRequest): boolean {
+  return request.routeOptions.config.route?.operation.request === 'none';
+}
+
+/**
+ * The body parsers: JSON (as Fastify parses it, but saying which key was refused rather than that the JSON is
+ * invalid), form-encoded (repeated parameters become arrays, which the schemas refuse), and anything else. On an
+ * operation that defines no body, whatever comes is read and dropped: the guard has refused it already when the
+ * sandbox is strict, and an empty body under Content-Type: application/json is what MTN's own SDKs send.
+ */
+export function installBodyParsers(app: FastifyInstance): void {
+  const fail = (done: (error: Error | null, body?: unknown) => void, message: string, statusCode = 400) =>
+    done(Object.assign(new Error(message), { statusCode, code: 'MOMO_INVALID_BODY' }), undefined);
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (definesNoBody(request)) return done(null, undefined);
     const text = body as string;
-    const fail = (message: string) => done(Object.assign(new Error(message), { statusCode: 400, code: 'MOMO_INVALID_JSON' }), undefined);
-    if (text.trim() === '') return fail('The body is empty, but Content-Type says application/json; send a JSON object.');
+    if (text.trim() === '') return fail(done, 'The body is empty, but Content-Type says application/json; send a JSON object.');
     try {
       done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
     } catch (error) {
       const message = (error as Error).message;
-      fail(/prototype/i.test(message)
+      fail(done, /prototype/i.test(message)
         ? 'The body contains a "__proto__" or "constructor.prototype" key, which is refused; remove it.'
         : `The body is not valid JSON (${message}).`);
     }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    if (definesNoBody(request)) return done(null, undefined);
+    const form: Record<string, string | string[]> = {};
+    for (const [name, value] of new URLSearchParams(body as string)) {
+      const earlier = form[name];
+      form[name] = earlier === undefined ? value : [...(Array.isArray(earlier) ? earlier : [earlier]), value];
+    }
+    done(null, form);
+  });
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, _body, done) => {
+    if (definesNoBody(request)) return done(null, undefined);
+    const expected = request.routeOptions.config.mediaType ?? 'application/json';
+    fail(done, `Content-Type "${request.headers['content-type'] ?? ''}" is not accepted by this operation; send ${expected}.`, 415);
   });
 }
 

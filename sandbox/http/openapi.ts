@@ -1,4 +1,4 @@
-import { SCHEMA_BASE, schemaDocuments } from '../../core/validation/schemas.ts';
+import { SCHEMA_BASE, STRICT_READING_KEYWORD, readingSchema, schemaDocuments } from '../../core/validation/schemas.ts';
 import { HEADERS, type HeaderName } from '../../core/catalogue/headers.ts';
 import { bindingOf, bodySchemasOf, routes, type Route } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileName, type ProfileBehaviour } from '../../core/profiles.ts';
@@ -13,14 +13,18 @@ function componentName(file: string): string {
  * relative or absolute, with or without a fragment) becomes its component; a reference inside the same
  * schema ("#/$defs/code") becomes a pointer into the component it is in.
  */
-function localise(value: unknown, component?: string): unknown {
-  if (Array.isArray(value)) return value.map((v) => localise(v, component));
+function localise(value: unknown, strict = false, component?: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => localise(v, strict, component));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
     if (key === '$id' || key === '$schema') continue;
-    out[key] = key === '$ref' && typeof inner === 'string' ? componentRef(inner, component) : localise(inner, component);
+    if (key === STRICT_READING_KEYWORD) continue;
+    out[key] = key === '$ref' && typeof inner === 'string' ? componentRef(inner, component) : localise(inner, strict, component);
   }
+  // A strict reading is part of the document only when the sandbox enforces it: as one more schema to satisfy.
+  const reading = (value as Record<string, unknown>)[STRICT_READING_KEYWORD] as { schema: { required?: string[] } } | undefined;
+  if (reading && strict) out.allOf = [...((out.allOf as unknown[] | undefined) ?? []), localise(readingSchema(reading.schema), strict, component)];
   return out;
 }
 
@@ -37,18 +41,19 @@ const oneOrOneOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : 
 
 /**
  * The sandbox's OpenAPI 3.1 document, built from the operation catalogue that registers the routes and from
- * the JSON Schemas that validate requests, so it cannot drift from what the sandbox does.
+ * the JSON Schemas that validate requests, so it cannot drift from what the sandbox does: with the strict
+ * readings' constraints when it enforces them (--strict), without them otherwise.
  */
-export function buildOpenApiDocument(profile: ProfileName, version: string): Record<string, unknown> {
+export function buildOpenApiDocument(profile: ProfileName, version: string, strict: boolean): Record<string, unknown> {
   const schemas = Object.fromEntries(schemaDocuments.map((doc) => {
     const name = componentName(doc.$id.replace(SCHEMA_BASE, ''));
-    return [name, localise(doc, name)];
+    return [name, localise(doc, strict, name)];
   }));
   const behaviour = behaviourOf(profile);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes()) {
     paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = operationObject(route, behaviour);
+    paths[route.path]![route.method.toLowerCase()] = operationObject(route, behaviour, strict);
   }
   return {
     openapi: '3.1.0',
@@ -56,7 +61,7 @@ export function buildOpenApiDocument(profile: ProfileName, version: string): Rec
     info: {
       title: 'MoMo reference sandbox',
       version,
-      description: `The Mobile-Money API as the reference sandbox serves it (profile: ${profile}). Every operation needs the Ocp-Apim-Subscription-Key of its product.`,
+      description: `The Mobile-Money API as the reference sandbox serves it (profile: ${profile}${strict ? ', strict readings on' : ''}). Every operation needs the Ocp-Apim-Subscription-Key of its product.`,
     },
     paths,
     components: {
@@ -76,7 +81,7 @@ export function routeGroupOf(route: Pick<Route, 'product'>): string {
   return route.product ?? 'provisioning';
 }
 
-function operationObject(route: Route, behaviour: ProfileBehaviour): Record<string, unknown> {
+function operationObject(route: Route, behaviour: ProfileBehaviour, strict: boolean): Record<string, unknown> {
   const op = route.operation;
   const binding = bindingOf(op.id, route.product ?? 'collection');
   const parameters = [
@@ -106,20 +111,25 @@ function operationObject(route: Route, behaviour: ProfileBehaviour): Record<stri
   const badRequest = { content: { 'application/json': { schema: ref('bad-request') } } };
   responses['400'] ??= { description: 'A malformed request: a header or path parameter that does not fit its schema, or a body where the operation takes none.', ...badRequest };
   if (op.params) responses['414'] = { description: 'A path segment longer than 200 characters.', ...badRequest };
+  // Without --strict a form operation takes the same fields as JSON too (STRICT_READINGS.formMediaType).
+  const mediaTypes = op.request === 'none' ? [] : [op.request.mediaType, ...(!strict && op.request.mediaType !== 'application/json' ? ['application/json'] : [])];
   if (op.request !== 'none') {
     responses['413'] = { description: 'A body larger than 64 KiB.', ...badRequest };
-    responses['415'] = { description: `A Content-Type other than ${op.request.mediaType}.`, ...badRequest };
+    responses['415'] = { description: `A Content-Type other than ${mediaTypes.join(' or ')}.`, ...badRequest };
   }
   const group = routeGroupOf(route);
   return {
     operationId: `${group}.${op.id}`,
     summary: `${op.label[0]!.toUpperCase()}${op.label.slice(1)}${route.product ? ` (${route.product})` : ''}`,
-    description: `Spec: ${binding.section}.${binding.note ? ` ${binding.note}` : ''}`,
+    description: binding.beyondSpec
+      ? `Beyond the spec: the live service has it, and the spec does not list it here (${binding.section}). Source: ${binding.beyondSpec}.${binding.note ? ` ${binding.note}` : ''}`
+      : `Spec: ${binding.section}.${binding.note ? ` ${binding.note}` : ''}`,
     tags: [group],
     'x-operation': op.id,
+    ...(binding.beyondSpec ? { 'x-beyond-spec': true } : {}),
     security: [{ subscriptionKey: [], ...credential }],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(op.request !== 'none' ? { requestBody: { required: true, content: { [op.request.mediaType]: { schema: ref(op.request.schema) } } } } : {}),
+    ...(op.request !== 'none' ? { requestBody: { required: true, content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: ref((op.request as { schema: string }).schema) }])) } } : {}),
     responses,
   };
 }

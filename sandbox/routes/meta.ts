@@ -24,15 +24,17 @@ export function registerMeta(app: FastifyInstance, context: SandboxContext): voi
       records: {
         apiUsers: state.apiUsers.size,
         requestToPay: state.transactions.requesttopay.size,
+        requestToWithdraw: state.transactions.requesttowithdraw.size,
         deposit: state.transactions.deposit.size,
         refund: state.transactions.refund.size,
+        transfer: state.transactions.transfer.size,
         consentRequests: state.consentRequests.size,
       },
       memory: { heapUsedBytes: memory.heapUsed, rssBytes: memory.rss },
     };
   });
 
-  app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(settings.profile, version)));
+  app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(settings.profile, version, settings.strict)));
 
   app.get('/profile', async () => ({
     profile: settings.profile,

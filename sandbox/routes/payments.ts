@@ -1,17 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
+import { TRANSACTIONS, isServedUnder, operation } from '../../core/catalogue/routes.ts';
 import { normaliseAmount, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { Handler, RouteHandlers } from '../http/serving.ts';
 import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
-import { idKey, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
+import { idKey, PAYER_KINDS, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
+import { validatorFor } from '../../core/validation/schemas.ts';
 import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
 
 interface PaymentBody {
-  amount: string;
-  currency: string;
+  amount?: string;
+  currency?: string;
   externalId?: string;
   payer?: Party;
   payee?: Party;
@@ -27,8 +28,17 @@ export interface PaymentKind {
   status: OperationId;
 }
 
-/** The sandbox's store of each kind of transaction the catalogue creates (§4.2 #2, §4.3 #9–10). */
-const STORE_OF: Partial<Record<OperationId, TransactionKind>> = { requestToPay: 'requesttopay', refund: 'refund', deposit: 'deposit' };
+/** The sandbox's store of each kind of transaction the catalogue creates; the versions of an operation share one. */
+const STORE_OF: Partial<Record<OperationId, TransactionKind>> = {
+  requestToPay: 'requesttopay',
+  requestToWithdraw: 'requesttowithdraw',
+  requestToWithdrawV2: 'requesttowithdraw',
+  refund: 'refund',
+  refundV2: 'refund',
+  deposit: 'deposit',
+  depositV2: 'deposit',
+  transfer: 'transfer',
+};
 
 export const PAYMENT_KINDS: readonly PaymentKind[] = TRANSACTIONS.map(({ create, status }) => {
   const kind = STORE_OF[create];
@@ -37,16 +47,20 @@ export const PAYMENT_KINDS: readonly PaymentKind[] = TRANSACTIONS.map(({ create,
 });
 
 const NOT_FOUND = 'Requested resource was not found.';
+
+// The amount schema with its strict reading: what a payable amount is, whether or not the sandbox refuses others.
+const amountValidator = validatorFor('amount');
+const isPositiveAmount = (amount: string | undefined): boolean => amount !== undefined && amountValidator(amount);
 // The live sandbox rejects these in free text (real-api-notes); only the mtn-sandbox profile does.
 const LIVE_FORBIDDEN_CHARACTERS = /['&]/;
 
 /** Request to pay, refund and deposit (§4.2 #2, §4.3 #9–10), their status queries (§4.6) and delivery notification (§4.2 #3). */
 export function paymentHandlers(context: SandboxContext): RouteHandlers {
-  const handlers: RouteHandlers = { deliveryNotification: () => deliveryNotification(context) };
+  const handlers: RouteHandlers = { deliveryNotification: (product) => deliveryNotification(context, product!) };
   for (const kind of PAYMENT_KINDS) {
     handlers[kind.create] = (product) => (request, reply) => createPayment(context, kind, product!, request, reply);
     handlers[kind.status] = () => async (request, reply) => {
-      const tx = ownedTransaction(context, kind.kind, request);
+      const tx = ownedTransaction(context, [kind.kind], request);
       if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
       return reply.send(context.payments.statusRecord(tx));
     };
@@ -74,21 +88,20 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, product
   if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, caller.providerCallbackHost)) {
     return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
   }
-  if (!ledger.accepts(body.currency)) {
+  if (body.currency === undefined || !ledger.accepts(body.currency)) {
     return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`);
   }
-  const party = kind.kind === 'requesttopay' ? body.payer
-    : kind.kind === 'deposit' ? body.payee
-      : state.transactions.requesttopay.get(idKey(body.referenceIdToRefund!))?.party;
+  const party = kind.kind === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : body.payer ?? body.payee;
+  const payable = isPositiveAmount(body.amount);
   const tx: Transaction = {
     kind: kind.kind,
     referenceId,
     apiUserId: caller.id,
     product,
     targetEnvironment: request.headers['x-target-environment'] as string,
-    amountMinor: toMinor(body.amount),
-    amount: normaliseAmount(body.amount),
-    currency: body.currency,
+    amountMinor: payable ? toMinor(body.amount!) : 0n,
+    amount: payable ? normaliseAmount(body.amount!) : body.amount,
+    currency: body.currency!,
     externalId: body.externalId,
     party,
     payerMessage: body.payerMessage,
@@ -97,23 +110,32 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, product
     status: 'PENDING',
     createdAt: clock.now(),
     callbackUrl,
+    callbackMethod: context.settings.callbackMethod === 'documented' ? operation(kind.create).callback!.method : context.settings.callbackMethod,
     refundedMinor: 0n,
+    unpayable: !payable ? 'NOT_ALLOWED' : kind.kind !== 'refund' && !party ? (PAYER_KINDS.has(kind.kind) ? 'PAYER_NOT_FOUND' : 'PAYEE_NOT_FOUND') : undefined,
   };
   store.add(referenceId, tx);
   payments.begin(tx);
   return reply.code(202).send();
 }
 
-function ownedTransaction(context: SandboxContext, kind: TransactionKind, request: FastifyRequest): Transaction | undefined {
-  const tx = context.state.transactions[kind].get(idKey((request.params as { referenceId: string }).referenceId));
-  // Another API user's transaction is answered exactly as an unknown one, so ids cannot be probed.
-  return tx && tx.apiUserId === request.caller!.id ? tx : undefined;
+/** The caller's transaction of one of these kinds named by the referenceId path parameter. */
+function ownedTransaction(context: SandboxContext, kinds: readonly TransactionKind[], request: FastifyRequest): Transaction | undefined {
+  const id = idKey((request.params as { referenceId: string }).referenceId);
+  for (const kind of kinds) {
+    const tx = context.state.transactions[kind].get(id);
+    // Another API user's transaction is answered exactly as an unknown one, so ids cannot be probed.
+    if (tx && tx.apiUserId === request.caller!.id) return tx;
+  }
+  return undefined;
 }
 
-function deliveryNotification(context: SandboxContext): Handler {
+/** A delivery notification names a transaction of the caller made under the same product (§4.2 #3; beyond it, its own). */
+function deliveryNotification(context: SandboxContext, product: Product): Handler {
   const { settings, clock } = context;
+  const kinds = [...new Set(PAYMENT_KINDS.filter((k) => isServedUnder(k.create, product)).map((k) => k.kind))];
   return async (request, reply) => {
-    const tx = ownedTransaction(context, 'requesttopay', request);
+    const tx = ownedTransaction(context, kinds, request);
     if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     if (tx.status !== 'SUCCESSFUL') {
       return sendBusinessError(reply, 409, 'TRANSACTION_NOT_COMPLETED', `The transaction is ${tx.status}; only a SUCCESSFUL one can be notified.`);

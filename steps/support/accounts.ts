@@ -1,6 +1,7 @@
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
 import { fromMinor, toMinor } from '../../core/money.ts';
 import type { Product } from '../../core/products.ts';
+import { isServedUnder } from '../../core/catalogue/routes.ts';
 import type { Party } from './parties.ts';
 import { depart } from './payments.ts';
 import type { MomoWorld } from './world.ts';
@@ -22,12 +23,19 @@ export async function introduceOtherPartner(world: MomoWorld, product: Product):
 
 /**
  * The acting partner's balance. On collection it is read in the configured currency (§4.2 #4, the operation
- * the spec lists); disbursement and remittance have the operation without a currency (§4.4 #13).
+ * the spec lists); disbursement and remittance have the operation without a currency (§4.4 #13), unless
+ * `inCurrency` asks for the one in a currency they have beyond the spec.
  */
-export async function readBalance(world: MomoWorld, options: { targetEnvironment?: string } = {}): Promise<ApiResponse> {
+export async function readBalance(world: MomoWorld, options: { targetEnvironment?: string; inCurrency?: boolean } = {}): Promise<ApiResponse> {
   const { product } = world.actor;
-  const currency = product === 'collection' ? world.config.currency : undefined;
-  return world.remember(await world.client.getBalance(product, await world.bearer(), currency, options));
+  const { inCurrency = product === 'collection', ...extra } = options;
+  const currency = inCurrency ? world.config.currency : undefined;
+  return world.remember(await world.client.getBalance(product, await world.bearer(), currency, extra));
+}
+
+/** The balance in the partner's currency, under a product that has that operation beyond the spec. */
+export async function readBalanceInCurrency(world: MomoWorld): Promise<void> {
+  await readBalance(world, { inCurrency: true });
 }
 
 /** A target environment other than the configured one, which the partner's API user may not use. */
@@ -89,7 +97,7 @@ export function expectUnregisteredHolder(world: MomoWorld): void {
 /** Whether the holder of an id of a kind (msisdn, email, party_code) is active, in the partner's own product. */
 export async function checkHolderId(world: MomoWorld, idType: string, id: string): Promise<void> {
   const { product } = world.actor;
-  if (product === 'remittance') throw new Error('Account-holder status is an operation of collection and disbursement, not remittance.');
+  if (!isServedUnder('accountHolderActive', product)) throw new Error(`Account-holder status is not an operation of ${product} in the catalogue.`);
   world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, id));
 }
 

@@ -145,7 +145,7 @@ export async function readUserInfoWithAccessToken(world: MomoWorld): Promise<voi
 }
 
 export async function lookUpBasicInfo(world: MomoWorld, msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {
-  world.remember(await world.client.basicUserInfo(await world.bearer(), msisdn));
+  world.remember(await world.client.basicUserInfo(await world.bearer(), msisdn, {}, world.actor.product));
 }
 
 /** The basic user information record: §2.10 in the spec profile, the observed record on the live sandbox (harness/contract.ts). */

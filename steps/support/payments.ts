@@ -5,12 +5,16 @@ import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
 import type { Account } from './harness.ts';
 import type { Party } from './parties.ts';
-import type { MomoWorld, Payment, PaymentKind } from './world.ts';
+import type { MomoWorld, Payment } from './world.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { Product } from '../../core/products.ts';
+import { operation, statusQueryOf } from '../../core/catalogue/routes.ts';
 
 /**
  * What a partner does with money (§4.2 #2–3, §4.3 #9–10) and how it learns the outcome (§4.6): requests to
- * pay, deposits, refunds, their status records and delivery notifications. Every transaction a scenario
- * makes is kept in world.payments, the latest in world.payment.
+ * pay, deposits, refunds, their status records and delivery notifications; beyond the spec, transfers,
+ * requests to withdraw and the v2 deposit and refund. Every transaction a scenario makes is kept in
+ * world.payments, the latest in world.payment; the catalogue says how to read each one's status.
  */
 
 /** A status record as the status queries and callbacks carry it (schemas/*-status.schema.json). */
@@ -42,23 +46,27 @@ export interface CreateOptions {
   call?: CallOptions;
 }
 
-const STATUS_SCHEMA: Record<PaymentKind, string> = {
-  'request to pay': 'request-to-pay-status',
-  deposit: 'deposit-status',
-  refund: 'refund-status',
-};
-
 /** Statuses a transaction passes through before it is final (CREATED: seen once on the live service). */
 const NOT_FINAL = new Set(['PENDING', 'CREATED']);
 
 export async function requestPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
-  const body: PaymentBody = { ...texts(world, 'order'), amount, currency: world.config.currency, payer: msisdnOf(party) };
-  return create(world, 'request to pay', body, party, options);
+  return payFrom(world, 'requestToPay', 'collection', party, amount, options);
 }
 
 export async function deposit(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  return payTo(world, 'deposit', 'disbursement', party, amount, options);
+}
+
+/** A creation whose party pays (request to pay, request to withdraw): the party is the payer. */
+export async function payFrom(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'order'), amount, currency: world.config.currency, payer: msisdnOf(party) };
+  return createTransaction(world, create, product, body, party, options);
+}
+
+/** A creation that pays the party (deposit, transfer): the party is the payee. */
+export async function payTo(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
   const body: PaymentBody = { ...texts(world, 'payout'), amount, currency: world.config.currency, payee: msisdnOf(party) };
-  return create(world, 'deposit', body, party, options);
+  return createTransaction(world, create, product, body, party, options);
 }
 
 /** A deposit of one unit more than the balance the scenario read (world.balanceBefore). */
@@ -72,11 +80,36 @@ export async function depositAgain(world: MomoWorld, party: Party, amount: strin
   return deposit(world, party, amount, { referenceId: world.lastPayment.referenceId });
 }
 
-/** A refund by the acting (disbursement) partner of the scenario's request to pay: all of it, or `amount`. */
-export async function refundPayment(world: MomoWorld, amount?: string, options: CreateOptions = {}): Promise<ApiResponse> {
+/** A transfer (beyond the spec) to the party, under the acting partner's product: disbursement or remittance. */
+export async function transfer(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  return payTo(world, 'transfer', world.actor.product, party, amount, options);
+}
+
+/** Another transfer with the reference id of the scenario's last transaction. */
+export async function transferAgain(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return transfer(world, party, amount, { referenceId: world.lastPayment.referenceId });
+}
+
+/** A deposit through the v2 operation (beyond the spec), whose status the v1 deposit status query reads. */
+export async function depositTheSecondWay(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return payTo(world, 'depositV2', 'disbursement', party, amount);
+}
+
+/** A refund of the scenario's request to pay in full through the v2 operation (beyond the spec). */
+export async function refundTheSecondWay(world: MomoWorld): Promise<ApiResponse> {
+  return refundPayment(world, undefined, {}, 'refundV2');
+}
+
+/** A request to withdraw (beyond the spec) from the party, v1 or v2, by the acting collection partner. */
+export async function askToWithdraw(world: MomoWorld, party: Party, amount: string, version: 1 | 2): Promise<ApiResponse> {
+  return payFrom(world, version === 1 ? 'requestToWithdraw' : 'requestToWithdrawV2', 'collection', party, amount);
+}
+
+/** A refund by the acting (disbursement) partner of the scenario's request to pay: all of it, or `amount`; v1 unless told. */
+export async function refundPayment(world: MomoWorld, amount?: string, options: CreateOptions = {}, create: OperationId = 'refund'): Promise<ApiResponse> {
   const original = requestToPayOf(world);
   const body: PaymentBody = { ...texts(world, 'refund'), amount: amount ?? original.body.amount, currency: original.body.currency, referenceIdToRefund: original.referenceId };
-  return create(world, 'refund', body, original.party, options);
+  return createTransaction(world, create, 'disbursement', body, original.party, options);
 }
 
 /** A request to pay of `amount` by the party, settled, then refunded in full by the acting partner and accepted. */
@@ -93,7 +126,7 @@ export async function refundAgain(world: MomoWorld): Promise<ApiResponse> {
 /** A refund naming a request to pay that was never made. */
 export async function refundUnknownPayment(world: MomoWorld, amount: string): Promise<ApiResponse> {
   const body: PaymentBody = { ...texts(world, 'refund'), amount, currency: world.config.currency, referenceIdToRefund: randomUUID() };
-  return create(world, 'refund', body, undefined, {});
+  return createTransaction(world, 'refund', 'disbursement', body, undefined, {});
 }
 
 /**
@@ -119,18 +152,9 @@ export async function depositAccepted(world: MomoWorld, party: Party, amount: st
   world.expect({ status: 202, what: 'a deposit is accepted' }, await deposit(world, party, amount));
 }
 
-/** Reads the status record of a transaction, by its own API user or, to test ownership, by another. */
+/** Reads the status record of a transaction through its status query, by its own API user or, to test ownership, by another. */
 export async function readStatus(world: MomoWorld, payment: Payment = world.lastPayment, account: Account = payment.account, extra: CallOptions = {}): Promise<ApiResponse> {
-  const bearer = await world.bearer(account);
-  const client = world.client;
-  switch (payment.kind) {
-    case 'request to pay':
-      return client.getRequestToPayStatus(bearer, payment.referenceId, extra);
-    case 'deposit':
-      return client.getDepositStatus(bearer, payment.referenceId, extra);
-    case 'refund':
-      return client.getRefundStatus(bearer, payment.referenceId, extra);
-  }
+  return world.client.invoke(statusQueryOf(payment.create), payment.product, { authorization: await world.bearer(account), params: { referenceId: payment.referenceId }, ...extra });
 }
 
 /** Another partner's attempt to read this scenario's transaction. */
@@ -189,7 +213,7 @@ export async function expectRecordAsAsked(world: MomoWorld, amount: string): Pro
   const payment = world.lastPayment;
   const { response, record } = await currentRecord(world, payment);
   const sent = payment.body;
-  const partyField = payment.kind === 'request to pay' ? 'payer' : 'payee';
+  const partyField = paysFrom(payment.create) ? 'payer' : 'payee';
   const expected: Record<string, unknown> = {
     amount,
     currency: sent.currency,
@@ -243,7 +267,7 @@ export interface NotifyOptions {
 export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId, message = 'Your order has been delivered. Thank you!', options: NotifyOptions = {}): Promise<void> {
   const account = options.account ?? world.payment?.account ?? world.actor;
   const extra = options.language === undefined ? {} : { language: options.language };
-  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message, extra));
+  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message, extra, world.payment?.product ?? account.product));
 }
 
 /** Another partner notifies delivery of this scenario's payment, which it does not own. */
@@ -265,8 +289,10 @@ export async function notifiedDelivery(world: MomoWorld): Promise<void> {
   expectNotificationEnqueued(world);
 }
 
+/** 200 (§4.2 #3); beyond the spec, under disbursement and remittance, the 202 MTN's SDK docs captured there too. */
 export function expectNotificationEnqueued(world: MomoWorld): void {
-  world.expect({ status: 200, what: 'a delivery notification for a successful payment is enqueued' });
+  const product = world.payment?.product ?? 'collection';
+  world.expect({ status: product === 'collection' ? 200 : [200, 202], what: 'a delivery notification for a successful payment is enqueued' });
 }
 
 export function expectTooManyNotifications(world: MomoWorld): void {
@@ -278,26 +304,29 @@ export function expectNotCompleted(world: MomoWorld): void {
   world.expect({ status: 409, code: 'TRANSACTION_NOT_COMPLETED', what: 'only a successfully completed payment can be notified of delivery (§3)' });
 }
 
-/** The schema of a transaction's status record, which its callback carries too (callbacks.ts). */
+/** The schema of a transaction's status record (its status query's 200), which its callback carries too (callbacks.ts). */
 export function statusSchemaOf(payment: Payment): string {
-  return STATUS_SCHEMA[payment.kind];
+  const body = operation(statusQueryOf(payment.create)).responses[200]?.body;
+  if (typeof body !== 'string') throw new Error(`The status query of ${payment.create} names no single record schema in the catalogue.`);
+  return body;
 }
 
-async function create(world: MomoWorld, kind: PaymentKind, asked: PaymentBody, party: Party | undefined, o: CreateOptions): Promise<ApiResponse> {
+/** Whether a creation's party pays (its body is a request to pay's, with a payer) rather than being paid. */
+function paysFrom(create: OperationId): boolean {
+  const { request } = operation(create);
+  return request !== 'none' && request.schema === 'request-to-pay';
+}
+
+async function createTransaction(world: MomoWorld, create: OperationId, product: Product, asked: PaymentBody, party: Party | undefined, o: CreateOptions): Promise<ApiResponse> {
   const body = { ...asked, ...o.body } as PaymentBody;
   const account = o.account ?? world.actor;
   const referenceId = o.referenceId ?? randomUUID();
   const callbackUrl = o.callback?.(world, referenceId);
-  const payment: Payment = { kind, referenceId, body, account, ...(callbackUrl ? { callbackUrl } : {}), ...(party ? { party } : {}) };
+  const payment: Payment = { create, product, kind: operation(create).label, referenceId, body, account, ...(callbackUrl ? { callbackUrl } : {}), ...(party ? { party } : {}) };
   world.payment = payment;
   world.payments.push(payment);
-  const bearer = await world.bearer(account);
   const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...o.call };
-  const client = world.client;
-  const response = kind === 'request to pay' ? await client.requestToPay(bearer, referenceId, body, extra)
-    : kind === 'deposit' ? await client.deposit(bearer, referenceId, body, extra)
-      : await client.refund(bearer, referenceId, body, extra);
-  return world.remember(response);
+  return world.remember(await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }));
 }
 
 /** Polls the status until it is final. A 404 may be a record not yet readable; any other departure fails at once. */
@@ -324,7 +353,7 @@ function expectReason(world: MomoWorld, response: ApiResponse, record: StatusRec
   const reason = record.reason;
   const asString = reason === code;
   const asObject = typeof reason === 'object' && reason !== null && reason.code === code && typeof reason.message === 'string';
-  if (!(asString || (shape === 'object' && asObject))) {
+  if (!(asString || (shape === 'either' && asObject))) {
     const wanted = shape === 'string' ? `reason "${code}" (the bare code, profile mtn-sandbox)` : `reason "${code}" or {"code":"${code}","message":…} (profile spec)`;
     depart(world, response, `a FAILED ${world.lastPayment.kind} says why`, wanted, record);
   }
@@ -343,7 +372,7 @@ export function depart(world: MomoWorld, response: ApiResponse, what: string, ex
 }
 
 function requestToPayOf(world: MomoWorld): Payment {
-  const original = world.payments.find((p) => p.kind === 'request to pay');
+  const original = world.payments.find((p) => p.create === 'requestToPay');
   if (!original) throw new Error('No request to pay in this scenario to refund: make one in a Given step first.');
   return original;
 }

@@ -3,15 +3,18 @@ import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/mo
 import { eventually } from '../../harness/eventually.ts';
 import { judge, type Expectation } from '../../harness/judging/judge.ts';
 import type { Product } from '../../core/products.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Account, Harness } from './harness.ts';
 import type { Party } from './parties.ts';
 import { currentHarness } from './hooks-state.ts';
 
-export type PaymentKind = 'request to pay' | 'deposit' | 'refund';
-
 /** A transaction this scenario created, and how it was asked for. */
 export interface Payment {
-  kind: PaymentKind;
+  /** The operation that created it and the product it was made under: the catalogue gives its status query. */
+  create: OperationId;
+  product: Product;
+  /** How messages name it: the operation's label, e.g. "request to pay" or "transfer". */
+  kind: string;
   referenceId: string;
   body: PaymentBody;
   account: Account;

@@ -150,3 +150,37 @@ test('the spec copy beside the catalogue is the one whose hash is committed, and
     assert.equal(hash(shared), committed, 'the shared spec (../shared/spec/momo-api-spec.md) changed: copy it to requirements/, write its SHA-256 to requirements/momo-api-spec.md.sha256, and check the requirement and operation catalogues against the change');
   }
 });
+
+test('the check keeps strict readings and operations beyond the spec to their own tagged scenarios', () => {
+  const requirements = [
+    requirement('COL-RTP-ACCEPTED-202'),
+    requirement('AMOUNT-RULE', { reading: 'amountValue' }),
+    requirement('BEY-TRANSFER', { scope: 'beyond-spec', source: 'the provider\'s definition', section: 'beyond the spec: docs/beyond-spec.md §1' }),
+  ];
+  const scenarios = [
+    { location: 'features/a.feature:3', name: 'A zero amount', tags: ['@req:AMOUNT-RULE', '@req:COL-RTP-ACCEPTED-202'] },
+    { location: 'features/a.feature:9', name: 'A strict thing', tags: ['@strict', '@req:COL-RTP-ACCEPTED-202'] },
+    { location: 'features/a.feature:15', name: 'A transfer', tags: ['@beyond-spec', '@req:BEY-TRANSFER'] },
+    { location: 'features/a.feature:21', name: 'A transfer untagged', tags: ['@req:BEY-TRANSFER'] },
+  ];
+  assert.deepEqual(coverageProblems(requirements, scenarios), [
+    'AMOUNT-RULE is a strict reading, yet "A zero amount" (features/a.feature:3) names it without @strict: tag the scenario @strict',
+    '"A strict thing" (features/a.feature:9) is tagged @strict but names no requirement a strict reading: name one, or remove the tag',
+    'BEY-TRANSFER is beyond the spec, yet "A transfer untagged" (features/a.feature:21) names it without @beyond-spec: tag the scenario @beyond-spec',
+  ]);
+});
+
+test('a catalogue entry beyond the spec needs its source and a section of docs/beyond-spec.md; a reading must be a known one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'momo-catalogue-'));
+  const file = join(dir, 'catalogue.json');
+  writeFileSync(file, JSON.stringify({ spec: 'momo-api-spec.md', requirements: [
+    requirement('BEY-NO-SOURCE', { scope: 'beyond-spec', section: 'beyond the spec: docs/beyond-spec.md §1' }),
+    requirement('BEY-SPEC-SECTION', { scope: 'beyond-spec', source: 'the provider\'s definition' }),
+    requirement('COL-SOURCED', { source: 'somewhere' }),
+    { ...requirement('COL-READING'), reading: 'noSuchReading' },
+  ] }));
+  assert.throws(() => loadRequirements(file), (error: Error) => {
+    for (const pointer of ['/requirements/0', '/requirements/1/section', '/requirements/2', '/requirements/3/reading']) assert.ok(error.message.includes(pointer), `${pointer} in:\n${error.message}`);
+    return true;
+  });
+});

@@ -202,3 +202,39 @@ test('coverage counts requirements covered per product and per spec operation, u
   assert.equal(coverage.operationsCovered, 3);
   assert.deepEqual(coverage.operations.find((o) => o.key === '4.3 #10')?.requirements, ['DIS-DEP']);
 });
+
+test('a strict reading left out of a run without --strict is NOT APPLICABLE, saying --strict checks it', () => {
+  const strict = requirement('AMOUNT-RULE', { reading: 'amountValue' });
+  const run = { ...RUN, expression: 'not @strict' };
+  const [result] = certify([strict], [scenario('zero', 'not run', ['AMOUNT-RULE'], { tags: ['@strict', '@req:AMOUNT-RULE'] })], [], run).requirements;
+  assert.equal(result!.verdict, 'NOT APPLICABLE');
+  assert.match(result!.explanation, /strict reading \(amountValue\).*--strict/);
+});
+
+test('an operation beyond the spec left out for a remote target is NOT APPLICABLE, never FAIL, saying how to ask for it', () => {
+  const beyond = requirement('BEY-X', { scope: 'beyond-spec', source: 'the provider\'s definition', section: 'beyond the spec: docs/beyond-spec.md §1' });
+  const run = { ...RUN, expression: 'not @beyond-spec and not @stateful' };
+  const [result] = certify([beyond], [scenario('transfer', 'not run', ['BEY-X'], { tags: ['@beyond-spec', '@req:BEY-X'] })], [], run).requirements;
+  assert.equal(result!.verdict, 'NOT APPLICABLE');
+  assert.match(result!.explanation, /beyond the spec.*--tags @beyond-spec/);
+});
+
+test('the coverage of the spec leaves out the strict readings and the operations beyond the spec, which are counted apart', () => {
+  const requirements = [
+    requirement('COL-RTP'),
+    requirement('AMOUNT-RULE', { reading: 'amountValue' }),
+    requirement('BEY-X', { scope: 'beyond-spec', source: 's', section: 'beyond the spec: docs/beyond-spec.md §1' }),
+    requirement('BEY-Y', { scope: 'beyond-spec', source: 's', section: 'beyond the spec: docs/beyond-spec.md §2' }),
+  ];
+  const scenarios = [
+    scenario('rtp', 'passed', ['COL-RTP']),
+    scenario('zero', 'not run', ['AMOUNT-RULE'], { tags: ['@strict', '@req:AMOUNT-RULE'] }),
+    scenario('x', 'passed', ['BEY-X'], { tags: ['@beyond-spec', '@req:BEY-X'] }),
+    scenario('y', 'failed', ['BEY-Y'], { tags: ['@beyond-spec', '@req:BEY-Y'] }),
+  ];
+  const coverage = coverageOf(certify(requirements, scenarios, [], { ...RUN, expression: 'not @strict' }).requirements);
+  assert.equal(coverage.total.requirements, 1);
+  assert.equal(coverage.total.covered, 1);
+  const apart = Object.fromEntries(coverage.apart.map((g) => [g.group, [g.covered, g.requirements, g.verdicts.PASS, g.verdicts.FAIL, g.verdicts['NOT APPLICABLE']]]));
+  assert.deepEqual(apart, { 'strict reading': [0, 1, 0, 0, 1], 'beyond the spec': [2, 2, 1, 1, 0] });
+});

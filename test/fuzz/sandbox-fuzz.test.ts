@@ -9,7 +9,7 @@ import { pathOf } from '../../core/catalogue/routes.ts';
 import { PROFILES } from '../../core/profiles.ts';
 import { startSandbox } from '../support/sandbox.ts';
 
-const FAST: CampaignOptions = { requests: 3000, seed: 20260521, episodeLength: 300, profiles: PROFILES, transport: 'inject', shrink: 1, shrinkTimeMs: 30_000 };
+const FAST: CampaignOptions = { requests: 3000, seed: 20260521, episodeLength: 300, profiles: PROFILES, strict: false, transport: 'inject', shrink: 1, shrinkTimeMs: 30_000 };
 
 test('a few thousand generated requests, valid and malformed, break no property of the sandbox', async () => {
   const result = await runCampaign(FAST);
@@ -26,6 +26,11 @@ test('a few thousand generated requests, valid and malformed, break no property 
     assert.ok(statuses.some((s) => s.startsWith('2')), `${id} succeeded at least once: ${statuses.join(', ')}`);
   }
   assert.ok(Object.keys(result.byMutation).length >= 25, 'most kinds of malformation were sent');
+});
+
+test('with the strict readings on, generated requests break no property either', async () => {
+  const result = await runCampaign({ ...FAST, requests: 1500, strict: true });
+  assert.deepEqual(result.violationCounts, {}, summaryLines(result).join('\n'));
 });
 
 test('the same seed sends the same requests and gets the same answers', async () => {

@@ -203,7 +203,7 @@ test('status queries, delivery notification, deposit and refund go to the base h
     assert.deepEqual(status.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: BEARER, 'x-target-environment': 'sandbox' });
     assert.equal(status.body, undefined);
 
-    const note = expectCall(agent, BASE, 'POST', pathOf('deliveryNotification', undefined, { referenceId: REF }), 200, '');
+    const note = expectCall(agent, BASE, 'POST', pathOf('deliveryNotification', 'collection', { referenceId: REF }), 200, '');
     await client.deliveryNotification(BEARER, REF, 'Thank you', { language: 'sv' });
     assert.deepEqual(note.headers, { 'ocp-apim-subscription-key': KEYS.collection, authorization: BEARER, language: 'sv', 'x-target-environment': 'sandbox', 'content-type': 'application/json' });
     assert.deepEqual(JSON.parse(note.body ?? ''), { notificationMessage: 'Thank you' });

@@ -30,6 +30,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     callbackBind: '127.0.0.1',
     callbackUrl: undefined,
     profile: 'spec',
+    strict: false,
     connectTimeoutMs: 5000,
     requestTimeoutMs: 15000,
     pollTimeoutMs: 10000,

@@ -75,7 +75,7 @@ const readStatus = (s: TestSandbox, caller: Caller, referenceId: string, operati
   s.call({ method: 'GET', url: path(operation, undefined, { referenceId }), headers: caller.headers });
 
 const notify = (s: TestSandbox, caller: Caller, referenceId: string) =>
-  s.call({ method: 'POST', url: path('deliveryNotification', undefined, { referenceId }), headers: caller.headers, payload: { notificationMessage: 'Delivered.' } });
+  s.call({ method: 'POST', url: path('deliveryNotification', 'collection', { referenceId }), headers: caller.headers, payload: { notificationMessage: 'Delivered.' } });
 
 const depositBody = (amount = '1') => ({ amount, currency: 'EUR', externalId: 'd-1', payee: payer(ORDINARY), payerMessage: 'm', payeeNote: 'n' });
 
@@ -279,9 +279,9 @@ const PROBES: Record<FaultName, Probe> = {
     run: async (s) => {
       const caller = await s.provision('collection');
       const { referenceId } = await pay(s, caller, { body: requestToPayBody('46733123451') });
-      return typeof json(await readStatus(s, caller, referenceId))!.reason;
+      return json(await readStatus(s, caller, referenceId))!.reason;
     },
-    faithful: 'object', faulty: 'string',
+    faithful: 'APPROVAL_REJECTED', faulty: 'The payment could not be completed.',
   },
   'balance-not-credited': {
     run: async (s) => {
@@ -404,7 +404,7 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: [202, 409], faulty: [202, 202],
   },
   'payment-body-not-validated': {
-    run: async (s) => status((await pay(s, await s.provision('collection'), { body: { ...requestToPayBody(ORDINARY), amount: 'ten' } })).res),
+    run: async (s) => status((await pay(s, await s.provision('collection'), { body: { ...requestToPayBody(ORDINARY), amount: 10 } })).res),
     faithful: 400, faulty: 202,
   },
   'currency-not-checked': {

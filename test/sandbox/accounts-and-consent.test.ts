@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Product } from '../../core/products.ts';
-import { assertSchema, basic, KEYS, path, rawPath, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { assertSchema, basic, KEYS, path, rawPath, requestToPayBody, startSandbox, withSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 /*
  * Balances (§2.9, §4.2 #4, §4.4 #13), account-holder status (§4.2 #8, §4.3 #12), basic user information
@@ -134,9 +134,9 @@ describe('balances', () => {
     });
   }
 
-  test(`GET ${path('getBalanceInCurrency', undefined, { currency: 'EUR' })} answers the opening balance`, async () => {
+  test(`GET ${path('getBalanceInCurrency', 'collection', { currency: 'EUR' })} answers the opening balance`, async () => {
     const caller = await sandbox.provision('collection');
-    const response = await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'EUR' }), caller.headers);
+    const response = await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), caller.headers);
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json();
     assertSchema('balance', body);
@@ -146,7 +146,7 @@ describe('balances', () => {
   test('a well-formed currency that is not configured is 500 INVALID_CURRENCY', async () => {
     const caller = await sandbox.provision('collection');
     for (const currency of ['USD', 'XAF']) {
-      const response = await get(sandbox, path('getBalanceInCurrency', undefined, { currency }), caller.headers);
+      const response = await get(sandbox, path('getBalanceInCurrency', 'collection', { currency }), caller.headers);
       assertBusinessError(response, 500, 'error-set-a', 'INVALID_CURRENCY');
     }
   });
@@ -154,7 +154,7 @@ describe('balances', () => {
   test('a malformed currency in the path is 400', async () => {
     const caller = await sandbox.provision('collection');
     for (const currency of ['eu', 'EURO', 'eur', 'E1R']) {
-      assertBadRequest(await get(sandbox, path('getBalanceInCurrency', undefined, { currency }), caller.headers));
+      assertBadRequest(await get(sandbox, path('getBalanceInCurrency', 'collection', { currency }), caller.headers));
     }
   });
 
@@ -165,7 +165,7 @@ describe('balances', () => {
       assertBusinessError(await get(sandbox, path('getBalance', product), headers), 500, errorSetOf[product], 'NOT_ALLOWED_TARGET_ENVIRONMENT');
     }
     const collection = await sandbox.provision('collection');
-    const response = await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'EUR' }), { ...collection.headers, 'x-target-environment': 'mtnuganda' });
+    const response = await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), { ...collection.headers, 'x-target-environment': 'mtnuganda' });
     assertBusinessError(response, 500, 'error-set-a', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
   });
 
@@ -174,7 +174,7 @@ describe('balances', () => {
     const bob = await sandbox.provision('collection');
     const created = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...alice.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody('46733123499', '12.5') });
     assert.equal(created.statusCode, 202, created.body);
-    for (const url of [path('getBalance', 'collection'), path('getBalanceInCurrency', undefined, { currency: 'EUR' })]) {
+    for (const url of [path('getBalance', 'collection'), path('getBalanceInCurrency', 'collection', { currency: 'EUR' })]) {
       assert.deepEqual((await get(sandbox, url, alice.headers)).json(), { availableBalance: '1000012.5', currency: 'EUR' });
       assert.deepEqual((await get(sandbox, url, bob.headers)).json(), { availableBalance: '1000000', currency: 'EUR' });
     }
@@ -185,13 +185,13 @@ test('balance: every configured currency is served, with the configured opening 
   const sandbox = await startSandbox({ currencies: ['EUR', 'XAF'], openingBalance: '250.75' });
   try {
     const caller = await sandbox.provision('collection');
-    const xaf = await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'XAF' }), caller.headers);
+    const xaf = await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'XAF' }), caller.headers);
     assert.equal(xaf.statusCode, 200, xaf.body);
     assertSchema('balance', xaf.json());
     assert.deepEqual(xaf.json(), { availableBalance: '250.75', currency: 'XAF' });
     const first = await get(sandbox, path('getBalance', 'collection'), caller.headers);
     assert.deepEqual(first.json(), { availableBalance: '250.75', currency: 'EUR' });
-    assertBusinessError(await get(sandbox, path('getBalanceInCurrency', undefined, { currency: 'USD' }), caller.headers), 500, 'error-set-a', 'INVALID_CURRENCY');
+    assertBusinessError(await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'USD' }), caller.headers), 500, 'error-set-a', 'INVALID_CURRENCY');
   } finally {
     await sandbox.close();
   }
@@ -279,7 +279,7 @@ describe('basic user information', () => {
     const sandbox = await startSandbox({ profile: 'spec' });
     try {
       const caller = await sandbox.provision('collection');
-      const response = await get(sandbox, path('basicUserInfo', undefined, { accountHolderMSISDN: '46733123499' }), caller.headers);
+      const response = await get(sandbox, path('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123499' }), caller.headers);
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assertSchema('basic-user-info', body);
@@ -294,7 +294,7 @@ describe('basic user information', () => {
     const sandbox = await startSandbox({ profile: 'mtn-sandbox' });
     try {
       const caller = await sandbox.provision('collection');
-      const response = await get(sandbox, path('basicUserInfo', undefined, { accountHolderMSISDN: '46733123450' }), caller.headers);
+      const response = await get(sandbox, path('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123450' }), caller.headers);
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assertSchema('basic-user-info-observed', body);
@@ -313,9 +313,9 @@ describe('basic user information', () => {
     try {
       const caller = await sandbox.provision('collection');
       for (const msisdn of ['abc', '0733123450', '123']) {
-        assertBadRequest(await get(sandbox, path('basicUserInfo', undefined, { accountHolderMSISDN: msisdn }), caller.headers));
+        assertBadRequest(await get(sandbox, path('basicUserInfo', 'collection', { accountHolderMSISDN: msisdn }), caller.headers));
       }
-      const url = path('basicUserInfo', undefined, { accountHolderMSISDN: '46733123499' });
+      const url = path('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123499' });
       assertOAuthError(await get(sandbox, url, { ...caller.headers, authorization: undefined }), 401, 'invalid_token');
       assertOAuthError(await get(sandbox, url, { ...caller.headers, authorization: basic(caller.userId, caller.apiKey) }), 401, 'invalid_token');
     } finally {
@@ -540,17 +540,23 @@ describe('consent flow (spec profile)', () => {
     assertSchema('consent-request', accepted.json());
   });
 
-  test('bc-authorize with a JSON body is 415', async () => {
+  test('bc-authorize with a JSON body is served as the form would be, and 415 only under --strict', async () => {
     const caller = await sandbox.provision('collection');
-    const before = await consentRequestCount(sandbox);
-    const response = await sandbox.call({
-      method: 'POST',
+    const request = {
+      method: 'POST' as const,
       url: path('bcAuthorize', 'collection'),
       headers: caller.headers,
       payload: { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' },
+    };
+    const response = await sandbox.call(request);
+    assert.equal(response.statusCode, 200, response.body);
+    assert.equal(typeof JSON.parse(response.body).auth_req_id, 'string');
+    await withSandbox({ strict: true }, async (strict) => {
+      const strictCaller = await strict.provision('collection');
+      const before = await consentRequestCount(strict);
+      assertBadRequest(await strict.call({ ...request, headers: strictCaller.headers }), 415);
+      assert.equal(await consentRequestCount(strict), before);
     });
-    assertBadRequest(response, 415);
-    assert.equal(await consentRequestCount(sandbox), before);
   });
 
   test('bc-authorize needs an access token: none, or a Basic credential, is 401', async () => {

@@ -5,7 +5,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import { statusQueryOf } from '../../core/catalogue/routes.ts';
+import { OPERATIONS } from '../../core/catalogue/operations.ts';
+import { routes, statusQueryOf } from '../../core/catalogue/routes.ts';
 import { assertSchema, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -124,7 +125,7 @@ function status(sandbox: TestSandbox, caller: Caller, create: OperationId, id: s
 }
 
 function notify(sandbox: TestSandbox, caller: Caller, id: string, payload: unknown = { notificationMessage: 'Your goods are on their way.' }, extraHeaders: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: path('deliveryNotification', undefined, { referenceId: id }), headers: { ...caller.headers, ...extraHeaders }, payload });
+  return sandbox.call({ method: 'POST', url: path('deliveryNotification', 'collection', { referenceId: id }), headers: { ...caller.headers, ...extraHeaders }, payload });
 }
 
 function assertError(response: LightMyRequestResponse, statusCode: number, code: string, schema = 'error-set-a'): void {
@@ -183,8 +184,8 @@ describe('callbacks', { concurrency: true }, () => {
       const [first] = await receivedAfter(sandbox, listener);
       const record = (await status(sandbox, caller, RTP, id)).json();
       assert.equal(record.status, 'FAILED');
-      assert.deepEqual(record.reason, { code: 'APPROVAL_REJECTED', message: 'The payer rejected the approval.' });
-      assert.equal(first!.method, 'PUT');
+      assert.equal(record.reason, 'APPROVAL_REJECTED');
+      assert.equal(first!.method, OPERATIONS.requestToPay.callback!.method);
       assertSchema('request-to-pay-status', first!.body);
       assert.deepEqual(first!.body, record);
     });
@@ -220,7 +221,7 @@ describe('callbacks', { concurrency: true }, () => {
       assert.equal(first!.at - createdAt, timeout);
       const record = (await status(sandbox, caller, RTP, id)).json();
       assert.equal(record.status, 'FAILED');
-      assert.equal(record.reason.code, 'EXPIRED');
+      assert.equal(record.reason, 'EXPIRED');
       assert.deepEqual(first!.body, record);
     });
   });
@@ -246,13 +247,50 @@ describe('callbacks', { concurrency: true }, () => {
       const [first] = await receivedAfter(sandbox, listener);
       const record = (await status(sandbox, caller, DEPOSIT, id)).json();
       assert.equal(record.status, 'SUCCESSFUL');
-      assert.equal(first!.method, sandbox.settings.callbackMethod);
+      assert.equal(first!.method, OPERATIONS.deposit.callback!.method, 'the documented method of a v1 deposit callback');
       assert.equal(first!.path, '/deposits');
       assert.match(String(first!.headers['content-type']), /^application\/json(;|$)/);
       assertSchema('deposit-status', first!.body);
       assert.deepEqual(first!.body, record);
     });
   });
+
+  // Every creation that takes X-Callback-Url, under each product that serves it, from the catalogue.
+  const creations = routes().filter((r) => r.operation.callback !== undefined && r.product !== undefined);
+
+  /** A body the creation accepts, naming an ordinary payer or payee; a refund refunds a fresh successful request to pay. */
+  async function creationBody(sandbox: TestSandbox, schema: string): Promise<Record<string, unknown>> {
+    const party = { amount: '3', currency: 'EUR', externalId: 'ext-1', payerMessage: 'm', payeeNote: 'n' };
+    switch (schema) {
+      case 'request-to-pay': return { ...party, payer: payer('46733123499') };
+      case 'deposit':
+      case 'transfer': return { ...party, payee: payer('46733123499') };
+      case 'refund': return { ...party, referenceIdToRefund: await successfulRtp(sandbox, await sandbox.provision('collection')) };
+      default: throw new Error(`no body known for ${schema}; add one`);
+    }
+  }
+
+  for (const setting of ['documented', 'PUT', 'POST'] as const) {
+    test(`callback method, callbackMethod ${setting}: every creation calls back with ${setting === 'documented' ? 'its documented method' : setting}`, async () => {
+      assert.ok(creations.length >= 9, creations.map((c) => `${c.product}.${c.operation.id}`).join(', '));
+      await withBoth(async (sandbox, listener) => {
+        for (const route of creations) {
+          const what = `${route.product}.${route.operation.id}`;
+          const caller = await sandbox.provision(route.product!);
+          const body = await creationBody(sandbox, (route.operation.request as { schema: string }).schema);
+          const before = listener.received.length;
+          const created = await sandbox.call({
+            method: route.method, url: path(route.operation.id, route.product),
+            headers: { ...caller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': listener.url(`/${what}`) }, payload: body,
+          });
+          assert.equal(created.statusCode, 202, `${what}: ${created.body}`);
+          const sent = (await receivedAfter(sandbox, listener)).slice(before).filter((r) => r.path === `/${what}`);
+          assert.equal(sent.length, 1, `${what}: one callback`);
+          assert.equal(sent[0]!.method, setting === 'documented' ? route.operation.callback!.method : setting, what);
+        }
+      }, { settings: { callbackMethod: setting } });
+    });
+  }
 
   test('callback: a refund calls back with the refund status record', async () => {
     await withBoth(async (sandbox, listener) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { servedOperations, startSandbox } from '../support/sandbox.ts';
 import { DIFFERENCES, PROFILES, behaviourOf } from '../../core/profiles.ts';
+import { bindingOf, pathOf, routes } from '../../core/catalogue/routes.ts';
 
 function refsIn(value: unknown, found: string[] = []): string[] {
   if (Array.isArray(value)) value.forEach((v) => refsIn(v, found));
@@ -35,6 +36,33 @@ test('the OpenAPI document lists every operation the sandbox serves, and every r
   } finally {
     await sandbox.close();
   }
+});
+
+test('the OpenAPI document marks the operations beyond the spec, and carries the strict readings only under --strict', async () => {
+  const documentOf = async (strict: boolean) => {
+    const sandbox = await startSandbox({ strict });
+    try {
+      return (await sandbox.call({ method: 'GET', url: '/openapi.json' })).json();
+    } finally {
+      await sandbox.close();
+    }
+  };
+  const lenient = await documentOf(false);
+  const marked = Object.values(lenient.paths as Record<string, Record<string, { operationId: string; 'x-beyond-spec'?: true; description: string }>>)
+    .flatMap((methods) => Object.values(methods)).filter((op) => op['x-beyond-spec']);
+  const beyond = routes().filter((r) => r.product !== undefined && bindingOf(r.operation.id, r.product).beyondSpec !== undefined).map((r) => `${r.product}.${r.operation.id}`);
+  assert.deepEqual(marked.map((op) => op.operationId).sort(), beyond.sort());
+  assert.ok(beyond.includes('disbursement.transfer') && beyond.includes('remittance.accountHolderActive') && beyond.includes('collection.requestToWithdrawV2'), beyond.join(', '));
+  for (const op of marked) assert.match(op.description, /^Beyond the spec: .*Source: /);
+
+  assert.equal(JSON.stringify(lenient).includes('strictReading'), false, 'the keyword of the schema files never reaches the document');
+  const amount = (doc: { components: { schemas: Record<string, { allOf?: { pattern?: string }[] }> } }) => doc.components.schemas.Amount!;
+  assert.equal(amount(lenient).allOf, undefined, 'without --strict the amount is any string');
+  const strict = await documentOf(true);
+  assert.ok(amount(strict).allOf?.some((s) => s.pattern !== undefined), 'under --strict the amount must be a positive decimal');
+  const bcAuthorize = (doc: typeof lenient) => Object.keys(doc.paths[pathOf('bcAuthorize', 'collection')].post.requestBody.content);
+  assert.deepEqual(bcAuthorize(lenient), ['application/x-www-form-urlencoded', 'application/json']);
+  assert.deepEqual(bcAuthorize(strict), ['application/x-www-form-urlencoded']);
 });
 
 test('every profile difference has an explanation, differs between the profiles and is in the README', () => {

@@ -174,6 +174,27 @@ describe('provisioning', () => {
     });
   });
 
+  test('a providerCallbackHost given as a URL is stored as given and its host is the one callbacks must name; --strict takes host names only', async () => {
+    const url = 'http://merchant.example:8090/momo/callbacks';
+    await withSandbox({}, async (sandbox) => {
+      const caller = await sandbox.provision('collection', { providerCallbackHost: url });
+      assert.equal((await getApiUser(sandbox, caller.userId)).json().providerCallbackHost, url, 'read back as given');
+      const pay = (callback: string) => sandbox.call({
+        method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': callback }, payload: requestToPayBody(),
+      });
+      assert.equal((await pay('http://merchant.example:8090/elsewhere')).statusCode, 202, 'the same host and port');
+      assertBusinessError(await pay('http://other.example:8090/momo/callbacks'), 500, 'error-set-a', 'INVALID_CALLBACK_URL_HOST');
+      assertBusinessError(await pay('http://merchant.example:9999/momo/callbacks'), 500, 'error-set-a', 'INVALID_CALLBACK_URL_HOST');
+    });
+    await withSandbox({ strict: true }, async (sandbox) => {
+      const id = randomUUID();
+      const res = await createApiUser(sandbox, id, { payload: { providerCallbackHost: url } });
+      assertBadRequest(res);
+      assert.match(res.json().message, /providerCallbackHost/);
+      assert.equal((await createApiUser(sandbox, randomUUID(), { payload: { providerCallbackHost: 'merchant.example:8090' } })).statusCode, 201);
+    });
+  });
+
   test(`POST ${rawPath('createApiKey', undefined, { referenceId: '{id}' })} is 201 {apiKey} of 32 hex characters, and the key gets a token`, async () => {
     await withSandbox({}, async (sandbox) => {
       const id = randomUUID();
@@ -423,16 +444,28 @@ describe('access tokens', () => {
     }
   });
 
-  test(`a body sent to ${operation('createAccessToken').path.replace('/{product}', '')} is 400`, async () => {
+  test(`a body sent to ${operation('createAccessToken').path.replace('/{product}', '')} is ignored, and refused (400) only under --strict`, async () => {
+    const bodies = [
+      { payload: { grant_type: 'client_credentials' } },
+      { payload: 'grant_type=client_credentials', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      // MTN's Java SDK sends Content-Type: application/json with no body at all.
+      { payload: '', headers: { 'content-type': 'application/json' } },
+    ];
     await withSandbox({}, async (sandbox) => {
       const caller = await sandbox.provision('collection');
       const authorization = basic(caller.userId, caller.apiKey);
-      assertBadRequest(await requestToken(sandbox, 'collection', authorization, { payload: { grant_type: 'client_credentials' } }));
-      assertBadRequest(await requestToken(sandbox, 'collection', authorization, {
-        payload: 'grant_type=client_credentials',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      }));
-      // The same request without a body succeeds.
+      for (const body of bodies) {
+        const res = await requestToken(sandbox, 'collection', authorization, body);
+        assert.equal(res.statusCode, 200, `${JSON.stringify(body)}: ${res.body}`);
+      }
+    });
+    await withSandbox({ strict: true }, async (sandbox) => {
+      const caller = await sandbox.provision('collection');
+      const authorization = basic(caller.userId, caller.apiKey);
+      assertBadRequest(await requestToken(sandbox, 'collection', authorization, bodies[0]));
+      assertBadRequest(await requestToken(sandbox, 'collection', authorization, bodies[1]));
+      // No body is no body, whatever the content type says.
+      assert.equal((await requestToken(sandbox, 'collection', authorization, bodies[2])).statusCode, 200);
       assert.equal((await requestToken(sandbox, 'collection', authorization)).statusCode, 200);
     });
   });
@@ -626,7 +659,7 @@ describe('ownership', () => {
       assert.equal((await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() })).statusCode, 202);
       const notify = (caller: Caller, referenceId: string) => sandbox.call({
         method: 'POST',
-        url: path('deliveryNotification', undefined, { referenceId }),
+        url: path('deliveryNotification', 'collection', { referenceId }),
         headers: caller.headers,
         payload: { notificationMessage: 'Your goods are on their way' },
       });

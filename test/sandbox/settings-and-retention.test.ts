@@ -39,6 +39,7 @@ const FLAGS: Array<[string, string]> = [
   ['--jwt-secret', 'MOMO_SANDBOX_JWT_SECRET'],
   ['--log-level', 'MOMO_SANDBOX_LOG_LEVEL'],
   ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
+  ['--strict', 'MOMO_SANDBOX_STRICT'],
   ['--collection-key', 'MOMO_COLLECTION_KEY'],
   ['--disbursement-key', 'MOMO_DISBURSEMENT_KEY'],
   ['--remittance-key', 'MOMO_REMITTANCE_KEY'],
@@ -68,7 +69,8 @@ describe('resolveSettings', () => {
     assert.equal(s.tokenLifetimeSeconds, 3600);
     assert.deepEqual(s.subscriptionKeys, { ...DEVELOPMENT_KEYS });
     assert.deepEqual(s.subscriptionKeys, KEYS, 'the development keys are the documented ones');
-    assert.equal(s.callbackMethod, 'PUT');
+    assert.equal(s.callbackMethod, 'documented', 'each operation calls back with its documented method');
+    assert.equal(s.strict, false, 'the strict readings are off: the sandbox accepts what the live service accepts');
     assert.deepEqual(s.callbackRetryDelaysMs, [1000, 5000]);
     assert.equal(s.retentionMaxAgeMs, 3_600_000);
     assert.equal(s.retentionMaxEntries, 500_000);
