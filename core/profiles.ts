@@ -116,6 +116,10 @@ export const STRICT_READINGS = {
     refuses: 'Control characters (U+0000 to U+001F, U+007F) in free text (externalId, payerMessage, payeeNote, notificationMessage), and an externalId longer than 128 characters: 400.',
     reason: 'The spec sets no character rule and no bound on externalId (§8); the live service refuses apostrophes and "&" (the mtn-sandbox profile\'s strictTextCharacters) and texts over 160 characters, but nothing is known of control characters or long references. By default they are stored and echoed (JSON-escaped) as any other text, up to 1024 characters for externalId.',
   },
+  transactionOwnership: {
+    refuses: 'A status query by an API user other than the one that made the transaction: 404 RESOURCE_NOT_FOUND, as for an unknown id.',
+    reason: 'The spec makes ownership a condition of the delivery notification (§4.2 #3), which the sandbox always checks, but says nothing of it for the status queries, and nothing is known of the live service; a published client (mtn-momo-sdk) reads a payment with a fresh API user of the same product. By default any API user of the transaction\'s product reads it.',
+  },
   formMediaType: {
     refuses: 'bc-authorize and the OAuth 2.0 token with a JSON body instead of application/x-www-form-urlencoded: 415.',
     reason: 'The spec gives the form media type "in use" and marks Content-Type optional; what the live service does with JSON there is not known. By default JSON with the same fields is accepted.',

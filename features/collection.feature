@@ -177,7 +177,8 @@ Feature: Collecting payments
     When the partner checks a customer who approves, naming the kind of id in upper case
     Then it is refused as invalid
 
-  @negative
+  @negative @strict
+  @req:STATUS-OWNER-404
   Scenario: One merchant cannot read another merchant's payment
     Given a new partner subscribed to collection
     And a customer who approves has paid the partner 10

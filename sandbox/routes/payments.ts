@@ -59,8 +59,9 @@ export function paymentHandlers(context: SandboxContext): RouteHandlers {
   const handlers: RouteHandlers = { deliveryNotification: (product) => deliveryNotification(context, product!) };
   for (const kind of PAYMENT_KINDS) {
     handlers[kind.create] = (product) => (request, reply) => createPayment(context, kind, product!, request, reply);
-    handlers[kind.status] = () => async (request, reply) => {
-      const tx = ownedTransaction(context, [kind.kind], request);
+    handlers[kind.status] = (product) => async (request, reply) => {
+      // Ownership of a status query is a strict reading (transactionOwnership); the product always counts.
+      const tx = context.settings.strict ? ownedTransaction(context, [kind.kind], request) : transactionOf(context, kind.kind, product!, request);
       if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
       return reply.send(context.payments.statusRecord(tx));
     };
@@ -117,6 +118,12 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, product
   store.add(referenceId, tx);
   payments.begin(tx);
   return reply.code(202).send();
+}
+
+/** The transaction of a kind made under a product named by the referenceId path parameter, whoever made it. */
+function transactionOf(context: SandboxContext, kind: TransactionKind, product: Product, request: FastifyRequest): Transaction | undefined {
+  const tx = context.state.transactions[kind].get(idKey((request.params as { referenceId: string }).referenceId));
+  return tx?.product === product ? tx : undefined;
 }
 
 /** The caller's transaction of one of these kinds named by the referenceId path parameter. */

@@ -243,11 +243,12 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: 500, faulty: 202,
   },
   'payment-readable-by-others': {
+    // Ownership of the status queries is a strict reading; of the delivery notification, the spec's (§4.2 #3).
     run: async (s) => {
       const owner = await s.provision('collection');
       const other = await s.provision('collection');
       const { referenceId } = await pay(s, owner);
-      return status(await readStatus(s, other, referenceId));
+      return status(await notify(s, other, referenceId));
     },
     faithful: 404, faulty: 200,
   },

@@ -448,13 +448,36 @@ describe('payments on one shared sandbox (spec profile)', () => {
 
   describe('ownership', () => {
     for (const kind of ['requesttopay', 'deposit', 'refund'] as const) {
-      it(`${kind}: another API user's transaction is 404 RESOURCE_NOT_FOUND, as an unknown one`, async () => {
-        const other = await sandbox.provision(kind === 'requesttopay' ? 'collection' : 'disbursement');
+      it(`${kind}: another API user of the product reads the transaction; under --strict it is 404 RESOURCE_NOT_FOUND, as an unknown one`, async () => {
+        const product = kind === 'requesttopay' ? 'collection' : 'disbursement';
+        const other = await sandbox.provision(product);
         const id = await created(sandbox, callerOf(kind), kind, await validBody(kind));
-        await record(sandbox, callerOf(kind), kind, id);
-        await assertNotFound(sandbox, other, kind, id);
+        const own = await record(sandbox, callerOf(kind), kind, id);
+        assert.deepEqual(await record(sandbox, other, kind, id), own, 'the same record, read by another API user of the product');
+        await withSandbox({ strict: true }, async (strict) => {
+          const owner = await strict.provision(product);
+          const stranger = await strict.provision(product);
+          const collector = kind === 'refund' ? await strict.provision('collection') : undefined;
+          const body = kind === 'refund' ? refundBody(await created(strict, collector!, 'requesttopay', rtpBody('46733123499')), '1') : await validBody(kind);
+          const strictId = await created(strict, owner, kind, body);
+          await record(strict, owner, kind, strictId);
+          await assertNotFound(strict, stranger, kind, strictId);
+        });
       });
     }
+
+    it('a transaction made under one product is not read through another product\'s status query', async () => {
+      const referenceId = randomUUID();
+      const transfer = await sandbox.call({
+        method: 'POST', url: path('transfer', 'disbursement'), headers: { ...disburser.headers, 'x-reference-id': referenceId },
+        payload: depositBody('46733123499'),
+      });
+      assert.equal(transfer.statusCode, 202, transfer.body);
+      assert.equal((await sandbox.call({ method: 'GET', url: path('getTransferStatus', 'disbursement', { referenceId }), headers: disburser.headers })).statusCode, 200);
+      const remitter = await sandbox.provision('remittance');
+      const read = await sandbox.call({ method: 'GET', url: path('getTransferStatus', 'remittance', { referenceId }), headers: remitter.headers });
+      assert.equal(read.statusCode, 404, read.body);
+    });
   });
 });
 

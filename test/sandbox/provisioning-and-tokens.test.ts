@@ -626,12 +626,25 @@ describe('bearer tokens on business operations', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------
-// 5. Ownership: one API user cannot see another's transactions
+// 5. Ownership: another API user's transactions (delivery notification always; status queries under --strict)
 // ---------------------------------------------------------------------------------------------------
 
 describe('ownership', () => {
-  test("API user B reading A's request-to-pay status gets 404 RESOURCE_NOT_FOUND, exactly as for an unknown id", async () => {
+  test("API user B of the product reads A's request to pay by default (no ownership is known for status queries)", async () => {
     await withSandbox({}, async (sandbox) => {
+      const a = await sandbox.provision('collection');
+      const b = await sandbox.provision('collection');
+      const id = randomUUID();
+      assert.equal((await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() })).statusCode, 202);
+      const read = (caller: Caller) => sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: caller.headers });
+      const [own, foreign] = [await read(a), await read(b)];
+      assert.equal(foreign.statusCode, 200, foreign.body);
+      assert.equal(foreign.body, own.body);
+    });
+  });
+
+  test("under --strict, API user B reading A's request-to-pay status gets 404 RESOURCE_NOT_FOUND, exactly as for an unknown id", async () => {
+    await withSandbox({ strict: true }, async (sandbox) => {
       const a = await sandbox.provision('collection');
       const b = await sandbox.provision('collection');
       const id = randomUUID();

@@ -1,0 +1,102 @@
+/**
+ * One client in one profile, in a process of its own: clients read their settings when they are loaded, keep
+ * tokens for the life of the process, and the suite patches node:http for those that hard-code the live host.
+ * Starts the sandbox and a recording proxy in front of it, runs each of the client's flows in turn with a
+ * deadline, and writes every flow's outcome with the exchanges it made (as the proxy saw them) to a JSON file.
+ *
+ *   node --import tsx test/interop/support/run-client.ts <client> <profile> <results.json> [--strict]
+ */
+import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import type { Product } from '../../../core/products.ts';
+import { PROFILES, type ProfileName } from '../../../core/profiles.ts';
+import { MomoClient } from '../../../harness/client/momo-client.ts';
+import { Redactor } from '../../../harness/secrets/redact.ts';
+import { startEmbeddedSandbox } from '../../../sandbox/start.ts';
+import { AlteringProxy, type ProxiedExchange } from '../../support/altering-proxy.ts';
+import type { FlowResult, InteropClient, InteropEnv } from './types.ts';
+
+/** A flow that takes longer is abandoned as failed: every client here finishes a flow in well under a second. */
+export const FLOW_DEADLINE_MS = 20_000;
+const CALLBACK_HOST = '127.0.0.1';
+
+async function main([name, profile, out, mode]: string[]): Promise<void> {
+  if (!name || !out || !(PROFILES as readonly string[]).includes(profile ?? '') || (mode !== undefined && mode !== '--strict')) {
+    throw new Error('usage: run-client.ts <client> <spec|mtn-sandbox> <results.json> [--strict]');
+  }
+  const strict = mode === '--strict';
+  const { client } = await import(`../clients/${name}.ts`) as { client: InteropClient };
+  const sandbox = await startEmbeddedSandbox({ profile: profile as ProfileName, strict, delayedSuccessMs: 200, pendingTimeoutMs: 1000, callbackTimeoutMs: 500, callbackRetryDelaysMs: [] });
+  const exchanges: ProxiedExchange[] = [];
+  const proxy = new AlteringProxy(sandbox.baseUrl, (exchange) => void exchanges.push(exchange));
+  const proxyUrl = await proxy.start();
+  // The suite's own API users come straight from the sandbox, so the proxy records only what the client sends.
+  const harness = new MomoClient({
+    baseUrl: sandbox.baseUrl, sandboxUrl: sandbox.baseUrl, subscriptionKeys: sandbox.subscriptionKeys, targetEnvironment: 'sandbox',
+    connectTimeoutMs: 2_000, requestTimeoutMs: 5_000, redactor: new Redactor(),
+  });
+  const users = new Map<Product, Promise<{ userId: string; apiKey: string }>>();
+  const env: InteropEnv = {
+    baseUrl: proxyUrl,
+    host: new URL(proxyUrl).host,
+    profile: profile as ProfileName,
+    keys: sandbox.subscriptionKeys,
+    callbackHost: CALLBACK_HOST,
+    apiUser: (product) => {
+      let user = users.get(product);
+      if (!user) {
+        user = provision(harness, product);
+        users.set(product, user);
+      }
+      return user;
+    },
+  };
+  const results: FlowResult[] = [];
+  try {
+    await client.prepare?.(env);
+    for (const [flow, run] of Object.entries(client.flows)) {
+      const from = exchanges.length;
+      const outcome = await withDeadline(run(env), FLOW_DEADLINE_MS).then(() => undefined, (error: unknown) => describe(error));
+      results.push({
+        client: client.name, flow, profile: profile as ProfileName, strict, ok: outcome === undefined, ...(outcome ? { error: outcome } : {}),
+        exchanges: exchanges.slice(from).map((e) => ({ method: e.method, path: e.path, status: e.status, requestBody: e.requestBody, responseBody: e.body })),
+      });
+    }
+  } finally {
+    writeFileSync(out, JSON.stringify(results));
+    await harness.close();
+    await proxy.stop();
+    await sandbox.close();
+  }
+}
+
+async function provision(harness: MomoClient, product: Product): Promise<{ userId: string; apiKey: string }> {
+  const userId = randomUUID();
+  const created = await harness.createApiUser(product, userId, CALLBACK_HOST);
+  if (created.status !== 201) throw new Error(`the suite could not provision a ${product} API user: ${created.status}`);
+  const key = await harness.createApiKey(product, userId);
+  return { userId, apiKey: (key.json as { apiKey: string }).apiKey };
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no outcome within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** What a client threw, in one line: its message, and the HTTP status an axios-style error carries. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const status = (error as { response?: { status?: number } }).response?.status;
+  return `${error.name}: ${error.message}${status ? ` (HTTP ${status})` : ''}`.split('\n')[0]!.slice(0, 300);
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (error: Error) => {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  },
+);
