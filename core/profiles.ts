@@ -66,7 +66,7 @@ export function behaviourOf(profile: ProfileName): ProfileBehaviour {
 export const READINGS: readonly string[] = [
   'Authorization is required on every business operation. Some listings mark it optional (§4.2 #2, #4, #8, §4.4), but §5.3 says the business operations use the Bearer access token, and a payment without a caller cannot be owned.',
   'Business operations take a Bearer access token only. §5.3: "OAuth uses Bearer, and the credential is the access token received"; Basic is for the token operations.',
-  'The API user of a token must belong to the product of the path: an access token of another product, an expired or a forged one gives 401 {"error":"invalid_token"}. Asking for a token of another product gives 500 NOT_ALLOWED_TARGET_ENVIRONMENT, as observed live.',
+  'An expired or a forged token gives 401 {"error":"invalid_token"}. Asking for a token of another product than the API user\'s gives 500 NOT_ALLOWED_TARGET_ENVIRONMENT, as observed live.',
   'A refund is accepted (202) when its form is valid, then FAILS as a status when it names no request to pay (RESOURCE_NOT_FOUND), a request to pay that is not SUCCESSFUL (NOT_ALLOWED), another currency (INVALID_CURRENCY), more than is left to refund (NOT_ALLOWED) or more than the disbursement balance (NOT_ENOUGH_FUNDS). Refund documents only 202/400/409/500 at creation (§4.3 #9), and the live service decides payments asynchronously.',
   'Any API user of the disbursement product may refund any request to pay in its target environment: a request to pay is made by a collection API user, and API users are bound to one product, so ownership cannot be asked of a refund.',
   'A deposit or refund that would overdraw the disbursement balance FAILS with reason NOT_ENOUGH_FUNDS; a successful request to pay credits the collection balance.',
@@ -119,6 +119,10 @@ export const STRICT_READINGS = {
   transactionOwnership: {
     refuses: 'A status query by an API user other than the one that made the transaction: 404 RESOURCE_NOT_FOUND, as for an unknown id.',
     reason: 'The spec makes ownership a condition of the delivery notification (§4.2 #3), which the sandbox always checks, but says nothing of it for the status queries, and nothing is known of the live service; a published client (mtn-momo-sdk) reads a payment with a fresh API user of the same product. By default any API user of the transaction\'s product reads it.',
+  },
+  tokenProduct: {
+    refuses: 'An access or consent token issued under another product than the operation\'s: 401 invalid_token.',
+    reason: 'The live service binds an API user to its product when it asks for a token (500 NOT_ALLOWED_TARGET_ENVIRONMENT, observed, which the sandbox always answers), but MTN\'s sandbox notebook then used a collection token with the disbursement key for transfers, deposits, refunds, basic user information and the consent flow, and every call succeeded. By default a token of any product opens the operation, acting as its API user.',
   },
   formMediaType: {
     refuses: 'bc-authorize and the OAuth 2.0 token with a JSON body instead of application/x-www-form-urlencoded: 415.',

@@ -175,10 +175,10 @@ Feature: Errors and refusals
       | collection | without a subscription key                        |
       | collection | with a subscription key the gateway does not know |
 
-    @disbursement @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
+    @remittance @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
     Examples:
-      | product      | mistake                                       |
-      | disbursement | with the subscription key of another product |
+      | product    | mistake                                       |
+      | remittance | with the subscription key of another product |
 
   @negative
   Scenario Outline: A <transaction>'s status cannot be read in a target environment the partner may not use

@@ -55,7 +55,8 @@ Feature: Access tokens
     When the partner asks for a disbursement access token
     Then it is refused for the target environment
 
-  @collection @disbursement @negative
+  @collection @disbursement @negative @strict
+  @req:TOKEN-PRODUCT-401
   Scenario: A token of one product does not open another product's operations
     Given a partner subscribed to collection
     When the partner presents its access token to disbursement

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { StrictReading } from '../../core/profiles.ts';
 import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
@@ -29,6 +30,11 @@ export interface Fault {
   /** One line: what the server does wrong. */
   summary: string;
   plugin: Omit<SandboxPlugin, 'name'>;
+  /**
+   * The strict reading the fault breaks, when it breaks one: only a sandbox with the strict readings on
+   * shows it, and only a run with --strict can catch it (npm run mutation runs it so).
+   */
+  reading?: StrictReading;
 }
 
 type Json = Record<string, unknown>;
@@ -124,6 +130,7 @@ const definitions = {
   },
   'token-opens-other-products': {
     feature: 'tokens',
+    reading: 'tokenProduct',
     summary: 'An access token of one product opens the operations of another product.',
     plugin: {
       install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.product !== undefined && route.credential !== 'basic', (request, ctx, route) => {

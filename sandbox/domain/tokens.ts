@@ -76,11 +76,12 @@ export class TokenAuthority {
     return claims.exp - this.clock.now() / 1000;
   }
 
-  check(token: string, product: Product, use: TokenClaims['use']): TokenCheck {
+  /** A token's claims if it may be used here: `product` undefined takes a token of any product (STRICT_READINGS.tokenProduct). */
+  check(token: string, product: Product | undefined, use: TokenClaims['use']): TokenCheck {
     const claims = this.claimsOf(token);
     if (!claims) return { ok: false, description: 'The access token is malformed or its signature is not valid.' };
     if (claims.exp * 1000 <= this.clock.now()) return { ok: false, description: 'The access token expired.' };
-    if (claims.prd !== product) return { ok: false, description: `The access token was issued for the ${claims.prd} product, not ${product}.` };
+    if (product !== undefined && claims.prd !== product) return { ok: false, description: `The access token was issued for the ${claims.prd} product, not ${product}.` };
     if (claims.use !== use) {
       return { ok: false, description: use === 'consent' ? 'This operation needs a consent token from the OAuth 2.0 token operation.' : 'A consent token cannot be used here; use an access token.' };
     }

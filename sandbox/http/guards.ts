@@ -66,12 +66,12 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
     if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
     request.keyProduct = keyProduct;
 
-    // 2. The caller: a Bearer token of this product, for a known API user.
+    // 2. The caller: a Bearer token for a known API user; of this product, if strict (STRICT_READINGS.tokenProduct).
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
       const authorization = request.headers.authorization;
       const token = typeof authorization === 'string' && /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: 'Send Authorization: Bearer <access token>.' });
-      const check = tokens.check(token, keyProduct, operation.credential === 'consent' ? 'consent' : 'access');
+      const check = tokens.check(token, settings.strict ? keyProduct : undefined, operation.credential === 'consent' ? 'consent' : 'access');
       if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', { description: check.description });
       const caller = state.apiUsers.get(check.claims.sub);
       if (!caller) return sendOAuthError(reply, 401, 'invalid_token', { description: 'The API user of this token no longer exists.' });

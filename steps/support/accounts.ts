@@ -1,7 +1,10 @@
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
 import { fromMinor, toMinor } from '../../core/money.ts';
 import type { Product } from '../../core/products.ts';
-import { isServedUnder } from '../../core/catalogue/routes.ts';
+import { bindingOf, isServedUnder, productsOf } from '../../core/catalogue/routes.ts';
+import { OPERATION_IDS, OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
+import type { CallOptions } from '../../harness/client/momo-client.ts';
+import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Party } from './parties.ts';
 import { depart } from './payments.ts';
 import type { MomoWorld } from './world.ts';
@@ -10,6 +13,33 @@ import type { MomoWorld } from './world.ts';
  * The partner's accounts and its customers' (§2.9, §4.2 #4 and #8, §4.3 #12, §4.4 #13): balances, and
  * whether an account holder is registered and active. Basic user information is in another module.
  */
+
+/**
+ * The simplest business call the spec lists under a product, which reads and changes nothing: the first GET
+ * of the catalogue under that product that takes a Bearer token, needs no transaction and is not beyond the
+ * spec (collection's balance in a currency, disbursement's account-holder status, remittance's balance). Scenarios
+ * about tokens and the gateway use it, so that a target is never failed for lacking an operation beyond the spec.
+ */
+export function simplestCallOf(product: Product): OperationId {
+  const found = OPERATION_IDS.find((id) => {
+    const op = OPERATIONS[id];
+    return op.method === 'GET' && op.credential === 'bearer' && !Object.keys(op.params ?? {}).includes('referenceId')
+      && productsOf(id).includes(product) && bindingOf(id, product).beyondSpec === undefined;
+  });
+  if (!found) throw new Error(`The catalogue lists no business read of the spec under ${product}.`);
+  return found;
+}
+
+/** Calls a product's simplest business call (simplestCallOf) with the given credential, its parameters filled in. */
+export async function readAccount(world: MomoWorld, product: Product, authorization: string, extra: CallOptions = {}): Promise<ApiResponse> {
+  const id = simplestCallOf(product);
+  const values: Record<string, string> = { currency: world.config.currency, accountHolderIdType: 'msisdn', accountHolderId: ORDINARY_CUSTOMER.msisdn, accountHolderMSISDN: ORDINARY_CUSTOMER.msisdn };
+  const params = Object.fromEntries(Object.keys(OPERATIONS[id].params ?? {}).map((name) => {
+    if (values[name] === undefined) throw new Error(`No value for the parameter ${name} of ${id}.`);
+    return [name, values[name]!];
+  }));
+  return world.client.invoke(id, product, { authorization, params, ...extra });
+}
 
 /** A partner with an API user of its own, for scenarios whose balances or payments no one else may touch. */
 export async function actAsNewPartner(world: MomoWorld, product: Product): Promise<void> {

@@ -3,7 +3,7 @@ import { defineParameterType } from '@cucumber/cucumber';
 import { randomUUID } from 'node:crypto';
 import type { CallOptions } from '../../harness/client/momo-client.ts';
 import { PRODUCTS } from '../../core/products.ts';
-import { readBalance } from './accounts.ts';
+import { readAccount, readBalance } from './accounts.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import { deposit, notifyDelivery, readStatus, refundPayment, requestPayment, type CreateOptions } from './payments.ts';
 import type { MomoWorld } from './world.ts';
@@ -133,7 +133,7 @@ defineParameterType({
 
 export async function readBalanceWithKeyMistake(world: MomoWorld, mistake: string): Promise<void> {
   const subscriptionKey = KEY_MISTAKES[mistake as keyof typeof KEY_MISTAKES](world);
-  world.remember(await world.client.getBalance(world.actor.product, await world.bearer(), undefined, { subscriptionKey }));
+  world.remember(await readAccount(world, world.actor.product, await world.bearer(), { subscriptionKey }));
 }
 
 /** The API gateway's own refusal: 401 {statusCode, message} (real-api-notes), before any operation runs. */

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { basicCredential } from '../../harness/client/momo-client.ts';
 import type { Product } from '../../core/products.ts';
 import type { ClientCall, MomoWorld } from './world.ts';
+import { readAccount } from './accounts.ts';
 
 /** What a partner does with its access tokens (§4.2 #1, §5.2–5.3, §7 rule 4, §8). */
 
@@ -47,10 +48,10 @@ export function expectNoToken(world: MomoWorld): void {
   world.expect({ status: world.harness.behaviour.tokenFailureStatus, code: 'login_failed', what: 'a token request without the right credential is refused (§7 rule 4)' });
 }
 
-/** The token just issued opens the balance of its product (§2.9, §4.4 #13): the simplest business call there is. */
+/** The token just issued opens its product's simplest business call (readAccount). */
 export async function expectTokenOpensAccount(world: MomoWorld, product: Product): Promise<void> {
   const token = issuedToken(world);
-  world.expect({ status: 200, what: `the access token opens the ${product} account it was issued for` }, await world.client.getBalance(product, `Bearer ${token.accessToken}`));
+  world.expect({ status: 200, what: `the access token opens the ${product} account it was issued for` }, await readAccount(world, product, `Bearer ${token.accessToken}`));
 }
 
 /**
@@ -67,9 +68,9 @@ export function expectNotCached(world: MomoWorld): void {
   }
 }
 
-/** Presents the partner's own (cached) access token to the balance of another product. */
+/** Presents the partner's own (cached) access token to another product's simplest business call. */
 export async function presentTokenTo(world: MomoWorld, product: Product): Promise<void> {
-  world.remember(await world.client.getBalance(product, await world.bearer()));
+  world.remember(await readAccount(world, product, await world.bearer()));
 }
 
 /** Presents the partner's access token with one character of its signature changed. */
@@ -78,7 +79,7 @@ export async function presentForgedToken(world: MomoWorld): Promise<void> {
   if (!header || !payload || !signature) throw new Error('The access token is not a JWT of three parts, so its signature cannot be altered.');
   // The first character, not the last: the last one of a base64url signature may carry only padding bits.
   const forged = `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
-  world.remember(await world.client.getBalance(world.actor.product, `Bearer ${header}.${payload}.${forged}`));
+  world.remember(await readAccount(world, world.actor.product, `Bearer ${header}.${payload}.${forged}`));
 }
 
 /** Gets an access token of the partner's own, and sees it open the partner's account. */
@@ -102,7 +103,7 @@ export async function presentExpiredToken(world: MomoWorld): Promise<string | un
     return skipLongLifetime(world, token.expiresIn, 'waiting for an access token to expire');
   }
   await world.eventually(`the access token's expires_in of ${token.expiresIn} s has passed`, async () => (Date.now() >= expiresAt ? true : undefined), { slow: true });
-  world.remember(await world.client.getBalance(token.account.product, `Bearer ${token.accessToken}`));
+  world.remember(await readAccount(world, token.account.product, `Bearer ${token.accessToken}`));
   return undefined;
 }
 
@@ -110,7 +111,7 @@ const CALL_EVERY_MS = 1000;
 
 /**
  * A client that takes its token from the harness's cache (fetched once, renewed before it expires)
- * calls its product's balance once a second for one token lifetime and a second more.
+ * makes its product's simplest business call once a second for one token lifetime and a second more.
  */
 export async function callThroughALifetime(world: MomoWorld): Promise<string | undefined> {
   const account = world.actor;
@@ -130,7 +131,7 @@ export async function callThroughALifetime(world: MomoWorld): Promise<string | u
     if (Date.now() - lastCallAt >= CALL_EVERY_MS) {
       lastCallAt = Date.now();
       const credential = await world.bearer(account);
-      calls.push({ atMs: lastCallAt - started, credential, response: await world.client.getBalance(account.product, credential) });
+      calls.push({ atMs: lastCallAt - started, credential, response: await readAccount(world, account.product, credential) });
     }
     return Date.now() - started >= periodMs ? calls : undefined;
   }, { slow: true });

@@ -452,7 +452,8 @@ for (const name of FAULT_NAMES) {
     const probe = PROBES[name];
     const observe = async (plugins: SandboxPlugin[]) => {
       const sent: { delayMs: number; body: unknown; kind: string }[] = [];
-      const sandbox = await startSandbox({}, { plugins: [recordingSink(sent), ...plugins] });
+      // A fault of a strict reading is seen only with the readings on.
+      const sandbox = await startSandbox({ strict: FAULTS[name].reading !== undefined }, { plugins: [recordingSink(sent), ...plugins] });
       try {
         return await probe.run(sandbox, sent);
       } finally {

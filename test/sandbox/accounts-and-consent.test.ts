@@ -393,10 +393,15 @@ describe('consent flow (spec profile)', () => {
     assert.equal(info.json().sub, '46733123450');
   });
 
-  test('a collection consent token does not open userinfo of another product', async () => {
+  test('a collection consent token opens userinfo of another product; under --strict it does not', async () => {
     const caller = await sandbox.provision('collection');
     const token = await grantConsent(sandbox, caller);
-    assertOAuthError(await userInfo(sandbox, 'disbursement', token.access_token), 401, 'invalid_token');
+    assert.equal((await userInfo(sandbox, 'disbursement', token.access_token)).statusCode, 200);
+    await withSandbox({ strict: true, consentIntervalSeconds: 1 }, async (strict) => {
+      const strictCaller = await strict.provision('collection');
+      const strictToken = await grantConsent(strict, strictCaller);
+      assertOAuthError(await userInfo(strict, 'disbursement', strictToken.access_token), 401, 'invalid_token');
+    });
   });
 
   test('an auth_req_id is redeemed once: the second redemption is 400 invalid_grant', async () => {
