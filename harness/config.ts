@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { PRODUCTS, type Product } from '../core/products.ts';
 import { PROFILES, type ProfileName } from '../core/profiles.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './client/momo-client.ts';
 
 /** An existing API user to test with, instead of provisioning one. */
 export interface ApiUserCredentials {
@@ -34,9 +35,22 @@ export interface HarnessConfig {
    * and the embedded sandbox refuses what they refuse. Off: only what the spec or the live service makes definite.
    */
   strict: boolean;
-  /** Per-request timeouts: a slow real sandbox can be given more. */
+  /**
+   * Per-request timeouts: a slow real sandbox can be given more. The whole answer, headers and body, must have
+   * come within connectTimeoutMs + requestTimeoutMs, however the target spaces its bytes.
+   */
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  /**
+   * The most of one response body the harness reads: beyond it the target is answering with more than any
+   * answer of the API needs, which is a failure to conform, and the rest is not read (memory stays bounded).
+   */
+  maxResponseBytes: number;
+  /**
+   * How much evidence (redacted exchanges) the reports of one run hold, shared by its workers; past it, each
+   * exchange is recorded as omitted, with its call and outcome only. The reports hold it several times over.
+   */
+  evidenceBudgetBytes: number;
   /** How long a scenario waits for an asynchronous state, and how often it looks. */
   pollTimeoutMs: number;
   pollIntervalMs: number;
@@ -79,7 +93,9 @@ export const CONFIG_VARIABLES = {
   MOMO_PROFILE: `Which behaviour to expect where spec and live sandbox differ: ${PROFILES.join(' or ')} (default spec).`,
   MOMO_STRICT: 'true: hold the target to the strict readings too (npm run sandbox -- --list-differences lists them) and run the @strict scenarios; the embedded sandbox then refuses what they refuse (default false, as npm start -- --strict sets it).',
   MOMO_CONNECT_TIMEOUT_MS: 'Connect timeout of one request (default 5000).',
-  MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000).',
+  MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000); the whole answer must have come within this plus MOMO_CONNECT_TIMEOUT_MS.',
+  MOMO_MAX_RESPONSE_BYTES: 'The most of one response body the harness reads; a longer body fails as "the body exceeded" that size and is read no further (default 1048576, 1 MiB).',
+  MOMO_EVIDENCE_BUDGET_BYTES: 'How much evidence (redacted requests and responses) the reports of one run hold, shared by its workers; past it, exchanges are recorded as omitted (default 33554432, 32 MiB; at most 67108864).',
   MOMO_POLL_TIMEOUT_MS: 'How long to wait for an asynchronous state (default 10000).',
   MOMO_POLL_INTERVAL_MS: 'How often to look while waiting (default 100).',
   MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
@@ -178,6 +194,9 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     strict: /^(true|1)$/i.test(strict),
     connectTimeoutMs: integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
     requestTimeoutMs: integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
+    maxResponseBytes: integer('MOMO_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 256 * MiB),
+    // Each report holds the evidence again (the bundle all of them), and verify reads at most 512 MiB of it.
+    evidenceBudgetBytes: integer('MOMO_EVIDENCE_BUDGET_BYTES', 32 * MiB, 0, 64 * MiB),
     pollTimeoutMs: integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),
     pollIntervalMs: integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
     slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
@@ -191,6 +210,8 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
+
+const MiB = 1024 * 1024;
 
 /** A host name or IPv4 address, as providerCallbackHost takes it (schemas/api-user-create.schema.json). */
 const HOST_NAME = /^[A-Za-z0-9.-]+$/;

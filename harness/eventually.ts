@@ -1,4 +1,5 @@
 /** Polling with a deadline, for states that arrive asynchronously. Never a bare sleep. */
+import { reportSafe } from './secrets/report-text.ts';
 
 /** How waiting reads and spends time; tests give a virtual one, so deadlines are exact and cost no wall time. */
 export interface Timekeeper {
@@ -21,7 +22,8 @@ export interface EventuallyOptions {
 
 export class DeadlineExceededError extends Error {
   constructor(readonly description: string, readonly timeoutMs: number, readonly lastProblem: unknown) {
-    super(`${description}: not reached within ${timeoutMs} ms${lastProblem ? `; last seen: ${lastProblem instanceof Error ? lastProblem.message : String(lastProblem)}` : ''}`);
+    // The last problem may quote the target: the message is made safe for every report (reportSafe).
+    super(reportSafe(`${description}: not reached within ${timeoutMs} ms${lastProblem ? `; last seen: ${lastProblem instanceof Error ? lastProblem.message : String(lastProblem)}` : ''}`));
     this.name = 'DeadlineExceededError';
   }
 }

@@ -45,6 +45,8 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_STRICT: String(config.strict),
     MOMO_CONNECT_TIMEOUT_MS: String(config.connectTimeoutMs),
     MOMO_REQUEST_TIMEOUT_MS: String(config.requestTimeoutMs),
+    MOMO_MAX_RESPONSE_BYTES: String(config.maxResponseBytes),
+    MOMO_EVIDENCE_BUDGET_BYTES: String(config.evidenceBudgetBytes),
     MOMO_POLL_TIMEOUT_MS: String(config.pollTimeoutMs),
     MOMO_POLL_INTERVAL_MS: String(config.pollIntervalMs),
     MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),

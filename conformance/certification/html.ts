@@ -1,4 +1,5 @@
 import type { Exchange } from '../../harness/client/momo-client.ts';
+import { reportSafe } from '../../harness/secrets/report-text.ts';
 import type { CertificationReport, ReportedRequirement, ReportedScenario } from './report.ts';
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
@@ -7,9 +8,12 @@ import { groupOf } from './requirements.ts';
  * index.html of reports/certification: one self-contained page (inline style, no script, nothing fetched)
  * that a reviewer reads from top to bottom: the outcome, coverage by product and by operation, the table of
  * requirements, then each requirement with the scenarios behind its verdict and their redacted exchanges.
+ * A scenario's exchanges are shown once, under the first requirement it verifies (the others link there), so
+ * the page is as large as the evidence, not as large as the evidence times the requirements of each scenario.
  */
 export function renderHtml(report: CertificationReport): string {
   const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
+  const shownUnder = new Map<string, string>();
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -31,7 +35,7 @@ ${requirementTable(report.requirements)}
 <section id="evidence">
 <h2>Requirements and their evidence</h2>
 <p>Each requirement with the scenarios behind its verdict. Open a scenario to read every request it sent and every response, with subscription keys, API keys, credentials and tokens redacted.</p>
-${report.requirements.map((r) => requirementSection(r, scenarioOf)).join('\n')}
+${report.requirements.map((r) => requirementSection(r, scenarioOf, shownUnder)).join('\n')}
 </section>
 ${legend()}
 </main>
@@ -53,7 +57,7 @@ function summarySection(report: CertificationReport): string {
     .map((w) => `<tr><td><a href="#${anchor(w.requirement)}">${escape(w.requirement)}</a></td><td>${escape(w.status)}</td><td>${escape(w.owner)}</td><td>${escape(w.expires)}</td><td>${escape(w.reason)}</td></tr>`)
     .join('')}</tbody></table>`;
   return `<section id="summary">
-<h2>Summary</h2>
+<h2>Summary</h2>${evidenceNote(report)}
 <p class="outcome outcome-${report.exitCode}">The target ${report.outcome === 'could not test' ? 'could not be tested fully' : escape(report.outcome)} (exit code ${report.exitCode}).</p>
 <div class="figures">
 <div class="figure"><span class="number">${total.covered} / ${total.requirements}</span> requirements covered</div>
@@ -109,20 +113,40 @@ function groupNote(requirement: ReportedRequirement): string {
   return group === 'spec' ? '' : ` <small class="group">${escape(group)}</small>`;
 }
 
-function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<string, ReportedScenario>): string {
+/** What the evidence leaves out, when it leaves something out: exchanges past the run's budget, bodies cut. */
+function evidenceNote(report: CertificationReport): string {
+  const exchanges = report.scenarios.flatMap((s) => s.exchanges);
+  const omitted = exchanges.filter((e) => e.omitted !== undefined).length;
+  const cut = exchanges.filter((e) => e.response?.bodyCut !== undefined || e.request.bodyCut !== undefined).length;
+  const exceeded = exchanges.filter((e) => e.response?.bodyCut?.exceededLimit !== undefined).length;
+  const notes = [
+    ...(omitted > 0 ? [`${omitted} of ${exchanges.length} exchanges are not recorded: the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent, so each shows only its call and its outcome.`] : []),
+    ...(cut > 0 ? [`${cut} exchange${cut === 1 ? ' has' : 's have'} a body cut in the evidence, each saying where and how long it was${exceeded > 0 ? `; ${exceeded} of them exceeded what the harness reads (MOMO_MAX_RESPONSE_BYTES)` : ''}.`] : []),
+  ];
+  return notes.length === 0 ? '' : `\n<div class="evidence-note">${notes.map((n) => `<p>${escape(n)}</p>`).join('')}</div>`;
+}
+
+function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<string, ReportedScenario>, shownUnder: Map<string, string>): string {
   const scenarios = requirement.scenarios.map((id) => scenarioOf.get(id)).filter((s): s is ReportedScenario => s !== undefined);
   return `<article class="requirement" id="${anchor(requirement.id)}">
 <h3>${badge(requirement.verdict)} ${escape(requirement.id)} <small>${escape(requirement.section)}</small></h3>
 <p>${escape(requirement.text)}</p>
 ${requirement.source ? `<p class="source">Source: ${escape(requirement.source)}</p>` : ''}
 <p class="explanation">${escape(requirement.explanation)}</p>
-${scenarios.map(scenarioDetails).join('\n')}
+${scenarios.map((s) => scenarioDetails(s, requirement.id, shownUnder)).join('\n')}
 </article>`;
 }
 
-function scenarioDetails(scenario: ReportedScenario): string {
+/** A scenario, unfolding into its exchanges where they are first shown, or into a link to there. */
+function scenarioDetails(scenario: ReportedScenario, requirementId: string, shownUnder: Map<string, string>): string {
   const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
-  const exchanges = scenario.exchanges.length === 0 ? '<p>No exchange with the target was recorded.</p>' : scenario.exchanges.map(exchangeBlock).join('\n');
+  const shownAt = shownUnder.get(scenario.id);
+  if (shownAt === undefined && scenario.exchanges.length > 0) shownUnder.set(scenario.id, requirementId);
+  const exchanges = scenario.exchanges.length === 0
+    ? '<p>No exchange with the target was recorded.</p>'
+    : shownAt !== undefined
+      ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escape(shownAt)}</a>.</p>`
+      : scenario.exchanges.map(exchangeBlock).join('\n');
   return `<details class="scenario">
 <summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span> ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
@@ -132,6 +156,12 @@ ${exchanges}
 
 function exchangeBlock(exchange: Exchange): string {
   const { request, response } = exchange;
+  if (exchange.omitted !== undefined) {
+    return `<div class="exchange omitted">
+<p class="exchange-line"><b>${escape(exchange.operation)}</b> → ${escape(`${request.method} ${request.url}`)}</p>
+<p class="omitted-note">${escape(exchange.omitted)}</p>
+</div>`;
+  }
   const outcome = response ? `${response.status} · ${response.durationMs} ms` : `no response: ${exchange.transportError ?? 'unknown'}`;
   const requestText = [`${request.method} ${request.url}`, ...headerLines(request.headers), ...(request.body !== undefined ? ['', pretty(request.body)] : [])].join('\n');
   const responseText = response ? [`HTTP ${response.status}`, ...headerLines(response.headers), ...(response.body !== '' ? ['', pretty(response.body)] : [])].join('\n') : '';
@@ -158,10 +188,10 @@ function headerLines(headers: Record<string, string>): string[] {
   return Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
 }
 
-/** JSON bodies indented for reading; anything else as it came. */
+/** JSON bodies indented for reading (still safe: parsing undoes the evidence's escapes); anything else as it came. */
 function pretty(body: string): string {
   try {
-    return JSON.stringify(JSON.parse(body), null, 2);
+    return reportSafe(JSON.stringify(JSON.parse(body), null, 2));
   } catch {
     return body;
   }
@@ -229,6 +259,8 @@ details.scenario summary { cursor: pointer; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; align-items: start; }
 pre { background: #f6f7f7; border: 1px solid #dcdcde; padding: .5rem; margin: 0; overflow-x: auto; white-space: pre-wrap; word-break: break-all; font-size: .8rem; }
 pre.reason { background: #fbd9d7; }
+.evidence-note { background: #fcf0c8; border-left: 4px solid #dba617; padding: .2rem 1rem; }
+.omitted-note, .shown-under { color: #50575e; font-style: italic; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
 dd { margin: 0; }
 `;

@@ -92,6 +92,9 @@ export function closingLines(report: CertificationReport, indexHtml: string): st
     lines.push(`Counted apart, ${group.group === 'strict reading' ? 'strict readings' : 'beyond the spec'}: ${group.covered} of ${group.requirements} covered, ${group.verdicts.PASS} passed${group.verdicts.FAIL > 0 ? `, ${group.verdicts.FAIL} FAIL` : ''}${wanting}.`);
   }
   for (const problem of report.problems) lines.push(`WAIVER: ${problem}`);
+  const exchanges = report.scenarios.flatMap((s) => s.exchanges);
+  const omitted = exchanges.filter((e) => e.omitted !== undefined).length;
+  if (omitted > 0) lines.push(`Evidence: ${omitted} of ${exchanges.length} exchanges not recorded, the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.`);
   lines.push(`Certification report: ${indexHtml}`);
   return lines;
 }

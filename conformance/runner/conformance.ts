@@ -142,7 +142,8 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
         tags,
         parallel,
         strict: true,
-        ...(unreachable ? { worldParameters: { targetUnreachable: unreachable } } : {}),
+        // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
+        worldParameters: { workers: Math.max(1, parallel), ...(unreachable ? { targetUnreachable: unreachable } : {}) },
       },
     }, { cwd, env: process.env, stdout: process.stdout, stderr: process.stderr });
     // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.
@@ -169,7 +170,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [
     ...Object.values(target.config.subscriptionKeys),
-    ...Object.values(target.config.apiUsers).map((user) => user?.apiKey),
+    ...Object.values(target.config.apiUsers).flatMap((user) => (user ? [user.apiKey, Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')] : [])),
   ].filter((s): s is string => typeof s === 'string');
   const leaks = [
     ...scanForSecrets(reportsDir, secrets),

@@ -3,15 +3,22 @@ import type { Product } from '../../core/products.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { bindingOf, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
 import type { Redactor } from '../secrets/redact.ts';
+import { reportSafe } from '../secrets/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
+import { bodyForEvidence, type BodyCut } from './evidence.ts';
 
-/** One exchange with the target, as evidence: what was sent and what came back, secrets redacted. */
+/**
+ * One exchange with the target, as evidence: what was sent and what came back, secrets redacted, every text
+ * safe for any report, and each body bounded (evidence.ts).
+ */
 export interface Exchange {
   operation: string;
-  request: { method: string; url: string; headers: Record<string, string>; body?: string };
-  response?: { status: number; headers: Record<string, string>; body: string; durationMs: number };
+  request: { method: string; url: string; headers: Record<string, string>; body?: string; bodyCut?: BodyCut };
+  response?: { status: number; headers: Record<string, string>; body: string; durationMs: number; bodyCut?: BodyCut };
   /** Set when no response came: the target could not be reached or did not answer in time. */
   transportError?: string;
+  /** Set when the run's evidence budget was spent: the call and its outcome, and why nothing more is kept. */
+  omitted?: string;
 }
 
 /** Which operation a call is, and for which product: the key to its contract. */
@@ -34,7 +41,10 @@ export interface ApiResponse {
   headers: Record<string, string>;
   /** The parsed JSON body, or undefined when the body is empty or not JSON. */
   json: unknown;
+  /** The body as read: all of it, or its first maxResponseBytes when it exceeded them. */
   text: string;
+  /** Set when the body exceeded maxResponseBytes (this many): the rest was not read. */
+  exceededLimit?: number;
   durationMs: number;
 }
 
@@ -43,7 +53,8 @@ export class TargetUnavailableError extends Error {
   readonly fatal = true;
   /** `explanation` says why there was no answer; with `called: false` the request was not sent, and the message names no call. */
   constructor(readonly operation: string, readonly url: string, override readonly cause: Error, explanation: string, { called = true } = {}) {
-    super(called ? `${operation}: the target did not answer ${url}: ${explanation}` : explanation);
+    // The explanation may quote what the server sent (a parser's complaint, a TLS alert): safe for every report.
+    super(reportSafe(called ? `${operation}: the target did not answer ${url}: ${explanation}` : explanation));
     this.name = 'TargetUnavailableError';
   }
 }
@@ -55,6 +66,8 @@ export interface ClientOptions {
   targetEnvironment: string;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  /** The most of one body the client reads (MOMO_MAX_RESPONSE_BYTES; DEFAULT_MAX_RESPONSE_BYTES when not given); a longer one is read that far and no further. */
+  maxResponseBytes?: number;
   redactor: Redactor;
   /** Receives every exchange (the scenario's evidence). */
   onExchange?: (exchange: Exchange) => void;
@@ -89,6 +102,9 @@ export interface PaymentBody {
   payeeNote?: string;
   referenceIdToRefund?: string;
 }
+
+/** The most of one response body the client reads unless told otherwise: far more than any answer of the API. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /**
  * After this many calls in a row without an answer the target is taken as gone, and the client stops calling
@@ -228,18 +244,22 @@ export class MomoClient {
       headers['Content-Type'] = 'application/json';
     }
     const redact = this.options.redactor;
-    const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? { body: redact.body(body) } : {}) } };
+    const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? requestBodyEvidence(redact.body(body), body) : {}) } };
     const started = performance.now();
-    let response: Dispatcher.ResponseData;
-    let text: string;
+    const { connectTimeoutMs, requestTimeoutMs, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = this.options;
+    let response: Dispatcher.ResponseData | undefined;
+    let read: BoundedBody;
     try {
-      // undici checks its own timeouts about once a second; the signal makes short ones exact.
-      const signal = AbortSignal.timeout(this.options.connectTimeoutMs + this.options.requestTimeoutMs);
+      // One deadline for the whole answer, headers and body: undici's own timeouts wait for a next byte, so a
+      // target that drips one byte a second would never trip them. (undici also checks them only about once a
+      // second; the signal makes short ones exact.)
+      const signal = AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs);
       response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
-      text = await response.body.text();
+      read = await readBounded(response.body, maxResponseBytes);
     } catch (error) {
-      const { connectTimeoutMs, requestTimeoutMs } = this.options;
-      const explanation = explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs });
+      const explanation = response === undefined
+        ? explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })
+        : explainUnfinishedBody(error, response.statusCode, { url, connectTimeoutMs, requestTimeoutMs });
       this.unanswered += 1;
       this.lastUnanswered = { error: error as Error, explanation };
       evidence.transportError = redact.text(explanation);
@@ -249,12 +269,60 @@ export class MomoClient {
     this.unanswered = 0;
     const durationMs = Math.round(performance.now() - started);
     const responseHeaders = flattenHeaders(response.headers);
-    evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), body: redact.body(text), durationMs };
+    const exceeded = read.exceeded ? { exceededLimit: maxResponseBytes } : {};
+    evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), ...bodyForEvidence(redact.body(read.text), { bytes: read.bytes, ...exceeded }), durationMs };
     this.options.onExchange?.(evidence);
-    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(text), text, durationMs };
+    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(read.text), text: read.text, ...exceeded, durationMs };
     this.options.onResponse?.(result);
     return result;
   }
+}
+
+interface BoundedBody {
+  text: string;
+  bytes: number;
+  /** The target sent more than the limit; what is read is the first `limit` bytes. */
+  exceeded: boolean;
+}
+
+/**
+ * A body read up to `limit` bytes, and not a byte further: a target may answer with more than memory holds, or
+ * with no end at all. Past the limit the stream is destroyed, which closes the connection rather than reading
+ * the rest of it. Bytes that are not UTF-8 (or a character the limit cuts) are read as U+FFFD.
+ */
+async function readBounded(body: Dispatcher.ResponseData['body'], limit: number): Promise<BoundedBody> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let exceeded = false;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    if (bytes + chunk.length > limit) {
+      chunks.push(chunk.subarray(0, limit - bytes));
+      bytes = limit;
+      exceeded = true;
+      break;
+    }
+    chunks.push(chunk);
+    bytes += chunk.length;
+  }
+  if (exceeded) body.destroy();
+  return { text: new TextDecoder().decode(Buffer.concat(chunks, bytes)), bytes, exceeded };
+}
+
+/**
+ * Why an answer whose status came did not finish: its body did not end in time (a slow drip, or no end), or the
+ * connection broke. Either way the target did not answer, as when the status does not come.
+ */
+function explainUnfinishedBody(error: unknown, status: number, context: Parameters<typeof explainTransportError>[1]): string {
+  const e = error as Error & { code?: unknown };
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `timed out: HTTP ${status} came, but its body did not end within ${context.connectTimeoutMs + context.requestTimeoutMs} ms (MOMO_CONNECT_TIMEOUT_MS + MOMO_REQUEST_TIMEOUT_MS); a target that answers this slowly, or without end, cannot be tested: raise MOMO_REQUEST_TIMEOUT_MS (now ${context.requestTimeoutMs}) if it is only slow`;
+  }
+  return `HTTP ${status} came, but its body broke off: ${explainTransportError(error, context)}`;
+}
+
+/** Our own request body in the evidence: redacted, and bounded like a response's. */
+function requestBodyEvidence(redacted: string, sent: string): { body: string; bodyCut?: BodyCut } {
+  return bodyForEvidence(redacted, { bytes: Buffer.byteLength(sent) });
 }
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

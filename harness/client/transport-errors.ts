@@ -2,12 +2,14 @@
  * Why a request got no answer, in words a user can act on: refused, reset, timed out, DNS or TLS, each with
  * what to check or which setting to raise. The error codes are Node's (net, dns, tls) and undici's.
  */
+import { reportSafe } from '../secrets/report-text.ts';
 
 /** The target could not be reached when the run began: every selected scenario is reported not tested. */
 export class TargetUnreachableError extends Error {
   readonly fatal = true;
   constructor(message: string) {
-    super(message);
+    // The cause may quote what the server sent (a TLS alert, a parser's complaint): safe for every report.
+    super(reportSafe(message));
     this.name = 'TargetUnreachableError';
   }
 }

@@ -2,12 +2,18 @@ import type { ApiResponse } from '../client/momo-client.ts';
 import { schemasFor } from './contract.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 import type { Redactor } from '../secrets/redact.ts';
+import { reportSafe } from '../secrets/report-text.ts';
+import { secretsDisclosed } from '../secrets/disclosure.ts';
+import { size } from '../client/evidence.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
-/** The target answered, and the answer departs from the API: a failure to conform, never a harness problem. */
+/**
+ * The target answered, and the answer departs from the API: a failure to conform, never a harness problem.
+ * Its message quotes the target, so it is made safe for every report here, whoever built it (reportSafe).
+ */
 export class ConformanceFailure extends Error {
   constructor(message: string) {
-    super(message);
+    super(reportSafe(message));
     this.name = 'ConformanceFailure';
   }
 }
@@ -19,7 +25,7 @@ export class ConformanceFailure extends Error {
 export class TargetUnavailableAnswer extends Error {
   readonly fatal = true;
   constructor(message: string) {
-    super(message);
+    super(reportSafe(message));
     this.name = 'TargetUnavailableAnswer';
   }
 }
@@ -64,6 +70,42 @@ export function judge(response: ApiResponse, expected: Expectation, profile: Pro
   }
 
   if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor));
+}
+
+/**
+ * What no answer may do, whatever its operation, status or the step waiting for it: send a body beyond what the
+ * harness reads (MOMO_MAX_RESPONSE_BYTES), which no answer of the API needs; or give out a secret of the run
+ * outside the one operation that issues it (OWASP API3:2023, excessive data exposure), in any encoding, in its
+ * body or its headers. Called on every answer as it comes (the client's onResponse), so it throws at once, and
+ * ends any wait (fatal): a second look would only see the same answer. The message names the secret by its
+ * kind and encoding, never its value, and shows the body redacted.
+ */
+export function judgeAnswer(response: ApiResponse, redactor: Redactor): void {
+  const findings: { what: string; expected: string; problem: string }[] = [];
+  if (response.exceededLimit !== undefined) {
+    const limit = size(response.exceededLimit);
+    findings.push({
+      what: 'an answer the partner can read whole',
+      expected: `a body of at most ${limit} (MOMO_MAX_RESPONSE_BYTES)`,
+      problem: `the body exceeded ${limit}: the harness read that much of it and no further`,
+    });
+  }
+  const headers = Object.entries(response.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
+  const disclosed = secretsDisclosed(response.operation.id, `${headers}\n\n${response.text}`, redactor);
+  if (disclosed.length > 0) {
+    findings.push({
+      what: 'an answer gives out no secret outside the operation that issues it (OWASP API3:2023, excessive data exposure)',
+      expected: 'no subscription key, API key, credential or token of the partner, in any encoding',
+      problem: `it gives out ${disclosed.join(', ')}, which ${response.operation.label} does not issue`,
+    });
+  }
+  if (findings.length === 0) return;
+  throw Object.assign(new ConformanceFailure([
+    `${response.operation.label} — ${response.operation.section}: ${findings.map((f) => f.what).join('; ')}`,
+    `  expected: ${findings.map((f) => f.expected).join('; ')}`,
+    `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
+    ...findings.map((f) => `  - ${f.problem}`),
+  ].join('\n')), { fatal: true });
 }
 
 /** What is wrong with a response's body for its status, per the contract; empty when nothing is. */
@@ -116,7 +158,8 @@ export function describeUnjudged(response: ApiResponse, problems: string[], reda
   return [
     `${response.operation.label} — ${response.operation.section}: an answer of the scenario departs from its schema`,
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
-    ...problems.map((p) => `  - ${p}`),
+    // A schema error can quote the target (an unknown property's name): redacted like the body.
+    ...problems.map((p) => `  - ${redactor.text(p)}`),
   ].join('\n');
 }
 
@@ -128,7 +171,7 @@ export function judgeRecord(what: string, section: string, schema: string, value
     `${what} — ${section}`,
     `  expected: a body matching ${file(schema)}`,
     `  received: ${bodyText(JSON.stringify(redactor.json(value)), redactor)}`,
-    ...errors.map((e) => `    ${e}`),
+    ...errors.map((e) => `    ${redactor.text(e)}`),
   ].join('\n'));
 }
 
@@ -143,7 +186,8 @@ function describeFailure(response: ApiResponse, expected: Expectation, statuses:
     `${response.operation.label} — ${response.operation.section}${expected.what ? `: ${expected.what}` : ''}`,
     `  expected: ${wanted}`,
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
-    ...problems.map((p) => `  - ${p}`),
+    // A schema error can quote the target (an unknown property's name): redacted like the body.
+    ...problems.map((p) => `  - ${redactor.text(p)}`),
   ].join('\n');
 }
 

@@ -1,4 +1,5 @@
 import { SecretFinder } from './encodings.ts';
+import { reportSafe } from './report-text.ts';
 
 /** What every artifact shows in place of a secret. */
 export const REDACTED = '[REDACTED]';
@@ -25,7 +26,8 @@ export interface SecretSeen {
  * every secret it has been told of (subscription keys, API keys, Basic credentials, tokens) wherever they
  * appear, in any encoding a target could echo them in (encodings.ts): in the clear, hex, base64 or base64url
  * at any offset, URL-encoded, JSON-escaped, split across lines. Masking replaces whole escapes and never a
- * line break at either end, so JSON stays JSON and text stays text.
+ * line break at either end, so JSON stays JSON and text stays text. What text(), headers() and body() give is
+ * also safe to write into any report (reportSafe): every text of the target reaches a report through them.
  */
 export class Redactor {
   private readonly secrets = new Map<string, SecretKind>();
@@ -58,10 +60,9 @@ export class Redactor {
     return search.find(text).map((sighting) => ({ kind: this.secrets.get(values[sighting.secret]!)!, encoding: sighting.encoding }));
   }
 
+  /** A text with its secrets masked, safe to write into any report. */
   text(value: string): string {
-    const out = value.replace(JWT, REDACTED);
-    if (this.secrets.size === 0) return out;
-    return mask(out, this.compiled().search.find(out));
+    return reportSafe(this.masked(value));
   }
 
   headers(headers: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -69,14 +70,17 @@ export class Redactor {
     for (const [name, value] of Object.entries(headers)) {
       if (value === undefined) continue;
       const text = Array.isArray(value) ? value.join(', ') : value;
-      out[name] = SECRET_HEADERS.has(name.toLowerCase()) ? redactCredential(text) : this.text(text);
+      out[reportSafe(name)] = SECRET_HEADERS.has(name.toLowerCase()) ? redactCredential(text) : this.text(text);
     }
     return out;
   }
 
-  /** A body as text: JSON with its secret fields masked, whether or not the secret is known yet; other text as text(). */
+  /**
+   * A body as text, safe to write into any report: JSON with its secret fields masked, whether or not the secret
+   * is known yet (and still the same JSON: reportSafe's escapes mean in JSON what they replace); other text as text().
+   */
   body(text: string): string {
-    if (text.trim() === '') return text;
+    if (text.trim() === '') return reportSafe(text);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -86,12 +90,22 @@ export class Redactor {
     // Without a backslash, parsing changes no string: a secret in none of the text is in none of its strings,
     // and only the secret fields need masking: the common case, and the cheaper one.
     const plain = !text.includes('\\') && !HAS_JWT.test(text) && (this.secrets.size === 0 || this.compiled().search.find(text).length === 0);
-    return JSON.stringify(plain ? this.walk(parsed, (string) => string) : this.json(parsed));
+    return reportSafe(JSON.stringify(plain ? this.walk(parsed, (string) => string) : this.json(parsed)));
   }
 
-  /** A JSON value with secret fields masked and secrets in strings (names included) masked. */
+  /**
+   * A JSON value with secret fields masked and secrets in strings (names included) masked. Its strings are not
+   * made safe for a report, which would change them: written out, it goes through text() or a failure's message,
+   * which do that.
+   */
   json(value: unknown): unknown {
-    return this.walk(value, (string) => this.text(string));
+    return this.walk(value, (string) => this.masked(string));
+  }
+
+  private masked(value: string): string {
+    const out = value.replace(JWT, REDACTED);
+    if (this.secrets.size === 0) return out;
+    return mask(out, this.compiled().search.find(out));
   }
 
   private walk(value: unknown, masked: (string: string) => string): unknown {

@@ -160,8 +160,10 @@ function keepConsentToken(world: MomoWorld, what: string): void {
   consent.accessToken = body.access_token;
   consent.refreshToken = body.refresh_token;
   consent.tokenExpiresIn = body.expires_in;
-  // The refresh token is a credential that is not a JWT: masked from here on (the next request carries it).
-  world.harness.redactor.add(body.refresh_token);
+  // Both are credentials, masked from here on wherever they appear (the refresh token is not a JWT), and only
+  // the token operation may give them out again (harness/secrets/disclosure.ts).
+  world.harness.redactor.add(body.access_token, 'consent token');
+  world.harness.redactor.add(body.refresh_token, 'refresh token');
 }
 
 function currentConsent(world: MomoWorld): Consent {

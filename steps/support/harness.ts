@@ -3,7 +3,8 @@ import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../harness/client/momo-client.ts';
 import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
-import { bodyProblems, describeUnjudged, judge } from '../../harness/judging/judge.ts';
+import { EvidenceBudget, size } from '../../harness/client/evidence.ts';
+import { bodyProblems, describeUnjudged, judge, judgeAnswer } from '../../harness/judging/judge.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import type { Product } from '../../core/products.ts';
 import { Redactor } from '../../harness/secrets/redact.ts';
@@ -32,13 +33,19 @@ export class Harness {
   private readonly accountsById = new Map<string, Account>();
   /** Where the current scenario's evidence goes; scenarios of one worker run one at a time. */
   private recordExchange: ((exchange: Exchange) => void) | undefined;
+  /** This worker's share of the run's evidence budget: what it records once the share is spent is only the call. */
+  private readonly evidenceBudget: EvidenceBudget;
 
-  constructor(config: HarnessConfig) {
+  /** `workers`: how many worker processes share the run's evidence budget (cucumber's world parameter). */
+  constructor(config: HarnessConfig, { workers = 1 }: { workers?: number } = {}) {
     this.config = config;
     if (!this.config.baseUrl || !this.config.sandboxUrl) throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
     this.behaviour = behaviourOf(this.config.profile);
-    for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key);
+    // Each secret with its kind, which says the one operation that may give it out (harness/secrets/disclosure.ts).
+    for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key, 'subscription key');
     for (const user of Object.values(this.config.apiUsers)) if (user) this.redactor.addBasicCredential(user.userId, user.apiKey);
+    const budget = this.config.evidenceBudgetBytes;
+    this.evidenceBudget = new EvidenceBudget(Math.floor(budget / workers), workers > 1 ? `${size(budget)} shared by ${workers} workers` : size(budget));
     this.client = new MomoClient({
       baseUrl: this.config.baseUrl,
       sandboxUrl: this.config.sandboxUrl,
@@ -46,9 +53,10 @@ export class Harness {
       targetEnvironment: this.config.targetEnvironment,
       connectTimeoutMs: this.config.connectTimeoutMs,
       requestTimeoutMs: this.config.requestTimeoutMs,
+      maxResponseBytes: this.config.maxResponseBytes,
       redactor: this.redactor,
-      onExchange: (exchange) => this.recordExchange?.(exchange),
-      onResponse: (response) => this.checkBody(response),
+      onExchange: (exchange) => this.recordExchange?.(this.evidenceBudget.admit(exchange)),
+      onResponse: (response) => this.checkAnswer(response),
     });
     this.receiver = new CallbackReceiver(this.config.callbackHost, { bind: this.config.callbackBind, publicBaseUrl: this.config.callbackUrl });
     this.tokens = new TokenCache({ fetch: (key) => this.fetchToken(key) });
@@ -77,7 +85,12 @@ export class Harness {
 
   private bodyFailures: string[] = [];
 
-  private checkBody(response: ApiResponse): void {
+  /**
+   * Every answer as it comes: one that no answer may be (too long, or giving out a secret) fails the step at once
+   * (judgeAnswer); a body that departs from its schema is noted, and fails the scenario at its end if no step did.
+   */
+  private checkAnswer(response: ApiResponse): void {
+    judgeAnswer(response, this.redactor);
     const problems = bodyProblems(response, this.behaviour);
     if (problems.length > 0) this.bodyFailures.push(describeUnjudged(response, problems, this.redactor));
   }
@@ -122,6 +135,7 @@ export class Harness {
     const response = await this.client.createAccessToken(account.product, this.basic(account));
     judge(response, { status: 200, what: 'getting an access token for the run' }, this.behaviour, this.redactor);
     const body = response.json as { access_token: string; expires_in: number };
+    this.redactor.add(body.access_token, 'access token');
     return { accessToken: body.access_token, lifetimeSeconds: body.expires_in };
   }
 }

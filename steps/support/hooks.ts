@@ -12,8 +12,10 @@ const config = loadConfig(process.env);
 // A step may wait for the slowest outcome and then make a call; its own deadlines end it, not cucumber's 5 s.
 setDefaultTimeout(config.slowOutcomeTimeoutMs + config.connectTimeoutMs + config.requestTimeoutMs + 5_000);
 
+// World parameters the runner (conformance/runner) gives every worker: how many share the run, and so its evidence budget.
 BeforeAll(async function () {
-  const harness = new Harness(config);
+  const { workers } = this.parameters as { workers?: number };
+  const harness = new Harness(config, { workers });
   await harness.start();
   setHarness(harness);
 });

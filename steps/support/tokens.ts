@@ -18,6 +18,7 @@ export async function askForToken(world: MomoWorld, options: { product?: Product
   const body = response.json as { access_token?: unknown; expires_in?: unknown } | undefined;
   if (response.status === 200 && typeof body?.access_token === 'string' && typeof body.expires_in === 'number') {
     world.accessToken = { account, accessToken: body.access_token, expiresIn: body.expires_in, receivedAt: Date.now() };
+    world.harness.redactor.add(body.access_token, 'access token');
   }
 }
 

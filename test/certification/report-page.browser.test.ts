@@ -24,9 +24,13 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
     t.skip('Chromium is not installed: run scripts/ensure-chromium.sh');
     return;
   }
-  // A requirement that passed with a scenario that talked to the target: its evidence must be readable.
+  // A requirement that passed with a scenario that talked to the target: its evidence must be readable. A
+  // scenario's exchanges are shown under the first requirement that lists it (the others link there).
   const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
-  const shown = report.requirements.find((r) => r.verdict === 'PASS' && r.scenarios.some((id) => (scenarioOf.get(id)?.exchanges.length ?? 0) > 0));
+  const firstListedBy = new Map<string, string>();
+  for (const r of report.requirements) for (const id of r.scenarios) if (!firstListedBy.has(id)) firstListedBy.set(id, r.id);
+  const showsItsOwn = (r: (typeof report.requirements)[number], id: string) => firstListedBy.get(id) === r.id && (scenarioOf.get(id)?.exchanges.length ?? 0) > 0;
+  const shown = report.requirements.find((r) => r.verdict === 'PASS' && r.scenarios.some((id) => showsItsOwn(r, id)));
   assert.ok(shown, 'a requirement passed with evidence');
 
   const browser = await chromium.launch({ executablePath, headless: true });
@@ -52,7 +56,7 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
     const article = page.locator(`article#req-${shown.id.toLowerCase()}`);
     await article.waitFor({ state: 'visible' });
     assert.match(await article.locator('h3').innerText(), new RegExp(`PASS\\s+${shown.id}`));
-    const withExchanges = shown.scenarios.findIndex((id) => (scenarioOf.get(id)?.exchanges.length ?? 0) > 0);
+    const withExchanges = shown.scenarios.findIndex((id) => showsItsOwn(shown, id));
     const scenario = article.locator('details.scenario').nth(withExchanges);
     const request = scenario.locator('pre.request').first();
     assert.equal(await request.isVisible(), false, 'the evidence is folded until asked for');

@@ -86,6 +86,42 @@ test('index.html shows the summary, the coverage, each requirement\'s verdict an
   assert.doesNotMatch(html, /<(script|link|img|iframe)\b|src=|https?:\/\/(?!127\.0\.0\.1)/, 'nothing is loaded from elsewhere');
 });
 
+test('index.html shows a scenario\'s exchanges once, under the first requirement it verifies, and links there from the others', () => {
+  const both = { ...scenario('pays twice', 'passed', ['COL-RTP', 'COL-RTP-2']), exchanges: [EXCHANGE] };
+  const html = renderHtml(buildReport(inputs({
+    requirements: [requirement('COL-RTP'), requirement('COL-RTP-2')],
+    scenarios: [both],
+    summary: { target: 'the embedded reference sandbox', exitCode: 0, scenarios: [{ ...both, verdict: 'passed', scenario: 'pays twice', line: 10, durationMs: 3 }] },
+  })));
+  assert.equal(html.split(`POST ${RTP_URL}`).length - 1, 1, 'the exchange is shown once');
+  assert.match(html, /<article class="requirement" id="req-col-rtp-2">[\s\S]*Its exchanges are shown under <a href="#req-col-rtp">COL-RTP<\/a>\./);
+});
+
+test('evidence the budget left out, or a body cut, is named in the report: each omitted exchange, a note in the summary, a closing line', () => {
+  const omitted: Exchange = {
+    operation: 'request to pay (collection)',
+    request: { method: 'POST', url: RTP_URL, headers: {} },
+    omitted: 'HTTP 202 in 4 ms; not recorded: the run\'s evidence budget (MOMO_EVIDENCE_BUDGET_BYTES, 32 MiB) was spent, so only the call and its outcome are kept',
+  };
+  const cut: Exchange = { ...EXCHANGE, response: { status: 200, headers: {}, body: 'x\n… [the body exceeded 1 MiB (MOMO_MAX_RESPONSE_BYTES): the harness read that much of it and no further]', durationMs: 4, bodyCut: { keptCharacters: 32768, characters: 1048576, bytes: 1048576, exceededLimit: 1048576 } } };
+  const pays = { ...scenario('pays', 'passed', ['COL-RTP']), exchanges: [EXCHANGE, cut, omitted] };
+  const report = buildReport(inputs({ scenarios: [pays] }));
+  const validate = validatorFor('certification-report');
+  assert.ok(validate(report), describeErrors(validate.errors).join('\n'));
+  const html = renderHtml(report);
+  assert.match(html, /<div class="evidence-note"><p>1 of 3 exchanges are not recorded: the run&#39;s evidence budget \(MOMO_EVIDENCE_BUDGET_BYTES\) was spent, so each shows only its call and its outcome\.<\/p><p>1 exchange has a body cut in the evidence, each saying where and how long it was; 1 of them exceeded what the harness reads \(MOMO_MAX_RESPONSE_BYTES\)\.<\/p><\/div>/);
+  assert.match(html, /<p class="omitted-note">HTTP 202 in 4 ms; not recorded: the run&#39;s evidence budget/);
+  assert.match(html, /the body exceeded 1 MiB \(MOMO_MAX_RESPONSE_BYTES\): the harness read that much of it and no further/);
+  assert.ok(closingLines(report, 'index.html').includes('Evidence: 1 of 3 exchanges not recorded, the run\'s evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.'));
+});
+
+test('target text in the evidence cannot end a block of index.html or leave it unsafe: a pretty-printed body keeps its escapes', () => {
+  const hostile: Exchange = { ...EXCHANGE, response: { status: 200, headers: { 'x-echo': '</script><!--]]\\u003e' }, body: JSON.stringify({ m: '</pre></script><!-- ]]>' }).replace(']]>', ']]\\u003e'), durationMs: 4 } };
+  const html = renderHtml(buildReport(inputs({ scenarios: [{ ...scenario('pays', 'passed', ['COL-RTP']), exchanges: [hostile] }] })));
+  assert.doesNotMatch(html, /<\/script|<!--|<\/pre><\/script|]]>/);
+  assert.match(html, /&lt;\/pre&gt;&lt;\/script&gt;&lt;!-- ]]\\u003e/);
+});
+
 test('the evidence collector lists every scenario of the suite, run or not, with the last attempt\'s exchanges', () => {
   const collector = new EvidenceCollector();
   const pickle = (id: string, name: string, tags: string[]): Envelope => ({ pickle: { id, uri: 'features/collection.feature', name, language: 'en', steps: [], tags: tags.map((t) => ({ name: t, astNodeId: 't' })), astNodeIds: [] } }) as Envelope;

@@ -499,3 +499,112 @@ test(`after ${GIVE_UP_AFTER_UNANSWERED} calls in a row without an answer the cli
     await agent.close();
   }
 });
+
+/** A local server whose every answer is what `answer` writes: the client against real sockets, not MockAgent. */
+async function withServer(answer: (res: import('node:http').ServerResponse) => void, use: (url: string) => Promise<void>): Promise<void> {
+  const server = createServer((_req, res) => answer(res));
+  const url = `http://127.0.0.1:${await listen(server)}`;
+  try {
+    await use(url);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+function realClient(url: string, options: Partial<ClientOptions> = {}) {
+  const exchanges: Exchange[] = [];
+  const client = new MomoClient({ baseUrl: url, sandboxUrl: url, subscriptionKeys: { ...KEYS }, targetEnvironment: 'sandbox', connectTimeoutMs: 1000, requestTimeoutMs: 1000, redactor: new Redactor(), onExchange: (e) => exchanges.push(e), ...options });
+  return { client, exchanges };
+}
+
+/** Writes `chunk` for as long as the client reads, and stops when it goes: a body without end, or of `bytes`. */
+function stream(res: import('node:http').ServerResponse, { bytes = Infinity, chunk = Buffer.alloc(64 * 1024, 'x') } = {}): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  let sent = 0;
+  const pump = () => {
+    while (!res.destroyed && sent < bytes) {
+      const piece = chunk.subarray(0, Math.min(chunk.length, bytes - sent));
+      sent += piece.length;
+      if (!res.write(piece)) return;
+    }
+    if (sent >= bytes) res.end();
+  };
+  res.on('drain', pump);
+  pump();
+}
+
+test('a body without end is read up to maxResponseBytes and no further: the answer says it exceeded, the evidence says where it was cut', { timeout: 30_000 }, async () => {
+  await withServer((res) => stream(res), async (url) => {
+    const { client, exchanges } = realClient(url, { maxResponseBytes: 256 * 1024 });
+    try {
+      const response = await client.getBalance('collection', BEARER);
+      assert.equal(response.status, 200);
+      assert.equal(response.exceededLimit, 256 * 1024);
+      assert.equal(response.text.length, 256 * 1024);
+      assert.equal(response.json, undefined);
+      const evidence = exchanges[0]?.response;
+      assert.ok(evidence);
+      assert.deepEqual(evidence.bodyCut, { keptCharacters: 32 * 1024, characters: 256 * 1024, bytes: 256 * 1024, exceededLimit: 256 * 1024 });
+      assert.ok(evidence.body.length < 33 * 1024, `the evidence keeps ${evidence.body.length} characters`);
+      assert.match(evidence.body.slice(-300), /… \[cut after 32768 of 262144 characters \(262144 bytes\): the evidence keeps 32 KiB of a body; the body exceeded 256 KiB \(MOMO_MAX_RESPONSE_BYTES\): the harness read that much of it and no further\]$/);
+      // The connection was closed, not drained: the next call gets a fresh answer, no wait.
+      assert.equal((await client.getBalance('collection', BEARER)).exceededLimit, 256 * 1024);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+test('a body of exactly maxResponseBytes is read whole; one byte more exceeds it', { timeout: 30_000 }, async () => {
+  for (const [bytes, exceeded] of [[4096, false], [4097, true]] as const) {
+    await withServer((res) => stream(res, { bytes }), async (url) => {
+      const { client } = realClient(url, { maxResponseBytes: 4096 });
+      try {
+        const response = await client.getBalance('collection', BEARER);
+        assert.equal(response.text.length, 4096);
+        assert.equal(response.exceededLimit !== undefined, exceeded, `${bytes} bytes`);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+});
+
+test('a body that drips without end is a target that did not answer in time: a TargetUnavailableError naming the deadline, not a wait for ever', { timeout: 30_000 }, async () => {
+  await withServer((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{');
+    const drip = setInterval(() => res.write(' '), 50);
+    res.on('close', () => clearInterval(drip));
+  }, async (url) => {
+    const { client, exchanges } = realClient(url, { connectTimeoutMs: 200, requestTimeoutMs: 300 });
+    try {
+      const error = await client.getBalance('collection', BEARER).then(() => assert.fail('expected a rejection'), (e: unknown) => e);
+      assert.ok(error instanceof TargetUnavailableError && error.fatal, String(error));
+      assert.match(error.message, /timed out: HTTP 200 came, but its body did not end within 500 ms \(MOMO_CONNECT_TIMEOUT_MS \+ MOMO_REQUEST_TIMEOUT_MS\).*raise MOMO_REQUEST_TIMEOUT_MS \(now 300\)/);
+      assert.equal(exchanges[0]?.response, undefined);
+      assert.match(exchanges[0]?.transportError ?? '', /its body did not end within 500 ms/);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+test('a long body that is read whole is cut in the evidence only, saying where and how long it was; bytes that are not UTF-8 read as U+FFFD', { timeout: 30_000 }, async () => {
+  const long = `{"padding":"${'y'.repeat(100_000)}"}`;
+  await withServer((res) => res.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.concat([Buffer.from(long.slice(0, -2)), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])), async (url) => {
+    const { client, exchanges } = realClient(url);
+    try {
+      const response = await client.getBalance('collection', BEARER);
+      assert.equal(response.exceededLimit, undefined);
+      assert.ok((response.json as { padding: string }).padding.endsWith('yy\uFFFD\uFFFD'), 'the bytes that are not UTF-8 read as U+FFFD');
+      const evidence = exchanges[0]!.response!;
+      assert.equal(evidence.bodyCut?.exceededLimit, undefined);
+      assert.equal(evidence.bodyCut?.keptCharacters, 32 * 1024);
+      assert.match(evidence.body.slice(-200), /… \[cut after 32768 of \d+ characters \(100016 bytes\): the evidence keeps 32 KiB of a body\]$/);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../harness/config.ts';
+import { readFileSync } from 'node:fs';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../harness/config.ts';
+import { environmentFor } from '../../harness/target.ts';
 
 const KEYS = { MOMO_COLLECTION_KEY: 'ck-123456', MOMO_DISBURSEMENT_KEY: 'dk-123456', MOMO_REMITTANCE_KEY: 'rk-123456' };
 const USER_ID = '7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f';
@@ -33,6 +35,8 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     strict: false,
     connectTimeoutMs: 5000,
     requestTimeoutMs: 15000,
+    maxResponseBytes: 1024 * 1024,
+    evidenceBudgetBytes: 32 * 1024 * 1024,
     pollTimeoutMs: 10000,
     pollIntervalMs: 100,
     slowOutcomeTimeoutMs: 45000,
@@ -192,4 +196,25 @@ test('deliberate deviations are for the embedded sandbox only', () => {
   assert.equal(loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late' }).embeddedDeviations, 'callback-late');
   assert.throws(() => loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late', MOMO_BASE_URL: 'http://127.0.0.1:9', MOMO_COLLECTION_KEY: 'a', MOMO_DISBURSEMENT_KEY: 'b', MOMO_REMITTANCE_KEY: 'c' }), (error: Error) =>
     error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names'));
+});
+
+test('the bounds on what a target can make the harness hold: a response body, and the run\'s evidence', () => {
+  const config = loadConfig({ MOMO_MAX_RESPONSE_BYTES: '16777216', MOMO_EVIDENCE_BUDGET_BYTES: '0' });
+  assert.equal(config.maxResponseBytes, 16 * 1024 * 1024);
+  assert.equal(config.evidenceBudgetBytes, 0);
+  assert.deepEqual(problemsOf({ MOMO_MAX_RESPONSE_BYTES: '10', MOMO_EVIDENCE_BUDGET_BYTES: '1073741824' }), [
+    'MOMO_MAX_RESPONSE_BYTES must be a whole number from 1024 to 268435456, got "10"',
+    'MOMO_EVIDENCE_BUDGET_BYTES must be a whole number from 0 to 67108864, got "1073741824"',
+  ]);
+});
+
+test('every setting the harness reads is in .env.example, and the scenarios are given every one the runner read', () => {
+  const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+  const listed = [...example.matchAll(/^(MOMO_[A-Z_]+)=/gm)].map((m) => m[1]);
+  assert.deepEqual(listed.sort(), Object.keys(CONFIG_VARIABLES).sort());
+  const config = loadConfig({ MOMO_BASE_URL: 'http://127.0.0.1:1', ...KEYS, MOMO_MAX_RESPONSE_BYTES: '2048', MOMO_EVIDENCE_BUDGET_BYTES: '4096' });
+  // What the scenarios read back is what the runner read.
+  const { waiversFile: _w, embeddedDeviations: _d, ...read } = config;
+  const { waiversFile: _w2, embeddedDeviations: _d2, ...again } = loadConfig(environmentFor(config));
+  assert.deepEqual(again, read);
 });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiResponse, OperationRef } from '../../harness/client/momo-client.ts';
-import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeRecord, type Expectation } from '../../harness/judging/judge.ts';
+import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeAnswer, judgeRecord, type Expectation } from '../../harness/judging/judge.ts';
+import { secretsIn } from '../../harness/secrets/leak-scan.ts';
 import { behaviourOf } from '../../core/profiles.ts';
 import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
 
@@ -16,6 +17,8 @@ const OPS = {
   createApiKey: { id: 'createApiKey', product: 'collection', label: 'create API key (collection)', section: '§4.5 #15' },
   createAccessToken: { id: 'createAccessToken', product: 'collection', label: 'create access token (collection)', section: '§4.2 #1' },
   basicUserInfo: { id: 'basicUserInfo', product: 'collection', label: 'get basic user information (collection)', section: '§4.2 #5' },
+  getBalance: { id: 'getBalance', product: 'collection', label: 'get account balance (collection)', section: '§4.2 #4' },
+  createOAuthToken: { id: 'createOAuthToken', product: 'collection', label: 'create OAuth 2.0 token (collection)', section: '§4.3 #11' },
 } satisfies Record<string, OperationRef>;
 
 function response(operation: OperationRef, status: number, body?: unknown): ApiResponse {
@@ -192,4 +195,70 @@ test('a gateway\'s HTML error page with 502, 503 or 504 is not tested, never a d
     assert.throws(() => judge(page, { status: 202 }, SPEC, new Redactor()), (error: Error) => error instanceof TargetUnavailableAnswer
       && error.message.includes(`the target answered HTTP ${status} (an HTML page titled "${status} Gateway Error"`) && /could not be tested/.test(error.message));
   }
+});
+
+/** Runs judgeAnswer and returns its failure, which must be a fatal ConformanceFailure; undefined when it accepts. */
+function answerFailure(r: ApiResponse, redactor: Redactor): (ConformanceFailure & { fatal?: boolean }) | undefined {
+  try {
+    judgeAnswer(r, redactor);
+  } catch (error) {
+    assert.ok(error instanceof ConformanceFailure, String(error));
+    return error;
+  }
+  return undefined;
+}
+
+test('a body that exceeded MOMO_MAX_RESPONSE_BYTES fails at once, in plain words, naming the operation and its section', () => {
+  const failure = answerFailure({ ...response(OPS.getBalance, 200, 'x'.repeat(5000)), exceededLimit: 1024 * 1024 }, new Redactor());
+  assert.ok(failure);
+  assert.equal(failure.fatal, true, 'a second look would see the same answer: the wait ends');
+  assert.match(failure.message, /^get account balance \(collection\) — §4\.2 #4: an answer the partner can read whole\n  expected: a body of at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\)\n  received: HTTP 200 x{1500}… \(5000 characters\)\n  - the body exceeded 1 MiB: the harness read that much of it and no further$/);
+});
+
+test('an answer that gives out a secret outside the operation that issues it fails (OWASP API3), naming the kind and encoding, never the secret', () => {
+  const redactor = new Redactor();
+  const key = 'sandbox-collection-key';
+  const userId = '7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f';
+  const apiKey = 'f1db798c98df4bcf83b538175893bbf0';
+  redactor.add(key, 'subscription key');
+  redactor.addBasicCredential(userId, apiKey);
+  const basic = Buffer.from(`${userId}:${apiKey}`).toString('base64');
+  const shifted = Buffer.from(`x${basic}`).toString('base64');
+  const body = { availableBalance: '10', currency: 'EUR', debug: Buffer.from(key).toString('hex'), trace: shifted };
+  const failure = answerFailure({ ...response(OPS.getBalance, 200, body), headers: { 'content-type': 'application/json', 'x-echo': Buffer.from(apiKey).toString('hex') } }, redactor);
+  assert.ok(failure);
+  assert.equal(failure.fatal, true);
+  const message = failure.message;
+  assert.ok(message.startsWith('get account balance (collection) — §4.2 #4: an answer gives out no secret outside the operation that issues it (OWASP API3:2023, excessive data exposure)'), message);
+  assert.ok(message.includes('a subscription key (hex-encoded)'), message);
+  assert.ok(message.includes('a Basic credential (base64-encoded)'), message);
+  assert.ok(message.includes('an API key (hex-encoded)'), message);
+  assert.ok(message.includes('which get account balance (collection) does not issue'), message);
+  assert.deepEqual(secretsIn('message', message, [key, apiKey, basic]), [], message);
+});
+
+test('the operations that issue a secret may give it out: create API key its key, create access token its token, the OAuth token operation its tokens', () => {
+  const redactor = new Redactor();
+  const apiKey = 'f1db798c98df4bcf83b538175893bbf0';
+  redactor.addBasicCredential('7b0e1f52-3a9c-4d8e-9f10-2c3b4a5d6e7f', apiKey);
+  redactor.add(JWT, 'access token');
+  redactor.add('consent-token-0123456789', 'consent token');
+  redactor.add('refresh-token-0123456789', 'refresh token');
+  assert.equal(answerFailure(response(OPS.createApiKey, 201, { apiKey }), redactor), undefined);
+  assert.equal(answerFailure(response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 }), redactor), undefined);
+  assert.equal(answerFailure(response(OPS.createOAuthToken, 200, { access_token: 'consent-token-0123456789', refresh_token: 'refresh-token-0123456789', token_type: 'Bearer', expires_in: 3600 }), redactor), undefined);
+  // The same secrets from another operation are a finding.
+  assert.match(answerFailure(response(OPS.createOAuthToken, 200, { access_token: JWT }), redactor)?.message ?? '', /an access token \(in the clear\)/);
+  assert.match(answerFailure(response(OPS.getBalance, 200, { refresh: 'refresh-token-0123456789' }), redactor)?.message ?? '', /a refresh token \(in the clear\)/);
+  assert.equal(answerFailure(response(OPS.getBalance, 200, { availableBalance: '1', currency: 'EUR' }), redactor), undefined);
+});
+
+test('target text in a failure cannot change a report: ]]>, control characters, lone surrogates and U+FFFE become \\u escapes, in the body and in schema errors', () => {
+  const hostile = 'a]]>b]]><testcase name="forged"/>\u0001\u0085\ud800\ufffe</script><!--';
+  const message = failureOf(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, [hostile]: hostile }), { status: 200 });
+  assert.equal(message.includes(']]>'), false, message);
+  assert.doesNotMatch(message, /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/);
+  assert.ok(message.includes('a]]\\u003eb]]\\u003e<testcase'), message);
+  // Whoever builds the failure, its message is safe: a step that quotes a value by hand, too.
+  assert.equal(new ConformanceFailure(`gender is "${hostile}"`).message, 'gender is "a]]\\u003eb]]\\u003e<testcase name="forged"/>\\u0001\\u0085\\ud800\\ufffe</script><!--"');
 });

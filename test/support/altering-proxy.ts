@@ -19,8 +19,12 @@ export interface ProxiedExchange {
   body: string;
 }
 
-/** Returns the exchange to send back (changed or not); undefined forwards it unchanged. */
-export type Alteration = (exchange: ProxiedExchange) => Partial<Pick<ProxiedExchange, 'status' | 'headers' | 'body'>> | undefined;
+/**
+ * Returns the exchange to send back (changed or not); undefined forwards it unchanged. A body given as bytes
+ * goes out as they are (bytes that are not UTF-8, say); a header value is written as Node writes it, one byte
+ * per character (latin1).
+ */
+export type Alteration = (exchange: ProxiedExchange) => (Partial<Pick<ProxiedExchange, 'status' | 'headers'>> & { body?: string | Buffer }) | undefined;
 
 /**
  * A reverse proxy in front of a server, which can rewrite any answer: a faithful server made to break one
@@ -47,7 +51,7 @@ export class AlteringProxy {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
-  private async forward(req: IncomingMessage): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+  private async forward(req: IncomingMessage): Promise<{ status: number; headers: Record<string, string>; body: string | Buffer }> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const requestBody = Buffer.concat(chunks).toString('utf8');

@@ -15,9 +15,12 @@ import { setTimeout as delay } from 'node:timers/promises';
  * - broken-json: every 2xx answer with a body comes as application/json, cut off halfway (not JSON);
  * - gateway-html: a gateway's HTML error page with 502, in place of every answer;
  * - 503-storm: 503 Service Unavailable with Retry-After, in place of every answer;
+ * - huge-body: 200 with a JSON body of `bodyBytes` (100 MB by default), made as the client reads it, never held;
+ * - endless-body: 200 with a JSON body that never ends, sent as fast as the client reads;
+ * - drip-body: 200 at once, then a body of one byte every `delayMs` (100 ms by default), without end;
  * - none: every request goes through (with `tls`, a faithful server behind a certificate).
  */
-export type Fault = 'reset' | 'slow' | 'html' | 'broken-json' | 'gateway-html' | '503-storm' | 'none';
+export type Fault = 'reset' | 'slow' | 'html' | 'broken-json' | 'gateway-html' | '503-storm' | 'huge-body' | 'endless-body' | 'drip-body' | 'none';
 
 export interface FaultyServerOptions {
   fault: Fault;
@@ -25,8 +28,10 @@ export interface FaultyServerOptions {
   upstream?: string;
   /** How many requests (the run's probe counts as one) are served faithfully before the fault starts. */
   healthyRequests?: number;
-  /** How long a slow answer takes. */
+  /** How long a slow answer takes; for drip-body, the time between two bytes. */
   delayMs?: number;
+  /** How long a huge body is, in bytes. */
+  bodyBytes?: number;
   /** Serve HTTPS with this key and certificate (PEM). */
   tls?: { key: string; cert: string };
 }
@@ -89,6 +94,16 @@ export class FaultyServer {
         return send(res, whenSuccessful(await this.forward(req), () => ({ type: 'text/html; charset=utf-8', body: WEB_PAGE })));
       case 'broken-json':
         return send(res, whenSuccessful(await this.forward(req), (body) => (body.length > 0 ? { type: 'application/json', body: body.subarray(0, Math.ceil(body.length / 2)).toString() } : undefined)));
+      case 'huge-body':
+        return streamJson(res, this.options.bodyBytes ?? 100 * 1024 * 1024);
+      case 'endless-body':
+        return streamJson(res, Infinity);
+      case 'drip-body': {
+        res.writeHead(200, { 'content-type': 'application/json' }).write('{');
+        const drip = setInterval(() => res.write(' '), this.options.delayMs ?? 100);
+        res.on('close', () => clearInterval(drip));
+        return;
+      }
       case 'none':
         return send(res, await this.forward(req));
     }
@@ -109,6 +124,39 @@ export class FaultyServer {
       upstream.end(Buffer.concat(chunks));
     });
   }
+}
+
+/**
+ * 200 with the JSON record {"padding":"xxx…"} of `bytes` bytes (Infinity: without end), written as the client
+ * reads it (on drain), so the test holds one 64 KiB piece whatever the size, and stops when the client goes.
+ */
+function streamJson(res: ServerResponse, bytes: number): void {
+  const head = Buffer.from('{"padding":"');
+  const tail = Buffer.from('"}');
+  const padding = Buffer.alloc(64 * 1024, 'x');
+  res.writeHead(200, { 'content-type': 'application/json', ...(Number.isFinite(bytes) ? { 'content-length': String(bytes) } : {}) });
+  let sent = 0;
+  const pump = () => {
+    while (!res.destroyed) {
+      if (sent === 0) {
+        sent = head.length;
+        if (!res.write(head)) return;
+        continue;
+      }
+      if (sent >= bytes) return;
+      const room = bytes - tail.length - sent;
+      if (room <= 0) {
+        sent = bytes;
+        res.end(tail);
+        return;
+      }
+      const piece = room < padding.length ? padding.subarray(0, room) : padding;
+      sent += piece.length;
+      if (!res.write(piece)) return;
+    }
+  };
+  res.on('drain', pump);
+  pump();
 }
 
 /** The answer with a 2xx body replaced, when `replace` gives a replacement. */

@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { EMBEDDED_TIMINGS } from '../../conformance/runner/target.ts';
@@ -20,6 +21,25 @@ export async function runSuite(argv: string[], env: Record<string, string> = {},
   const { code, output, timedOut } = await runConformanceProcess(['--reports', reportsDir, ...argv], env, timeoutMs);
   if (timedOut) throw new Error(`the suite did not finish within ${timeoutMs} ms:\n${output}`);
   return { code, output, reportsDir };
+}
+
+export interface MeasuredRun extends SuiteRun {
+  /** The largest peak resident set size of the run's processes (the run itself and any worker), in bytes. */
+  peakRssBytes: number;
+  /** How long the run took, for the test's log; never asserted on (a busy machine moves it). */
+  durationMs: number;
+}
+
+const PEAK_RSS_MODULE = fileURLToPath(new URL('./peak-rss.mjs', import.meta.url));
+
+/** runSuite, measuring the memory of its processes: each writes its peak RSS as it exits (peak-rss.mjs). */
+export async function runSuiteMeasured(argv: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<MeasuredRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'momo-peak-rss-'));
+  const started = Date.now();
+  const run = await runSuite(argv, { ...env, NODE_OPTIONS: `--import=${PEAK_RSS_MODULE}`, PEAK_RSS_DIR: dir }, timeoutMs);
+  const peaks = readdirSync(dir).map((pid) => Number(readFileSync(join(dir, pid), 'utf8')));
+  if (peaks.length === 0) throw new Error(`no process of the run wrote its peak RSS to ${dir}:\n${run.output}`);
+  return { ...run, peakRssBytes: Math.max(...peaks), durationMs: Date.now() - started };
 }
 
 /** The settings that point the suite at a server of the test's own, with the development keys. */
