@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { FaultyServer, type FaultyServerOptions } from '../support/faulty-server.ts';
 import { runSuiteMeasured, startReferenceSandbox, targetEnv, type MeasuredRun } from '../support/suite.ts';
@@ -113,5 +113,20 @@ describe('a target whose answers are written to break the reports', () => {
     } finally {
       await proxy.stop();
     }
+  });
+});
+
+describe('a run with more evidence than its budget', () => {
+  test('past MOMO_EVIDENCE_BUDGET_BYTES an exchange keeps its call and outcome, and the terminal and the page say so', async () => {
+    const run = await runSuiteMeasured(['--tags', FEW, '--parallel', '0'], { ...targetEnv(sandbox.url), ...TIMEOUTS, MOMO_EVIDENCE_BUDGET_BYTES: '20000' }, HUNG_AFTER_MS);
+    assert.equal(run.code, 0, run.output);
+    assert.match(run.output, /Evidence: \d+ of \d+ exchanges not recorded, the run's evidence budget \(MOMO_EVIDENCE_BUDGET_BYTES\) was spent/);
+    await assertEveryReport(run.reportsDir);
+    const certification = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as { scenarios: { exchanges: { omitted?: string; response?: unknown }[] }[] };
+    const exchanges = certification.scenarios.flatMap((s) => s.exchanges);
+    const kept = exchanges.filter((e) => e.omitted === undefined);
+    assert.ok(kept.length > 0 && kept.length < exchanges.length, `${kept.length} of ${exchanges.length} exchanges kept`);
+    assert.ok(Buffer.byteLength(JSON.stringify(kept)) <= 20_000, 'the kept exchanges exceed the budget');
+    assert.match(readFileSync(join(run.reportsDir, 'certification', 'index.html'), 'utf8'), /exchanges are not recorded: the run(&#39;|')s evidence budget/);
   });
 });
