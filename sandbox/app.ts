@@ -11,7 +11,7 @@ import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
 import { installBodyParsers, installErrorHandling, installGuards, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
-import { serveCatalogue } from './http/serving.ts';
+import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
 import { accountHandlers } from './routes/accounts.ts';
 import { consentHandlers } from './routes/consent.ts';
@@ -54,14 +54,14 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
       ? { loggerInstance: options.logger }
       : { logger: { level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } } }),
     bodyLimit: 64 * 1024,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Clients send the subscription key on every call; request ids in logs tie a failure to its request.
     requestIdHeader: false,
     // Errors the router raises before any route runs (a malformed URL, a path segment too long) get the same body as the rest.
     frameworkErrors: (error, request, reply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
       const path = request.url.length > 120 ? `${request.url.slice(0, 120)}…` : request.url;
-      const problem = status === 414 ? 'has a path segment longer than 200 characters' : 'is not a valid URL (check its percent-encoding)';
+      const problem = status === 414 ? `has a path segment longer than any path parameter may be (${LONGEST_PATH_PARAMETER} characters)` : 'is not a valid URL (check its percent-encoding)';
       return sendBadRequest(reply, `${request.method} ${path} ${problem}.`, status);
     },
     // Two log lines per request would cost a load test more than the request itself; debug turns them on.

@@ -5,7 +5,6 @@ import type { RouteHandlers } from '../http/serving.ts';
 import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
-import { authenticateBasic } from './access-tokens.ts';
 import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
 
 interface BcAuthorizeForm {
@@ -73,8 +72,7 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: F
 }
 
 async function createOAuthToken(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {
-  const user = authenticateBasic(context, request, reply, product);
-  if (!user) return reply;
+  const user = request.caller!;
   const form = request.body as TokenForm;
   return form.grant_type === 'refresh_token'
     ? refreshConsent(context, product, user.id, form.refresh_token!, reply)
