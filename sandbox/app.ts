@@ -54,6 +54,16 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
       ? { loggerInstance: options.logger }
       : { logger: { level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } } }),
     bodyLimit: 64 * 1024,
+    // Slow or stalled callers (one byte a second, a body that stops halfway) would otherwise hold a connection
+    // and its buffers for ever. Node looks for overdue requests every connectionsCheckingInterval, so it is kept
+    // well under the timeouts: a caller is dropped within about a quarter of a timeout of its deadline.
+    http: {
+      headersTimeout: settings.headersTimeoutMs,
+      requestTimeout: settings.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4))),
+    },
+    requestTimeout: settings.requestTimeoutMs,
+    keepAliveTimeout: settings.keepAliveTimeoutMs,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Clients send the subscription key on every call; request ids in logs tie a failure to its request.
     requestIdHeader: false,
@@ -67,6 +77,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     // Two log lines per request would cost a load test more than the request itself; debug turns them on.
     logController: new LogController({ disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace' }),
   });
+  app.server.maxConnections = settings.maxConnections;
   app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
   installBodyParsers(app);
 

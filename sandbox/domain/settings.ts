@@ -32,6 +32,14 @@ export interface SandboxSettings {
   scopes: string[];
   jwtSecret: string;
   logLevel: string;
+  /** A caller that has not sent its request's headers within this many ms (from its first byte) is dropped. */
+  headersTimeoutMs: number;
+  /** A caller that has not sent its whole request, body included, within this many ms is answered 408 and dropped. */
+  requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this many ms. */
+  keepAliveTimeoutMs: number;
+  /** Connections beyond this many open at once are closed as soon as they are accepted. */
+  maxConnections: number;
   /** Refuse what the strict readings refuse (STRICT_READINGS in core/profiles.ts); off: accept what the live service accepts. */
   strict: boolean;
 }
@@ -114,6 +122,10 @@ const SPECS = [
   spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
   spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
   spec({ key: 'strict', flag: 'strict', env: 'MOMO_SANDBOX_STRICT', fallback: 'false', describe: 'Refuse what the strict readings refuse (--list-differences lists them): unknown body fields, a body where an operation defines none, empty optional headers, a providerCallbackHost that is not a host name, JSON on form operations.', parse: boolean, switch: true }),
+  spec({ key: 'headersTimeoutMs', flag: 'headers-timeout-ms', env: 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS', fallback: '10000', describe: 'A connection that has not sent its request headers within this many ms is dropped (slow or stalled callers).', parse: integer(100, 600_000, ' ms') }),
+  spec({ key: 'requestTimeoutMs', flag: 'request-timeout-ms', env: 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS', fallback: '30000', describe: 'A connection that has not sent its whole request, body included, within this many ms is answered 408 and dropped; nothing of it is stored. At least --headers-timeout-ms.', parse: integer(100, 600_000, ' ms') }),
+  spec({ key: 'keepAliveTimeoutMs', flag: 'keep-alive-timeout-ms', env: 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS', fallback: '5000', describe: 'An idle kept-alive connection is closed after this many ms.', parse: integer(1, 600_000, ' ms') }),
+  spec({ key: 'maxConnections', flag: 'max-connections', env: 'MOMO_SANDBOX_MAX_CONNECTIONS', fallback: '1024', describe: 'At most this many connections are open at once; one more is closed as soon as it is accepted.', parse: integer(1, 1_000_000) }),
   spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
 ] as const;
 
@@ -203,6 +215,10 @@ function crossChecks(s: SandboxSettings): string[] {
   const longest = Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) + s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
   if (s.retentionMaxAgeMs <= longest + s.notificationWindowMs) {
     problems.push(`--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms) and --notification-window-ms; otherwise records would be forgotten while still in use`);
+  }
+  // Node refuses to start a server whose headers may take longer than its whole request.
+  if (s.headersTimeoutMs > s.requestTimeoutMs) {
+    problems.push(`--headers-timeout-ms (MOMO_SANDBOX_HEADERS_TIMEOUT_MS) is ${s.headersTimeoutMs} ms but must not exceed --request-timeout-ms (MOMO_SANDBOX_REQUEST_TIMEOUT_MS), ${s.requestTimeoutMs} ms: the headers are part of the request`);
   }
   return problems;
 }

@@ -38,6 +38,10 @@ const FLAGS: Array<[string, string]> = [
   ['--scopes', 'MOMO_SANDBOX_SCOPES'],
   ['--jwt-secret', 'MOMO_SANDBOX_JWT_SECRET'],
   ['--log-level', 'MOMO_SANDBOX_LOG_LEVEL'],
+  ['--headers-timeout-ms', 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS'],
+  ['--request-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS'],
+  ['--keep-alive-timeout-ms', 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS'],
+  ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS'],
   ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
   ['--strict', 'MOMO_SANDBOX_STRICT'],
   ['--collection-key', 'MOMO_COLLECTION_KEY'],
@@ -177,6 +181,16 @@ describe('resolveSettings', () => {
     const mentions = ['--retention-max-age-ms', 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS', 'pending timeout'];
     assertRefused({ argv: ['--retention-max-age-ms', '5000', '--pending-timeout-ms', '10000'] }, mentions);
     assertRefused({ env: { MOMO_SANDBOX_RETENTION_MAX_AGE_MS: '5000', MOMO_SANDBOX_PENDING_TIMEOUT_MS: '10000' } }, mentions);
+  });
+
+  test('slow-caller bounds: defaults, and a headers timeout longer than the request timeout or a cap of 0 connections is refused by name', () => {
+    const s = resolveSettings();
+    assert.deepEqual([s.headersTimeoutMs, s.requestTimeoutMs, s.keepAliveTimeoutMs, s.maxConnections], [10_000, 30_000, 5000, 1024]);
+    const fromEnv = resolveSettings({ env: { MOMO_SANDBOX_HEADERS_TIMEOUT_MS: '2000', MOMO_SANDBOX_REQUEST_TIMEOUT_MS: '4000', MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS: '100', MOMO_SANDBOX_MAX_CONNECTIONS: '7' } });
+    assert.deepEqual([fromEnv.headersTimeoutMs, fromEnv.requestTimeoutMs, fromEnv.keepAliveTimeoutMs, fromEnv.maxConnections], [2000, 4000, 100, 7]);
+    assertRefused({ argv: ['--headers-timeout-ms', '20000', '--request-timeout-ms', '10000'] }, ['--headers-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS', 'must not exceed']);
+    assertRefused({ argv: ['--max-connections', '0'] }, ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS', 'between 1 and']);
+    assertRefused({ env: { MOMO_SANDBOX_REQUEST_TIMEOUT_MS: 'soon' } }, ['--request-timeout-ms', 'whole number']);
   });
 
   test('several problems are reported together', () => {

@@ -1,0 +1,112 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { path, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+
+/**
+ * Callers that attack the sandbox's connections rather than its API: they send a byte at a time, stop halfway,
+ * or open more connections than it serves. Each must cost the sandbox a bounded time and nothing stored.
+ */
+
+const HEADERS_TIMEOUT_MS = 300;
+const REQUEST_TIMEOUT_MS = 600;
+/** How late past its deadline a drop may come: Node's check every quarter of the headers timeout, and a busy machine. */
+const SLACK_MS = 1500;
+
+/** A raw connection to the sandbox, and when and how it ended. */
+interface Probe {
+  socket: Socket;
+  received: () => string;
+  /** Resolves with the ms from opening to the sandbox closing it. */
+  closed: Promise<number>;
+}
+
+function open(port: number): Promise<Probe> {
+  return new Promise((resolve, reject) => {
+    const opened = Date.now();
+    const socket = connect({ host: '127.0.0.1', port });
+    let data = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => { data += chunk; });
+    const closed = new Promise<number>((done) => socket.on('close', () => done(Date.now() - opened)));
+    socket.on('error', () => { /* a reset is one way of being dropped; `closed` reports it */ });
+    socket.once('connect', () => resolve({ socket, received: () => data, closed }));
+    socket.once('error', reject);
+  });
+}
+
+/** Writes `text` a piece at a time, every `intervalMs`, until the socket closes or the text runs out. */
+async function trickle(socket: Socket, text: string, pieceLength: number, intervalMs: number): Promise<void> {
+  for (let i = 0; i < text.length && !socket.destroyed; i += pieceLength) {
+    socket.write(text.slice(i, i + pieceLength));
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+describe('slow and stalled callers', () => {
+  let sandbox: TestSandbox;
+  let caller: Caller;
+  let port: number;
+
+  before(async () => {
+    sandbox = await startSandbox({ headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, maxConnections: 3 });
+    caller = await sandbox.provision('collection');
+    await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (sandbox.app.server.address() as AddressInfo).port;
+  });
+  after(async () => { await sandbox.close(); });
+
+  function requestHead(body: string): string {
+    const headers = { ...caller.headers, 'x-reference-id': randomUUID(), 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), host: '127.0.0.1' };
+    return `POST ${path('requestToPay')} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  }
+
+  const stored = () => sandbox.context.state.transactions.requesttopay.size;
+
+  test('headers sent a byte at a time are dropped within the headers timeout', async () => {
+    const before = stored();
+    const probe = await open(port);
+    void trickle(probe.socket, requestHead(JSON.stringify(requestToPayBody())), 1, 50);
+    const ms = await probe.closed;
+    assert.ok(ms < HEADERS_TIMEOUT_MS + SLACK_MS, `dropped after ${ms} ms`);
+    assert.equal(stored(), before, 'nothing is stored');
+  });
+
+  test('a body that stops halfway is answered 408 and dropped within the request timeout, and nothing is stored', async () => {
+    const before = stored();
+    const body = JSON.stringify(requestToPayBody());
+    const probe = await open(port);
+    probe.socket.write(requestHead(body) + body.slice(0, body.length / 2));
+    const ms = await probe.closed;
+    assert.ok(ms < REQUEST_TIMEOUT_MS + SLACK_MS, `dropped after ${ms} ms`);
+    assert.match(probe.received(), /^HTTP\/1\.1 408 /, 'Node answers 408 Request Timeout before closing');
+    assert.equal(stored(), before, 'nothing is stored');
+  });
+
+  test('a body sent slowly, though never idle, is dropped within the request timeout', async () => {
+    const before = stored();
+    const body = JSON.stringify(requestToPayBody());
+    const probe = await open(port);
+    probe.socket.write(requestHead(body));
+    void trickle(probe.socket, body, 1, 40);
+    const ms = await probe.closed;
+    assert.ok(ms < REQUEST_TIMEOUT_MS + SLACK_MS, `dropped after ${ms} ms; the body would take ${body.length * 40} ms`);
+    assert.equal(stored(), before, 'nothing is stored');
+  });
+
+  test('connections beyond --max-connections are closed at once; the ones held are served', async () => {
+    const held = [await open(port), await open(port), await open(port)];
+    const extra = await open(port);
+    const ms = await extra.closed;
+    assert.ok(ms < 1000, `the extra connection closed after ${ms} ms`);
+    assert.equal(extra.received(), '', 'it is closed without an answer');
+    const body = JSON.stringify(requestToPayBody());
+    held[0]!.socket.write(requestHead(body) + body);
+    await new Promise<void>((resolve) => held[0]!.socket.once('data', () => resolve()));
+    assert.match(held[0]!.received(), /^HTTP\/1\.1 202 /, 'a held connection is served');
+    for (const probe of held) probe.socket.destroy();
+    await Promise.all(held.map((p) => p.closed));
+  });
+});
