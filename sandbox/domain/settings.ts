@@ -24,6 +24,8 @@ export interface SandboxSettings {
   openingBalance: string;
   retentionMaxEntries: number;
   retentionMaxAgeMs: number;
+  /** Every record of every store together may take at most this many estimated bytes (sandbox/domain/store.ts). */
+  retentionMaxBytes: number;
   maxApiUsers: number;
   consentIntervalSeconds: number;
   consentRequestLifetimeSeconds: number;
@@ -95,6 +97,7 @@ const oneOf = <T extends string>(values: readonly T[]): Parse<T> => (raw) =>
   (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
 
 const HOUR = 3_600_000;
+const MIB = 1024 * 1024;
 
 const SPECS = [
   spec({ key: 'host', flag: 'host', env: 'MOMO_SANDBOX_HOST', fallback: '127.0.0.1', describe: 'Address to listen on.', parse: text(255) }),
@@ -114,6 +117,7 @@ const SPECS = [
   spec({ key: 'openingBalance', flag: 'opening-balance', env: 'MOMO_SANDBOX_OPENING_BALANCE', fallback: '1000000', describe: 'Opening balance of every account (API user, product, currency), a decimal string.', parse: (raw) => /^(?:0|[1-9]\d{0,14})(?:\.\d{1,4})?$/.test(raw) ? raw : invalid(`must be a non-negative decimal string such as "1000000", got "${raw}"`) }),
   spec({ key: 'retentionMaxEntries', flag: 'retention-max-entries', env: 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES', fallback: '500000', describe: 'At most this many transactions of each kind are kept; when full and none is older than the age limit, creations get 503.', parse: integer(1, 50_000_000) }),
   spec({ key: 'retentionMaxAgeMs', flag: 'retention-max-age-ms', env: 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS', fallback: String(HOUR), describe: 'Transactions older than this many ms are forgotten; consent requests and grants live as long as they can be redeemed or refreshed.', parse: integer(1000, 30 * 24 * HOUR, ' ms') }),
+  spec({ key: 'retentionMaxBytes', flag: 'retention-max-bytes', env: 'MOMO_SANDBOX_RETENTION_MAX_BYTES', fallback: String(256 * MIB), describe: 'All records together (transactions, consents, API users) may take at most this many estimated bytes, whatever they carry (long callback URLs, say); when full and none has expired, creations get 503. The default fits the default heap of Node.', parse: integer(MIB, 64 * 1024 * MIB, ' bytes') }),
   spec({ key: 'maxApiUsers', flag: 'max-api-users', env: 'MOMO_SANDBOX_MAX_API_USERS', fallback: '10000', describe: 'At most this many API users (they do not expire).', parse: integer(1, 10_000_000) }),
   spec({ key: 'consentIntervalSeconds', flag: 'consent-interval', env: 'MOMO_SANDBOX_CONSENT_INTERVAL', fallback: '2', describe: 'bc-authorize interval; the consent is granted after it, in seconds.', parse: integer(0, 3600, ' seconds') }),
   spec({ key: 'consentRequestLifetimeSeconds', flag: 'consent-request-lifetime', env: 'MOMO_SANDBOX_CONSENT_REQUEST_LIFETIME', fallback: '600', describe: 'expires_in of an auth_req_id, in seconds.', parse: integer(1, 86_400, ' seconds') }),

@@ -175,9 +175,10 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply) => {
     if (error.validation) return sendBadRequest(reply, validationMessage(error));
     if (error instanceof StoreFullError) {
-      request.log.warn({ store: error.storeName, maxEntries: error.maxEntries }, 'store full; refusing a creation');
+      request.log.warn({ store: error.storeName, limit: error.limit, maxEntries: error.maxEntries }, 'store full; refusing a creation');
       reply.header('retry-after', '10');
-      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with a larger --retention-max-entries (or, for transactions, a shorter --retention-max-age-ms).`);
+      const remedy = error.limit === 'bytes' ? 'a larger --retention-max-bytes (within the heap: README, "Reliability")' : 'a larger --retention-max-entries';
+      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with ${remedy} (or, for transactions, a shorter --retention-max-age-ms).`);
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendBadRequest(reply, frameworkErrorMessage(error, request), status);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { SILENT_CALLBACKS, fillEveryStore } from '../../sandbox-quality/benchmark/fill-stores.ts';
 import { path, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 /**
@@ -108,5 +109,49 @@ describe('slow and stalled callers', () => {
     assert.match(held[0]!.received(), /^HTTP\/1\.1 202 /, 'a held connection is served');
     for (const probe of held) probe.socket.destroy();
     await Promise.all(held.map((p) => p.closed));
+  });
+});
+
+describe('retention bounded in bytes', () => {
+  const BUDGET = 2 * 1024 * 1024;
+
+  test('every store filled with maximal records (2 KiB callback URLs) answers 503 with Retry-After within the byte budget, and the sandbox serves on', async () => {
+    const sandbox = await startSandbox({ retentionMaxBytes: BUDGET, consentIntervalSeconds: 0 }, { plugins: [SILENT_CALLBACKS] });
+    try {
+      const result = await fillEveryStore(sandbox, { maxRounds: 2000 });
+      assert.deepEqual(result.unexpected, [], 'every answer is a success or 503 with Retry-After');
+      for (const [store, counts] of Object.entries(result.byStore)) {
+        assert.ok(counts.stored > 0, `${store}: some records were stored before the budget ran out`);
+        assert.ok(counts.full > 0, `${store}: refused with 503 once the budget ran out`);
+      }
+      const { budget } = sandbox.context.state;
+      assert.ok(budget.used <= BUDGET, `${budget.used} estimated bytes held, over the budget of ${BUDGET}`);
+      assert.ok(budget.used > BUDGET * 0.9, `the budget was filled (${budget.used} of ${BUDGET}), not refused early`);
+      const health = await sandbox.call({ method: 'GET', url: '/health' });
+      assert.equal(health.statusCode, 200, 'the sandbox still answers');
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  test('records forgotten give their bytes back: once past the retention age, creations succeed again', async () => {
+    // Tokens outlive the retention age here, so that the caller's token still opens the door after it.
+    const sandbox = await startSandbox({ retentionMaxBytes: BUDGET, tokenLifetimeSeconds: 7200 }, { plugins: [SILENT_CALLBACKS] });
+    try {
+      const caller = await sandbox.provision('collection');
+      let answer;
+      do {
+        answer = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: { ...requestToPayBody(), externalId: 'e'.repeat(1024) } });
+      } while (answer.statusCode === 202);
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.match(String(answer.json().message), /--retention-max-bytes/, 'the answer names the setting to raise');
+      const held = sandbox.context.state.budget.used;
+      sandbox.clock.advance(sandbox.settings.retentionMaxAgeMs + 1);
+      const again = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody() });
+      assert.equal(again.statusCode, 202, again.body);
+      assert.ok(sandbox.context.state.budget.used < held / 10, `bytes given back: ${sandbox.context.state.budget.used} of ${held} still counted`);
+    } finally {
+      await sandbox.close();
+    }
   });
 });
