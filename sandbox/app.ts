@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { behaviourOf } from '../core/profiles.ts';
+import { CallbackDestinations } from './domain/callback-destinations.ts';
 import { CallbackSender } from './domain/callbacks.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import { InMemoryLedger } from './domain/ledger.ts';
@@ -97,9 +98,10 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   build('state', () => new SandboxState(settings, components.clock));
   build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
   build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
-  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs }, app.log, components.clock));
+  const destinations = new CallbackDestinations(settings.callbackHosts);
+  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations }, app.log, components.clock));
   build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, app.log));
-  const context: SandboxContext = { ...components, settings, profile };
+  const context: SandboxContext = { ...components, settings, profile, destinations };
   if (plugins.length > 0) app.log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);

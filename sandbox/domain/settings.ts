@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { PRODUCTS, type Product } from '../../core/products.ts';
+import { parseCallbackHostRule, type CallbackHostRule } from './callback-destinations.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -18,6 +19,8 @@ export interface SandboxSettings {
   /** documented: each operation's own (core/catalogue), else one method for every callback. */
   callbackMethod: 'documented' | 'PUT' | 'POST';
   callbackTimeoutMs: number;
+  /** any: every host but those always refused (docs/callbacks.md); else only the names, addresses and ranges listed. */
+  callbackHosts: 'any' | CallbackHostRule[];
   callbackRetryDelaysMs: number[];
   notificationWindowMs: number;
   notificationCooldownMs: number;
@@ -110,6 +113,7 @@ const SPECS = [
   spec({ key: 'delayedSuccessMs', flag: 'delayed-success-ms', env: 'MOMO_SANDBOX_DELAYED_SUCCESS_MS', fallback: '25000', describe: 'How long the delayed-success test number (46733123454) stays PENDING, in ms.', parse: integer(0, 24 * HOUR, ' ms') }),
   spec({ key: 'pendingTimeoutMs', flag: 'pending-timeout-ms', env: 'MOMO_SANDBOX_PENDING_TIMEOUT_MS', fallback: '120000', describe: 'After this many ms a PENDING transaction times out: FAILED with reason EXPIRED.', parse: integer(1, 24 * HOUR, ' ms') }),
   spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'documented', describe: 'HTTP method of transaction callbacks: documented (each operation\'s own: PUT for request to pay, POST for v1 deposits and refunds, ...), PUT or POST.', parse: oneOf(['documented', 'PUT', 'POST'] as const) }),
+  spec({ key: 'callbackHosts', flag: 'callback-hosts', env: 'MOMO_SANDBOX_CALLBACK_HOSTS', fallback: 'any', describe: 'Where callbacks may go: "any" host, or a comma-separated list of host names ("*.example.com" for a suffix), IP addresses and CIDR ranges. Link-local and cloud metadata addresses are refused whatever it says (docs/callbacks.md).', parse: callbackHosts }),
   spec({ key: 'callbackTimeoutMs', flag: 'callback-timeout-ms', env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS', fallback: '2000', describe: 'Timeout of one callback attempt, in ms.', parse: integer(1, 60_000, ' ms') }),
   spec({ key: 'callbackRetryDelaysMs', flag: 'callback-retry-delays-ms', env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', fallback: '1000,5000', describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.', parse: retryDelays }),
   spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(HOUR / 2), describe: 'How long after completion a delivery notification may be sent (then 410), in ms; must end inside the retention age.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
@@ -141,6 +145,16 @@ const KEY_SPECS = PRODUCTS.map((product) => ({
 
 function spec<K extends keyof SandboxSettings>(s: SettingSpec<K>): SettingSpec<K> {
   return s;
+}
+
+function callbackHosts(raw: string): 'any' | CallbackHostRule[] {
+  if (raw.trim().toLowerCase() === 'any') return 'any';
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (entries.length === 0) invalid('must be "any" or list at least one host name, address or CIDR range');
+  return entries.map((entry) => {
+    const rule = parseCallbackHostRule(entry);
+    return typeof rule === 'string' ? invalid(`${rule}; list host names, IP addresses or CIDR ranges such as 10.0.0.0/8, or say "any"`) : rule;
+  });
 }
 
 function retryDelays(raw: string): number[] {

@@ -1,10 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import type { LookupAddress } from 'node:dns';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import pino from 'pino';
+import { CallbackDestinations } from '../../sandbox/domain/callback-destinations.ts';
+import { CallbackSender } from '../../sandbox/domain/callbacks.ts';
+import { SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
 import { SILENT_CALLBACKS, fillEveryStore } from '../../sandbox-quality/benchmark/fill-stores.ts';
-import { path, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { assertSchema, path, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 /**
  * Callers that attack the sandbox's connections rather than its API: they send a byte at a time, stop halfway,
@@ -152,6 +157,110 @@ describe('retention bounded in bytes', () => {
       assert.ok(sandbox.context.state.budget.used < held / 10, `bytes given back: ${sandbox.context.state.budget.used} of ${held} still counted`);
     } finally {
       await sandbox.close();
+    }
+  });
+});
+
+describe('callback destinations', () => {
+  const REFUSED_ALWAYS: Array<[string, string]> = [
+    ['http://169.254.169.254', 'http://169.254.169.254/latest/meta-data/'],
+    ['http://2852039166', 'http://2852039166/latest/meta-data/'],
+    ['http://[::ffff:169.254.169.254]', 'http://[::ffff:169.254.169.254]/cb'],
+    ['http://[fe80::1]', 'http://[fe80::1]/cb'],
+    ['http://[fd00:ec2::254]', 'http://[fd00:ec2::254]/latest/meta-data/'],
+    ['metadata.google.internal', 'http://metadata.google.internal/computeMetadata/v1/'],
+    ['METADATA.google.internal.', 'http://METADATA.google.internal./computeMetadata/v1/'],
+    ['0.0.0.0:8080', 'http://0.0.0.0:8080/cb'],
+  ];
+
+  async function createWithCallback(sandbox: TestSandbox, callback: Caller, url: string) {
+    const id = randomUUID();
+    const res = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...callback.headers, 'x-reference-id': id, 'x-callback-url': url }, payload: requestToPayBody() });
+    return { res, stored: sandbox.context.state.transactions.requesttopay.has(id) };
+  }
+
+  function assertRefusedHost(res: { statusCode: number; body: string }, what: string): void {
+    assert.equal(res.statusCode, 500, `${what}: ${res.body}`);
+    const body = JSON.parse(res.body) as { code: string; message: string };
+    assert.equal(body.code, 'INVALID_CALLBACK_URL_HOST', what);
+    assertSchema('error-set-a', body);
+  }
+
+  test('by default link-local, cloud metadata and unspecified hosts are refused at creation as 500 INVALID_CALLBACK_URL_HOST, and loopback is served', async () => {
+    const sandbox = await startSandbox({}, { plugins: [SILENT_CALLBACKS] });
+    try {
+      for (const [host, url] of REFUSED_ALWAYS) {
+        const caller = await sandbox.provision('collection', { providerCallbackHost: host });
+        const { res, stored } = await createWithCallback(sandbox, caller, url);
+        assertRefusedHost(res, url);
+        assert.match(JSON.parse(res.body).message, /refused/, url);
+        assert.equal(stored, false, `${url}: nothing is stored`);
+        const consent = await sandbox.call({ method: 'POST', url: path('bcAuthorize', 'collection'), headers: { ...caller.headers, 'x-callback-url': url, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline' });
+        assertRefusedHost(consent, `bc-authorize ${url}`);
+      }
+      const local = await sandbox.provision('collection', { providerCallbackHost: '127.0.0.1:9' });
+      const { res, stored } = await createWithCallback(sandbox, local, 'http://127.0.0.1:9/cb');
+      assert.equal(res.statusCode, 202, res.body);
+      assert.equal(stored, true);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  test('--callback-hosts lists names, "*." suffixes, addresses and ranges; anything else is refused, and link-local even when listed', async () => {
+    const rules = resolveSettings({ argv: ['--callback-hosts', 'callbacks.example.com,*.partner.test,10.0.0.0/8,169.254.0.0/16'] }).callbackHosts;
+    const sandbox = await startSandbox({ callbackHosts: rules }, { plugins: [SILENT_CALLBACKS] });
+    try {
+      const cases: Array<[string, boolean]> = [
+        ['callbacks.example.com', true], ['Callbacks.Example.com', true], ['a.b.partner.test', true], ['10.1.2.3:8443', true],
+        ['partner.test', false], ['evil.example.com', false], ['127.0.0.1', false], ['11.0.0.1', false], ['169.254.169.254', false],
+      ];
+      for (const [host, served] of cases) {
+        const caller = await sandbox.provision('collection', { providerCallbackHost: host });
+        const { res, stored } = await createWithCallback(sandbox, caller, `http://${host}/cb`);
+        if (served) assert.equal(res.statusCode, 202, `${host}: ${res.body}`);
+        else assertRefusedHost(res, host);
+        assert.equal(stored, served, host);
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  test('--callback-hosts that is not a list of hosts, addresses or ranges is refused, naming the entry', () => {
+    for (const [raw, mention] of [['10.0.0.0/33', '10.0.0.0/33'], ['not a host', 'not a host'], [' , ', 'at least one'], ['example.com/8', 'CIDR']]) {
+      assert.throws(() => resolveSettings({ argv: ['--callback-hosts', raw!] }), (error: unknown) => {
+        assert.ok(error instanceof SettingsError, String(error));
+        assert.ok(error.message.includes('--callback-hosts') && error.message.includes('MOMO_SANDBOX_CALLBACK_HOSTS') && error.message.includes(mention!), error.message);
+        return true;
+      });
+    }
+  });
+
+  test('at send time a name that now resolves to a refused address (DNS rebinding) is not connected to, and one that resolves to an allowed address is', async () => {
+    const received: string[] = [];
+    const listener = createServer((request, response) => { received.push(request.url ?? ''); response.end(); });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    const destinations = new CallbackDestinations('any');
+    const answers: Record<string, LookupAddress[]> = {
+      'rebound.test': [{ address: '127.0.0.1', family: 4 }, { address: '169.254.169.254', family: 4 }],
+      'allowed.test': [{ address: '127.0.0.1', family: 4 }],
+    };
+    destinations.resolve = (hostname, _options, callback) => callback(null, answers[hostname] ?? []);
+    const warnings: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(line); } });
+    const sender = new CallbackSender({ timeoutMs: 1000, retryDelaysMs: [10], destinations }, log);
+    try {
+      sender.send(`http://rebound.test:${port}/rebound`, 'PUT', { status: 'SUCCESSFUL' }, { referenceId: 'r' });
+      sender.send(`http://allowed.test:${port}/allowed`, 'PUT', { status: 'SUCCESSFUL' }, { referenceId: 'a' });
+      await sender.settled();
+      assert.deepEqual(received, ['/allowed']);
+      assert.ok(warnings.some((w) => w.includes('callback destination refused') && w.includes('169.254.169.254')), warnings.join('\n'));
+      assert.ok(!warnings.some((w) => w.includes('will retry')), 'a refused destination is not retried');
+    } finally {
+      await sender.close();
+      listener.close();
     }
   });
 });

@@ -23,6 +23,7 @@ const FLAGS: Array<[string, string]> = [
   ['--delayed-success-ms', 'MOMO_SANDBOX_DELAYED_SUCCESS_MS'],
   ['--pending-timeout-ms', 'MOMO_SANDBOX_PENDING_TIMEOUT_MS'],
   ['--callback-method', 'MOMO_SANDBOX_CALLBACK_METHOD'],
+  ['--callback-hosts', 'MOMO_SANDBOX_CALLBACK_HOSTS'],
   ['--callback-timeout-ms', 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS'],
   ['--callback-retry-delays-ms', 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS'],
   ['--notification-window-ms', 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS'],
@@ -80,6 +81,7 @@ describe('resolveSettings', () => {
     assert.equal(s.retentionMaxAgeMs, 3_600_000);
     assert.equal(s.retentionMaxEntries, 500_000);
     assert.equal(s.retentionMaxBytes, 256 * 1024 * 1024);
+    assert.equal(s.callbackHosts, 'any', 'callbacks may go anywhere but link-local and metadata addresses');
     assert.equal(s.outcomesFile, undefined);
     assert.equal(s.logLevel, 'info');
     assert.deepEqual(s.scopes, ['profile', 'openid', 'all_info']);
