@@ -1,5 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /**
  * Where callbacks may go (docs/callbacks.md). Whoever holds an API user names the host of its callbacks, so
@@ -96,19 +96,19 @@ export class CallbackDestinations {
    * dns.lookup as undici's connector calls it, refusing a name any of whose addresses is refused: the check at
    * send time, on the addresses the connection will use.
    */
-  readonly lookup = (hostname: string, options: { all?: boolean; family?: number }, callback: (error: NodeJS.ErrnoException | null, address?: string | LookupAddress[], family?: number) => void): void => {
-    this.resolve(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error);
-      const list = addresses as LookupAddress[];
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    this.resolve(hostname, { ...options, all: true }, (error, list) => {
+      if (error) return callback(error, '');
+      if (list.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), '');
       const refused = list.map((a) => this.refusalOfAddress(a.address)).find((r) => r !== undefined);
-      if (refused) return callback(Object.assign(new Error(`callback destination refused: ${hostname} resolves to ${refused}`), { code: 'MOMO_CALLBACK_REFUSED' }));
+      if (refused) return callback(Object.assign(new Error(`callback destination refused: ${hostname} resolves to ${refused}`), { code: 'MOMO_CALLBACK_REFUSED' }), '');
       if (options.all) return callback(null, list);
       return callback(null, list[0]!.address, list[0]!.family);
     });
   };
 
   /** The resolver behind `lookup`: the system's, unless a test gives its own. */
-  resolve: (hostname: string, options: { all: true; family?: number }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void = dnsLookup;
+  resolve: (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void = dnsLookup;
 }
 
 function familyOf(address: string): 'ipv4' | 'ipv6' {

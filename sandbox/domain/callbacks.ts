@@ -40,7 +40,7 @@ export class CallbackSender implements CallbackSink {
       keepAliveTimeout: 4_000,
       // Names are resolved here, at each connection, and refused when an address is: a name that resolved to
       // an allowed address when the callback was accepted may resolve elsewhere now (DNS rebinding).
-      connect: { lookup: policy.destinations.lookup } as object,
+      connect: { lookup: policy.destinations.lookup },
     });
   }
 

@@ -15,7 +15,7 @@ export type RouteHandlers = Partial<Record<OperationId, (product: Product | unde
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The API user behind the Bearer token, set for operations that take one. */
+    /** The API user behind the Bearer token or the Basic credential, set for operations that take one. */
     caller: ApiUser | null;
     claims: TokenClaims | null;
     /** The product whose subscription key the request carried. */
