@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { behaviourOf } from '../core/profiles.ts';
+import { CallbackDestinations } from './domain/callback-destinations.ts';
 import { CallbackSender } from './domain/callbacks.ts';
 import { systemClock, type Clock } from './domain/clock.ts';
 import { InMemoryLedger } from './domain/ledger.ts';
@@ -11,7 +12,7 @@ import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
 import { installBodyParsers, installErrorHandling, installGuards, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
-import { serveCatalogue } from './http/serving.ts';
+import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
 import { accountHandlers } from './routes/accounts.ts';
 import { consentHandlers } from './routes/consent.ts';
@@ -54,19 +55,30 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
       ? { loggerInstance: options.logger }
       : { logger: { level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } } }),
     bodyLimit: 64 * 1024,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // Slow or stalled callers (one byte a second, a body that stops halfway) would otherwise hold a connection
+    // and its buffers for ever. Node looks for overdue requests every connectionsCheckingInterval, so it is kept
+    // well under the timeouts: a caller is dropped within about a quarter of a timeout of its deadline.
+    http: {
+      headersTimeout: settings.headersTimeoutMs,
+      requestTimeout: settings.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4))),
+    },
+    requestTimeout: settings.requestTimeoutMs,
+    keepAliveTimeout: settings.keepAliveTimeoutMs,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Clients send the subscription key on every call; request ids in logs tie a failure to its request.
     requestIdHeader: false,
     // Errors the router raises before any route runs (a malformed URL, a path segment too long) get the same body as the rest.
     frameworkErrors: (error, request, reply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
       const path = request.url.length > 120 ? `${request.url.slice(0, 120)}…` : request.url;
-      const problem = status === 414 ? 'has a path segment longer than 200 characters' : 'is not a valid URL (check its percent-encoding)';
+      const problem = status === 414 ? `has a path segment longer than any path parameter may be (${LONGEST_PATH_PARAMETER} characters)` : 'is not a valid URL (check its percent-encoding)';
       return sendBadRequest(reply, `${request.method} ${path} ${problem}.`, status);
     },
     // Two log lines per request would cost a load test more than the request itself; debug turns them on.
     logController: new LogController({ disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace' }),
   });
+  app.server.maxConnections = settings.maxConnections;
   app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
   installBodyParsers(app);
 
@@ -86,9 +98,10 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   build('state', () => new SandboxState(settings, components.clock));
   build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
   build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
-  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs }, app.log, components.clock));
+  const destinations = new CallbackDestinations(settings.callbackHosts);
+  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations }, app.log, components.clock));
   build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, app.log));
-  const context: SandboxContext = { ...components, settings, profile };
+  const context: SandboxContext = { ...components, settings, profile, destinations };
   if (plugins.length > 0) app.log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);

@@ -5,7 +5,7 @@ import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
 import type { Ledger } from '../../sandbox/domain/ledger.ts';
-import { basicCredentialOf } from '../../sandbox/routes/access-tokens.ts';
+import { basicCredentialOf } from '../../sandbox/http/credentials.ts';
 import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
 import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';

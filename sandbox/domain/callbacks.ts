@@ -1,11 +1,17 @@
 import { Agent, request } from 'undici';
 import type { FastifyBaseLogger } from 'fastify';
+import type { CallbackDestinations } from './callback-destinations.ts';
 import { systemClock, type Clock, type Timer } from './clock.ts';
 
 export interface CallbackPolicy {
   timeoutMs: number;
   retryDelaysMs: readonly number[];
+  /** Checked again when each attempt connects: the URL's host, and every address its name resolves to. */
+  destinations: CallbackDestinations;
 }
+
+/** A callback whose destination the rules refuse: sent never, retried never. */
+class RefusedDestination extends Error {}
 
 /** Where the sandbox sends what it has to tell a client: transaction callbacks and the consent ping. */
 export interface CallbackSink {
@@ -32,6 +38,9 @@ export class CallbackSender implements CallbackSink {
       headersTimeout: policy.timeoutMs,
       bodyTimeout: policy.timeoutMs,
       keepAliveTimeout: 4_000,
+      // Names are resolved here, at each connection, and refused when an address is: a name that resolved to
+      // an allowed address when the callback was accepted may resolve elsewhere now (DNS rebinding).
+      connect: { lookup: policy.destinations.lookup },
     });
   }
 
@@ -59,7 +68,11 @@ export class CallbackSender implements CallbackSink {
         }
         this.retryOrGiveUp(url, method, payload, context, index, `answered ${status}`);
       },
-      (error: Error) => this.retryOrGiveUp(url, method, payload, context, index, error.message),
+      (error: Error & { code?: string; cause?: { code?: string } }) => {
+        const refused = error instanceof RefusedDestination || error.code === 'MOMO_CALLBACK_REFUSED' || error.cause?.code === 'MOMO_CALLBACK_REFUSED';
+        if (refused) this.log.warn({ ...context, callbackUrl: url, problem: error.message }, 'callback destination refused; not sent');
+        else this.retryOrGiveUp(url, method, payload, context, index, error.message);
+      },
     );
     this.inFlight.add(done);
     void done.finally(() => this.inFlight.delete(done));
@@ -80,6 +93,9 @@ export class CallbackSender implements CallbackSink {
   }
 
   private async deliver(url: string, method: 'PUT' | 'POST', payload: string): Promise<number> {
+    // An address written in the URL is never looked up, so the connector's check does not see it.
+    const refusal = this.policy.destinations.refusalOfUrl(url);
+    if (refusal) throw new RefusedDestination(`callback destination refused: ${refusal}`);
     const signal = AbortSignal.timeout(this.policy.timeoutMs);
     const response = await request(url, {
       method,

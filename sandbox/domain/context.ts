@@ -1,4 +1,5 @@
 import type { ProfileBehaviour } from '../../core/profiles.ts';
+import type { CallbackDestinations } from './callback-destinations.ts';
 import type { CallbackSink } from './callbacks.ts';
 import type { Clock } from './clock.ts';
 import type { Ledger } from './ledger.ts';
@@ -24,4 +25,6 @@ export interface SandboxComponents {
 export interface SandboxContext extends SandboxComponents {
   settings: SandboxSettings;
   profile: ProfileBehaviour;
+  /** Where callbacks may go (--callback-hosts). */
+  destinations: CallbackDestinations;
 }

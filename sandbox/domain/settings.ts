@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { PRODUCTS, type Product } from '../../core/products.ts';
+import { parseCallbackHostRule, type CallbackHostRule } from './callback-destinations.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -18,12 +19,16 @@ export interface SandboxSettings {
   /** documented: each operation's own (core/catalogue), else one method for every callback. */
   callbackMethod: 'documented' | 'PUT' | 'POST';
   callbackTimeoutMs: number;
+  /** any: every host but those always refused (docs/callbacks.md); else only the names, addresses and ranges listed. */
+  callbackHosts: 'any' | CallbackHostRule[];
   callbackRetryDelaysMs: number[];
   notificationWindowMs: number;
   notificationCooldownMs: number;
   openingBalance: string;
   retentionMaxEntries: number;
   retentionMaxAgeMs: number;
+  /** Every record of every store together may take at most this many estimated bytes (sandbox/domain/store.ts). */
+  retentionMaxBytes: number;
   maxApiUsers: number;
   consentIntervalSeconds: number;
   consentRequestLifetimeSeconds: number;
@@ -32,6 +37,14 @@ export interface SandboxSettings {
   scopes: string[];
   jwtSecret: string;
   logLevel: string;
+  /** A caller that has not sent its request's headers within this many ms (from its first byte) is dropped. */
+  headersTimeoutMs: number;
+  /** A caller that has not sent its whole request, body included, within this many ms is answered 408 and dropped. */
+  requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this many ms. */
+  keepAliveTimeoutMs: number;
+  /** Connections beyond this many open at once are closed as soon as they are accepted. */
+  maxConnections: number;
   /** Refuse what the strict readings refuse (STRICT_READINGS in core/profiles.ts); off: accept what the live service accepts. */
   strict: boolean;
 }
@@ -87,6 +100,7 @@ const oneOf = <T extends string>(values: readonly T[]): Parse<T> => (raw) =>
   (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
 
 const HOUR = 3_600_000;
+const MIB = 1024 * 1024;
 
 const SPECS = [
   spec({ key: 'host', flag: 'host', env: 'MOMO_SANDBOX_HOST', fallback: '127.0.0.1', describe: 'Address to listen on.', parse: text(255) }),
@@ -99,6 +113,7 @@ const SPECS = [
   spec({ key: 'delayedSuccessMs', flag: 'delayed-success-ms', env: 'MOMO_SANDBOX_DELAYED_SUCCESS_MS', fallback: '25000', describe: 'How long the delayed-success test number (46733123454) stays PENDING, in ms.', parse: integer(0, 24 * HOUR, ' ms') }),
   spec({ key: 'pendingTimeoutMs', flag: 'pending-timeout-ms', env: 'MOMO_SANDBOX_PENDING_TIMEOUT_MS', fallback: '120000', describe: 'After this many ms a PENDING transaction times out: FAILED with reason EXPIRED.', parse: integer(1, 24 * HOUR, ' ms') }),
   spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'documented', describe: 'HTTP method of transaction callbacks: documented (each operation\'s own: PUT for request to pay, POST for v1 deposits and refunds, ...), PUT or POST.', parse: oneOf(['documented', 'PUT', 'POST'] as const) }),
+  spec({ key: 'callbackHosts', flag: 'callback-hosts', env: 'MOMO_SANDBOX_CALLBACK_HOSTS', fallback: 'any', describe: 'Where callbacks may go: "any" host, or a comma-separated list of host names ("*.example.com" for a suffix), IP addresses and CIDR ranges. Link-local and cloud metadata addresses are refused whatever it says (docs/callbacks.md).', parse: callbackHosts }),
   spec({ key: 'callbackTimeoutMs', flag: 'callback-timeout-ms', env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS', fallback: '2000', describe: 'Timeout of one callback attempt, in ms.', parse: integer(1, 60_000, ' ms') }),
   spec({ key: 'callbackRetryDelaysMs', flag: 'callback-retry-delays-ms', env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', fallback: '1000,5000', describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.', parse: retryDelays }),
   spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(HOUR / 2), describe: 'How long after completion a delivery notification may be sent (then 410), in ms; must end inside the retention age.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
@@ -106,6 +121,7 @@ const SPECS = [
   spec({ key: 'openingBalance', flag: 'opening-balance', env: 'MOMO_SANDBOX_OPENING_BALANCE', fallback: '1000000', describe: 'Opening balance of every account (API user, product, currency), a decimal string.', parse: (raw) => /^(?:0|[1-9]\d{0,14})(?:\.\d{1,4})?$/.test(raw) ? raw : invalid(`must be a non-negative decimal string such as "1000000", got "${raw}"`) }),
   spec({ key: 'retentionMaxEntries', flag: 'retention-max-entries', env: 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES', fallback: '500000', describe: 'At most this many transactions of each kind are kept; when full and none is older than the age limit, creations get 503.', parse: integer(1, 50_000_000) }),
   spec({ key: 'retentionMaxAgeMs', flag: 'retention-max-age-ms', env: 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS', fallback: String(HOUR), describe: 'Transactions older than this many ms are forgotten; consent requests and grants live as long as they can be redeemed or refreshed.', parse: integer(1000, 30 * 24 * HOUR, ' ms') }),
+  spec({ key: 'retentionMaxBytes', flag: 'retention-max-bytes', env: 'MOMO_SANDBOX_RETENTION_MAX_BYTES', fallback: String(256 * MIB), describe: 'All records together (transactions, consents, API users) may take at most this many estimated bytes, whatever they carry (long callback URLs, say); when full and none has expired, creations get 503. The default fits the default heap of Node.', parse: integer(MIB, 64 * 1024 * MIB, ' bytes') }),
   spec({ key: 'maxApiUsers', flag: 'max-api-users', env: 'MOMO_SANDBOX_MAX_API_USERS', fallback: '10000', describe: 'At most this many API users (they do not expire).', parse: integer(1, 10_000_000) }),
   spec({ key: 'consentIntervalSeconds', flag: 'consent-interval', env: 'MOMO_SANDBOX_CONSENT_INTERVAL', fallback: '2', describe: 'bc-authorize interval; the consent is granted after it, in seconds.', parse: integer(0, 3600, ' seconds') }),
   spec({ key: 'consentRequestLifetimeSeconds', flag: 'consent-request-lifetime', env: 'MOMO_SANDBOX_CONSENT_REQUEST_LIFETIME', fallback: '600', describe: 'expires_in of an auth_req_id, in seconds.', parse: integer(1, 86_400, ' seconds') }),
@@ -114,6 +130,10 @@ const SPECS = [
   spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
   spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
   spec({ key: 'strict', flag: 'strict', env: 'MOMO_SANDBOX_STRICT', fallback: 'false', describe: 'Refuse what the strict readings refuse (--list-differences lists them): unknown body fields, a body where an operation defines none, empty optional headers, a providerCallbackHost that is not a host name, JSON on form operations.', parse: boolean, switch: true }),
+  spec({ key: 'headersTimeoutMs', flag: 'headers-timeout-ms', env: 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS', fallback: '10000', describe: 'A connection that has not sent its request headers within this many ms is dropped (slow or stalled callers).', parse: integer(100, 600_000, ' ms') }),
+  spec({ key: 'requestTimeoutMs', flag: 'request-timeout-ms', env: 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS', fallback: '30000', describe: 'A connection that has not sent its whole request, body included, within this many ms is answered 408 and dropped; nothing of it is stored. At least --headers-timeout-ms.', parse: integer(100, 600_000, ' ms') }),
+  spec({ key: 'keepAliveTimeoutMs', flag: 'keep-alive-timeout-ms', env: 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS', fallback: '5000', describe: 'An idle kept-alive connection is closed after this many ms.', parse: integer(1, 600_000, ' ms') }),
+  spec({ key: 'maxConnections', flag: 'max-connections', env: 'MOMO_SANDBOX_MAX_CONNECTIONS', fallback: '1024', describe: 'At most this many connections are open at once; one more is closed as soon as it is accepted.', parse: integer(1, 1_000_000) }),
   spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
 ] as const;
 
@@ -125,6 +145,16 @@ const KEY_SPECS = PRODUCTS.map((product) => ({
 
 function spec<K extends keyof SandboxSettings>(s: SettingSpec<K>): SettingSpec<K> {
   return s;
+}
+
+function callbackHosts(raw: string): 'any' | CallbackHostRule[] {
+  if (raw.trim().toLowerCase() === 'any') return 'any';
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (entries.length === 0) invalid('must be "any" or list at least one host name, address or CIDR range');
+  return entries.map((entry) => {
+    const rule = parseCallbackHostRule(entry);
+    return typeof rule === 'string' ? invalid(`${rule}; list host names, IP addresses or CIDR ranges such as 10.0.0.0/8, or say "any"`) : rule;
+  });
 }
 
 function retryDelays(raw: string): number[] {
@@ -203,6 +233,10 @@ function crossChecks(s: SandboxSettings): string[] {
   const longest = Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) + s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
   if (s.retentionMaxAgeMs <= longest + s.notificationWindowMs) {
     problems.push(`--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms) and --notification-window-ms; otherwise records would be forgotten while still in use`);
+  }
+  // Node refuses to start a server whose headers may take longer than its whole request.
+  if (s.headersTimeoutMs > s.requestTimeoutMs) {
+    problems.push(`--headers-timeout-ms (MOMO_SANDBOX_HEADERS_TIMEOUT_MS) is ${s.headersTimeoutMs} ms but must not exceed --request-timeout-ms (MOMO_SANDBOX_REQUEST_TIMEOUT_MS), ${s.requestTimeoutMs} ms: the headers are part of the request`);
   }
   return problems;
 }

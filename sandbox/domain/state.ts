@@ -1,6 +1,6 @@
 import type { Product } from '../../core/products.ts';
 import type { Clock, Timer } from './clock.ts';
-import { BoundedStore } from './store.ts';
+import { BoundedStore, ByteBudget } from './store.ts';
 import type { SandboxSettings } from './settings.ts';
 
 /** UUIDs compare without regard to case (RFC 9562), so every id is stored and looked up in lower case. */
@@ -93,11 +93,14 @@ export class SandboxState {
   readonly transactions: Record<TransactionKind, BoundedStore<Transaction>>;
   readonly consentRequests: BoundedStore<ConsentRequest>;
   readonly consentGrants: BoundedStore<ConsentGrant>;
+  /** The estimated bytes every store draws from (--retention-max-bytes): what keeps the records inside the heap. */
+  readonly budget: ByteBudget;
 
   constructor(settings: SandboxSettings, clock: Clock) {
-    const retention = { maxEntries: settings.retentionMaxEntries, maxAgeMs: settings.retentionMaxAgeMs };
+    const budget = this.budget = new ByteBudget(settings.retentionMaxBytes);
+    const retention = { maxEntries: settings.retentionMaxEntries, maxAgeMs: settings.retentionMaxAgeMs, budget };
     const clearTimer = (t: Transaction) => t.timer?.cancel();
-    this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock);
+    this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER, budget }, clock);
     this.transactions = {
       requesttopay: new BoundedStore('request-to-pay', retention, clock, { onForget: clearTimer }),
       requesttowithdraw: new BoundedStore('request-to-withdraw', retention, clock, { onForget: clearTimer }),
@@ -107,11 +110,11 @@ export class SandboxState {
     };
     // Consents live exactly as long as they can be used: an auth_req_id until it expires, a grant while it
     // can be refreshed (consent_valid_in); either may be longer or shorter than the transactions' age limit.
-    this.consentRequests = new BoundedStore('consent request', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock, {
+    this.consentRequests = new BoundedStore('consent request', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER, budget }, clock, {
       // Remembered for as long again after it expires, so a late client hears expired_token, not invalid_grant.
       expiresAt: (request) => request.expiresAt + (request.expiresAt - request.createdAt),
     });
-    this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER }, clock, {
+    this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER, budget }, clock, {
       expiresAt: (grant) => grant.refreshableUntil,
     });
   }

@@ -1,15 +1,46 @@
 import type { Clock } from './clock.ts';
 
 export class StoreFullError extends Error {
-  constructor(readonly storeName: string, readonly maxEntries: number) {
-    super(`The ${storeName} store holds its maximum of ${maxEntries} records, all still in use`);
+  constructor(readonly storeName: string, readonly maxEntries: number, readonly limit: 'entries' | 'bytes' = 'entries', budgetBytes = 0) {
+    super(limit === 'entries'
+      ? `The ${storeName} store holds its maximum of ${maxEntries} records, all still in use`
+      : `The sandbox's records fill their budget of ${budgetBytes} bytes, all still in use; no ${storeName} can be added`);
     this.name = 'StoreFullError';
   }
+}
+
+/**
+ * Estimated bytes that several stores share, so that together they fit in the heap whatever their records
+ * carry: a count alone lets 2 KiB callback URLs multiply a store's footprint by ten.
+ */
+export class ByteBudget {
+  used = 0;
+  constructor(readonly maxBytes: number) {}
+}
+
+/**
+ * What a record costs the heap, over-estimated: a fixed part for the Map entry, the object, its numbers and any
+ * timer it holds, measured with maximal records (README, "Reliability"), plus two bytes a character for every
+ * string in it, one level of nesting deep (a party), as V8 stores a string with any non-Latin-1 character.
+ */
+export const RECORD_OVERHEAD_BYTES = 1024;
+
+export function estimateBytes(key: string, value: unknown): number {
+  return RECORD_OVERHEAD_BYTES + 2 * key.length + stringBytes(value, 1);
+}
+
+function stringBytes(value: unknown, depth: number): number {
+  if (typeof value === 'string') return 2 * value.length;
+  if (typeof value !== 'object' || value === null || depth < 0) return 0;
+  let bytes = 0;
+  for (const field of Object.values(value)) bytes += stringBytes(field, depth - 1);
+  return bytes;
 }
 
 interface Entry<T> {
   value: T;
   storedAt: number;
+  bytes: number;
 }
 
 /**
@@ -23,7 +54,7 @@ export class BoundedStore<T> {
 
   constructor(
     readonly name: string,
-    private readonly limits: { maxEntries: number; maxAgeMs: number },
+    private readonly limits: { maxEntries: number; maxAgeMs: number; budget?: ByteBudget },
     private readonly clock: Clock,
     private readonly options: {
       onForget?: (value: T) => void;
@@ -46,17 +77,25 @@ export class BoundedStore<T> {
     return this.get(key) !== undefined;
   }
 
-  /** Adds a record under a new key; throws StoreFullError when full. The caller checks for duplicates first. */
+  /** Adds a record under a new key; throws StoreFullError when full, by count or by bytes. The caller checks for duplicates first. */
   add(key: string, value: T): void {
+    const { budget } = this.limits;
+    const bytes = budget ? estimateBytes(key, value) : 0;
+    const overBudget = () => budget !== undefined && budget.used + bytes > budget.maxBytes;
     this.forgetExpired();
     // Records with lives of their own may have ended behind a longer-lived head; look at all before refusing.
-    if (this.entries.size >= this.limits.maxEntries && this.options.expiresAt) this.forgetExpired(true);
+    if ((this.entries.size >= this.limits.maxEntries || overBudget()) && this.options.expiresAt) this.forgetExpired(true);
     if (this.entries.size >= this.limits.maxEntries) throw new StoreFullError(this.name, this.limits.maxEntries);
-    this.entries.set(key, { value, storedAt: this.clock.now() });
+    if (overBudget()) throw new StoreFullError(this.name, this.limits.maxEntries, 'bytes', budget!.maxBytes);
+    this.entries.set(key, { value, storedAt: this.clock.now(), bytes });
+    if (budget) budget.used += bytes;
   }
 
   delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
     this.entries.delete(key);
+    if (this.limits.budget) this.limits.budget.used -= entry.bytes;
   }
 
   /**
@@ -71,7 +110,7 @@ export class BoundedStore<T> {
         if (everything) continue;
         break;
       }
-      this.entries.delete(key);
+      this.delete(key);
       this.options.onForget?.(entry.value);
       forgotten += 1;
     }

@@ -5,6 +5,9 @@ import { PRODUCTS, type Product } from '../../core/products.ts';
 import { ajv, ajvOverSchemas } from '../../core/validation/schemas.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import { StoreFullError } from '../domain/store.ts';
+import { matchRoute } from '../../core/catalogue/match.ts';
+import { routes } from '../../core/catalogue/routes.ts';
+import { authenticateBasic } from './credentials.ts';
 import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayError, sendOAuthError, validationMessage } from './replies.ts';
 
 /**
@@ -66,7 +69,14 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
     if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
     request.keyProduct = keyProduct;
 
-    // 2. The caller: a Bearer token for a known API user; of this product, if strict (STRICT_READINGS.tokenProduct).
+    // 2. The caller: a Basic credential of an API user of this product (before the target environment, so a wrong
+    //    credential hears 401, not NOT_ALLOWED_TARGET_ENVIRONMENT), or a Bearer token for a known API user; of this
+    //    product, if strict (STRICT_READINGS.tokenProduct).
+    if (operation.credential === 'basic') {
+      const user = authenticateBasic(context, request, reply, keyProduct);
+      if (!user) return reply;
+      request.caller = user;
+    }
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
       const authorization = request.headers.authorization;
       const token = typeof authorization === 'string' && /^Bearer [^\s]+$/i.test(authorization) ? authorization.slice(7) : undefined;
@@ -165,9 +175,10 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply) => {
     if (error.validation) return sendBadRequest(reply, validationMessage(error));
     if (error instanceof StoreFullError) {
-      request.log.warn({ store: error.storeName, maxEntries: error.maxEntries }, 'store full; refusing a creation');
+      request.log.warn({ store: error.storeName, limit: error.limit, maxEntries: error.maxEntries }, 'store full; refusing a creation');
       reply.header('retry-after', '10');
-      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with a larger --retention-max-entries (or, for transactions, a shorter --retention-max-age-ms).`);
+      const remedy = error.limit === 'bytes' ? 'a larger --retention-max-bytes (within the heap: README, "Reliability")' : 'a larger --retention-max-entries';
+      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with ${remedy} (or, for transactions, a shorter --retention-max-age-ms).`);
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendBadRequest(reply, frameworkErrorMessage(error, request), status);
@@ -176,7 +187,20 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0];
+    const path = request.url.split('?')[0]!;
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendBadRequest(reply, `${request.method} is not served at ${path}; it takes ${allowed.join(', ')}.`, 405);
+    }
     return sendBadRequest(reply, `No operation ${request.method} ${path}. GET /openapi.json lists every operation this sandbox serves.`, 404);
   });
+}
+
+const DECLARED_METHODS = [...new Set(routes().map((route) => route.method))];
+
+/** The methods the catalogue declares at a path, with HEAD wherever GET is (Fastify answers it); none: an unknown path. */
+function allowedMethods(path: string): string[] {
+  const declared = DECLARED_METHODS.filter((method) => matchRoute(method, path) !== undefined);
+  return declared.includes('GET') ? [...declared, 'HEAD'] : declared;
 }

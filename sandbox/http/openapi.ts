@@ -1,3 +1,4 @@
+import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH } from './serving.ts';
 import { SCHEMA_BASE, STRICT_READING_KEYWORD, readingSchema, schemaDocuments } from '../../core/validation/schemas.ts';
 import { HEADERS, type HeaderName } from '../../core/catalogue/headers.ts';
 import { bindingOf, bodySchemasOf, routes, type Route } from '../../core/catalogue/routes.ts';
@@ -110,7 +111,7 @@ function operationObject(route: Route, behaviour: ProfileBehaviour, strict: bool
   // What the framework answers before the operation's own code runs, whatever the operation lists.
   const badRequest = { content: { 'application/json': { schema: ref('bad-request') } } };
   responses['400'] ??= { description: 'A malformed request: a header or path parameter that does not fit its schema, or a body where the operation takes none.', ...badRequest };
-  if (op.params) responses['414'] = { description: 'A path segment longer than 200 characters.', ...badRequest };
+  if (op.params) responses['414'] = { description: `A path segment of more than ${MAX_PARAM_LENGTH} UTF-16 code units once decoded (no path parameter may exceed ${LONGEST_PATH_PARAMETER} characters).`, ...badRequest };
   // Without --strict a form operation takes the same fields as JSON too (STRICT_READINGS.formMediaType).
   const mediaTypes = op.request === 'none' ? [] : [op.request.mediaType, ...(!strict && op.request.mediaType !== 'application/json' ? ['application/json'] : [])];
   if (op.request !== 'none') {

@@ -4,6 +4,7 @@ import type { Operation, OperationId } from '../../core/catalogue/operations.ts'
 import { routes, type Route } from '../../core/catalogue/routes.ts';
 import type { Product } from '../../core/products.ts';
 import { schemaId } from '../../core/schema-ids.ts';
+import { schemaDocuments } from '../../core/validation/schemas.ts';
 import type { ApiUser } from '../domain/state.ts';
 import type { TokenClaims } from '../domain/tokens.ts';
 
@@ -14,7 +15,7 @@ export type RouteHandlers = Partial<Record<OperationId, (product: Product | unde
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The API user behind the Bearer token, set for operations that take one. */
+    /** The API user behind the Bearer token or the Basic credential, set for operations that take one. */
     caller: ApiUser | null;
     claims: TokenClaims | null;
     /** The product whose subscription key the request carried. */
@@ -69,3 +70,30 @@ function register(app: FastifyInstance, route: Route, handler: Handler): void {
     handler,
   });
 }
+
+/**
+ * The longest value any path parameter of the catalogue may take (its schema's maxLength, or its longest enum value, in characters), so
+ * the router refuses no segment the OpenAPI document allows. Every path parameter must state one or the other; a start with
+ * a parameter that does not fails, naming it.
+ */
+function longestPathParameter(): number {
+  let longest = 0;
+  for (const { operation } of routes()) {
+    for (const [name, schema] of Object.entries(operation.params ?? {})) {
+      const ref = (schema as { $ref?: string }).$ref;
+      const resolved = ref === undefined ? schema : schemaDocuments.find((doc) => doc.$id === ref);
+      const { maxLength: stated, enum: values } = (resolved ?? {}) as { maxLength?: unknown; enum?: unknown[] };
+      const maxLength = typeof stated === 'number' ? stated : values?.every((v) => typeof v === 'string') ? Math.max(...values.map((v) => v.length)) : undefined;
+      if (typeof maxLength !== 'number') throw new Error(`The path parameter ${name} of ${operation.id} states no maxLength nor enum (core/catalogue/operations.ts or its schema); the router needs one to bound the segment.`);
+      longest = Math.max(longest, maxLength);
+    }
+  }
+  return longest;
+}
+
+/**
+ * The router's bound on a decoded path segment, in UTF-16 code units: JSON Schema's maxLength counts code points,
+ * and a code point beyond the Basic Multilingual Plane takes two code units.
+ */
+export const LONGEST_PATH_PARAMETER = longestPathParameter();
+export const MAX_PARAM_LENGTH = 2 * LONGEST_PATH_PARAMETER;

@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../domain/context.ts';
 import type { RouteHandlers } from '../http/serving.ts';
-import { sendBadRequest, sendBusinessError, sendOAuthError } from '../http/replies.ts';
+import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
-import { authenticateBasic } from './access-tokens.ts';
-import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
+import { refuseCallbackUrl } from './callback-url.ts';
 
 interface BcAuthorizeForm {
   login_hint: string;
@@ -45,12 +44,8 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: F
   const unknown = scopes.find((s) => !settings.scopes.includes(s));
   if (unknown) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
   const callbackUrl = request.headers['x-callback-url'] as string | undefined;
-  if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
-    return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
-  }
-  if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, request.caller!.providerCallbackHost)) {
-    return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
-  }
+  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller!);
+  if (refused) return refused;
   const now = clock.now();
   const consent: ConsentRequest = {
     authReqId: randomUUID(),
@@ -73,8 +68,7 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: F
 }
 
 async function createOAuthToken(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {
-  const user = authenticateBasic(context, request, reply, product);
-  if (!user) return reply;
+  const user = request.caller!;
   const form = request.body as TokenForm;
   return form.grant_type === 'refresh_token'
     ? refreshConsent(context, product, user.id, form.refresh_token!, reply)

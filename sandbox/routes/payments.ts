@@ -8,7 +8,7 @@ import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, PAYER_KINDS, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
-import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
+import { refuseCallbackUrl } from './callback-url.ts';
 
 interface PaymentBody {
   amount?: string;
@@ -83,12 +83,8 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, product
     if (field) return sendBadRequest(reply, `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`);
   }
   const callbackUrl = request.headers['x-callback-url'] as string | undefined;
-  if (callbackUrl !== undefined && !isCallbackUrl(callbackUrl)) {
-    return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
-  }
-  if (callbackUrl !== undefined && !callbackHostMatches(callbackUrl, caller.providerCallbackHost)) {
-    return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
-  }
+  const refused = refuseCallbackUrl(context, reply, callbackUrl, caller);
+  if (refused) return refused;
   if (body.currency === undefined || !ledger.accepts(body.currency)) {
     return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`);
   }

@@ -580,6 +580,16 @@ describe('consent flow (spec profile)', () => {
     assert.equal((await oauthToken(sandbox, caller, ciba(authReqId))).statusCode, 200);
   });
 
+  test('the Basic credential is checked before the target environment: a wrong one is 401 login_failed whatever X-Target-Environment says', async () => {
+    const caller = await sandbox.provision('disbursement');
+    const authReqId = await startConsent(sandbox, caller);
+    sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
+    for (const authorization of [basic(caller.userId, 'f'.repeat(32)), basic(randomUUID(), caller.apiKey), '']) {
+      assertOAuthError(await oauthToken(sandbox, caller, ciba(authReqId), { environment: 'mtnzambia', authorization }), 401, 'login_failed');
+    }
+    assert.equal((await oauthToken(sandbox, caller, ciba(authReqId))).statusCode, 200, 'nothing was consumed');
+  });
+
   test('the OAuth 2.0 token with an unknown X-Target-Environment is 500 NOT_ALLOWED_TARGET_ENVIRONMENT', async () => {
     const caller = await sandbox.provision('disbursement');
     const authReqId = await startConsent(sandbox, caller);

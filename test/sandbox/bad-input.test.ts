@@ -403,16 +403,18 @@ describe('unknown paths, methods and malformed paths', () => {
     }
   });
 
-  test('a known path with the wrong method is 404 or 405 with a clear body', async () => {
-    const cases: Array<[CallOptions['method'], string]> = [
-      ['DELETE', RTP], ['PUT', RTP], ['GET', RTP], ['PUT', path('createApiUser')], ['DELETE', path('getApiUser', undefined, { referenceId: caller.userId })],
-      ['PATCH', rtpStatus(randomUUID())], ['GET', path('createAccessToken', 'collection')], ['PUT', path('bcAuthorize', 'collection')],
+  test('a known path with an undeclared method is 405, its Allow header listing the catalogue\'s methods there', async () => {
+    const cases: Array<[CallOptions['method'], string, string]> = [
+      ['DELETE', RTP, 'POST'], ['PUT', RTP, 'POST'], ['GET', RTP, 'POST'], ['PUT', path('createApiUser'), 'POST'],
+      ['DELETE', path('getApiUser', undefined, { referenceId: caller.userId }), 'GET, HEAD'],
+      ['PATCH', rtpStatus(randomUUID()), 'GET, HEAD'], ['GET', path('createAccessToken', 'collection'), 'POST'], ['PUT', path('bcAuthorize', 'collection'), 'POST'],
+      ['POST', path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }), 'GET, HEAD'],
     ];
-    for (const [method, url] of cases) {
+    for (const [method, url, allow] of cases) {
       const before = await snapshot();
       const res = await sandbox.call({ method, url, headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: method === 'GET' ? undefined : requestToPayBody() });
-      assert.ok(res.statusCode === 404 || res.statusCode === 405, `${method} ${url}: ${res.statusCode} ${res.body}`);
-      assertBadRequest(res, res.statusCode, [method, url.split('?')[0]!], `${method} ${url}`);
+      assertBadRequest(res, 405, [method, url.split('?')[0]!, allow], `${method} ${url}`);
+      assert.equal(res.headers.allow, allow, `${method} ${url}`);
       await assertUnchanged(before, `${method} ${url}`);
     }
     // The API user the DELETE named is still there.
@@ -420,10 +422,27 @@ describe('unknown paths, methods and malformed paths', () => {
     assert.equal(user.statusCode, 200, user.body);
   });
 
-  test('OPTIONS on a known path is a 4xx with a clear body', async () => {
+  test('OPTIONS on a known path is 405 with Allow', async () => {
     const res = await sandbox.call({ method: 'OPTIONS' as CallOptions['method'], url: RTP, headers: caller.headers });
-    assert.ok(res.statusCode === 404 || res.statusCode === 405, `${res.statusCode} ${res.body}`);
-    assertSchema('bad-request', res.json());
+    assertBadRequest(res, 405, ['OPTIONS'], 'OPTIONS');
+    assert.equal(res.headers.allow, 'POST');
+  });
+
+  test('an account-holder id as long as the OpenAPI document allows (254 characters) is served, one more is 400, never 414', async () => {
+    const holder = (id: string) => sandbox.call({ method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'email', accountHolderId: id }), headers: caller.headers });
+    const email = (length: number) => `${'l'.repeat(64)}@${'d'.repeat(length - 64 - 1 - 4)}.com`;
+    for (const length of [201, 254]) {
+      const res = await holder(email(length));
+      assert.equal(res.statusCode, 200, `${length} characters: ${res.body}`);
+      assert.deepEqual(res.json(), { result: true });
+    }
+    // Percent-encoding makes the segment three times longer on the wire; the bound is on the decoded value.
+    const encoded = await holder(`${'l'.repeat(60)}+ü@${'d'.repeat(254 - 62 - 1 - 4)}.com`);
+    assert.equal(encoded.statusCode, 200, encoded.body);
+    assertBadRequest(await holder(email(255)), 400, ['accountHolderId'], '255 characters');
+    const openapi = (await sandbox.call({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: { maxLength?: number } }> } }> };
+    const declared = openapi.paths[path('accountHolderActive', 'collection')]!.get!.parameters!.find((p) => p.name === 'accountHolderId')!;
+    assert.equal(declared.schema.maxLength, 254, 'the OpenAPI document states the same bound');
   });
 
   test('non-UUID ids in paths are 400 naming the parameter', async () => {

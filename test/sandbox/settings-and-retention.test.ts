@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
-import { BoundedStore, StoreFullError } from '../../sandbox/domain/store.ts';
+import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES, StoreFullError, estimateBytes } from '../../sandbox/domain/store.ts';
 import { KEYS, assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,6 +23,7 @@ const FLAGS: Array<[string, string]> = [
   ['--delayed-success-ms', 'MOMO_SANDBOX_DELAYED_SUCCESS_MS'],
   ['--pending-timeout-ms', 'MOMO_SANDBOX_PENDING_TIMEOUT_MS'],
   ['--callback-method', 'MOMO_SANDBOX_CALLBACK_METHOD'],
+  ['--callback-hosts', 'MOMO_SANDBOX_CALLBACK_HOSTS'],
   ['--callback-timeout-ms', 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS'],
   ['--callback-retry-delays-ms', 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS'],
   ['--notification-window-ms', 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS'],
@@ -30,6 +31,7 @@ const FLAGS: Array<[string, string]> = [
   ['--opening-balance', 'MOMO_SANDBOX_OPENING_BALANCE'],
   ['--retention-max-entries', 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES'],
   ['--retention-max-age-ms', 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS'],
+  ['--retention-max-bytes', 'MOMO_SANDBOX_RETENTION_MAX_BYTES'],
   ['--max-api-users', 'MOMO_SANDBOX_MAX_API_USERS'],
   ['--consent-interval', 'MOMO_SANDBOX_CONSENT_INTERVAL'],
   ['--consent-request-lifetime', 'MOMO_SANDBOX_CONSENT_REQUEST_LIFETIME'],
@@ -38,6 +40,10 @@ const FLAGS: Array<[string, string]> = [
   ['--scopes', 'MOMO_SANDBOX_SCOPES'],
   ['--jwt-secret', 'MOMO_SANDBOX_JWT_SECRET'],
   ['--log-level', 'MOMO_SANDBOX_LOG_LEVEL'],
+  ['--headers-timeout-ms', 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS'],
+  ['--request-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS'],
+  ['--keep-alive-timeout-ms', 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS'],
+  ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS'],
   ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
   ['--strict', 'MOMO_SANDBOX_STRICT'],
   ['--collection-key', 'MOMO_COLLECTION_KEY'],
@@ -74,6 +80,8 @@ describe('resolveSettings', () => {
     assert.deepEqual(s.callbackRetryDelaysMs, [1000, 5000]);
     assert.equal(s.retentionMaxAgeMs, 3_600_000);
     assert.equal(s.retentionMaxEntries, 500_000);
+    assert.equal(s.retentionMaxBytes, 256 * 1024 * 1024);
+    assert.equal(s.callbackHosts, 'any', 'callbacks may go anywhere but link-local and metadata addresses');
     assert.equal(s.outcomesFile, undefined);
     assert.equal(s.logLevel, 'info');
     assert.deepEqual(s.scopes, ['profile', 'openid', 'all_info']);
@@ -177,6 +185,16 @@ describe('resolveSettings', () => {
     const mentions = ['--retention-max-age-ms', 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS', 'pending timeout'];
     assertRefused({ argv: ['--retention-max-age-ms', '5000', '--pending-timeout-ms', '10000'] }, mentions);
     assertRefused({ env: { MOMO_SANDBOX_RETENTION_MAX_AGE_MS: '5000', MOMO_SANDBOX_PENDING_TIMEOUT_MS: '10000' } }, mentions);
+  });
+
+  test('slow-caller bounds: defaults, and a headers timeout longer than the request timeout or a cap of 0 connections is refused by name', () => {
+    const s = resolveSettings();
+    assert.deepEqual([s.headersTimeoutMs, s.requestTimeoutMs, s.keepAliveTimeoutMs, s.maxConnections], [10_000, 30_000, 5000, 1024]);
+    const fromEnv = resolveSettings({ env: { MOMO_SANDBOX_HEADERS_TIMEOUT_MS: '2000', MOMO_SANDBOX_REQUEST_TIMEOUT_MS: '4000', MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS: '100', MOMO_SANDBOX_MAX_CONNECTIONS: '7' } });
+    assert.deepEqual([fromEnv.headersTimeoutMs, fromEnv.requestTimeoutMs, fromEnv.keepAliveTimeoutMs, fromEnv.maxConnections], [2000, 4000, 100, 7]);
+    assertRefused({ argv: ['--headers-timeout-ms', '20000', '--request-timeout-ms', '10000'] }, ['--headers-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS', 'must not exceed']);
+    assertRefused({ argv: ['--max-connections', '0'] }, ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS', 'between 1 and']);
+    assertRefused({ env: { MOMO_SANDBOX_REQUEST_TIMEOUT_MS: 'soon' } }, ['--request-timeout-ms', 'whole number']);
   });
 
   test('several problems are reported together', () => {
@@ -328,6 +346,31 @@ function newStore(limits = { maxEntries: 3, maxAgeMs: 1000 }) {
 }
 
 describe('BoundedStore', () => {
+  test('stores sharing a byte budget refuse a record that would exceed it, by bytes, and give bytes back as records go', () => {
+    const clock = new ManualClock(0);
+    const budget = new ByteBudget(3 * RECORD_OVERHEAD_BYTES + 4000);
+    const a = new BoundedStore<{ url: string }>('a', { maxEntries: 100, maxAgeMs: 1000, budget }, clock);
+    const b = new BoundedStore<{ party: { id: string } }>('b', { maxEntries: 100, maxAgeMs: 5000, budget }, clock);
+    a.add('1', { url: 'u'.repeat(1000) });
+    assert.equal(budget.used, estimateBytes('1', { url: 'u'.repeat(1000) }));
+    assert.equal(budget.used, RECORD_OVERHEAD_BYTES + 2 + 2000, 'two bytes a character, plus the fixed part');
+    b.add('2', { party: { id: 'p'.repeat(900) } });
+    assert.equal(budget.used, 2 * RECORD_OVERHEAD_BYTES + 4 + 2000 + 1800, 'nested strings count');
+    assert.throws(() => b.add('3', { party: { id: 'p'.repeat(200) } }), (error: unknown) => {
+      assert.ok(error instanceof StoreFullError && error.limit === 'bytes', String(error));
+      assert.ok(error.message.includes(String(budget.maxBytes)), error.message);
+      return true;
+    });
+    assert.equal(b.size, 1, 'nothing was dropped to make room');
+    clock.advance(1001);
+    // An expired record of another store counts until that store is swept (the sandbox sweeps every one at least every 10 s).
+    assert.throws(() => b.add('3', { party: { id: 'p'.repeat(200) } }), StoreFullError);
+    assert.equal(a.forgetExpired(), 1);
+    b.add('3', { party: { id: 'p'.repeat(200) } });
+    b.delete('2');
+    assert.equal(budget.used, RECORD_OVERHEAD_BYTES + 2 + 400);
+  });
+
   test('get, has, size and values', () => {
     const { store } = newStore();
     store.add('a', 'A');
