@@ -170,3 +170,14 @@ test('a key file that cannot be used is a clear error, exit 2, never a stack tra
   assert.throws(() => readPrivateKey(LAB.public), /it holds a public key; signing needs the private key/);
 });
 
+
+test('run --sign-key with a key that cannot sign stops before the target is touched, exit 2, one line', async () => {
+  const { runConformance } = await import('../../conformance/runner/conformance.ts');
+  for (const [key, message] of [[join(dir, 'missing.key.pem'), /there is no such file/], [LAB.public, /it holds a public key; signing needs the private key/]] as const) {
+    const lines: string[] = [];
+    const code = await runConformance({ argv: ['--sign-key', key], env: {}, cwd: dir, log: (line) => lines.push(line) });
+    assert.equal(code, 2);
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(lines[0]!, message);
+  }
+});
