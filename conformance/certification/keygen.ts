@@ -34,8 +34,12 @@ export function generateKeys(argv: string[], cwd: string, log: (line: string) =>
     log(`Key id:      ${keyId} (what verify names; reviewers can compare it over the phone)`);
     return 0;
   } catch (error) {
-    if (error instanceof KeyFileError || (error as NodeJS.ErrnoException).code !== undefined) {
-      log((error as Error).message);
+    if (error instanceof KeyFileError) {
+      log(error.message);
+      return 2;
+    }
+    if ((error as NodeJS.ErrnoException).code !== undefined) {
+      log(`Cannot write the key pair: ${(error as Error).message}`);
       return 2;
     }
     throw error;
