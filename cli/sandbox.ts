@@ -10,7 +10,7 @@ const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING];
 export default async function sandbox(argv: string[]): Promise<number> {
   const wanted = wantsHelp(argv);
   if (wanted === 'help') {
-    console.log(helpText([DEVIATIONS_SETTING], ['       npm run sandbox -- --list-deviations    (deliberate non-conformances to start it with)']));
+    console.log(helpText([DEVIATIONS_SETTING], ['       momo-harness sandbox --list-deviations    (deliberate non-conformances to start it with)']));
     return 0;
   }
   if (wanted === 'differences') {

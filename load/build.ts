@@ -1,16 +1,16 @@
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { ajvOverSchemas, schemaId } from '../core/validation/schemas.ts';
 import { OPERATIONS, OPERATION_IDS } from '../core/catalogue/operations.ts';
 import { bodySchemasOf } from '../core/catalogue/routes.ts';
+import { PACKAGE_ROOT } from '../core/package.ts';
 
 // A CommonJS module whose default export is the module object under NodeNext.
 const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default;
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = PACKAGE_ROOT;
 export const SCENARIO_DIR = join(ROOT, 'load/scenarios');
 export const BUNDLE_DIR = join(ROOT, 'dist/load');
 
@@ -18,7 +18,12 @@ export const BUNDLE_DIR = join(ROOT, 'dist/load');
 const VALIDATED = [...new Set(OPERATION_IDS.flatMap((id) => Object.values(OPERATIONS[id].responses).flatMap((response) =>
   Object.values(OPERATIONS[id].products).flatMap((binding) => bodySchemasOf(response, binding!.errors)))))].sort();
 
+/**
+ * The scenarios of load/scenarios; an installed package has no sources, only the bundles its build made
+ * (dist/load, which npm pack ships), and takes the scenarios from those.
+ */
 export function scenarioNames(): string[] {
+  if (!existsSync(SCENARIO_DIR)) return readdirSync(BUNDLE_DIR).filter((f) => f.endsWith('.js') && f !== 'minimal.js').map((f) => basename(f, '.js')).sort();
   return readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.ts')).map((f) => basename(f, '.ts')).sort();
 }
 
@@ -45,6 +50,8 @@ const virtualValidators: Plugin = {
 /** Bundles every scenario of load/scenarios into dist/load/<scenario>.js. */
 export async function buildLoadScripts(): Promise<string[]> {
   const names = scenarioNames();
+  // An installed package: the bundles were built when it was packed.
+  if (!existsSync(SCENARIO_DIR)) return names.map((n) => join(BUNDLE_DIR, `${n}.js`));
   const { outputFiles } = await build({
     // Named entries: dist/load/<scenario>.js whatever folder the source is in.
     entryPoints: { ...Object.fromEntries(names.map((n) => [n, join(SCENARIO_DIR, `${n}.ts`)])), minimal: join(ROOT, 'load/benchmarks/minimal.ts') },

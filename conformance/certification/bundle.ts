@@ -9,6 +9,7 @@ import { createGunzip } from 'node:zlib';
 import { LeakFinder, type Leak } from '../../harness/secrets/leak-scan.ts';
 import { create, Parser, type ReadEntry } from 'tar';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
+import { ATTESTATION_FILE, type Subject } from './signing.ts';
 
 /** manifest.json of a bundle (schemas/certification-manifest.schema.json). */
 export interface Manifest {
@@ -36,8 +37,10 @@ export function sha256(data: Buffer | string): string {
 /**
  * Writes a gzipped tar of the entries with a manifest of their SHA-256 hashes. The files are first copied
  * into a folder of their own, so the archive holds exactly what was hashed even if a source changes later.
+ * `attest`, when given, turns the bundle's files (manifest.json first) with their SHA-256 into the text of a
+ * signed attestation over them (signing.ts), which goes in beside the manifest as ATTESTATION_FILE.
  */
-export async function writeBundle(file: string, entries: readonly BundleEntry[], about: Omit<Manifest, 'files'>): Promise<Manifest> {
+export async function writeBundle(file: string, entries: readonly BundleEntry[], about: Omit<Manifest, 'files'>, attest?: (subjects: Subject[]) => string): Promise<Manifest> {
   const stage = mkdtempSync(join(tmpdir(), 'momo-bundle-'));
   try {
     const files = entries.map(({ path, source }) => {
@@ -48,10 +51,16 @@ export async function writeBundle(file: string, entries: readonly BundleEntry[],
       return { path, sha256: sha256(data), bytes: data.length };
     });
     const manifest: Manifest = { ...about, files };
-    writeFileSync(join(stage, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
+    writeFileSync(join(stage, MANIFEST_FILE), manifestText);
+    const signed = attest !== undefined;
+    if (attest) {
+      const subjects = [{ name: MANIFEST_FILE, digest: { sha256: sha256(manifestText) } }, ...files.map((f) => ({ name: f.path, digest: { sha256: f.sha256 } }))];
+      writeFileSync(join(stage, ATTESTATION_FILE), attest(subjects));
+    }
     mkdirSync(dirname(file), { recursive: true });
     // portable: no owner, group or device numbers of this machine in the archive.
-    await create({ gzip: true, file, cwd: stage, portable: true }, [MANIFEST_FILE, ...files.map((f) => f.path)]);
+    await create({ gzip: true, file, cwd: stage, portable: true }, [MANIFEST_FILE, ...(signed ? [ATTESTATION_FILE] : []), ...files.map((f) => f.path)]);
     return manifest;
   } finally {
     rmSync(stage, { recursive: true, force: true });
@@ -296,7 +305,13 @@ export async function readBundle(file: string): Promise<Map<string, Buffer>> {
   return files;
 }
 
-export type BundleCheck = { intact: true; manifest: Manifest } | { intact: false; manifest: Manifest | undefined; problems: string[] };
+/** What a check read besides its verdict: every regular file's SHA-256 by path, and the signed attestation if any. */
+interface BundleContents {
+  hashes: Map<string, string>;
+  attestation: Buffer | undefined;
+}
+
+export type BundleCheck = BundleContents & ({ intact: true; manifest: Manifest } | { intact: false; manifest: Manifest | undefined; problems: string[] });
 
 /**
  * Checks a bundle against its manifest: every file listed is there with its SHA-256, no file is there that
@@ -307,31 +322,35 @@ export type BundleCheck = { intact: true; manifest: Manifest } | { intact: false
  */
 export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_LIMITS): Promise<BundleCheck> {
   const hashes = new Map<string, string>();
-  let manifestData: Buffer | undefined;
-  let manifestBytes = 0;
+  // The manifest and the attestation are read whole (each up to MAX_MANIFEST_BYTES); every file is hashed.
+  const heldFiles = new Map<string, { chunks: Buffer[]; bytes: number; data?: Buffer }>([[MANIFEST_FILE, { chunks: [], bytes: 0 }], [ATTESTATION_FILE, { chunks: [], bytes: 0 }]]);
   const entryProblems = await readEntries(file, limits, (path) => {
     const hash = createHash('sha256');
-    const held: Buffer[] | undefined = path === MANIFEST_FILE ? [] : undefined;
+    const held = heldFiles.get(path);
     return {
       data: (chunk) => {
         hash.update(chunk);
         if (!held) return;
-        manifestBytes += chunk.length;
-        if (manifestBytes <= MAX_MANIFEST_BYTES) held.push(chunk);
+        held.bytes += chunk.length;
+        if (held.bytes <= MAX_MANIFEST_BYTES) held.chunks.push(chunk);
       },
       end: () => {
         hashes.set(path, hash.digest('hex'));
-        if (held) manifestData = Buffer.concat(held);
+        if (held) held.data = Buffer.concat(held.chunks);
       },
     };
   });
+  const { data: manifestData, bytes: manifestBytes } = heldFiles.get(MANIFEST_FILE)!;
+  const attestationHeld = heldFiles.get(ATTESTATION_FILE)!;
+  if (attestationHeld.bytes > MAX_MANIFEST_BYTES) entryProblems.push(`${ATTESTATION_FILE}: ${bytes(attestationHeld.bytes)}, where an attestation is a few KiB`);
+  const contents: BundleContents = { hashes, attestation: attestationHeld.bytes > MAX_MANIFEST_BYTES ? undefined : attestationHeld.data };
 
   let manifest: Manifest;
   try {
     manifest = manifestOf(file, manifestData, manifestBytes);
   } catch (error) {
     // A bundle whose entries were tampered with is tampered, whatever became of its manifest.
-    if (entryProblems.length > 0 && error instanceof UnreadableBundleError) return { intact: false, manifest: undefined, problems: entryProblems };
+    if (entryProblems.length > 0 && error instanceof UnreadableBundleError) return { ...contents, intact: false, manifest: undefined, problems: entryProblems };
     throw error;
   }
 
@@ -343,12 +362,12 @@ export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_L
     else if (hash !== entry.sha256) problems.push(`${entry.path}: its SHA-256 is not the manifest's (altered)`);
   }
   for (const path of hashes.keys()) {
-    if (path !== MANIFEST_FILE && !listed.has(path)) problems.push(`${shown(path)}: in the bundle but not in the manifest (added)`);
+    if (path !== MANIFEST_FILE && path !== ATTESTATION_FILE && !listed.has(path)) problems.push(`${shown(path)}: in the bundle but not in the manifest (added)`);
   }
   if (manifest.spec && listed.get(normalised(manifest.spec.path))?.sha256 !== manifest.spec.sha256) {
     problems.push(`${manifest.spec.path}: the spec's SHA-256 in the manifest is not the one of the spec copy it lists (altered)`);
   }
-  return problems.length === 0 ? { intact: true, manifest } : { intact: false, manifest, problems };
+  return problems.length === 0 ? { ...contents, intact: true, manifest } : { ...contents, intact: false, manifest, problems };
 }
 
 function manifestOf(file: string, data: Buffer | undefined, size: number): Manifest {

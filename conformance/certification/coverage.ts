@@ -1,12 +1,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 import { generateMessages } from '@cucumber/gherkin';
 import { IdGenerator, SourceMediaType } from '@cucumber/messages';
 import { BEYOND_SPEC_TAG, REQUIREMENT_TAG_PREFIX, STRICT_TAG, requirementIdsOf, type Requirement } from './requirements.ts';
 
-export const FEATURES_DIR = fileURLToPath(new URL('../../features/', import.meta.url));
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const FEATURES_DIR = join(PACKAGE_ROOT, 'features');
 
 /** One scenario as cucumber runs it (an outline's row is one), with every tag it inherits. */
 export interface TaggedScenario {
@@ -25,7 +24,7 @@ export function readScenarios(dir: string = FEATURES_DIR): TaggedScenario[] {
   const scenarios: TaggedScenario[] = [];
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.feature')).sort()) {
     const path = join(dir, file);
-    const uri = relative(PROJECT_ROOT, path);
+    const uri = relative(PACKAGE_ROOT, path);
     const envelopes = generateMessages(readFileSync(path, 'utf8'), uri, SourceMediaType.TEXT_X_CUCUMBER_GHERKIN_PLAIN, {
       includeSource: false,
       includeGherkinDocument: true,

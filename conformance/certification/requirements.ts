@@ -1,4 +1,5 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 import { readCheckedJson } from '../../core/validation/json-document.ts';
 import type { StrictReading } from '../../core/profiles.ts';
 
@@ -40,7 +41,7 @@ export const STRICT_TAG = '@strict';
 /** The tag of a scenario of an operation the live service has beyond the spec (beyondSpec in the catalogue). */
 export const BEYOND_SPEC_TAG = '@beyond-spec';
 
-export const DEFAULT_CATALOGUE = fileURLToPath(new URL('../../requirements/momo-api.requirements.json', import.meta.url));
+export const DEFAULT_CATALOGUE = join(PACKAGE_ROOT, 'requirements/momo-api.requirements.json');
 
 export class CatalogueError extends Error {
   constructor(

@@ -1,12 +1,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { behaviourOf } from '../../core/profiles.ts';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 import type { RunSummary } from '../results/ledger.ts';
 import { filesUnder } from '../../harness/secrets/leak-scan.ts';
 import { sha256, writeBundle, type BundleEntry } from './bundle.ts';
 import type { EvidenceCollector } from './evidence.ts';
+import type { KeyObject } from 'node:crypto';
+import { keyIdOf, signStatement, statementOf, type Subject, type TestResult } from './signing.ts';
 import { renderHtml } from './html.ts';
 import { buildReport, closingLines, type CertificationReport } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
@@ -17,8 +19,8 @@ import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
  * project alone certifies against (and bundles) the text its requirements cite. test/certification checks the
  * copy against the shared original where there is one.
  */
-export const SPEC_FILE = fileURLToPath(new URL('../../requirements/momo-api-spec.md', import.meta.url));
-const PACKAGE_FILE = fileURLToPath(new URL('../../package.json', import.meta.url));
+export const SPEC_FILE = join(PACKAGE_ROOT, 'requirements/momo-api-spec.md');
+const PACKAGE_FILE = join(PACKAGE_ROOT, 'package.json');
 
 /** What a finished conformance run hands to the certification. */
 export interface CertificationInputs {
@@ -36,6 +38,8 @@ export interface CertificationInputs {
   /** The moment of the certification; tests fix it. */
   now?: Date;
   specFile?: string;
+  /** The Ed25519 private key (run --sign-key) that signs the bundle's attestation; unsigned without it. */
+  signingKey?: KeyObject;
 }
 
 export interface CertificationOutput {
@@ -87,15 +91,33 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     profile: { name: inputs.config.profile, behaviour: behaviourOf(inputs.config.profile) },
     configuration: withoutSecrets(inputs.config),
     spec: spec ? { path: `spec/${spec.file}`, sha256: spec.sha256 } : null,
-  });
+  }, inputs.signingKey && ((subjects) => signStatement(statementOf(subjects, testResultOf(report, subjects)), inputs.signingKey!)));
 
   const lines = closingLines(report, indexHtml);
   if (report.exitCode !== inputs.summary.exitCode) {
     const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
     lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers counted.`);
   }
-  lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with npm run verify -- ${shortPath(bundle)}`);
+  lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with momo-harness verify ${shortPath(bundle)}`);
+  if (inputs.signingKey) lines.push(`Signed by key ${keyIdOf(inputs.signingKey)}: a reviewer checks it with momo-harness verify ${shortPath(bundle)} --key <your public key file>`);
   return { report, indexHtml, bundle, lines };
+}
+
+/**
+ * The test-result predicate of the run: its requirements by verdict (WARN and WAIVED are warned), PASSED when
+ * it conforms, WARNED when it conforms only with warnings or waivers, FAILED otherwise (a run that could not
+ * test is never a pass); its configuration is the spec the requirements were read from.
+ */
+function testResultOf(report: CertificationReport, subjects: Subject[]): TestResult {
+  const ids = (...verdicts: string[]) => report.requirements.filter((r) => verdicts.includes(r.verdict)).map((r) => r.id);
+  const warnedTests = ids('WARN', 'WAIVED');
+  return {
+    result: report.exitCode !== 0 ? 'FAILED' : warnedTests.length > 0 ? 'WARNED' : 'PASSED',
+    configuration: subjects.filter((s) => s.name.startsWith('spec/')),
+    passedTests: ids('PASS'),
+    warnedTests,
+    failedTests: ids('FAIL'),
+  };
 }
 
 /** The files under a folder as bundle entries under `prefix/`, less a folder nested in it (`except`) and earlier bundles. */

@@ -1,22 +1,32 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { BUNDLE_LIMITS, BundleLimitError, UnreadableBundleError, verifyBundle, type BundleLimits } from './bundle.ts';
+import type { KeyObject } from 'node:crypto';
+import { BUNDLE_LIMITS, BundleLimitError, UnreadableBundleError, verifyBundle, type BundleCheck, type BundleLimits } from './bundle.ts';
+import { ATTESTATION_FILE, KeyFileError, keyIdOf, openEnvelope, readPublicKey, subjectProblems } from './signing.ts';
 
 export const VERIFY_EXIT = { intact: 0, tampered: 1, unreadable: 2 } as const;
 
 const MiB = 1024 * 1024;
 
-const USAGE = `Usage: npm run verify -- [--max-size <MiB>] [--max-ratio <n>] <bundle.tar.gz>
+const USAGE = `Usage: momo-harness verify [--key <public key file>] [--max-size <MiB>] [--max-ratio <n>] <bundle.tar.gz>
+       (in a clone: npm run verify -- ...)
 
 Checks a certification bundle (reports/certification/certification-<timestamp>.tar.gz): the SHA-256 of
 every file against its manifest.json, that no file was added or removed, and that the archive holds only
 regular files, each once, inside it (no links, devices, absolute or ".." paths, nothing after its end).
 
+  --key <file>       the signer's Ed25519 public key (PEM), which the reviewer got from the signer out of band:
+                     the bundle must carry a signature by that key (run --sign-key) over an in-toto statement
+                     whose subjects are every file with its SHA-256, manifest.json included; a bundle signed
+                     by another key, signed again, or altered after signing is tampered with. Without --key the
+                     signature is not checked, and whoever can rewrite the bundle can rewrite its manifest.
+
 Reading stops, and the bundle counts as unreadable, once it decompresses to more than
   --max-size <MiB>   ${BUNDLE_LIMITS.maxBytes / MiB} MiB by default, or to more than
   --max-ratio <n>    ${BUNDLE_LIMITS.maxRatio} times its compressed size by default (a decompression bomb).
 
-Exit codes: 0 the bundle is intact, 1 it was tampered with (the files are named), 2 it cannot be read.`;
+Exit codes: 0 the bundle is intact (and signed by the key), 1 it was tampered with (the files, or what is wrong
+with the signature, are named), 2 it cannot be read (or the key file cannot be used).`;
 
 /** `npm run verify`: from arguments to exit code. */
 export async function runVerify(argv: string[], cwd: string, log: (line: string) => void): Promise<number> {
@@ -34,16 +44,34 @@ export async function runVerify(argv: string[], cwd: string, log: (line: string)
     log(`Cannot read ${file}: there is no such file.`);
     return VERIFY_EXIT.unreadable;
   }
+  let key: KeyObject | undefined;
+  try {
+    key = parsed.key === undefined ? undefined : readPublicKey(resolve(cwd, parsed.key));
+  } catch (error) {
+    if (!(error instanceof KeyFileError)) throw error;
+    log(error.message);
+    return VERIFY_EXIT.unreadable;
+  }
   try {
     const check = await verifyBundle(file, parsed.limits);
-    if (!check.intact) {
-      log(`TAMPERED: ${file} does not match its manifest:`);
-      for (const problem of check.problems) log(`  - ${problem}`);
+    const signature = key ? signatureOf(check, key) : undefined;
+    if (!check.intact || (signature && signature.problems.length > 0)) {
+      if (!check.intact) {
+        log(`TAMPERED: ${file} does not match its manifest:`);
+        for (const problem of check.problems) log(`  - ${problem}`);
+      }
+      if (signature && signature.problems.length > 0) {
+        log(`TAMPERED: ${file} is not as the holder of ${parsed.key} signed it:`);
+        for (const problem of signature.problems) log(`  - ${problem}`);
+      }
       return VERIFY_EXIT.tampered;
     }
     const { manifest } = check;
     log(`Intact: ${file}`);
     log(`  ${manifest.files.length} files match their SHA-256 in manifest.json`);
+    if (signature) log(`  signed by ${signature.keyId}, the key of ${parsed.key}: every file and the manifest as signed; result ${signature.result}`);
+    else if (check.attestation) log(`  signed, but the signature was not checked: give the signer's public key with --key <file>`);
+    else log('  not signed: the manifest proves the files whole, not who made them (momo-harness run --sign-key signs)');
     log(`  ${manifest.harness.name} ${manifest.harness.version}, profile ${manifest.profile.name}, target ${manifest.target}, ${manifest.createdAt}`);
     log(`  spec: ${manifest.spec ? `${manifest.spec.path} (SHA-256 ${manifest.spec.sha256})` : 'not included (it was not found when the bundle was made)'}`);
     return VERIFY_EXIT.intact;
@@ -62,13 +90,26 @@ export async function runVerify(argv: string[], cwd: string, log: (line: string)
   }
 }
 
-/** The bundle and the limits, or what is wrong with the arguments. */
-function parseArguments(argv: string[]): { bundle: string; limits: BundleLimits } | string {
+/** What is wrong with a bundle's signature by the key, or whose it is and the result it states. */
+function signatureOf(check: BundleCheck, key: KeyObject): { problems: string[]; keyId?: string; result?: string } {
+  if (!check.attestation) return { problems: [`NOT SIGNED: the bundle has no ${ATTESTATION_FILE}; it was made without --sign-key, or its signature removed`] };
+  const opened = openEnvelope(check.attestation, key);
+  if (!opened.valid) return { problems: [opened.problem] };
+  const files = new Map([...check.hashes].filter(([path]) => path !== ATTESTATION_FILE));
+  return { problems: subjectProblems(opened.statement, files), keyId: keyIdOf(key), result: opened.statement.predicate?.result };
+}
+
+/** The bundle, the limits and the public key file, or what is wrong with the arguments. */
+function parseArguments(argv: string[]): { bundle: string; limits: BundleLimits; key?: string } | string {
   const limits: BundleLimits = { ...BUNDLE_LIMITS };
   const bundles: string[] = [];
+  let key: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const argument = argv[i]!;
-    if (argument === '--max-size' || argument === '--max-ratio') {
+    if (argument === '--key') {
+      key = argv[++i];
+      if (key === undefined || key.startsWith('-')) return '--key needs the file of the signer\'s public key.';
+    } else if (argument === '--max-size' || argument === '--max-ratio') {
       const value = Number(argv[++i]);
       if (!Number.isFinite(value) || value <= 0) return `${argument} needs a positive number, got ${argv[i] === undefined ? 'nothing' : `"${argv[i]}"`}.`;
       if (argument === '--max-size') limits.maxBytes = Math.floor(value * MiB);
@@ -80,5 +121,5 @@ function parseArguments(argv: string[]): { bundle: string; limits: BundleLimits 
     }
   }
   if (bundles.length !== 1) return 'Give exactly one bundle to verify.';
-  return { bundle: bundles[0]!, limits };
+  return { bundle: bundles[0]!, limits, ...(key !== undefined ? { key } : {}) };
 }

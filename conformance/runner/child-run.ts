@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
+import { PACKAGE_ROOT, harnessProgram } from '../../core/package.ts';
 
 export interface ChildRun {
   code: number | null;
@@ -15,8 +14,8 @@ export interface ChildRun {
  */
 export function runConformanceProcess(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<ChildRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'run', ...argv], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, [...harnessProgram(), 'run', ...argv], {
+      cwd: PACKAGE_ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

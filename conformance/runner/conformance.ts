@@ -8,6 +8,8 @@ import { EvidenceCollector } from '../certification/evidence.ts';
 import { CatalogueError } from '../certification/requirements.ts';
 import { loadCatalogueAndWaivers, writeCertification } from '../certification/run.ts';
 import { WaiverError } from '../certification/waivers.ts';
+import { KeyFileError, readPrivateKey } from '../certification/signing.ts';
+import type { KeyObject } from 'node:crypto';
 import { ScenarioLedger } from '../results/ledger.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
@@ -15,23 +17,27 @@ import { environmentFor, probeTarget } from '../../harness/target.ts';
 import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
-const USAGE = `Usage: npm start -- [--tags <expression>] [--strict] [--parallel <workers>] [--reports <dir>]
+const USAGE = `Usage: momo-harness run [--tags <expression>] [--strict] [--parallel <workers>] [--reports <dir>] [--sign-key <file>]
+       (in a clone: npm start -- ...)
 
 Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
-certification report: a verdict per requirement, coverage, and a bundle of the evidence (npm run verify).
+certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).
 
   --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow";
                         a remote target runs the @beyond-spec scenarios (operations the live service has and the
                         spec does not list) only when the expression names @beyond-spec
-  --strict              hold the target to the strict readings too (MOMO_STRICT; npm run sandbox -- --list-differences
+  --strict              hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences
                         lists them) and run the @strict scenarios, which are left out otherwise
   --parallel <workers>  worker processes (default 2; 0 runs in this process)
   --reports <dir>       where the reports go (default reports/conformance; the certification report in
                         reports/certification, or <dir>/certification)
+  --sign-key <file>     sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes
+                        one): an in-toto statement of the run's result over every file, in a DSSE envelope
 
 Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
 
@@ -53,7 +59,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   try {
     args = parseArgs({
       args: argv,
-      options: { tags: { type: 'string' }, strict: { type: 'boolean' }, parallel: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' } },
+      options: { tags: { type: 'string' }, strict: { type: 'boolean' }, parallel: { type: 'string' }, reports: { type: 'string' }, 'sign-key': { type: 'string' }, help: { type: 'boolean' } },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -73,11 +79,14 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
 
   let config: HarnessConfig;
   let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
+  let signingKey: KeyObject | undefined;
   try {
     config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}) });
     certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
+    // A key that cannot sign is found before the target is touched, not after a long run.
+    signingKey = args['sign-key'] === undefined ? undefined : readPrivateKey(resolve(cwd, args['sign-key']));
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError) {
+    if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError || error instanceof KeyFileError) {
       log(error.message);
       return EXIT.couldNotTest;
     }
@@ -130,8 +139,9 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
     delete process.env.MOMO_SANDBOX_DEVIATIONS;
     const { runConfiguration } = await loadConfiguration({
       provided: {
-        paths: [join(cwd, 'features/**/*.feature')],
-        import: [join(cwd, 'steps/**/*.ts')],
+        // The package's own features and steps (compiled or not), wherever the run is started from.
+        paths: [join(PACKAGE_ROOT, 'features/**/*.feature')],
+        import: [join(codeDir('steps'), `**/*${CODE_EXTENSION}`)],
         format: [
           ['html', join(reportsDir, 'cucumber.html')],
           ['json', join(reportsDir, 'cucumber.json')],
@@ -145,10 +155,11 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
         // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
         worldParameters: { workers: Math.max(1, parallel), ...(unreachable ? { targetUnreachable: unreachable } : {}) },
       },
-    }, { cwd, env: process.env, stdout: process.stdout, stderr: process.stderr });
+      // cucumber's cwd is the package: scenarios are named features/<file>, and no config file of the user's folder is read.
+    }, { cwd: PACKAGE_ROOT, env: process.env, stdout: process.stdout, stderr: process.stderr });
     // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.
     const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
-    await runCucumber(runConfiguration, { cwd, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => {
+    await runCucumber(runConfiguration, { cwd: PACKAGE_ROOT, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => {
       ledger.record(envelope);
       evidence.record(envelope);
     });
@@ -165,7 +176,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags });
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(signingKey ? { signingKey } : {}) });
   for (const line of certification.lines) log(line);
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [

@@ -4,9 +4,7 @@ import { parseArgs } from 'node:util';
 import { BUNDLE_DIR, buildLoadScripts, scenarioNames } from '../build.ts';
 import { PRODUCTS } from '../../core/products.ts';
 
-const ROOT = resolve(new URL('../..', import.meta.url).pathname);
-
-const USAGE = `Usage: npm run load:k8s -- <scenario> --parallelism <n> --base-url <url> [--sandbox-url <url>] [--out <dir>]
+const USAGE = `Usage: momo-harness load-k8s <scenario> --parallelism <n> --base-url <url> [--sandbox-url <url>] [--out <dir>]
 
 Writes the k6-operator manifests that run a load scenario on Kubernetes, split over <n> runner pods with
 execution segments: a ConfigMap holding the bundled script and a TestRun. The subscription keys are read
@@ -99,7 +97,7 @@ export async function main(argv: string[]): Promise<number> {
   await buildLoadScripts();
   const script = readFileSync(join(BUNDLE_DIR, `${scenario}.js`), 'utf8');
   const manifests = k6OperatorManifests(scenario!, script, { parallelism, baseUrl: values['base-url']!, ...(values['sandbox-url'] ? { sandboxUrl: values['sandbox-url'] } : {}) });
-  const out = resolve(values.out ?? join(ROOT, 'reports/load/k8s', scenario!));
+  const out = resolve(values.out ?? join('reports/load/k8s', scenario!));
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'configmap.yaml'), manifests.configMap);
   writeFileSync(join(out, 'testrun.yaml'), manifests.testRun);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildLoadScripts, scenarioNames } from '../build.ts';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
@@ -11,9 +12,9 @@ import { environmentFor, probeTarget, TargetUnreachableError } from '../../harne
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { callsByOperation, htmlReport, junitReport, thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
 
-const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+const ROOT = PACKAGE_ROOT;
 
-const USAGE = `Usage: npm run load -- <scenario> [options]
+const USAGE = `Usage: momo-harness load <scenario> [options]      (in a clone: npm run load -- <scenario> ...)
 
 Scenarios: ${scenarioNames().join(', ')}
 
@@ -130,7 +131,7 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
       stops.push(() => receiver.stop());
     }
 
-    const reportsDir = resolve(values.reports ?? join(ROOT, 'reports/load', scenario));
+    const reportsDir = resolve(values.reports ?? join('reports/load', scenario));
     rmSync(reportsDir, { recursive: true, force: true });
     mkdirSync(reportsDir, { recursive: true });
     const summaryFile = join(reportsDir, 'summary.json');

@@ -273,8 +273,8 @@ export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly s
   return [
     'Reference MoMo sandbox: the whole Mobile-Money API, stateful, in memory.',
     '',
-    'Usage: npm run sandbox -- [--flag value ...]',
-    '       npm run sandbox -- --list-differences   (what the profiles change)',
+    'Usage: momo-harness sandbox [--flag value ...]        (in a clone: npm run sandbox -- ...)',
+    '       momo-harness sandbox --list-differences   (what the profiles change)',
     ...usage,
     '',
     'Each setting is read from its flag, else its environment variable, else the default:',

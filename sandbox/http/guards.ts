@@ -33,9 +33,25 @@ export function routeValidator(schema: unknown, part: string | undefined, strict
   const key = `${lenient ? 'lenient' : 'strict'} ${JSON.stringify(schema)}`;
   let validate = routeValidators.get(key);
   if (!validate) {
-    const compiler = lenient ? (lenientAjv ??= ajvOverSchemas({ removeAdditional: true, readings: 'ignore' })) : ajv;
-    routeValidators.set(key, validate = compiler.compile(schema as object));
+    const compile = () => (lenient ? (lenientAjv ??= ajvOverSchemas({ removeAdditional: true, readings: 'ignore' })) : ajv).compile(schema as object);
+    routeValidators.set(key, validate = compiledOnFirstCall(compile));
   }
+  return validate;
+}
+
+/**
+ * A validator compiled when it first validates, not when its route is registered: compiling every route's
+ * schemas took most of the sandbox's start (docs/benchmarks.md, Start-up), and a run calls some routes never.
+ * Fastify reads `errors` right after the call, so the compiled validator's errors are copied onto this one.
+ */
+function compiledOnFirstCall(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
   return validate;
 }
 

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxContext } from '../domain/context.ts';
 import { buildOpenApiDocument } from '../http/openapi.ts';
 import { DIFFERENCES } from '../../core/profiles.ts';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string };
 
 /** Operations about the sandbox itself; they need no subscription key. */
 export function registerMeta(app: FastifyInstance, context: SandboxContext): void {

@@ -10,15 +10,8 @@ import { withoutSecrets } from '../../conformance/certification/run.ts';
 import { runVerify } from '../../conformance/certification/verify.ts';
 import { loadConfig } from '../../harness/config.ts';
 import { filesUnder } from '../../harness/secrets/leak-scan.ts';
+import { BUNDLE_ABOUT as ABOUT } from './fixtures.ts';
 
-const ABOUT: Omit<Manifest, 'files'> = {
-  harness: { name: 'momo-conformance-harness', version: '0.1.0' },
-  createdAt: '2026-03-10T12:00:00.000Z',
-  target: 'the embedded reference sandbox',
-  profile: { name: 'spec', behaviour: { tokenFailureStatus: 401 } },
-  configuration: { profile: 'spec' },
-  spec: { path: 'spec/momo-api-spec.md', sha256: sha256('# The spec\n') },
-};
 
 /** A bundle of three small files and a spec copy; returns its path and the folder it was made in. */
 async function makeBundle(): Promise<{ bundle: string; dir: string }> {

@@ -6,6 +6,7 @@ import type { Requirement } from '../../conformance/certification/requirements.t
 import type { Waiver } from '../../conformance/certification/waivers.ts';
 import { runSuite, type SuiteRun } from '../support/suite.ts';
 import type { ScenarioOutcome } from '../../conformance/certification/verdicts.ts';
+import { sha256, type Manifest } from '../../conformance/certification/bundle.ts';
 
 /** A requirement of a small fixture catalogue: a collection request to pay rule unless told otherwise. */
 export function requirement(id: string, more: Partial<Requirement> = {}): Requirement {
@@ -43,3 +44,13 @@ export async function smokeRun(): Promise<{ run: SuiteRun; dir: string; report: 
   const dir = join(run.reportsDir, 'certification');
   return { run, dir, report: JSON.parse(readFileSync(join(dir, 'certification.json'), 'utf8')) as CertificationReport };
 }
+
+/** What a test bundle's manifest says besides its files. */
+export const BUNDLE_ABOUT: Omit<Manifest, 'files'> = {
+  harness: { name: 'momo-conformance-harness', version: '0.1.0' },
+  createdAt: '2026-03-10T12:00:00.000Z',
+  target: 'the embedded reference sandbox',
+  profile: { name: 'spec', behaviour: { tokenFailureStatus: 401 } },
+  configuration: { profile: 'spec' },
+  spec: { path: 'spec/momo-api-spec.md', sha256: sha256('# The spec\n') },
+};

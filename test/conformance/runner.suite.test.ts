@@ -46,7 +46,7 @@ test('a target that is down cannot be tested: exit 2 after one probe, and no rep
 test('an unknown option is refused with the usage', async () => {
   const run = await runSuite(['--tag', '@smoke']);
   assert.equal(run.code, 2, run.output);
-  assert.match(run.output, /Usage: npm start/);
+  assert.match(run.output, /Usage: momo-harness run/);
 });
 
 test('a tag expression that selects nothing is not a pass', async () => {
