@@ -10,6 +10,7 @@ const COMMANDS: Record<string, Command> = {
   run: { describe: 'the conformance run (the default): every scenario against the embedded sandbox or MOMO_BASE_URL, with every report', load: () => import('./run.ts') },
   sandbox: { describe: 'the reference MoMo sandbox on its own', load: () => import('./sandbox.ts') },
   load: { describe: 'a k6 load scenario against the embedded sandbox or MOMO_BASE_URL', load: () => import('./load.ts') },
+  capacity: { describe: 'the highest arrival rate at which the target meets its SLOs, by a stepped search', load: () => import('./capacity.ts') },
   'load-k8s': { describe: 'k6-operator manifests for a load scenario split over pods', load: () => import('./load-k8s.ts') },
   verify: { describe: 'checks a certification bundle against its manifest', load: () => import('./verify.ts') },
 };
