@@ -1,27 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { kneeOf, searchCapacity, verdictOf, type SearchSettings, type Step } from '../../load/runner/capacity-search.ts';
-import { capacityHtml, capacityJunit, type CapacityReport } from '../../load/runner/capacity-report.ts';
+import { kneeOf, searchCapacity, verdictOf } from '../../load/runner/capacity-search.ts';
+import { capacityHtml, capacityJunit } from '../../load/runner/capacity-report.ts';
+import { reportOf, SETTINGS, stepAt } from '../support/capacity.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { parseXml } from '../support/reports.ts';
-
-const SETTINGS: SearchSettings = { startRate: 100, factor: 2, maxRate: 100_000, precision: 0.1, maxDurationMs: 3_600_000, stepSeconds: 10, generatorCoresLimit: 1.8 };
-
-/** A step as a target with the given capacity would show it: p95 rising past the knee, missing p95 above the capacity. */
-function stepAt(rate: number, capacity: number, overrides: Partial<Step> = {}): Step {
-  const p95 = rate <= capacity / 2 ? 2 : rate <= capacity ? 40 : 400;
-  const held = rate <= capacity;
-  return {
-    rate, durationSeconds: 10, throughput: rate * 1.1, iterationsPerSecond: rate, requests: rate * 11, iterations: rate * 10,
-    latencyMs: { p50: p95 / 2, p95, p99: p95 * 2 }, errorRate: 0, timeToFinalP95Ms: 3, dropped: 0, iterationMeanMs: p95 / 2,
-    vusMax: 200, vusPeak: 10, vusExhausted: false, generatorCores: 0.5, targetCpuPerRequestUs: 30,
-    thresholds: [
-      { slo: 'p95Ms', metric: 'http_req_duration{op:requestToPay}', expression: 'p(95)<250', observed: `p(95)=${p95}`, passed: held },
-      { slo: 'maxErrorRate', metric: 'http_req_failed{op:requestToPay}', expression: 'rate<=0.01', observed: 'value=0', passed: true },
-    ],
-    ...overrides,
-  };
-}
 
 test('the search steps up geometrically, then bisects between the last rate held and the first missed', async () => {
   const rates: number[] = [];
@@ -66,18 +49,6 @@ test('the knee is the first rate whose p95 exceeds k times the lowest rate\'s, b
   const flat = [100, 200].map((r) => stepAt(r, 1e6, { latencyMs: { p50: 1, p95: r === 100 ? 1 : 4, p99: 5 } }));
   assert.equal(kneeOf(flat, 3).above, null, 'a rise of 3 ms is noise, not a knee');
 });
-
-function reportOf(steps: Step[], name = 'request-to-pay'): CapacityReport {
-  const outcome = { steps, ended: 'narrowed' as const };
-  return {
-    generatedAt: '2026-11-23T20:00:00.000Z', durationSeconds: 60, target: 'the embedded reference sandbox (a fresh one per step)',
-    mix: { name, operations: { requestToPay: 1 } },
-    slos: Object.fromEntries(['p95Ms', 'p99Ms', 'maxErrorRate', 'maxDroppedIterations', 'maxLostTransactions', 'maxUnexpected401', 'timeToFinalP95Ms'].map((n) => [n, { value: 1, setting: 'LOAD_SLO_X', describe: n }])),
-    search: { ...SETTINGS, vus: 200, followShare: 0.05, ended: 'narrowed' },
-    machine: { cpus: 2, model: 'cpu', loadAverageAtStart: 1, node: 'v20' },
-    verdict: verdictOf(outcome, SETTINGS), knee: kneeOf(steps, 3), steps,
-  };
-}
 
 test('capacity.json follows its schema, and JUnit has one test case per SLO at the capacity, well-formed for any text', () => {
   const report = reportOf([100, 200, 400, 800, 1600].map((r) => stepAt(r, 1000)));
