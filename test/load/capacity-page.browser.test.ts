@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { chromiumOnPath, refuseNetwork } from '../support/browser.ts';
 import { capacityHtml } from '../../load/runner/capacity-report.ts';
 import { reportOf, stepAt } from '../support/capacity.ts';
 
@@ -27,13 +28,9 @@ test('the capacity page opens in headless Chromium, fetching nothing: verdict on
   const browser = await chromium.launch({ executablePath, headless: true });
   try {
     const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
-    const fetched: string[] = [];
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
-    await page.route('**/*', (route) => {
-      if (!route.request().url().startsWith('file:')) fetched.push(route.request().url());
-      return route.request().url().startsWith('file:') ? route.continue() : route.abort();
-    });
+    const fetched = await refuseNetwork(page);
     await page.goto(pathToFileURL(join(dir, 'index.html')).href);
 
     // The verdict is the first thing under the title.
@@ -62,10 +59,3 @@ test('the capacity page opens in headless Chromium, fetching nothing: verdict on
     await browser.close();
   }
 });
-
-function chromiumOnPath(): string | undefined {
-  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) if (existsSync(join(folder, name))) return join(folder, name);
-  }
-  return undefined;
-}
