@@ -9,7 +9,7 @@ export interface CapacityReport {
   target: string;
   mix: { name: string; operations: Mix };
   slos: Record<string, { value: number; setting: string; describe: string }>;
-  search: SearchSettings & { vus: number; followShare: number; ended: string };
+  search: SearchSettings & { vus: number; followShare: number; segments: number; ended: string };
   machine: { cpus: number; model: string; loadAverageAtStart: number; node: string };
   verdict: Verdict;
   knee: Knee;

@@ -11,6 +11,7 @@ import { ConfigError, loadConfig, type HarnessConfig } from '../../harness/confi
 import { environmentFor, probeTarget, TargetUnreachableError } from '../../harness/target.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
+import { mergeSamples, thresholdsOfSummaries, type MergedSummary } from './merge.ts';
 import { kneeOf, searchCapacity, sloOfThreshold, verdictOf, type SearchSettings, type Step } from './capacity-search.ts';
 import { capacityHtml, capacityJunit, type CapacityReport } from './capacity-report.ts';
 
@@ -39,6 +40,8 @@ MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.ht
   --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
   --knee-factor <n>         the knee is where p95 exceeds this many times the lowest rate's p95 (default ${DEFAULTS.kneeFactor})
   --follow-share <share>    share of creations followed to their final status (default ${DEFAULTS.followShare})
+  --segments <n>            split each step over n local k6 processes (execution segments), judged over
+                            their merged raw samples (npm run load:merge); k6's JSON output costs it CPU
   --reports <dir>           where the reports go (default reports/capacity)
 
 Exit codes: 0 a rate met the SLOs (the capacity is found), 1 no rate did, 2 the search could not test.`;
@@ -59,6 +62,7 @@ interface Parsed {
   vus: number;
   kneeFactor: number;
   followShare: number;
+  segments: number;
   reports: string;
 }
 
@@ -79,7 +83,7 @@ function parse(argv: string[]): Parsed | 'help' {
       options: {
         slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
         precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
-        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -124,6 +128,7 @@ function parse(argv: string[]): Parsed | 'help' {
     vus: positive('vus', values.vus, DEFAULTS.vus, { integer: true }),
     kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),
     followShare: positive('follow-share', values['follow-share'], DEFAULTS.followShare, { max: 1 }),
+    segments: positive('segments', values.segments, 1, { integer: true, max: 16 }),
     reports: resolve(values.reports ?? join(ROOT, 'reports/capacity')),
   };
 }
@@ -188,17 +193,38 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
         K6_NO_USAGE_REPORT: 'true',
       };
       const cpuBefore = process.cpuUsage();
-      const run = await runWatched(k6.stdout.trim(), ['run', '--no-usage-report', '--quiet', '--summary-trend-stats', 'avg,min,med,max,p(90),p(95),p(99)', '--summary-export', summaryFile, join(ROOT, 'dist/load/capacity.js')], k6Env, options.search.stepSeconds);
+      const script = join(ROOT, 'dist/load/capacity.js');
+      const segments = segmentsOf(options.segments);
+      const runs = await Promise.all(segments.map((segment, i) => runWatched(k6.stdout.trim(), [
+        'run', '--no-usage-report', '--quiet', '--summary-trend-stats', 'avg,min,med,max,p(90),p(95),p(99)',
+        '--summary-export', segments.length === 1 ? summaryFile : summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`),
+        ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence, '--out', `json=${samplesFile(summaryFile, i)}`] : []),
+        script,
+      ], k6Env, options.search.stepSeconds)));
       const cpu = process.cpuUsage(cpuBefore);
-      if (run.code !== 0 && run.code !== 99) throw new StepError(`k6 stopped with exit ${run.code} at ${rate}/s: ${run.output.trim().split('\n').slice(-5).join(' | ')}`);
-      const summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
+      const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
+      if (failed) throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
+      let summary: K6Summary;
+      if (segments.length === 1) {
+        summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
+      } else {
+        // Each process judged its thresholds over its own share: the step is judged over all the samples.
+        const summaries = segments.map((_, i) => summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`));
+        const files = segments.map((_, i) => samplesFile(summaryFile, i));
+        summary = asK6Summary(await mergeSamples(files, { thresholds: thresholdsOfSummaries(summaries) }));
+        for (const file of summaries) rmSync(file, { force: true });
+        for (const file of files) rmSync(file, { force: true });
+      }
       writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
-      return stepOf(rate, options.search.stepSeconds, summary, {
+      const run = { generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0), output: runs.map((r) => r.output).join('\n') };
+      const step = stepOf(rate, options.search.stepSeconds, summary, {
         generatorCores: run.generatorCores,
         insufficientVus: /Insufficient VUs/i.test(run.output),
         targetCpuUs: running ? cpu.user + cpu.system : null,
         hasCreations: Object.keys(options.mix).some((op) => op !== 'createAccessToken'),
       });
+      // A gauge merges as the highest one process showed: each process has its share of the VUs.
+      return segments.length === 1 ? step : { ...step, vusMax: step.vusMax * segments.length };
     } finally {
       await running?.close();
     }
@@ -224,7 +250,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     target: embedded ? 'the embedded reference sandbox (a fresh one per step)' : config.baseUrl!,
     mix: { name: options.mixName, operations: options.mix },
     slos: Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, s]) => [name, { value: options.slos[name as SloName] ?? numberFrom(env[s.env], s.fallback), setting: s.env, describe: s.describe }])),
-    search: { ...options.search, vus: options.vus, followShare: options.followShare, ended: outcome.ended },
+    search: { ...options.search, vus: options.vus, followShare: options.followShare, segments: options.segments, ended: outcome.ended },
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', loadAverageAtStart: Math.round(loadAverage * 100) / 100, node: process.version },
     verdict,
     knee,
@@ -245,6 +271,26 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
 }
 
 class StepError extends Error {}
+
+/** The segments of a step split over n local k6 processes (undefined for one process). */
+function segmentsOf(n: number): ({ segment: string; sequence: string } | undefined)[] {
+  if (n === 1) return [undefined];
+  const cut = (i: number) => (i === 0 ? '0' : i === n ? '1' : `${i}/${n}`);
+  const sequence = Array.from({ length: n + 1 }, (_, i) => cut(i)).join(',');
+  return Array.from({ length: n }, (_, i) => ({ segment: `${cut(i)}:${cut(i + 1)}`, sequence }));
+}
+
+const samplesFile = (summaryFile: string, i: number) => summaryFile.replace(/\.json$/, `.samples-${i + 1}.json`);
+
+/** A merged summary in the shape of k6's summary export, each threshold marked crossed as k6 marks it. */
+function asK6Summary(merged: MergedSummary): K6Summary {
+  const metrics: K6Summary['metrics'] = Object.fromEntries(Object.entries(merged.metrics).map(([name, values]) => [name, { ...values }]));
+  for (const t of merged.thresholds) {
+    const metric = (metrics[t.metric] ??= {});
+    metric.thresholds = { ...metric.thresholds, [t.expression]: !t.passed };
+  }
+  return { metrics };
+}
 
 const numberFrom = (raw: string | undefined, fallback: number) => (raw === undefined || raw === '' ? fallback : Number(raw));
 

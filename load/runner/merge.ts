@@ -1,8 +1,9 @@
-import { createReadStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
+import type { K6Summary } from './summary.ts';
 
 /**
  * Merges the raw samples of a split run (k6 --out json=<file>, one file per segment, gzipped when the name ends
@@ -81,6 +82,21 @@ interface Line {
 export interface MergeOptions {
   /** Count setup() and teardown() samples too (they are per process, so grow with the segments). */
   withSetup?: boolean;
+  /**
+   * Thresholds to judge besides those the raw output declares. k6's JSON output lists the thresholds of whole
+   * metrics only, not those of a submetric (http_req_duration{op:requestToPay}) nor of a metric never sampled;
+   * a segment's summary export has them all (thresholdsOfSummaries).
+   */
+  thresholds?: readonly { metric: string; expression: string }[];
+}
+
+/** The thresholds k6 declared, read from segments' summary exports (k6 --summary-export, npm run load's summary.json). */
+export function thresholdsOfSummaries(files: readonly string[]): { metric: string; expression: string }[] {
+  return files.flatMap((file) => {
+    const summary = JSON.parse(readFileSync(file, 'utf8')) as K6Summary;
+    if (typeof summary.metrics !== 'object' || summary.metrics === null) throw new Error(`${file} is not a k6 summary export (no "metrics")`);
+    return Object.entries(summary.metrics).flatMap(([metric, values]) => Object.keys(values.thresholds ?? {}).map((expression) => ({ metric, expression })));
+  });
 }
 
 export async function mergeSamples(files: readonly string[], options: MergeOptions = {}): Promise<MergedSummary> {
@@ -144,13 +160,23 @@ export async function mergeSamples(files: readonly string[], options: MergeOptio
   const metrics: MergedSummary['metrics'] = {};
   for (const [name, sink] of [...sinks].sort(([a], [b]) => a.localeCompare(b))) metrics[name] = valuesOf(sink, seconds);
   const thresholds: MergedSummary['thresholds'] = [];
+  for (const { metric, expression } of options.thresholds ?? []) {
+    const names = declared.get(metric) ?? new Set<string>();
+    names.add(expression);
+    declared.set(metric, names);
+  }
   for (const [metric, expressions] of declared) {
     for (const expression of expressions) {
-      const values = metrics[metric] ?? valuesOf({ kind: kinds.get(metric) ?? 'counter', sum: 0, count: 0, nonZero: 0, min: 0, max: 0, last: 0, values: new Values() }, seconds);
+      const values = metrics[metric] ?? valuesOf({ kind: kinds.get(metric) ?? kinds.get(metric.replace(/\{.*$/, '')) ?? kindOfExpression(expression), sum: 0, count: 0, nonZero: 0, min: 0, max: 0, last: 0, values: new Values() }, seconds);
       thresholds.push({ metric, expression, ...judge(expression, values) });
     }
   }
   return { files: [...files], firstSample: first, lastSample: last, metrics, thresholds };
+}
+
+/** The kind of a metric no file declared (it was never sampled), as far as its threshold tells. */
+function kindOfExpression(expression: string): Kind {
+  return /^\s*rate/.test(expression) ? 'rate' : /^\s*count/.test(expression) ? 'counter' : 'trend';
 }
 
 function valuesOf(sink: Sink, seconds: number): Record<string, number> {
@@ -187,13 +213,15 @@ function judge(expression: string, values: Record<string, number>): { passed: bo
   return { passed, observed };
 }
 
-export const MERGE_USAGE = `Usage: npm run load:merge -- <samples file>... [--reports <dir>] [--with-setup]
+export const MERGE_USAGE = `Usage: npm run load:merge -- <samples file>... [--summary <file>]... [--reports <dir>] [--with-setup]
 
 Merges the raw samples of the segments of one split run (each process run with npm run load -- <scenario>
 --segment … --samples <file>, or k6 run --out json=<file>; .gz files too) into one summary with global
 counters and percentiles, and judges every threshold the scripts declared over all the samples.
 Writes <dir>/summary.json (default reports/load/merged).
 
+  --summary <file>  a segment's summary.json (npm run load writes one per process): its thresholds, the
+                    SLOs per operation among them, which k6's raw output does not list, are judged too
   --with-setup   count setup() and teardown() samples too (each process runs its own, so they grow with the segments)
 
 Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2 nothing could be merged.`;
@@ -201,7 +229,7 @@ Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2
 export async function runMerge(argv: string[], log: (line: string) => void, root: string): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { reports: { type: 'string' }, 'with-setup': { type: 'boolean' }, help: { type: 'boolean' } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { reports: { type: 'string' }, summary: { type: 'string', multiple: true }, 'with-setup': { type: 'boolean' }, help: { type: 'boolean' } } });
   } catch (error) {
     log(`${(error as Error).message}\n\n${MERGE_USAGE}`);
     return 2;
@@ -211,14 +239,14 @@ export async function runMerge(argv: string[], log: (line: string) => void, root
     return 0;
   }
   const files = parsed.positionals;
-  const missing = files.filter((f) => !existsSync(f));
+  const missing = [...files, ...(parsed.values.summary ?? [])].filter((f) => !existsSync(f));
   if (files.length === 0 || missing.length > 0) {
     log(`${files.length === 0 ? 'Name the samples files to merge.' : `No such file: ${missing.join(', ')}.`}\n\n${MERGE_USAGE}`);
     return 2;
   }
   let merged: MergedSummary;
   try {
-    merged = await mergeSamples(files, { withSetup: parsed.values['with-setup'] });
+    merged = await mergeSamples(files, { withSetup: parsed.values['with-setup'], thresholds: thresholdsOfSummaries(parsed.values.summary ?? []) });
   } catch (error) {
     log(`Could not merge: ${(error as Error).message}`);
     return 2;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { runLoad } from '../../load/runner/run.ts';
-import { mergeSamples } from '../../load/runner/merge.ts';
+import { mergeSamples, thresholdsOfSummaries } from '../../load/runner/merge.ts';
 import type { K6Summary } from '../../load/runner/summary.ts';
 
 const ITERATIONS = 60;
@@ -50,14 +50,16 @@ test('a run split into 2 and into 4 processes merges to the single run\'s counts
         env, log: () => {}, k6Output: 'pipe',
       })));
       for (const run of runs) assert.equal(run.code, 0, run.output);
-      merged[Number(n)] = await mergeSamples(files);
+      // The segments' summaries name every threshold, those per operation too, for the merge to judge.
+      merged[Number(n)] = await mergeSamples(files, { thresholds: thresholdsOfSummaries(segments.map((_, i) => join(dir, `reports-${i}`, 'summary.json'))) });
       const summary = merged[Number(n)]!;
 
       // Counts: the iterations and the requests to pay of the configured run, however it is split.
       assert.equal(summary.metrics.iterations?.count, ITERATIONS, `${n} process(es): iterations`);
       assert.equal(summary.metrics['http_reqs{op:requestToPay}']?.count, ITERATIONS, `${n} process(es): requests to pay`);
       assert.equal(summary.metrics['http_req_failed{op:requestToPay}']?.fails, ITERATIONS, `${n} process(es): answered as documented`);
-      assert.ok(summary.thresholds.length > 0 && summary.thresholds.every((t) => t.passed), 'the scripts\' thresholds, judged over the merged samples, held');
+      assert.ok(summary.thresholds.every((t) => t.passed), 'the scripts\' thresholds, judged over the merged samples, held');
+      assert.ok(summary.thresholds.some((t) => t.metric === 'http_req_duration{op:requestToPay}' && t.expression.startsWith('p(95)')), 'the latency SLO per operation is judged');
 
       // Percentiles: those of every sample of every file, computed here independently.
       const all = durationsOf(files, 'requestToPay');
