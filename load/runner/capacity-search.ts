@@ -110,7 +110,7 @@ function progressLine(step: Step, index: number, elapsedMs: number, settings: Se
 }
 
 export function sloLabel(slo: Crossed['slo']): string {
-  return slo === 'bodies' ? 'bodies valid against their schemas' : SLO_SETTINGS[slo].describe;
+  return slo === 'bodies' ? 'valid bodies' : SLO_SETTINGS[slo].name;
 }
 
 /** Which SLO setting a k6 threshold of load/lib/slo.ts stands for. */

@@ -34,6 +34,6 @@ test('a search whose SLO no rate can meet ends with exit 1, naming the SLO', { t
   const { code, report } = await runCapacity({ argv: ['token', '--slo', 'p95=0.001', '--start', '4', '--step-duration', '1', '--max-duration', '30', '--vus', '4', '--reports', reports], env, log: (line) => lines.push(line) });
   assert.equal(code, 1, lines.join('\n'));
   assert.equal(report?.verdict.capacity, null);
-  assert.match(report!.verdict.sentence, /^No rate met the SLOs, down to 1\/s: 95th percentile latency/);
+  assert.match(report!.verdict.sentence, /^No rate met the SLOs, down to 1\/s: p95 latency/);
   assert.equal(report!.slos.p95Ms!.value, 0.001);
 });
