@@ -110,7 +110,7 @@ function progressLine(step: Step, index: number, elapsedMs: number, settings: Se
 }
 
 export function sloLabel(slo: Crossed['slo']): string {
-  return slo === 'bodies' ? 'valid bodies' : SLO_SETTINGS[slo].name;
+  return slo === 'bodies' ? 'body validity' : SLO_SETTINGS[slo].name;
 }
 
 /** Which SLO setting a k6 threshold of load/lib/slo.ts stands for. */
@@ -186,6 +186,6 @@ export function verdictOf(outcome: SearchOutcome, settings: SearchSettings): Ver
   if (capacity === null) sentence = `No rate met the SLOs, down to ${Math.min(...outcome.steps.map((s) => s.rate))}/s${what ? `: ${what}` : ''}.`;
   else if (!failing) sentence = `At least ${capacity}/s: every rate measured met the SLOs (the search ended at ${outcome.ended === 'time' ? 'its time limit' : 'the highest rate allowed'}).`;
   else if (generator) sentence = `At least ${capacity}/s: the generator, not the target, ran out (at ${failing.rate}/s k6 used ${failing.generatorCores.toFixed(2)} cores${failing.dropped > 0 ? ` and dropped ${failing.dropped} iterations` : ''}).`;
-  else sentence = `${capacity}/s: at ${failing.rate}/s the target missed ${what}${failing.vusExhausted ? ` (its answers, p95 ${failing.latencyMs.p95.toFixed(1)} ms, kept all ${failing.vusMax} VUs busy)` : ''}.`;
+  else sentence = `${capacity}/s: at ${failing.rate}/s the target broke the SLO on ${what}${failing.vusExhausted ? ` (its answers, p95 ${failing.latencyMs.p95.toFixed(1)} ms, kept all ${failing.vusMax} VUs busy)` : ''}.`;
   return { capacity, limitedBy, generatorLimited: generator, sentence };
 }

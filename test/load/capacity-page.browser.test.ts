@@ -36,7 +36,7 @@ test('the capacity page opens in headless Chromium, fetching nothing: verdict on
     // The verdict is the first thing under the title.
     const verdict = page.locator('#verdict');
     assert.equal(await verdict.innerText(), report.verdict.sentence);
-    assert.match(report.verdict.sentence, /^1000\/s: at 1100\/s the target missed/);
+    assert.match(report.verdict.sentence, /^1000\/s: at 1100\/s the target broke the SLO on/);
     const firstBlock = await page.evaluate(() => document.body.children[1]?.id);
     assert.equal(firstBlock, 'verdict');
 

@@ -15,7 +15,7 @@ test('the search steps up geometrically, then bisects between the last rate held
   const verdict = verdictOf(outcome, SETTINGS);
   assert.equal(verdict.capacity, 1000);
   assert.equal(verdict.generatorLimited, false);
-  assert.match(verdict.sentence, /^1000\/s: at 1100\/s the target missed p95 latency/);
+  assert.match(verdict.sentence, /^1000\/s: at 1100\/s the target broke the SLO on p95 latency/);
 });
 
 test('a first step that misses is followed by steps down; the search stops before its time limit', async () => {
