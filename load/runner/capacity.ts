@@ -16,6 +16,8 @@ import { kneeOf, searchCapacity, sloOfThreshold, verdictOf, type SearchSettings,
 import { capacityHtml, capacityJunit, type CapacityReport } from './capacity-report.ts';
 
 const ROOT = resolve(new URL('../..', import.meta.url).pathname);
+/** Each step ramps up to its rate in this long (load/scenarios/capacity.ts) before holding it. */
+const WARMUP_SECONDS = 2;
 
 const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05 };
 
@@ -190,6 +192,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
         LOAD_DURATION_SECONDS: String(options.search.stepSeconds),
         LOAD_VUS: String(options.vus),
         LOAD_FOLLOW_SHARE: String(options.followShare),
+        LOAD_WARMUP_SECONDS: String(WARMUP_SECONDS),
         K6_NO_USAGE_REPORT: 'true',
       };
       const cpuBefore = process.cpuUsage();
@@ -222,6 +225,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
         insufficientVus: /Insufficient VUs/i.test(run.output),
         targetCpuUs: running ? cpu.user + cpu.system : null,
         hasCreations: Object.keys(options.mix).some((op) => op !== 'createAccessToken'),
+        operations: Object.keys(options.mix),
       });
       // A gauge merges as the highest one process showed: each process has its share of the VUs.
       return segments.length === 1 ? step : { ...step, vusMax: step.vusMax * segments.length };
@@ -295,21 +299,25 @@ function asK6Summary(merged: MergedSummary): K6Summary {
 const numberFrom = (raw: string | undefined, fallback: number) => (raw === undefined || raw === '' ? fallback : Number(raw));
 
 /** A step's figures from k6's summary, with what the process watch saw. */
-export function stepOf(rate: number, durationSeconds: number, summary: K6Summary, watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; hasCreations: boolean }): Step {
+export function stepOf(rate: number, durationSeconds: number, summary: K6Summary, watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; hasCreations: boolean; operations: string[] }): Step {
   const m = (name: string) => (summary.metrics[name] ?? {}) as Record<string, number>;
   const requests = m('http_reqs').count ?? 0;
   const iterations = m('iterations').count ?? 0;
-  const duration = m('http_req_duration');
+  // The latency shown is what the SLOs judge: each operation of the mix apart (status reads and setup() left
+  // out), the worst of them; percentiles of different operations cannot be merged from a summary.
+  const worst = (stat: string) => Math.max(0, ...watch.operations.map((op) => m(`http_req_duration{op:${op}}`)[stat] ?? 0));
   const vusMax = m('vus_max').max ?? m('vus_max').value ?? 0;
   const vusPeak = m('vus').max ?? 0;
+  // The ramp of the warm-up delivers about half its rate: counted as half its length.
+  const loadSeconds = durationSeconds + WARMUP_SECONDS / 2;
   return {
     rate,
     durationSeconds,
-    throughput: requests / durationSeconds,
-    iterationsPerSecond: iterations / durationSeconds,
+    throughput: requests / loadSeconds,
+    iterationsPerSecond: iterations / loadSeconds,
     requests,
     iterations,
-    latencyMs: { p50: duration.med ?? 0, p95: duration['p(95)'] ?? 0, p99: duration['p(99)'] ?? 0 },
+    latencyMs: { p50: worst('med'), p95: worst('p(95)'), p99: worst('p(99)') },
     errorRate: m('http_req_failed').value ?? 0,
     timeToFinalP95Ms: watch.hasCreations && summary.metrics.momo_time_to_final ? m('momo_time_to_final')['p(95)'] ?? null : null,
     dropped: m('dropped_iterations').count ?? 0,

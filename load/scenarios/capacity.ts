@@ -7,14 +7,15 @@ import { completionWithin, correctness, errorRateOf, latencyOf, noLostTransactio
 import { fetchToken, provisionAccounts } from '../lib/tokens.ts';
 
 /**
- * One step of npm run capacity: an operation mix (LOAD_MIX, load/lib/mixes.ts) at a constant total arrival rate
- * (LOAD_RATE) for LOAD_DURATION_SECONDS, held to every SLO of load/lib/slo.ts. A share of the creations
+ * One step of npm run capacity: an operation mix (LOAD_MIX, load/lib/mixes.ts) at a total arrival rate (LOAD_RATE)
+ * reached in LOAD_WARMUP_SECONDS and held for LOAD_DURATION_SECONDS, held to every SLO of load/lib/slo.ts. A share of the creations
  * (LOAD_FOLLOW_SHARE) is followed to its final status, which gives the time to a final status under this load.
  */
 const mix = parseMix(__ENV.LOAD_MIX || 'request-to-pay');
 const rate = number('LOAD_RATE', 50);
 const duration = `${number('LOAD_DURATION_SECONDS', 10)}s`;
 const followShare = number('LOAD_FOLLOW_SHARE', 0.05);
+const warmupSeconds = number('LOAD_WARMUP_SECONDS', 2);
 // Every VU is started before the load: a VU started during the step costs iterations dropped meanwhile.
 const totalVus = number('LOAD_VUS', 100);
 const rates = ratesOf(mix, rate);
@@ -23,7 +24,12 @@ const creations = rates.map(([op]) => op).filter((op) => op !== 'createAccessTok
 export const options = {
   scenarios: Object.fromEntries(rates.map(([op, opRate]) => {
     const vus = Math.max(2, Math.round((totalVus * opRate) / rate));
-    return [op, { executor: 'constant-arrival-rate', exec: op, tags: { op }, rate: opRate, timeUnit: '1s', duration, preAllocatedVUs: vus, maxVUs: vus }];
+    // A short ramp first: each VU fetches its token on its first iteration, and 200 of them at once at full
+    // rate would be a token storm no steady client makes.
+    return [op, {
+      executor: 'ramping-arrival-rate', exec: op, tags: { op }, startRate: Math.max(1, Math.round(opRate / 10)), timeUnit: '1s',
+      stages: [{ target: opRate, duration: `${warmupSeconds}s` }, { target: opRate, duration }], preAllocatedVUs: vus, maxVUs: vus,
+    }];
   })),
   thresholds: Object.assign(
     { ...correctness(), ...noUnexpected401() },
