@@ -26,8 +26,8 @@ const USAGE = `Usage: npm run capacity -- <mix> [options]
 Mixes: ${Object.entries(MIXES).map(([name, m]) => `${name} (${m.describe})`).join('; ')};
 or operations with their shares of the rate, e.g. requestToPay:3,deposit:1.
 
-Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of a constant
-arrival rate (load/scenarios/capacity.ts), going up by --factor from --start, then halving the gap between the
+Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of one arrival
+rate (load/scenarios/capacity.ts; reached in ${WARMUP_SECONDS} s, then held), going up by --factor from --start, then halving the gap between the
 last rate that held and the first that did not. Against the embedded sandbox (a fresh one per step) or
 MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.json, junit.xml.
 
