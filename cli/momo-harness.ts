@@ -11,6 +11,8 @@ const COMMANDS: Record<string, Command> = {
   run: { describe: 'the conformance run (the default): every scenario against the embedded sandbox or MOMO_BASE_URL, with every report; --sign-key signs its evidence bundle', load: () => import('./run.ts') },
   sandbox: { describe: 'the reference MoMo sandbox on its own', load: () => import('./sandbox.ts') },
   load: { describe: 'a k6 load scenario against the embedded sandbox or MOMO_BASE_URL', load: () => import('./load.ts') },
+  capacity: { describe: 'the highest arrival rate at which the target meets its SLOs, by a stepped search', load: () => import('./capacity.ts') },
+  'load-merge': { describe: 'one summary with global percentiles from the raw samples of a split load run', load: () => import('./load-merge.ts') },
   'load-k8s': { describe: 'k6-operator manifests for a load scenario split over pods', load: () => import('./load-k8s.ts') },
   verify: { describe: 'checks a certification bundle against its manifest, and its signature with --key', load: () => import('./verify.ts') },
   keygen: { describe: 'makes an Ed25519 key pair to sign evidence bundles with (run --sign-key, verify --key)', load: () => import('./keygen.ts') },
@@ -19,7 +21,7 @@ const COMMANDS: Record<string, Command> = {
 const USAGE = `Usage: momo-harness <command> [options]     (momo-harness <command> --help for its own)
 
 Commands:
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.describe}`).join('\n')}
+${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(11)} ${c.describe}`).join('\n')}
 
 Without a command, or with options only, it runs the conformance run.
 Exit codes: 0 conforms (or the command succeeded), 1 does not conform, 2 could not test.`;

@@ -1,8 +1,9 @@
-import { sleep } from 'k6';
+import { fail, sleep } from 'k6';
 import { create, readStatus, type Account, type Creation } from './api.ts';
 import { expectAnswer } from './checks.ts';
 import { statusQueryOf } from '../../core/catalogue/routes.ts';
 import { config } from './config.ts';
+import { requestToPayBody } from './payloads.ts';
 import { lostTransactions, timeToFinal } from './metrics.ts';
 import { bearer, refused } from './tokens.ts';
 
@@ -42,4 +43,15 @@ export function awaitFinal(kind: Creation, account: Account, referenceId: string
   }
   if (!readable) lostTransactions.add(1);
   return undefined;
+}
+
+/** Successful requests to pay for refunds to draw on, a small amount at a time; made in setup(), which fails without any. */
+export function refundablePayments(account: Account, count = 20): string[] {
+  const refundable: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const id = createTransaction('requestToPay', account, requestToPayBody('100000'));
+    if (id) refundable.push(id);
+  }
+  if (refundable.length === 0) fail('setup: no request to pay was accepted, so there is nothing to refund');
+  return refundable;
 }

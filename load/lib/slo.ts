@@ -1,22 +1,11 @@
 import { number } from './config.ts';
+import { SLO_SETTINGS, type SloName } from './slo-settings.ts';
 
 /**
  * The service-level objectives the load tests hold the target to, as named settings. A failed threshold
- * fails the run (k6 exits 99, npm run load exits 1).
+ * fails the run (k6 exits 99, npm run load exits 1). The settings, their names and defaults are in slo-settings.ts.
  */
-export const SLO = {
-  /** 95th and 99th percentile latency of one call, in ms. */
-  p95Ms: number('LOAD_SLO_P95_MS', 250),
-  p99Ms: number('LOAD_SLO_P99_MS', 750),
-  /** Share of calls that may answer other than documented. */
-  maxErrorRate: number('LOAD_SLO_ERROR_RATE', 0.01),
-  /** Iterations the open model could not start for lack of VUs: any means the generator, not the target, set the pace. */
-  maxDroppedIterations: number('LOAD_SLO_DROPPED_ITERATIONS', 0),
-  maxLostTransactions: number('LOAD_SLO_LOST_TRANSACTIONS', 0),
-  maxUnexpected401: number('LOAD_SLO_UNEXPECTED_401', 0),
-  /** 95th percentile time from 202 to a final status, in ms. */
-  timeToFinalP95Ms: number('LOAD_SLO_TIME_TO_FINAL_P95_MS', 2000),
-};
+export const SLO = Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, setting]) => [name, number(setting.env, setting.fallback)])) as Record<SloName, number>;
 
 type Thresholds = Record<string, string[]>;
 

@@ -27,6 +27,8 @@ report.html (k6's web dashboard) and, where callbacks were measured, callbacks.j
   --iterations <n>              iterations of the smoke scenario (LOAD_ITERATIONS)
   --segment <from:to>           run only this execution segment, e.g. 0:1/2 (k6 --execution-segment)
   --segment-sequence <list>     all segments of the split run, e.g. 0,1/2,1
+  --samples <file>              also write every raw sample to this file (k6 --out json=; .gz to gzip it),
+                                for npm run load:merge to combine the segments of a split run
   --reports <dir>               where the reports go (default reports/load/<scenario>)
 
 Every LOAD_* variable (see load/lib/config.ts and load/lib/slo.ts, e.g. LOAD_SLO_P95_MS) is passed to k6.
@@ -67,7 +69,7 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
       strict: true,
       options: {
         rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' },
-        segment: { type: 'string' }, 'segment-sequence': { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+        segment: { type: 'string' }, 'segment-sequence': { type: 'string' }, samples: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -152,6 +154,7 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
     };
     const args = ['run', '--no-usage-report', '--summary-export', summaryFile];
     if (values.segment) args.push('--execution-segment', values.segment, '--execution-segment-sequence', values['segment-sequence']!);
+    if (values.samples) args.push('--out', `json=${resolve(values.samples)}`);
     args.push(join(ROOT, 'dist/load', `${scenario}.js`));
 
     const started = Date.now();

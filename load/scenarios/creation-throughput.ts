@@ -1,9 +1,8 @@
-import { fail } from 'k6';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import type { Account, Creation } from '../lib/api.ts';
 import { number } from '../lib/config.ts';
 import { depositBody, refundBody, requestToPayBody } from '../lib/payloads.ts';
-import { createTransaction } from '../lib/payments.ts';
+import { createTransaction, refundablePayments } from '../lib/payments.ts';
 import { correctness, errorRateOf, latencyOf, noUnexpected401 } from '../lib/slo.ts';
 import { provisionAccounts } from '../lib/tokens.ts';
 
@@ -50,15 +49,7 @@ interface Data {
 
 export function setup(): Data {
   const accounts = provisionAccounts(['collection', 'disbursement']);
-  const refundable: string[] = [];
-  if (operations.includes('refund')) {
-    for (let i = 0; i < 20; i += 1) {
-      const id = createTransaction('requestToPay', accounts.collection!, requestToPayBody('100000'));
-      if (id) refundable.push(id);
-    }
-    if (refundable.length === 0) fail('setup: no request to pay was accepted, so there is nothing to refund');
-  }
-  return { accounts, refundable };
+  return { accounts, refundable: operations.includes('refund') ? refundablePayments(accounts.collection!) : [] };
 }
 
 // Serialised once per VU: every creation sends the same body under its own reference id.

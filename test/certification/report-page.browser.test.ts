@@ -1,9 +1,10 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { chromiumOnPath, refuseNetwork } from '../support/browser.ts';
 import type { CertificationReport } from '../../conformance/certification/report.ts';
 import { smokeRun } from './fixtures.ts';
 
@@ -36,11 +37,7 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
   const browser = await chromium.launch({ executablePath, headless: true });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const fetched: string[] = [];
-    await page.route('**/*', (route) => {
-      if (!route.request().url().startsWith('file:')) fetched.push(route.request().url());
-      return route.request().url().startsWith('file:') ? route.continue() : route.abort();
-    });
+    const fetched = await refuseNetwork(page);
     await page.goto(pathToFileURL(join(dir, 'index.html')).href);
 
     const summary = page.locator('#summary');
@@ -73,10 +70,3 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
     await browser.close();
   }
 });
-
-function chromiumOnPath(): string | undefined {
-  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) if (existsSync(join(folder, name))) return join(folder, name);
-  }
-  return undefined;
-}

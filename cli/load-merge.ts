@@ -1,0 +1,7 @@
+import { resolve } from 'node:path';
+import { runMerge } from '../load/runner/merge.ts';
+
+/** `momo-harness load-merge <files…>`: one summary, global percentiles and counters, from a split run's raw samples. */
+export default function loadMerge(argv: string[]): Promise<number> {
+  return runMerge(argv, (line) => console.log(line), resolve(new URL('..', import.meta.url).pathname));
+}

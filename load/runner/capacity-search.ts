@@ -1,0 +1,191 @@
+import { SLO_SETTINGS, type SloName } from '../lib/slo-settings.ts';
+
+/**
+ * The capacity search, apart from k6 and the target: a step is measured by a function it is given, so the
+ * search, the knee and the verdict are tested without a load run (test/load/capacity-search.test.ts).
+ */
+
+/** What one step (one arrival rate held for the step's duration) showed. */
+export interface Step {
+  /** The total arrival rate asked for, iterations per second. */
+  rate: number;
+  durationSeconds: number;
+  /** Requests answered per second, and iterations started per second. */
+  throughput: number;
+  iterationsPerSecond: number;
+  requests: number;
+  iterations: number;
+  latencyMs: { p50: number; p95: number; p99: number };
+  errorRate: number;
+  /** p95 of the time from 202 to a final status, of the creations followed; null when the mix has none. */
+  timeToFinalP95Ms: number | null;
+  dropped: number;
+  /** Mean time of one iteration, in ms: with the rate it tells how many VUs the target's latency kept busy. */
+  iterationMeanMs: number;
+  /** VUs allocated, and the most seen busy at once; exhausted when every VU was busy (k6 said so, or the gauge showed it). */
+  vusMax: number;
+  vusPeak: number;
+  vusExhausted: boolean;
+  /** CPU the k6 process used, in cores (1 = one core busy the whole step), from /proc/<pid>/stat. */
+  generatorCores: number;
+  /** CPU the embedded sandbox used per request, in µs; null against another target. */
+  targetCpuPerRequestUs: number | null;
+  /** Every SLO threshold of the step, held or crossed. */
+  thresholds: SloThreshold[];
+}
+
+export interface SloThreshold {
+  /** The SLO setting behind it (load/lib/slo-settings.ts), or 'bodies' for answers whose body broke its schema. */
+  slo: SloName | 'bodies';
+  metric: string;
+  expression: string;
+  observed: string;
+  passed: boolean;
+}
+
+type Crossed = SloThreshold;
+export const crossedOf = (step: Step): SloThreshold[] => step.thresholds.filter((t) => !t.passed);
+export const passed = (step: Step) => crossedOf(step).length === 0;
+
+export interface SearchSettings {
+  startRate: number;
+  /** Each step up multiplies the rate by this. */
+  factor: number;
+  maxRate: number;
+  /** The search stops narrowing once the first failing rate is within this share of the last passing one. */
+  precision: number;
+  /** The whole search must end by then (ms since it started), a step being measured at the time included. */
+  maxDurationMs: number;
+  stepSeconds: number;
+  /** k6 CPU at or above this many cores counts as a saturated generator. */
+  generatorCoresLimit: number;
+}
+
+export type Progress = (line: string) => void;
+
+export interface SearchOutcome {
+  steps: Step[];
+  /** Why the search ended. */
+  ended: 'narrowed' | 'max-rate' | 'time' | 'nothing-passed';
+}
+
+/**
+ * Steps up geometrically from startRate while steps pass, then bisects between the last passing and the first
+ * failing rate until they are within `precision`. A failing first step is followed by steps down. A step is
+ * begun only when it can end within maxDurationMs (its length estimated from the steps before).
+ */
+export async function searchCapacity(settings: SearchSettings, measure: (rate: number) => Promise<Step>, progress: Progress, now = () => Date.now()): Promise<SearchOutcome> {
+  const started = now();
+  const steps: Step[] = [];
+  let lastPass: number | undefined;
+  let firstFail: number | undefined;
+  let rate = Math.round(settings.startRate);
+  let overheadMs = 5_000;
+  for (;;) {
+    if (now() - started + settings.stepSeconds * 1000 + overheadMs > settings.maxDurationMs) return { steps, ended: 'time' };
+    const stepStarted = now();
+    const step = await measure(rate);
+    overheadMs = Math.max(overheadMs, now() - stepStarted - settings.stepSeconds * 1000);
+    steps.push(step);
+    progress(progressLine(step, steps.length, now() - started, settings));
+    if (passed(step)) lastPass = Math.max(lastPass ?? 0, rate);
+    else firstFail = Math.min(firstFail ?? Infinity, rate);
+
+    if (firstFail === undefined) {
+      if (rate >= settings.maxRate) return { steps, ended: 'max-rate' };
+      rate = Math.min(settings.maxRate, Math.round(rate * settings.factor));
+    } else if (lastPass === undefined) {
+      if (rate <= 1) return { steps, ended: 'nothing-passed' };
+      rate = Math.max(1, Math.floor(rate / settings.factor));
+    } else {
+      if (firstFail - lastPass <= Math.max(1, settings.precision * lastPass)) return { steps, ended: 'narrowed' };
+      rate = Math.round((lastPass + firstFail) / 2);
+    }
+  }
+}
+
+function progressLine(step: Step, index: number, elapsedMs: number, settings: SearchSettings): string {
+  const verdict = passed(step) ? 'held' : `MISSED ${[...new Set(crossedOf(step).map((c) => sloLabel(c.slo)))].join(', ')}`;
+  return `[capacity ${Math.round(elapsedMs / 1000)}s/${Math.round(settings.maxDurationMs / 1000)}s] step ${index}: ${step.rate}/s → ${step.throughput.toFixed(0)} req/s, p95 ${step.latencyMs.p95.toFixed(1)} ms, p99 ${step.latencyMs.p99.toFixed(1)} ms, errors ${(step.errorRate * 100).toFixed(2)}%, dropped ${step.dropped}, k6 CPU ${step.generatorCores.toFixed(2)} cores: ${verdict}`;
+}
+
+export function sloLabel(slo: Crossed['slo']): string {
+  return slo === 'bodies' ? 'body validity' : SLO_SETTINGS[slo].name;
+}
+
+/** Which SLO setting a k6 threshold of load/lib/slo.ts stands for. */
+export function sloOfThreshold(metric: string, expression: string): Crossed['slo'] {
+  const name = metric.replace(/\{.*$/, '');
+  if (name === 'http_req_duration') return expression.startsWith('p(99)') ? 'p99Ms' : 'p95Ms';
+  if (name === 'http_req_failed') return 'maxErrorRate';
+  if (name === 'dropped_iterations') return 'maxDroppedIterations';
+  if (name === 'momo_lost_transactions') return 'maxLostTransactions';
+  if (name === 'momo_unexpected_401') return 'maxUnexpected401';
+  if (name === 'momo_time_to_final') return 'timeToFinalP95Ms';
+  if (name === 'momo_schema_violations') return 'bodies';
+  throw new Error(`No SLO of load/lib/slo-settings.ts behind the threshold ${metric} ${expression}`);
+}
+
+export interface Knee {
+  /** How the knee is defined, in words, for the reports. */
+  definition: string;
+  /** The p95 at the lowest rate measured, the baseline. */
+  baselineP95Ms: number;
+  /** The highest rate measured below the knee (p95 within the factor of the baseline), and the first above. */
+  below: number | null;
+  above: number | null;
+}
+
+/**
+ * The knee: where latency starts rising sharply, taken as the first rate (in the order of rates) whose p95 is
+ * more than `factor` times the p95 of the lowest rate measured and at least `minRiseMs` above it (a rise from
+ * 1 to 3 ms is noise, not a knee). Reported as the last rate before it and that rate.
+ */
+export function kneeOf(steps: readonly Step[], factor: number, minRiseMs = 5): Knee {
+  const byRate = [...steps].sort((a, b) => a.rate - b.rate);
+  const baseline = byRate[0]?.latencyMs.p95 ?? 0;
+  const definition = `the first rate whose p95 latency exceeds ${factor}× the p95 at the lowest rate measured (${baseline.toFixed(1)} ms) and is at least ${minRiseMs} ms above it`;
+  const index = byRate.findIndex((s) => s.latencyMs.p95 > factor * baseline && s.latencyMs.p95 - baseline >= minRiseMs);
+  if (index === -1) return { definition, baselineP95Ms: baseline, below: byRate.at(-1)?.rate ?? null, above: null };
+  return { definition, baselineP95Ms: baseline, below: byRate[index - 1]?.rate ?? null, above: byRate[index]!.rate };
+}
+
+export interface Verdict {
+  /** The highest rate that met every SLO, null when none did. */
+  capacity: number | null;
+  /** What stopped the rate going higher: the SLOs the first failing rate above the capacity missed. */
+  limitedBy: Crossed[];
+  /** Whether the generator (k6), not the target, was the limit. */
+  generatorLimited: boolean;
+  /** One sentence, the first line of every report. */
+  sentence: string;
+}
+
+/**
+ * The generator was the limit at a failing step when k6 used at least the CPU it may, or when all that broke
+ * was starting iterations on time (dropped iterations) although the target's answers did not keep the VUs busy:
+ * by Little's law the rate times the mean iteration time is the VUs in use, and under 80% of those allocated
+ * k6 had VUs free and still could not keep the schedule. When the target's latency kept every VU busy, the
+ * dropped iterations are the target's.
+ */
+export function generatorLimited(step: Step, coresLimit: number): boolean {
+  if (step.generatorCores >= coresLimit) return true;
+  const crossed = crossedOf(step);
+  if (crossed.length === 0 || !crossed.every((c) => c.slo === 'maxDroppedIterations')) return false;
+  return (step.rate * step.iterationMeanMs) / 1000 < 0.8 * step.vusMax;
+}
+
+export function verdictOf(outcome: SearchOutcome, settings: SearchSettings): Verdict {
+  const passing = outcome.steps.filter(passed).map((s) => s.rate);
+  const capacity = passing.length > 0 ? Math.max(...passing) : null;
+  const failing = outcome.steps.filter((s) => !passed(s) && (capacity === null || s.rate > capacity)).sort((a, b) => a.rate - b.rate)[0];
+  const limitedBy = failing ? crossedOf(failing) : [];
+  const generator = failing !== undefined && generatorLimited(failing, settings.generatorCoresLimit);
+  const what = [...new Set(limitedBy.map((c) => sloLabel(c.slo)))].join('; ');
+  let sentence: string;
+  if (capacity === null) sentence = `No rate met the SLOs, down to ${Math.min(...outcome.steps.map((s) => s.rate))}/s${what ? `: ${what}` : ''}.`;
+  else if (!failing) sentence = `At least ${capacity}/s: every rate measured met the SLOs (the search ended at ${outcome.ended === 'time' ? 'its time limit' : 'the highest rate allowed'}).`;
+  else if (generator) sentence = `At least ${capacity}/s: the generator, not the target, ran out (at ${failing.rate}/s k6 used ${failing.generatorCores.toFixed(2)} cores${failing.dropped > 0 ? ` and dropped ${failing.dropped} iterations` : ''}).`;
+  else sentence = `${capacity}/s: at ${failing.rate}/s the target broke the SLO on ${what}${failing.vusExhausted ? ` (its answers, p95 ${failing.latencyMs.p95.toFixed(1)} ms, kept all ${failing.vusMax} VUs busy)` : ''}.`;
+  return { capacity, limitedBy, generatorLimited: generator, sentence };
+}

@@ -1,0 +1,375 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { PACKAGE_ROOT } from '../../core/package.ts';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { buildLoadScripts } from '../build.ts';
+import { MIXES, mixText, parseMix, type Mix } from '../lib/mixes.ts';
+import { SLO_SETTINGS, type SloName } from '../lib/slo-settings.ts';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
+import { ConfigError, loadConfig, type HarnessConfig } from '../../harness/config.ts';
+import { environmentFor, probeTarget, TargetUnreachableError } from '../../harness/target.ts';
+import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
+import { thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
+import { mergeSamples, thresholdsOfSummaries, type MergedSummary } from './merge.ts';
+import { kneeOf, searchCapacity, sloOfThreshold, verdictOf, type SearchSettings, type Step } from './capacity-search.ts';
+import { capacityHtml, capacityJunit, type CapacityReport } from './capacity-report.ts';
+
+const ROOT = PACKAGE_ROOT;
+/** Each step ramps up to its rate in this long (load/scenarios/capacity.ts) before holding it. */
+const WARMUP_SECONDS = 2;
+
+const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05 };
+
+const USAGE = `Usage: npm run capacity -- <mix> [options]
+
+Mixes: ${Object.entries(MIXES).map(([name, m]) => `${name} (${m.describe})`).join('; ')};
+or operations with their shares of the rate, e.g. requestToPay:3,deposit:1.
+
+Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of one arrival
+rate (load/scenarios/capacity.ts; reached in ${WARMUP_SECONDS} s, then held), going up by --factor from --start, then halving the gap between the
+last rate that held and the first that did not. Against the embedded sandbox (a fresh one per step) or
+MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.json, junit.xml.
+
+  --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}
+                            (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see README)
+  --start <per second>      the first rate (default ${DEFAULTS.start})
+  --factor <n>              each step up multiplies the rate by this (default ${DEFAULTS.factor})
+  --max-rate <per second>   never above this rate (default ${DEFAULTS.maxRate})
+  --precision <share>       stop narrowing when the gap is within this share of the rate held (default ${DEFAULTS.precision})
+  --step-duration <s>       how long each rate is held (default ${DEFAULTS.stepSeconds})
+  --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
+  --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
+  --knee-factor <n>         the knee is where p95 exceeds this many times the lowest rate's p95 (default ${DEFAULTS.kneeFactor})
+  --follow-share <share>    share of creations followed to their final status (default ${DEFAULTS.followShare})
+  --segments <n>            split each step over n local k6 processes (execution segments), judged over
+                            their merged raw samples (npm run load:merge); k6's JSON output costs it CPU
+  --reports <dir>           where the reports go (default reports/capacity)
+
+Exit codes: 0 a rate met the SLOs (the capacity is found), 1 no rate did, 2 the search could not test.`;
+
+export interface CapacityOptions {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  log: (line: string) => void;
+}
+
+class UsageError extends Error {}
+
+interface Parsed {
+  mixName: string;
+  mix: Mix;
+  slos: Partial<Record<SloName, number>>;
+  search: SearchSettings;
+  vus: number;
+  kneeFactor: number;
+  followShare: number;
+  segments: number;
+  reports: string;
+}
+
+function positive(flag: string, value: string | undefined, fallback: number, { integer = false, max = Infinity } = {}): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > max || (integer && !Number.isInteger(n))) {
+    throw new UsageError(`--${flag} must be a positive ${integer ? 'whole ' : ''}number${max < Infinity ? ` up to ${max}` : ''}, got "${value}".`);
+  }
+  return n;
+}
+
+function parse(argv: string[]): Parsed | 'help' {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv, allowPositionals: true, strict: true,
+      options: {
+        slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
+        precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
+        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return 'help';
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'Name a mix.' : `One mix at a time, got "${positionals.join(' ')}".`);
+  const mixName = positionals[0]!;
+  let mix: Mix;
+  try {
+    mix = parseMix(mixName);
+  } catch (error) {
+    throw new UsageError(`No mix ${JSON.stringify(mixName)}: ${(error as Error).message}.`);
+  }
+  const slos: Partial<Record<SloName, number>> = {};
+  for (const item of (values.slo ?? []).flatMap((s) => s.split(','))) {
+    const [flag, value, extra] = item.trim().split('=');
+    const entry = Object.entries(SLO_SETTINGS).find(([, s]) => s.flag === flag);
+    const n = Number(value);
+    if (!entry || extra !== undefined || value === undefined || value === '' || !Number.isFinite(n) || n < 0) {
+      throw new UsageError(`--slo ${JSON.stringify(item)}: write name=value with a non-negative number, the name one of ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}.`);
+    }
+    slos[entry[0] as SloName] = n;
+  }
+  const factor = positive('factor', values.factor, DEFAULTS.factor);
+  if (factor <= 1) throw new UsageError(`--factor must be above 1, got "${values.factor}".`);
+  const stepSeconds = positive('step-duration', values['step-duration'], DEFAULTS.stepSeconds, { integer: true, max: 3600 });
+  const maxDurationSeconds = positive('max-duration', values['max-duration'], DEFAULTS.maxDurationSeconds, { max: 86_400 });
+  if (maxDurationSeconds < stepSeconds) throw new UsageError(`--max-duration (${maxDurationSeconds} s) leaves no time for one step of --step-duration (${stepSeconds} s).`);
+  return {
+    mixName, mix, slos,
+    search: {
+      startRate: positive('start', values.start, DEFAULTS.start, { integer: true }),
+      factor,
+      maxRate: positive('max-rate', values['max-rate'], DEFAULTS.maxRate, { integer: true }),
+      precision: positive('precision', values.precision, DEFAULTS.precision, { max: 1 }),
+      maxDurationMs: maxDurationSeconds * 1000,
+      stepSeconds,
+      generatorCoresLimit: 0.9 * cpus().length,
+    },
+    vus: positive('vus', values.vus, DEFAULTS.vus, { integer: true }),
+    kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),
+    followShare: positive('follow-share', values['follow-share'], DEFAULTS.followShare, { max: 1 }),
+    segments: positive('segments', values.segments, 1, { integer: true, max: 16 }),
+    reports: resolve(values.reports ?? 'reports/capacity'),
+  };
+}
+
+export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<{ code: number; report?: CapacityReport }> {
+  let options: Parsed | 'help';
+  try {
+    options = parse(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    log(`${error.message}\n\n${USAGE}`);
+    return { code: 2 };
+  }
+  if (options === 'help') {
+    log(USAGE);
+    return { code: 0 };
+  }
+  const k6 = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (k6.status !== 0) return { code: 2 };
+  let config: HarnessConfig;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    log(error.message);
+    return { code: 2 };
+  }
+  await buildLoadScripts();
+  const { reports } = options;
+  rmSync(reports, { recursive: true, force: true });
+  mkdirSync(join(reports, 'steps'), { recursive: true });
+
+  const embedded = !config.baseUrl;
+  try {
+    if (!embedded) await probeTarget(config);
+  } catch (error) {
+    log(error instanceof TargetUnreachableError ? error.message : `The capacity search could not test: ${(error as Error).message}`);
+    return { code: 2 };
+  }
+  log(`Capacity of ${options.mixName} (${mixText(options.mix)}) against ${embedded ? 'the embedded reference sandbox, a fresh one per step' : config.baseUrl}: steps of ${options.search.stepSeconds} s from ${options.search.startRate}/s, at most ${options.search.maxDurationMs / 1000} s in all`);
+  const keys = new Set<string>(Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'));
+  const loadAverage = loadavg()[0]!;
+  const started = new Date();
+  let stepIndex = 0;
+
+  const measure = async (rate: number): Promise<Step> => {
+    stepIndex += 1;
+    const running = embedded ? await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment] }) : undefined;
+    try {
+      const target: HarnessConfig = running ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys } : config;
+      for (const key of Object.values(target.subscriptionKeys)) if (typeof key === 'string') keys.add(key);
+      const summaryFile = join(reports, 'steps', `step-${stepIndex}-${rate}.json`);
+      const k6Env: Record<string, string> = {
+        ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+        ...environmentFor(target),
+        ...Object.fromEntries(Object.entries(options.slos).map(([name, value]) => [SLO_SETTINGS[name as SloName].env, String(value)])),
+        LOAD_MIX: mixText(options.mix),
+        LOAD_RATE: String(rate),
+        LOAD_DURATION_SECONDS: String(options.search.stepSeconds),
+        LOAD_VUS: String(options.vus),
+        LOAD_FOLLOW_SHARE: String(options.followShare),
+        LOAD_WARMUP_SECONDS: String(WARMUP_SECONDS),
+        K6_NO_USAGE_REPORT: 'true',
+      };
+      const cpuBefore = process.cpuUsage();
+      const script = join(ROOT, 'dist/load/capacity.js');
+      const segments = segmentsOf(options.segments);
+      const runs = await Promise.all(segments.map((segment, i) => runWatched(k6.stdout.trim(), [
+        'run', '--no-usage-report', '--quiet', '--summary-trend-stats', 'avg,min,med,max,p(90),p(95),p(99)',
+        '--summary-export', segments.length === 1 ? summaryFile : summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`),
+        ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence, '--out', `json=${samplesFile(summaryFile, i)}`] : []),
+        script,
+      ], k6Env, options.search.stepSeconds)));
+      const cpu = process.cpuUsage(cpuBefore);
+      const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
+      if (failed) throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
+      let summary: K6Summary;
+      if (segments.length === 1) {
+        summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
+      } else {
+        // Each process judged its thresholds over its own share: the step is judged over all the samples.
+        const summaries = segments.map((_, i) => summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`));
+        const files = segments.map((_, i) => samplesFile(summaryFile, i));
+        summary = asK6Summary(await mergeSamples(files, { thresholds: thresholdsOfSummaries(summaries) }));
+        for (const file of summaries) rmSync(file, { force: true });
+        for (const file of files) rmSync(file, { force: true });
+      }
+      writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
+      const run = { generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0), output: runs.map((r) => r.output).join('\n') };
+      const step = stepOf(rate, options.search.stepSeconds, summary, {
+        generatorCores: run.generatorCores,
+        insufficientVus: /Insufficient VUs/i.test(run.output),
+        targetCpuUs: running ? cpu.user + cpu.system : null,
+        hasCreations: Object.keys(options.mix).some((op) => op !== 'createAccessToken'),
+        operations: Object.keys(options.mix),
+      });
+      // A gauge merges as the highest one process showed: each process has its share of the VUs.
+      return segments.length === 1 ? step : { ...step, vusMax: step.vusMax * segments.length };
+    } finally {
+      await running?.close();
+    }
+  };
+
+  let outcome;
+  try {
+    outcome = await searchCapacity(options.search, measure, log);
+  } catch (error) {
+    if (!(error instanceof StepError)) throw error;
+    log(`The capacity search could not test: ${error.message}`);
+    return { code: 2 };
+  }
+  if (outcome.steps.length === 0) {
+    log('The capacity search could not test: --max-duration left no time for one step.');
+    return { code: 2 };
+  }
+  const verdict = verdictOf(outcome, options.search);
+  const knee = kneeOf(outcome.steps, options.kneeFactor);
+  const report: CapacityReport = {
+    generatedAt: started.toISOString(),
+    durationSeconds: Math.round((Date.now() - started.getTime()) / 100) / 10,
+    target: embedded ? 'the embedded reference sandbox (a fresh one per step)' : config.baseUrl!,
+    mix: { name: options.mixName, operations: options.mix },
+    slos: Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, s]) => [name, { value: options.slos[name as SloName] ?? numberFrom(env[s.env], s.fallback), setting: s.env, describe: s.describe }])),
+    search: { ...options.search, vus: options.vus, followShare: options.followShare, segments: options.segments, ended: outcome.ended },
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', loadAverageAtStart: Math.round(loadAverage * 100) / 100, node: process.version },
+    verdict,
+    knee,
+    steps: outcome.steps,
+  };
+  writeFileSync(join(reports, 'capacity.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(reports, 'index.html'), capacityHtml(report));
+  writeFileSync(join(reports, 'junit.xml'), capacityJunit(report));
+  const leaks = scanForSecrets(reports, [...keys]);
+  if (leaks.length > 0) {
+    for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
+    return { code: 2 };
+  }
+  log(`Capacity: ${verdict.sentence}`);
+  log(`Knee: ${knee.above === null ? `not reached up to ${knee.below}/s` : `between ${knee.below ?? 'below the lowest rate'} and ${knee.above}/s`} (${knee.definition}).`);
+  log(`Reports: ${reports}/ (index.html, capacity.json, junit.xml, steps/)`);
+  return { code: verdict.capacity === null ? 1 : 0, report };
+}
+
+class StepError extends Error {}
+
+/** The segments of a step split over n local k6 processes (undefined for one process). */
+function segmentsOf(n: number): ({ segment: string; sequence: string } | undefined)[] {
+  if (n === 1) return [undefined];
+  const cut = (i: number) => (i === 0 ? '0' : i === n ? '1' : `${i}/${n}`);
+  const sequence = Array.from({ length: n + 1 }, (_, i) => cut(i)).join(',');
+  return Array.from({ length: n }, (_, i) => ({ segment: `${cut(i)}:${cut(i + 1)}`, sequence }));
+}
+
+const samplesFile = (summaryFile: string, i: number) => summaryFile.replace(/\.json$/, `.samples-${i + 1}.json`);
+
+/** A merged summary in the shape of k6's summary export, each threshold marked crossed as k6 marks it. */
+function asK6Summary(merged: MergedSummary): K6Summary {
+  const metrics: K6Summary['metrics'] = Object.fromEntries(Object.entries(merged.metrics).map(([name, values]) => [name, { ...values }]));
+  for (const t of merged.thresholds) {
+    const metric = (metrics[t.metric] ??= {});
+    metric.thresholds = { ...metric.thresholds, [t.expression]: !t.passed };
+  }
+  return { metrics };
+}
+
+const numberFrom = (raw: string | undefined, fallback: number) => (raw === undefined || raw === '' ? fallback : Number(raw));
+
+/** A step's figures from k6's summary, with what the process watch saw. */
+export function stepOf(rate: number, durationSeconds: number, summary: K6Summary, watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; hasCreations: boolean; operations: string[] }): Step {
+  const m = (name: string) => (summary.metrics[name] ?? {}) as Record<string, number>;
+  const requests = m('http_reqs').count ?? 0;
+  const iterations = m('iterations').count ?? 0;
+  // The latency shown is what the SLOs judge: each operation of the mix apart (status reads and setup() left
+  // out), the worst of them; percentiles of different operations cannot be merged from a summary.
+  const worst = (stat: string) => Math.max(0, ...watch.operations.map((op) => m(`http_req_duration{op:${op}}`)[stat] ?? 0));
+  const vusMax = m('vus_max').max ?? m('vus_max').value ?? 0;
+  const vusPeak = m('vus').max ?? 0;
+  // The ramp of the warm-up delivers about half its rate: counted as half its length.
+  const loadSeconds = durationSeconds + WARMUP_SECONDS / 2;
+  return {
+    rate,
+    durationSeconds,
+    throughput: requests / loadSeconds,
+    iterationsPerSecond: iterations / loadSeconds,
+    requests,
+    iterations,
+    latencyMs: { p50: worst('med'), p95: worst('p(95)'), p99: worst('p(99)') },
+    errorRate: m('http_req_failed').value ?? 0,
+    timeToFinalP95Ms: watch.hasCreations && summary.metrics.momo_time_to_final ? m('momo_time_to_final')['p(95)'] ?? null : null,
+    dropped: m('dropped_iterations').count ?? 0,
+    iterationMeanMs: m('iteration_duration').avg ?? 0,
+    vusMax,
+    vusPeak,
+    vusExhausted: watch.insufficientVus || (vusMax > 0 && vusPeak >= vusMax),
+    generatorCores: Math.round(watch.generatorCores * 100) / 100,
+    targetCpuPerRequestUs: watch.targetCpuUs === null || requests === 0 ? null : Math.round(watch.targetCpuUs / requests),
+    thresholds: thresholdResults(summary).map((t) => ({ slo: sloOfThreshold(t.metric, t.expression), metric: t.metric, expression: t.expression, observed: t.observed, passed: t.passed })),
+  };
+}
+
+let clockTicks: number | undefined;
+/** CPU time of a process so far, in seconds, from /proc/<pid>/stat (utime + stime); undefined once it is gone. */
+function cpuSecondsOf(pid: number): number | undefined {
+  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses: the fields are counted from after its closing one.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs k6, sampling its CPU every half second; the generator's cores are its CPU over the load phase (the last
+ * step's length before it ended, so starting VUs and setup() do not count). Stopped if it overruns the step by a minute.
+ */
+function runWatched(k6: string, args: string[], env: Record<string, string>, stepSeconds: number): Promise<{ code: number; output: string; generatorCores: number }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(k6, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    child.stderr.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+    const samples: { at: number; cpu: number }[] = [];
+    const sample = () => {
+      const cpu = child.pid === undefined ? undefined : cpuSecondsOf(child.pid);
+      if (cpu !== undefined) samples.push({ at: Date.now(), cpu });
+    };
+    const timer = setInterval(sample, 500);
+    const killer = setTimeout(() => child.kill('SIGKILL'), (stepSeconds + 60) * 1000);
+    child.on('close', (code) => {
+      clearInterval(timer);
+      clearTimeout(killer);
+      const last = samples.at(-1);
+      const from = last && (samples.find((s) => s.at >= last.at - stepSeconds * 1000) ?? samples[0]);
+      const generatorCores = last && from && last.at > from.at ? (last.cpu - from.cpu) / ((last.at - from.at) / 1000) : 0;
+      resolvePromise({ code: code ?? 2, output, generatorCores });
+    });
+  });
+}

@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { kneeOf, searchCapacity, verdictOf } from '../../load/runner/capacity-search.ts';
+import { capacityHtml, capacityJunit } from '../../load/runner/capacity-report.ts';
+import { reportOf, SETTINGS, stepAt } from '../support/capacity.ts';
+import { validatorFor } from '../../core/validation/schemas.ts';
+import { parseXml } from '../support/reports.ts';
+
+test('the search steps up geometrically, then bisects between the last rate held and the first missed', async () => {
+  const rates: number[] = [];
+  const outcome = await searchCapacity(SETTINGS, async (rate) => (rates.push(rate), stepAt(rate, 1000)), () => {});
+  assert.deepEqual(rates.slice(0, 5), [100, 200, 400, 800, 1600]);
+  assert.deepEqual(rates.slice(5), [1200, 1000, 1100]);
+  assert.equal(outcome.ended, 'narrowed');
+  const verdict = verdictOf(outcome, SETTINGS);
+  assert.equal(verdict.capacity, 1000);
+  assert.equal(verdict.generatorLimited, false);
+  assert.match(verdict.sentence, /^1000\/s: at 1100\/s the target broke the SLO on p95 latency/);
+});
+
+test('a first step that misses is followed by steps down; the search stops before its time limit', async () => {
+  const down = await searchCapacity(SETTINGS, async (rate) => stepAt(rate, 30), () => {});
+  assert.deepEqual(down.steps.map((s) => s.rate), [100, 50, 25, 38, 32, 29, 31]);
+  let clock = 0;
+  const lines: string[] = [];
+  const timed = await searchCapacity({ ...SETTINGS, maxDurationMs: 50_000 }, async (rate) => ((clock += 12_000), stepAt(rate, 1e6)), (line) => lines.push(line), () => clock);
+  assert.equal(timed.ended, 'time');
+  assert.equal(timed.steps.length, 3, 'a fourth step of 12 s would end after 50 s');
+  assert.match(lines[0]!, /^\[capacity 12s\/50s\] step 1: 100\/s .* held$/);
+  assert.match(verdictOf(timed, SETTINGS).sentence, /^At least 400\/s: every rate measured met the SLOs \(the search ended at its time limit\)/);
+});
+
+test('the generator is named when k6 dropped iterations with VUs free, or ran out of CPU', async () => {
+  const dropped = (rate: number) => stepAt(rate, 1e6, rate > 800 ? { dropped: 50, thresholds: [{ slo: 'maxDroppedIterations', metric: 'dropped_iterations', expression: 'count<=0', observed: 'count=50', passed: false }] } : {});
+  const verdict = verdictOf(await searchCapacity(SETTINGS, async (rate) => dropped(rate), () => {}), SETTINGS);
+  assert.match(verdict.sentence, /^At least 8\d\d\/s: the generator, not the target, ran out/);
+  // The same dropped iterations, with the target's latency keeping every VU busy, are the target's.
+  const busy = (rate: number) => dropped(rate).dropped ? { ...dropped(rate), iterationMeanMs: 500, vusExhausted: true, vusPeak: 200 } : dropped(rate);
+  const target = verdictOf(await searchCapacity(SETTINGS, async (rate) => busy(rate), () => {}), SETTINGS);
+  assert.equal(target.generatorLimited, false);
+  assert.match(target.sentence, /kept all 200 VUs busy/);
+  const cpu = verdictOf(await searchCapacity(SETTINGS, async (rate) => stepAt(rate, 1000, rate > 1000 ? { generatorCores: 1.9 } : {}), () => {}), SETTINGS);
+  assert.equal(cpu.generatorLimited, true);
+});
+
+test('the knee is the first rate whose p95 exceeds k times the lowest rate\'s, by at least 5 ms', () => {
+  const steps = [100, 200, 400, 800, 1600].map((r) => stepAt(r, 1000));
+  assert.deepEqual({ below: kneeOf(steps, 3).below, above: kneeOf(steps, 3).above }, { below: 400, above: 800 });
+  const flat = [100, 200].map((r) => stepAt(r, 1e6, { latencyMs: { p50: 1, p95: r === 100 ? 1 : 4, p99: 5 } }));
+  assert.equal(kneeOf(flat, 3).above, null, 'a rise of 3 ms is noise, not a knee');
+});
+
+test('capacity.json follows its schema, and JUnit has one test case per SLO at the capacity, well-formed for any text', () => {
+  const report = reportOf([100, 200, 400, 800, 1600].map((r) => stepAt(r, 1000)));
+  const validate = validatorFor('capacity-report');
+  assert.ok(validate(JSON.parse(JSON.stringify(report))), JSON.stringify(validate.errors));
+  assert.equal(validate({ ...report, extra: 1 }), false, 'strict: no property the schema does not name');
+
+  const hostile = 'x]]><y a="&\'">\u0000\u001b\uD800 </testsuite>';
+  const steps = [100, 200].map((r) => stepAt(r, 1000, { thresholds: [{ slo: 'p95Ms', metric: `http_req_duration{op:${hostile}}`, expression: hostile, observed: hostile, passed: r === 100 }] }));
+  const xml = capacityJunit(reportOf(steps, hostile));
+  const document = parseXml(xml);
+  assert.ok(document);
+  assert.doesNotMatch(xml, /[\u0000\u001b]|\uD800/);
+  assert.equal((xml.match(/<testcase /g) ?? []).length, 1, 'one test case per threshold at 200/s');
+  const html = capacityHtml(reportOf(steps, hostile));
+  assert.doesNotMatch(html, /<y a=|<\/testsuite>/, 'text is escaped');
+  assert.equal((html.match(/<\/script>/g) ?? []).length, 2, 'no text closes a script element');
+});
