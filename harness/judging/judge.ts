@@ -5,6 +5,7 @@ import type { Redactor } from '../secrets/redact.ts';
 import { reportSafe } from '../secrets/report-text.ts';
 import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { size } from '../client/evidence.ts';
+import { curlOf } from '../reproduction/curl.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
 /**
@@ -105,6 +106,7 @@ export function judgeAnswer(response: ApiResponse, redactor: Redactor): void {
     `  expected: ${findings.map((f) => f.expected).join('; ')}`,
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     ...findings.map((f) => `  - ${f.problem}`),
+    ...reproduction(response),
   ].join('\n')), { fatal: true });
 }
 
@@ -160,6 +162,7 @@ export function describeUnjudged(response: ApiResponse, problems: string[], reda
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     // A schema error can quote the target (an unknown property's name): redacted like the body.
     ...problems.map((p) => `  - ${redactor.text(p)}`),
+    ...reproduction(response),
   ].join('\n');
 }
 
@@ -188,7 +191,17 @@ function describeFailure(response: ApiResponse, expected: Expectation, statuses:
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     // A schema error can quote the target (an unknown property's name): redacted like the body.
     ...problems.map((p) => `  - ${redactor.text(p)}`),
+    ...reproduction(response),
   ].join('\n');
+}
+
+/**
+ * The lines of a failure that reproduce its exchange: a curl command with every secret an environment variable
+ * (harness/reproduction/curl.ts). None for a response the client did not record (one a test made up).
+ */
+function reproduction(response: ApiResponse): string[] {
+  const curl = response.exchange ? curlOf(response.exchange) : undefined;
+  return curl === undefined ? [] : ['  reproduce (the MOMO_* variables of .env.example set):', ...curl.split('\n').map((line) => `    ${line}`)];
 }
 
 function bodyText(text: string, redactor: Redactor): string {
