@@ -13,8 +13,9 @@ import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
  * Its message quotes the target, so it is made safe for every report here, whoever built it (reportSafe).
  */
 export class ConformanceFailure extends Error {
-  constructor(message: string) {
-    super(reportSafe(message));
+  /** `reproduce`: the answer the failure is about; the message then ends with the curl command that asks for it again. */
+  constructor(message: string, reproduce?: ApiResponse) {
+    super(reportSafe([message, ...(reproduce ? reproduction(reproduce) : [])].join('\n')));
     this.name = 'ConformanceFailure';
   }
 }
@@ -70,7 +71,7 @@ export function judge(response: ApiResponse, expected: Expectation, profile: Pro
     if (actual !== expected.code) problems.push(`the error code is ${actual === undefined ? 'missing' : JSON.stringify(actual)}, not "${expected.code}"`);
   }
 
-  if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor));
+  if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor), response);
 }
 
 /**
@@ -106,8 +107,7 @@ export function judgeAnswer(response: ApiResponse, redactor: Redactor): void {
     `  expected: ${findings.map((f) => f.expected).join('; ')}`,
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     ...findings.map((f) => `  - ${f.problem}`),
-    ...reproduction(response),
-  ].join('\n')), { fatal: true });
+  ].join('\n'), response), { fatal: true });
 }
 
 /** What is wrong with a response's body for its status, per the contract; empty when nothing is. */
@@ -191,7 +191,6 @@ function describeFailure(response: ApiResponse, expected: Expectation, statuses:
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     // A schema error can quote the target (an unknown property's name): redacted like the body.
     ...problems.map((p) => `  - ${redactor.text(p)}`),
-    ...reproduction(response),
   ].join('\n');
 }
 
