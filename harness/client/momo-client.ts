@@ -2,7 +2,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../../core/products.ts';
 import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import { bindingOf, isServedUnder, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
-import type { Redactor } from '../secrets/redact.ts';
+import type { Redactor, SecretKind } from '../secrets/redact.ts';
 import { reportSafe } from '../secrets/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
 import { bodyForEvidence, type BodyCut } from './evidence.ts';
@@ -34,9 +34,14 @@ export interface ExchangeCredentials {
   subscriptionKey?: Product;
   /** Authorization: Basic, with the API user of this product. */
   basic?: Product;
+  /** Authorization: Basic, with a credential of no API user of the run (a wrong key, say). */
+  otherBasic?: true;
   /** Authorization: Bearer, with an access token of this product's API user, which the token operation at `tokenUrl` issues. */
   accessToken?: { product: Product; tokenUrl: string };
-  /** Authorization: Bearer, with a token no operation of the API user alone issues (a consent token). */
+  /**
+   * Authorization: Bearer, with a token that fetching one for the API user would not give: a consent token, or one
+   * the run did not fetch (forged, say).
+   */
   otherToken?: true;
 }
 
@@ -240,11 +245,16 @@ export class MomoClient {
   private credentialsOf(operation: OperationRef, key: CallOptions['subscriptionKey'], authorization: string | undefined): ExchangeCredentials | undefined {
     const credentials: ExchangeCredentials = {};
     if (key !== undefined && key !== 'none' && 'product' in key) credentials.subscriptionKey = key.product;
-    const scheme = authorization?.split(' ')[0]?.toLowerCase();
-    if (scheme === 'basic') credentials.basic = operation.product;
-    if (scheme === 'bearer') {
+    const [scheme, value = ''] = (authorization ?? '').split(' ');
+    // Only a credential the run holds (an API user's, a token it fetched) can be had again from the variables.
+    const held = (kind: SecretKind) => this.options.redactor.seen(value).some((seen) => seen.kind === kind);
+    if (scheme?.toLowerCase() === 'basic') {
+      if (held('Basic credential')) credentials.basic = operation.product;
+      else credentials.otherBasic = true;
+    }
+    if (scheme?.toLowerCase() === 'bearer') {
       // The catalogue says which credential the operation takes: an API user's access token, or a consent token.
-      if (OPERATIONS[operation.id].credential === 'bearer' && isServedUnder('createAccessToken', operation.product)) {
+      if (OPERATIONS[operation.id].credential === 'bearer' && isServedUnder('createAccessToken', operation.product) && held('access token')) {
         const bases = { gateway: this.options.baseUrl, provisioning: this.options.sandboxUrl };
         credentials.accessToken = { product: operation.product, tokenUrl: urlOf('createAccessToken', operation.product, bases) };
       } else {

@@ -15,6 +15,9 @@ import { SUBSCRIPTION_KEY_HEADER } from '../../core/catalogue/headers.ts';
 /** The variable a reproduction reads a bearer token from, when it fetches one or the user must give one. */
 export const TOKEN_VARIABLE = 'MOMO_TOKEN';
 
+/** The variable a reproduction reads a Basic credential from when the run's was none of its API users'. */
+export const BASIC_VARIABLE = 'MOMO_BASIC_CREDENTIAL';
+
 /** The command that reproduces an exchange, or undefined when the evidence does not hold its request (budget spent). */
 export function curlOf(exchange: Exchange): string | undefined {
   if (exchange.omitted !== undefined) return undefined;
@@ -50,6 +53,10 @@ function authorization(name: string, value: string, exchange: Exchange, lines: s
     const { userId, apiKey } = secretVariablesOf(credentials.basic);
     return ['-u', `"$${userId}:$${apiKey}"`];
   }
+  if (credentials?.otherBasic) {
+    lines.push(`# ${BASIC_VARIABLE}: the run sent the credential of no API user of its own (a wrong key, say), redacted; set ${BASIC_VARIABLE} to such a one (base64 of <user id>:<key>)`);
+    return ['-H', `${quote(`${name}: Basic `)}"$${BASIC_VARIABLE}"`];
+  }
   if (credentials?.accessToken) {
     const { product, tokenUrl } = credentials.accessToken;
     const names = secretVariablesOf(product);
@@ -58,7 +65,7 @@ function authorization(name: string, value: string, exchange: Exchange, lines: s
       `${TOKEN_VARIABLE}=$(curl -sS -X POST -u "$${names.userId}:$${names.apiKey}" -H ${quote(`${SUBSCRIPTION_KEY_HEADER}: `)}"$${names.subscriptionKey}" ${quote(tokenUrl)} | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).access_token')`,
     );
   } else {
-    lines.push(`# ${TOKEN_VARIABLE}: the token the run sent is redacted and not kept; set ${TOKEN_VARIABLE} to one of the same kind (a consent token: bc-authorize, then the oauth2 token operation)`);
+    lines.push(`# ${TOKEN_VARIABLE}: the token the run sent is redacted, and fetching one for the API user would not give its like (a consent token, or one the scenario made); set ${TOKEN_VARIABLE} to one of its kind`);
   }
   const scheme = value.split(' ')[0] ?? 'Bearer';
   return ['-H', `${quote(`${name}: ${scheme} `)}"$${TOKEN_VARIABLE}"`];

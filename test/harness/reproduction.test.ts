@@ -44,7 +44,9 @@ test('Basic credentials become -u with the API user\'s variables; a consent toke
   const basic = curlOf({ ...requestToPay({ headers: { Authorization: 'Basic [REDACTED]' } }), credentials: { basic: 'disbursement' } })!;
   assert.match(basic, /-u "\$MOMO_DISBURSEMENT_USER_ID:\$MOMO_DISBURSEMENT_API_KEY"/);
   const consent = curlOf({ ...requestToPay({ headers: { Authorization: 'Bearer [REDACTED]' } }), credentials: { otherToken: true } })!;
-  assert.match(consent, /^# MOMO_TOKEN: .*consent token/m);
+  assert.match(consent, /^# MOMO_TOKEN: .*a consent token/m);
+  const wrong = curlOf({ ...requestToPay({ headers: { Authorization: 'Basic [REDACTED]' } }), credentials: { otherBasic: true } })!;
+  assert.match(wrong, /-H 'Authorization: Basic '"\$MOMO_BASIC_CREDENTIAL"/);
   assert.match(consent, /-H 'Authorization: Bearer '"\$MOMO_TOKEN"/);
   assert.equal(curlOf({ operation: 'x', request: { method: 'GET', url: 'http://h/', headers: {} }, omitted: 'budget spent' }), undefined);
 });
