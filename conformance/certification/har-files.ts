@@ -14,9 +14,15 @@ export function writeHarFiles(reportsDir: string, scenarios: readonly ScenarioEv
   const dir = join(reportsDir, HAR_FOLDER);
   rmSync(dir, { recursive: true, force: true });
   const written: string[] = [];
+  const taken = new Set<string>();
   for (const scenario of scenarios) {
     if (scenario.exchanges.length === 0) continue;
-    const file = join(dir, `${harFileName(scenario)}.har`);
+    // Two examples of one outline row can share a line: the second gets -2, and so on.
+    const name = harFileName(scenario);
+    let unique = name;
+    for (let n = 2; taken.has(unique); n += 1) unique = `${name}-${n}`;
+    taken.add(unique);
+    const file = join(dir, `${unique}.har`);
     mkdirSync(dir, { recursive: true });
     const har = harOf({ title: `${scenario.feature} › ${scenario.name}`, exchanges: scenario.exchanges }, creator, now.toISOString());
     writeFileSync(file, `${JSON.stringify(har, null, 2)}\n`);
