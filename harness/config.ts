@@ -106,6 +106,15 @@ export const CONFIG_VARIABLES = {
 
 type Variable = keyof typeof CONFIG_VARIABLES;
 
+/**
+ * The variables that hold a product's secrets: its subscription key, and the id and API key of an existing API
+ * user. A reproduction (harness/reproduction/) names them in place of the values.
+ */
+export function secretVariablesOf(product: Product): { subscriptionKey: Variable; userId: Variable; apiKey: Variable } {
+  const upper = product.toUpperCase();
+  return { subscriptionKey: `MOMO_${upper}_KEY` as Variable, userId: `MOMO_${upper}_USER_ID` as Variable, apiKey: `MOMO_${upper}_API_KEY` as Variable };
+}
+
 export function loadConfig(env: Record<string, string | undefined>): HarnessConfig {
   const problems: string[] = [];
   const read = (name: Variable): string | undefined => {
@@ -163,19 +172,19 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   const subscriptionKeys = {} as Record<Product, string | undefined>;
   const apiUsers = {} as Record<Product, ApiUserCredentials | undefined>;
   for (const product of PRODUCTS) {
-    const upper = product.toUpperCase();
-    subscriptionKeys[product] = read(`MOMO_${upper}_KEY` as Variable);
-    const userId = read(`MOMO_${upper}_USER_ID` as Variable);
-    const apiKey = read(`MOMO_${upper}_API_KEY` as Variable);
+    const names = secretVariablesOf(product);
+    subscriptionKeys[product] = read(names.subscriptionKey);
+    const userId = read(names.userId);
+    const apiKey = read(names.apiKey);
     if ((userId === undefined) !== (apiKey === undefined)) {
-      problems.push(`MOMO_${upper}_USER_ID and MOMO_${upper}_API_KEY go together: set both or neither`);
+      problems.push(`${names.userId} and ${names.apiKey} go together: set both or neither`);
     } else if (userId && apiKey) {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId)) problems.push(`MOMO_${upper}_USER_ID must be a UUID v4`);
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId)) problems.push(`${names.userId} must be a UUID v4`);
       apiUsers[product] = { userId, apiKey };
     }
   }
   if (baseUrl !== undefined) {
-    const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => `MOMO_${p.toUpperCase()}_KEY`);
+    const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => secretVariablesOf(p).subscriptionKey);
     if (missing.length > 0) problems.push(`with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`);
   }
 

@@ -5,10 +5,6 @@
 set -euo pipefail
 
 MINIMUM=1.0.0
-root=$(cd "$(dirname "$0")/.." && pwd)
-bin_dir="$root/.tools/k6/bin"
-built="$bin_dir/k6"
-
 version_of() { "$1" version 2>/dev/null | sed -n 's/^k6 v\([0-9][0-9.]*\).*/\1/p' | head -n 1; }
 recent_enough() {
   local version
@@ -16,21 +12,8 @@ recent_enough() {
   [ -n "$version" ] && [ "$(printf '%s\n%s\n' "$MINIMUM" "$version" | sort -V | head -n 1)" = "$MINIMUM" ]
 }
 
-if command -v k6 >/dev/null 2>&1 && recent_enough "$(command -v k6)"; then
-  command -v k6
-  exit 0
-fi
-if [ -x "$built" ] && recent_enough "$built"; then
-  echo "$built"
-  exit 0
-fi
-if ! command -v go >/dev/null 2>&1; then
-  echo "k6 ${MINIMUM} or newer is needed for the load tests and neither k6 nor Go is installed: install k6 (https://grafana.com/docs/k6/latest/set-up/install-k6/) or Go, then run the command again." >&2
-  exit 3
-fi
-
-mkdir -p "$bin_dir"
-export GOBIN="$bin_dir" GOFLAGS="${GOFLAGS:--buildvcs=false}"
+source "$(dirname "$0")/go-tool.sh"
+use_or_prepare k6 recent_enough "k6 ${MINIMUM} or newer is needed for the load tests and neither k6 nor Go is installed: install k6 (https://grafana.com/docs/k6/latest/set-up/install-k6/) or Go, then run the command again."
 echo "Building k6 with $(go version | cut -d' ' -f3) into .tools/k6 (once; it takes a few minutes)..." >&2
 # The release the issue names first; otherwise the newest release of k6 the module proxy serves.
 if ! go install go.k6.io/k6/v2@v2.3.0 >&2 2>/dev/null; then

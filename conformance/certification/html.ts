@@ -1,6 +1,5 @@
-import type { Exchange } from '../../harness/client/momo-client.ts';
 import { reportSafe } from '../../harness/secrets/report-text.ts';
-import type { CertificationReport, ReportedRequirement, ReportedScenario } from './report.ts';
+import type { CertificationReport, ReportedExchange, ReportedRequirement, ReportedScenario } from './report.ts';
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
 
@@ -154,7 +153,7 @@ ${exchanges}
 </details>`;
 }
 
-function exchangeBlock(exchange: Exchange): string {
+function exchangeBlock(exchange: ReportedExchange): string {
   const { request, response } = exchange;
   if (exchange.omitted !== undefined) {
     return `<div class="exchange omitted">
@@ -168,6 +167,7 @@ function exchangeBlock(exchange: Exchange): string {
   return `<div class="exchange">
 <p class="exchange-line"><b>${escape(exchange.operation)}</b> → ${escape(outcome)}</p>
 <div class="pair"><pre class="request">${escape(requestText)}</pre>${response ? `<pre class="response">${escape(responseText)}</pre>` : ''}</div>
+${exchange.curl !== undefined ? `<details class="reproduce"><summary>Reproduce with curl (the MOMO_* variables of .env.example set)</summary><pre class="curl">${escape(exchange.curl)}</pre></details>` : ''}
 </div>`;
 }
 

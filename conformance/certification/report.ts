@@ -1,5 +1,7 @@
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
 import type { RunSummary } from '../results/ledger.ts';
+import type { Exchange } from '../../harness/client/momo-client.ts';
+import { curlOf } from '../../harness/reproduction/curl.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import { specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';
@@ -38,7 +40,11 @@ export interface ReportedRequirement extends Requirement {
 export interface ReportedScenario extends ScenarioEvidence {
   /** The requirements its '@req:' tags name. */
   requirements: string[];
+  exchanges: ReportedExchange[];
 }
+
+/** An exchange of the evidence; in a failed scenario, with the curl command that sends it again (harness/reproduction/curl.ts). */
+export type ReportedExchange = Exchange & { curl?: string };
 
 export interface ReportInputs {
   harness: { name: string; version: string };
@@ -72,8 +78,14 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     problems: certification.problems,
     waivers: certification.waivers.map(({ waiver, status }) => ({ ...waiver, status })),
     requirements: certification.requirements.map(({ requirement, ...verdict }) => ({ ...requirement, specOperations: specOperationsOf(requirement), ...verdict })),
-    scenarios: inputs.scenarios.map((s) => ({ ...s, requirements: requirementIdsOf(s.tags) })),
+    scenarios: inputs.scenarios.map((s) => ({ ...s, requirements: requirementIdsOf(s.tags), exchanges: s.verdict === 'failed' ? s.exchanges.map(withCurl) : s.exchanges })),
   };
+}
+
+/** Each exchange of a failed scenario carries the command that reproduces it, run in order the scenario's calls. */
+function withCurl(exchange: Exchange): ReportedExchange {
+  const curl = curlOf(exchange);
+  return curl === undefined ? exchange : { ...exchange, curl };
 }
 
 /** The lines `npm start` ends with: requirements covered and passed out of the total, operations out of 19. */

@@ -9,6 +9,7 @@ import { sha256, writeBundle, type BundleEntry } from './bundle.ts';
 import type { EvidenceCollector } from './evidence.ts';
 import type { KeyObject } from 'node:crypto';
 import { keyIdOf, signStatement, statementOf, type Subject, type TestResult } from './signing.ts';
+import { writeHarFiles } from './har-files.ts';
 import { renderHtml } from './html.ts';
 import { buildReport, closingLines, type CertificationReport } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
@@ -77,6 +78,9 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const indexHtml = join(dir, 'index.html');
   writeFileSync(join(dir, 'certification.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(indexHtml, renderHtml(report));
+
+  // Each scenario's exchanges as HAR 1.2, beside the conformance reports: the bundle takes them in with those.
+  writeHarFiles(inputs.conformanceDir, report.scenarios, harness, now);
 
   const bundle = join(dir, `certification-${now.toISOString().replace(/[:.]/g, '-')}.tar.gz`);
   const entries: BundleEntry[] = [

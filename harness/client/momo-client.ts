@@ -1,8 +1,8 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../../core/products.ts';
-import type { OperationId } from '../../core/catalogue/operations.ts';
-import { bindingOf, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
-import type { Redactor } from '../secrets/redact.ts';
+import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
+import { bindingOf, isServedUnder, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
+import type { Redactor, SecretKind } from '../secrets/redact.ts';
 import { reportSafe } from '../secrets/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
 import { bodyForEvidence, type BodyCut } from './evidence.ts';
@@ -13,12 +13,36 @@ import { bodyForEvidence, type BodyCut } from './evidence.ts';
  */
 export interface Exchange {
   operation: string;
+  /** When the request was sent (ISO 8601): where a HAR entry starts. */
+  startedAt?: string;
+  /** Whose secrets the request carried, never their values: what a reproduction names as environment variables. */
+  credentials?: ExchangeCredentials;
   request: { method: string; url: string; headers: Record<string, string>; body?: string; bodyCut?: BodyCut };
   response?: { status: number; headers: Record<string, string>; body: string; durationMs: number; bodyCut?: BodyCut };
   /** Set when no response came: the target could not be reached or did not answer in time. */
   transportError?: string;
   /** Set when the run's evidence budget was spent: the call and its outcome, and why nothing more is kept. */
   omitted?: string;
+}
+
+/**
+ * Whose secrets a request carried, so that a reproduction (harness/reproduction/curl.ts) can name the variables
+ * that hold them (harness/config.ts secretVariablesOf) where the evidence shows [REDACTED].
+ */
+export interface ExchangeCredentials {
+  /** The product whose subscription key was sent. */
+  subscriptionKey?: Product;
+  /** Authorization: Basic, with the API user of this product. */
+  basic?: Product;
+  /** Authorization: Basic, with a credential of no API user of the run (a wrong key, say). */
+  otherBasic?: true;
+  /** Authorization: Bearer, with an access token of this product's API user, which the token operation at `tokenUrl` issues. */
+  accessToken?: { product: Product; tokenUrl: string };
+  /**
+   * Authorization: Bearer, with a token that fetching one for the API user would not give: a consent token, or one
+   * the run did not fetch (forged, say).
+   */
+  otherToken?: true;
 }
 
 /** Which operation a call is, and for which product: the key to its contract. */
@@ -46,6 +70,8 @@ export interface ApiResponse {
   /** Set when the body exceeded maxResponseBytes (this many): the rest was not read. */
   exceededLimit?: number;
   durationMs: number;
+  /** The exchange as the evidence holds it (redacted): what a failure's reproduction is made from. */
+  exchange?: Exchange;
 }
 
 /** The target could not be reached or did not answer: the run could not test, which is not a failure to conform. */
@@ -215,6 +241,29 @@ export class MomoClient {
     if (!this.options.dispatcher) await this.dispatcher.close();
   }
 
+  /** Whose secrets a call sends: the product of its subscription key, and of the API user behind its Authorization. */
+  private credentialsOf(operation: OperationRef, key: CallOptions['subscriptionKey'], authorization: string | undefined): ExchangeCredentials | undefined {
+    const credentials: ExchangeCredentials = {};
+    if (key !== undefined && key !== 'none' && 'product' in key) credentials.subscriptionKey = key.product;
+    const [scheme, value = ''] = (authorization ?? '').split(' ');
+    // Only a credential the run holds (an API user's, a token it fetched) can be had again from the variables.
+    const held = (kind: SecretKind) => this.options.redactor.seen(value).some((seen) => seen.kind === kind);
+    if (scheme?.toLowerCase() === 'basic') {
+      if (held('Basic credential')) credentials.basic = operation.product;
+      else credentials.otherBasic = true;
+    }
+    if (scheme?.toLowerCase() === 'bearer') {
+      // The catalogue says which credential the operation takes: an API user's access token, or a consent token.
+      if (OPERATIONS[operation.id].credential === 'bearer' && isServedUnder('createAccessToken', operation.product) && held('access token')) {
+        const bases = { gateway: this.options.baseUrl, provisioning: this.options.sandboxUrl };
+        credentials.accessToken = { product: operation.product, tokenUrl: urlOf('createAccessToken', operation.product, bases) };
+      } else {
+        credentials.otherToken = true;
+      }
+    }
+    return Object.keys(credentials).length > 0 ? credentials : undefined;
+  }
+
   private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
     if (this.unanswered >= GIVE_UP_AFTER_UNANSWERED && this.lastUnanswered) {
       const { error, explanation } = this.lastUnanswered;
@@ -244,7 +293,8 @@ export class MomoClient {
       headers['Content-Type'] = 'application/json';
     }
     const redact = this.options.redactor;
-    const evidence: Exchange = { operation: operation.label, request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? requestBodyEvidence(redact.body(body), body) : {}) } };
+    const credentials = this.credentialsOf(operation, key, o.authorization);
+    const evidence: Exchange = { operation: operation.label, startedAt: new Date().toISOString(), ...(credentials ? { credentials } : {}), request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? requestBodyEvidence(redact.body(body), body) : {}) } };
     const started = performance.now();
     const { connectTimeoutMs, requestTimeoutMs, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = this.options;
     let response: Dispatcher.ResponseData | undefined;
@@ -272,7 +322,7 @@ export class MomoClient {
     const exceeded = read.exceeded ? { exceededLimit: maxResponseBytes } : {};
     evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), ...bodyForEvidence(redact.body(read.text), { bytes: read.bytes, ...exceeded }), durationMs };
     this.options.onExchange?.(evidence);
-    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(read.text), text: read.text, ...exceeded, durationMs };
+    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(read.text), text: read.text, ...exceeded, durationMs, exchange: evidence };
     this.options.onResponse?.(result);
     return result;
   }

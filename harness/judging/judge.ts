@@ -5,6 +5,7 @@ import type { Redactor } from '../secrets/redact.ts';
 import { reportSafe } from '../secrets/report-text.ts';
 import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { size } from '../client/evidence.ts';
+import { curlOf } from '../reproduction/curl.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 
 /**
@@ -12,8 +13,9 @@ import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
  * Its message quotes the target, so it is made safe for every report here, whoever built it (reportSafe).
  */
 export class ConformanceFailure extends Error {
-  constructor(message: string) {
-    super(reportSafe(message));
+  /** `reproduce`: the answer the failure is about; the message then ends with the curl command that asks for it again. */
+  constructor(message: string, reproduce?: ApiResponse) {
+    super(reportSafe([message, ...(reproduce ? reproduction(reproduce) : [])].join('\n')));
     this.name = 'ConformanceFailure';
   }
 }
@@ -69,7 +71,7 @@ export function judge(response: ApiResponse, expected: Expectation, profile: Pro
     if (actual !== expected.code) problems.push(`the error code is ${actual === undefined ? 'missing' : JSON.stringify(actual)}, not "${expected.code}"`);
   }
 
-  if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor));
+  if (problems.length > 0) throw new ConformanceFailure(describeFailure(response, expected, statuses, problems, redactor), response);
 }
 
 /**
@@ -105,7 +107,7 @@ export function judgeAnswer(response: ApiResponse, redactor: Redactor): void {
     `  expected: ${findings.map((f) => f.expected).join('; ')}`,
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     ...findings.map((f) => `  - ${f.problem}`),
-  ].join('\n')), { fatal: true });
+  ].join('\n'), response), { fatal: true });
 }
 
 /** What is wrong with a response's body for its status, per the contract; empty when nothing is. */
@@ -160,6 +162,7 @@ export function describeUnjudged(response: ApiResponse, problems: string[], reda
     `  received: HTTP ${response.status} ${bodyText(response.text, redactor)}`,
     // A schema error can quote the target (an unknown property's name): redacted like the body.
     ...problems.map((p) => `  - ${redactor.text(p)}`),
+    ...reproduction(response),
   ].join('\n');
 }
 
@@ -189,6 +192,15 @@ function describeFailure(response: ApiResponse, expected: Expectation, statuses:
     // A schema error can quote the target (an unknown property's name): redacted like the body.
     ...problems.map((p) => `  - ${redactor.text(p)}`),
   ].join('\n');
+}
+
+/**
+ * The lines of a failure that reproduce its exchange: a curl command with every secret an environment variable
+ * (harness/reproduction/curl.ts). None for a response the client did not record (one a test made up).
+ */
+function reproduction(response: ApiResponse): string[] {
+  const curl = response.exchange ? curlOf(response.exchange) : undefined;
+  return curl === undefined ? [] : ['  reproduce (the MOMO_* variables of .env.example set):', ...curl.split('\n').map((line) => `    ${line}`)];
 }
 
 function bodyText(text: string, redactor: Redactor): string {

@@ -63,7 +63,7 @@ export function expectConsentTokenLifetime(world: MomoWorld, seconds: number): v
   const consent = currentConsent(world);
   if (consent.tokenExpiresIn !== seconds) {
     const response = world.response!;
-    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §2.7, §8: a consent access token is valid ${seconds} seconds by default\n  expected: expires_in ${seconds}\n  received: expires_in ${JSON.stringify(consent.tokenExpiresIn)}`);
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §2.7, §8: a consent access token is valid ${seconds} seconds by default\n  expected: expires_in ${seconds}\n  received: expires_in ${JSON.stringify(consent.tokenExpiresIn)}`, response);
   }
 }
 
@@ -135,7 +135,7 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   const gender = (response.json as { gender?: string }).gender;
   const expectedCase = world.harness.behaviour.genderCase;
   if (gender && gender !== (expectedCase === 'upper' ? gender.toUpperCase() : gender.toLowerCase())) {
-    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §2.11: gender is "${gender}", not written in ${expectedCase} case (profile ${world.config.profile})`);
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §2.11: gender is "${gender}", not written in ${expectedCase} case (profile ${world.config.profile})`, response);
   }
 }
 

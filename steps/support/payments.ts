@@ -368,7 +368,7 @@ export function depart(world: MomoWorld, response: ApiResponse, what: string, ex
     `${response.operation.label} — ${response.operation.section}: ${what}`,
     `  expected: ${expected}`,
     `  received: ${world.harness.redactor.text(JSON.stringify(received))}`,
-  ].join('\n'));
+  ].join('\n'), response);
 }
 
 function requestToPayOf(world: MomoWorld): Payment {

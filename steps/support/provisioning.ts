@@ -51,7 +51,7 @@ export async function expectApiUserReadsBack(world: MomoWorld): Promise<void> {
   await readApiUser(world);
   const record = world.expect({ status: 200, what: 'an API user reads back' }).json as { providerCallbackHost: string };
   if (record.providerCallbackHost !== world.config.callbackHost) {
-    throw new ConformanceFailure(`get API user — §4.5 #16: providerCallbackHost is "${record.providerCallbackHost}", not the "${world.config.callbackHost}" it was registered with`);
+    throw new ConformanceFailure(`get API user — §4.5 #16: providerCallbackHost is "${record.providerCallbackHost}", not the "${world.config.callbackHost}" it was registered with`, world.response);
   }
 }
 

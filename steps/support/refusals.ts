@@ -140,7 +140,7 @@ export async function readBalanceWithKeyMistake(world: MomoWorld, mistake: strin
 export function expectGatewayRefusal(world: MomoWorld): void {
   const body = world.expect({ status: 401, what: 'the gateway refuses a call without the product\'s subscription key (§5.1)' }).json as { statusCode?: unknown };
   if (body?.statusCode !== 401) {
-    throw new ConformanceFailure(`${world.response!.operation.label} — §5.1: the gateway's refusal must be {statusCode: 401, message}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+    throw new ConformanceFailure(`${world.response!.operation.label} — §5.1: the gateway's refusal must be {statusCode: 401, message}; got ${JSON.stringify(world.harness.redactor.json(body))}`, world.response);
   }
 }
 
@@ -167,7 +167,7 @@ export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<
 export function expectOAuthRefusal(world: MomoWorld): void {
   const body = world.expect({ status: 401, what: 'a caller without a valid access token is refused (§7, 401 with {error})' }).json as { error?: unknown };
   if (typeof body?.error !== 'string') {
-    throw new ConformanceFailure(`${world.response!.operation.label} — §7: a caller without a valid access token must be answered 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`);
+    throw new ConformanceFailure(`${world.response!.operation.label} — §7: a caller without a valid access token must be answered 401 with {error}; got ${JSON.stringify(world.harness.redactor.json(body))}`, world.response);
   }
 }
 

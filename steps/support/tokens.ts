@@ -40,7 +40,7 @@ export function expectTokenIssued(world: MomoWorld): void {
   const { token_type: tokenType } = response.json as { token_type: string };
   const expected = world.harness.behaviour.tokenType;
   if (tokenType !== expected) {
-    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §5.3: token_type is "${tokenType}", not "${expected}" (profile ${world.config.profile})`);
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section}, §5.3: token_type is "${tokenType}", not "${expected}" (profile ${world.config.profile})`, response);
   }
 }
 
@@ -65,7 +65,7 @@ export function expectNotCached(world: MomoWorld): void {
   const cacheControl = response.headers['cache-control'];
   const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
   if (!directives.includes('no-store')) {
-    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section} and RFC 6749 §5.1: expected the header Cache-Control: no-store, received ${cacheControl === undefined ? 'no Cache-Control header' : `Cache-Control: ${cacheControl}`}`);
+    throw new ConformanceFailure(`${response.operation.label} — ${response.operation.section} and RFC 6749 §5.1: expected the header Cache-Control: no-store, received ${cacheControl === undefined ? 'no Cache-Control header' : `Cache-Control: ${cacheControl}`}`, response);
   }
 }
 
@@ -149,7 +149,7 @@ export function expectNoCallRefused(world: MomoWorld): void {
     '  expected: every call answered 200',
     `  received: ${refused.length} of ${calls.length} calls refused:`,
     ...refused.map((c) => `    at ${c.atMs} ms: HTTP ${c.response.status} ${world.harness.redactor.text(c.response.text)}`),
-  ].join('\n'));
+  ].join('\n'), first);
 }
 
 export function expectTokenRenewed(world: MomoWorld): void {

@@ -608,3 +608,22 @@ test('a long body that is read whole is cut in the evidence only, saying where a
     }
   });
 });
+
+test('each exchange records whose secrets it carried, never their values: a reproduction fetches again only what the run held', async () => {
+  const { agent, client, exchanges, redactor } = setup();
+  agent.get(BASE).intercept({ path: pathOf('getBalance', 'collection'), method: 'GET' }).reply(200, {}).times(2);
+  agent.get(BASE).intercept({ path: pathOf('createAccessToken', 'disbursement'), method: 'POST' }).reply(200, {}).times(2);
+  redactor.add(JWT, 'access token');
+  redactor.addBasicCredential(USER, 'api-key-of-the-user');
+  await client.getBalance('collection', BEARER);
+  await client.getBalance('collection', 'Bearer forged-token-value');
+  await client.createAccessToken('disbursement', basicCredential(USER, 'api-key-of-the-user'));
+  await client.createAccessToken('disbursement', basicCredential(USER, 'a-wrong-key'), { subscriptionKey: { product: 'collection' } });
+  assert.deepEqual(exchanges.map((e) => e.credentials), [
+    { subscriptionKey: 'collection', accessToken: { product: 'collection', tokenUrl: `${SANDBOX}${pathOf('createAccessToken', 'collection')}` } },
+    { subscriptionKey: 'collection', otherToken: true },
+    { subscriptionKey: 'disbursement', basic: 'disbursement' },
+    { subscriptionKey: 'collection', otherBasic: true },
+  ]);
+  assert.ok(exchanges.every((e) => e.startedAt !== undefined && !Number.isNaN(Date.parse(e.startedAt))));
+});

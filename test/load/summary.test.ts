@@ -1,20 +1,12 @@
 /** The load run's own logic, without k6: the one-line message without k6 or Go, the k6-operator manifests, and thresholds as JUnit. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { k6OperatorManifests } from '../../load/runner/k8s.ts';
+import { ensureWithoutGo } from '../support/go-tools.ts';
 import { junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../load/runner/summary.ts';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-
 test('without k6 and without Go, the load commands stop with one line that says how to install k6', () => {
-  const root = mkdtempSync(join(tmpdir(), 'momo-nok6-'));
-  mkdirSync(join(root, 'scripts'));
-  copyFileSync(join(ROOT, 'scripts/ensure-k6.sh'), join(root, 'scripts/ensure-k6.sh'));
-  const result = spawnSync('bash', [join(root, 'scripts/ensure-k6.sh')], { env: { PATH: '/usr/bin:/bin' }, encoding: 'utf8' });
+  const result = ensureWithoutGo('ensure-k6.sh');
   assert.equal(result.status, 3);
   assert.equal(result.stdout, '');
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
