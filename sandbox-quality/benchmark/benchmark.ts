@@ -4,6 +4,7 @@
  *   npm run benchmark            # the full run (about 20 minutes on 2 cores)
  *   npm run benchmark -- --quick # the same comparisons, smaller and shorter, to try it out
  *   npm run benchmark -- --generator [--quick]  # only the load script against the minimal script
+ *   npm run benchmark -- --cpu [--quick]        # only the server CPU per request, sandbox against bare Fastify
  *
  * Servers run in their own processes, one at a time; k6 is the load generator. Results go to
  * reports/benchmarks/results.json and into the generated section of docs/benchmarks.md.
@@ -219,6 +220,72 @@ function instructionsPerIteration(url: string, token: string): InstructionCount 
   return { loadScript, minimal, ratio: minimal / loadScript };
 }
 
+interface CpuPerRequest {
+  /** Server CPU time (user + system, every thread) per request, in µs. */
+  bareMicros: number;
+  sandboxMicros: number;
+  /** sandboxMicros / bareMicros. */
+  ratio: number;
+  requests: number;
+}
+
+let clockTicks: number | undefined;
+/** The CPU time a process has used so far, user and system, every thread, in seconds (/proc/<pid>/stat). */
+function cpuSecondsOf(pid: number): number {
+  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // After the command name (which may hold spaces) the fields run from the 3rd; utime and stime are the 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/**
+ * What a request costs the server itself, in CPU time, which the machine's other load barely moves, unlike
+ * requests per second: both servers run at once, each is warmed up, then the minimal script makes a fixed number
+ * of requests to pay against each in turn, bare, sandbox, bare, sandbox, and the server's CPU time (from /proc)
+ * over each run is divided by its requests. The sandbox's request to pay passes the gateway key, the token, body
+ * validation and its state; the bare Fastify route answers 202 with none of that.
+ */
+async function cpuPerRequest(): Promise<CpuPerRequest> {
+  const requests = QUICK ? 30_000 : 100_000;
+  const bare = await startServer('bare');
+  const sandbox = await startServer('sandbox');
+  try {
+    const { token } = await provision(sandbox.url);
+    const run = (server: Server, iterations: number) => {
+      const before = cpuSecondsOf(server.process.pid!);
+      const result = k6(minimalScript(), { ...minimalEnv(server.url, token), BENCH_ITERATIONS: String(iterations) });
+      if (result.iterations !== iterations || result.failedRate > 0) throw new Error(`the CPU run against ${server.url} made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`);
+      return (cpuSecondsOf(server.process.pid!) - before) / iterations;
+    };
+    // Warm-up: the JIT compiles the hot path, and the sandbox's store reaches a steady size.
+    run(bare, requests / 5);
+    run(sandbox, requests / 5);
+    const bareRuns: number[] = [];
+    const sandboxRuns: number[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      bareRuns.push(run(bare, requests));
+      sandboxRuns.push(run(sandbox, requests));
+    }
+    const average = (xs: number[]) => (xs.reduce((a, b) => a + b, 0) / xs.length) * 1e6;
+    const bareMicros = average(bareRuns);
+    const sandboxMicros = average(sandboxRuns);
+    return { bareMicros, sandboxMicros, ratio: sandboxMicros / bareMicros, requests: requests * 2 };
+  } finally {
+    await stop(bare);
+    await stop(sandbox);
+  }
+}
+
+function logCpu(cpu: CpuPerRequest): void {
+  log(`server CPU per request: sandbox request to pay ${fmt(cpu.sandboxMicros, 1)} µs, bare Fastify ${fmt(cpu.bareMicros, 1)} µs: ${fmt(cpu.ratio, 2)}× (target ≤ 1.25×; ${fmt(cpu.requests)} requests each)`);
+}
+
+/** `--cpu`: only the server CPU per request, for working on the sandbox's hot path. */
+async function cpuOnly(): Promise<void> {
+  logCpu(await cpuPerRequest());
+}
+
 /** `--generator`: only the load-script comparison, for working on the generator's hot path. */
 async function generatorOnly(): Promise<void> {
   const sandbox = await startServer('sandbox');
@@ -235,6 +302,7 @@ async function generatorOnly(): Promise<void> {
 async function main(): Promise<void> {
   await buildLoadScripts();
   if (process.argv.includes('--generator')) return generatorOnly();
+  if (process.argv.includes('--cpu')) return cpuOnly();
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
