@@ -14,7 +14,7 @@ class LazyRequestLogger {
 
   constructor(private readonly parent: FastifyBaseLogger, private readonly bindings: Bindings, private readonly options: ChildOptions) {}
 
-  private get real(): FastifyBaseLogger {
+  get real(): FastifyBaseLogger {
     return (this.#child ??= this.parent.child(this.bindings, this.options));
   }
 
@@ -30,37 +30,19 @@ class LazyRequestLogger {
     return ((this.#child ?? this.parent) as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }).isLevelEnabled(level);
   }
 
-  fatal(...args: unknown[]): void {
-    (this.real.fatal as (...a: unknown[]) => void)(...args);
-  }
-
-  error(...args: unknown[]): void {
-    (this.real.error as (...a: unknown[]) => void)(...args);
-  }
-
-  warn(...args: unknown[]): void {
-    (this.real.warn as (...a: unknown[]) => void)(...args);
-  }
-
-  info(...args: unknown[]): void {
-    (this.real.info as (...a: unknown[]) => void)(...args);
-  }
-
-  debug(...args: unknown[]): void {
-    (this.real.debug as (...a: unknown[]) => void)(...args);
-  }
-
-  trace(...args: unknown[]): void {
-    (this.real.trace as (...a: unknown[]) => void)(...args);
-  }
-
-  silent(...args: unknown[]): void {
-    (this.real.silent as (...a: unknown[]) => void)(...args);
-  }
-
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.real.child(bindings, options);
   }
+}
+
+// fatal, error, warn, info, debug, trace and silent, each passed on to the child, built at its first line.
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+for (const level of LEVELS) {
+  Object.defineProperty(LazyRequestLogger.prototype, level, {
+    value(this: LazyRequestLogger, ...args: unknown[]) {
+      (this.real[level] as (...a: unknown[]) => void)(...args);
+    },
+  });
 }
 
 /** Fastify's childLoggerFactory for the sandbox: a lazy child, unless the route sets a level or serializers of its own. */
