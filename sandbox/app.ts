@@ -12,6 +12,7 @@ import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
 import { installBodyParsers, installErrorHandling, installGuards, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
+import { lazyRequestLogger } from './http/request-log.ts';
 import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
 import { accountHandlers } from './routes/accounts.ts';
@@ -75,6 +76,8 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
       const problem = status === 414 ? `has a path segment longer than any path parameter may be (${LONGEST_PATH_PARAMETER} characters)` : 'is not a valid URL (check its percent-encoding)';
       return sendBadRequest(reply, `${request.method} ${path} ${problem}.`, status);
     },
+    // A request's child logger is built only when the request logs (sandbox/http/request-log.ts).
+    childLoggerFactory: lazyRequestLogger,
     // Two log lines per request would cost a load test more than the request itself; debug turns them on.
     logController: new LogController({ disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace' }),
   });

@@ -42,8 +42,8 @@ export const config = {
   callbackHost: text('MOMO_CALLBACK_HOST', '127.0.0.1'),
   /** Base URL of the callback receiver `npm run load` runs; empty when none can be reached. */
   callbackUrl: text('LOAD_CALLBACK_URL', ''),
-  /** Share of answers whose body is checked against its schema (1 checks all). */
-  validateShare: number('LOAD_VALIDATE_SHARE', 0.02),
+  /** Record every answer as a k6 check, not only the failed ones (every body is validated either way). */
+  checkEveryAnswer: number('LOAD_CHECK_EVERY_ANSWER', 0) > 0,
   /** Refresh a cached token this many seconds before it expires (at most a fifth of its life). */
   tokenRefreshSeconds: number('LOAD_TOKEN_REFRESH_SECONDS', 60),
 };

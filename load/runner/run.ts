@@ -48,8 +48,8 @@ function sandboxFor(scenario: string, env: Record<string, string | undefined>): 
 }
 
 const SCENARIO_DEFAULTS: Record<string, Record<string, string>> = {
-  // The smoke run is small enough to check every body.
-  smoke: { LOAD_VALIDATE_SHARE: '1' },
+  // The smoke run is small enough to record every answer as a k6 check, passed or failed.
+  smoke: { LOAD_CHECK_EVERY_ANSWER: '1' },
 };
 
 export interface LoadRunOptions {

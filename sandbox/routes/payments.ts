@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { TRANSACTIONS, isServedUnder, operation } from '../../core/catalogue/routes.ts';
-import { normaliseAmount, toMinor } from '../../core/money.ts';
+import { fromMinor, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { Handler, RouteHandlers } from '../http/serving.ts';
 import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
@@ -90,14 +90,16 @@ async function createPayment(context: SandboxContext, kind: PaymentKind, product
   }
   const party = kind.kind === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : body.payer ?? body.payee;
   const payable = isPositiveAmount(body.amount);
+  // Parsed once: the stored amount is the canonical form of the same minor units (normaliseAmount).
+  const amountMinor = payable ? toMinor(body.amount!) : 0n;
   const tx: Transaction = {
     kind: kind.kind,
     referenceId,
     apiUserId: caller.id,
     product,
     targetEnvironment: request.headers['x-target-environment'] as string,
-    amountMinor: payable ? toMinor(body.amount!) : 0n,
-    amount: payable ? normaliseAmount(body.amount!) : body.amount,
+    amountMinor,
+    amount: payable ? fromMinor(amountMinor) : body.amount,
     currency: body.currency!,
     externalId: body.externalId,
     party,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
+import { faultPlugins } from '../../sandbox-quality/faults/faults.ts';
 import { runLoad } from '../../load/runner/run.ts';
 import { callsByOperation, thresholdResults, type K6Summary } from '../../load/runner/summary.ts';
 
@@ -25,8 +26,10 @@ test('the smoke scenario runs against the embedded sandbox: every iteration made
   assert.deepEqual(checks.filter((c) => c.fails > 0), []);
   assert.equal(metric(summary, 'momo_lost_transactions').count, 0);
   assert.equal(metric(summary, 'momo_unexpected_401').count, 0);
-  assert.equal(metric(summary, 'momo_schema_violations').value, 0);
-  assert.ok((metric(summary, 'momo_schema_violations').fails ?? 0) > 0, 'bodies were validated');
+  // Every body is validated; the counter gets a sample only for a body that departs from its schema.
+  assert.equal(metric(summary, 'momo_schema_violations').count ?? 0, 0);
+  const bodyChecks = Object.values(summary.root_group?.checks ?? {}).filter((c) => /body matches/.test(c.name));
+  assert.ok(bodyChecks.length >= 5 && bodyChecks.every((c) => c.passes > 0), 'every body was validated and recorded');
   assert.ok(thresholdResults(summary).every((t) => t.passed));
   assert.equal(summary.setup_data, undefined, 'the API keys of setup() are not kept');
   assert.doesNotMatch(readFileSync(join(reports, 'summary.json'), 'utf8'), /apiKey/);
@@ -60,5 +63,27 @@ test('one scenario split over two k6 processes with execution segments makes the
     assert.equal(sandbox.context.state.transactions.requesttopay.size, 40, 'together they created all 40 at the one target');
   } finally {
     await sandbox.close();
+  }
+});
+
+test('under load every body is validated: a sandbox whose token answers depart from their schema fails the run on momo_schema_violations', async () => {
+  // expires_in as a string: the token answer is the only body creation-throughput reads, once per VU.
+  const running = await startEmbeddedSandbox({}, { plugins: faultPlugins(['token-expires-in-string']) });
+  const env = {
+    PATH: process.env.PATH, HOME: process.env.HOME,
+    MOMO_BASE_URL: running.baseUrl, MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection, MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement, MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    LOAD_OPERATIONS: 'requestToPay', LOAD_VUS: '4',
+  };
+  try {
+    const reports = mkdtempSync(join(tmpdir(), 'momo-load-fault-'));
+    const { code, output } = await runLoad({ argv: ['creation-throughput', '--iterations', '40', '--reports', reports], env, log: quiet, k6Output: 'pipe' });
+    assert.equal(code, 1, `a crossed threshold fails the run: ${output}`);
+    const summary = JSON.parse(readFileSync(join(reports, 'summary.json'), 'utf8')) as K6Summary;
+    assert.ok((metric(summary, 'momo_schema_violations').count ?? 0) >= 1, 'the departing bodies were counted');
+    assert.deepEqual(thresholdResults(summary).filter((t) => !t.passed).map((t) => t.metric), ['momo_schema_violations']);
+    const failed = Object.values(summary.root_group?.checks ?? {}).filter((c) => c.fails > 0).map((c) => c.name);
+    assert.deepEqual(failed, ['createAccessToken: body matches access-token'], 'a failed check names the schema');
+  } finally {
+    await running.close();
   }
 });
