@@ -147,9 +147,15 @@ function scenarioDetails(scenario: ReportedScenario, requirementId: string, show
     : shownAt !== undefined
       ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escape(shownAt)}</a>.</p>`
       : scenario.exchanges.map(exchangeBlock).join('\n');
+  // Every attempt of a scenario that was run again, each with its verdict and its exchanges, then the last one.
+  const earlier = shownAt !== undefined ? '' : (scenario.earlierAttempts ?? [])
+    .map((a, i) => `<div class="attempt"><h4>Attempt ${i + 1}: ${escape(a.verdict)}</h4>${a.reason ? `<pre class="reason">${escape(a.reason)}</pre>` : ''}${a.exchanges.map(exchangeBlock).join('\n')}</div>`)
+    .join('\n');
+  const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escape(scenario.verdict)}</h4>` : '';
   return `<details class="scenario">
 <summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span> ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
+${earlier}${last}
 ${exchanges}
 </details>`;
 }
@@ -175,6 +181,7 @@ function legend(): string {
   const meaning: Record<RequirementVerdict, string> = {
     PASS: 'its scenarios ran and the target did what the spec says.',
     FAIL: 'a scenario showed the target departing from it.',
+    FLAKY: 'none of its scenarios failed in the end, but one failed and passed only when run again (MOMO_RETRIES); never PASS, and it does not fail the run.',
     WARN: 'it passed only because the active profile accepts a named, documented deviation from the spec.',
     WAIVED: 'it failed, and a waiver that has not expired accepts the failure.',
     'NOT TESTED': 'the target could not be tested (it did not answer, or answered that it could not).',
@@ -210,7 +217,7 @@ function cssName(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 }
 
-function escape(text: string): string {
+export function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
@@ -241,6 +248,7 @@ ul.counts { list-style: none; padding: 0; display: flex; gap: 1rem; flex-wrap: w
 .badge { display: inline-block; border-radius: 3px; padding: 0 .4rem; font-size: .8rem; font-weight: 700; white-space: nowrap; }
 .v-pass { background: #d1f0d8; color: #0a5c1e; }
 .v-fail { background: #b32d2e; color: #fff; }
+.v-flaky { background: #f0b849; color: #3d2e00; }
 .v-warn { background: #f5c542; color: #3d2e00; }
 .v-waived { background: #c9b3f0; color: #2f1766; }
 .v-not-tested { background: #fcf0c8; color: #6b4e00; }
@@ -253,7 +261,7 @@ article.requirement:target { outline: 3px solid #2271b1; }
 details.scenario { border-top: 1px solid #f0f0f1; padding: .3rem 0; }
 details.scenario summary { cursor: pointer; }
 .scenario-verdict { font-weight: 700; }
-.sv-failed { color: #b32d2e; } .sv-passed { color: #0a5c1e; } .sv-not-tested { color: #6b4e00; } .sv-skipped, .sv-not-run { color: #8c8f94; }
+.sv-failed { color: #b32d2e; } .sv-flaky { color: #9a6700; } .sv-passed { color: #0a5c1e; } .sv-not-tested { color: #6b4e00; } .sv-skipped, .sv-not-run { color: #8c8f94; }
 .exchange { margin: .6rem 0 .6rem 1rem; }
 .exchange-line { margin: .2rem 0; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; align-items: start; }

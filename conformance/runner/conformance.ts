@@ -18,22 +18,46 @@ import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
-const USAGE = `Usage: npm start -- [--tags <expression>] [--strict] [--parallel <workers>] [--reports <dir>]
+/**
+ * The flags of `npm start`, each declared once: parseArgs reads them from here, and the usage text is written
+ * from here.
+ */
+const FLAGS = {
+  tags: { type: 'string', value: '<expression>', help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec' },
+  strict: { type: 'boolean', help: 'hold the target to the strict readings too (MOMO_STRICT; npm run sandbox -- --list-differences lists them) and run the @strict scenarios, which are left out otherwise' },
+  parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 2; 0 runs in this process)' },
+  reports: { type: 'string', value: '<dir>', help: 'where the reports go (default reports/conformance; the certification report in reports/certification, or <dir>/certification)' },
+  retries: { type: 'string', value: '<n>', help: 'run a failed scenario again up to n times (MOMO_RETRIES, default 1); one that passes on a rerun is FLAKY: reported apart, never PASS, and it does not fail the run' },
+  baseline: { type: 'string', value: '<file>', help: 'compare with an earlier run: its certification.json or its evidence bundle (.tar.gz); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new' },
+  'fail-on': { type: 'string', value: 'new|any', help: 'with --baseline: exit 1 only for new failures (new), or for any failure (any, the default)' },
+  history: { type: 'string', value: '<file>', help: 'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (reports/trend/index.html, or <dir>/trend)' },
+  'rerun-failed': { type: 'string', value: '<summary.json>', help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json' },
+  help: { type: 'boolean', help: 'this text' },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; value?: string; help: string }>;
+
+const USAGE = `Usage: npm start -- [options]
 
 Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
 certification report: a verdict per requirement, coverage, and a bundle of the evidence (npm run verify).
 
-  --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow";
-                        a remote target runs the @beyond-spec scenarios (operations the live service has and the
-                        spec does not list) only when the expression names @beyond-spec
-  --strict              hold the target to the strict readings too (MOMO_STRICT; npm run sandbox -- --list-differences
-                        lists them) and run the @strict scenarios, which are left out otherwise
-  --parallel <workers>  worker processes (default 2; 0 runs in this process)
-  --reports <dir>       where the reports go (default reports/conformance; the certification report in
-                        reports/certification, or <dir>/certification)
+${Object.entries(FLAGS).map(([name, flag]) => {
+  const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
+  return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
+}).join('\n')}
 
 Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
+
+/** Words of a text in lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + word.length + 1 <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
 
 export interface RunOptions {
   argv: string[];
@@ -53,7 +77,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   try {
     args = parseArgs({
       args: argv,
-      options: { tags: { type: 'string' }, strict: { type: 'boolean' }, parallel: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' } },
+      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { type }]) => [name, { type }])) as { [K in keyof typeof FLAGS]: { type: (typeof FLAGS)[K]['type'] } },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -74,7 +98,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   let config: HarnessConfig;
   let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
   try {
-    config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}) });
+    config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}), ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}) });
     certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
   } catch (error) {
     if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError) {
@@ -142,6 +166,9 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
         tags,
         parallel,
         strict: true,
+        // A failed scenario runs again (MOMO_RETRIES); passing then makes it flaky (results/ledger.ts). Against a
+        // target that did not answer the probe, every scenario ends at once as not tested: nothing to retry.
+        retry: unreachable ? 0 : config.retries,
         // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
         worldParameters: { workers: Math.max(1, parallel), ...(unreachable ? { targetUnreachable: unreachable } : {}) },
       },
