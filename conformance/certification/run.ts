@@ -8,7 +8,7 @@ import { filesUnder } from '../../harness/secrets/leak-scan.ts';
 import { sha256, writeBundle, type BundleEntry } from './bundle.ts';
 import type { EvidenceCollector } from './evidence.ts';
 import { renderHtml } from './html.ts';
-import { buildReport, closingLines, type CertificationReport } from './report.ts';
+import { buildReport, closingLines, type CertificationReport, type ReportInputs } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
 import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
 
@@ -33,6 +33,8 @@ export interface CertificationInputs {
   waivers: readonly Waiver[];
   requested: string | undefined;
   expression: string;
+  /** The earlier run to compare with (--baseline) and what then fails the run (--fail-on). */
+  baseline?: ReportInputs['baseline'];
   /** The moment of the certification; tests fix it. */
   now?: Date;
   specFile?: string;
@@ -64,6 +66,7 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     scenarios: inputs.evidence.scenarios(inputs.summary.scenarios),
     waivers: inputs.waivers,
     run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression },
+    ...(inputs.baseline ? { baseline: inputs.baseline } : {}),
   });
 
   const dir = resolve(inputs.dir);
@@ -92,7 +95,7 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const lines = closingLines(report, indexHtml);
   if (report.exitCode !== inputs.summary.exitCode) {
     const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
-    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers counted.`);
+    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers${report.baseline ? ` and --fail-on ${report.baseline.failOn}` : ''} counted.`);
   }
   lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with npm run verify -- ${shortPath(bundle)}`);
   return { report, indexHtml, bundle, lines };

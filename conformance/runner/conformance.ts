@@ -8,6 +8,7 @@ import { EvidenceCollector } from '../certification/evidence.ts';
 import { CatalogueError } from '../certification/requirements.ts';
 import { loadCatalogueAndWaivers, writeCertification } from '../certification/run.ts';
 import { WaiverError } from '../certification/waivers.ts';
+import { BaselineError, FAIL_ON, loadBaseline, type Baseline, type FailOn } from '../certification/baseline.ts';
 import { ScenarioLedger } from '../results/ledger.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
@@ -93,6 +94,28 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16) {
     log(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
     return EXIT.couldNotTest;
+  }
+
+  const failOn = (args['fail-on'] ?? 'any') as FailOn;
+  if (!FAIL_ON.includes(failOn)) {
+    log(`--fail-on must be ${FAIL_ON.join(' or ')}, got "${args['fail-on']}".`);
+    return EXIT.couldNotTest;
+  }
+  if (args['fail-on'] !== undefined && args.baseline === undefined) {
+    log('--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.');
+    return EXIT.couldNotTest;
+  }
+  // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
+  let baseline: Baseline | undefined;
+  if (args.baseline !== undefined) {
+    try {
+      baseline = await loadBaseline(resolve(cwd, args.baseline));
+      baseline.file = args.baseline;
+    } catch (error) {
+      if (!(error instanceof BaselineError)) throw error;
+      log(error.message);
+      return EXIT.couldNotTest;
+    }
   }
 
   let config: HarnessConfig;
@@ -192,7 +215,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags });
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(baseline ? { baseline: { baseline, failOn } } : {}) });
   for (const line of certification.lines) log(line);
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [
