@@ -33,6 +33,8 @@ export interface CertificationInputs {
   waivers: readonly Waiver[];
   requested: string | undefined;
   expression: string;
+  /** With --rerun-failed: the summary.json whose failed scenarios were run again. */
+  rerunOf?: string;
   /** The earlier run to compare with (--baseline) and what then fails the run (--fail-on). */
   baseline?: ReportInputs['baseline'];
   /** The moment of the certification; tests fix it. */
@@ -65,7 +67,7 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     requirements: inputs.requirements,
     scenarios: inputs.evidence.scenarios(inputs.summary.scenarios),
     waivers: inputs.waivers,
-    run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression },
+    run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression, ...(inputs.rerunOf ? { rerunOf: inputs.rerunOf } : {}) },
     ...(inputs.baseline ? { baseline: inputs.baseline } : {}),
   });
 

@@ -42,6 +42,8 @@ export interface RunContext {
   requested?: string;
   /** The run's whole tag expression: the user's, less what this target cannot take part in. */
   expression: string;
+  /** With --rerun-failed: the summary.json whose failed scenarios alone this run ran again. */
+  rerunOf?: string;
   /** The day of the run (UTC, YYYY-MM-DD), against which waivers expire. */
   date: string;
 }
@@ -116,6 +118,7 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
     deviations,
   });
   if (requirement.verification === 'unprovokable') return result('UNPROVOKABLE', `No client can provoke it: ${requirement.why ?? 'the catalogue gives no reason'}`);
+  if (scenarios.length === 0 && run.rerunOf) return result('NOT APPLICABLE', `Not part of this run: it ran again only the failed and flaky scenarios of ${run.rerunOf}.`);
   if (scenarios.length === 0) return result('NOT TESTED', 'No scenario verifies it.');
 
   const having = (verdict: ScenarioOutcome['verdict']) => scenarios.filter((s) => s.verdict === verdict);

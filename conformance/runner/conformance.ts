@@ -16,6 +16,9 @@ import { environmentFor, probeTarget } from '../../harness/target.ts';
 import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import { RerunError, scenariosToRerun } from './rerun.ts';
+import { appendHistory, checkHistoryFile, corruptLineWarnings, historyRecordOf, HistoryError, readHistory } from '../trend/history.ts';
+import { renderTrend } from '../trend/page.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
@@ -118,6 +121,19 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
     }
   }
 
+  // The scenarios of an earlier run to run again: only they are selected (features/x.feature:line).
+  let rerun: string[] | undefined;
+  const historyFile = args.history === undefined ? undefined : resolve(cwd, args.history);
+  try {
+    if (args['rerun-failed'] !== undefined) rerun = scenariosToRerun(resolve(cwd, args['rerun-failed']));
+    if (historyFile) checkHistoryFile(historyFile);
+  } catch (error) {
+    if (!(error instanceof RerunError || error instanceof HistoryError)) throw error;
+    log(error.message);
+    return EXIT.couldNotTest;
+  }
+  if (rerun) log(`Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`);
+
   let config: HarnessConfig;
   let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
   try {
@@ -177,7 +193,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
     delete process.env.MOMO_SANDBOX_DEVIATIONS;
     const { runConfiguration } = await loadConfiguration({
       provided: {
-        paths: [join(cwd, 'features/**/*.feature')],
+        paths: rerun ? rerun.map((path) => join(cwd, path)) : [join(cwd, 'features/**/*.feature')],
         import: [join(cwd, 'steps/**/*.ts')],
         format: [
           ['html', join(reportsDir, 'cucumber.html')],
@@ -215,8 +231,18 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(baseline ? { baseline: { baseline, failOn } } : {}) });
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(rerun ? { rerunOf: args['rerun-failed'] } : {}), ...(baseline ? { baseline: { baseline, failOn } } : {}) });
   for (const line of certification.lines) log(line);
+  // The history: this run appended as one line, every line before it kept; then the trend of them all.
+  const trendDir = args.reports ? join(reportsDir, 'trend') : resolve(cwd, 'reports/trend');
+  if (historyFile) {
+    appendHistory(historyFile, historyRecordOf(certification.report, summary.durationMs));
+    const history = readHistory(historyFile);
+    for (const warning of corruptLineWarnings(args.history!, history)) log(warning);
+    mkdirSync(trendDir, { recursive: true });
+    writeFileSync(join(trendDir, 'index.html'), renderTrend(history, args.history!));
+    log(`History: ${history.records.length} run${history.records.length === 1 ? '' : 's'} in ${args.history}; trend: ${join(trendDir, 'index.html')}`);
+  }
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [
     ...Object.values(target.config.subscriptionKeys),
@@ -225,6 +251,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   const leaks = [
     ...scanForSecrets(reportsDir, secrets),
     ...(args.reports ? [] : scanForSecrets(certificationDir, secrets)),
+    ...(historyFile && !args.reports ? scanForSecrets(trendDir, secrets) : []),
     ...(await scanBundleForSecrets(certification.bundle, secrets)),
   ];
   if (leaks.length > 0) {

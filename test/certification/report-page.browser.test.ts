@@ -1,9 +1,10 @@
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
+import { chromiumOnPath } from '../support/chromium.ts';
 import type { CertificationReport } from '../../conformance/certification/report.ts';
 import { smokeRun } from './fixtures.ts';
 
@@ -73,10 +74,3 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
     await browser.close();
   }
 });
-
-function chromiumOnPath(): string | undefined {
-  for (const folder of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) if (existsSync(join(folder, name))) return join(folder, name);
-  }
-  return undefined;
-}
