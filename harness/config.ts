@@ -60,6 +60,11 @@ export interface HarnessConfig {
   callbackQuietMs: number;
   /** The waivers file of the certification (MOMO_WAIVERS), relative to the project folder; unset: waivers.json if there is one. */
   waiversFile: string | undefined;
+  /**
+   * How many times a failed scenario is run again (cucumber's retry). One that passes on a rerun is FLAKY:
+   * counted apart, never PASS. 0: no rerun.
+   */
+  retries: number;
   /** Deliberate deviations the embedded sandbox is started with (MOMO_SANDBOX_DEVIATIONS, checked by the sandbox); `npm run mutation` sets it. */
   embeddedDeviations: string | undefined;
 }
@@ -101,6 +106,7 @@ export const CONFIG_VARIABLES = {
   MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
   MOMO_CALLBACK_QUIET_MS: 'After a callback arrives, how long to watch for a duplicate (default 3000; at least the target\'s longest retry delay).',
   MOMO_WAIVERS: 'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
+  MOMO_RETRIES: 'How many times a failed scenario is run again (default 1; 0: never); one that passes on a rerun is FLAKY, reported apart and never PASS (npm start -- --retries sets it).',
   MOMO_SANDBOX_DEVIATIONS: 'Comma-separated deliberate deviations to start the embedded sandbox with, to see the suite fail (npm run sandbox -- --list-deviations); unset: a faithful sandbox.',
 } as const;
 
@@ -211,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
     callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
     waiversFile: read('MOMO_WAIVERS'),
+    retries: integer('MOMO_RETRIES', 1, 0, 5),
     embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
   };
   if (config.embeddedDeviations !== undefined && baseUrl !== undefined) {

@@ -51,6 +51,7 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_POLL_INTERVAL_MS: String(config.pollIntervalMs),
     MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),
     MOMO_CALLBACK_QUIET_MS: String(config.callbackQuietMs),
+    MOMO_RETRIES: String(config.retries),
   };
   if (config.callbackUrl) env.MOMO_CALLBACK_URL = config.callbackUrl;
   for (const [product, key] of Object.entries(config.subscriptionKeys)) if (key) env[`MOMO_${product.toUpperCase()}_KEY`] = key;

@@ -1,11 +1,14 @@
 import type { Envelope } from '@cucumber/messages';
 import type { Exchange } from '../../harness/client/momo-client.ts';
-import type { ScenarioResult } from '../results/ledger.ts';
+import type { EarlierAttempt, ScenarioResult } from '../results/ledger.ts';
 import type { ScenarioOutcome } from './verdicts.ts';
 
 /** A scenario of the suite with its evidence: every exchange it had with the target, redacted. */
 export interface ScenarioEvidence extends ScenarioOutcome {
+  /** The exchanges of its last attempt. */
   exchanges: Exchange[];
+  /** The attempts before the last, when it was run again (MOMO_RETRIES): what each came to, and its exchanges. */
+  earlierAttempts?: (EarlierAttempt & { exchanges: Exchange[] })[];
 }
 
 /** The file name under which steps/support/hooks.ts attaches a scenario's exchanges. */
@@ -13,8 +16,8 @@ const EVIDENCE_FILE = 'evidence.json';
 
 /**
  * Follows the message stream of a run for what the certification needs beyond the verdicts: every scenario
- * of the suite (those the tag expression left out too, with their tags) and each one's evidence, from its
- * last attempt.
+ * of the suite (those the tag expression left out too, with their tags) and each one's evidence, from every
+ * attempt.
  */
 export class EvidenceCollector {
   private readonly features = new Map<string, string>();
@@ -22,6 +25,7 @@ export class EvidenceCollector {
   private readonly testCases = new Map<string, string>();
   private readonly attempts = new Map<string, string>();
   private readonly exchanges = new Map<string, Exchange[]>();
+  private readonly earlierExchanges = new Map<string, Exchange[][]>();
 
   record(envelope: Envelope): void {
     if (envelope.gherkinDocument?.feature) {
@@ -35,7 +39,8 @@ export class EvidenceCollector {
       const pickleId = this.testCases.get(envelope.testCaseStarted.testCaseId);
       if (pickleId === undefined) return;
       this.attempts.set(envelope.testCaseStarted.id, pickleId);
-      // A retry's evidence replaces the attempt before it: the verdict is the last attempt's.
+      // A retry starts a new attempt: the one before it is kept apart, the verdict is the last attempt's.
+      if (envelope.testCaseStarted.attempt > 0) this.earlierExchanges.set(pickleId, [...(this.earlierExchanges.get(pickleId) ?? []), this.exchanges.get(pickleId) ?? []]);
       this.exchanges.set(pickleId, []);
     } else if (envelope.attachment?.fileName === EVIDENCE_FILE && envelope.attachment.testCaseStartedId) {
       const pickleId = this.attempts.get(envelope.attachment.testCaseStartedId);
@@ -58,6 +63,7 @@ export class EvidenceCollector {
         verdict: result?.verdict ?? 'not run',
         ...(result?.reason ? { reason: result.reason } : {}),
         exchanges: this.exchanges.get(id) ?? [],
+        ...(result?.earlierAttempts ? { earlierAttempts: result.earlierAttempts.map((a, i) => ({ ...a, exchanges: this.earlierExchanges.get(id)?.[i] ?? [] })) } : {}),
       };
     });
   }

@@ -2,6 +2,7 @@ import { reportSafe } from '../../harness/secrets/report-text.ts';
 import type { CertificationReport, ReportedExchange, ReportedRequirement, ReportedScenario } from './report.ts';
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
+import { CHANGES, type Change } from './baseline.ts';
 
 /**
  * index.html of reports/certification: one self-contained page (inline style, no script, nothing fetched)
@@ -29,8 +30,9 @@ export function renderHtml(report: CertificationReport): string {
 </header>
 <main>
 ${summarySection(report)}
+${baselineSection(report)}
 ${coverageSection(report)}
-${requirementTable(report.requirements)}
+${requirementTable(report.requirements, report.baseline !== undefined)}
 <section id="evidence">
 <h2>Requirements and their evidence</h2>
 <p>Each requirement with the scenarios behind its verdict. Open a scenario to read every request it sent and every response, with subscription keys, API keys, credentials and tokens redacted.</p>
@@ -93,13 +95,31 @@ function coverageSection(report: CertificationReport): string {
 </section>`;
 }
 
-function requirementTable(requirements: readonly ReportedRequirement[]): string {
+/** With --baseline: the earlier run, and the requirements and scenarios in each class of change since. */
+function baselineSection(report: CertificationReport): string {
+  const { baseline } = report;
+  if (!baseline) return '';
+  const rows = CHANGES.map((c) => `<tr><td>${changeBadge(c)}</td><td class="n">${baseline.counts.requirements[c]}</td><td class="n">${baseline.counts.scenarios[c]}</td></tr>`).join('');
+  const moved = (['new failure', 'fixed', 'flaky'] as const).flatMap((c) => report.scenarios.filter((s) => s.change === c).map((s) => `<li>${changeBadge(c)} ${escape(s.feature)} › ${escape(s.name)} <small>${escape(`${s.uri}${s.line ? `:${s.line}` : ''}`)}</small></li>`));
+  return `<section id="baseline">
+<h2>Since the baseline</h2>
+<p>Compared with <code>${escape(baseline.file)}</code>: the run of ${escape(baseline.generatedAt)} against <b>${escape(baseline.target)}</b>. ${baseline.failOn === 'new' ? 'Only a new failure fails this run (--fail-on new).' : 'Any failure fails this run (--fail-on any).'}</p>
+<table><thead><tr><th>Since the baseline</th><th>Requirements</th><th>Scenarios</th></tr></thead><tbody>${rows}</tbody></table>
+${moved.length > 0 ? `<ul class="moved">${moved.join('')}</ul>` : '<p>No scenario failed anew, was fixed or was flaky.</p>'}
+</section>`;
+}
+
+function changeBadge(change: Change): string {
+  return `<span class="change c-${cssName(change)}">${escape(change)}</span>`;
+}
+
+function requirementTable(requirements: readonly ReportedRequirement[], withChange: boolean): string {
   const rows = requirements
-    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escape(r.id)}</a>${groupNote(r)}</td><td>${escape(r.section)}</td><td>${escape(r.text)}</td><td>${badge(r.verdict)}</td><td class="n">${r.scenarios.length}</td></tr>`)
+    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escape(r.id)}</a>${groupNote(r)}</td><td>${escape(r.section)}</td><td>${escape(r.text)}</td><td>${badge(r.verdict)}</td>${withChange ? `<td>${r.change ? changeBadge(r.change) : ''}</td>` : ''}<td class="n">${r.scenarios.length}</td></tr>`)
     .join('\n');
   return `<section id="requirements">
 <h2>Requirements</h2>
-<table><thead><tr><th>Id</th><th>Section</th><th>Requirement</th><th>Verdict</th><th>Scenarios</th></tr></thead>
+<table><thead><tr><th>Id</th><th>Section</th><th>Requirement</th><th>Verdict</th>${withChange ? '<th>Since the baseline</th>' : ''}<th>Scenarios</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>
@@ -146,9 +166,15 @@ function scenarioDetails(scenario: ReportedScenario, requirementId: string, show
     : shownAt !== undefined
       ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escape(shownAt)}</a>.</p>`
       : scenario.exchanges.map(exchangeBlock).join('\n');
+  // Every attempt of a scenario that was run again, each with its verdict and its exchanges, then the last one.
+  const earlier = shownAt !== undefined ? '' : (scenario.earlierAttempts ?? [])
+    .map((a, i) => `<div class="attempt"><h4>Attempt ${i + 1}: ${escape(a.verdict)}</h4>${a.reason ? `<pre class="reason">${escape(a.reason)}</pre>` : ''}${a.exchanges.map(exchangeBlock).join('\n')}</div>`)
+    .join('\n');
+  const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escape(scenario.verdict)}</h4>` : '';
   return `<details class="scenario">
-<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span> ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
+<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span>${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
+${earlier}${last}
 ${exchanges}
 </details>`;
 }
@@ -175,6 +201,7 @@ function legend(): string {
   const meaning: Record<RequirementVerdict, string> = {
     PASS: 'its scenarios ran and the target did what the spec says.',
     FAIL: 'a scenario showed the target departing from it.',
+    FLAKY: 'none of its scenarios failed in the end, but one failed and passed only when run again (MOMO_RETRIES); never PASS, and it does not fail the run.',
     WARN: 'it passed only because the active profile accepts a named, documented deviation from the spec.',
     WAIVED: 'it failed, and a waiver that has not expired accepts the failure.',
     'NOT TESTED': 'the target could not be tested (it did not answer, or answered that it could not).',
@@ -210,7 +237,7 @@ function cssName(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 }
 
-function escape(text: string): string {
+export function escape(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
@@ -241,6 +268,12 @@ ul.counts { list-style: none; padding: 0; display: flex; gap: 1rem; flex-wrap: w
 .badge { display: inline-block; border-radius: 3px; padding: 0 .4rem; font-size: .8rem; font-weight: 700; white-space: nowrap; }
 .v-pass { background: #d1f0d8; color: #0a5c1e; }
 .v-fail { background: #b32d2e; color: #fff; }
+.v-flaky { background: #f0b849; color: #3d2e00; }
+.change { display: inline-block; border-radius: 3px; padding: 0 .4rem; font-size: .8rem; border: 1px solid #8c8f94; white-space: nowrap; }
+.c-new-failure { background: #b32d2e; color: #fff; border-color: #b32d2e; }
+.c-fixed { background: #d1f0d8; color: #0a5c1e; }
+.c-still-failing { background: #fbd9d7; color: #8a1f11; }
+.c-flaky { background: #f0b849; color: #3d2e00; }
 .v-warn { background: #f5c542; color: #3d2e00; }
 .v-waived { background: #c9b3f0; color: #2f1766; }
 .v-not-tested { background: #fcf0c8; color: #6b4e00; }
@@ -253,7 +286,7 @@ article.requirement:target { outline: 3px solid #2271b1; }
 details.scenario { border-top: 1px solid #f0f0f1; padding: .3rem 0; }
 details.scenario summary { cursor: pointer; }
 .scenario-verdict { font-weight: 700; }
-.sv-failed { color: #b32d2e; } .sv-passed { color: #0a5c1e; } .sv-not-tested { color: #6b4e00; } .sv-skipped, .sv-not-run { color: #8c8f94; }
+.sv-failed { color: #b32d2e; } .sv-flaky { color: #9a6700; } .sv-passed { color: #0a5c1e; } .sv-not-tested { color: #6b4e00; } .sv-skipped, .sv-not-run { color: #8c8f94; }
 .exchange { margin: .6rem 0 .6rem 1rem; }
 .exchange-line { margin: .2rem 0; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; align-items: start; }

@@ -1,4 +1,5 @@
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
+import { reportSafe } from '../../harness/secrets/report-text.ts';
 import type { RunSummary } from '../results/ledger.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import { curlOf } from '../../harness/reproduction/curl.ts';
@@ -7,6 +8,8 @@ import { specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';
 import { certify, coverageOf, exitCodeOf, type Coverage, type RequirementVerdict, type RunContext, type WaiverStatus } from './verdicts.ts';
 import type { Waiver } from './waivers.ts';
+import { CHANGES, catalogueFingerprint, compareWithBaseline, exitCodeWithBaseline, scenarioKey, type Baseline, type Change, type ChangeCounts, type FailOn } from './baseline.ts';
+import { OPERATION_IDS } from '../../core/catalogue/operations.ts';
 
 /** certification.json: everything index.html shows, for machines (schemas/certification-report.schema.json). */
 export interface CertificationReport {
@@ -14,6 +17,8 @@ export interface CertificationReport {
   generatedAt: string;
   /** The spec the requirements were read from, and its SHA-256; null when the file was not found. */
   spec: { file: string; sha256: string } | null;
+  /** The operation catalogue the run was held to: a baseline compares only with a run of the same fingerprint. */
+  catalogue: { operations: number; fingerprint: string };
   target: string;
   profile: { name: ProfileName; deviations: { name: string; explanation: string; spec: unknown; profile: unknown }[] };
   selection: { requested: string | null; expression: string };
@@ -25,6 +30,16 @@ export interface CertificationReport {
   waivers: (Waiver & { status: WaiverStatus })[];
   requirements: ReportedRequirement[];
   scenarios: ReportedScenario[];
+  /** With --baseline: the earlier run, and how many requirements and scenarios fall in each class of change. */
+  baseline?: ReportedBaseline;
+}
+
+export interface ReportedBaseline {
+  file: string;
+  generatedAt: string;
+  target: string;
+  failOn: FailOn;
+  counts: { requirements: ChangeCounts; scenarios: ChangeCounts };
 }
 
 export interface ReportedRequirement extends Requirement {
@@ -35,12 +50,16 @@ export interface ReportedRequirement extends Requirement {
   scenarios: string[];
   deviations: string[];
   waiver?: Waiver;
+  /** With --baseline: what became of it since the baseline run. */
+  change?: Change;
 }
 
 export interface ReportedScenario extends ScenarioEvidence {
   /** The requirements its '@req:' tags name. */
   requirements: string[];
   exchanges: ReportedExchange[];
+  /** With --baseline: what became of it since the baseline run. */
+  change?: Change;
 }
 
 /** An exchange of the evidence; in a failed scenario, with the curl command that sends it again (harness/reproduction/curl.ts). */
@@ -55,13 +74,32 @@ export interface ReportInputs {
   scenarios: readonly ScenarioEvidence[];
   waivers: readonly Waiver[];
   run: Omit<RunContext, 'date'>;
+  /** The earlier run to compare with (--baseline), and what fails the run then (--fail-on). */
+  baseline?: { baseline: Baseline; failOn: FailOn };
 }
 
 /** The certification of one run: verdicts per requirement, coverage, waivers, and each scenario's evidence. */
 export function buildReport(inputs: ReportInputs): CertificationReport {
   const run: RunContext = { ...inputs.run, date: inputs.generatedAt.toISOString().slice(0, 10) };
   const certification = certify(inputs.requirements, inputs.scenarios, inputs.waivers, run);
-  const exitCode = exitCodeOf(inputs.summary, certification);
+  const requirements: ReportedRequirement[] = certification.requirements.map(({ requirement, ...verdict }) => ({ ...requirement, specOperations: specOperationsOf(requirement), ...verdict }));
+  // A failed scenario's exchanges, and those of each failed attempt of a flaky one, carry their curl commands.
+  const scenarios: ReportedScenario[] = inputs.scenarios.map((s) => ({
+    ...s,
+    requirements: requirementIdsOf(s.tags),
+    exchanges: s.verdict === 'failed' ? s.exchanges.map(withCurl) : s.exchanges,
+    ...(s.earlierAttempts ? { earlierAttempts: s.earlierAttempts.map((a) => ({ ...a, exchanges: a.verdict === 'failed' ? a.exchanges.map(withCurl) : a.exchanges })) } : {}),
+  }));
+  let exitCode = exitCodeOf(inputs.summary, certification);
+  let baseline: ReportedBaseline | undefined;
+  if (inputs.baseline) {
+    const { baseline: earlier, failOn } = inputs.baseline;
+    const comparison = compareWithBaseline(earlier, { requirements, scenarios });
+    for (const r of requirements) r.change = comparison.requirements.get(r.id);
+    for (const s of scenarios) s.change = comparison.scenarios.get(scenarioKey(s));
+    exitCode = exitCodeWithBaseline(exitCode, comparison, failOn, certification.problems);
+    baseline = { file: earlier.file, generatedAt: earlier.generatedAt, target: earlier.target, failOn, counts: comparison.counts };
+  }
   const deviations = Object.entries(DIFFERENCES)
     .filter(([, d]) => d[run.profile] !== d.spec)
     .map(([name, d]) => ({ name, explanation: d.explanation, spec: d.spec, profile: d[run.profile] }));
@@ -69,6 +107,7 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     harness: inputs.harness,
     generatedAt: inputs.generatedAt.toISOString(),
     spec: inputs.spec,
+    catalogue: { operations: OPERATION_IDS.length, fingerprint: catalogueFingerprint() },
     target: inputs.summary.target,
     profile: { name: run.profile, deviations },
     selection: { requested: run.requested ?? null, expression: run.expression },
@@ -77,8 +116,9 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     coverage: coverageOf(certification.requirements),
     problems: certification.problems,
     waivers: certification.waivers.map(({ waiver, status }) => ({ ...waiver, status })),
-    requirements: certification.requirements.map(({ requirement, ...verdict }) => ({ ...requirement, specOperations: specOperationsOf(requirement), ...verdict })),
-    scenarios: inputs.scenarios.map((s) => ({ ...s, requirements: requirementIdsOf(s.tags), exchanges: s.verdict === 'failed' ? s.exchanges.map(withCurl) : s.exchanges })),
+    requirements,
+    scenarios,
+    ...(baseline ? { baseline } : {}),
   };
 }
 
@@ -104,9 +144,29 @@ export function closingLines(report: CertificationReport, indexHtml: string): st
     lines.push(`Counted apart, ${group.group === 'strict reading' ? 'strict readings' : 'beyond the spec'}: ${group.covered} of ${group.requirements} covered, ${group.verdicts.PASS} passed${group.verdicts.FAIL > 0 ? `, ${group.verdicts.FAIL} FAIL` : ''}${wanting}.`);
   }
   for (const problem of report.problems) lines.push(`WAIVER: ${problem}`);
+  if (report.baseline) lines.push(...baselineLines(report));
   const exchanges = report.scenarios.flatMap((s) => s.exchanges);
   const omitted = exchanges.filter((e) => e.omitted !== undefined).length;
   if (omitted > 0) lines.push(`Evidence: ${omitted} of ${exchanges.length} exchanges not recorded, the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.`);
   lines.push(`Certification report: ${indexHtml}`);
+  return lines;
+}
+
+/** What changed since the baseline, in the terminal: the counts, then each requirement and scenario that moved. */
+function baselineLines(report: CertificationReport): string[] {
+  const { baseline } = report;
+  if (!baseline) return [];
+  const counted = (counts: ChangeCounts) => CHANGES.filter((c) => counts[c] > 0).map((c) => `${counts[c]} ${c}`).join(', ') || 'none';
+  const lines = [
+    `Since the baseline ${baseline.file} (${baseline.generatedAt}, ${reportSafe(baseline.target)}):`,
+    `  requirements: ${counted(baseline.counts.requirements)}`,
+    `  scenarios: ${counted(baseline.counts.scenarios)}`,
+  ];
+  const moved: Change[] = ['new failure', 'fixed', 'flaky'];
+  for (const change of moved) {
+    for (const r of report.requirements.filter((x) => x.change === change)) lines.push(`  ${change.toUpperCase()}: ${r.id} (${r.section})`);
+    for (const s of report.scenarios.filter((x) => x.change === change)) lines.push(`  ${change.toUpperCase()}: ${s.feature} › ${s.name} (${s.uri}${s.line ? `:${s.line}` : ''})`);
+  }
+  if (baseline.failOn === 'new') lines.push(`  --fail-on new: ${baseline.counts.scenarios['new failure'] + baseline.counts.requirements['new failure'] > 0 ? 'a new failure fails the run' : 'failures that failed in the baseline too do not fail the run'}.`);
   return lines;
 }

@@ -11,7 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import { keyIdOf, signStatement, statementOf, type Subject, type TestResult } from './signing.ts';
 import { writeHarFiles } from './har-files.ts';
 import { renderHtml } from './html.ts';
-import { buildReport, closingLines, type CertificationReport } from './report.ts';
+import { buildReport, closingLines, type CertificationReport, type ReportInputs } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
 import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
 
@@ -36,6 +36,10 @@ export interface CertificationInputs {
   waivers: readonly Waiver[];
   requested: string | undefined;
   expression: string;
+  /** With --rerun-failed: the summary.json whose failed scenarios were run again. */
+  rerunOf?: string;
+  /** The earlier run to compare with (--baseline) and what then fails the run (--fail-on). */
+  baseline?: ReportInputs['baseline'];
   /** The moment of the certification; tests fix it. */
   now?: Date;
   specFile?: string;
@@ -68,7 +72,8 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     requirements: inputs.requirements,
     scenarios: inputs.evidence.scenarios(inputs.summary.scenarios),
     waivers: inputs.waivers,
-    run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression },
+    run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression, ...(inputs.rerunOf ? { rerunOf: inputs.rerunOf } : {}) },
+    ...(inputs.baseline ? { baseline: inputs.baseline } : {}),
   });
 
   const dir = resolve(inputs.dir);
@@ -100,7 +105,7 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const lines = closingLines(report, indexHtml);
   if (report.exitCode !== inputs.summary.exitCode) {
     const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
-    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers counted.`);
+    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers${report.baseline ? ` and --fail-on ${report.baseline.failOn}` : ''} counted.`);
   }
   lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with momo-harness verify ${shortPath(bundle)}`);
   if (inputs.signingKey) lines.push(`Signed by key ${keyIdOf(inputs.signingKey)}: a reviewer checks it with momo-harness verify ${shortPath(bundle)} --key <your public key file>`);

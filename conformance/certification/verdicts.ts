@@ -12,13 +12,14 @@ import type { Waiver } from './waivers.ts';
  * NOT APPLICABLE: none of its scenarios was part of this run (the tag selection, or the kind of target, left
  * them out, or they skipped themselves). NOT TESTED: the target could not be tested (it did not answer).
  * WAIVED: it failed, and a waiver that has not expired accepts the failure. UNPROVOKABLE: no client can make
- * a target show it; the catalogue says why.
+ * a target show it; the catalogue says why. FLAKY: none failed, but one passed only when run again
+ * (MOMO_RETRIES): covered, never PASS, and it does not fail the run.
  */
-export const REQUIREMENT_VERDICTS = ['PASS', 'FAIL', 'WARN', 'WAIVED', 'NOT TESTED', 'NOT APPLICABLE', 'UNPROVOKABLE'] as const;
+export const REQUIREMENT_VERDICTS = ['PASS', 'FAIL', 'FLAKY', 'WARN', 'WAIVED', 'NOT TESTED', 'NOT APPLICABLE', 'UNPROVOKABLE'] as const;
 export type RequirementVerdict = (typeof REQUIREMENT_VERDICTS)[number];
 
 /** The verdicts of requirements that a scenario of this run checked, whatever the outcome. */
-const COVERED: ReadonlySet<RequirementVerdict> = new Set(['PASS', 'FAIL', 'WARN', 'WAIVED']);
+const COVERED: ReadonlySet<RequirementVerdict> = new Set(['PASS', 'FAIL', 'FLAKY', 'WARN', 'WAIVED']);
 
 /** One scenario of the suite, whether this run ran it or not. */
 export interface ScenarioOutcome {
@@ -41,6 +42,8 @@ export interface RunContext {
   requested?: string;
   /** The run's whole tag expression: the user's, less what this target cannot take part in. */
   expression: string;
+  /** With --rerun-failed: the summary.json whose failed scenarios alone this run ran again. */
+  rerunOf?: string;
   /** The day of the run (UTC, YYYY-MM-DD), against which waivers expire. */
   date: string;
 }
@@ -115,6 +118,7 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
     deviations,
   });
   if (requirement.verification === 'unprovokable') return result('UNPROVOKABLE', `No client can provoke it: ${requirement.why ?? 'the catalogue gives no reason'}`);
+  if (scenarios.length === 0 && run.rerunOf) return result('NOT APPLICABLE', `Not part of this run: it ran again only the failed and flaky scenarios of ${run.rerunOf}.`);
   if (scenarios.length === 0) return result('NOT TESTED', 'No scenario verifies it.');
 
   const having = (verdict: ScenarioOutcome['verdict']) => scenarios.filter((s) => s.verdict === verdict);
@@ -122,11 +126,13 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
   const notTested = having('not tested');
   const passed = having('passed');
   const skipped = having('skipped');
+  const flaky = having('flaky');
   const count = (list: ScenarioOutcome[]) => `${list.length} of ${scenarios.length} scenario${scenarios.length === 1 ? '' : 's'}`;
   // The first scenario of a kind, by name, with the first line of its reason.
   const first = ([scenario]: ScenarioOutcome[]) => `${scenario?.name}: ${(scenario?.reason ?? 'no reason was recorded').split('\n')[0]}`;
   if (failed.length > 0) return result('FAIL', `${count(failed)} failed. ${first(failed)}`);
   if (notTested.length > 0) return result('NOT TESTED', `${count(notTested)} could not test the target. ${first(notTested)}`);
+  if (flaky.length > 0) return result('FLAKY', `${count(flaky)} passed only when run again. The first attempt of ${first(flaky)}`);
   if (passed.length > 0) {
     const left = scenarios.length - passed.length;
     const passedText = `${count(passed)} passed${left > 0 ? `; ${left} did not run` : ''}.`;
@@ -224,5 +230,5 @@ export function exitCodeOf(summary: Pick<RunSummary, 'exitCode' | 'scenarios'>, 
   if (failed.some((s) => !waived(s.tags)) || certification.problems.length > 0) return 1;
   if (failed.length === 0) return summary.exitCode;
   const rest = summary.scenarios.filter((s) => s.verdict !== 'failed');
-  return rest.some((s) => s.verdict === 'not tested') || !rest.some((s) => s.verdict === 'passed') ? 2 : 0;
+  return rest.some((s) => s.verdict === 'not tested') || !rest.some((s) => s.verdict === 'passed' || s.verdict === 'flaky') ? 2 : 0;
 }

@@ -4,8 +4,17 @@ import type { Envelope, TestStepResult } from '@cucumber/messages';
  * passed: the target did what the spec says. failed: it answered, and departed from the spec.
  * not tested: the target could not be reached or did not answer, or the harness itself could not run
  * the scenario; never counted as a pass, and never blamed on the target's conformance.
+ * flaky: it failed (or could not test), and passed when run again (MOMO_RETRIES): counted apart, never a pass,
+ * and it does not fail the run.
  */
-export type Verdict = 'passed' | 'failed' | 'not tested' | 'skipped';
+export type Verdict = 'passed' | 'failed' | 'not tested' | 'skipped' | 'flaky';
+export const VERDICTS: readonly Verdict[] = ['passed', 'failed', 'flaky', 'not tested', 'skipped'];
+
+/** An attempt of a scenario that was run again after it: what it came to, and why. */
+export interface EarlierAttempt {
+  verdict: Verdict;
+  reason?: string;
+}
 
 export interface ScenarioResult {
   /** The pickle's id in the run's messages: joins the verdict to the scenario's evidence. */
@@ -16,9 +25,11 @@ export interface ScenarioResult {
   line: number | undefined;
   tags: string[];
   verdict: Verdict;
-  /** Why it failed or could not test: the first failing step's message. */
+  /** Why it failed or could not test: the first failing step's message; for a flaky one, why its first attempt failed. */
   reason?: string;
   durationMs: number;
+  /** The attempts before the last one, in order, when the scenario was run again (MOMO_RETRIES). */
+  earlierAttempts?: EarlierAttempt[];
 }
 
 export interface RunSummary {
@@ -52,6 +63,7 @@ export class ScenarioLedger {
   private readonly testCases = new Map<string, string>();
   private readonly attempts = new Map<string, Attempt>();
   private readonly results: ScenarioResult[] = [];
+  private readonly earlier = new Map<string, EarlierAttempt[]>();
 
   constructor(private readonly log: (line: string) => void) {}
 
@@ -81,7 +93,9 @@ export class ScenarioLedger {
       const { testCaseStartedId, willBeRetried } = envelope.testCaseFinished;
       const attempt = this.attempts.get(testCaseStartedId);
       this.attempts.delete(testCaseStartedId);
-      if (attempt && !willBeRetried) this.finish(attempt);
+      if (!attempt) return;
+      if (!willBeRetried) this.finish(attempt);
+      else this.earlier.set(attempt.pickleId, [...(this.earlier.get(attempt.pickleId) ?? []), judgeSteps(attempt.steps)]);
     }
   }
 
@@ -89,8 +103,10 @@ export class ScenarioLedger {
     const pickle = this.pickles.get(attempt.pickleId);
     if (!pickle) return;
     const judged = judgeSteps(attempt.steps);
-    const verdict = judged.verdict;
-    const reason = judged.reason ?? (verdict === 'skipped' ? attempt.logs.at(-1) : undefined);
+    const earlierAttempts = this.earlier.get(attempt.pickleId);
+    // Passing on a rerun is not passing: the first attempt's failure is the news.
+    const verdict: Verdict = earlierAttempts && judged.verdict === 'passed' ? 'flaky' : judged.verdict;
+    const reason = verdict === 'flaky' ? earlierAttempts?.[0]?.reason : judged.reason ?? (verdict === 'skipped' ? attempt.logs.at(-1) : undefined);
     const result: ScenarioResult = {
       id: attempt.pickleId,
       feature: this.features.get(pickle.uri) ?? pickle.uri,
@@ -101,18 +117,20 @@ export class ScenarioLedger {
       verdict,
       ...(reason ? { reason } : {}),
       durationMs: Date.now() - attempt.started,
+      ...(earlierAttempts ? { earlierAttempts } : {}),
     };
     this.results.push(result);
-    const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-' }[verdict];
+    const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-', flaky: '~' }[verdict];
     this.log(`  ${mark} ${result.feature} › ${result.scenario}${verdict === 'passed' ? '' : ` (${verdict})`}`);
     if (verdict === 'skipped' && reason) this.log(`      ${reason}`);
   }
 
   summary(run: { target: string; profile: string; tags: string; durationMs: number }): RunSummary {
-    const totals: Record<Verdict, number> = { passed: 0, failed: 0, 'not tested': 0, skipped: 0 };
+    const totals = Object.fromEntries(VERDICTS.map((v) => [v, 0])) as Record<Verdict, number>;
     for (const r of this.results) totals[r.verdict] += 1;
-    // A run that could not test anything, or part of anything, must never read as a pass.
-    const exitCode = totals.failed > 0 ? 1 : totals['not tested'] > 0 || totals.passed === 0 ? 2 : 0;
+    // A run that could not test anything, or part of anything, must never read as a pass. A flaky scenario
+    // did test the target, and is reported apart without failing the run.
+    const exitCode = totals.failed > 0 ? 1 : totals['not tested'] > 0 || totals.passed + totals.flaky === 0 ? 2 : 0;
     return { ...run, totals, exitCode, scenarios: this.results };
   }
 
@@ -120,18 +138,18 @@ export class ScenarioLedger {
     const lines = [''];
     // Scenarios with the same verdict for the same reason (a target down: every one) share a block, the reason said once.
     const blocks = new Map<string, ScenarioResult[]>();
-    for (const r of summary.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'not tested')) {
+    for (const r of summary.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'not tested' || s.verdict === 'flaky')) {
       const key = `${r.verdict}\n${r.reason ?? ''}`;
       blocks.set(key, [...(blocks.get(key) ?? []), r]);
     }
     for (const block of blocks.values()) {
-      for (const r of block) lines.push(`${r.verdict === 'failed' ? 'FAILED' : 'NOT TESTED'}: ${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})`);
+      for (const r of block) lines.push(`${{ failed: 'FAILED', flaky: 'FLAKY', 'not tested': 'NOT TESTED' }[r.verdict as string]}: ${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})${r.verdict === 'flaky' ? `, passed on attempt ${(r.earlierAttempts?.length ?? 0) + 1}; the first failed:` : ''}`);
       const { reason } = block[0]!;
       if (reason) lines.push(...reason.split('\n').map((l) => `    ${l}`));
       lines.push('');
     }
     const { totals } = summary;
-    lines.push(`${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`);
+    lines.push(`${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals.flaky > 0 ? `${totals.flaky} flaky (passed only when run again; not counted as passed, and not failing the run), ` : ''}${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`);
     lines.push({
       0: 'Verdict: the target conforms to the scenarios run.',
       1: 'Verdict: the target does NOT conform (see the failures above).',

@@ -10,6 +10,7 @@ import { loadCatalogueAndWaivers, writeCertification } from '../certification/ru
 import { WaiverError } from '../certification/waivers.ts';
 import { KeyFileError, readPrivateKey } from '../certification/signing.ts';
 import type { KeyObject } from 'node:crypto';
+import { BaselineError, FAIL_ON, loadBaseline, type Baseline, type FailOn } from '../certification/baseline.ts';
 import { ScenarioLedger } from '../results/ledger.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
@@ -18,28 +19,53 @@ import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
+import { RerunError, scenariosToRerun } from './rerun.ts';
+import { appendHistory, checkHistoryFile, corruptLineWarnings, historyRecordOf, HistoryError, readHistory } from '../trend/history.ts';
+import { renderTrend } from '../trend/page.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
-const USAGE = `Usage: momo-harness run [--tags <expression>] [--strict] [--parallel <workers>] [--reports <dir>] [--sign-key <file>]
-       (in a clone: npm start -- ...)
+/**
+ * The flags of `npm start`, each declared once: parseArgs reads them from here, and the usage text is written
+ * from here.
+ */
+const FLAGS = {
+  tags: { type: 'string', value: '<expression>', help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec' },
+  strict: { type: 'boolean', help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise' },
+  parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 2; 0 runs in this process)' },
+  reports: { type: 'string', value: '<dir>', help: 'where the reports go (default reports/conformance; the certification report in reports/certification, or <dir>/certification)' },
+  retries: { type: 'string', value: '<n>', help: 'run a failed scenario again up to n times (MOMO_RETRIES, default 1); one that passes on a rerun is FLAKY: reported apart, never PASS, and it does not fail the run' },
+  baseline: { type: 'string', value: '<file>', help: 'compare with an earlier run: its certification.json or its evidence bundle (.tar.gz); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new' },
+  'fail-on': { type: 'string', value: 'new|any', help: 'with --baseline: exit 1 only for new failures (new), or for any failure (any, the default)' },
+  history: { type: 'string', value: '<file>', help: 'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (reports/trend/index.html, or <dir>/trend)' },
+  'rerun-failed': { type: 'string', value: '<summary.json>', help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json' },
+  'sign-key': { type: 'string', value: '<file>', help: 'sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run\'s result over every file, in a DSSE envelope' },
+  help: { type: 'boolean', help: 'this text' },
+} as const satisfies Record<string, { type: 'string' | 'boolean'; value?: string; help: string }>;
+
+const USAGE = `Usage: momo-harness run [options]     (in a clone: npm start -- [options])
 
 Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
 certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).
 
-  --tags <expression>   run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow";
-                        a remote target runs the @beyond-spec scenarios (operations the live service has and the
-                        spec does not list) only when the expression names @beyond-spec
-  --strict              hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences
-                        lists them) and run the @strict scenarios, which are left out otherwise
-  --parallel <workers>  worker processes (default 2; 0 runs in this process)
-  --reports <dir>       where the reports go (default reports/conformance; the certification report in
-                        reports/certification, or <dir>/certification)
-  --sign-key <file>     sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes
-                        one): an in-toto statement of the run's result over every file, in a DSSE envelope
+${Object.entries(FLAGS).map(([name, flag]) => {
+  const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
+  return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
+}).join('\n')}
 
 Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
+
+/** Words of a text in lines of at most `width` characters. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + word.length + 1 <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
 
 export interface RunOptions {
   argv: string[];
@@ -59,7 +85,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   try {
     args = parseArgs({
       args: argv,
-      options: { tags: { type: 'string' }, strict: { type: 'boolean' }, parallel: { type: 'string' }, reports: { type: 'string' }, 'sign-key': { type: 'string' }, help: { type: 'boolean' } },
+      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { type }]) => [name, { type }])) as { [K in keyof typeof FLAGS]: { type: (typeof FLAGS)[K]['type'] } },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -77,11 +103,46 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
     return EXIT.couldNotTest;
   }
 
+  const failOn = (args['fail-on'] ?? 'any') as FailOn;
+  if (!FAIL_ON.includes(failOn)) {
+    log(`--fail-on must be ${FAIL_ON.join(' or ')}, got "${args['fail-on']}".`);
+    return EXIT.couldNotTest;
+  }
+  if (args['fail-on'] !== undefined && args.baseline === undefined) {
+    log('--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.');
+    return EXIT.couldNotTest;
+  }
+  // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
+  let baseline: Baseline | undefined;
+  if (args.baseline !== undefined) {
+    try {
+      baseline = await loadBaseline(resolve(cwd, args.baseline));
+      baseline.file = args.baseline;
+    } catch (error) {
+      if (!(error instanceof BaselineError)) throw error;
+      log(error.message);
+      return EXIT.couldNotTest;
+    }
+  }
+
+  // The scenarios of an earlier run to run again: only they are selected (features/x.feature:line).
+  let rerun: string[] | undefined;
+  const historyFile = args.history === undefined ? undefined : resolve(cwd, args.history);
+  try {
+    if (args['rerun-failed'] !== undefined) rerun = scenariosToRerun(resolve(cwd, args['rerun-failed']));
+    if (historyFile) checkHistoryFile(historyFile);
+  } catch (error) {
+    if (!(error instanceof RerunError || error instanceof HistoryError)) throw error;
+    log(error.message);
+    return EXIT.couldNotTest;
+  }
+  if (rerun) log(`Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`);
+
   let config: HarnessConfig;
   let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
   let signingKey: KeyObject | undefined;
   try {
-    config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}) });
+    config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}), ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}) });
     certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
     // A key that cannot sign is found before the target is touched, not after a long run.
     signingKey = args['sign-key'] === undefined ? undefined : readPrivateKey(resolve(cwd, args['sign-key']));
@@ -140,7 +201,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
     const { runConfiguration } = await loadConfiguration({
       provided: {
         // The package's own features and steps (compiled or not), wherever the run is started from.
-        paths: [join(PACKAGE_ROOT, 'features/**/*.feature')],
+        paths: rerun ? rerun.map((path) => join(PACKAGE_ROOT, path)) : [join(PACKAGE_ROOT, 'features/**/*.feature')],
         import: [join(codeDir('steps'), `**/*${CODE_EXTENSION}`)],
         format: [
           ['html', join(reportsDir, 'cucumber.html')],
@@ -152,6 +213,9 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
         tags,
         parallel,
         strict: true,
+        // A failed scenario runs again (MOMO_RETRIES); passing then makes it flaky (results/ledger.ts). Against a
+        // target that did not answer the probe, every scenario ends at once as not tested: nothing to retry.
+        retry: unreachable ? 0 : config.retries,
         // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
         worldParameters: { workers: Math.max(1, parallel), ...(unreachable ? { targetUnreachable: unreachable } : {}) },
       },
@@ -176,8 +240,18 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(signingKey ? { signingKey } : {}) });
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(rerun ? { rerunOf: args['rerun-failed'] } : {}), ...(baseline ? { baseline: { baseline, failOn } } : {}), ...(signingKey ? { signingKey } : {}) });
   for (const line of certification.lines) log(line);
+  // The history: this run appended as one line, every line before it kept; then the trend of them all.
+  const trendDir = args.reports ? join(reportsDir, 'trend') : resolve(cwd, 'reports/trend');
+  if (historyFile) {
+    appendHistory(historyFile, historyRecordOf(certification.report, summary.durationMs));
+    const history = readHistory(historyFile);
+    for (const warning of corruptLineWarnings(args.history!, history)) log(warning);
+    mkdirSync(trendDir, { recursive: true });
+    writeFileSync(join(trendDir, 'index.html'), renderTrend(history, args.history!));
+    log(`History: ${history.records.length} run${history.records.length === 1 ? '' : 's'} in ${args.history}; trend: ${join(trendDir, 'index.html')}`);
+  }
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [
     ...Object.values(target.config.subscriptionKeys),
@@ -186,6 +260,7 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   const leaks = [
     ...scanForSecrets(reportsDir, secrets),
     ...(args.reports ? [] : scanForSecrets(certificationDir, secrets)),
+    ...(historyFile && !args.reports ? scanForSecrets(trendDir, secrets) : []),
     ...(await scanBundleForSecrets(certification.bundle, secrets)),
   ];
   if (leaks.length > 0) {

@@ -64,7 +64,9 @@ async function runSuite(label: string, deviation: FaultName | undefined, reports
   const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
   // A run is bounded by the suite's own deadlines; the timeout only guards against a hung process.
   // A deviation from a strict reading shows only in a strict run (the sandbox's readings on, the @strict scenarios run).
-  const env = deviation ? { MOMO_SANDBOX_DEVIATIONS: deviation, ...(FAULTS[deviation].reading ? { MOMO_STRICT: 'true' } : {}) } : {};
+  // No reruns (MOMO_RETRIES=0): a deviation must be caught at the first attempt, and a faithful run must pass
+  // without one; a rerun would only double the time of a deterministic failure, or hide a flaky scenario as passed.
+  const env = { MOMO_RETRIES: '0', ...(deviation ? { MOMO_SANDBOX_DEVIATIONS: deviation, ...(FAULTS[deviation].reading ? { MOMO_STRICT: 'true' } : {}) } : {}) };
   const { code: exitCode, output, timedOut } = await runConformanceProcess(argv, env, 10 * 60_000);
   const result: RunResult = { label, deviation, exitCode, durationMs: Date.now() - started, failed: [], notTested: 0, passed: 0 };
   const lastLines = `${timedOut ? 'killed after 10 minutes\n' : ''}${output.trim().split('\n').slice(-5).join('\n')}`;

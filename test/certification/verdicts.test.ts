@@ -43,6 +43,17 @@ test('a scenario that could not test the target makes the requirement NOT TESTED
   assert.equal(verdictOf([unavailable, scenario('c', 'failed', ['COL-A'])]).verdict, 'FAIL');
 });
 
+test('a scenario that passed only when run again makes the requirement FLAKY, covered but never PASS; a failure still wins', () => {
+  const flaky = scenario('a', 'flaky', ['COL-A'], { reason: 'expected: HTTP 202\nreceived: HTTP 500' });
+  const result = verdictOf([flaky, scenario('b', 'passed', ['COL-A'])]);
+  assert.equal(result.verdict, 'FLAKY');
+  assert.equal(result.explanation, '1 of 2 scenarios passed only when run again. The first attempt of a: expected: HTTP 202');
+  assert.equal(verdictOf([flaky, scenario('c', 'failed', ['COL-A'])]).verdict, 'FAIL');
+  const certification = certify([requirement('COL-A')], [flaky], [], RUN);
+  assert.equal(coverageOf(certification.requirements).total.covered, 1);
+  assert.equal(exitCodeOf(summaryOf([flaky], 0), certification), 0, 'flaky does not fail the run');
+});
+
 test('a requirement no scenario verifies is NOT TESTED, and says so', () => {
   const result = verdictOf([scenario('x', 'passed', ['COL-B'])]);
   assert.equal(result.verdict, 'NOT TESTED');
@@ -194,7 +205,7 @@ test('coverage counts requirements covered per product and per spec operation, u
   assert.equal(coverage.total.requirements, 3);
   assert.equal(coverage.total.covered, 2);
   assert.equal(coverage.total.unprovokable, 1);
-  assert.deepEqual({ ...coverage.total.verdicts }, { PASS: 1, FAIL: 1, WARN: 0, WAIVED: 0, 'NOT TESTED': 0, 'NOT APPLICABLE': 1, UNPROVOKABLE: 0 });
+  assert.deepEqual({ ...coverage.total.verdicts }, { PASS: 1, FAIL: 1, FLAKY: 0, WARN: 0, WAIVED: 0, 'NOT TESTED': 0, 'NOT APPLICABLE': 1, UNPROVOKABLE: 0 });
   assert.deepEqual(coverage.products.map((p) => [p.product, p.covered, p.requirements]), [['collection', 1, 1], ['disbursement', 0, 1], ['provisioning', 1, 1]]);
   assert.equal(coverage.operations.length, 19);
   const covered = coverage.operations.filter((o) => o.covered > 0).map((o) => o.key);

@@ -35,6 +35,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     strict: false,
     connectTimeoutMs: 5000,
     requestTimeoutMs: 15000,
+    retries: 1,
     maxResponseBytes: 1024 * 1024,
     evidenceBudgetBytes: 32 * 1024 * 1024,
     pollTimeoutMs: 10000,

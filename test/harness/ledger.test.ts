@@ -78,7 +78,7 @@ test('all steps PASSED: passed, exit code 0, and a conforming verdict', () => {
   run(ledger, 's2', 'a2', [step('a2', 'PASSED' as Status)]);
   const summary = ledger.summary(RUN);
   assert.equal(summary.exitCode, 0);
-  assert.deepEqual(summary.totals, { passed: 2, failed: 0, 'not tested': 0, skipped: 0 });
+  assert.deepEqual(summary.totals, { passed: 2, failed: 0, 'not tested': 0, skipped: 0, flaky: 0 });
   const first = summary.scenarios[0]!;
   assert.equal(first.verdict, 'passed');
   assert.equal(first.feature, 'Request to pay');
@@ -140,7 +140,7 @@ test('a TargetUnavailableError: not tested, never a pass; exit code 2', () => {
   const summary = ledger.summary(RUN);
   assert.equal(summary.scenarios[0]!.verdict, 'not tested');
   assert.match(summary.scenarios[0]!.reason ?? '', /ECONNREFUSED/);
-  assert.deepEqual(summary.totals, { passed: 1, failed: 0, 'not tested': 1, skipped: 0 });
+  assert.deepEqual(summary.totals, { passed: 1, failed: 0, 'not tested': 1, skipped: 0, flaky: 0 });
   assert.equal(summary.exitCode, 2);
   assert.equal(logged[0], '  ? Request to pay › scenario s1 (not tested)');
   const lines = ledger.closingLines(summary);
@@ -173,18 +173,35 @@ test('a failed and a not-tested scenario together: exit code 1', () => {
   assert.ok(lines.includes('2 scenarios: 0 passed, 1 failed, 1 not tested, 0 skipped in 1.2 s'));
 });
 
-test('attempts that will be retried are ignored: only the last attempt counts', () => {
-  const { ledger, logged } = ledgerWith(1);
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: 'flaky' })], true);
-  assert.deepEqual(logged, []);
+test('a scenario that fails and passes when run again is flaky: counted apart, never passed, not failing the run', () => {
+  const { ledger, logged } = ledgerWith(2);
+  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: 'expected: HTTP 202\nreceived: HTTP 500' })], true);
+  assert.deepEqual(logged, [], 'an attempt that will be retried is not announced');
   assert.equal(ledger.summary(RUN).scenarios.length, 0);
-  ledger.record(started('a2', 'tc-s1', 1));
-  ledger.record(step('a2', 'PASSED' as Status));
-  ledger.record(finished('a2'));
+  run(ledger, 's1', 'a2', [step('a2', 'PASSED' as Status)]);
+  run(ledger, 's2', 'a3', [step('a3', 'PASSED' as Status)]);
   const summary = ledger.summary(RUN);
-  assert.equal(summary.scenarios.length, 1);
-  assert.equal(summary.scenarios[0]!.verdict, 'passed');
+  assert.equal(summary.scenarios.length, 2);
+  const [flaky] = summary.scenarios;
+  assert.equal(flaky!.verdict, 'flaky');
+  assert.equal(flaky!.reason, 'expected: HTTP 202\nreceived: HTTP 500', 'the first attempt\'s failure is the reason');
+  assert.deepEqual(flaky!.earlierAttempts, [{ verdict: 'failed', reason: 'expected: HTTP 202\nreceived: HTTP 500' }]);
+  assert.deepEqual(summary.totals, { passed: 1, failed: 0, 'not tested': 0, skipped: 0, flaky: 1 });
   assert.equal(summary.exitCode, 0);
+  const closing = ledger.closingLines(summary).join('\n');
+  assert.match(closing, /FLAKY: Request to pay › scenario s1 \(features\/collection\/request-to-pay.feature:10\), passed on attempt 2; the first failed:\n    expected: HTTP 202/);
+  assert.match(closing, /2 scenarios: 1 passed, 0 failed, 1 flaky \(passed only when run again/);
+});
+
+test('a scenario that fails on every attempt is failed, with each earlier attempt kept', () => {
+  const { ledger } = ledgerWith(1);
+  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: 'first' })], true);
+  run(ledger, 's1', 'a2', [step('a2', 'FAILED' as Status, { type: 'ConformanceFailure', message: 'second' })]);
+  const summary = ledger.summary(RUN);
+  assert.equal(summary.scenarios[0]!.verdict, 'failed');
+  assert.equal(summary.scenarios[0]!.reason, 'second');
+  assert.deepEqual(summary.scenarios[0]!.earlierAttempts, [{ verdict: 'failed', reason: 'first' }]);
+  assert.equal(summary.exitCode, 1);
 });
 
 test('interleaved attempts (parallel workers) are kept apart', () => {
@@ -204,7 +221,7 @@ test('no scenarios: exit code 2 and "nothing was tested"', () => {
   const ledger = new ScenarioLedger(() => {});
   const summary: RunSummary = ledger.summary(RUN);
   assert.equal(summary.exitCode, 2);
-  assert.deepEqual(summary.totals, { passed: 0, failed: 0, 'not tested': 0, skipped: 0 });
+  assert.deepEqual(summary.totals, { passed: 0, failed: 0, 'not tested': 0, skipped: 0, flaky: 0 });
   const lines = ledger.closingLines(summary);
   assert.ok(lines.includes('0 scenarios: 0 passed, 0 failed, 0 not tested, 0 skipped in 1.2 s'));
   assert.equal(lines.at(-1), 'Verdict: nothing was tested (no scenario matched).');

@@ -1,0 +1,154 @@
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import type { CertificationReport } from '../certification/report.ts';
+import type { RequirementVerdict } from '../certification/verdicts.ts';
+
+/**
+ * One run in the history file (`npm start -- --history <file>`, NDJSON: one record a line): the verdict of every
+ * requirement a client can provoke, and each operation's response times. A CI job caches the file from night to
+ * night; the trend page (trend/page.ts) draws it.
+ */
+export interface HistoryRecord {
+  /** The record's format: a later harness reads an earlier one's history. */
+  history: 1;
+  /** When the run ended (the certification's generatedAt). */
+  at: string;
+  target: string;
+  profile: string;
+  /** The operation catalogue's fingerprint: verdicts of two fingerprints were held to different operations. */
+  catalogue: string;
+  durationMs: number;
+  exitCode: 0 | 1 | 2;
+  outcome: CertificationReport['outcome'];
+  /** Requirement id → verdict (UNPROVOKABLE ones left out: no run changes them). */
+  requirements: Record<string, RequirementVerdict>;
+  /** Operation (as the evidence names it, e.g. "request to pay (collection)") → response times in ms. */
+  operations: Record<string, OperationTimes>;
+}
+
+export interface OperationTimes {
+  /** How many responses the times are of. */
+  count: number;
+  p50: number;
+  p95: number;
+}
+
+/** The record of one run: its verdicts, and the response times of every exchange of every attempt. */
+export function historyRecordOf(report: CertificationReport, durationMs: number): HistoryRecord {
+  const times = new Map<string, number[]>();
+  for (const scenario of report.scenarios) {
+    for (const exchange of [...scenario.exchanges, ...(scenario.earlierAttempts ?? []).flatMap((a) => a.exchanges)]) {
+      if (exchange.response) times.set(exchange.operation, [...(times.get(exchange.operation) ?? []), exchange.response.durationMs]);
+    }
+  }
+  return {
+    history: 1,
+    at: report.generatedAt,
+    target: report.target,
+    profile: report.profile.name,
+    catalogue: report.catalogue.fingerprint,
+    durationMs,
+    exitCode: report.exitCode,
+    outcome: report.outcome,
+    requirements: Object.fromEntries(report.requirements.filter((r) => r.verdict !== 'UNPROVOKABLE').map((r) => [r.id, r.verdict])),
+    operations: Object.fromEntries([...times].sort(([a], [b]) => a.localeCompare(b)).map(([operation, ms]) => [operation, { count: ms.length, p50: percentile(ms, 50), p95: percentile(ms, 95) }])),
+  };
+}
+
+/** The nearest-rank percentile of a list of numbers (not empty). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The history file cannot be written: the run says so before it starts. */
+export class HistoryError extends Error {
+  constructor(file: string, why: string) {
+    super(`The history file ${file} cannot be used: ${why}.`);
+    this.name = 'HistoryError';
+  }
+}
+
+/** Checks, before the run, that the record can be appended: the file is created if it is not there, never emptied. */
+export function checkHistoryFile(file: string): void {
+  try {
+    closeSync(openSync(file, 'a'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new HistoryError(file, code === 'ENOENT' ? 'its folder does not exist' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'it may not be written' : `${code ?? (error as Error).message}`);
+  }
+}
+
+/**
+ * Appends the record as one line. The file is opened for appending only (O_APPEND): what is in it stays as it
+ * is, whatever it holds, and two runs appending at once each write whole lines. A file whose last line lacks
+ * its line feed (a run killed mid-write) gets one first, so the new record is a line of its own.
+ */
+export function appendHistory(file: string, record: HistoryRecord): void {
+  const fd = openSync(file, 'a');
+  try {
+    writeSync(fd, `${endsMidLine(file) ? '\n' : ''}${JSON.stringify(record)}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function endsMidLine(file: string): boolean {
+  const size = existsSync(file) ? statSync(file).size : 0;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, last, 0, 1, size - 1);
+  } finally {
+    closeSync(fd);
+  }
+  return last[0] !== 0x0a;
+}
+
+export interface History {
+  records: HistoryRecord[];
+  /** A line that is not a run record, by its number: reported, kept in the file, left out of the trend. */
+  corrupt: { line: number; why: string }[];
+}
+
+/** Reads every record of the history; a line that is not one is reported by its number and otherwise left alone. */
+export function readHistory(file: string): History {
+  const records: HistoryRecord[] = [];
+  const corrupt: History['corrupt'] = [];
+  const lines = readFileSync(file, 'utf8').split('\n');
+  lines.forEach((text, index) => {
+    if (text.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      corrupt.push({ line: index + 1, why: 'not JSON' });
+      return;
+    }
+    const why = whyNotARecord(value);
+    if (why) corrupt.push({ line: index + 1, why });
+    else records.push(value as HistoryRecord);
+  });
+  return { records, corrupt };
+}
+
+function whyNotARecord(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not a JSON object';
+  const r = value as Record<string, unknown>;
+  if (r.history !== 1) return 'not a history record of this harness (no "history": 1)';
+  if (typeof r.at !== 'string' || Number.isNaN(Date.parse(r.at))) return 'no date ("at")';
+  if (typeof r.target !== 'string') return 'no target';
+  if (typeof r.requirements !== 'object' || r.requirements === null || !Object.values(r.requirements).every((v) => typeof v === 'string')) return 'no verdicts by requirement';
+  if (typeof r.operations !== 'object' || r.operations === null || !Object.values(r.operations).every(isTimes)) return 'no response times by operation';
+  return undefined;
+}
+
+function isTimes(value: unknown): boolean {
+  const t = value as OperationTimes;
+  return typeof value === 'object' && value !== null && [t.count, t.p50, t.p95].every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0);
+}
+
+/** The warning the run prints for each corrupt line. */
+export function corruptLineWarnings(file: string, history: History): string[] {
+  return history.corrupt.map(({ line, why }) => `HISTORY: ${file} line ${line} is not a run record (${why}); it is kept as it is, and left out of the trend.`);
+}
