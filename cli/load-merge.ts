@@ -1,7 +1,6 @@
-import { resolve } from 'node:path';
 import { runMerge } from '../load/runner/merge.ts';
 
-/** `momo-harness load-merge <files…>`: one summary, global percentiles and counters, from a split run's raw samples. */
+/** `momo-harness load-merge <files…>`: one summary, global percentiles and counters, from a split run's raw samples; reports under the working folder. */
 export default function loadMerge(argv: string[]): Promise<number> {
-  return runMerge(argv, (line) => console.log(line), resolve(new URL('..', import.meta.url).pathname));
+  return runMerge(argv, (line) => console.log(line), process.cwd());
 }

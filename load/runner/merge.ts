@@ -226,7 +226,7 @@ Writes <dir>/summary.json (default reports/load/merged).
 
 Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2 nothing could be merged.`;
 
-export async function runMerge(argv: string[], log: (line: string) => void, root: string): Promise<number> {
+export async function runMerge(argv: string[], log: (line: string) => void, workingDir: string): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { reports: { type: 'string' }, summary: { type: 'string', multiple: true }, 'with-setup': { type: 'boolean' }, help: { type: 'boolean' } } });
@@ -251,7 +251,7 @@ export async function runMerge(argv: string[], log: (line: string) => void, root
     log(`Could not merge: ${(error as Error).message}`);
     return 2;
   }
-  const dir = resolve(parsed.values.reports ?? join(root, 'reports/load/merged'));
+  const dir = resolve(parsed.values.reports ?? join(workingDir, 'reports/load/merged'));
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(merged, null, 2)}\n`);
   const m = merged.metrics;
