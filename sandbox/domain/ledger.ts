@@ -41,7 +41,8 @@ export class InMemoryLedger implements Ledger {
   }
 
   credit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
-    this.balances.set(key(apiUserId, product, currency), this.balance(apiUserId, product, currency) + amountMinor);
+    const account = key(apiUserId, product, currency);
+    this.balances.set(account, (this.balances.get(account) ?? this.openingMinor) + amountMinor);
   }
 
   debit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {

@@ -29,11 +29,14 @@ export function estimateBytes(key: string, value: unknown): number {
   return RECORD_OVERHEAD_BYTES + 2 * key.length + stringBytes(value, 1);
 }
 
+const hasOwn = Object.prototype.hasOwnProperty;
+
 function stringBytes(value: unknown, depth: number): number {
   if (typeof value === 'string') return 2 * value.length;
   if (typeof value !== 'object' || value === null || depth < 0) return 0;
   let bytes = 0;
-  for (const field of Object.values(value)) bytes += stringBytes(field, depth - 1);
+  // The own enumerable fields, as Object.values gives them, without building an array for every record stored.
+  for (const name in value) if (hasOwn.call(value, name)) bytes += stringBytes((value as Record<string, unknown>)[name], depth - 1);
   return bytes;
 }
 
@@ -51,6 +54,13 @@ interface Entry<T> {
  */
 export class BoundedStore<T> {
   private readonly entries = new Map<string, Entry<T>>();
+  /**
+   * When the oldest record outlives the store's age limit (its storedAt + maxAgeMs), so that `add` looks for
+   * expired records only once there can be one: the cheap sweep stops at a live head, so before this time it
+   * forgets nothing. -Infinity when unknown (after a deletion), which makes the next add sweep. Used only for
+   * stores whose records have no end of life of their own (expiresAt), whose head may end sooner.
+   */
+  private headOutlivedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly name: string,
@@ -81,20 +91,28 @@ export class BoundedStore<T> {
   add(key: string, value: T): void {
     const { budget } = this.limits;
     const bytes = budget ? estimateBytes(key, value) : 0;
-    const overBudget = () => budget !== undefined && budget.used + bytes > budget.maxBytes;
-    this.forgetExpired();
+    // The same sweep as before every add, skipped while the head (and so every record) is still young enough.
+    if (this.options.expiresAt || this.entries.size === 0 || this.clock.now() - this.headOutlivedAt > 0) this.forgetExpired();
     // Records with lives of their own may have ended behind a longer-lived head; look at all before refusing.
-    if ((this.entries.size >= this.limits.maxEntries || overBudget()) && this.options.expiresAt) this.forgetExpired(true);
+    if ((this.entries.size >= this.limits.maxEntries || this.overBudget(bytes)) && this.options.expiresAt) this.forgetExpired(true);
     if (this.entries.size >= this.limits.maxEntries) throw new StoreFullError(this.name, this.limits.maxEntries);
-    if (overBudget()) throw new StoreFullError(this.name, this.limits.maxEntries, 'bytes', budget!.maxBytes);
-    this.entries.set(key, { value, storedAt: this.clock.now(), bytes });
+    if (this.overBudget(bytes)) throw new StoreFullError(this.name, this.limits.maxEntries, 'bytes', budget!.maxBytes);
+    const storedAt = this.clock.now();
+    if (this.entries.size === 0) this.headOutlivedAt = storedAt + this.limits.maxAgeMs;
+    this.entries.set(key, { value, storedAt, bytes });
     if (budget) budget.used += bytes;
+  }
+
+  private overBudget(bytes: number): boolean {
+    const { budget } = this.limits;
+    return budget !== undefined && budget.used + bytes > budget.maxBytes;
   }
 
   delete(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    this.headOutlivedAt = Number.NEGATIVE_INFINITY;
     if (this.limits.budget) this.limits.budget.used -= entry.bytes;
   }
 
@@ -114,6 +132,8 @@ export class BoundedStore<T> {
       this.options.onForget?.(entry.value);
       forgotten += 1;
     }
+    const head = this.entries.values().next().value;
+    this.headOutlivedAt = head ? head.storedAt + this.limits.maxAgeMs : Number.NEGATIVE_INFINITY;
     return forgotten;
   }
 

@@ -64,6 +64,7 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
   app.decorateRequest('caller', null);
   app.decorateRequest('claims', null);
   app.decorateRequest('keyProduct', null);
+  app.decorateRequest('servedRoute', null);
 
   // The operation's own media type, or JSON too unless strict; the common exact header needs no parsing.
   const mediaTypeAccepted = (contentType: string, own: string): boolean => {
@@ -75,8 +76,10 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
   // Callback-style hooks: the request path is the sandbox's hot path, and they spare a promise per request.
   // A guard that answers returns the reply; the request goes on only when none did.
   const admit = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
+    // Fastify's routeOptions builds a new object at every read: read once, and kept for the later steps.
     const route = request.routeOptions.config.route;
     if (!route) return undefined;
+    request.servedRoute = route;
     const { operation } = route;
 
     // 0. An optional header sent empty says nothing: it counts as absent (unless strict, when its schema refuses it).
@@ -131,7 +134,7 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
 
   // 4. The target environment, once the headers are known to be well formed.
   const environmentAllowed = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const operation = request.routeOptions.config.route?.operation;
+    const operation = request.servedRoute?.operation;
     if (!operation?.headers.required.includes('x-target-environment')) return undefined;
     const environment = request.headers['x-target-environment'] as string;
     if (allowedEnvironments.has(environment)) return undefined;
@@ -150,7 +153,7 @@ const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}
 
 /** Whether the request's operation defines no body, so that one sent is read and dropped rather than parsed. */
 function definesNoBody(request: FastifyRequest): boolean {
-  return request.routeOptions.config.route?.operation.request === 'none';
+  return (request.servedRoute ?? request.routeOptions.config.route)?.operation.request === 'none';
 }
 
 /**

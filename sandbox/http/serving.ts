@@ -20,6 +20,8 @@ declare module 'fastify' {
     claims: TokenClaims | null;
     /** The product whose subscription key the request carried. */
     keyProduct: Product | null;
+    /** The route's operation and product, set by the first guard (sandbox/http/guards.ts); null on no route of the catalogue. */
+    servedRoute: ServedRoute | null;
   }
   interface FastifyContextConfig {
     /** The catalogue operation a route serves, and under which product. */
