@@ -230,6 +230,8 @@ function consentProducts(section: string, specProduct: Product, errors: (product
 const REQUEST_TO_PAY = '/collection/v1_0/requesttopay';
 const DEPOSIT = '/disbursement/v1_0/deposit';
 const REFUND = '/disbursement/v1_0/refund';
+const TRANSFER = '/{product}/v1_0/transfer';
+const REQUEST_TO_WITHDRAW = '/collection/v1_0/requesttowithdraw';
 
 const definitions = {
   // Sandbox user provisioning (§4.5), on {sandbox_url}, with any product's key.
@@ -373,7 +375,7 @@ const definitions = {
     schema: 'refund', statusQuery: 'getRefundStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Refund-V2` },
   }),
   transfer: creation({
-    label: 'transfer', path: '/{product}/v1_0/transfer',
+    label: 'transfer', path: TRANSFER,
     products: {
       disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: Transfer; ${SOURCE.notebook}`),
       // The remittance definition's errors are the 26 codes of the spec's set A.
@@ -382,12 +384,12 @@ const definitions = {
     // The definitions do not say the callback's method; PUT, as for request to pay.
     schema: 'transfer', statusQuery: 'getTransferStatus', callback: { method: 'PUT', source: 'not stated by the provider; PUT as for request to pay' },
   }),
-  getTransferStatus: statusQuery('get transfer status', '/{product}/v1_0/transfer', {
+  getTransferStatus: statusQuery('get transfer status', TRANSFER, {
     disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: GetTransferStatus; ${SOURCE.notebook}`),
     remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: GetTransferStatus`),
   }, 'transfer-status'),
   requestToWithdraw: creation({
-    label: 'request to withdraw', path: '/collection/v1_0/requesttowithdraw',
+    label: 'request to withdraw', path: REQUEST_TO_WITHDRAW,
     products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V1; ${SOURCE.notebook}`) },
     schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'POST', source: `${SOURCE.collection}: X-Callback-Url "POST Callback URL" of RequestToWithdraw-V1` },
   }),
@@ -397,7 +399,7 @@ const definitions = {
     schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'PUT', source: `${SOURCE.collection}: X-Callback-Url "PUT Callback URL" of RequestToWithdraw-V2` },
   }),
   // Both versions are read here ("of both versions V1 and V2", MTN's JS SDK docs); the record is a request to pay's.
-  getRequestToWithdrawStatus: statusQuery('get request-to-withdraw status', '/collection/v1_0/requesttowithdraw', {
+  getRequestToWithdrawStatus: statusQuery('get request-to-withdraw status', REQUEST_TO_WITHDRAW, {
     collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdrawTransactionStatus; ${SOURCE.notebook}`),
   }, 'request-to-pay-status'),
 

@@ -33,7 +33,7 @@ export type PathParams = Readonly<Record<string, string>>;
 
 /**
  * The path of an operation under a product, with its parameters filled in: pathOf('getRequestToPayStatus',
- * 'collection', { referenceId }) is /collection/v1_0/requesttopay/<id>. Without `params` the {name}
+ * 'collection', { referenceId }) is the request-to-pay path under collection, ending in the encoded id. Without `params` the {name}
  * placeholders stay, which is the template the OpenAPI document shows.
  */
 export function pathOf(id: OperationId, product?: Product, params?: PathParams): string {

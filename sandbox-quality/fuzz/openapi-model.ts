@@ -29,7 +29,7 @@ export interface ModelResponse {
 export interface ModelOperation {
   id: string;
   method: string;
-  /** Path template, e.g. /v1_0/apiuser/{referenceId}. */
+  /** Path template with its {name} placeholders, as the OpenAPI document gives it. */
   path: string;
   /** The first tag: the product whose subscription key opens it, or "provisioning" (any product's key). */
   product: string;
