@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { FileTooLargeError, readTextWithin } from '../../harness/files/bounded-read.ts';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
-import { readBundle, sha256, MANIFEST_FILE, UnreadableBundleError, type Manifest } from './bundle.ts';
+import { MAX_BYTES_IN_MEMORY, readBundle, sha256, MANIFEST_FILE, UnreadableBundleError, type Manifest } from './bundle.ts';
 import type { RequirementVerdict } from './verdicts.ts';
 
 /**
@@ -65,7 +66,13 @@ export async function loadBaseline(file: string, fingerprint = catalogueFingerpr
     throw new BaselineError(file, code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : `it cannot be read (${code ?? (error as Error).message})`);
   }
   // A gzip stream begins with 1f 8b: an evidence bundle; anything else is read as a certification.json.
-  const text = magic[0] === 0x1f && magic[1] === 0x8b ? await reportInBundle(file) : readFileSync(file, 'utf8');
+  let text: string;
+  try {
+    text = magic[0] === 0x1f && magic[1] === 0x8b ? await reportInBundle(file) : readTextWithin(file, MAX_BYTES_IN_MEMORY);
+  } catch (error) {
+    if (error instanceof FileTooLargeError) throw new BaselineError(file, `${error.message}; give the certification.json or the certification-*.tar.gz of an earlier run`);
+    throw error;
+  }
   let report: unknown;
   try {
     report = JSON.parse(text);

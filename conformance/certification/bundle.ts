@@ -98,7 +98,7 @@ const RATIO_FLOOR_BYTES = MiB;
 const MAX_ENTRIES = 10_000;
 const MAX_MANIFEST_BYTES = 16 * MiB;
 // readBundle keeps every file in memory; verify and the leak scan stream them instead.
-const MAX_BYTES_IN_MEMORY = 64 * MiB;
+export const MAX_BYTES_IN_MEMORY = 64 * MiB;
 const BLOCK = 512;
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 

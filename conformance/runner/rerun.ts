@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { FileTooLargeError, readTextWithin } from '../../harness/files/bounded-read.ts';
 import type { RunSummary } from '../results/ledger.ts';
 
 /** A summary.json that names nothing to rerun, or is not one: the rerun stops before it starts. */
@@ -14,11 +14,15 @@ export class RerunError extends Error {
  * that run, as feature paths with the scenario's line (`features/x.feature:12`), which is how cucumber selects
  * one scenario, or one row of an outline.
  */
+/** Far above any run's summary.json (a verdict and a reason per scenario). */
+const MAX_SUMMARY_BYTES = 64 * 1024 * 1024;
+
 export function scenariosToRerun(file: string): string[] {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readTextWithin(file, MAX_SUMMARY_BYTES);
   } catch (error) {
+    if (error instanceof FileTooLargeError) throw new RerunError(file, `${error.message}; give the summary.json of a run (reports/conformance/summary.json)`);
     const code = (error as NodeJS.ErrnoException).code;
     throw new RerunError(file, code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a folder; give the summary.json of a run (reports/conformance/summary.json)' : `it cannot be read (${code})`);
   }

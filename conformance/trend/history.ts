@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { FileTooLargeError, readTextWithin } from '../../harness/files/bounded-read.ts';
 import type { CertificationReport } from '../certification/report.ts';
 import type { RequirementVerdict } from '../certification/verdicts.ts';
 
@@ -69,10 +70,16 @@ export class HistoryError extends Error {
 }
 
 /** Checks, before the run, that the record can be appended: the file is created if it is not there, never emptied. */
+/** A night's record is some kilobytes: this holds decades of nightly runs. */
+const MAX_HISTORY_BYTES = 128 * 1024 * 1024;
+
 export function checkHistoryFile(file: string): void {
   try {
     closeSync(openSync(file, 'a'));
+    // Read whole for the trend after the run: a file past the bound is refused now, before the run, never cut.
+    if (statSync(file).size > MAX_HISTORY_BYTES) throw new FileTooLargeError(statSync(file).size, MAX_HISTORY_BYTES);
   } catch (error) {
+    if (error instanceof FileTooLargeError) throw new HistoryError(file, `${error.message}: start a new history file and keep this one (nothing in it is changed)`);
     const code = (error as NodeJS.ErrnoException).code;
     throw new HistoryError(file, code === 'ENOENT' ? 'its folder does not exist' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'it may not be written' : `${code ?? (error as Error).message}`);
   }
@@ -115,7 +122,7 @@ export interface History {
 export function readHistory(file: string): History {
   const records: HistoryRecord[] = [];
   const corrupt: History['corrupt'] = [];
-  const lines = readFileSync(file, 'utf8').split('\n');
+  const lines = readTextWithin(file, MAX_HISTORY_BYTES).split('\n');
   lines.forEach((text, index) => {
     if (text.trim() === '') return;
     let value: unknown;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -60,6 +60,12 @@ test('a baseline that is missing, a folder, not JSON, or not a certification rep
   await refused(file('certification.json', '[1, 2]'), /not a certification report \(not a JSON object\)/);
   await refused(file('summary.json', JSON.stringify({ scenarios: [], totals: {} })), /not a certification report \(no list of requirements/);
   await refused(file('certification.json', JSON.stringify(report({ scenarios: [{ uri: 1 }] }))), /no list of scenarios/);
+});
+
+test('a baseline far larger than any certification.json is refused before it is read', async () => {
+  const huge = file('certification.json', '{');
+  truncateSync(huge, 3 * 1024 * 1024 * 1024); // sparse: 3 GiB to the reader, nothing on disk
+  await refused(huge, /it is 3072\.0 MiB, more than the 64\.0 MiB such a file can be/);
 });
 
 test('a baseline of another catalogue version, or of none, cannot be compared with', async () => {

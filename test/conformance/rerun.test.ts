@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RerunError, scenariosToRerun } from '../../conformance/runner/rerun.ts';
@@ -27,4 +27,11 @@ test('a bad summary.json: a clear error naming the file', () => {
   refused(summary({ scenarios: [scenario('features/a.feature', 9, 'passed')] }), /no failed or flaky scenario \(1 scenarios\)/);
   refused(summary({ scenarios: [scenario('../../etc/passwd.feature', 1, 'failed')] }), /not a scenario of features\//);
   refused(summary({ scenarios: [scenario('features/a.feature', undefined, 'failed')] }), /not a scenario of features\/ with its line/);
+});
+
+test('a summary.json far larger than any run writes is refused before it is read', () => {
+  const huge = join(mkdtempSync(join(tmpdir(), 'momo-rerun-')), 'summary.json');
+  writeFileSync(huge, '{');
+  truncateSync(huge, 3 * 1024 * 1024 * 1024); // sparse: 3 GiB to the reader, nothing on disk
+  assert.throws(() => scenariosToRerun(huge), (e: Error) => e instanceof RerunError && /it is 3072\.0 MiB, more than the 64\.0 MiB/.test(e.message));
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appendHistory, checkHistoryFile, corruptLineWarnings, HistoryError, percentile, readHistory } from '../../conformance/trend/history.ts';
@@ -46,6 +46,12 @@ test('a corrupt line is reported by its number and kept; a cut last line does no
 test('a history file that cannot be written stops the run before it starts', () => {
   assert.throws(() => checkHistoryFile(join(folder(), 'no', 'such', 'folder', 'h.ndjson')), (e: Error) => e instanceof HistoryError && /its folder does not exist/.test(e.message));
   assert.throws(() => checkHistoryFile(folder()), (e: Error) => e instanceof HistoryError && /it is a folder/.test(e.message));
+  // Past its bound the file is refused whole, and left as it was: never cut, never read into memory.
+  const huge = join(folder(), 'history.ndjson');
+  writeFileSync(huge, '');
+  truncateSync(huge, 3 * 1024 * 1024 * 1024);
+  assert.throws(() => checkHistoryFile(huge), (e: Error) => e instanceof HistoryError && /it is 3072\.0 MiB, more than the 128\.0 MiB .*start a new history file/.test(e.message));
+  assert.equal(statSync(huge).size, 3 * 1024 * 1024 * 1024);
 });
 
 test('p50 and p95 are nearest-rank percentiles', () => {
