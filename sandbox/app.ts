@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino from 'pino';
 import { behaviourOf } from '../core/profiles.ts';
 import { CallbackDestinations } from './domain/callback-destinations.ts';
 import { CallbackSender } from './domain/callbacks.ts';
@@ -10,9 +11,8 @@ import type { SandboxPlugin } from './domain/plugins.ts';
 import type { SandboxSettings } from './domain/settings.ts';
 import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
-import { installBodyParsers, installErrorHandling, installGuards, routeValidator } from './http/guards.ts';
+import { catalogueGuards, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
-import { lazyRequestLogger } from './http/request-log.ts';
 import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
 import { accountHandlers } from './routes/accounts.ts';
@@ -27,6 +27,8 @@ export type { SandboxComponents, SandboxContext };
 export interface Sandbox {
   app: FastifyInstance;
   context: SandboxContext;
+  /** The sandbox's own log: callbacks, refusals, errors, and each request at debug level. */
+  log: FastifyBaseLogger;
   close(): Promise<void>;
 }
 
@@ -49,12 +51,19 @@ export const REDACTED_PATHS = [
   'refresh_token',
 ];
 
+/** Whether the log's level takes a line per request; Fastify then has the log, and announces where it listens. */
+export function logsEachRequest(log: FastifyBaseLogger): boolean {
+  return log.level === 'debug' || log.level === 'trace';
+}
+
 export async function buildSandbox(settings: SandboxSettings, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
+  const log: FastifyBaseLogger = options.logger ?? pino({ level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
+  // Fastify given a logger gives every request a child logger and two response listeners, even when request
+  // logging is off: together about a tenth of a request to pay's CPU (docs/benchmarks.md). So Fastify gets the
+  // log only at the levels that log each request; the sandbox's own lines go to the log directly.
   const app = Fastify({
-    ...(options.logger
-      ? { loggerInstance: options.logger }
-      : { logger: { level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } } }),
+    ...(logsEachRequest(log) ? { loggerInstance: log } : { logger: false }),
     bodyLimit: 64 * 1024,
     // Slow or stalled callers (one byte a second, a body that stops halfway) would otherwise hold a connection
     // and its buffers for ever. Node looks for overdue requests every connectionsCheckingInterval, so it is kept
@@ -76,10 +85,6 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
       const problem = status === 414 ? `has a path segment longer than any path parameter may be (${LONGEST_PATH_PARAMETER} characters)` : 'is not a valid URL (check its percent-encoding)';
       return sendBadRequest(reply, `${request.method} ${path} ${problem}.`, status);
     },
-    // A request's child logger is built only when the request logs (sandbox/http/request-log.ts).
-    childLoggerFactory: lazyRequestLogger,
-    // Two log lines per request would cost a load test more than the request itself; debug turns them on.
-    logController: new LogController({ disableRequestLogging: settings.logLevel !== 'debug' && settings.logLevel !== 'trace' }),
   });
   app.server.maxConnections = settings.maxConnections;
   app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
@@ -102,15 +107,15 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
   build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
   const destinations = new CallbackDestinations(settings.callbackHosts);
-  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations }, app.log, components.clock));
-  build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, app.log));
+  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations }, log, components.clock));
+  build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log));
   const context: SandboxContext = { ...components, settings, profile, destinations };
-  if (plugins.length > 0) app.log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
+  if (plugins.length > 0) log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);
 
-  installGuards(app, context);
-  installErrorHandling(app);
+  const guards = catalogueGuards(app, context);
+  installErrorHandling(app, log);
 
   serveCatalogue(app, {
     ...provisioningHandlers(context),
@@ -118,7 +123,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     ...paymentHandlers(context),
     ...accountHandlers(context),
     ...consentHandlers(context),
-  });
+  }, guards);
   registerMeta(app, context);
 
   const sweeper = setInterval(() => context.state.forgetExpired(), Math.min(10_000, settings.retentionMaxAgeMs));
@@ -131,6 +136,6 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
 
   // Compiles every route's validators now, so a bad schema fails the start rather than a request.
   await app.ready();
-  return { app, context, close: () => app.close() };
+  return { app, context, log, close: () => app.close() };
 }
 

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import type { Product } from '../core/products.ts';
-import { buildSandbox, type Sandbox, type SandboxOptions } from './app.ts';
+import { buildSandbox, logsEachRequest, type Sandbox, type SandboxOptions } from './app.ts';
 import { resolveSettings, type SandboxSettings } from './domain/settings.ts';
 
 /** A sandbox listening for requests, and where. */
@@ -33,7 +33,9 @@ async function listen(sandbox: Sandbox, host: string, port: number): Promise<Run
   const address = sandbox.app.server.address() as { port: number };
   const shown = host.includes(':') ? `[${host}]` : host;
   const { settings } = sandbox.context;
-  return { sandbox, settings, baseUrl: `http://${shown}:${address.port}`, subscriptionKeys: { ...settings.subscriptionKeys }, close: () => sandbox.close() };
+  const baseUrl = `http://${shown}:${address.port}`;
+  if (!logsEachRequest(sandbox.log)) sandbox.log.info(`Server listening at ${baseUrl}`);
+  return { sandbox, settings, baseUrl, subscriptionKeys: { ...settings.subscriptionKeys }, close: () => sandbox.close() };
 }
 
 /**

@@ -19,7 +19,11 @@ export interface Ledger {
 }
 
 export class InMemoryLedger implements Ledger {
-  private readonly balances = new Map<string, bigint>();
+  /**
+   * Balances by API user, then by "<product>|<currency>". The API user's id is the caller's own string, whose
+   * hash V8 keeps, where one key of all three would be a new string to hash on every payment.
+   */
+  private readonly balances = new Map<string, Map<string, bigint>>();
   private readonly openingMinor: bigint;
   private readonly currencies: ReadonlySet<string>;
 
@@ -33,7 +37,7 @@ export class InMemoryLedger implements Ledger {
   }
 
   balance(apiUserId: string, product: Product, currency: string): bigint {
-    return this.balances.get(key(apiUserId, product, currency)) ?? this.openingMinor;
+    return this.balances.get(apiUserId)?.get(accountOf(product, currency)) ?? this.openingMinor;
   }
 
   covers(apiUserId: string, product: Product, currency: string, amountMinor: bigint): boolean {
@@ -41,8 +45,10 @@ export class InMemoryLedger implements Ledger {
   }
 
   credit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
-    const account = key(apiUserId, product, currency);
-    this.balances.set(account, (this.balances.get(account) ?? this.openingMinor) + amountMinor);
+    let accounts = this.balances.get(apiUserId);
+    if (!accounts) this.balances.set(apiUserId, accounts = new Map());
+    const account = accountOf(product, currency);
+    accounts.set(account, (accounts.get(account) ?? this.openingMinor) + amountMinor);
   }
 
   debit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
@@ -51,10 +57,10 @@ export class InMemoryLedger implements Ledger {
 
   /** Every account whose balance has moved, by "<API user>|<product>|<currency>", in no set order. */
   moved(): [string, bigint][] {
-    return [...this.balances];
+    return [...this.balances].flatMap(([apiUserId, accounts]) => [...accounts].map(([account, balance]): [string, bigint] => [`${apiUserId}|${account}`, balance]));
   }
 }
 
-function key(apiUserId: string, product: Product, currency: string): string {
-  return `${apiUserId}|${product}|${currency}`;
+function accountOf(product: Product, currency: string): string {
+  return `${product}|${currency}`;
 }

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { PRODUCTS, type Product } from '../../core/products.ts';
@@ -8,6 +8,7 @@ import { StoreFullError } from '../domain/store.ts';
 import { matchRoute } from '../../core/catalogue/match.ts';
 import { routes } from '../../core/catalogue/routes.ts';
 import { authenticateBasic } from './credentials.ts';
+import type { RouteGuards, ServedRoute } from './serving.ts';
 import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayError, sendOAuthError, validationMessage } from './replies.ts';
 
 /**
@@ -55,8 +56,12 @@ function compiledOnFirstCall(compile: () => ValidateFunction): ValidateFunction 
   return validate;
 }
 
-/** The checks every operation shares, in the order the live gateway applies them. */
-export function installGuards(app: FastifyInstance, context: SandboxContext): void {
+/**
+ * The checks every operation shares, in the order the live gateway applies them, for serveCatalogue to put on
+ * each route (sandbox/http/serving.ts): a route's own hook knows its operation without asking Fastify, whose
+ * routeOptions builds a new object at every read.
+ */
+export function catalogueGuards(app: FastifyInstance, context: SandboxContext): RouteGuards {
   const { settings, state, tokens } = context;
   const productByKey = new Map<string, Product>(PRODUCTS.map((p) => [settings.subscriptionKeys[p], p]));
   const allowedEnvironments = new Set(settings.targetEnvironments);
@@ -75,10 +80,7 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
 
   // Callback-style hooks: the request path is the sandbox's hot path, and they spare a promise per request.
   // A guard that answers returns the reply; the request goes on only when none did.
-  const admit = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    // Fastify's routeOptions builds a new object at every read: read once, and kept for the later steps.
-    const route = request.routeOptions.config.route;
-    if (!route) return undefined;
+  const admit = (route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     request.servedRoute = route;
     const { operation } = route;
 
@@ -133,20 +135,14 @@ export function installGuards(app: FastifyInstance, context: SandboxContext): vo
   };
 
   // 4. The target environment, once the headers are known to be well formed.
-  const environmentAllowed = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const operation = request.servedRoute?.operation;
-    if (!operation?.headers.required.includes('x-target-environment')) return undefined;
+  const environmentAllowed = (route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
+    if (!route.operation.headers.required.includes('x-target-environment')) return undefined;
     const environment = request.headers['x-target-environment'] as string;
     if (allowedEnvironments.has(environment)) return undefined;
     return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
   };
 
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!admit(request, reply)) done();
-  });
-  app.addHook('preHandler', (request, reply, done) => {
-    if (!environmentAllowed(request, reply)) done();
-  });
+  return { admit, ready: environmentAllowed };
 }
 
 const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
@@ -195,18 +191,18 @@ export function installBodyParsers(app: FastifyInstance): void {
   });
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogger): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply) => {
     if (error.validation) return sendBadRequest(reply, validationMessage(error));
     if (error instanceof StoreFullError) {
-      request.log.warn({ store: error.storeName, limit: error.limit, maxEntries: error.maxEntries }, 'store full; refusing a creation');
+      log.warn({ reqId: request.id, store: error.storeName, limit: error.limit, maxEntries: error.maxEntries }, 'store full; refusing a creation');
       reply.header('retry-after', '10');
       const remedy = error.limit === 'bytes' ? 'a larger --retention-max-bytes (within the heap: README, "Reliability")' : 'a larger --retention-max-entries';
       return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with ${remedy} (or, for transactions, a shorter --retention-max-age-ms).`);
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendBadRequest(reply, frameworkErrorMessage(error, request), status);
-    request.log.error({ err: error }, 'unexpected error');
+    log.error({ reqId: request.id, err: error }, 'unexpected error');
     return sendBusinessError(reply, 500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing; the sandbox log has the details.');
   });
 

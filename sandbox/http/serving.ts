@@ -31,6 +31,16 @@ declare module 'fastify' {
 }
 
 
+/**
+ * The checks of sandbox/http/guards.ts each route runs: `admit` as its request arrives (the gateway, the caller,
+ * the body's media type), `ready` once its headers and body are validated (the target environment). Each
+ * returns the reply when it answered, and the request goes no further.
+ */
+export interface RouteGuards {
+  admit(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
+  ready(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
+}
+
 /** What a request's route knows of itself: its operation and the product it is served under. */
 export interface ServedRoute {
   operation: Operation<OperationId>;
@@ -44,13 +54,13 @@ export interface ServedRoute {
  * catalogue defines. It refuses to start a sandbox that leaves an operation of the catalogue without a handler,
  * or that has a handler for none.
  */
-export function serveCatalogue(app: FastifyInstance, handlers: RouteHandlers): void {
+export function serveCatalogue(app: FastifyInstance, handlers: RouteHandlers, guards: RouteGuards): void {
   const missing = [...new Set(routes().map((r) => r.operation.id))].filter((id) => handlers[id] === undefined);
   if (missing.length > 0) throw new Error(`The sandbox serves no handler for ${missing.join(', ')} of the operation catalogue (core/catalogue/operations.ts).`);
-  for (const route of routes()) register(app, route, handlers[route.operation.id]!(route.product));
+  for (const route of routes()) register(app, route, handlers[route.operation.id]!(route.product), guards);
 }
 
-function register(app: FastifyInstance, route: Route, handler: Handler): void {
+function register(app: FastifyInstance, route: Route, handler: Handler, guards: RouteGuards): void {
   const { operation } = route;
   const { required, optional } = operation.headers;
   const schema: Record<string, object> = {};
@@ -69,7 +79,11 @@ function register(app: FastifyInstance, route: Route, handler: Handler): void {
     url: route.path.replace(/\{([A-Za-z]+)\}/g, ':$1'),
     schema,
     config: { route: served, mediaType: operation.request === 'none' ? undefined : operation.request.mediaType },
-    handler,
+    onRequest: (request, reply, done) => {
+      if (!guards.admit(served, request, reply)) done();
+    },
+    // The last check in the handler rather than a preHandler hook: Fastify runs no hook stage for it.
+    handler: (request, reply) => guards.ready(served, request, reply) ?? handler(request, reply),
   });
 }
 

@@ -7,6 +7,7 @@ import { ManualClock } from '../../sandbox/domain/clock.ts';
 import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
 import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES, StoreFullError, estimateBytes } from '../../sandbox/domain/store.ts';
+import { transactionBytes, type Transaction } from '../../sandbox/domain/state.ts';
 import { KEYS, assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -369,6 +370,20 @@ describe('BoundedStore', () => {
     b.add('3', { party: { id: 'p'.repeat(200) } });
     b.delete('2');
     assert.equal(budget.used, RECORD_OVERHEAD_BYTES + 2 + 400);
+  });
+
+  test('a transaction is estimated by its fields as the generic walk estimates it, whatever a lenient body put in them', () => {
+    // Required<Transaction>: a field added to transactions fails to compile here until the estimate is checked with it.
+    const full: Required<Transaction> = {
+      kind: 'requesttopay', referenceId: randomUUID(), apiUserId: randomUUID(), product: 'collection', targetEnvironment: 'sandbox',
+      amountMinor: 10n, amount: '1.5', currency: 'EUR', externalId: 'e'.repeat(40), party: { partyIdType: 'MSISDN', partyId: '46733123450' },
+      payerMessage: 'm'.repeat(100), payeeNote: 'n'.repeat(7), referenceIdToRefund: randomUUID(), status: 'FAILED', reason: 'NOT_ALLOWED',
+      financialTransactionId: '1234567890', createdAt: 1, completedAt: 2, callbackUrl: `https://example.com/${'c'.repeat(2000)}`, callbackMethod: 'PUT',
+      refundedMinor: 0n, lastNotificationAt: 3, timer: { cancel: () => undefined }, unpayable: 'PAYER_NOT_FOUND',
+    };
+    assert.equal(transactionBytes('k', full), estimateBytes('k', full));
+    const sparse = { ...full, amount: 12 as unknown as string, externalId: undefined, party: { partyIdType: 'MSISDN', partyId: 'x', extra: 'y'.repeat(500) } as Transaction['party'] };
+    assert.equal(transactionBytes('key', sparse), estimateBytes('key', sparse));
   });
 
   test('get, has, size and values', () => {

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
+
+/** The plain BigInt reading of an amount, which toMinor's double fast path must always agree with. */
+function bigintMinor(amount: string): bigint {
+  const [, sign, whole, fraction = ''] = /^(-?)(\d+)(?:\.(\d{1,4}))?$/.exec(amount)!;
+  const value = BigInt(whole!) * 10_000n + BigInt(fraction.padEnd(4, '0'));
+  return sign === '-' ? -value : value;
+}
+
+const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
+const amounts = fc.tuple(fc.boolean(), digits(1, 30), fc.option(digits(1, 4), { nil: undefined }))
+  .map(([negative, whole, fraction]) => `${negative ? '-' : ''}${whole}${fraction === undefined ? '' : `.${fraction}`}`);
+
+describe('amounts', () => {
+  it('reads every decimal amount exactly, on both sides of the double fast path', () => {
+    fc.assert(fc.property(amounts, (amount) => assert.equal(toMinor(amount), bigintMinor(amount))), { numRuns: 5000 });
+    assert.equal(toMinor('99999999999.9999'), 999_999_999_999_999n);
+    assert.equal(toMinor('999999999999.9999'), 9_999_999_999_999_999n);
+  });
+
+  it('writes every minor amount back in canonical form, around the largest exact double too', () => {
+    fc.assert(fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), (minor) => {
+      const text = fromMinor(minor);
+      assert.match(text, /^-?(0|[1-9]\d*)(\.\d{0,3}[1-9])?$/);
+      assert.equal(bigintMinor(text), minor);
+    }), { numRuns: 5000 });
+    const edge = BigInt(Number.MAX_SAFE_INTEGER);
+    for (const minor of [edge - 1n, edge, edge + 1n, 9_007_199_254_739_999n, 0n, -1n, 10_000n, 5_000n, -125_000n]) {
+      assert.equal(bigintMinor(fromMinor(minor)), minor, `${minor}`);
+    }
+    assert.equal(fromMinor(9_007_199_254_739_999n), '900719925473.9999');
+  });
+
+  it('normalises as the live sandbox answers', () => {
+    assert.equal(normaliseAmount('12.50'), '12.5');
+    assert.equal(normaliseAmount('007'), '7');
+    assert.equal(normaliseAmount('1.0000'), '1');
+    assert.equal(normaliseAmount('-0.0100'), '-0.01');
+    assert.equal(normaliseAmount('0'), '0');
+    assert.throws(() => toMinor('1.23456'), /at most 4 decimals/);
+  });
+});
