@@ -5,6 +5,7 @@
  *   npm run benchmark -- --quick # the same comparisons, smaller and shorter, to try it out
  *   npm run benchmark -- --generator [--quick]  # only the load script against the minimal script
  *   npm run benchmark -- --cpu [--quick]        # only the server CPU per request, sandbox against bare Fastify
+ *   npm run benchmark -- --instructions [--quick]  # only the server instructions per request, the same two, compiled
  *
  * Servers run in their own processes, one at a time; k6 is the load generator. Results go to
  * reports/benchmarks/results.json and into the generated section of docs/benchmarks.md.
@@ -15,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { Agent, request } from 'undici';
 import { buildLoadScripts, minimalScript } from '../../load/build.ts';
 import { pathOf, urlOf } from '../../core/catalogue/routes.ts';
@@ -82,6 +84,7 @@ async function startServer(kind: 'sandbox' | 'bare' | 'prism', extraArgs: string
 }
 
 async function stop(server: Server): Promise<void> {
+  if (server.process.exitCode !== null || server.process.signalCode !== null) return;
   await new Promise<void>((resolve) => {
     server.process.once('exit', () => resolve());
     server.process.kill('SIGTERM');
@@ -281,6 +284,108 @@ async function cpuPerRequest(): Promise<CpuPerRequest> {
   }
 }
 
+interface InstructionsPerRequest {
+  /** Instructions the server executed per request, every thread, collection and GC included. */
+  bare: number;
+  sandbox: number;
+  /** sandbox / bare. */
+  ratio: number;
+  /** Each counted window's own figure, in order, sandbox then bare: a window with a major GC stands out. */
+  sandboxWindows: number[];
+  bareWindows: number[];
+  requestsPerWindow: number;
+}
+
+/** The bare route compiled beside the package's own compiled code (so its imports resolve from node_modules). */
+const BARE_COMPILED = join(ROOT, 'dist/bench/bare-fastify.js');
+/** The sandbox as the package ships it, compiled by scripts/build.ts (npm run benchmark builds it first). */
+const SANDBOX_COMPILED = join(ROOT, 'dist/node/cli/momo-harness.js');
+
+/**
+ * What a request costs each server in instructions, which the machine's other load does not move at all. Each
+ * server runs compiled, as the package ships it, under valgrind's callgrind with counting off; after a warm-up
+ * (the JIT compiles the hot path; the sandbox's store fills) counting is turned on for a few windows of the
+ * minimal script's requests to pay, each dumped on its own. A request's figure is every window's instructions
+ * over every window's requests, so the major collections a stateful server needs count against it.
+ */
+async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefined> {
+  if (spawnSync('valgrind', ['--version']).status !== 0) {
+    log('valgrind is not installed (apt-get install valgrind): instructions per request not measured');
+    return undefined;
+  }
+  if (!existsSync(SANDBOX_COMPILED)) throw new Error(`${SANDBOX_COMPILED} is missing: run npm run build first (npm run benchmark does)`);
+  await build({
+    entryPoints: [join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts')], outfile: BARE_COMPILED,
+    bundle: true, packages: 'external', platform: 'node', target: 'node20', format: 'esm', keepNames: true, logLevel: 'warning',
+  });
+  const warmup = QUICK ? 5_000 : 20_000;
+  const windows = 6;
+  const perWindow = QUICK ? 2_000 : 5_000;
+  const count = async (kind: 'sandbox' | 'bare', sandboxToken?: string): Promise<{ figures: number[]; token: string }> => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const outFile = join(mkdtempSync(join(tmpdir(), 'bench-callgrind-')), 'callgrind.out');
+    const program = kind === 'sandbox' ? [SANDBOX_COMPILED, 'sandbox', '--port', String(port), '--log-level', 'warn'] : [BARE_COMPILED, String(port)];
+    // V8 optimises on the main thread: its background compiler, serialised by valgrind, would otherwise hand
+    // over optimised code windows late, and the counts would fall for longer than any warm-up.
+    const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`, process.execPath, '--no-concurrent-recompilation', ...program], { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] });
+    const server: Server = { url, process: child };
+    try {
+      // Node starts slowly under valgrind, even uncounted.
+      await waitForHttp(kind === 'sandbox' ? `${url}/health` : url, 300_000);
+      // The bare route gets the sandbox's token, so that both parse requests of the same bytes.
+      const token = sandboxToken ?? (await provision(url)).token;
+      const run = (iterations: number) => {
+        const result = k6(minimalScript(), { ...minimalEnv(url, token), BENCH_ITERATIONS: String(iterations) });
+        if (result.iterations !== iterations || result.failedRate > 0) throw new Error(`the counted run against the ${kind} server made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`);
+      };
+      const control = (...args: string[]) => {
+        const done = spawnSync('callgrind_control', [...args, String(child.pid)], { encoding: 'utf8' });
+        if (done.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${done.stderr || done.stdout}`);
+      };
+      run(warmup);
+      const figures: number[] = [];
+      for (let i = 1; i <= windows; i += 1) {
+        control('--instr=on');
+        control('--zero');
+        run(perWindow);
+        control('--dump');
+        control('--instr=off');
+        const totals = /^totals:\s+(\d+)/m.exec(readFileSync(`${outFile}.${i}`, 'utf8'))?.[1];
+        if (!totals) throw new Error(`callgrind's dump ${outFile}.${i} has no totals line`);
+        figures.push(Number(totals) / perWindow);
+      }
+      return { figures, token };
+    } finally {
+      await stop(server);
+    }
+  };
+  const sandboxCount = await count('sandbox');
+  const bareCount = await count('bare', sandboxCount.token);
+  const sandbox = settledMean(sandboxCount.figures);
+  const bare = settledMean(bareCount.figures);
+  return { bare, sandbox, ratio: sandbox / bare, sandboxWindows: sandboxCount.figures, bareWindows: bareCount.figures, requestsPerWindow: perWindow };
+}
+
+/**
+ * The mean of the windows once the count has settled. The first windows counted after the warm-up come out
+ * high, by up to twice, and fall for a window or two (V8 still finishing its optimised code, which under
+ * valgrind arrives late); each leading window more than 10% above the next is left out. The rest are all
+ * kept, so a major collection in one of them counts, as it does in a real run.
+ */
+function settledMean(figures: number[]): number {
+  let first = 0;
+  while (first < figures.length - 1 && figures[first]! > 1.1 * figures[first + 1]!) first += 1;
+  const settled = figures.slice(first);
+  if (settled.length < 3) throw new Error(`the instruction counts did not settle (${figures.map((f) => Math.round(f)).join(', ')} per request): run again, or with a longer warm-up`);
+  return settled.reduce((a, b) => a + b, 0) / settled.length;
+}
+
+function logInstructions(counted: InstructionsPerRequest): void {
+  const windows = (xs: number[]) => xs.map((x) => fmt(x)).join(', ');
+  log(`server instructions per request (callgrind, compiled): sandbox request to pay ${fmt(counted.sandbox)}, bare Fastify ${fmt(counted.bare)}: ${fmt(counted.ratio, 2)}× (target ≤ 1.25×; windows of ${fmt(counted.requestsPerWindow)} requests: sandbox ${windows(counted.sandboxWindows)}; bare ${windows(counted.bareWindows)})`);
+}
+
 function logCpu(cpu: CpuPerRequest): void {
   log(`server CPU per request: sandbox request to pay ${fmt(cpu.sandboxMicros, 1)} µs, bare Fastify ${fmt(cpu.bareMicros, 1)} µs: ${fmt(cpu.ratio, 2)}× (target ≤ 1.25×; least of ${cpu.rounds} runs of ${fmt(cpu.requests)} requests each)`);
 }
@@ -288,6 +393,12 @@ function logCpu(cpu: CpuPerRequest): void {
 /** `--cpu`: only the server CPU per request, for working on the sandbox's hot path. */
 async function cpuOnly(): Promise<void> {
   logCpu(await cpuPerRequest());
+}
+
+/** `--instructions`: only the server instructions per request, for a figure the machine's noise does not move. */
+async function instructionsOnly(): Promise<void> {
+  const counted = await instructionsPerRequest();
+  if (counted) logInstructions(counted);
 }
 
 /** `--generator`: only the load-script comparison, for working on the generator's hot path. */
@@ -307,6 +418,7 @@ async function main(): Promise<void> {
   await buildLoadScripts();
   if (process.argv.includes('--generator')) return generatorOnly();
   if (process.argv.includes('--cpu')) return cpuOnly();
+  if (process.argv.includes('--instructions')) return instructionsOnly();
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
