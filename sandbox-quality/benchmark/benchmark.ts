@@ -397,8 +397,8 @@ async function cpuOnly(): Promise<void> {
 
 /** `--instructions`: only the server instructions per request, for a figure the machine's noise does not move. */
 async function instructionsOnly(): Promise<void> {
-  const counted = await instructionsPerRequest();
-  if (counted) logInstructions(counted);
+  const serverInstructions = await instructionsPerRequest();
+  if (serverInstructions) logInstructions(serverInstructions);
 }
 
 /** `--generator`: only the load-script comparison, for working on the generator's hot path. */
@@ -442,6 +442,8 @@ async function main(): Promise<void> {
   log('phase 1b: server CPU per request, sandbox request to pay against the bare Fastify route');
   const cpu = await cpuPerRequest();
   logCpu(cpu);
+  const serverInstructions = await instructionsPerRequest();
+  if (serverInstructions) logInstructions(serverInstructions);
 
   // 2. The project's load script against the minimal one, on the same sandbox.
   log('phase 2: the creation-throughput script against the minimal script');
@@ -458,6 +460,7 @@ async function main(): Promise<void> {
   await stop(prism);
   results.nodeCeiling = { bareFastify: bareResult, sandbox: sandboxResult, ratio: sandboxResult.iterationsPerSecond / bareResult.iterationsPerSecond, target: 0.6 };
   results.cpuPerRequest = { ...cpu, target: 1.25 };
+  if (serverInstructions) results.instructionsPerRequest = { ...serverInstructions, target: 1.25 };
   results.prism = { prism: prismResult, sandbox: sandboxResult, ratio: sandboxResult.iterationsPerSecond / prismResult.iterationsPerSecond, target: 2 };
   results.generator = { loadScript: scriptResult, minimal: minimalAgain, ratio: scriptResult.iterationsPerSecond / minimalAgain.iterationsPerSecond, instructions, target: 0.9 };
 
@@ -553,6 +556,7 @@ function writeGeneratedSection(r: Record<string, any>): void {
     '|---|---|---|---|---|',
     `| sandbox vs bare Fastify 202 (Node ceiling) | ${fmt(r.nodeCeiling.sandbox.iterationsPerSecond)} vs ${fmt(r.nodeCeiling.bareFastify.iterationsPerSecond)} req/s | ${fmt(r.nodeCeiling.ratio * 100)}% | ≥ 60% | ${verdict(r.nodeCeiling.ratio, 0.6)} |`,
     ...(r.cpuPerRequest ? [`| server CPU per request, sandbox request to pay vs bare Fastify 202 (/proc, least of ${r.cpuPerRequest.rounds} runs of ${fmt(r.cpuPerRequest.requests)} requests) | ${fmt(r.cpuPerRequest.sandboxMicros, 1)} vs ${fmt(r.cpuPerRequest.bareMicros, 1)} µs | ${fmt(r.cpuPerRequest.ratio, 2)}× | ≤ 1.25× | ${verdict(r.cpuPerRequest.ratio, 1.25, true)} |`] : []),
+    ...(r.instructionsPerRequest ? [`| server instructions per request, sandbox request to pay vs bare Fastify 202 (callgrind, compiled, windows of ${fmt(r.instructionsPerRequest.requestsPerWindow)} requests) | ${fmt(r.instructionsPerRequest.sandbox)} vs ${fmt(r.instructionsPerRequest.bare)} | ${fmt(r.instructionsPerRequest.ratio, 2)}× | ≤ 1.25× | ${verdict(r.instructionsPerRequest.ratio, 1.25, true)} |`] : []),
     `| sandbox vs Prism mock (stateless) | ${fmt(r.prism.sandbox.iterationsPerSecond)} vs ${fmt(r.prism.prism.iterationsPerSecond)} req/s | ${fmt(r.prism.ratio, 2)}× | ≥ 2× | ${verdict(r.prism.ratio, 2)} |`,
     `| load script (every body validated) vs minimal k6 script, throughput (noisy here; see below) | ${fmt(r.generator.loadScript.iterationsPerSecond)} vs ${fmt(r.generator.minimal.iterationsPerSecond)} it/s | ${fmt(r.generator.ratio * 100)}% | ≥ 90% | ${verdict(r.generator.ratio, 0.9)} |`,
     ...(r.generator.instructions ? [`| load script (every body validated) vs minimal k6 script, instructions per iteration (cachegrind) | ${fmt(r.generator.instructions.loadScript)} vs ${fmt(r.generator.instructions.minimal)} | ${fmt(r.generator.instructions.ratio * 100)}% | ≥ 90% | ${verdict(r.generator.instructions.ratio, 0.9)} |`] : []),
