@@ -305,8 +305,8 @@ const SANDBOX_COMPILED = join(ROOT, 'dist/node/cli/momo-harness.js');
  * What a request costs each server in instructions, which the machine's other load does not move at all. Each
  * server runs compiled, as the package ships it, under valgrind's callgrind with counting off; after a warm-up
  * (the JIT compiles the hot path; the sandbox's store fills) counting is turned on for a few windows of the
- * minimal script's requests to pay, each dumped on its own. A request's figure is every window's instructions
- * over every window's requests, so the major collections a stateful server needs count against it.
+ * minimal script's requests to pay, each dumped on its own. A request's figure is the median window's, once the
+ * counts have settled (settledMedian).
  */
 async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefined> {
   if (spawnSync('valgrind', ['--version']).status !== 0) {
@@ -362,23 +362,26 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
   };
   const sandboxCount = await count('sandbox');
   const bareCount = await count('bare', sandboxCount.token);
-  const sandbox = settledMean(sandboxCount.figures);
-  const bare = settledMean(bareCount.figures);
+  const sandbox = settledMedian(sandboxCount.figures);
+  const bare = settledMedian(bareCount.figures);
   return { bare, sandbox, ratio: sandbox / bare, sandboxWindows: sandboxCount.figures, bareWindows: bareCount.figures, requestsPerWindow: perWindow };
 }
 
 /**
- * The mean of the windows once the count has settled. The first windows counted after the warm-up come out
+ * The median of the windows once the count has settled. The first windows counted after the warm-up come out
  * high, by up to twice, and fall for a window or two (V8 still finishing its optimised code, which under
- * valgrind arrives late); each leading window more than 10% above the next is left out. The rest are all
- * kept, so a major collection in one of them counts, as it does in a real run.
+ * valgrind arrives late); each leading window more than 10% above the next is left out. Of the rest, the
+ * median: a one-off event (the bare route's process had one window a third heavier, at the same point in
+ * every run) moves a mean of four windows by 8%, and the sandbox's collections, which recur, come every window
+ * or two and stay in the median.
  */
-function settledMean(figures: number[]): number {
+function settledMedian(figures: number[]): number {
   let first = 0;
   while (first < figures.length - 1 && figures[first]! > 1.1 * figures[first + 1]!) first += 1;
-  const settled = figures.slice(first);
+  const settled = figures.slice(first).sort((a, b) => a - b);
   if (settled.length < 3) throw new Error(`the instruction counts did not settle (${figures.map((f) => Math.round(f)).join(', ')} per request): run again, or with a longer warm-up`);
-  return settled.reduce((a, b) => a + b, 0) / settled.length;
+  const middle = Math.floor(settled.length / 2);
+  return settled.length % 2 === 1 ? settled[middle]! : (settled[middle - 1]! + settled[middle]!) / 2;
 }
 
 function logInstructions(counted: InstructionsPerRequest): void {

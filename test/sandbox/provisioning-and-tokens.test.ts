@@ -554,6 +554,28 @@ describe('bearer tokens on business operations', () => {
     });
   });
 
+  test('what a malformed Bearer credential hears, and the scheme in any case', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const caller = await sandbox.provision('collection');
+      // The description travels in the challenge, as RFC 6750 puts it.
+      const description = (res: LightMyRequestResponse) => /error_description="([^"]*)"/.exec(String(res.headers['www-authenticate']))?.[1];
+      const sendBearer = 'Send Authorization: Bearer <access token>.';
+      const [header, payload, signature] = caller.token.split('.') as [string, string, string];
+      for (const authorization of ['Bearer', 'Bearer ', 'Bearer  ', `Bearer\t${caller.token}`, `Bearer  ${caller.token}`, `Bearer ${caller.token} extra`,
+        `Bearer ${header}.${payload}.${signature.slice(0, 10)} ${signature.slice(10)}`, `Token ${caller.token}`, caller.token]) {
+        const res = await balance(sandbox, 'collection', authorization);
+        assertInvalidToken(res);
+        assert.equal(description(res), sendBearer, JSON.stringify(authorization));
+      }
+      assert.equal(description(await balance(sandbox, 'collection', 'Bearer a.b.c')), 'The access token is malformed or its signature is not valid.');
+      for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
+        assert.equal((await balance(sandbox, 'collection', `${scheme} ${caller.token}`)).statusCode, 200, scheme);
+      }
+      // White space in a token already accepted is refused as well, whichever part it is in.
+      assert.equal(description(await balance(sandbox, 'collection', `Bearer ${caller.token.slice(0, 20)}\u00a0${caller.token.slice(20)}`)), sendBearer);
+    });
+  });
+
   test('an expired token is 401 while a fresh token works', async () => {
     await withSandbox({ tokenLifetimeSeconds: 60 }, async (sandbox) => {
       const caller = await sandbox.provision('collection');
