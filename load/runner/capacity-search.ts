@@ -59,6 +59,12 @@ export interface SearchSettings {
   stepSeconds: number;
   /** k6 CPU at or above this many cores counts as a saturated generator. */
   generatorCoresLimit: number;
+  /**
+   * How many more times a missed rate is measured before the search takes the miss. One step that misses is
+   * often a passing event (a collection, a cold cache, a neighbour's burst), not the capacity: unconfirmed, it
+   * sends the whole search below the rates the target holds.
+   */
+  confirmMisses: number;
 }
 
 export type Progress = (line: string) => void;
@@ -81,13 +87,18 @@ export async function searchCapacity(settings: SearchSettings, measure: (rate: n
   let firstFail: number | undefined;
   let rate = Math.round(settings.startRate);
   let overheadMs = 5_000;
+  const missesAt = new Map<number, number>();
   for (;;) {
     if (now() - started + settings.stepSeconds * 1000 + overheadMs > settings.maxDurationMs) return { steps, ended: 'time' };
     const stepStarted = now();
     const step = await measure(rate);
     overheadMs = Math.max(overheadMs, now() - stepStarted - settings.stepSeconds * 1000);
     steps.push(step);
-    progress(progressLine(step, steps.length, now() - started, settings));
+    const misses = passed(step) ? 0 : (missesAt.get(rate) ?? 0) + 1;
+    missesAt.set(rate, misses);
+    const again = misses > 0 && misses <= settings.confirmMisses;
+    progress(`${progressLine(step, steps.length, now() - started, settings)}${again ? '; measuring this rate again before taking the miss' : ''}`);
+    if (again) continue;
     if (passed(step)) lastPass = Math.max(lastPass ?? 0, rate);
     else firstFail = Math.min(firstFail ?? Infinity, rate);
 
@@ -187,5 +198,8 @@ export function verdictOf(outcome: SearchOutcome, settings: SearchSettings): Ver
   else if (!failing) sentence = `At least ${capacity}/s: every rate measured met the SLOs (the search ended at ${outcome.ended === 'time' ? 'its time limit' : 'the highest rate allowed'}).`;
   else if (generator) sentence = `At least ${capacity}/s: the generator, not the target, ran out (at ${failing.rate}/s k6 used ${failing.generatorCores.toFixed(2)} cores${failing.dropped > 0 ? ` and dropped ${failing.dropped} iterations` : ''}).`;
   else sentence = `${capacity}/s: at ${failing.rate}/s the target broke the SLO on ${what}${failing.vusExhausted ? ` (its answers, p95 ${failing.latencyMs.p95.toFixed(1)} ms, kept all ${failing.vusMax} VUs busy)` : ''}.`;
+  // A rate that held when measured again after a miss is counted as held, and said so: the reader may want margin.
+  const heldAgain = [...new Set(outcome.steps.filter((s, i) => !passed(s) && outcome.steps.slice(i + 1).some((later) => later.rate === s.rate && passed(later))).map((s) => s.rate))].sort((a, b) => a - b);
+  if (heldAgain.length > 0) sentence += ` ${heldAgain.map((r) => `${r}/s`).join(', ')} missed once and held when measured again.`;
   return { capacity, limitedBy, generatorLimited: generator, sentence };
 }

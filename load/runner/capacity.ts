@@ -20,7 +20,7 @@ const ROOT = PACKAGE_ROOT;
 /** Each step ramps up to its rate in this long (load/scenarios/capacity.ts) before holding it. */
 const WARMUP_SECONDS = 2;
 
-const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05 };
+const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05, confirmMisses: 1 };
 
 const USAGE = `Usage: npm run capacity -- <mix> [options]
 
@@ -40,6 +40,8 @@ MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.ht
   --precision <share>       stop narrowing when the gap is within this share of the rate held (default ${DEFAULTS.precision})
   --step-duration <s>       how long each rate is held (default ${DEFAULTS.stepSeconds})
   --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
+  --confirm-misses <n>      measure a missed rate this many times more before taking the miss (default
+                            ${DEFAULTS.confirmMisses}; 0 takes every miss at once): one step's miss is often a passing event
   --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
   --knee-factor <n>         the knee is where p95 exceeds this many times the lowest rate's p95 (default ${DEFAULTS.kneeFactor})
   --follow-share <share>    share of creations followed to their final status (default ${DEFAULTS.followShare})
@@ -78,6 +80,12 @@ function positive(flag: string, value: string | undefined, fallback: number, { i
   return n;
 }
 
+function whole(flag: string, value: string | undefined, fallback: number, max = 10): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) > max) throw new UsageError(`--${flag} must be a whole number from 0 to ${max}, got "${value}".`);
+  return Number(value);
+}
+
 function parse(argv: string[]): Parsed | 'help' {
   let parsed;
   try {
@@ -86,7 +94,7 @@ function parse(argv: string[]): Parsed | 'help' {
       options: {
         slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
         precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
-        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, 'confirm-misses': { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -127,6 +135,7 @@ function parse(argv: string[]): Parsed | 'help' {
       maxDurationMs: maxDurationSeconds * 1000,
       stepSeconds,
       generatorCoresLimit: 0.9 * cpus().length,
+      confirmMisses: whole('confirm-misses', values['confirm-misses'], DEFAULTS.confirmMisses),
     },
     vus: positive('vus', values.vus, DEFAULTS.vus, { integer: true }),
     kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),

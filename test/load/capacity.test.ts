@@ -67,3 +67,26 @@ test('capacity.json follows its schema, and JUnit has one test case per SLO at t
   assert.doesNotMatch(html, /<y a=|<\/testsuite>/, 'text is escaped');
   assert.equal((html.match(/<\/script>/g) ?? []).length, 2, 'no text closes a script element');
 });
+
+test('a missed rate is measured again before the search takes the miss, and a rate that then holds is said so', async () => {
+  const confirming = { ...SETTINGS, confirmMisses: 1 };
+  // A passing event at 200/s (a collection, a cold cache): it misses the first time only.
+  const seen = new Map<number, number>();
+  const transient = async (rate: number) => {
+    seen.set(rate, (seen.get(rate) ?? 0) + 1);
+    return rate === 200 && seen.get(rate) === 1 ? stepAt(rate, 0) : stepAt(rate, 1000);
+  };
+  const lines: string[] = [];
+  const outcome = await searchCapacity(confirming, transient, (line) => lines.push(line));
+  assert.deepEqual(outcome.steps.map((s) => s.rate), [100, 200, 200, 400, 800, 1600, 1600, 1200, 1200, 1000, 1100, 1100]);
+  assert.match(lines[1]!, /step 2: 200\/s .* MISSED p95 latency; measuring this rate again before taking the miss$/);
+  assert.match(lines[2]!, /step 3: 200\/s .* held$/);
+  const verdict = verdictOf(outcome, confirming);
+  assert.equal(verdict.capacity, 1000);
+  assert.match(verdict.sentence, /^1000\/s: at 1100\/s the target broke the SLO on p95 latency\. 200\/s missed once and held when measured again\.$/);
+
+  // Unconfirmed, the same passing event decides the whole search.
+  seen.clear();
+  const hasty = verdictOf(await searchCapacity(SETTINGS, transient, () => {}), SETTINGS);
+  assert.ok(hasty.capacity! < 200, `without confirmation the search settles below the miss: ${hasty.capacity}`);
+});

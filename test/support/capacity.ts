@@ -2,7 +2,7 @@ import { kneeOf, verdictOf, type SearchSettings, type Step } from '../../load/ru
 import type { CapacityReport } from '../../load/runner/capacity-report.ts';
 
 /** Synthetic steps and reports of npm run capacity, for the tests of its search and its pages. */
-export const SETTINGS: SearchSettings = { startRate: 100, factor: 2, maxRate: 100_000, precision: 0.1, maxDurationMs: 3_600_000, stepSeconds: 10, generatorCoresLimit: 1.8 };
+export const SETTINGS: SearchSettings = { startRate: 100, factor: 2, maxRate: 100_000, precision: 0.1, maxDurationMs: 3_600_000, stepSeconds: 10, generatorCoresLimit: 1.8, confirmMisses: 0 };
 
 /** A step as a target with the given capacity would show it: p95 rising past the knee, missing p95 above the capacity. */
 export function stepAt(rate: number, capacity: number, overrides: Partial<Step> = {}): Step {
