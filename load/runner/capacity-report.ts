@@ -9,7 +9,7 @@ export interface CapacityReport {
   target: string;
   mix: { name: string; operations: Mix };
   slos: Record<string, { value: number; setting: string; describe: string }>;
-  search: SearchSettings & { vus: number; followShare: number; segments: number; ended: string };
+  search: SearchSettings & { vus: number; followShare: number; segments: number; warmupSeconds: number; ended: string };
   machine: { cpus: number; model: string; loadAverageAtStart: number; node: string };
   verdict: Verdict;
   knee: Knee;
@@ -37,7 +37,7 @@ export function capacityHtml(report: CapacityReport): string {
 <body><h1>Capacity: ${esc(report.mix.name)}</h1>
 <p id="verdict" class="${verdict.capacity === null ? 'none' : verdict.generatorLimited ? 'generator' : 'found'}">${esc(verdict.sentence)}</p>
 <p id="knee">Knee: ${knee.above === null ? `not reached up to ${knee.below ?? '–'}/s` : `between ${knee.below ?? 'below the lowest rate'}/s and ${knee.above}/s`}; defined as ${esc(knee.definition)}.</p>
-<p>Target: ${esc(report.target)}. Mix: ${esc(Object.entries(report.mix.operations).map(([op, share]) => `${op} ${share}`).join(', '))}. ${report.steps.length} steps of ${report.search.stepSeconds} s in ${report.durationSeconds} s (search ended: ${esc(report.search.ended)}). Machine: ${report.machine.cpus} × ${esc(report.machine.model)}, load average ${report.machine.loadAverageAtStart} at the start, Node ${esc(report.machine.node)}; generated ${esc(report.generatedAt)}.</p>
+<p>Target: ${esc(report.target)}. Mix: ${esc(Object.entries(report.mix.operations).map(([op, share]) => `${op} ${share}`).join(', '))}. ${report.steps.length} steps of ${report.search.stepSeconds} s in ${report.durationSeconds} s (search ended: ${esc(report.search.ended)}${report.search.warmupSeconds > 0 ? `; after a warm-up of ${report.search.warmupSeconds} s at ${report.search.startRate}/s, not judged` : ''}; a missed rate measured ${report.search.confirmMisses} more time${report.search.confirmMisses === 1 ? '' : 's'} before the miss was taken). Machine: ${report.machine.cpus} × ${esc(report.machine.model)}, load average ${report.machine.loadAverageAtStart} at the start, Node ${esc(report.machine.node)}; generated ${esc(report.generatedAt)}.</p>
 <h2>SLOs</h2><ul>${slos.join('')}<li>every body valid against its schema</li></ul>
 <h2>Per step</h2>
 <div class="charts"><figure><figcaption>Latency (ms) against throughput (requests/s)</figcaption><svg id="latency-chart" width="540" height="320" role="img" aria-label="latency against throughput"></svg></figure>

@@ -20,7 +20,7 @@ const ROOT = PACKAGE_ROOT;
 /** Each step ramps up to its rate in this long (load/scenarios/capacity.ts) before holding it. */
 const WARMUP_SECONDS = 2;
 
-const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05, confirmMisses: 1 };
+const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05, confirmMisses: 1, warmupSeconds: 10 };
 
 const USAGE = `Usage: npm run capacity -- <mix> [options]
 
@@ -40,6 +40,8 @@ MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.ht
   --precision <share>       stop narrowing when the gap is within this share of the rate held (default ${DEFAULTS.precision})
   --step-duration <s>       how long each rate is held (default ${DEFAULTS.stepSeconds})
   --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
+  --warmup <s>              against MOMO_BASE_URL, hold the first rate this long, unjudged, before the search
+                            (default ${DEFAULTS.warmupSeconds}; 0: none; the embedded sandbox is fresh at every step)
   --confirm-misses <n>      measure a missed rate this many times more before taking the miss (default
                             ${DEFAULTS.confirmMisses}; 0 takes every miss at once): one step's miss is often a passing event
   --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
@@ -68,6 +70,7 @@ interface Parsed {
   kneeFactor: number;
   followShare: number;
   segments: number;
+  warmupSeconds: number;
   reports: string;
 }
 
@@ -94,7 +97,7 @@ function parse(argv: string[]): Parsed | 'help' {
       options: {
         slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
         precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
-        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, 'confirm-misses': { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, 'confirm-misses': { type: 'string' }, warmup: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -141,6 +144,7 @@ function parse(argv: string[]): Parsed | 'help' {
     kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),
     followShare: positive('follow-share', values['follow-share'], DEFAULTS.followShare, { max: 1 }),
     segments: positive('segments', values.segments, 1, { integer: true, max: 16 }),
+    warmupSeconds: whole('warmup', values.warmup, DEFAULTS.warmupSeconds, 3600),
     reports: resolve(values.reports ?? 'reports/capacity'),
   };
 }
@@ -186,20 +190,20 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
   const started = new Date();
   let stepIndex = 0;
 
-  const measure = async (rate: number): Promise<Step> => {
-    stepIndex += 1;
+  /** One rate held for `seconds`, its k6 summary kept in steps/<name>.json. */
+  const measureAt = async (rate: number, seconds: number, name: string): Promise<Step> => {
     const running = embedded ? await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment] }) : undefined;
     try {
       const target: HarnessConfig = running ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys } : config;
       for (const key of Object.values(target.subscriptionKeys)) if (typeof key === 'string') keys.add(key);
-      const summaryFile = join(reports, 'steps', `step-${stepIndex}-${rate}.json`);
+      const summaryFile = join(reports, 'steps', `${name}.json`);
       const k6Env: Record<string, string> = {
         ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
         ...environmentFor(target),
         ...Object.fromEntries(Object.entries(options.slos).map(([name, value]) => [SLO_SETTINGS[name as SloName].env, String(value)])),
         LOAD_MIX: mixText(options.mix),
         LOAD_RATE: String(rate),
-        LOAD_DURATION_SECONDS: String(options.search.stepSeconds),
+        LOAD_DURATION_SECONDS: String(seconds),
         LOAD_VUS: String(options.vus),
         LOAD_FOLLOW_SHARE: String(options.followShare),
         LOAD_WARMUP_SECONDS: String(WARMUP_SECONDS),
@@ -213,7 +217,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
         '--summary-export', segments.length === 1 ? summaryFile : summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`),
         ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence, '--out', `json=${samplesFile(summaryFile, i)}`] : []),
         script,
-      ], k6Env, options.search.stepSeconds)));
+      ], k6Env, seconds)));
       const cpu = process.cpuUsage(cpuBefore);
       const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
       if (failed) throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
@@ -230,7 +234,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
       }
       writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
       const run = { generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0), output: runs.map((r) => r.output).join('\n') };
-      const step = stepOf(rate, options.search.stepSeconds, summary, {
+      const step = stepOf(rate, seconds, summary, {
         generatorCores: run.generatorCores,
         insufficientVus: /Insufficient VUs/i.test(run.output),
         targetCpuUs: running ? cpu.user + cpu.system : null,
@@ -244,8 +248,17 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     }
   };
 
+  const measure = (rate: number) => measureAt(rate, options.search.stepSeconds, `step-${(stepIndex += 1)}-${rate}`);
+
   let outcome;
   try {
+    if (options.warmupSeconds > 0 && !embedded) {
+      // A target's first seconds (its JIT, its caches, its pools) are not its capacity, and a search whose first
+      // step missed on them goes down and never up again.
+      log(`Warm-up: ${options.search.startRate}/s for ${options.warmupSeconds} s, not judged (--warmup; the search's time starts after it)`);
+      const warm = await measureAt(options.search.startRate, options.warmupSeconds, 'warmup');
+      log(`Warm-up done: ${warm.throughput.toFixed(0)} req/s, p95 ${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`);
+    }
     outcome = await searchCapacity(options.search, measure, log);
   } catch (error) {
     if (!(error instanceof StepError)) throw error;
@@ -264,7 +277,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     target: embedded ? 'the embedded reference sandbox (a fresh one per step)' : config.baseUrl!,
     mix: { name: options.mixName, operations: options.mix },
     slos: Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, s]) => [name, { value: options.slos[name as SloName] ?? numberFrom(env[s.env], s.fallback), setting: s.env, describe: s.describe }])),
-    search: { ...options.search, vus: options.vus, followShare: options.followShare, segments: options.segments, ended: outcome.ended },
+    search: { ...options.search, vus: options.vus, followShare: options.followShare, segments: options.segments, warmupSeconds: embedded ? 0 : options.warmupSeconds, ended: outcome.ended },
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', loadAverageAtStart: Math.round(loadAverage * 100) / 100, node: process.version },
     verdict,
     knee,

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { runCapacity } from '../../load/runner/capacity.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { parseXml } from '../support/reports.ts';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
+import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 
 const env = { PATH: process.env.PATH, HOME: process.env.HOME };
 
@@ -36,4 +38,29 @@ test('a search whose SLO no rate can meet ends with exit 1, naming the SLO', { t
   assert.equal(report?.verdict.capacity, null);
   assert.match(report!.verdict.sentence, /^No rate met the SLOs, down to 1\/s: p95 latency/);
   assert.equal(report!.slos.p95Ms!.value, 0.001);
+});
+
+test('against a target of its own, the first rate is held unjudged for --warmup before the search starts', { timeout: 120_000 }, async () => {
+  const running = await startEmbeddedSandbox();
+  const target = {
+    ...env, MOMO_BASE_URL: running.baseUrl,
+    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection, MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement, MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+  };
+  try {
+    const reports = mkdtempSync(join(tmpdir(), 'momo-capacity-'));
+    const lines: string[] = [];
+    const { code, report } = await runCapacity({ argv: ['request-to-pay', '--warmup', '2', '--start', '10', '--max-rate', '10', '--step-duration', '2', '--max-duration', '30', '--vus', '5', '--reports', reports], env: target, log: (line) => lines.push(line) });
+    assert.equal(code, 0, lines.join('\n'));
+    const warmup = lines.findIndex((l) => l.startsWith('Warm-up: 10/s for 2 s, not judged'));
+    const firstStep = lines.findIndex((l) => /^\[capacity \d+s\/30s\] step 1: 10\/s/.test(l));
+    assert.ok(warmup >= 0 && firstStep > warmup, lines.join('\n'));
+    assert.ok(lines.some((l) => /^Warm-up done: \d+ req\/s, p95 /.test(l)));
+    assert.deepEqual(report!.steps.map((s) => s.rate), [10], 'the warm-up is no step of the search');
+    assert.equal(report!.search.warmupSeconds, 2);
+    assert.ok(existsSync(join(reports, 'steps', 'warmup.json')), 'its k6 summary is kept beside the steps');
+    assert.ok(validatorFor('capacity-report')(JSON.parse(readFileSync(join(reports, 'capacity.json'), 'utf8'))));
+    assert.match(readFileSync(join(reports, 'index.html'), 'utf8'), /after a warm-up of 2 s at 10\/s, not judged/);
+  } finally {
+    await running.close();
+  }
 });

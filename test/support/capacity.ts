@@ -26,7 +26,7 @@ export function reportOf(steps: Step[], name = 'request-to-pay'): CapacityReport
     generatedAt: '2026-11-23T20:00:00.000Z', durationSeconds: 60, target: 'the embedded reference sandbox (a fresh one per step)',
     mix: { name, operations: { requestToPay: 1 } },
     slos: Object.fromEntries(['p95Ms', 'p99Ms', 'maxErrorRate', 'maxDroppedIterations', 'maxLostTransactions', 'maxUnexpected401', 'timeToFinalP95Ms'].map((n) => [n, { value: 1, setting: 'LOAD_SLO_X', describe: n }])),
-    search: { ...SETTINGS, vus: 200, followShare: 0.05, segments: 1, ended: 'narrowed' },
+    search: { ...SETTINGS, vus: 200, followShare: 0.05, segments: 1, warmupSeconds: 0, ended: 'narrowed' },
     machine: { cpus: 2, model: 'cpu', loadAverageAtStart: 1, node: 'v20' },
     verdict: verdictOf(outcome, SETTINGS), knee: kneeOf(steps, 3), steps,
   };
