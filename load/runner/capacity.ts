@@ -40,7 +40,7 @@ MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.ht
   --precision <share>       stop narrowing when the gap is within this share of the rate held (default ${DEFAULTS.precision})
   --step-duration <s>       how long each rate is held (default ${DEFAULTS.stepSeconds})
   --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
-  --warmup <s>              against MOMO_BASE_URL, hold the first rate this long, unjudged, before the search
+  --warmup <s>              against MOMO_BASE_URL, ramp up to the first rate over this long, unjudged, before the search
                             (default ${DEFAULTS.warmupSeconds}; 0: none; the embedded sandbox is fresh at every step)
   --confirm-misses <n>      measure a missed rate this many times more before taking the miss (default
                             ${DEFAULTS.confirmMisses}; 0 takes every miss at once): one step's miss is often a passing event
@@ -190,8 +190,8 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
   const started = new Date();
   let stepIndex = 0;
 
-  /** One rate held for `seconds`, its k6 summary kept in steps/<name>.json. */
-  const measureAt = async (rate: number, seconds: number, name: string): Promise<Step> => {
+  /** One rate, reached in `rampSeconds` and held for `seconds`, its k6 summary kept in steps/<name>.json. */
+  const measureAt = async (rate: number, seconds: number, name: string, rampSeconds = WARMUP_SECONDS): Promise<Step> => {
     const running = embedded ? await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment] }) : undefined;
     try {
       const target: HarnessConfig = running ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys } : config;
@@ -206,7 +206,7 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
         LOAD_DURATION_SECONDS: String(seconds),
         LOAD_VUS: String(options.vus),
         LOAD_FOLLOW_SHARE: String(options.followShare),
-        LOAD_WARMUP_SECONDS: String(WARMUP_SECONDS),
+        LOAD_WARMUP_SECONDS: String(rampSeconds),
         K6_NO_USAGE_REPORT: 'true',
       };
       const cpuBefore = process.cpuUsage();
@@ -255,8 +255,10 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     if (options.warmupSeconds > 0 && !embedded) {
       // A target's first seconds (its JIT, its caches, its pools) are not its capacity, and a search whose first
       // step missed on them goes down and never up again.
-      log(`Warm-up: ${options.search.startRate}/s for ${options.warmupSeconds} s, not judged (--warmup; the search's time starts after it)`);
-      const warm = await measureAt(options.search.startRate, options.warmupSeconds, 'warmup');
+      // Reached slowly, over the whole warm-up: a cold target met at once with the full rate builds a backlog that
+      // the first step then pays for.
+      log(`Warm-up: up to ${options.search.startRate}/s over ${options.warmupSeconds} s, not judged (--warmup; the search's time starts after it)`);
+      const warm = await measureAt(options.search.startRate, 1, 'warmup', options.warmupSeconds);
       log(`Warm-up done: ${warm.throughput.toFixed(0)} req/s, p95 ${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`);
     }
     outcome = await searchCapacity(options.search, measure, log);

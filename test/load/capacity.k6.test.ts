@@ -40,7 +40,7 @@ test('a search whose SLO no rate can meet ends with exit 1, naming the SLO', { t
   assert.equal(report!.slos.p95Ms!.value, 0.001);
 });
 
-test('against a target of its own, the first rate is held unjudged for --warmup before the search starts', { timeout: 120_000 }, async () => {
+test('against a target of its own, the target is ramped up to the first rate, unjudged, over --warmup before the search starts', { timeout: 120_000 }, async () => {
   const running = await startEmbeddedSandbox();
   const target = {
     ...env, MOMO_BASE_URL: running.baseUrl,
@@ -51,7 +51,7 @@ test('against a target of its own, the first rate is held unjudged for --warmup 
     const lines: string[] = [];
     const { code, report } = await runCapacity({ argv: ['request-to-pay', '--warmup', '2', '--start', '10', '--max-rate', '10', '--step-duration', '2', '--max-duration', '30', '--vus', '5', '--reports', reports], env: target, log: (line) => lines.push(line) });
     assert.equal(code, 0, lines.join('\n'));
-    const warmup = lines.findIndex((l) => l.startsWith('Warm-up: 10/s for 2 s, not judged'));
+    const warmup = lines.findIndex((l) => l.startsWith('Warm-up: up to 10/s over 2 s, not judged'));
     const firstStep = lines.findIndex((l) => /^\[capacity \d+s\/30s\] step 1: 10\/s/.test(l));
     assert.ok(warmup >= 0 && firstStep > warmup, lines.join('\n'));
     assert.ok(lines.some((l) => /^Warm-up done: \d+ req\/s, p95 /.test(l)));
@@ -59,7 +59,7 @@ test('against a target of its own, the first rate is held unjudged for --warmup 
     assert.equal(report!.search.warmupSeconds, 2);
     assert.ok(existsSync(join(reports, 'steps', 'warmup.json')), 'its k6 summary is kept beside the steps');
     assert.ok(validatorFor('capacity-report')(JSON.parse(readFileSync(join(reports, 'capacity.json'), 'utf8'))));
-    assert.match(readFileSync(join(reports, 'index.html'), 'utf8'), /after a warm-up of 2 s at 10\/s, not judged/);
+    assert.match(readFileSync(join(reports, 'index.html'), 'utf8'), /after a warm-up of 2 s up to 10\/s, not judged/);
   } finally {
     await running.close();
   }
