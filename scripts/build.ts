@@ -43,20 +43,22 @@ const siblingImports: Plugin = {
   },
 };
 
-export async function buildHarness(): Promise<string[]> {
+/** Compiles every reachable source into outDir (dist/node unless told; a test builds elsewhere inside the package). */
+export async function buildHarness(outDir = OUT_DIR): Promise<string[]> {
   const sources = await reachableSources();
-  rmSync(OUT_DIR, { recursive: true, force: true });
+  rmSync(outDir, { recursive: true, force: true });
   await build({
     ...shared,
     entryPoints: sources,
     // bundle, so that the plugin sees every import; each one is external, so every file is compiled alone.
     bundle: true,
     plugins: [siblingImports],
-    outdir: OUT_DIR,
+    outdir: outDir,
     // The folders of the sources, kept: dist/node/<folder>/<file>.js.
     outbase: PACKAGE_ROOT,
-    // Class names reach messages and reports (error.name); keep them as written.
-    keepNames: true,
+    // No keepNames: each file is compiled alone, so esbuild renames nothing, and JavaScript names functions and
+    // classes as written. keepNames wrapped every closure in an Object.defineProperty call each time it was made,
+    // about 4,000 instructions of each request to pay (docs/benchmarks.md). test/build.test.ts holds the names.
     // Stack traces of an unexpected error point at the TypeScript a maintainer reads.
     sourcemap: 'linked',
   });

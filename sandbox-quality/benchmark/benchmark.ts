@@ -316,7 +316,7 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
   if (!existsSync(SANDBOX_COMPILED)) throw new Error(`${SANDBOX_COMPILED} is missing: run npm run build first (npm run benchmark does)`);
   await build({
     entryPoints: [join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts')], outfile: BARE_COMPILED,
-    bundle: true, packages: 'external', platform: 'node', target: 'node20', format: 'esm', keepNames: true, logLevel: 'warning',
+    bundle: true, packages: 'external', platform: 'node', target: 'node20', format: 'esm', logLevel: 'warning',
   });
   const warmup = QUICK ? 5_000 : 20_000;
   const windows = 6;
