@@ -20,10 +20,11 @@ export interface Ledger {
 
 export class InMemoryLedger implements Ledger {
   /**
-   * Balances by API user, then by "<product>|<currency>". The API user's id is the caller's own string, whose
-   * hash V8 keeps, where one key of all three would be a new string to hash on every payment.
+   * Balances by API user, then product, then currency. Each key is a string V8 has hashed already (the caller's
+   * id, a product name, a currency code read from the body), where one key of all three would be a new string
+   * to build and hash on every payment.
    */
-  private readonly balances = new Map<string, Map<string, bigint>>();
+  private readonly balances = new Map<string, Map<Product, Map<string, bigint>>>();
   private readonly openingMinor: bigint;
   private readonly currencies: ReadonlySet<string>;
 
@@ -37,7 +38,7 @@ export class InMemoryLedger implements Ledger {
   }
 
   balance(apiUserId: string, product: Product, currency: string): bigint {
-    return this.balances.get(apiUserId)?.get(accountOf(product, currency)) ?? this.openingMinor;
+    return this.balances.get(apiUserId)?.get(product)?.get(currency) ?? this.openingMinor;
   }
 
   covers(apiUserId: string, product: Product, currency: string, amountMinor: bigint): boolean {
@@ -45,10 +46,11 @@ export class InMemoryLedger implements Ledger {
   }
 
   credit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
-    let accounts = this.balances.get(apiUserId);
-    if (!accounts) this.balances.set(apiUserId, accounts = new Map());
-    const account = accountOf(product, currency);
-    accounts.set(account, (accounts.get(account) ?? this.openingMinor) + amountMinor);
+    let products = this.balances.get(apiUserId);
+    if (!products) this.balances.set(apiUserId, products = new Map());
+    let accounts = products.get(product);
+    if (!accounts) products.set(product, accounts = new Map());
+    accounts.set(currency, (accounts.get(currency) ?? this.openingMinor) + amountMinor);
   }
 
   debit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
@@ -57,10 +59,12 @@ export class InMemoryLedger implements Ledger {
 
   /** Every account whose balance has moved, by "<API user>|<product>|<currency>", in no set order. */
   moved(): [string, bigint][] {
-    return [...this.balances].flatMap(([apiUserId, accounts]) => [...accounts].map(([account, balance]): [string, bigint] => [`${apiUserId}|${account}`, balance]));
+    const moved: [string, bigint][] = [];
+    for (const [apiUserId, products] of this.balances) {
+      for (const [product, accounts] of products) {
+        for (const [currency, balance] of accounts) moved.push([`${apiUserId}|${product}|${currency}`, balance]);
+      }
+    }
+    return moved;
   }
-}
-
-function accountOf(product: Product, currency: string): string {
-  return `${product}|${currency}`;
 }

@@ -93,15 +93,15 @@ export class BoundedStore<T> {
   add(key: string, value: T): void {
     const { budget } = this.limits;
     const bytes = budget ? (this.options.sizeOf ?? estimateBytes)(key, value) : 0;
+    const now = this.clock.now();
     // The same sweep as before every add, skipped while the head (and so every record) is still young enough.
-    if (this.options.expiresAt || this.entries.size === 0 || this.clock.now() - this.headOutlivedAt > 0) this.forgetExpired();
+    if (this.options.expiresAt || this.entries.size === 0 || now - this.headOutlivedAt > 0) this.forgetExpired();
     // Records with lives of their own may have ended behind a longer-lived head; look at all before refusing.
     if ((this.entries.size >= this.limits.maxEntries || this.overBudget(bytes)) && this.options.expiresAt) this.forgetExpired(true);
     if (this.entries.size >= this.limits.maxEntries) throw new StoreFullError(this.name, this.limits.maxEntries);
     if (this.overBudget(bytes)) throw new StoreFullError(this.name, this.limits.maxEntries, 'bytes', budget!.maxBytes);
-    const storedAt = this.clock.now();
-    if (this.entries.size === 0) this.headOutlivedAt = storedAt + this.limits.maxAgeMs;
-    this.entries.set(key, { value, storedAt, bytes });
+    if (this.entries.size === 0) this.headOutlivedAt = now + this.limits.maxAgeMs;
+    this.entries.set(key, { value, storedAt: now, bytes });
     if (budget) budget.used += bytes;
   }
 

@@ -95,7 +95,8 @@ export function catalogueGuards(app: FastifyInstance, context: SandboxContext): 
     //    header, or in the subscription-key query parameter the provider's definitions give as its alternative.
     const key = headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
     if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
-    const keyProduct = productByKey.get(key);
+    // The route's own product's key is the usual one: equal strings compare without hashing the header's.
+    const keyProduct = route.product !== undefined && key === settings.subscriptionKeys[route.product] ? route.product : productByKey.get(key);
     if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
     request.keyProduct = keyProduct;
 
