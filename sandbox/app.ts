@@ -114,7 +114,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);
 
-  const guards = catalogueGuards(app, context);
+  const guards = catalogueGuards(context);
   installErrorHandling(app, log);
 
   serveCatalogue(app, {

@@ -61,15 +61,11 @@ function compiledOnFirstCall(compile: () => ValidateFunction): ValidateFunction 
  * each route (sandbox/http/serving.ts): a route's own hook knows its operation without asking Fastify, whose
  * routeOptions builds a new object at every read.
  */
-export function catalogueGuards(app: FastifyInstance, context: SandboxContext): RouteGuards {
+export function catalogueGuards(context: SandboxContext): RouteGuards {
   const { settings, state, tokens } = context;
   const productByKey = new Map<string, Product>(PRODUCTS.map((p) => [settings.subscriptionKeys[p], p]));
-  const allowedEnvironments = new Set(settings.targetEnvironments);
-
-  app.decorateRequest('caller', null);
-  app.decorateRequest('claims', null);
-  app.decorateRequest('keyProduct', null);
-  app.decorateRequest('servedRoute', null);
+  // A few names at most: compared, the header's value needs no hash.
+  const allowedEnvironments: readonly string[] = settings.targetEnvironments;
 
   // The operation's own media type, or JSON too unless strict; the common exact header needs no parsing.
   const mediaTypeAccepted = (contentType: string, own: string): boolean => {
@@ -142,8 +138,8 @@ export function catalogueGuards(app: FastifyInstance, context: SandboxContext): 
   const environmentAllowed = (route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     if (!route.operation.headers.required.includes('x-target-environment')) return undefined;
     const environment = request.headers['x-target-environment'] as string;
-    if (allowedEnvironments.has(environment)) return undefined;
-    return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${[...allowedEnvironments].join(', ')}.`);
+    if (allowedEnvironments.includes(environment)) return undefined;
+    return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${allowedEnvironments.join(', ')}.`);
   };
 
   return { admit, ready: environmentAllowed };

@@ -14,14 +14,16 @@ export type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
 export type RouteHandlers = Partial<Record<OperationId, (product: Product | undefined) => Handler>>;
 
 declare module 'fastify' {
+  // Set by the guards (sandbox/http/guards.ts) on the requests they admit, not declared with decorateRequest:
+  // Fastify's Request sets each declared field with a store of a varying key, four megamorphic stores a request.
   interface FastifyRequest {
     /** The API user behind the Bearer token or the Basic credential, set for operations that take one. */
-    caller: ApiUser | null;
-    claims: TokenClaims | null;
+    caller?: ApiUser;
+    claims?: TokenClaims;
     /** The product whose subscription key the request carried. */
-    keyProduct: Product | null;
-    /** The route's operation and product, set by the first guard (sandbox/http/guards.ts); null on no route of the catalogue. */
-    servedRoute: ServedRoute | null;
+    keyProduct?: Product;
+    /** The route's operation and product, set by the first guard; absent on no route of the catalogue. */
+    servedRoute?: ServedRoute;
   }
   interface FastifyContextConfig {
     /** The catalogue operation a route serves, and under which product. */
