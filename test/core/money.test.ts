@@ -21,6 +21,18 @@ describe('amounts', () => {
     assert.equal(toMinor('999999999999.9999'), 9_999_999_999_999_999n);
   });
 
+  it('refuses exactly what is not a decimal amount with at most 4 decimals', () => {
+    const decimal = /^-?\d+(?:\.\d{1,4})?$/;
+    const text = fc.string({ unit: fc.constantFrom(...'0123456789.-+ e\u0661'), maxLength: 12 });
+    fc.assert(fc.property(text, (amount) => {
+      if (decimal.test(amount)) assert.equal(toMinor(amount), bigintMinor(amount));
+      else assert.throws(() => toMinor(amount), /is not a decimal amount with at most 4 decimals/, JSON.stringify(amount));
+    }), { numRuns: 20000 });
+    for (const refused of ['', '-', '1.', '.5', '1.23456', '--1', '1-', '+1', ' 1', '1 ', '1e3', '\u0661', '1.2.3', '0x10']) {
+      assert.throws(() => toMinor(refused), /is not a decimal amount/, JSON.stringify(refused));
+    }
+  });
+
   it('writes every minor amount back in canonical form, around the largest exact double too', () => {
     fc.assert(fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), (minor) => {
       const text = fromMinor(minor);
