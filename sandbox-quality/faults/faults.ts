@@ -306,7 +306,7 @@ const definitions = {
           state.transactions.requesttopay.add(id, {
             kind: 'requesttopay', referenceId: id, apiUserId: 'made-up', product: 'collection',
             targetEnvironment: request.headers['x-target-environment'] as string, amountMinor: 10n ** 18n, amount: '100000000000000',
-            currency: body.currency, status: 'SUCCESSFUL', createdAt: now, completedAt: now, refundedMinor: 0n, callbackMethod: 'PUT',
+            currency: body.currency, status: 'SUCCESSFUL', completedAt: now, refundedMinor: 0n, callbackMethod: 'PUT',
           });
         } catch {
           // A full store: the refund then fails as it would without the fault.

@@ -302,7 +302,7 @@ async function runEpisode(episode: Episode, env: Environment, observe: (o: Obser
       clock.advance(plan.elapsedMs);
       const parts = partsOf(plan, op, context);
       const request = serialise(parts, op);
-      const before = snapshotState(sandbox.context, settings, clock.now());
+      const before = snapshotState(sandbox.context, clock.now());
       internalErrors.length = 0;
       const sent = await send(request);
       if (sent.kind === 'unsendable') {
@@ -316,7 +316,7 @@ async function runEpisode(episode: Episode, env: Environment, observe: (o: Obser
         outcome.violations.push(...violations.map((v) => ({ ...v, operation: op.id })));
         break;
       }
-      const after = snapshotState(sandbox.context, settings, clock.now());
+      const after = snapshotState(sandbox.context, clock.now());
       const routeMiss = (plan.mutation !== null && ROUTE_MISSES.has(plan.mutation.kind)) || hasDotSegment(request.url);
       violations.push(...judge({ op, method: request.method, answer: sent.answer, routeMiss, before, after, internalErrors: [...internalErrors] }, model));
       if (Object.getOwnPropertyNames(Object.prototype).length !== prototypeKeys || ({} as Record<string, unknown>).polluted !== undefined) {

@@ -1,4 +1,3 @@
-import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
 import type { SandboxState } from '../../sandbox/domain/state.ts';
 import type { Ledger } from '../../sandbox/domain/ledger.ts';
 
@@ -11,13 +10,13 @@ export type StateSnapshot = Record<string, string>;
  * forgotten by the sandbox's sweeper whenever it runs (a timer), which is housekeeping, not a change a
  * request made. The rules of life are those of sandbox/state.ts.
  */
-export function snapshotState({ state, ledger }: { state: SandboxState; ledger: Ledger }, settings: SandboxSettings, now: number): StateSnapshot {
+export function snapshotState({ state, ledger }: { state: SandboxState; ledger: Ledger }, now: number): StateSnapshot {
   const live = <T>(values: Iterable<T>, alive: (value: T) => boolean) => [...values].filter(alive);
   return {
     apiUsers: text([...state.apiUsers.values()]),
-    requesttopay: text(live(state.transactions.requesttopay.values(), (tx) => now - tx.createdAt <= settings.retentionMaxAgeMs)),
-    deposit: text(live(state.transactions.deposit.values(), (tx) => now - tx.createdAt <= settings.retentionMaxAgeMs)),
-    refund: text(live(state.transactions.refund.values(), (tx) => now - tx.createdAt <= settings.retentionMaxAgeMs)),
+    requesttopay: text(state.transactions.requesttopay.liveValues(now)),
+    deposit: text(state.transactions.deposit.liveValues(now)),
+    refund: text(state.transactions.refund.liveValues(now)),
     consentRequests: text(live(state.consentRequests.values(), (r) => now < r.expiresAt + (r.expiresAt - r.createdAt))),
     consentGrants: text(live(state.consentGrants.values(), (g) => now < g.refreshableUntil)),
     balances: text(ledger.moved().sort(([a], [b]) => a.localeCompare(b))),

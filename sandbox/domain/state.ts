@@ -47,7 +47,6 @@ export interface Transaction {
   status: TransactionStatus;
   reason?: string;
   financialTransactionId?: string;
-  createdAt: number;
   completedAt?: number;
   callbackUrl?: string;
   /** The method its callback is sent with (the operation's documented one, unless a setting forces one). */

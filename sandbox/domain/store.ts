@@ -144,6 +144,13 @@ export class BoundedStore<T> {
     return this.options.expiresAt !== undefined && now >= this.options.expiresAt(entry.value);
   }
 
+  /** The records whose life has not ended at `now`, oldest first: what `get` would still give. */
+  liveValues(now: number): T[] {
+    const live: T[] = [];
+    for (const entry of this.entries.values()) if (!this.isExpired(entry, now)) live.push(entry.value);
+    return live;
+  }
+
   values(): IterableIterator<T> {
     return Array.from(this.entries.values(), (e) => e.value)[Symbol.iterator]();
   }

@@ -74,7 +74,7 @@ export function paymentHandlers(context: SandboxContext): RouteHandlers {
 }
 
 function createPayment(context: SandboxContext, kind: PaymentKind, product: Product, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const { state, ledger, profile, clock, payments } = context;
+  const { state, ledger, profile, payments } = context;
   const caller = request.caller!;
   const referenceId = idKey(request.headers['x-reference-id'] as string);
   const store = state.transactions[kind.kind];
@@ -111,11 +111,17 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     payeeNote: body.payeeNote,
     referenceIdToRefund: body.referenceIdToRefund && idKey(body.referenceIdToRefund),
     status: 'PENDING',
-    createdAt: clock.now(),
     callbackUrl,
     callbackMethod: context.settings.callbackMethod === 'documented' ? operation(kind.create).callback!.method : context.settings.callbackMethod,
     refundedMinor: 0n,
     unpayable: !payable ? 'NOT_ALLOWED' : kind.kind !== 'refund' && !party ? (PAYER_KINDS.has(kind.kind) ? 'PAYER_NOT_FOUND' : 'PAYEE_NOT_FOUND') : undefined,
+    // Set as the payment goes on; named here, so that every record keeps the shape it was made with (V8 gives a
+    // property added later a separate backing store, and each record kept is copied by the collector).
+    reason: undefined,
+    financialTransactionId: undefined,
+    completedAt: undefined,
+    timer: undefined,
+    lastNotificationAt: undefined,
   };
   store.add(referenceId, tx);
   payments.begin(tx);

@@ -94,18 +94,28 @@ test('the state snapshot sees every store and balance, and leaves out records pa
     const caller = await sandbox.provision('collection');
     const { state, ledger, settings } = sandbox.context;
     const now = () => sandbox.clock.now();
-    const before = snapshotState({ state, ledger }, settings, now());
+    const before = snapshotState({ state, ledger }, now());
     ledger.credit(caller.userId, 'collection', 'EUR', 1n);
     state.apiUsers.get(caller.userId)!.apiKey = 'another key';
-    assert.deepEqual(stateDifferences(before, snapshotState({ state, ledger }, settings, now())), ['apiUsers (1 → 1 records)', 'balances (0 → 1 records)']);
+    assert.deepEqual(stateDifferences(before, snapshotState({ state, ledger }, now())), ['apiUsers (1 → 1 records)', 'balances (0 → 1 records)']);
 
     state.consentGrants.add('grant', { refreshToken: 'grant', authReqId: 'a', apiUserId: caller.userId, product: 'collection', msisdn: '46733123450', scope: 'openid', refreshableUntil: now() + 1000 });
-    const withGrant = snapshotState({ state, ledger }, settings, now());
+    const withGrant = snapshotState({ state, ledger }, now());
     sandbox.clock.advance(1000);
-    const expired = snapshotState({ state, ledger }, settings, now());
+    const expired = snapshotState({ state, ledger }, now());
     assert.deepEqual(stateDifferences(withGrant, expired), ['consentGrants (1 → 0 records)'], 'a grant past its life no longer counts');
     state.forgetExpired();
-    assert.deepEqual(stateDifferences(expired, snapshotState({ state, ledger }, settings, now())), [], 'so the sweeper forgetting it is no change');
+    assert.deepEqual(stateDifferences(expired, snapshotState({ state, ledger }, now())), [], 'so the sweeper forgetting it is no change');
+
+    state.transactions.requesttopay.add('payment', {
+      kind: 'requesttopay', referenceId: 'payment', apiUserId: caller.userId, product: 'collection', targetEnvironment: 'sandbox',
+      amountMinor: 1n, currency: 'EUR', status: 'PENDING', refundedMinor: 0n, callbackMethod: 'PUT',
+    });
+    const withPayment = snapshotState({ state, ledger }, now());
+    sandbox.clock.advance(settings.retentionMaxAgeMs);
+    assert.deepEqual(stateDifferences(withPayment, snapshotState({ state, ledger }, now())), [], 'a payment is kept for the whole retention window');
+    sandbox.clock.advance(1);
+    assert.deepEqual(stateDifferences(withPayment, snapshotState({ state, ledger }, now())), ['requesttopay (1 → 0 records)'], 'and no longer counts past it');
   } finally {
     await sandbox.close();
   }

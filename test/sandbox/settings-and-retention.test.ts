@@ -378,7 +378,7 @@ describe('BoundedStore', () => {
       kind: 'requesttopay', referenceId: randomUUID(), apiUserId: randomUUID(), product: 'collection', targetEnvironment: 'sandbox',
       amountMinor: 10n, amount: '1.5', currency: 'EUR', externalId: 'e'.repeat(40), party: { partyIdType: 'MSISDN', partyId: '46733123450' },
       payerMessage: 'm'.repeat(100), payeeNote: 'n'.repeat(7), referenceIdToRefund: randomUUID(), status: 'FAILED', reason: 'NOT_ALLOWED',
-      financialTransactionId: '1234567890', createdAt: 1, completedAt: 2, callbackUrl: `https://example.com/${'c'.repeat(2000)}`, callbackMethod: 'PUT',
+      financialTransactionId: '1234567890', completedAt: 2, callbackUrl: `https://example.com/${'c'.repeat(2000)}`, callbackMethod: 'PUT',
       refundedMinor: 0n, lastNotificationAt: 3, timer: { cancel: () => undefined }, unpayable: 'PAYER_NOT_FOUND',
     };
     assert.equal(transactionBytes('k', full), estimateBytes('k', full));
