@@ -1,8 +1,8 @@
-import { randomInt } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { CallbackSink } from './callbacks.ts';
 import type { Ledger } from './ledger.ts';
+import { financialTransactionId } from './financial-ids.ts';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
 import type { SandboxSettings } from './settings.ts';
 import { PAYER_KINDS, type SandboxState, type Transaction } from './state.ts';
@@ -93,7 +93,7 @@ export class PaymentEngine implements Payments {
       tx.reason = refusal ?? outcome.reason ?? 'INTERNAL_PROCESSING_ERROR';
     } else {
       tx.status = 'SUCCESSFUL';
-      tx.financialTransactionId = String(randomInt(1_000_000_000, 9_999_999_999));
+      tx.financialTransactionId = financialTransactionId();
       this.moveMoney(tx);
     }
     tx.completedAt = this.clock.now();
