@@ -120,8 +120,8 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
     // 3. The body. Where an operation defines none, one that comes is read and ignored (the parsers drop it),
     //    unless the sandbox is strict. An omitted Content-Type means the operation's own; a form operation takes
     //    JSON with the same fields too, unless strict.
-    const hasBody = (headers['content-length'] !== undefined && headers['content-length'] !== '0')
-      || headers['transfer-encoding'] !== undefined;
+    const contentLength = headers['content-length'];
+    const hasBody = (contentLength !== undefined && contentLength !== '0') || headers['transfer-encoding'] !== undefined;
     if (operation.request === 'none' && hasBody && settings.strict) return sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`);
     if (operation.request !== 'none' && hasBody) {
       const contentType = headers['content-type'];
