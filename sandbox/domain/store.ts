@@ -40,6 +40,15 @@ export function stringBytes(value: unknown, depth: number): number {
   return bytes;
 }
 
+/**
+ * The same number, as V8's small integer when it is one: a difference of two clock readings is a double however
+ * whole, and a field that once held a double boxes every later value in a number object of its own.
+ */
+function smallInteger(value: number): number {
+  const whole = Math.trunc(value);
+  return whole === value ? whole : value;
+}
+
 interface Entry<T> {
   value: T;
   /**
@@ -67,6 +76,8 @@ export class BoundedStore<T> {
   private headOutlivedAt = Number.NEGATIVE_INFINITY;
   /** The clock's reading when the store was made, from which each entry's storedAt counts. */
   private readonly epoch: number;
+  /** Whether no record can ever expire (no age limit short of 285,000 years, no end of life of its own): get then reads no clock. */
+  private readonly ageless: boolean;
 
   constructor(
     readonly name: string,
@@ -81,6 +92,7 @@ export class BoundedStore<T> {
     } = {},
   ) {
     this.epoch = clock.now();
+    this.ageless = limits.maxAgeMs >= Number.MAX_SAFE_INTEGER && options.expiresAt === undefined;
   }
 
   get size(): number {
@@ -90,6 +102,7 @@ export class BoundedStore<T> {
   get(key: string): T | undefined {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
+    if (this.ageless) return entry.value;
     return this.isExpired(entry, this.clock.now()) ? undefined : entry.value;
   }
 
@@ -109,7 +122,7 @@ export class BoundedStore<T> {
     if (this.entries.size >= this.limits.maxEntries) throw new StoreFullError(this.name, this.limits.maxEntries);
     if (this.overBudget(bytes)) throw new StoreFullError(this.name, this.limits.maxEntries, 'bytes', budget!.maxBytes);
     if (this.entries.size === 0) this.headOutlivedAt = now + this.limits.maxAgeMs;
-    this.entries.set(key, { value, storedAt: now - this.epoch, bytes });
+    this.entries.set(key, { value, storedAt: smallInteger(now - this.epoch), bytes });
     if (budget) budget.used += bytes;
   }
 
