@@ -66,3 +66,12 @@ export function fromMinor(minor: bigint): string {
 export function normaliseAmount(amount: string): string {
   return fromMinor(toMinor(amount));
 }
+
+/**
+ * normaliseAmount of an amount already read as these minor units: the text itself when it is a whole number
+ * with no sign or leading zero, which is already canonical (and most amounts are), else fromMinor.
+ */
+export function canonicalAmount(amount: string, minor: bigint): string {
+  const first = amount.charCodeAt(0);
+  return first > ZERO && first <= NINE && !amount.includes('.') ? amount : fromMinor(minor);
+}

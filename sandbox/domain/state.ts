@@ -1,6 +1,6 @@
 import type { Product } from '../../core/products.ts';
 import type { Clock, Timer } from './clock.ts';
-import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES, stringBytes } from './store.ts';
+import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES } from './store.ts';
 import type { SandboxSettings } from './settings.ts';
 
 /** UUIDs compare without regard to case (RFC 9562), so every id is stored and looked up in lower case. */
@@ -86,18 +86,25 @@ export interface ConsentGrant {
   refreshableUntil: number;
 }
 
+/** The party a transaction keeps: its own record of the two fields a party has, whatever object the body gave. */
+export function partyOf(party: Party | undefined): Party | undefined {
+  return party && { partyIdType: party.partyIdType, partyId: party.partyId };
+}
+
+// Whatever a lenient schema let through counts as estimateBytes counts it: a string by its length, else nothing.
+const text = (value: unknown) => (typeof value === 'string' ? value.length : 0);
+
 /**
  * What estimateBytes makes of a transaction, adding its strings by name rather than walking the record: every
- * request to pay pays for this walk (test/sandbox/store.test.ts holds the two equal for a record with every field).
- * The party is walked, as the caller's body may give it fields of its own.
+ * request to pay pays for this walk (test/sandbox/settings-and-retention.test.ts holds the two equal for a record
+ * with every field). The party has the two fields partyOf gives it.
  */
 export function transactionBytes(key: string, tx: Transaction): number {
-  // Whatever a lenient schema let through counts as estimateBytes counts it: a string by its length, else nothing.
-  const text = (value: unknown) => (typeof value === 'string' ? value.length : 0);
   const characters = text(tx.kind) + text(tx.referenceId) + text(tx.apiUserId) + text(tx.product) + text(tx.targetEnvironment)
     + text(tx.amount) + text(tx.currency) + text(tx.externalId) + text(tx.payerMessage) + text(tx.payeeNote) + text(tx.referenceIdToRefund)
-    + text(tx.status) + text(tx.reason) + text(tx.financialTransactionId) + text(tx.callbackUrl) + text(tx.callbackMethod) + text(tx.unpayable);
-  return RECORD_OVERHEAD_BYTES + 2 * key.length + 2 * characters + stringBytes(tx.party, 0);
+    + text(tx.status) + text(tx.reason) + text(tx.financialTransactionId) + text(tx.callbackUrl) + text(tx.callbackMethod) + text(tx.unpayable)
+    + (tx.party ? text(tx.party.partyIdType) + text(tx.party.partyId) : 0);
+  return RECORD_OVERHEAD_BYTES + 2 * key.length + 2 * characters;
 }
 
 /** Everything the sandbox remembers, each kind in its own bounded store. */

@@ -74,6 +74,20 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
     return mediaType === own || (!settings.strict && mediaType === 'application/json');
   };
 
+  // A client sends the same Authorization header request after request: the token read from it last is used again,
+  // and the token authority, which remembers the token it checked last, then knows it without reading it again.
+  let lastAuthorization: string | undefined;
+  let lastToken: string | undefined;
+  const tokenOf = (authorization: unknown): string | undefined => {
+    if (authorization === lastAuthorization && lastAuthorization !== undefined) return lastToken;
+    const token = bearerToken(authorization);
+    if (token !== undefined) {
+      lastAuthorization = authorization as string;
+      lastToken = token;
+    }
+    return token;
+  };
+
   // Callback-style hooks: the request path is the sandbox's hot path, and they spare a promise per request.
   // A guard that answers returns the reply; the request goes on only when none did.
   const admit = (route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
@@ -105,8 +119,7 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
       request.caller = user;
     }
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
-      const authorization = headers.authorization;
-      const token = bearerToken(authorization);
+      const token = tokenOf(headers.authorization);
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: SEND_BEARER });
       const check = tokens.check(token, settings.strict ? keyProduct : undefined, operation.credential === 'consent' ? 'consent' : 'access');
       // A token with white space in it is no token (the authority refuses it unread): say how to send one.

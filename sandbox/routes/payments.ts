@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { TRANSACTIONS, isServedUnder, operation } from '../../core/catalogue/routes.ts';
-import { fromMinor, toMinor } from '../../core/money.ts';
+import { canonicalAmount, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { Handler, RouteHandlers } from '../http/serving.ts';
 import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
-import { idKey, PAYER_KINDS, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
+import { idKey, PAYER_KINDS, partyOf, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
 
@@ -76,7 +76,9 @@ export function paymentHandlers(context: SandboxContext): RouteHandlers {
 function createPayment(context: SandboxContext, kind: PaymentKind, product: Product, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const { state, ledger, profile, payments } = context;
   const caller = request.caller!;
-  const referenceId = idKey(request.headers['x-reference-id'] as string);
+  // Fastify's headers is a getter: read once.
+  const headers = request.headers;
+  const referenceId = idKey(headers['x-reference-id'] as string);
   const store = state.transactions[kind.kind];
   if (store.has(referenceId)) {
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
@@ -86,13 +88,13 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     const field = (['externalId', 'payerMessage', 'payeeNote'] as const).find((f) => LIVE_FORBIDDEN_CHARACTERS.test(body[f] ?? ''));
     if (field) return sendBadRequest(reply, `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`);
   }
-  const callbackUrl = request.headers['x-callback-url'] as string | undefined;
+  const callbackUrl = headers['x-callback-url'] as string | undefined;
   const refused = refuseCallbackUrl(context, reply, callbackUrl, caller);
   if (refused) return refused;
   if (body.currency === undefined || !ledger.accepts(body.currency)) {
     return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`);
   }
-  const party = kind.kind === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : body.payer ?? body.payee;
+  const party = kind.kind === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : partyOf(body.payer ?? body.payee);
   const payable = isPositiveAmount(body.amount);
   // Parsed once: the stored amount is the canonical form of the same minor units (normaliseAmount).
   const amountMinor = payable ? toMinor(body.amount!) : 0n;
@@ -101,9 +103,9 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     referenceId,
     apiUserId: caller.id,
     product,
-    targetEnvironment: allowedName(context.settings.targetEnvironments, request.headers['x-target-environment'] as string),
+    targetEnvironment: allowedName(context.settings.targetEnvironments, headers['x-target-environment'] as string),
     amountMinor,
-    amount: payable ? fromMinor(amountMinor) : body.amount,
+    amount: payable ? canonicalAmount(body.amount!, amountMinor) : body.amount,
     currency: body.currency!,
     externalId: body.externalId,
     party,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
+import { canonicalAmount, fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
 
 /** The plain BigInt reading of an amount, which toMinor's double fast path must always agree with. */
 function bigintMinor(amount: string): bigint {
@@ -44,6 +44,11 @@ describe('amounts', () => {
       assert.equal(bigintMinor(fromMinor(minor)), minor, `${minor}`);
     }
     assert.equal(fromMinor(9_007_199_254_739_999n), '900719925473.9999');
+  });
+
+  it('gives an amount read already in the canonical form normaliseAmount gives it', () => {
+    fc.assert(fc.property(amounts, (amount) => assert.equal(canonicalAmount(amount, toMinor(amount)), normaliseAmount(amount))), { numRuns: 5000 });
+    for (const amount of ['10', '0', '007', '-5', '12.50', '1.0000', '100', '9']) assert.equal(canonicalAmount(amount, toMinor(amount)), normaliseAmount(amount), amount);
   });
 
   it('normalises as the live sandbox answers', () => {

@@ -7,7 +7,7 @@ import { ManualClock } from '../../sandbox/domain/clock.ts';
 import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
 import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES, StoreFullError, estimateBytes } from '../../sandbox/domain/store.ts';
-import { transactionBytes, type Transaction } from '../../sandbox/domain/state.ts';
+import { partyOf, transactionBytes, type Transaction } from '../../sandbox/domain/state.ts';
 import { KEYS, assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -382,7 +382,10 @@ describe('BoundedStore', () => {
       refundedMinor: 0n, lastNotificationAt: 3, timer: { cancel: () => undefined }, unpayable: 'PAYER_NOT_FOUND',
     };
     assert.equal(transactionBytes('k', full), estimateBytes('k', full));
-    const sparse = { ...full, amount: 12 as unknown as string, externalId: undefined, party: { partyIdType: 'MSISDN', partyId: 'x', extra: 'y'.repeat(500) } as Transaction['party'] };
+    // A body's party with a field of its own: the transaction keeps only the party's two fields (partyOf).
+    const party = partyOf({ partyIdType: 'MSISDN', partyId: 'x', extra: 'y'.repeat(500) } as Transaction['party']);
+    assert.deepEqual(party, { partyIdType: 'MSISDN', partyId: 'x' });
+    const sparse = { ...full, amount: 12 as unknown as string, externalId: undefined, party };
     assert.equal(transactionBytes('key', sparse), estimateBytes('key', sparse));
   });
 
