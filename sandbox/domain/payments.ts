@@ -12,8 +12,11 @@ const PLUS = 0x2b;
 
 /** What the routes ask of payments once a creation is accepted. */
 export interface Payments {
-  /** Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent. */
-  begin(tx: Transaction): void;
+  /**
+   * Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent, at
+   * `now` when the caller has read the clock already for this request.
+   */
+  begin(tx: Transaction, now?: number): void;
   statusRecord(tx: Transaction): Record<string, unknown>;
 }
 
@@ -32,12 +35,12 @@ export class PaymentEngine implements Payments {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  begin(tx: Transaction): void {
+  begin(tx: Transaction, now = this.clock.now()): void {
     // A transaction that cannot be carried out fails on its own terms, whatever the payer's test number says.
     // Only a refund has a refusal of its own; asked of every payment, the call cost more than the whole check.
     const refusal = tx.unpayable ?? (tx.kind === 'refund' ? this.refundRefusal(tx) : undefined);
     if (refusal) {
-      this.settle(tx, { status: 'FAILED', reason: refusal });
+      this.settle(tx, { status: 'FAILED', reason: refusal }, now);
       return;
     }
     const outcome = this.outcomeFor(tx);
@@ -47,7 +50,7 @@ export class PaymentEngine implements Payments {
     }
     const delay = outcome.delayMs ?? 0;
     if (delay === 0) {
-      this.settle(tx, outcome);
+      this.settle(tx, outcome, now);
     } else if (delay >= this.settings.pendingTimeoutMs) {
       this.later(tx, this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
     } else {
@@ -85,7 +88,7 @@ export class PaymentEngine implements Payments {
     });
   }
 
-  private settle(tx: Transaction, outcome: Outcome): void {
+  private settle(tx: Transaction, outcome: Outcome, now = this.clock.now()): void {
     if (tx.status !== 'PENDING') return;
     const refusal = outcome.status === 'SUCCESSFUL' ? this.checkFunds(tx) : undefined;
     if (outcome.status === 'FAILED' || refusal) {
@@ -96,7 +99,7 @@ export class PaymentEngine implements Payments {
       tx.financialTransactionId = financialTransactionId();
       this.moveMoney(tx);
     }
-    tx.completedAt = this.clock.now();
+    tx.completedAt = now;
     this.log.debug({ kind: tx.kind, referenceId: tx.referenceId, status: tx.status, reason: tx.reason }, 'transaction settled');
     if (tx.callbackUrl) this.callbacks.send(tx.callbackUrl, tx.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
   }

@@ -111,10 +111,9 @@ export class BoundedStore<T> {
   }
 
   /** Adds a record under a new key; throws StoreFullError when full, by count or by bytes. The caller checks for duplicates first. */
-  add(key: string, value: T): void {
+  add(key: string, value: T, now = this.clock.now()): void {
     const { budget } = this.limits;
     const bytes = budget ? (this.options.sizeOf ?? estimateBytes)(key, value) : 0;
-    const now = this.clock.now();
     // The same sweep as before every add, skipped while the head (and so every record) is still young enough.
     if (this.options.expiresAt || this.entries.size === 0 || now - this.headOutlivedAt > 0) this.forgetExpired();
     // Records with lives of their own may have ended behind a longer-lived head; look at all before refusing.

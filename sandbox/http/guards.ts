@@ -159,6 +159,8 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
 }
 
 const SEND_BEARER = 'Send Authorization: Bearer <access token>.';
+const OPEN_BRACE = 0x7b;
+const REFUSE_PROTOTYPE_KEYS = { protoAction: 'error', constructorAction: 'error' } as const;
 const WHITE_SPACE = /\s/;
 
 /**
@@ -193,9 +195,10 @@ export function installBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (definesNoBody(request)) return done(null, undefined);
     const text = body as string;
-    if (text.trim() === '') return fail(done, 'The body is empty, but Content-Type says application/json; send a JSON object.');
+    // A body that opens an object is not blank, and needs no trimmed copy to say so.
+    if (text.charCodeAt(0) !== OPEN_BRACE && text.trim() === '') return fail(done, 'The body is empty, but Content-Type says application/json; send a JSON object.');
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      done(null, secureJson.parse(text, undefined, REFUSE_PROTOTYPE_KEYS));
     } catch (error) {
       const message = (error as Error).message;
       fail(done, /prototype/i.test(message)

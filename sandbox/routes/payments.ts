@@ -125,8 +125,10 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     timer: undefined,
     lastNotificationAt: undefined,
   };
-  store.add(referenceId, tx);
-  payments.begin(tx);
+  // One reading of the clock for the record and an outcome settled at once.
+  const now = context.clock.now();
+  store.add(referenceId, tx, now);
+  payments.begin(tx, now);
   return reply.code(202).send();
 }
 
