@@ -66,7 +66,7 @@ export function create(kind: Creation, bearer: string, body: object | string, ca
   headers.Authorization = bearer;
   headers['X-Reference-Id'] = referenceId;
   if (callbackUrl) headers['X-Callback-Url'] = callbackUrl(referenceId);
-  else delete headers['X-Callback-Url'];
+  else if (headers['X-Callback-Url'] !== undefined) delete headers['X-Callback-Url'];
   // No per-call tags: a creation's URL is fixed, and scenarios that judge creations by operation tag them
   // at the scenario (tags are cloned per call, a cost the open-model generator should not pay).
   const url = creationUrls[kind];

@@ -14,9 +14,12 @@ export function createTransaction(kind: Creation, account: Account, body: object
     ? (referenceId: string) => `${config.callbackUrl}/callbacks/${referenceId}?createdAt=${Date.now()}`
     : undefined;
   const { response, referenceId } = create(kind, bearer(account), body, callbackUrl);
-  refused(account, response.status);
+  // Read once: each read of a k6 response's field goes through Go's reflection.
+  const { status } = response;
+  refused(account, status);
   // Accepted creations are counted by k6 itself (http_req_failed{op:...}); see errorRateOf in slo.ts.
-  return expectAnswer(kind, response, 202) === undefined && response.status !== 202 ? undefined : referenceId;
+  expectAnswer(kind, response, 202, undefined, status);
+  return status === 202 ? referenceId : undefined;
 }
 
 /**
