@@ -17,13 +17,17 @@ import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { Agent, request } from 'undici';
+import { Agent, request, setGlobalDispatcher } from 'undici';
 import { buildLoadScripts, minimalScript } from '../../load/build.ts';
 import { pathOf, urlOf } from '../../core/catalogue/routes.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
+// A connection per request: k6 runs under spawnSync, which blocks this process's event loop for the whole run, so
+// a kept-alive socket the server closed meanwhile would be handed the next request before undici saw it close
+// ("other side closed", which ended a full run in phase 1).
+setGlobalDispatcher(new Agent({ pipelining: 0 }));
 const QUICK = process.argv.includes('--quick');
 const VUS = 32;
 const SECONDS = QUICK ? 5 : 15;
