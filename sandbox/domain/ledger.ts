@@ -46,12 +46,21 @@ export class InMemoryLedger implements Ledger {
   }
 
   credit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
+    const accounts = this.accountsOf(apiUserId, product);
+    accounts.set(currency, (accounts.get(currency) ?? this.openingMinor) + amountMinor);
+  }
+
+  /** An API user's accounts under a product, made when first credited; those credited last are kept at hand. */
+  private accountsOf(apiUserId: string, product: Product): Map<string, bigint> {
+    if (apiUserId === this.last.apiUserId && product === this.last.product) return this.last.accounts;
     let products = this.balances.get(apiUserId);
     if (!products) this.balances.set(apiUserId, products = new Map());
     let accounts = products.get(product);
     if (!accounts) products.set(product, accounts = new Map());
-    accounts.set(currency, (accounts.get(currency) ?? this.openingMinor) + amountMinor);
+    this.last = { apiUserId, product, accounts };
+    return accounts;
   }
+  private last: { apiUserId?: string; product?: Product; accounts: Map<string, bigint> } = { accounts: new Map() };
 
   debit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
     this.credit(apiUserId, product, currency, -amountMinor);

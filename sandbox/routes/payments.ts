@@ -50,7 +50,29 @@ const NOT_FOUND = 'Requested resource was not found.';
 
 // The amount schema with its strict reading: what a payable amount is, whether or not the sandbox refuses others.
 const amountValidator = validatorFor('amount');
-const isPositiveAmount = (amount: string | undefined): boolean => amount !== undefined && amountValidator(amount);
+
+/** How a payment reads its amount: whether it is payable, and if so its minor units and canonical text. */
+interface AmountReading {
+  amount: string | undefined;
+  payable: boolean;
+  minor: bigint;
+  canonical: string | undefined;
+}
+
+/**
+ * The reading of the amount read last, kept: a client sends the same amount request after request, and each
+ * reading (a validator call, the parse, the canonical text) gives the same result for the same text.
+ */
+let lastAmount: AmountReading = { amount: undefined, payable: false, minor: 0n, canonical: undefined };
+
+function readAmount(amount: string | undefined): AmountReading {
+  if (amount === lastAmount.amount) return lastAmount;
+  const payable = amount !== undefined && amountValidator(amount);
+  // Parsed once: the stored amount is the canonical form of the same minor units (normaliseAmount).
+  const minor = payable ? toMinor(amount) : 0n;
+  lastAmount = { amount, payable, minor, canonical: payable ? canonicalAmount(amount, minor) : amount };
+  return lastAmount;
+}
 // The live sandbox rejects these in free text (real-api-notes); only the mtn-sandbox profile does.
 const LIVE_FORBIDDEN_CHARACTERS = /['&]/;
 
@@ -95,9 +117,7 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`);
   }
   const party = kind.kind === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : partyOf(body.payer ?? body.payee);
-  const payable = isPositiveAmount(body.amount);
-  // Parsed once: the stored amount is the canonical form of the same minor units (normaliseAmount).
-  const amountMinor = payable ? toMinor(body.amount!) : 0n;
+  const { payable, minor: amountMinor, canonical } = readAmount(body.amount);
   const tx: Transaction = {
     kind: kind.kind,
     referenceId,
@@ -105,7 +125,7 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     product,
     targetEnvironment: allowedName(context.settings.targetEnvironments, headers['x-target-environment'] as string),
     amountMinor,
-    amount: payable ? canonicalAmount(body.amount!, amountMinor) : body.amount,
+    amount: canonical,
     currency: body.currency!,
     externalId: body.externalId,
     party,
