@@ -96,6 +96,35 @@ async function startServer(kind: 'sandbox' | 'bare' | 'prism', extraArgs: string
   return { url, process: child };
 }
 
+const BARE_COMPILED = join(ROOT, 'dist/bench/bare-fastify.js');
+/** The sandbox as the package ships it, compiled by scripts/build.ts (npm run benchmark builds it first). */
+const SANDBOX_COMPILED = join(ROOT, 'dist/node/cli/momo-harness.js');
+
+/** The bare route compiled as the sandbox is, so that the per-request comparisons run both as shipped. */
+async function buildCompiledServers(): Promise<void> {
+  if (!existsSync(SANDBOX_COMPILED)) throw new Error(`${SANDBOX_COMPILED} is missing: run npm run build first (npm run benchmark does)`);
+  await build({
+    entryPoints: [join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts')], outfile: BARE_COMPILED,
+    bundle: true, packages: 'external', platform: 'node', target: 'node20', format: 'esm', logLevel: 'warning',
+  });
+}
+
+/** The node arguments of a compiled server on a port (the sandbox with the benchmark's retention bounds). */
+function compiledProgram(kind: 'sandbox' | 'bare', port: number): string[] {
+  return kind === 'sandbox'
+    ? [SANDBOX_COMPILED, 'sandbox', '--port', String(port), '--log-level', 'warn', '--retention-max-bytes', String(BENCHMARK_RETENTION_BYTES), '--retention-max-entries', String(BENCHMARK_RETENTION_ENTRIES)]
+    : [BARE_COMPILED, String(port)];
+}
+
+/** A compiled server of its own, as the per-request comparisons run them. */
+async function startCompiled(kind: 'sandbox' | 'bare'): Promise<Server> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, compiledProgram(kind, port), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitForHttp(kind === 'sandbox' ? `${url}/health` : url);
+  return { url, process: child };
+}
+
 async function stop(server: Server): Promise<void> {
   if (server.process.exitCode !== null || server.process.signalCode !== null) return;
   await new Promise<void>((resolve) => {
@@ -259,7 +288,8 @@ function cpuSecondsOf(pid: number): number {
 
 /**
  * What a request costs the server itself, in CPU time, which the machine's other load barely moves, unlike
- * requests per second: both servers run at once, each is warmed up, then the minimal script makes a fixed number
+ * requests per second: both servers run at once, compiled as the package ships them (as the instruction counts
+ * do; under tsx the two did not start alike), each is warmed up, then the minimal script makes a fixed number
  * of requests to pay against each in turn, bare, sandbox, bare, sandbox, four times, and the server's CPU time
  * (from /proc) over each run is divided by its requests; each server's figure is its least run. The sandbox's request to pay passes the gateway key, the token, body
  * validation and its state; the bare Fastify route answers 202 with none of that.
@@ -267,8 +297,9 @@ function cpuSecondsOf(pid: number): number {
 async function cpuPerRequest(): Promise<CpuPerRequest> {
   const requests = QUICK ? 30_000 : 100_000;
   const ROUNDS = 4;
-  const bare = await startServer('bare');
-  const sandbox = await startServer('sandbox');
+  await buildCompiledServers();
+  const bare = await startCompiled('bare');
+  const sandbox = await startCompiled('sandbox');
   try {
     const { token } = await provision(sandbox.url);
     const run = (server: Server, iterations: number) => {
@@ -310,9 +341,6 @@ interface InstructionsPerRequest {
 }
 
 /** The bare route compiled beside the package's own compiled code (so its imports resolve from node_modules). */
-const BARE_COMPILED = join(ROOT, 'dist/bench/bare-fastify.js');
-/** The sandbox as the package ships it, compiled by scripts/build.ts (npm run benchmark builds it first). */
-const SANDBOX_COMPILED = join(ROOT, 'dist/node/cli/momo-harness.js');
 
 /**
  * What a request costs each server in instructions, which the machine's other load does not move at all. Each
@@ -326,11 +354,7 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
     log('valgrind is not installed (apt-get install valgrind): instructions per request not measured');
     return undefined;
   }
-  if (!existsSync(SANDBOX_COMPILED)) throw new Error(`${SANDBOX_COMPILED} is missing: run npm run build first (npm run benchmark does)`);
-  await build({
-    entryPoints: [join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts')], outfile: BARE_COMPILED,
-    bundle: true, packages: 'external', platform: 'node', target: 'node20', format: 'esm', logLevel: 'warning',
-  });
+  await buildCompiledServers();
   const warmup = QUICK ? 5_000 : 20_000;
   const windows = 6;
   const perWindow = QUICK ? 2_000 : 5_000;
@@ -338,7 +362,7 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const outFile = join(mkdtempSync(join(tmpdir(), 'bench-callgrind-')), 'callgrind.out');
-    const program = kind === 'sandbox' ? [SANDBOX_COMPILED, 'sandbox', '--port', String(port), '--log-level', 'warn'] : [BARE_COMPILED, String(port)];
+    const program = compiledProgram(kind, port);
     // V8 optimises on the main thread: its background compiler, serialised by valgrind, would otherwise hand
     // over optimised code windows late, and the counts would fall for longer than any warm-up.
     const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`, process.execPath, '--no-concurrent-recompilation', ...program], { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] });
