@@ -6,7 +6,7 @@
  * Run by `npm run build`, and by npm pack (prepack) with the load bundles of dist/load.
  */
 import { rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { COMPILED_DIR, PACKAGE_ROOT } from '../core/package.ts';
 
@@ -66,8 +66,11 @@ export async function buildHarness(outDir = OUT_DIR): Promise<string[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  buildHarness().then(
-    (sources) => console.log(`Compiled ${sources.length} files into ${relative(process.cwd(), OUT_DIR) || OUT_DIR}`),
+  // --out <folder>: somewhere else than dist/node (a test builds into a folder of its own inside the package).
+  const outAt = process.argv.indexOf('--out');
+  const outDir = outAt > 0 && process.argv[outAt + 1] ? resolve(process.argv[outAt + 1]!) : OUT_DIR;
+  buildHarness(outDir).then(
+    (sources) => console.log(`Compiled ${sources.length} files into ${relative(process.cwd(), outDir) || outDir}`),
     (error: Error) => {
       console.error(`Could not compile the harness: ${error.message}`);
       process.exit(1);
