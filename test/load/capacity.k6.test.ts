@@ -15,11 +15,14 @@ const env = { PATH: process.env.PATH, HOME: process.env.HOME };
 test('a short capacity search of the mixed scenario, split over 2 k6 processes, writes a page, capacity.json and JUnit', { timeout: 120_000 }, async () => {
   const reports = mkdtempSync(join(tmpdir(), 'momo-capacity-'));
   const lines: string[] = [];
-  const { code, report } = await runCapacity({ argv: ['mixed', '--start', '20', '--max-rate', '40', '--step-duration', '2', '--max-duration', '40', '--vus', '20', '--segments', '2', '--reports', reports], env, log: (line) => lines.push(line) });
+  // SLOs no step at 20-40/s can miss on a busy machine (the tests run two at a time on two cores): what is
+  // tested is the search's course and its reports, not the sandbox's latency.
+  const loose = ['--slo', 'p95=10000', '--slo', 'p99=20000', '--slo', 'time-to-final=20000', '--slo', 'dropped=100000'];
+  const { code, report } = await runCapacity({ argv: ['mixed', '--start', '20', '--max-rate', '40', '--step-duration', '2', '--max-duration', '40', '--vus', '20', '--segments', '2', ...loose, '--reports', reports], env, log: (line) => lines.push(line) });
   assert.equal(code, 0, lines.join('\n'));
   assert.ok(report);
-  assert.deepEqual(report.steps.map((s) => s.rate), [20, 40]);
-  assert.equal(report.search.ended, 'max-rate');
+  assert.deepEqual(report.steps.map((s) => s.rate), [20, 40], lines.join('\n'));
+  assert.equal(report.search.ended, 'max-rate', lines.join('\n'));
   assert.match(report.verdict.sentence, /^At least 40\/s: every rate measured met the SLOs/);
   assert.ok(report.steps.every((s) => s.requests > 0 && s.timeToFinalP95Ms !== null && s.generatorCores >= 0));
   assert.ok(report.steps[0]!.thresholds.some((t) => t.metric === 'http_req_duration{op:refund}'), 'judged over the merged samples, SLOs per operation included');
