@@ -1,0 +1,1554 @@
+#!/usr/bin/env python3
+"""Independent Mobile-Money (MoMo) Open API server.
+
+Written from requirements/momo-api-spec.md and shared/spec/real-api-notes.md only,
+as an outside target for a conformance harness.  Standard library only.
+
+    python3 momo_server.py --port 0 --profile spec|mtn-sandbox \
+        --keys collection=K1,disbursement=K2,remittance=K3 \
+        --target-environment sandbox --currency EUR --token-lifetime 3600 \
+        --delayed-approval-seconds 25 --pending-timeout-seconds 120 \
+        --consent-approval-seconds N --choices own|plain
+
+See README.md in this folder for every behaviour choice.
+"""
+
+import argparse
+import base64
+import hashlib
+import heapq
+import hmac
+import json
+import math
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from decimal import Decimal, InvalidOperation
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+MAX_BODY = 1024 * 1024
+PRODUCTS = ("collection", "disbursement", "remittance")
+FINAL = ("SUCCESSFUL", "FAILED")
+
+UUID_V4 = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$")
+UUID_ANY = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+EMAIL = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                   r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$")
+CURRENCY = re.compile(r"^[A-Z]{3}$")
+AMOUNT = re.compile(r"^[0-9]+(?:\.[0-9]+)?$")
+LANGUAGE = re.compile(r"^[A-Za-z]{2,3}$")
+B64URL = re.compile(r"^[A-Za-z0-9_-]+$")
+HOSTNAME = re.compile(r"^[A-Za-z0-9._\-\[\]:]+$")
+
+CIBA_GRANT = "urn:openid:params:grant-type:ciba"
+SCOPES = ("profile", "all_info", "openid")
+
+# Test numbers (payer of a request to pay, payee of a deposit or refund), real-api-notes.
+# value: (final status, reason, timing kind)
+TEST_NUMBERS = {
+    "46733123450": ("FAILED", "INTERNAL_PROCESSING_ERROR", "now"),
+    "46733123451": ("FAILED", "APPROVAL_REJECTED", "reject"),
+    "46733123452": ("FAILED", "EXPIRED", "timeout"),
+    "46733123453": ("FAILED", "EXPIRED", "pending"),
+    "46733123454": ("SUCCESSFUL", None, "delayed"),
+    "46733123455": ("FAILED", "PAYER_NOT_FOUND", "now"),
+    "46733123456": ("FAILED", "PAYEE_NOT_ALLOWED_TO_RECEIVE", "now"),
+    "46733123457": ("FAILED", "NOT_ALLOWED", "now"),
+    "46733123458": ("FAILED", "NOT_ALLOWED_TARGET_ENVIRONMENT", "now"),
+    "46733123459": ("FAILED", "INVALID_CALLBACK_URL_HOST", "now"),
+    "46733123460": ("FAILED", "INVALID_CURRENCY", "now"),
+    "46733123461": ("FAILED", "INTERNAL_PROCESSING_ERROR", "now"),
+    "46733123462": ("FAILED", "SERVICE_UNAVAILABLE", "now"),
+    "46733123463": ("FAILED", "COULD_NOT_PERFORM_TRANSACTION", "now"),
+}
+
+# Account-holder "active" numbers (SDK-documented): status, code; spec profile maps to 200/false and 500.
+HOLDER_NUMBERS_MTN = {
+    "46733123450": (404, "RESOURCE_NOT_FOUND"),
+    "46733123452": (500, "NOT_ALLOWED"),
+    "46733123453": (500, "NOT_ALLOWED_TARGET_ENVIRONMENT"),
+    "46733123454": (500, "INTERNAL_PROCESSING_ERROR"),
+    "46733123455": (503, "SERVICE_UNAVAILABLE"),
+}
+HOLDER_NUMBERS_SPEC = {
+    "46733123450": (200, False),
+    "46733123452": (500, "NOT_ALLOWED"),
+    "46733123453": (500, "NOT_ALLOWED_TARGET_ENVIRONMENT"),
+    "46733123454": (500, "INTERNAL_PROCESSING_ERROR"),
+    "46733123455": (500, "SERVICE_UNAVAILABLE"),
+}
+
+# (plain / live-like message, own message)
+MESSAGES = {
+    "RESOURCE_ALREADY_EXIST": ("Duplicated reference id. Creation of resource failed.",
+                               "This reference id is already in use; choose a fresh UUID v4."),
+    "RESOURCE_NOT_FOUND": ("Requested resource was not found.",
+                           "Nothing is known under this reference id."),
+    "TRANSACTION_NOT_FOUND": ("Transaction was not found.",
+                              "No financial transaction of yours has this reference id."),
+    "NOT_ALLOWED_TARGET_ENVIRONMENT": ("Access to target environment is forbidden.",
+                                       "This caller may not use the requested target environment."),
+    "INVALID_CALLBACK_URL_HOST": ("Callback URL does not match the configured value.",
+                                  "The callback URL host differs from the API user's provider callback host."),
+    "INVALID_CURRENCY": ("Currency not supported.", "This currency is not handled by the wallet platform."),
+    "INTERNAL_PROCESSING_ERROR": ("An internal error occurred while processing.",
+                                  "Processing failed inside the wallet platform."),
+    "NOT_ENOUGH_FUNDS": ("The account does not have enough funds.",
+                         "Available balance does not cover the amount."),
+    "NOT_ALLOWED": ("Authorization failed. User does not have permission.",
+                    "The operation is not permitted for this transaction."),
+    "TRANSACTION_NOT_COMPLETED": ("The transaction is not completed.",
+                                  "Delivery notifications need a SUCCESSFUL transaction."),
+    "EXPIRED": ("The delivery notification opportunity has expired.",
+                "Too late: the notification window of this transaction has closed."),
+    "SERVICE_UNAVAILABLE": ("Service unavailable.", "The wallet platform cannot answer just now."),
+    "PAYER_NOT_FOUND": ("Payer not found.", "No account holder matches the payer."),
+    "PAYEE_NOT_FOUND": ("Payee not found.", "No account holder matches the payee."),
+    "PAYEE_NOT_ALLOWED_TO_RECEIVE": ("Payee is not allowed to receive.", "The payee may not receive funds."),
+    "APPROVAL_REJECTED": ("The payer rejected the request.", "The account holder declined the approval."),
+    "COULD_NOT_PERFORM_TRANSACTION": ("Could not perform transaction.", "The transaction could not be performed."),
+    "UNSUPPORTED_SCOPE": ("Unsupported scope.", "At least one requested scope is not offered."),
+    "MISSING_SCOPE_INSTRUCTION": ("Scope is missing.", "The scope parameter names no scope."),
+    "TOO_MANY": ("Too many attempts for the same ID recently.",
+                 "A notification for this transaction was just sent; try later."),
+}
+
+
+def now_wall():
+    return time.time()
+
+
+def now_mono():
+    return time.monotonic()
+
+
+# ----------------------------------------------------------------------------------------------
+# Options
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write("momo_server.py: " + " ".join(str(message).split()) + "\n")
+        sys.exit(2)
+
+
+class BadOption(Exception):
+    pass
+
+
+def _nonneg_seconds(name, text, allow_inf=False):
+    try:
+        v = float(text)
+    except ValueError:
+        raise BadOption(f"{name} must be a number of seconds (got {text!r})")
+    if math.isnan(v) or v < 0 or (math.isinf(v) and not allow_inf):
+        raise BadOption(f"{name} must be a finite number >= 0 (got {text!r})")
+    return v
+
+
+def parse_config(argv):
+    p = OneLineParser(prog="momo_server.py", description="Independent MoMo Open API server")
+    p.add_argument("--port", default="0", help="TCP port on 127.0.0.1; 0 picks a free one (default 0)")
+    p.add_argument("--profile", default="spec", help="spec | mtn-sandbox (default spec)")
+    p.add_argument("--keys", default="collection=collection-key,disbursement=disbursement-key,"
+                                     "remittance=remittance-key",
+                   help="subscription keys: collection=K1,disbursement=K2,remittance=K3")
+    p.add_argument("--target-environment", default="sandbox")
+    p.add_argument("--currency", default="EUR")
+    p.add_argument("--token-lifetime", default="3600", help="access token lifetime, seconds")
+    p.add_argument("--consent-token-lifetime", default="3600", help="consent access token lifetime, seconds")
+    p.add_argument("--delayed-approval-seconds", default="25")
+    p.add_argument("--pending-timeout-seconds", default="120")
+    p.add_argument("--consent-approval-seconds", default=None,
+                   help="delay before the holder approves a consent (default: own 2, plain 0)")
+    p.add_argument("--choices", default="own", help="own | plain (default own)")
+    p.add_argument("--starting-balance", default="1000000", help="disbursement balance of a new API user")
+    p.add_argument("--notification-window-seconds", default=None,
+                   help="delivery-notification window after completion (default: own 600, plain 86400)")
+    p.add_argument("--notification-cooldown-seconds", default=None,
+                   help="429 period after a successful notification; inf = for ever (default: own 20, plain inf)")
+    p.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    a = p.parse_args(argv)
+
+    class Cfg:
+        pass
+
+    c = Cfg()
+    try:
+        try:
+            c.port = int(a.port)
+        except ValueError:
+            raise BadOption(f"--port must be an integer 0..65535 (got {a.port!r})")
+        if not 0 <= c.port <= 65535:
+            raise BadOption(f"--port must be an integer 0..65535 (got {a.port!r})")
+        if a.profile not in ("spec", "mtn-sandbox"):
+            raise BadOption(f"--profile must be 'spec' or 'mtn-sandbox' (got {a.profile!r})")
+        c.profile = a.profile
+        if a.choices not in ("own", "plain"):
+            raise BadOption(f"--choices must be 'own' or 'plain' (got {a.choices!r})")
+        c.choices = a.choices
+        keys = {"collection": "collection-key", "disbursement": "disbursement-key", "remittance": "remittance-key"}
+        for item in a.keys.split(","):
+            prod, eq, key = item.strip().partition("=")
+            if not eq or prod not in PRODUCTS or not key.strip() or any(ch.isspace() for ch in key.strip()):
+                raise BadOption("--keys must look like collection=K1,disbursement=K2,remittance=K3 "
+                                f"(bad item {item!r})")
+            keys[prod] = key.strip()
+        c.keys = keys
+        te = a.target_environment
+        if not te or len(te) > 64 or not re.match(r"^[A-Za-z0-9._-]+$", te):
+            raise BadOption(f"--target-environment must be 1-64 of A-Z a-z 0-9 . _ - (got {te!r})")
+        c.target_env = te
+        if not CURRENCY.match(a.currency):
+            raise BadOption(f"--currency must be an ISO 4217 code of three upper-case letters (got {a.currency!r})")
+        c.currency = a.currency
+        for name, attr, val in (("--token-lifetime", "token_lifetime", a.token_lifetime),
+                                ("--consent-token-lifetime", "consent_token_lifetime", a.consent_token_lifetime)):
+            try:
+                v = int(val)
+            except ValueError:
+                raise BadOption(f"{name} must be a whole number of seconds >= 1 (got {val!r})")
+            if v < 1:
+                raise BadOption(f"{name} must be a whole number of seconds >= 1 (got {val!r})")
+            setattr(c, attr, v)
+        c.delayed_approval = _nonneg_seconds("--delayed-approval-seconds", a.delayed_approval_seconds)
+        c.pending_timeout = _nonneg_seconds("--pending-timeout-seconds", a.pending_timeout_seconds)
+        own = c.choices == "own"
+        c.consent_approval = _nonneg_seconds(
+            "--consent-approval-seconds",
+            a.consent_approval_seconds if a.consent_approval_seconds is not None else ("2" if own else "0"))
+        try:
+            c.starting_balance = Decimal(a.starting_balance)
+            if not AMOUNT.match(a.starting_balance):
+                raise InvalidOperation
+        except InvalidOperation:
+            raise BadOption(f"--starting-balance must be a plain decimal number >= 0 (got {a.starting_balance!r})")
+        c.notif_window = _nonneg_seconds(
+            "--notification-window-seconds",
+            a.notification_window_seconds if a.notification_window_seconds is not None
+            else ("600" if own else "86400"), allow_inf=True)
+        c.notif_cooldown = _nonneg_seconds(
+            "--notification-cooldown-seconds",
+            a.notification_cooldown_seconds if a.notification_cooldown_seconds is not None
+            else ("20" if own else "inf"), allow_inf=True)
+    except BadOption as e:
+        p.error(str(e))
+    c.verbose = a.verbose
+    return c
+
+
+class Behaviour:
+    """Every profile deviation and every open-point choice, in one place (see README.md)."""
+
+    def __init__(self, cfg):
+        spec = cfg.profile == "spec"
+        mtn = not spec
+        own = cfg.choices == "own"
+        self.spec, self.mtn, self.own = spec, mtn, own
+        # --- profile deviations (real-api-notes [observed]/[documented]) ---
+        self.token_fail_status = 401 if spec else 500
+        self.gateway_errors = mtn
+        self.token_body_400 = mtn
+        self.product_binding = mtn
+        self.reject_apostrophe_amp = mtn
+        self.holder_table = HOLDER_NUMBERS_SPEC if spec else HOLDER_NUMBERS_MTN
+        # --- choices (spec profile: the spec allows them; mtn profile: the notes allow them) ---
+        if spec:
+            self.token_type = "bearer" if own else "Bearer"
+        else:
+            self.token_type = "access_token"
+        self.reason_object = spec and own
+        self.normalise_amount = mtn or own
+        self.empty_400 = mtn or own
+        self.text_limit = 160 if (mtn or own) else None
+        self.ordinary_delay = 1.0 if (spec and own) else 0.0
+        self.created_phase = 0.5 if (mtn and own) else 0.0
+        self.reject_delay = 1.0 if own else 0.0
+        self.timeout_delay = 2.0 if own else 0.0
+        self.ftid_on_deposit = not own
+        self.extra_record_fields = spec and own
+        if spec:
+            m = "PUT" if own else "POST"
+            self.callback_method = {"requesttopay": m, "deposit": m, "refund": m}
+        else:
+            self.callback_method = {"requesttopay": "PUT", "deposit": "POST", "refund": "PUT" if own else "POST"}
+        self.callback_attempts = 3 if own else 1
+        self.exp_float = own
+        self.own_401 = own
+        self.own_messages = spec and own
+        self.message_first = own
+        self.holder_bare_bool = spec and own
+        self.balance_two_decimals = spec and own
+        self.basicinfo_extra = spec and own
+        self.userinfo_filter = spec and own
+        self.observed_userinfo = mtn
+        self.apikey_urlsafe = spec and own
+        self.apiuser_extra = spec and own
+        self.status_requires_env = own
+        self.global_ref_namespace = own
+        self.refund_unknown_500 = own
+        self.funds_sync = own
+        self.notif_404_code = "TRANSACTION_NOT_FOUND" if own else "RESOURCE_NOT_FOUND"
+        self.notif_200_body = own
+        self.retry_after = own
+        self.max_decimals = 2 if own else None
+        self.msisdn_plus = own
+        self.ciba_interval = 1 if own else 5
+        self.ciba_expires = 300 if own else 120
+        self.ciba_one_time = own
+        self.refresh_rotate = own
+        self.refresh_default = 7200 if own else 3600
+        self.content_type = "application/json; charset=utf-8" if own else "application/json"
+        self.basic_on_business = own
+        self.jwt_kid = own
+
+    def message(self, code):
+        plain, own = MESSAGES.get(code, (code.replace("_", " ").capitalize() + ".",) * 2)
+        return own if self.own_messages else plain
+
+
+# ----------------------------------------------------------------------------------------------
+# Responses as exceptions
+
+
+class Reply(Exception):
+    def __init__(self, status, body=b"", headers=None, close=False):
+        super().__init__(status)
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+        self.close = close
+
+
+def dumps(obj):
+    return json.dumps(obj, separators=(",", ":")).encode("utf-8")
+
+
+class Api:
+    """Builds error replies according to the behaviour."""
+
+    def __init__(self, cfg, beh):
+        self.cfg, self.beh = cfg, beh
+
+    def json(self, status, obj, headers=None):
+        h = {"Content-Type": self.beh.content_type}
+        h.update(headers or {})
+        return Reply(status, dumps(obj), h)
+
+    def error(self, status, code, message=None, headers=None):
+        message = message or self.beh.message(code)
+        body = {"message": message, "code": code} if self.beh.message_first else {"code": code, "message": message}
+        return self.json(status, body, headers)
+
+    def bad(self, detail):
+        h = {"X-Error-Detail": detail[:200].encode("ascii", "replace").decode()}
+        if self.beh.empty_400:
+            return Reply(400, b"", h)
+        return self.json(400, {"code": "BAD_REQUEST", "message": detail}, h)
+
+    def unauthorized(self, kind, detail):
+        """kind: subscription | credentials | token | expired | missing | wrong_token"""
+        r = self._unauthorized(kind, detail)
+        if kind == "credentials":
+            r.headers["WWW-Authenticate"] = 'Basic realm="momo"'
+        elif kind != "subscription":
+            r.headers["WWW-Authenticate"] = 'Bearer realm="momo"'
+        return r
+
+    def _unauthorized(self, kind, detail):
+        if self.beh.own_401:
+            code = {"subscription": "subscription_key_rejected", "credentials": "login_failed",
+                    "token": "token_rejected", "expired": "token_expired", "missing": "authorization_required",
+                    "wrong_token": "consent_token_required"}[kind]
+            return self.json(401, {"error": code, "error_description": detail})
+        code = {"subscription": "invalid_subscription_key", "credentials": "invalid_client",
+                "token": "invalid_token", "expired": "invalid_token", "missing": "invalid_request",
+                "wrong_token": "invalid_token"}[kind]
+        return self.json(401, {"error": code})
+
+    def subscription_denied(self):
+        if self.beh.gateway_errors:
+            return self.json(401, {"statusCode": 401, "message": "Access denied due to invalid subscription key. "
+                                   "Make sure to provide a valid key for an active subscription."})
+        return self.unauthorized("subscription", "Missing or invalid Ocp-Apim-Subscription-Key.")
+
+    def not_routed(self):
+        if self.beh.gateway_errors:
+            return self.json(404, {"statusCode": 404, "message": "Resource not found"})
+        return self.error(404, "RESOURCE_NOT_FOUND", "No operation at this method and path.")
+
+    def too_large(self):
+        r = self.bad("Request body larger than 1 MiB.")
+        r.close = True
+        return r
+
+
+# ----------------------------------------------------------------------------------------------
+# JWT (HS256)
+
+
+def b64u(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def b64u_dec(text):
+    if not B64URL.match(text):
+        raise ValueError("bad base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Jwt:
+    def __init__(self, beh):
+        self.secret = secrets.token_bytes(32)
+        self.beh = beh
+        self.kid = uuid.uuid4().hex[:16]
+
+    def issue(self, claims, lifetime):
+        t = now_wall()
+        if self.beh.exp_float:
+            claims.update(iat=round(t, 3), exp=round(t + lifetime, 3))
+        else:
+            claims.update(iat=int(t), exp=int(math.ceil(t + lifetime)))
+        claims.setdefault("jti", str(uuid.uuid4()))
+        header = {"alg": "HS256", "typ": "JWT"}
+        if self.beh.jwt_kid:
+            header["kid"] = self.kid
+        signing = b64u(dumps(header)) + "." + b64u(dumps(claims))
+        sig = hmac.new(self.secret, signing.encode("ascii"), hashlib.sha256).digest()
+        return signing + "." + b64u(sig)
+
+    def verify(self, token):
+        """Returns (claims, None) or (None, 'token'|'expired')."""
+        try:
+            parts = token.split(".")
+            if len(parts) != 3:
+                return None, "token"
+            header = json.loads(b64u_dec(parts[0]))
+            if not isinstance(header, dict) or header.get("alg") != "HS256":
+                return None, "token"
+            signing = (parts[0] + "." + parts[1]).encode("ascii")
+            expected = hmac.new(self.secret, signing, hashlib.sha256).digest()
+            if not hmac.compare_digest(expected, b64u_dec(parts[2])):
+                return None, "token"
+            claims = json.loads(b64u_dec(parts[1]))
+            if not isinstance(claims, dict):
+                return None, "token"
+            exp = claims.get("exp")
+            if isinstance(exp, bool) or not isinstance(exp, (int, float)):
+                return None, "token"
+            if now_wall() >= exp:
+                return None, "expired"
+            return claims, None
+        except (ValueError, UnicodeError, RecursionError):
+            return None, "token"
+
+
+# ----------------------------------------------------------------------------------------------
+# Scheduler and callbacks
+
+
+class Scheduler(threading.Thread):
+    def __init__(self):
+        super().__init__(name="scheduler", daemon=True)
+        self.cv = threading.Condition()
+        self.heap = []
+        self.seq = 0
+        self.stopping = False
+
+    def at(self, due, fn):
+        with self.cv:
+            self.seq += 1
+            heapq.heappush(self.heap, (due, self.seq, fn))
+            self.cv.notify()
+
+    def stop(self):
+        with self.cv:
+            self.stopping = True
+            self.cv.notify()
+
+    def run(self):
+        while True:
+            with self.cv:
+                while not self.stopping and (not self.heap or self.heap[0][0] > now_mono()):
+                    self.cv.wait(None if not self.heap else max(0.0, self.heap[0][0] - now_mono()))
+                if self.stopping:
+                    return
+                _, _, fn = heapq.heappop(self.heap)
+            try:
+                fn()
+            except Exception as e:  # never let the scheduler die
+                sys.stderr.write(f"scheduler job failed: {e!r}\n")
+
+
+NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+STOP = threading.Event()
+
+
+def send_callback(url, method, payload, attempts, verbose=False):
+    def run():
+        data = dumps(payload)
+        pauses = [0, 1, 3]
+        for i in range(attempts):
+            if i and STOP.wait(pauses[min(i, len(pauses) - 1)]):
+                return
+            try:
+                req = urllib.request.Request(url, data=data, method=method,
+                                             headers={"Content-Type": "application/json"})
+                with NO_PROXY_OPENER.open(req, timeout=2) as r:
+                    r.read(65536)
+                    if 200 <= r.status < 300:
+                        return
+            except urllib.error.HTTPError as e:
+                if verbose:
+                    sys.stderr.write(f"callback {method} {url} -> {e.code}\n")
+            except Exception as e:
+                if verbose:
+                    sys.stderr.write(f"callback {method} {url} failed: {e!r}\n")
+
+    threading.Thread(target=run, name="callback", daemon=True).start()
+
+
+# ----------------------------------------------------------------------------------------------
+# Store
+
+
+class ApiUser:
+    def __init__(self, uid, callback_host, product, starting):
+        self.id = uid
+        self.callback_host = callback_host
+        self.product = product
+        self.api_key = None
+        self.balances = {"collection": Decimal(0), "disbursement": starting, "remittance": Decimal(0)}
+
+
+class Txn:
+    pass
+
+
+class Consent:
+    pass
+
+
+class Store:
+    def __init__(self, cfg, beh, scheduler):
+        self.cfg, self.beh, self.scheduler = cfg, beh, scheduler
+        self.lock = threading.RLock()
+        self.users = {}
+        self.txns = {}      # key: ref (global) or (kind, ref)
+        self.consents = {}
+        self.refresh = {}
+
+    def txn_key(self, kind, ref):
+        return ref if self.beh.global_ref_namespace else (kind, ref)
+
+    def get_txn(self, kind, ref):
+        with self.lock:
+            tx = self.txns.get(self.txn_key(kind, ref))
+            if tx is None or tx.kind != kind:
+                return None
+            self.settle(tx)
+            return tx
+
+    # -- transitions --
+    def settle(self, tx):
+        cb = None
+        with self.lock:
+            if tx.final or now_mono() < tx.due:
+                return
+            tx.final = True
+            tx.status = tx.final_status
+            tx.reason = tx.final_reason
+            tx.completed_at = now_mono()
+            user = self.users.get(tx.owner)
+            if tx.status == "SUCCESSFUL":
+                if tx.kind != "deposit" or self.beh.ftid_on_deposit:
+                    tx.ftid = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
+                if tx.kind == "requesttopay" and user:
+                    user.balances["collection"] += tx.amount
+            elif tx.reserved and user:
+                user.balances["disbursement"] += tx.reserved
+                tx.reserved = Decimal(0)
+            if tx.callback_url:
+                cb = (tx.callback_url, self.beh.callback_method[tx.kind], self.record(tx))
+        if cb:
+            send_callback(cb[0], cb[1], cb[2], self.beh.callback_attempts, self.cfg.verbose)
+
+    def record(self, tx):
+        beh = self.beh
+        rec = {}
+        if beh.extra_record_fields:
+            rec["referenceId"] = tx.ref
+        if tx.final and tx.status == "SUCCESSFUL" and tx.ftid:
+            rec["financialTransactionId"] = tx.ftid
+        if tx.external_id is not None:
+            rec["externalId"] = tx.external_id
+        rec["amount"] = fmt_amount(tx.amount) if beh.normalise_amount else tx.amount_text
+        rec["currency"] = tx.currency
+        if tx.party is not None:
+            rec["payer" if tx.kind == "requesttopay" else "payee"] = dict(tx.party)
+        if tx.payer_message is not None:
+            rec["payerMessage"] = tx.payer_message
+        if tx.payee_note is not None:
+            rec["payeeNote"] = tx.payee_note
+        if tx.kind == "refund" and beh.extra_record_fields:
+            rec["referenceIdToRefund"] = tx.ref_to_refund
+        rec["status"] = tx.status if tx.final else tx.pre_status
+        if tx.final and tx.status == "FAILED":
+            if beh.reason_object:
+                code = tx.reason
+                msg = beh.message(code)
+                if code == "COULD_NOT_PERFORM_TRANSACTION":  # not in the section 7 enums
+                    code = "INTERNAL_PROCESSING_ERROR"
+                rec["reason"] = {"code": code, "message": msg}
+            else:
+                rec["reason"] = tx.reason
+        return rec
+
+    def create_txn(self, tx):
+        """Called with the lock held, after all checks.  Schedules the final transition."""
+        self.txns[self.txn_key(tx.kind, tx.ref)] = tx
+        self.settle(tx)
+        if not tx.final:
+            self.scheduler.at(tx.due, lambda: self.settle(tx))
+
+
+def fmt_amount(d):
+    s = format(d.normalize(), "f")
+    return s
+
+
+def fmt_balance(beh, d):
+    if beh.balance_two_decimals:
+        return str(d.quantize(Decimal("0.01")))
+    return fmt_amount(d)
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation helpers
+
+
+def valid_msisdn(beh, s):
+    if not isinstance(s, str):
+        return False
+    if beh.msisdn_plus and s.startswith("+"):
+        s = s[1:]
+    return re.fullmatch(r"[1-9][0-9]{5,14}", s) is not None
+
+
+def msisdn_digits(s):
+    return s[1:] if s.startswith("+") else s
+
+
+def valid_party_id(beh, id_type, pid):
+    if not isinstance(pid, str) or not pid:
+        return False
+    if id_type == "MSISDN":
+        return valid_msisdn(beh, pid)
+    if id_type == "EMAIL":
+        return len(pid) <= 254 and EMAIL.match(pid) is not None
+    if id_type == "PARTY_CODE":
+        return UUID_ANY.match(pid) is not None
+    return False
+
+
+def callback_hostname(host_text):
+    """Normalised host name of a providerCallbackHost value or a URL; None if unusable."""
+    if not isinstance(host_text, str):
+        return None
+    t = host_text.strip()
+    if not t or any(ch.isspace() for ch in t):
+        return None
+    if "://" not in t:
+        t = "http://" + t
+    try:
+        parts = urlsplit(t)
+        host = parts.hostname
+        _ = parts.port
+    except ValueError:
+        return None
+    if not host or not HOSTNAME.match(host):
+        return None
+    return host.lower().rstrip(".")
+
+
+# ----------------------------------------------------------------------------------------------
+# Request handler
+
+
+ROUTES = []
+
+
+def route(method, pattern, product):
+    def deco(fn):
+        ROUTES.append((method, [s for s in pattern.strip("/").split("/")], product, fn))
+        return fn
+    return deco
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "MoMoIndependent/1.0"
+
+    def version_string(self):
+        return self.server_version
+    timeout = 15  # seconds a connection may stay silent; no thread hangs for ever
+
+    # filled in by main()
+    cfg = beh = api = store = jwt = None
+
+    def log_message(self, fmt, *args):
+        if self.cfg.verbose:
+            sys.stderr.write("%s - %s\n" % (self.address_string(), fmt % args))
+
+    def do_GET(self):
+        self.dispatch("GET")
+
+    def do_POST(self):
+        self.dispatch("POST")
+
+    def do_PUT(self):
+        self.dispatch("PUT")
+
+    def do_DELETE(self):
+        self.dispatch("DELETE")
+
+    def do_PATCH(self):
+        self.dispatch("PATCH")
+
+    def do_HEAD(self):
+        self.dispatch("HEAD")
+
+    def do_OPTIONS(self):
+        self.dispatch("OPTIONS")
+
+    # -- plumbing --
+    def send(self, reply):
+        try:
+            self.send_response(reply.status)
+            for k, v in reply.headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(reply.body)))
+            if reply.close:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            self.end_headers()
+            if reply.body and self.command != "HEAD":
+                self.wfile.write(reply.body)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+    def read_body(self):
+        te = (self.headers.get("Transfer-Encoding") or "").lower()
+        if "chunked" in te:
+            chunks, total = [], 0
+            while True:
+                line = self.rfile.readline(1024)
+                if not line:
+                    raise self.api.bad("Truncated chunked body.")
+                try:
+                    size = int(line.split(b";")[0].strip(), 16)
+                except ValueError:
+                    raise Reply(400, b"", close=True)
+                if size == 0:
+                    while True:  # trailers
+                        t = self.rfile.readline(1024)
+                        if t in (b"\r\n", b"\n", b""):
+                            break
+                    break
+                total += size
+                if total > MAX_BODY:
+                    raise self.api.too_large()
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline(8)
+            return b"".join(chunks)
+        cl = self.headers.get("Content-Length")
+        if cl is None:
+            return b""
+        try:
+            n = int(cl.strip())
+            if n < 0:
+                raise ValueError
+        except ValueError:
+            r = self.api.bad("Invalid Content-Length.")
+            r.close = True
+            raise r
+        if n > MAX_BODY:
+            raise self.api.too_large()
+        data = self.rfile.read(n)
+        if len(data) != n:
+            raise Reply(400, b"", close=True)
+        return data
+
+    def dispatch(self, method):
+        try:
+            raw_path = urlsplit(self.path).path
+        except ValueError:
+            raw_path = "/"
+        try:
+            try:
+                self.body = self.read_body()
+            except Reply:
+                raise
+            segs = [s for s in raw_path.strip("/").split("/")] if raw_path.strip("/") else []
+            found = None
+            for m, pat, product, fn in ROUTES:
+                if len(pat) != len(segs):
+                    continue
+                params = {}
+                ok = True
+                for p, s in zip(pat, segs):
+                    if p.startswith("{"):
+                        if not s:
+                            ok = False
+                            break
+                        params[p[1:-1]] = unquote(s)
+                    elif p != s:
+                        ok = False
+                        break
+                if ok:
+                    if m == method:
+                        found = (product, fn, params)
+                        break
+            if not found:
+                raise self.api.not_routed()
+            product, fn, params = found
+            self.check_subscription(product)
+            reply = fn(self, product, **params)
+            if reply is None:
+                reply = Reply(200)
+            raise reply
+        except Reply as r:
+            self.send(r)
+        except Exception:  # never crash on bad input
+            if self.cfg.verbose:
+                import traceback
+                traceback.print_exc()
+            r = self.api.error(500, "INTERNAL_PROCESSING_ERROR")
+            r.close = True
+            self.send(r)
+
+    # -- common checks --
+    def check_subscription(self, product):
+        key = self.headers.get("Ocp-Apim-Subscription-Key")
+        if key is None:
+            raise self.api.subscription_denied()
+        key = key.strip()
+        allowed = list(self.cfg.keys.values()) if product is None else [self.cfg.keys[product]]
+        if not any(hmac.compare_digest(key.encode(), k.encode()) for k in allowed):
+            raise self.api.subscription_denied()
+
+    def key_product(self):
+        key = (self.headers.get("Ocp-Apim-Subscription-Key") or "").strip()
+        for prod in PRODUCTS:
+            if self.cfg.keys[prod] == key:
+                return prod
+        return None
+
+    def basic_user(self, header):
+        """Returns the ApiUser for a Basic credential or None."""
+        try:
+            raw = base64.b64decode(header.strip(), validate=True).decode("utf-8")
+        except (ValueError, UnicodeError):
+            return None
+        uid, sep, key = raw.partition(":")
+        if not sep:
+            return None
+        with self.store.lock:
+            user = self.store.users.get(uid.lower()) if UUID_V4.match(uid) else None
+            if user is None or user.api_key is None:
+                return None
+            if not hmac.compare_digest(user.api_key.encode(), key.encode()):
+                return None
+            return user
+
+    def split_auth(self):
+        h = self.headers.get("Authorization")
+        if h is None or not h.strip():
+            return None, None
+        scheme, _, cred = h.strip().partition(" ")
+        return scheme.lower(), cred.strip()
+
+    def business_user(self, product, token_kind="access"):
+        scheme, cred = self.split_auth()
+        if scheme is None:
+            raise self.api.unauthorized("missing", "An Authorization header is required.")
+        user = None
+        if scheme == "bearer" and cred:
+            claims, why = self.jwt.verify(cred)
+            if claims is None:
+                raise self.api.unauthorized(why, "The access token is invalid or has expired.")
+            if claims.get("typ") != token_kind:
+                raise self.api.unauthorized("wrong_token" if token_kind == "consent" else "token",
+                                            "This kind of token is not accepted here.")
+            with self.store.lock:
+                user = self.store.users.get(claims.get("sub"))
+            if user is None:
+                raise self.api.unauthorized("token", "The API user of this token no longer exists.")
+            self.claims = claims
+        elif scheme == "basic" and cred and self.beh.basic_on_business and token_kind == "access":
+            user = self.basic_user(cred)
+            if user is None:
+                raise self.api.unauthorized("credentials", "API user or API key not recognised.")
+            self.claims = {}
+        else:
+            raise self.api.unauthorized("token", "A Bearer access token is required.")
+        if self.beh.product_binding and token_kind == "access" and user.product not in (None, product):
+            raise self.api.error(500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+        return user
+
+    def check_env(self, required=True):
+        v = self.headers.get("X-Target-Environment")
+        if v is None or not v.strip():
+            if required:
+                raise self.api.bad("X-Target-Environment header is required.")
+            return
+        if v.strip() != self.cfg.target_env:
+            raise self.api.error(500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+
+    def reference_header(self):
+        ref = (self.headers.get("X-Reference-Id") or "").strip()
+        if not UUID_V4.match(ref):
+            raise self.api.bad("X-Reference-Id must be a UUID version 4.")
+        return ref.lower()
+
+    def json_body(self):
+        if not self.body.strip():
+            raise self.api.bad("A JSON body is required.")
+        try:
+            obj = json.loads(self.body.decode("utf-8"))
+        except (ValueError, UnicodeError, RecursionError):
+            raise self.api.bad("The body is not valid JSON.")
+        if not isinstance(obj, dict):
+            raise self.api.bad("The body must be a JSON object.")
+        return obj
+
+    def form_body(self):
+        ctype = (self.headers.get("Content-Type") or "").lower()
+        try:
+            text = self.body.decode("utf-8")
+        except UnicodeError:
+            raise self.api.bad("The body is not UTF-8.")
+        if "json" in ctype and text.strip().startswith("{"):
+            try:
+                obj = json.loads(text)
+            except (ValueError, RecursionError):
+                raise self.api.bad("The body is not valid JSON.")
+            if not isinstance(obj, dict) or not all(isinstance(v, str) for v in obj.values()):
+                raise self.api.bad("The body must be an object of strings.")
+            return obj
+        try:
+            pairs = parse_qsl(text, keep_blank_values=True, strict_parsing=bool(text))
+        except ValueError:
+            raise self.api.bad("The body is not form-encoded.")
+        out = {}
+        for k, v in pairs:
+            if k in out:
+                raise self.api.bad(f"Parameter {k} given more than once.")
+            out[k] = v
+        return out
+
+    def callback_url(self, user):
+        """Validated X-Callback-Url or None; raises 400 / 500 INVALID_CALLBACK_URL_HOST."""
+        url = self.headers.get("X-Callback-Url")
+        if url is None or not url.strip():
+            return None
+        url = url.strip()
+        try:
+            parts = urlsplit(url)
+            host = parts.hostname
+            _ = parts.port
+        except ValueError:
+            raise self.api.bad("X-Callback-Url is not a valid URL.")
+        if parts.scheme.lower() not in ("http", "https") or not host or any(c.isspace() for c in url):
+            raise self.api.bad("X-Callback-Url is not a valid http(s) URL.")
+        if host.lower().rstrip(".") != user.callback_host:
+            raise self.api.error(500, "INVALID_CALLBACK_URL_HOST")
+        return url
+
+    def text_field(self, body, name, required=False):
+        v = body.get(name)
+        if v is None:
+            if required:
+                raise self.api.bad(f"{name} is required.")
+            return None
+        if not isinstance(v, str):
+            raise self.api.bad(f"{name} must be a string.")
+        lim = self.beh.text_limit
+        if lim is not None and len(v) > lim and name in ("payerMessage", "payeeNote", "notificationMessage"):
+            raise self.api.bad(f"{name} is longer than {lim} characters.")
+        if self.beh.reject_apostrophe_amp and name in ("payerMessage", "payeeNote", "externalId") \
+                and ("'" in v or "&" in v):
+            raise self.api.bad(f"{name} may not contain an apostrophe or '&'.")
+        return v
+
+    def amount_field(self, body):
+        a = body.get("amount")
+        if not isinstance(a, str) or not AMOUNT.match(a) or len(a) > 32:
+            raise self.api.bad("amount must be a string holding a positive decimal number.")
+        d = Decimal(a)
+        if d <= 0:
+            raise self.api.bad("amount must be greater than zero.")
+        if self.beh.max_decimals is not None and "." in a and len(a.split(".")[1].rstrip("0")) > self.beh.max_decimals:
+            raise self.api.bad(f"amount may have at most {self.beh.max_decimals} decimals.")
+        return a, d
+
+    def currency_field(self, body):
+        c = body.get("currency")
+        if not isinstance(c, str) or not CURRENCY.match(c):
+            raise self.api.bad("currency must be an ISO 4217 code.")
+        return c
+
+    def party_field(self, body, name):
+        p = body.get(name)
+        if not isinstance(p, dict):
+            raise self.api.bad(f"{name} must be a party object.")
+        t, pid = p.get("partyIdType"), p.get("partyId")
+        if t not in ("MSISDN", "EMAIL", "PARTY_CODE"):
+            raise self.api.bad(f"{name}.partyIdType must be MSISDN, EMAIL or PARTY_CODE.")
+        if not valid_party_id(self.beh, t, pid):
+            raise self.api.bad(f"{name}.partyId is not a valid {t}.")
+        return {"partyIdType": t, "partyId": pid}
+
+
+# ---------------------------------- provisioning (section 4.5) ----------------------------------
+
+
+@route("POST", "/v1_0/apiuser", None)
+def op_apiuser_create(h, product):
+    ref = h.reference_header()
+    body = h.json_body()
+    pch = body.get("providerCallbackHost")
+    host = callback_hostname(pch) if isinstance(pch, str) and len(pch) <= 255 else None
+    if host is None:
+        raise h.api.bad("providerCallbackHost must be a host name.")
+    with h.store.lock:
+        if ref in h.store.users:
+            raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
+        user = ApiUser(ref, host, h.key_product(), h.cfg.starting_balance)
+        user.provider_callback_host = pch
+        h.store.users[ref] = user
+    return Reply(201, b"")
+
+
+def _apiuser_from_path(h, ref):
+    if not UUID_V4.match(ref):
+        raise h.api.bad("The API user id must be a UUID version 4.")
+    user = h.store.users.get(ref.lower())
+    if user is None:
+        raise h.api.error(404, "RESOURCE_NOT_FOUND")
+    return user
+
+
+@route("POST", "/v1_0/apiuser/{ref}/apikey", None)
+def op_apikey_create(h, product, ref):
+    with h.store.lock:
+        user = _apiuser_from_path(h, ref)
+        key = secrets.token_urlsafe(32) if h.beh.apikey_urlsafe else secrets.token_hex(16)
+        user.api_key = key
+    return h.api.json(201, {"apiKey": key})
+
+
+@route("GET", "/v1_0/apiuser/{ref}", None)
+def op_apiuser_get(h, product, ref):
+    with h.store.lock:
+        user = _apiuser_from_path(h, ref)
+        rec = {"providerCallbackHost": user.provider_callback_host, "targetEnvironment": h.cfg.target_env}
+        if h.beh.apiuser_extra:
+            rec["apiUserId"] = user.id
+    return h.api.json(200, rec)
+
+
+# ---------------------------------- tokens (4.2 #1 and extensions) -------------------------------
+
+
+def _token(h, product):
+    if h.beh.token_body_400 and h.body.strip():
+        raise h.api.bad("The token operation takes no body.")
+    scheme, cred = h.split_auth()
+    if scheme is None:
+        raise h.api.unauthorized("missing", "Basic credentials are required.")
+    user = h.basic_user(cred) if scheme == "basic" and cred else None
+    if user is None:
+        if h.beh.token_fail_status == 500:
+            raise h.api.json(500, {"error": "login_failed"})
+        raise h.api.unauthorized("credentials", "API user or API key not recognised.")
+    if h.beh.product_binding and user.product not in (None, product):
+        raise h.api.error(500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+    lifetime = h.cfg.token_lifetime
+    tok = h.jwt.issue({"iss": "momo-independent", "sub": user.id, "aud": product, "typ": "access"}, lifetime)
+    return h.api.json(200, {"access_token": tok, "token_type": h.beh.token_type, "expires_in": lifetime},
+                      {"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+
+for _p in PRODUCTS:
+    route("POST", f"/{_p}/token", _p)(lambda h, product: _token(h, product))
+
+
+# ---------------------------------- transactions -------------------------------------------------
+
+
+def _outcome(h, kind, party):
+    """(final status, reason, delay seconds, status shown before)"""
+    beh, cfg = h.beh, h.cfg
+    num = msisdn_digits(party["partyId"]) if party and party["partyIdType"] == "MSISDN" else None
+    entry = TEST_NUMBERS.get(num)
+    if entry is None:
+        if kind != "requesttopay" and beh.created_phase:
+            return "SUCCESSFUL", None, beh.created_phase, "CREATED"
+        return "SUCCESSFUL", None, beh.ordinary_delay, "PENDING"
+    status, reason, timing = entry
+    delay = {"now": 0.0, "reject": beh.reject_delay, "timeout": beh.timeout_delay,
+             "pending": cfg.pending_timeout, "delayed": cfg.delayed_approval}[timing]
+    return status, reason, delay, "PENDING"
+
+
+def _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb):
+    tx = Txn()
+    tx.kind, tx.ref, tx.owner = kind, ref, user.id
+    tx.external_id = h.text_field(body, "externalId")
+    tx.payer_message = h.text_field(body, "payerMessage")
+    tx.payee_note = h.text_field(body, "payeeNote")
+    tx.amount_text, tx.amount, tx.currency = amount_text, amount, currency
+    tx.party = party
+    tx.callback_url = cb
+    tx.final = False
+    tx.status = tx.reason = tx.ftid = None
+    tx.reserved = Decimal(0)
+    tx.created = now_mono()
+    tx.completed_at = None
+    tx.notif_last = None
+    tx.ref_to_refund = None
+    return tx
+
+
+def _create_common(h, kind, product, party_name):
+    user = h.business_user(product)
+    h.check_env()
+    ref = h.reference_header()
+    body = h.json_body()
+    amount_text, amount = h.amount_field(body)
+    currency = h.currency_field(body)
+    party = h.party_field(body, party_name) if party_name else None
+    for name in ("externalId", "payerMessage", "payeeNote"):
+        h.text_field(body, name)
+    return user, ref, body, amount_text, amount, currency, party
+
+
+@route("POST", "/collection/v1_0/requesttopay", "collection")
+def op_requesttopay(h, product):
+    user, ref, body, amount_text, amount, currency, party = _create_common(h, "requesttopay", product, "payer")
+    with h.store.lock:
+        if h.store.txn_key("requesttopay", ref) in h.store.txns:
+            raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
+        cb = h.callback_url(user)
+        if currency != h.cfg.currency:
+            raise h.api.error(500, "INVALID_CURRENCY")
+        tx = _new_txn(h, "requesttopay", ref, user, body, amount_text, amount, currency, party, cb)
+        st, reason, delay, pre = _outcome(h, "requesttopay", party)
+        tx.final_status, tx.final_reason, tx.pre_status = st, reason, pre
+        tx.due = tx.created + delay
+        h.store.create_txn(tx)
+    return Reply(202, b"")
+
+
+def _disbursement_create(h, kind, product):
+    party_name = "payee" if kind == "deposit" else None
+    user, ref, body, amount_text, amount, currency, party = _create_common(h, kind, product, party_name)
+    ref_to_refund = None
+    if kind == "refund":
+        r = body.get("referenceIdToRefund")
+        if not isinstance(r, str) or not UUID_ANY.match(r):
+            raise h.api.bad("referenceIdToRefund must be a UUID.")
+        ref_to_refund = r.lower()
+    with h.store.lock:
+        if h.store.txn_key(kind, ref) in h.store.txns:
+            raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
+        cb = h.callback_url(user)
+        if currency != h.cfg.currency:
+            raise h.api.error(500, "INVALID_CURRENCY")
+        if kind == "refund":
+            # Any request to pay of this server's partner may be refunded: API users are per product
+            # (mtn-sandbox), so the collection user that was paid is never the disbursement user that refunds.
+            orig = h.store.get_txn("requesttopay", ref_to_refund)
+            if orig is None:
+                if h.beh.refund_unknown_500:
+                    raise h.api.error(500, "RESOURCE_NOT_FOUND", "The transaction to refund was not found.")
+                raise h.api.bad("referenceIdToRefund names no request to pay of this API user.")
+            if not (orig.final and orig.status == "SUCCESSFUL"):
+                if h.beh.refund_unknown_500:
+                    raise h.api.error(500, "NOT_ALLOWED", "Only a SUCCESSFUL request to pay can be refunded.")
+                raise h.api.bad("referenceIdToRefund names a request to pay that is not SUCCESSFUL.")
+            party = dict(orig.party)
+        tx = _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
+        tx.ref_to_refund = ref_to_refund
+        st, reason, delay, pre = _outcome(h, kind, party)
+        if not (st == "FAILED" and delay == 0):
+            bal = user.balances["disbursement"]
+            if bal < amount:
+                if h.beh.funds_sync:
+                    raise h.api.error(500, "NOT_ENOUGH_FUNDS")
+                st, reason, delay, pre = "FAILED", "NOT_ENOUGH_FUNDS", 0.0, "PENDING"
+            else:
+                user.balances["disbursement"] = bal - amount
+                tx.reserved = amount
+        tx.final_status, tx.final_reason, tx.pre_status = st, reason, pre
+        tx.due = tx.created + delay
+        h.store.create_txn(tx)
+    return Reply(202, b"")
+
+
+@route("POST", "/disbursement/v1_0/deposit", "disbursement")
+def op_deposit(h, product):
+    return _disbursement_create(h, "deposit", product)
+
+
+@route("POST", "/disbursement/v1_0/refund", "disbursement")
+def op_refund(h, product):
+    return _disbursement_create(h, "refund", product)
+
+
+def _status(h, kind, product, ref):
+    user = h.business_user(product)
+    h.check_env(required=h.beh.status_requires_env)
+    if not UUID_V4.match(ref):
+        raise h.api.bad("The reference id must be a UUID version 4.")
+    with h.store.lock:
+        tx = h.store.get_txn(kind, ref.lower())
+        if tx is None or tx.owner != user.id:
+            raise h.api.error(404, "RESOURCE_NOT_FOUND")
+        rec = h.store.record(tx)
+    return h.api.json(200, rec)
+
+
+@route("GET", "/collection/v1_0/requesttopay/{ref}", "collection")
+def op_rtp_status(h, product, ref):
+    return _status(h, "requesttopay", product, ref)
+
+
+@route("GET", "/disbursement/v1_0/deposit/{ref}", "disbursement")
+def op_deposit_status(h, product, ref):
+    return _status(h, "deposit", product, ref)
+
+
+@route("GET", "/disbursement/v1_0/refund/{ref}", "disbursement")
+def op_refund_status(h, product, ref):
+    return _status(h, "refund", product, ref)
+
+
+@route("POST", "/collection/v1_0/requesttopay/{ref}/deliverynotification", "collection")
+def op_delivery_notification(h, product, ref):
+    user = h.business_user(product)
+    h.check_env()
+    if not UUID_V4.match(ref):
+        raise h.api.bad("The reference id must be a UUID version 4.")
+    lang = h.headers.get("Language")
+    if lang is not None and lang.strip() and not LANGUAGE.match(lang.strip()):
+        raise h.api.bad("Language must be an ISO 639-1 or ISO 639-3 code.")
+    body = h.json_body()
+    msg = h.text_field(body, "notificationMessage", required=True)
+    if not msg.strip():
+        raise h.api.bad("notificationMessage must not be empty.")
+    with h.store.lock:
+        tx = h.store.get_txn("requesttopay", ref.lower())
+        if tx is None or tx.owner != user.id:
+            raise h.api.error(404, h.beh.notif_404_code)
+        if not (tx.final and tx.status == "SUCCESSFUL"):
+            raise h.api.error(409, "TRANSACTION_NOT_COMPLETED")
+        t = now_mono()
+        if t - tx.completed_at > h.cfg.notif_window:
+            raise h.api.error(410, "EXPIRED")
+        if tx.notif_last is not None and t - tx.notif_last < h.cfg.notif_cooldown:
+            headers = {}
+            if h.beh.retry_after and not math.isinf(h.cfg.notif_cooldown):
+                headers["Retry-After"] = str(max(1, int(math.ceil(h.cfg.notif_cooldown - (t - tx.notif_last)))))
+            raise h.api.error(429, "NOT_ALLOWED", h.beh.message("TOO_MANY"), headers)
+        tx.notif_last = t
+    if h.beh.notif_200_body:
+        return h.api.json(200, {"referenceId": ref.lower(), "status": "ENQUEUED"})
+    return Reply(200, b"")
+
+
+# ---------------------------------- balances -----------------------------------------------------
+
+
+def _balance(h, product, currency=None):
+    user = h.business_user(product)
+    h.check_env()
+    if currency is not None:
+        if not CURRENCY.match(currency):
+            raise h.api.bad("The currency must be an ISO 4217 code.")
+        if currency != h.cfg.currency:
+            raise h.api.error(500, "INVALID_CURRENCY")
+    with h.store.lock:
+        bal = user.balances[product]
+    return h.api.json(200, {"availableBalance": fmt_balance(h.beh, bal), "currency": h.cfg.currency})
+
+
+for _p in PRODUCTS:
+    route("GET", f"/{_p}/v1_0/account/balance", _p)(lambda h, product: _balance(h, product))
+    route("GET", f"/{_p}/v1_0/account/balance/{{currency}}", _p)(
+        lambda h, product, currency: _balance(h, product, currency))
+
+
+# ---------------------------------- account holders ----------------------------------------------
+
+
+def _active(h, product, idtype, holder):
+    h.business_user(product)
+    h.check_env()
+    types = {"msisdn": "MSISDN", "email": "EMAIL", "party_code": "PARTY_CODE"}
+    if idtype not in types:
+        raise h.api.bad("accountHolderIdType must be msisdn, email or party_code (lower case).")
+    if not valid_party_id(h.beh, types[idtype], holder):
+        raise h.api.bad(f"accountHolderId is not a valid {idtype}.")
+    result = True
+    if idtype == "msisdn":
+        entry = h.beh.holder_table.get(msisdn_digits(holder))
+        if entry is not None:
+            status, what = entry
+            if status != 200:
+                raise h.api.error(status, what)
+            result = what
+    if h.beh.holder_bare_bool:
+        return h.api.json(200, result)
+    return h.api.json(200, {"result": result})
+
+
+for _p in ("collection", "disbursement"):
+    route("GET", f"/{_p}/v1_0/accountholder/{{idtype}}/{{holder}}/active", _p)(
+        lambda h, product, idtype, holder: _active(h, product, idtype, holder))
+
+
+SANDBOX_PERSON = {"given_name": "Sand", "family_name": "Box", "birthdate": "1976-08-13"}
+
+
+@route("GET", "/collection/v1_0/accountholder/msisdn/{msisdn}/basicuserinfo", "collection")
+def op_basicuserinfo(h, product, msisdn):
+    h.business_user(product)
+    h.check_env()
+    if not valid_msisdn(h.beh, msisdn):
+        raise h.api.bad("accountHolderMSISDN is not a valid MSISDN.")
+    if h.beh.mtn:
+        rec = {"sub": "0", "name": "Sand Box", "given_name": "Sand", "family_name": "Box",
+               "birthdate": "1976-08-13", "locale": "sv_SE", "gender": "MALE", "updated_at": 1678355127}
+    elif h.beh.basicinfo_extra:
+        rec = {"sub": msisdn_digits(msisdn), "name": "Sand Box", "given_name": "Sand", "family_name": "Box",
+               "birthdate": "1976-08-13", "locale": "sv_SE", "gender": "male", "status": "ACTIVE"}
+    else:
+        rec = {"given_name": "Sand", "family_name": "Box", "birthdate": "1976-08-13", "locale": "sv-SE",
+               "gender": "male", "status": "ACTIVE"}
+    return h.api.json(200, rec)
+
+
+# ---------------------------------- consent (CIBA) -----------------------------------------------
+
+
+def _ciba_error(h, error, description, status=400):
+    body = {"error": error}
+    if h.beh.own_401:
+        body["error_description"] = description
+    return h.api.json(status, body, {"Cache-Control": "no-store"})
+
+
+def _bc_authorize(h, product):
+    user = h.business_user(product)
+    h.check_env()
+    form = h.form_body()
+    hint = form.get("login_hint")
+    m = re.fullmatch(r"ID:(.+)/MSISDN", hint or "")
+    if not m or not valid_msisdn(h.beh, m.group(1)):
+        raise h.api.bad("login_hint must be ID:<msisdn>/MSISDN.")
+    scope = form.get("scope")
+    if scope is None or not scope.split():
+        raise h.api.error(400, "MISSING_SCOPE_INSTRUCTION")
+    if any(s not in SCOPES for s in scope.split()):
+        raise h.api.error(400, "UNSUPPORTED_SCOPE")
+    access_type = form.get("access_type")
+    if access_type not in ("online", "offline"):
+        raise h.api.bad("access_type must be online or offline.")
+    valid_in = form.get("consent_valid_in")
+    if valid_in is not None:
+        if not re.fullmatch(r"[0-9]{1,9}", valid_in) or int(valid_in) < 1:
+            raise h.api.bad("consent_valid_in must be a whole number of seconds >= 1.")
+        valid_in = int(valid_in)
+    with h.store.lock:
+        cb = h.callback_url(user)
+        c = Consent()
+        c.id = str(uuid.uuid4())
+        c.owner = user.id
+        c.msisdn = m.group(1)
+        c.scope = scope
+        c.access_type = access_type
+        c.valid_in = valid_in or h.beh.refresh_default
+        c.created = now_mono()
+        c.approve_at = c.created + h.cfg.consent_approval
+        c.expires_in = int(max(h.beh.ciba_expires, math.ceil(h.cfg.consent_approval) + 60))
+        c.expires_at = c.created + c.expires_in
+        c.redeemed = False
+        h.store.consents[c.id] = c
+    if cb:
+        payload = {"auth_req_id": c.id}
+        h.store.scheduler.at(c.approve_at, lambda: send_callback(cb, "POST", payload, h.beh.callback_attempts,
+                                                                  h.cfg.verbose))
+    return h.api.json(200, {"auth_req_id": c.id, "interval": h.beh.ciba_interval, "expires_in": c.expires_in})
+
+
+for _p in ("collection", "disbursement"):
+    route("POST", f"/{_p}/v1_0/bc-authorize", _p)(lambda h, product: _bc_authorize(h, product))
+
+
+def _consent_tokens(h, user, consent_id, msisdn, scope, refresh_lifetime, refresh_expires_at):
+    lifetime = h.cfg.consent_token_lifetime
+    tok = h.jwt.issue({"iss": "momo-independent", "sub": user.id, "typ": "consent", "scope": scope,
+                       "msisdn": msisdn, "consent": consent_id}, lifetime)
+    rt = str(uuid.uuid4())
+    h.store.refresh[rt] = {"owner": user.id, "consent": consent_id, "msisdn": msisdn, "scope": scope,
+                           "expires_at": refresh_expires_at, "lifetime": refresh_lifetime}
+    remaining = max(0, int(math.ceil(refresh_expires_at - now_mono())))
+    return {"access_token": tok, "token_type": "Bearer", "expires_in": lifetime, "scope": scope,
+            "refresh_token": rt, "refresh_token_expired_in": remaining}
+
+
+def _oauth_token(h, product):
+    scheme, cred = h.split_auth()
+    user = h.basic_user(cred) if scheme == "basic" and cred else None
+    if scheme is None:
+        raise h.api.unauthorized("missing", "Basic credentials are required.")
+    if user is None:
+        if h.beh.token_fail_status == 500:
+            raise h.api.json(500, {"error": "login_failed"})
+        raise h.api.unauthorized("credentials", "API user or API key not recognised.")
+    h.check_env()
+    form = h.form_body()
+    grant = form.get("grant_type")
+    if not grant:
+        raise _ciba_error(h, "invalid_request", "grant_type is required.")
+    with h.store.lock:
+        if grant == CIBA_GRANT:
+            rid = form.get("auth_req_id")
+            if not rid:
+                raise _ciba_error(h, "invalid_request", "auth_req_id is required.")
+            c = h.store.consents.get(rid.lower()) if UUID_ANY.match(rid) else None
+            if c is None or c.owner != user.id:
+                raise _ciba_error(h, "invalid_grant", "auth_req_id is unknown.")
+            t = now_mono()
+            if c.redeemed and h.beh.ciba_one_time:
+                raise _ciba_error(h, "invalid_grant", "auth_req_id was already used.")
+            if t >= c.expires_at:
+                raise _ciba_error(h, "expired_token", "auth_req_id has expired.")
+            if t < c.approve_at:
+                raise _ciba_error(h, "authorization_pending", "The account holder has not answered yet.")
+            if not c.redeemed:
+                c.redeemed = True
+                c.refresh_expires_at = t + c.valid_in
+            out = _consent_tokens(h, user, c.id, c.msisdn, c.scope, c.valid_in, c.refresh_expires_at)
+        elif grant == "refresh_token":
+            rt = form.get("refresh_token")
+            if not rt:
+                raise _ciba_error(h, "invalid_request", "refresh_token is required.")
+            r = h.store.refresh.get(rt)
+            if r is None or r["owner"] != user.id or now_mono() >= r["expires_at"]:
+                raise _ciba_error(h, "invalid_grant", "refresh_token is unknown or has expired.")
+            out = _consent_tokens(h, user, r["consent"], r["msisdn"], r["scope"], r["lifetime"], r["expires_at"])
+            if h.beh.refresh_rotate:
+                del h.store.refresh[rt]
+            else:
+                del h.store.refresh[out["refresh_token"]]
+                out["refresh_token"] = rt
+        else:
+            raise _ciba_error(h, "unsupported_grant_type", "Use urn:openid:params:grant-type:ciba.")
+    return h.api.json(200, out, {"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+
+for _p in ("collection", "disbursement"):
+    route("POST", f"/{_p}/oauth2/token", _p)(lambda h, product: _oauth_token(h, product))
+
+
+USERINFO_FULL = {
+    "sub": None, "name": "Sand Box", "given_name": "Sand", "family_name": "Box", "middle_name": "",
+    "email": "sand.box@example.com", "email_verified": True, "gender": "male", "locale": "sv-SE",
+    "phone_number": None, "phone_number_verified": True, "address": "1 Sandbox Street, Stockholm",
+    "updated_at": 1678355127, "status": "ACTIVE", "birthdate": "1976-08-13", "credit_score": "700",
+    "active": True, "country_of_birth": "SE", "region_of_birth": "Stockholm", "city_of_birth": "Stockholm",
+    "occupation": "Tester", "employer_name": "Sandbox AB", "identification_type": "PASSPORT",
+    "identification_value": "SB1234567",
+}
+PROFILE_FIELDS = ("sub", "name", "given_name", "family_name", "middle_name", "gender", "locale",
+                  "birthdate", "updated_at")
+
+
+def _userinfo(h, product):
+    h.business_user(product, token_kind="consent")
+    h.check_env()
+    claims = h.claims
+    msisdn = claims.get("msisdn", "")
+    if h.beh.observed_userinfo:
+        rec = {"sub": "0", "name": "Sand Box", "given_name": "Sand", "family_name": "Box",
+               "birthdate": "1976-08-13", "locale": "sv_SE", "gender": "MALE", "updated_at": 1678355127}
+        return h.api.json(200, rec)
+    rec = dict(USERINFO_FULL)
+    rec["phone_number"] = msisdn
+    if h.beh.userinfo_filter:
+        rec["sub"] = str(uuid.uuid5(uuid.NAMESPACE_URL, "msisdn:" + msisdn_digits(msisdn)))
+        scopes = set(str(claims.get("scope", "")).split())
+        if "all_info" not in scopes:
+            keep = {"sub"}
+            if "profile" in scopes:
+                keep.update(PROFILE_FIELDS)
+            rec = {k: v for k, v in rec.items() if k in keep}
+    else:
+        rec["sub"] = msisdn_digits(msisdn)
+    return h.api.json(200, rec)
+
+
+for _p in ("collection", "disbursement"):
+    route("GET", f"/{_p}/oauth2/v1_0/userinfo", _p)(lambda h, product: _userinfo(h, product))
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def main(argv=None):
+    cfg = parse_config(sys.argv[1:] if argv is None else argv)
+    beh = Behaviour(cfg)
+    scheduler = Scheduler()
+    Handler.cfg, Handler.beh = cfg, beh
+    Handler.api = Api(cfg, beh)
+    Handler.store = Store(cfg, beh, scheduler)
+    Handler.jwt = Jwt(beh)
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", cfg.port), Handler)
+    except OSError as e:
+        sys.stderr.write(f"momo_server.py: cannot listen on 127.0.0.1:{cfg.port} ({e.strerror or e}); "
+                         "choose another --port\n")
+        sys.exit(2)
+    server.daemon_threads = True
+    scheduler.start()
+
+    def stop(signum, frame):
+        STOP.set()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    sys.stdout.write(f"listening on http://127.0.0.1:{server.server_address[1]}\n")
+    sys.stdout.flush()
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        STOP.set()
+        scheduler.stop()
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,667 @@
+#!/usr/bin/env python3
+"""Self-test of momo_server.py (stdlib unittest only).
+
+    python3 test/independent-server/selftest.py
+
+Starts the server as a subprocess in each profile (spec, mtn-sandbox) and each choice set
+(own, plain), with short delays, and exercises every operation's main success and refusal
+cases with urllib, including callbacks received by a tiny local HTTP listener.
+"""
+
+import base64
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(HERE, "momo_server.py")
+KEYS = {"collection": "k-coll-1", "disbursement": "k-disb-2", "remittance": "k-remi-3"}
+KEYS_ARG = ",".join(f"{k}={v}" for k, v in KEYS.items())
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+class Resp:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+    def __repr__(self):
+        return f"<{self.status} {self.body[:300]!r}>"
+
+
+def call(method, url, headers=None, body=None, form=None):
+    data = None
+    headers = dict(headers or {})
+    if body is not None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        headers.setdefault("Content-Type", "application/json")
+    if form is not None:
+        data = "&".join(f"{k}={urllib.request.quote(v, safe='')}" for k, v in form.items()).encode()
+        headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with OPENER.open(req, timeout=10) as r:
+            return Resp(r.status, r.headers, r.read())
+    except urllib.error.HTTPError as e:
+        return Resp(e.code, e.headers, e.read())
+
+
+class ServerProc:
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([sys.executable, SERVER, "--port", "0", "--keys", KEYS_ARG] + list(args),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on http://127.0.0.1:"):
+            self.proc.kill()
+            raise RuntimeError("server did not start: " + line + self.proc.stderr.read())
+        self.base = line.strip().split(" ", 2)[2]
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=5)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.stdout.close()
+            self.proc.stderr.close()
+
+
+class Listener:
+    """Tiny callback receiver: records (method, path, json body)."""
+
+    def __init__(self):
+        self.q = queue.Queue()
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _take(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = raw
+                outer.q.put((self.command, self.path, body))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_PUT = do_POST = _take
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def wait_for(self, pred, timeout=6):
+        end = time.time() + timeout
+        seen = []
+        while time.time() < end:
+            try:
+                item = self.q.get(timeout=max(0.01, end - time.time()))
+            except queue.Empty:
+                break
+            if pred(item):
+                for s in seen:
+                    self.q.put(s)
+                return item
+            seen.append(item)
+        for s in seen:
+            self.q.put(s)
+        return None
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def new_id():
+    return str(uuid.uuid4())
+
+
+class Base:
+    profile = "spec"
+    choices = "own"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.spec = cls.profile == "spec"
+        cls.own = cls.choices == "own"
+        cls.consent_delay = 1 if cls.own else 0
+        cls.srv = ServerProc("--profile", cls.profile, "--choices", cls.choices,
+                             "--delayed-approval-seconds", "1", "--pending-timeout-seconds", "2",
+                             "--consent-approval-seconds", str(cls.consent_delay),
+                             "--notification-window-seconds", "60", "--notification-cooldown-seconds", "30")
+        cls.listener = Listener()
+        cls.users = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.srv.stop()
+        cls.listener.close()
+        assert rc == 0, f"server exit code {rc}"
+
+    # ---- helpers ----
+    def url(self, path):
+        return self.srv.base + path
+
+    def provision(self, product, host="127.0.0.1", base=None):
+        base = base or self.srv.base
+        uid = new_id()
+        r = call("POST", base + "/v1_0/apiuser", {"Ocp-Apim-Subscription-Key": KEYS[product], "X-Reference-Id": uid},
+                 {"providerCallbackHost": host})
+        self.assertEqual(r.status, 201, r)
+        r = call("POST", base + f"/v1_0/apiuser/{uid}/apikey", {"Ocp-Apim-Subscription-Key": KEYS[product]})
+        self.assertEqual(r.status, 201, r)
+        return uid, r.json()["apiKey"]
+
+    def token(self, product, uid, key, base=None):
+        base = base or self.srv.base
+        r = call("POST", base + f"/{product}/token/", {"Ocp-Apim-Subscription-Key": KEYS[product],
+                                                       "Authorization": basic(uid, key)})
+        self.assertEqual(r.status, 200, r)
+        return r.json()["access_token"]
+
+    def user(self, product):
+        """(uid, key, token) usable with `product` (one user per product in mtn-sandbox)."""
+        owner = product if not self.spec else "collection"
+        if owner not in self.users:
+            uid, key = self.provision(owner)
+            self.users[owner] = (uid, key)
+        uid, key = self.users[owner]
+        return uid, key, self.token(product if not self.spec else "collection", uid, key)
+
+    def hdr(self, product, token=None, env="sandbox", **extra):
+        h = {"Ocp-Apim-Subscription-Key": KEYS[product]}
+        if token is None:
+            token = self.user(product)[2]
+        if token:
+            h["Authorization"] = "Bearer " + token
+        if env:
+            h["X-Target-Environment"] = env
+        for k, v in extra.items():
+            h[k.replace("_", "-")] = v
+        return h
+
+    def assertCode(self, r, status, code):
+        self.assertEqual(r.status, status, r)
+        self.assertEqual(r.json().get("code"), code, r)
+
+    def assert400(self, r):
+        self.assertEqual(r.status, 400, r)
+        if self.spec and not self.own:
+            self.assertIn("code", r.json())
+        elif not (r.body and r.body.startswith(b"{")):
+            self.assertEqual(r.body, b"")
+
+    def assert401(self, r):
+        self.assertEqual(r.status, 401, r)
+        self.assertIsInstance(r.json().get("error"), str, r)
+
+    def rtp(self, payer="46733000001", amount="12.50", token=None, ref=None, callback=None, party=None, **over):
+        ref = ref or new_id()
+        body = {"amount": amount, "currency": "EUR", "externalId": "ext-1",
+                "payer": party or {"partyIdType": "MSISDN", "partyId": payer}, "payerMessage": "pay",
+                "payeeNote": "note"}
+        body.update(over)
+        extra = {"X_Reference_Id": ref}
+        if callback:
+            extra["X_Callback_Url"] = callback
+        r = call("POST", self.url("/collection/v1_0/requesttopay"), self.hdr("collection", token, **extra), body)
+        return ref, r
+
+    def deposit(self, payee="46733000002", amount="10", ref=None, callback=None, **over):
+        ref = ref or new_id()
+        body = {"amount": amount, "currency": "EUR", "externalId": "ext-d",
+                "payee": {"partyIdType": "MSISDN", "partyId": payee}, "payerMessage": "dep", "payeeNote": "note"}
+        body.update(over)
+        extra = {"X_Reference_Id": ref}
+        if callback:
+            extra["X_Callback_Url"] = callback
+        return ref, call("POST", self.url("/disbursement/v1_0/deposit"), self.hdr("disbursement", **extra), body)
+
+    def status(self, kind, ref, product=None):
+        product = product or ("collection" if kind == "requesttopay" else "disbursement")
+        return call("GET", self.url(f"/{product}/v1_0/{kind}/{ref}"), self.hdr(product))
+
+    def wait_final(self, kind, ref, timeout=6):
+        end = time.time() + timeout
+        while True:
+            r = self.status(kind, ref)
+            self.assertEqual(r.status, 200, r)
+            rec = r.json()
+            if rec["status"] in ("SUCCESSFUL", "FAILED") or time.time() > end:
+                return rec
+            time.sleep(0.1)
+
+    def reason_code(self, rec):
+        reason = rec.get("reason")
+        if self.spec and self.own:
+            self.assertIsInstance(reason, dict)
+            return reason["code"]
+        self.assertIsInstance(reason, str)
+        return reason
+
+    # ---- tests ----
+    def test_provisioning(self):
+        uid = new_id()
+        h = {"Ocp-Apim-Subscription-Key": KEYS["remittance"], "X-Reference-Id": uid}
+        self.assertEqual(call("POST", self.url("/v1_0/apiuser"), h, {"providerCallbackHost": "example.com"}).status, 201)
+        self.assertCode(call("POST", self.url("/v1_0/apiuser"), h, {"providerCallbackHost": "example.com"}),
+                        409, "RESOURCE_ALREADY_EXIST")
+        self.assert400(call("POST", self.url("/v1_0/apiuser"), dict(h, **{"X-Reference-Id": "not-a-uuid"}),
+                            {"providerCallbackHost": "example.com"}))
+        self.assert400(call("POST", self.url("/v1_0/apiuser"), dict(h, **{"X-Reference-Id": new_id()}), {}))
+        r = call("GET", self.url(f"/v1_0/apiuser/{uid}"), {"Ocp-Apim-Subscription-Key": KEYS["collection"]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["providerCallbackHost"], "example.com")
+        self.assertEqual(r.json()["targetEnvironment"], "sandbox")
+        r = call("POST", self.url(f"/v1_0/apiuser/{uid}/apikey"), {"Ocp-Apim-Subscription-Key": KEYS["remittance"]})
+        self.assertEqual(r.status, 201, r)
+        key = r.json()["apiKey"]
+        if not (self.spec and self.own):
+            self.assertRegex(key, r"^[0-9a-f]{32}$")
+        self.assertCode(call("POST", self.url(f"/v1_0/apiuser/{new_id()}/apikey"),
+                             {"Ocp-Apim-Subscription-Key": KEYS["remittance"]}), 404, "RESOURCE_NOT_FOUND")
+        self.assertCode(call("GET", self.url(f"/v1_0/apiuser/{new_id()}"),
+                             {"Ocp-Apim-Subscription-Key": KEYS["remittance"]}), 404, "RESOURCE_NOT_FOUND")
+        self.assert400(call("GET", self.url("/v1_0/apiuser/1234"), {"Ocp-Apim-Subscription-Key": KEYS["remittance"]}))
+        r = call("GET", self.url(f"/v1_0/apiuser/{uid}"), {"Ocp-Apim-Subscription-Key": "wrong"})
+        self.assertEqual(r.status, 401, r)
+        if self.spec:
+            self.assertIn("error", r.json())
+        else:
+            self.assertEqual(r.json()["statusCode"], 401)
+
+    def test_token(self):
+        uid, key = self.provision("collection")
+        r = call("POST", self.url("/collection/token/"), {"Ocp-Apim-Subscription-Key": KEYS["collection"],
+                                                          "Authorization": basic(uid, key)})
+        self.assertEqual(r.status, 200, r)
+        rec = r.json()
+        self.assertEqual(rec["expires_in"], 3600)
+        self.assertEqual(rec["token_type"], "access_token" if not self.spec else ("bearer" if self.own else "Bearer"))
+        self.assertEqual(len(rec["access_token"].split(".")), 3)
+        self.assertIn("no-store", r.headers.get("Cache-Control", ""))
+        bad = call("POST", self.url("/collection/token/"), {"Ocp-Apim-Subscription-Key": KEYS["collection"],
+                                                            "Authorization": basic(uid, "wrong")})
+        if self.spec:
+            self.assert401(bad)
+        else:
+            self.assertEqual((bad.status, bad.json()), (500, {"error": "login_failed"}))
+        # tampered token refused
+        tok = rec["access_token"]
+        head, payload, sig = tok.split(".")
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        claims["sub"] = new_id()
+        forged = head + "." + base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode() + "." + sig
+        self.assert401(call("GET", self.url("/collection/v1_0/account/balance/EUR"), self.hdr("collection", forged)))
+        self.assert401(call("GET", self.url("/collection/v1_0/account/balance/EUR"),
+                            self.hdr("collection", tok[:-2] + ("AA" if not tok.endswith("AA") else "BB"))))
+        self.assert401(call("GET", self.url("/collection/v1_0/account/balance/EUR"), self.hdr("collection", "")))
+        self.assertEqual(call("GET", self.url("/collection/v1_0/account/balance/EUR"),
+                              self.hdr("collection", tok)).status, 200)
+
+    def test_short_limits(self):
+        """Token expiry and delivery-notification window/cooldown on a second server with tiny limits."""
+        aux = ServerProc("--profile", self.profile, "--choices", self.choices, "--token-lifetime", "1",
+                         "--notification-window-seconds", "2", "--notification-cooldown-seconds", "0.5")
+        try:
+            t0 = time.time()
+            uid, key = self.provision("collection", base=aux.base)
+            first = self.token("collection", uid, key, base=aux.base)
+
+            def h():
+                return {"Ocp-Apim-Subscription-Key": KEYS["collection"], "X-Target-Environment": "sandbox",
+                        "Authorization": "Bearer " + self.token("collection", uid, key, base=aux.base)}
+
+            refs = []
+            for _ in range(2):
+                ref = new_id()
+                r = call("POST", aux.base + "/collection/v1_0/requesttopay", dict(h(), **{"X-Reference-Id": ref}),
+                         {"amount": "1", "currency": "EUR", "externalId": "e",
+                          "payer": {"partyIdType": "MSISDN", "partyId": "46700000009"}})
+                self.assertEqual(r.status, 202, r)
+                refs.append(ref)
+            dn = lambda ref: call("POST", aux.base + f"/collection/v1_0/requesttopay/{ref}/deliverynotification",
+                                  h(), {"notificationMessage": "thanks"})
+            for _ in range(30):
+                r = dn(refs[0])
+                if r.status != 409:
+                    break
+                time.sleep(0.1)
+            done = time.time()
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(dn(refs[0]).status, 429)
+            time.sleep(0.6)
+            self.assertEqual(dn(refs[0]).status, 200)  # cooldown over
+            time.sleep(max(0.0, t0 + 2.2 - time.time()))
+            r = call("GET", aux.base + "/collection/v1_0/account/balance/EUR",
+                     {"Ocp-Apim-Subscription-Key": KEYS["collection"], "X-Target-Environment": "sandbox",
+                      "Authorization": "Bearer " + first})
+            self.assert401(r)  # token expired
+            time.sleep(max(0.0, done + 2.1 - time.time()))
+            r = dn(refs[1])
+            self.assertEqual(r.status, 410, r)
+        finally:
+            self.assertEqual(aux.stop(), 0)
+
+    def test_request_to_pay(self):
+        ref, r = self.rtp(amount="12.50")
+        self.assertEqual(r.status, 202, r)
+        rec = self.wait_final("requesttopay", ref)
+        self.assertEqual(rec["status"], "SUCCESSFUL")
+        self.assertEqual(rec["amount"], "12.50" if self.spec and not self.own else "12.5")
+        self.assertEqual(rec["payer"], {"partyIdType": "MSISDN", "partyId": "46733000001"})
+        self.assertIsInstance(rec["financialTransactionId"], str)
+        self.assertCode(self.rtp(ref=ref)[1], 409, "RESOURCE_ALREADY_EXIST")
+        self.assert400(self.rtp(ref="abc")[1])
+        self.assert400(self.rtp(ref=str(uuid.uuid1()))[1])
+        self.assert400(self.rtp(payer="not-a-number")[1])
+        self.assert400(self.rtp(amount="-1")[1])
+        self.assert400(self.rtp(amount=5)[1])
+        self.assert400(self.rtp(party={"partyIdType": "EMAIL", "partyId": "nope"})[1])
+        self.assertEqual(self.rtp(party={"partyIdType": "EMAIL", "partyId": "a@b.example"})[1].status, 202)
+        self.assertCode(self.rtp(currency="USD")[1], 500, "INVALID_CURRENCY")
+        r = call("POST", self.url("/collection/v1_0/requesttopay"),
+                 self.hdr("collection", env="production", X_Reference_Id=new_id()),
+                 {"amount": "1", "currency": "EUR", "payer": {"partyIdType": "MSISDN", "partyId": "46733000001"}})
+        self.assertCode(r, 500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+        r = call("POST", self.url("/collection/v1_0/requesttopay"),
+                 self.hdr("collection", token="", X_Reference_Id=new_id()),
+                 {"amount": "1", "currency": "EUR", "payer": {"partyIdType": "MSISDN", "partyId": "46733000001"}})
+        self.assert401(r)
+        ref, r = self.rtp(callback="http://evil.example/cb")
+        self.assertCode(r, 500, "INVALID_CALLBACK_URL_HOST")
+        self.assertCode(self.status("requesttopay", ref), 404, "RESOURCE_NOT_FOUND")
+        self.assertEqual(self.rtp(ref=ref)[1].status, 202)  # nothing was created under that id
+        self.assert400(self.status("requesttopay", "xyz"))
+        # another API user cannot read it
+        uid, key = self.provision("collection")
+        other = self.token("collection", uid, key)
+        self.assertEqual(call("GET", self.url(f"/collection/v1_0/requesttopay/{ref}"),
+                              self.hdr("collection", other)).status, 404)
+        big = b'{"amount":"' + b"1" * (1024 * 1024 + 10) + b'"}'
+        self.assertEqual(call("POST", self.url("/collection/v1_0/requesttopay"),
+                              self.hdr("collection", X_Reference_Id=new_id()), big).status, 400)
+        self.assert400(call("POST", self.url("/collection/v1_0/requesttopay"),
+                            self.hdr("collection", X_Reference_Id=new_id()), b"{not json"))
+
+    def test_test_numbers(self):
+        expect = {"46733123450": ("FAILED", "INTERNAL_PROCESSING_ERROR"),
+                  "46733123451": ("FAILED", "APPROVAL_REJECTED"),
+                  "46733123452": ("FAILED", "EXPIRED"),
+                  "46733123453": ("FAILED", "EXPIRED"),
+                  "46733123454": ("SUCCESSFUL", None),
+                  "46733123455": ("FAILED", "PAYER_NOT_FOUND"),
+                  "46733123463": ("FAILED", "INTERNAL_PROCESSING_ERROR" if self.spec and self.own
+                                  else "COULD_NOT_PERFORM_TRANSACTION")}
+        refs = {}
+        for num in expect:
+            ref, r = self.rtp(payer=num)
+            self.assertEqual(r.status, 202, r)
+            refs[num] = ref
+        for num in ("46733123453", "46733123454"):
+            self.assertEqual(self.status("requesttopay", refs[num]).json()["status"], "PENDING")
+        for num, (st, reason) in expect.items():
+            rec = self.wait_final("requesttopay", refs[num])
+            self.assertEqual(rec["status"], st, (num, rec))
+            if reason:
+                self.assertEqual(self.reason_code(rec), reason, num)
+                self.assertNotIn("financialTransactionId", rec)
+
+    def test_callbacks(self):
+        ref, r = self.rtp(payer="46733123454", callback=self.listener.url + "/momo/rtp")
+        self.assertEqual(r.status, 202, r)
+        item = self.listener.wait_for(lambda it: isinstance(it[2], dict) and it[1] == "/momo/rtp")
+        self.assertIsNotNone(item, "no request-to-pay callback")
+        method, _, body = item
+        self.assertEqual(method, "POST" if self.spec and not self.own else "PUT")
+        self.assertEqual(body["status"], "SUCCESSFUL")
+        self.assertEqual(body["payer"]["partyId"], "46733123454")
+        ref, r = self.deposit(callback=self.listener.url + "/momo/dep")
+        self.assertEqual(r.status, 202, r)
+        item = self.listener.wait_for(lambda it: it[1] == "/momo/dep")
+        self.assertIsNotNone(item, "no deposit callback")
+        self.assertEqual(item[2]["status"], "SUCCESSFUL")
+        self.assertEqual(item[0], "PUT" if self.spec and self.own else "POST")
+
+    def test_delivery_notification(self):
+        ref, _ = self.rtp()
+        self.wait_final("requesttopay", ref)
+        dn = lambda ref, msg="Thanks", h=None: call(
+            "POST", self.url(f"/collection/v1_0/requesttopay/{ref}/deliverynotification"),
+            h or self.hdr("collection", Language="en"), {"notificationMessage": msg})
+        self.assertEqual(dn(ref).status, 200)
+        self.assertEqual(dn(ref).status, 429)
+        failed, _ = self.rtp(payer="46733123450")
+        self.assertCode(dn(failed), 409, "TRANSACTION_NOT_COMPLETED")
+        self.assertCode(dn(new_id()), 404, "TRANSACTION_NOT_FOUND" if self.own else "RESOURCE_NOT_FOUND")
+        self.assert400(dn("nope"))
+        ref2, _ = self.rtp()
+        self.wait_final("requesttopay", ref2)
+        if not (self.spec and not self.own):
+            self.assert400(dn(ref2, "x" * 161))
+        uid, key = self.provision("collection")
+        self.assertEqual(dn(ref2, h=self.hdr("collection", self.token("collection", uid, key))).status, 404)
+        self.assertEqual(dn(ref2).status, 200)
+
+    def test_balances_deposit_refund(self):
+        cb = lambda: call("GET", self.url("/collection/v1_0/account/balance/EUR"), self.hdr("collection")).json()
+        db = lambda: call("GET", self.url("/disbursement/v1_0/account/balance/EUR"), self.hdr("disbursement")).json()
+        before = float(cb()["availableBalance"])
+        self.assertEqual(cb()["currency"], "EUR")
+        ref, _ = self.rtp(amount="20")
+        self.wait_final("requesttopay", ref)
+        self.assertAlmostEqual(float(cb()["availableBalance"]), before + 20)
+        d0 = float(db()["availableBalance"])
+        if self.spec:
+            self.assertGreaterEqual(d0, 1000)
+        dref, r = self.deposit(amount="15.5")
+        self.assertEqual(r.status, 202, r)
+        rec = self.wait_final("deposit", dref)
+        self.assertEqual(rec["status"], "SUCCESSFUL")
+        self.assertEqual(rec["payee"]["partyId"], "46733000002")
+        self.assertAlmostEqual(float(db()["availableBalance"]), d0 - 15.5)
+        self.assertCode(self.deposit(ref=dref)[1], 409, "RESOURCE_ALREADY_EXIST")
+        self.assert400(self.deposit(payee="abc")[1])
+        huge_ref, r = self.deposit(amount="999999999")
+        if self.own:
+            self.assertCode(r, 500, "NOT_ENOUGH_FUNDS")
+        else:
+            self.assertEqual(r.status, 202)
+            rec = self.wait_final("deposit", huge_ref)
+            self.assertEqual((rec["status"], self.reason_code(rec)), ("FAILED", "NOT_ENOUGH_FUNDS"))
+        # refund of the successful request to pay
+        if True:
+            rref = new_id()
+            r = call("POST", self.url("/disbursement/v1_0/refund"), self.hdr("disbursement", X_Reference_Id=rref),
+                     {"amount": "5", "currency": "EUR", "externalId": "r", "payerMessage": "m", "payeeNote": "n",
+                      "referenceIdToRefund": ref})
+            self.assertEqual(r.status, 202, r)
+            rec = self.wait_final("refund", rref)
+            self.assertEqual(rec["status"], "SUCCESSFUL")
+            self.assertEqual(rec["payee"]["partyId"], "46733000001")
+        r = call("POST", self.url("/disbursement/v1_0/refund"), self.hdr("disbursement", X_Reference_Id=new_id()),
+                 {"amount": "5", "currency": "EUR", "referenceIdToRefund": new_id()})
+        if self.own:
+            self.assertCode(r, 500, "RESOURCE_NOT_FOUND")
+        else:
+            self.assert400(r)
+        self.assertCode(self.status("refund", new_id()), 404, "RESOURCE_NOT_FOUND")
+        r = call("GET", self.url("/remittance/v1_0/account/balance"), self.hdr("remittance"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["currency"], "EUR")
+        self.assertCode(call("GET", self.url("/remittance/v1_0/account/balance"), self.hdr("remittance", env="x")),
+                        500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+        self.assert400(call("GET", self.url("/collection/v1_0/account/balance/eu"), self.hdr("collection")))
+        self.assertCode(call("GET", self.url("/collection/v1_0/account/balance/USD"), self.hdr("collection")),
+                        500, "INVALID_CURRENCY")
+        self.assertCode(call("GET", self.url("/collection/v1_0/account/balance/EUR"),
+                             self.hdr("collection", env="live")), 500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+
+    def test_account_holder(self):
+        def active(product, t, i, env="sandbox"):
+            return call("GET", self.url(f"/{product}/v1_0/accountholder/{t}/{i}/active"), self.hdr(product, env=env))
+        for product in ("collection", "disbursement"):
+            r = active(product, "msisdn", "46733000001")
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(r.json(), True if self.spec and self.own else {"result": True})
+            self.assertEqual(active(product, "email", "x@y.example").status, 200)
+            self.assertEqual(active(product, "party_code", new_id()).status, 200)
+            self.assert400(active(product, "MSISDN", "46733000001"))
+            self.assert400(active(product, "msisdn", "abc"))
+            self.assert400(active(product, "email", "abc"))
+            self.assertCode(active(product, "msisdn", "46733000001", env="prod"), 500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+            self.assertCode(active(product, "msisdn", "46733123452"), 500, "NOT_ALLOWED")
+            r = active(product, "msisdn", "46733123450")
+            if self.spec:
+                self.assertEqual(r.status, 200)
+                self.assertIn(r.json(), (False, {"result": False}))
+            else:
+                self.assertCode(r, 404, "RESOURCE_NOT_FOUND")
+            r = active(product, "msisdn", "46733123455")
+            self.assertCode(r, 500 if self.spec else 503, "SERVICE_UNAVAILABLE")
+
+    def test_basic_user_info(self):
+        r = call("GET", self.url("/collection/v1_0/accountholder/msisdn/46733000001/basicuserinfo"),
+                 self.hdr("collection"))
+        self.assertEqual(r.status, 200, r)
+        rec = r.json()
+        self.assertEqual(rec["given_name"], "Sand")
+        if self.spec:
+            for f in ("given_name", "family_name", "birthdate", "locale", "gender", "status"):
+                self.assertIsInstance(rec[f], str)
+        self.assert401(call("GET", self.url("/collection/v1_0/accountholder/msisdn/46733000001/basicuserinfo"),
+                            self.hdr("collection", "abc.def.ghi")))
+
+    def test_consent(self):
+        uid, key, tok = self.user("collection")
+        ba = lambda form, h=None: call("POST", self.url("/collection/v1_0/bc-authorize"),
+                                       h or self.hdr("collection", tok), form=form)
+        r = ba({"login_hint": "ID:46733123450/MSISDN", "scope": "profile", "access_type": "offline"},
+               self.hdr("collection", tok, X_Callback_Url=self.listener.url + "/consent"))
+        self.assertEqual(r.status, 200, r)
+        rec = r.json()
+        uuid.UUID(rec["auth_req_id"])
+        self.assertIsInstance(rec["interval"], (int, float))
+        self.assertIsInstance(rec["expires_in"], (int, float))
+        self.assertCode(ba({"login_hint": "ID:46733123450/MSISDN", "scope": "banana", "access_type": "offline"}),
+                        400, "UNSUPPORTED_SCOPE")
+        self.assert400(ba({"login_hint": "46733123450", "scope": "profile", "access_type": "offline"}))
+        self.assert401(ba({"login_hint": "ID:46733123450/MSISDN", "scope": "profile", "access_type": "offline"},
+                          self.hdr("collection", "x.y.z")))
+        # the CIBA token (spec: /disbursement/oauth2/token/ with the same API user)
+        th = {"Ocp-Apim-Subscription-Key": KEYS["disbursement"], "Authorization": basic(uid, key),
+              "X-Target-Environment": "sandbox"}
+        grant = {"grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": rec["auth_req_id"]}
+        tr = lambda form, h=th: call("POST", self.url("/disbursement/oauth2/token/"), h, form=form)
+        r = tr(grant)
+        if self.consent_delay:
+            self.assertEqual((r.status, r.json()["error"]), (400, "authorization_pending"))
+            time.sleep(self.consent_delay + 0.1)
+            r = tr(grant)
+        self.assertEqual(r.status, 200, r)
+        ct = r.json()
+        self.assertEqual(ct["token_type"], "Bearer")
+        self.assertEqual(ct["scope"], "profile")
+        self.assertEqual(ct["expires_in"], 3600)
+        uuid.UUID(ct["refresh_token"])
+        self.assertIsInstance(ct["refresh_token_expired_in"], int)
+        item = self.listener.wait_for(lambda it: it[1] == "/consent", timeout=3)
+        self.assertIsNotNone(item, "no consent callback")
+        self.assertEqual(item[2]["auth_req_id"], rec["auth_req_id"])
+        ui = lambda t: call("GET", self.url("/collection/oauth2/v1_0/userinfo"), self.hdr("collection", t))
+        r = ui(ct["access_token"])
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["family_name"], "Box")
+        self.assert401(ui(tok))
+        r = tr({"grant_type": "refresh_token", "refresh_token": ct["refresh_token"]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["scope"], "profile")
+        self.assertEqual(tr({"grant_type": "password"}).json()["error"], "unsupported_grant_type")
+        self.assertEqual(tr({"grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": new_id()}).status, 400)
+        bad = tr(grant, dict(th, Authorization=basic(uid, "nope")))
+        self.assertEqual(bad.status, 401 if self.spec else 500, bad)
+        # a second consent with all_info and an explicit validity
+        r = ba({"login_hint": "ID:46733000001/MSISDN", "scope": "all_info openid", "access_type": "online",
+                "consent_valid_in": "600"})
+        self.assertEqual(r.status, 200, r)
+        time.sleep(self.consent_delay + 0.1)
+        r = tr({"grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": r.json()["auth_req_id"]})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["scope"], "all_info openid")
+        self.assertLessEqual(r.json()["refresh_token_expired_in"], 600)
+
+    def test_routing_and_keys(self):
+        r = call("GET", self.url("/collection/v9_9/nothing"), {"Ocp-Apim-Subscription-Key": KEYS["collection"]})
+        self.assertEqual(r.status, 404)
+        r = call("GET", self.url("/collection/v1_0/account/balance/EUR"), self.hdr("collection", X_x="1") | {
+            "Ocp-Apim-Subscription-Key": KEYS["disbursement"]})
+        self.assertEqual(r.status, 401)
+        # product binding (mtn-sandbox) / one user for all products (spec)
+        uid, key = self.provision("collection")
+        r = call("POST", self.url("/disbursement/token/"), {"Ocp-Apim-Subscription-Key": KEYS["disbursement"],
+                                                            "Authorization": basic(uid, key)})
+        if self.spec:
+            self.assertEqual(r.status, 200, r)
+        else:
+            self.assertCode(r, 500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+
+
+def basic(uid, key):
+    return "Basic " + base64.b64encode(f"{uid}:{key}".encode()).decode()
+
+
+class SpecOwn(Base, unittest.TestCase):
+    profile, choices = "spec", "own"
+
+
+class SpecPlain(Base, unittest.TestCase):
+    profile, choices = "spec", "plain"
+
+
+class MtnOwn(Base, unittest.TestCase):
+    profile, choices = "mtn-sandbox", "own"
+
+
+class MtnPlain(Base, unittest.TestCase):
+    profile, choices = "mtn-sandbox", "plain"
+
+
+class Options(unittest.TestCase):
+    def test_bad_options_exit_2(self):
+        for args in (["--profile", "live"], ["--port", "x"], ["--choices", "weird"], ["--currency", "eur"],
+                     ["--keys", "collection"], ["--token-lifetime", "0"], ["--pending-timeout-seconds", "-1"],
+                     ["--nonsense"]):
+            p = subprocess.run([sys.executable, SERVER] + args, capture_output=True, text=True, timeout=10)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertEqual(p.stdout, "")
+
+    def test_sigint_stops(self):
+        s = ServerProc()
+        s.proc.send_signal(signal.SIGINT)
+        self.assertEqual(s.proc.wait(timeout=5), 0)
+        s.proc.stdout.close()
+        s.proc.stderr.close()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
