@@ -3,6 +3,8 @@
  * `mtn-sandbox` answers as the public MTN sandbox was observed to (shared/spec/real-api-notes.md).
  * Every point where they differ is one entry of DIFFERENCES, so a reader sees them all at once.
  */
+import { observed, reading, spec, type Source } from './sources.ts';
+
 export const PROFILES = ['spec', 'mtn-sandbox'] as const;
 export type ProfileName = (typeof PROFILES)[number];
 
@@ -10,6 +12,8 @@ interface Difference<T> {
   explanation: string;
   spec: T;
   'mtn-sandbox': T;
+  /** Where each side comes from: what a check of this point cites, and so how much it weighs (core/sources.ts). */
+  sources: Record<ProfileName, Source>;
 }
 
 const difference = <T,>(d: Difference<T>) => d;
@@ -19,40 +23,66 @@ export const DIFFERENCES = {
     explanation: 'A failed token request (unknown API user, wrong key, no Basic credential): 401 {"error":"login_failed"} per §7 rule 4; the live sandbox answers 500 with the same body.',
     spec: 401,
     'mtn-sandbox': 500,
+    sources: { spec: spec('§7 rule 4, §2.14: a failed token request gives 401 with {error}'), 'mtn-sandbox': observed('real-api-notes, provisioning and tokens: wrong API user or key on /token/ answers 500 {"error":"login_failed"}') },
   }),
   tokenType: difference<string>({
     explanation: 'token_type of an access token: "Bearer", the standard value for the Bearer credential of §5.3; the live sandbox answers the literal "access_token".',
     spec: 'Bearer',
     'mtn-sandbox': 'access_token',
+    sources: { spec: reading('§2.6 gives token_type no value; §5.3 makes the access token a Bearer credential (RFC 6750), and RFC 6749 §5.1 makes the value case-insensitive'), 'mtn-sandbox': observed('real-api-notes, provisioning and tokens: token_type is literally "access_token"') },
   }),
   failureReason: difference<'either' | 'string'>({
     explanation: 'reason of a FAILED status record, which the spec does not show: the spec profile takes {code, message}, as the provider\'s definitions and Swagger-derived implementations give it, or the bare code string; the mtn-sandbox profile takes only the bare code the live sandbox sends, e.g. "APPROVAL_REJECTED". The reference sandbox sends the bare code in both profiles, as typed clients (Go, Rust) decode it.',
     spec: 'either',
     'mtn-sandbox': 'string',
+    sources: { spec: observed('real-api-notes, status records: the record, reason included, is not shown in the spec (§2.5)'), 'mtn-sandbox': observed('real-api-notes, status records: FAILED records carry "reason" as a plain string code') },
   }),
   basicUserInfo: difference<'spec' | 'observed'>({
     explanation: 'Basic user information: the six fields of §2.10 with gender in lower case; the live sandbox adds sub, name and a numeric updated_at, drops status and writes gender in upper case.',
     spec: 'spec',
     'mtn-sandbox': 'observed',
+    sources: { spec: spec('§2.10: the basic user information record'), 'mtn-sandbox': observed('real-api-notes, other operations: the basic user information the live sandbox answers') },
   }),
   genderCase: difference<'lower' | 'upper'>({
     explanation: 'gender in the consent user information (§2.11): "male" as §2.10 spells the values; the live sandbox writes "MALE".',
     spec: 'lower',
     'mtn-sandbox': 'upper',
+    sources: { spec: reading('§2.11 gives gender as a string; §2.10 spells its values "female" and "male"'), 'mtn-sandbox': observed('real-api-notes, other operations: gender "MALE"') },
   }),
   accountHolderErrors: difference<'spec' | 'documented'>({
     explanation: 'Account-holder test numbers: per §4.2 #8 an unknown holder is 200 {"result":false}; the SDKs document 46733123450 as 404 RESOURCE_NOT_FOUND and 46733123455 as 503 SERVICE_UNAVAILABLE, statuses the spec does not list.',
     spec: 'spec',
     'mtn-sandbox': 'documented',
+    sources: { spec: spec('§4.2 #8: false if it is not active or not found'), 'mtn-sandbox': observed('real-api-notes, sandbox test numbers: the SDKs document 46733123450 as 404 RESOURCE_NOT_FOUND [documented]') },
+  }),
+  accountHolderShape: difference<'either' | 'result'>({
+    explanation: 'The body of the account-holder check (§4.2 #8): "true" or "false", the format not shown, so the spec profile takes a bare boolean or {"result": …}; the live sandbox answers {"result": true}. The reference sandbox sends {"result": …} in both profiles.',
+    spec: 'either',
+    'mtn-sandbox': 'result',
+    sources: { spec: spec('§4.2 #8: true or false; the exact format of this body: not shown'), 'mtn-sandbox': observed('real-api-notes, other operations: account holder active answers {"result": true}') },
+  }),
+  amountForm: difference<'number' | 'normalised'>({
+    explanation: 'amount of a status record, which the spec does not show: the spec profile takes the amount asked for as the same number in any decimal form ("12.50" or "12.5"); the live sandbox writes it without trailing zeros ("12.5"). The reference sandbox normalises in both profiles.',
+    spec: 'number',
+    'mtn-sandbox': 'normalised',
+    sources: { spec: spec('§2.2: amount is the amount of the transaction the partner created'), 'mtn-sandbox': observed('real-api-notes, status records: amount comes back normalised without trailing zeros ("12.50" → "12.5")') },
   }),
   strictTextCharacters: difference<boolean>({
     explanation: 'Apostrophes and "&" in payerMessage, payeeNote and externalId: accepted, as the spec sets no character rule; the live sandbox rejects them with 400.',
     spec: false,
     'mtn-sandbox': true,
+    sources: { spec: reading('the spec sets no character rule on text fields (§2.2, §8)'), 'mtn-sandbox': observed('real-api-notes, errors and inputs: apostrophes or "&" in text fields give 400') },
   }),
 } as const;
 
 export type ProfileBehaviour = { [K in keyof typeof DIFFERENCES]: (typeof DIFFERENCES)[K]['spec'] };
+
+export type DifferenceName = keyof typeof DIFFERENCES;
+
+/** The source of a profile's side of a difference: what a check that follows the difference cites. */
+export function sourceOfDifference(name: DifferenceName, profile: ProfileName): Source {
+  return DIFFERENCES[name].sources[profile];
+}
 
 export function behaviourOf(profile: ProfileName): ProfileBehaviour {
   const entries = Object.entries(DIFFERENCES).map(([key, d]) => [key, d[profile]]);

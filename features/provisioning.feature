@@ -19,6 +19,7 @@ Feature: Sandbox provisioning
     And the partner has registered an API user
     When the partner creates an API key for it
     Then it is created with a key
+    And the API user reads back without giving its key away
 
   @negative
   @req:PROV-APIUSER-DUPLICATE-409 @req:ERR-SET-C @req:ERR-BODY-CODE-MESSAGE

@@ -27,7 +27,7 @@ export interface HarnessConfig {
   callbackPort: number;
   /** The address the callback receiver listens on. */
   callbackBind: string;
-  /** The receiver's public base URL as the target sees it (e.g. a tunnel); callbacks go to <callbackUrl>/callbacks/<id>. */
+  /** The receiver's public base URL as the target sees it (e.g. a tunnel); callbacks go to <callbackUrl>/callbacks/<secret>/<id>. */
   callbackUrl: string | undefined;
   profile: ProfileName;
   /**
@@ -67,6 +67,8 @@ export interface HarnessConfig {
   retries: number;
   /** Deliberate deviations the embedded sandbox is started with (MOMO_SANDBOX_DEVIATIONS, checked by the sandbox); `npm run mutation` sets it. */
   embeddedDeviations: string | undefined;
+  /** Conforming variations the embedded sandbox is started with (MOMO_SANDBOX_VARIATIONS); `npm run mutation` sets it. */
+  embeddedVariations: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -108,6 +110,7 @@ export const CONFIG_VARIABLES = {
   MOMO_WAIVERS: 'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
   MOMO_RETRIES: 'How many times a failed scenario is run again (default 1; 0: never); one that passes on a rerun is FLAKY, reported apart and never PASS (npm start -- --retries sets it).',
   MOMO_SANDBOX_DEVIATIONS: 'Comma-separated deliberate deviations to start the embedded sandbox with, to see the suite fail (npm run sandbox -- --list-deviations); unset: a faithful sandbox.',
+  MOMO_SANDBOX_VARIATIONS: 'Comma-separated conforming variations to start the embedded sandbox with: answers the spec allows that it does not give by default, which the suite must pass (npm run sandbox -- --list-variations); unset: none.',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -219,9 +222,13 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     waiversFile: read('MOMO_WAIVERS'),
     retries: integer('MOMO_RETRIES', 1, 0, 5),
     embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
+    embeddedVariations: read('MOMO_SANDBOX_VARIATIONS'),
   };
   if (config.embeddedDeviations !== undefined && baseUrl !== undefined) {
     problems.push('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names: unset one of them');
+  }
+  if (config.embeddedVariations !== undefined && baseUrl !== undefined) {
+    problems.push('MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names: unset one of them');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -252,6 +259,6 @@ function publicBaseUrl(value: string | undefined, problems: string[]): string | 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return wrong('with the scheme http or https');
   if (!HOST_NAME.test(url.hostname)) return wrong('with a host name or IPv4 address (the target registers it as providerCallbackHost)');
-  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return wrong('without a path, query or credentials (callbacks go to <URL>/callbacks/<id>)');
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return wrong('without a path, query or credentials (callbacks go to <URL>/callbacks/<secret>/<id>)');
   return url.origin;
 }

@@ -1,10 +1,14 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
-  askForUnofferedScope, expectAlreadyRedeemed, expectBasicInfo, expectConsentCallback, expectConsentTokenLifetime, expectPending, haveAskedForConsent,
+  askForUnofferedScope, expectAlreadyRedeemed, expectUnofferedScopeRefused, expectBasicInfo, expectConsentCallback, expectConsentTokenLifetime, expectPending, haveAskedForConsent,
   holdConsentToken, lookUpBasicInfo, readUserInfo, readUserInfoWithAccessToken, redeemConsent, redeemOnceConsented, refreshConsentToken,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
 
+
+Given('the partner completes consent within its own product', function (this: MomoWorld) {
+  this.consentWithinProduct = true;
+});
 
 Given('the partner has asked a customer for consent to their profile', async function (this: MomoWorld) {
   await haveAskedForConsent(this);
@@ -39,7 +43,7 @@ When('the partner redeems the same consent again', async function (this: MomoWor
 });
 
 When('the partner refreshes the consent token', async function (this: MomoWorld) {
-  await refreshConsentToken(this);
+  return refreshConsentToken(this);
 });
 
 When('the partner asks for a customer\'s user information with its access token', async function (this: MomoWorld) {
@@ -64,6 +68,10 @@ Then('a callback arrives at the callback address once the customer has answered'
 
 Then('the consent token is valid for an hour', function (this: MomoWorld) {
   expectConsentTokenLifetime(this, 3600);
+});
+
+Then('the scope is refused as not offered', function (this: MomoWorld) {
+  expectUnofferedScopeRefused(this);
 });
 
 Then('the consent is refused as already redeemed', function (this: MomoWorld) {

@@ -1,7 +1,7 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../core/products.ts';
 import {
-  createKey, createKeyForUnknownUser, expectApiUserNotRegistered, expectApiUserReadsBack, haveRegisteredApiUser, readApiUser,
+  createKey, createKeyForUnknownUser, expectApiUserKeepsItsKey, expectApiUserNotRegistered, expectApiUserReadsBack, haveRegisteredApiUser, readApiUser,
   readUnknownApiUser, registerApiUser, registerApiUserWithoutCallbackHost, registerSameApiUser,
 } from './support/provisioning.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -58,4 +58,8 @@ Then('the API user reads back with its callback host', async function (this: Mom
 
 Then('no API user was registered', async function (this: MomoWorld) {
   await expectApiUserNotRegistered(this);
+});
+
+Then('the API user reads back without giving its key away', async function (this: MomoWorld) {
+  await expectApiUserKeepsItsKey(this);
 });

@@ -1,7 +1,8 @@
 import { Then } from '@cucumber/cucumber';
 import type { MomoWorld } from './support/world.ts';
 
-// How the target answered the last request: the outcomes every feature shares.
+// How the target answered the last request: the outcomes every feature shares. Each status cites where the
+// catalogue says it comes from for the operation called (harness/judging/contract.ts statusSourceOf).
 
 Then('it is created', function (this: MomoWorld) {
   this.expect({ status: 201, what: 'the resource is created' });
@@ -16,19 +17,19 @@ Then('it is accepted', function (this: MomoWorld) {
 });
 
 Then('it is refused as a duplicate', function (this: MomoWorld) {
-  this.expect({ status: 409, code: 'RESOURCE_ALREADY_EXIST', what: 'a reused reference id is refused (§7 rule 1)' });
+  this.expect({ status: 409, code: 'RESOURCE_ALREADY_EXIST', what: 'a reused reference id is refused' });
 });
 
 Then('it is refused as not found', function (this: MomoWorld) {
-  this.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'an unknown id is refused (§7 rule 2)' });
+  this.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', ...(this.rule ? { source: this.rule } : {}), what: 'an unknown id is refused' });
 });
 
 Then('it is refused as invalid', function (this: MomoWorld) {
-  this.expect({ status: 400, what: 'invalid data is refused' });
+  this.expect({ status: 400, ...(this.rule ? { source: this.rule } : {}), what: 'invalid data is refused' });
 });
 
 Then('it is refused for the target environment', function (this: MomoWorld) {
-  this.expect({ status: 500, code: 'NOT_ALLOWED_TARGET_ENVIRONMENT', what: 'a forbidden target environment is refused (§7 rule 3)' });
+  this.expect({ status: 500, code: 'NOT_ALLOWED_TARGET_ENVIRONMENT', what: 'a target environment the partner may not use is refused' });
 });
 
 Then('it is refused with {code}', function (this: MomoWorld, code: string) {
@@ -36,5 +37,5 @@ Then('it is refused with {code}', function (this: MomoWorld, code: string) {
 });
 
 Then('it is refused as unauthorized', function (this: MomoWorld) {
-  this.expect({ status: 401, what: 'the caller is not authorized' });
+  this.expect({ status: 401, ...(this.rule ? { source: this.rule } : {}), what: 'the caller is not authorized' });
 });

@@ -62,6 +62,7 @@ export class EvidenceCollector {
         tags: pickle.tags,
         verdict: result?.verdict ?? 'not run',
         ...(result?.reason ? { reason: result.reason } : {}),
+        ...(result?.warnings ? { warnings: result.warnings } : {}),
         exchanges: this.exchanges.get(id) ?? [],
         ...(result?.earlierAttempts ? { earlierAttempts: result.earlierAttempts.map((a, i) => ({ ...a, exchanges: this.earlierExchanges.get(id)?.[i] ?? [] })) } : {}),
       };

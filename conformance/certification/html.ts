@@ -3,6 +3,8 @@ import type { CertificationReport, ReportedExchange, ReportedRequirement, Report
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
 import { CHANGES, type Change } from './baseline.ts';
+import { describeSource } from '../../core/sources.ts';
+import type { Warning } from '../../harness/judging/checks.ts';
 
 /**
  * index.html of reports/certification: one self-contained page (inline style, no script, nothing fetched)
@@ -30,6 +32,7 @@ export function renderHtml(report: CertificationReport): string {
 </header>
 <main>
 ${summarySection(report)}
+${warningsSection(report)}
 ${baselineSection(report)}
 ${coverageSection(report)}
 ${requirementTable(report.requirements, report.baseline !== undefined)}
@@ -174,9 +177,44 @@ function scenarioDetails(scenario: ReportedScenario, requirementId: string, show
   return `<details class="scenario">
 <summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span>${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
+${scenario.warnings && scenario.warnings.length > 0 ? `<ul class="warnings">${scenario.warnings.map((w) => `<li>${warningText(w)}</li>`).join('')}</ul>` : ''}
 ${earlier}${last}
 ${exchanges}
 </details>`;
+}
+
+/**
+ * The warnings of the run, apart from its verdicts: each distinct finding once, with the scenarios that found it.
+ * A reading, or in the spec profile an observation of the live service: worth knowing, never counted against the target.
+ */
+function warningsSection(report: CertificationReport): string {
+  const byFinding = new Map<string, { warning: Warning; scenarios: ReportedScenario[] }>();
+  for (const scenario of report.scenarios) {
+    for (const w of scenario.warnings ?? []) {
+      const key = JSON.stringify([w.check, w.context.split(' — ')[0], w.field, w.expected, w.received]);
+      const entry = byFinding.get(key) ?? { warning: w, scenarios: [] };
+      entry.scenarios.push(scenario);
+      byFinding.set(key, entry);
+    }
+  }
+  if (byFinding.size === 0) return '';
+  const rows = [...byFinding.values()].sort((a, b) => a.warning.check.localeCompare(b.warning.check)).map(({ warning: w, scenarios }) => `<tr>
+<td><code>${escape(w.check)}</code><br><small>${escape(describeSource(w.source))}</small></td>
+<td>${escape(w.context)}</td>
+<td>${w.field !== undefined ? `<code>${escape(w.field)}</code>: ` : ''}expected ${escape(w.expected)}, got ${escape(w.received)}<br><small>${escape(w.weight)}</small></td>
+<td>${scenarios.map((s) => escape(s.name)).join('<br>')}</td>
+</tr>`).join('\n');
+  return `<section id="warnings">
+<h2>Warnings (${byFinding.size})</h2>
+<p>What the checks found that this run does not count against the target: our readings of points the spec leaves open, and, in the spec profile, where the target differs from the live MTN sandbox. They change no verdict; <code>--strict</code> makes the readings failures.</p>
+<table><thead><tr><th>Check and source</th><th>Where</th><th>Difference</th><th>Scenarios</th></tr></thead><tbody>
+${rows}
+</tbody></table>
+</section>`;
+}
+
+function warningText(w: Warning): string {
+  return `Warning, <code>${escape(w.check)}</code> (${escape(describeSource(w.source))}): ${w.field !== undefined ? `<code>${escape(w.field)}</code>: ` : ''}expected ${escape(w.expected)}, got ${escape(w.received)}. <small>${escape(w.weight)}</small>`;
 }
 
 function exchangeBlock(exchange: ReportedExchange): string {
@@ -292,6 +330,7 @@ details.scenario summary { cursor: pointer; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; align-items: start; }
 pre { background: #f6f7f7; border: 1px solid #dcdcde; padding: .5rem; margin: 0; overflow-x: auto; white-space: pre-wrap; word-break: break-all; font-size: .8rem; }
 pre.reason { background: #fbd9d7; }
+ul.warnings { background: #fff4d6; padding: 0.5em 0.5em 0.5em 2em; }
 .evidence-note { background: #fcf0c8; border-left: 4px solid #dba617; padding: .2rem 1rem; }
 .omitted-note, .shown-under { color: #50575e; font-style: italic; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }

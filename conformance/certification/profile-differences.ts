@@ -1,6 +1,6 @@
-import type { DIFFERENCES } from '../../core/profiles.ts';
+import type { DifferenceName } from '../../core/profiles.ts';
 
-export type DifferenceName = keyof typeof DIFFERENCES;
+export type { DifferenceName };
 
 /**
  * Which requirements each difference of the profiles bends: under a profile whose value differs from the
@@ -18,4 +18,8 @@ export const DIFFERENCE_REQUIREMENTS: Record<DifferenceName, readonly string[]> 
   accountHolderErrors: ['COL-HOLDER-NOT-ACTIVE', 'DIS-HOLDER-NOT-ACTIVE'],
   // Only the sandbox applies it (to what it accepts); no scenario sends these characters, so no verdict bends.
   strictTextCharacters: [],
+  // The live shape is one of the two the spec profile takes: no verdict bends.
+  accountHolderShape: [],
+  // The normalised amount is one of the forms the spec profile takes: no verdict bends.
+  amountForm: [],
 };

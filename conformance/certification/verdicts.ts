@@ -5,6 +5,7 @@ import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differen
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG, groupOf, requirementIdsOf, type Requirement, type RequirementGroup } from './requirements.ts';
 import type { Waiver } from './waivers.ts';
+import type { Warning } from '../../harness/judging/checks.ts';
 
 /**
  * PASS: its scenarios ran and passed. FAIL: one of them showed the target departing from it. WARN: they
@@ -33,6 +34,8 @@ export interface ScenarioOutcome {
   /** The ledger's verdict; 'not run' when the run's tag expression left the scenario out. */
   verdict: ScenarioVerdict | 'not run';
   reason?: string;
+  /** What its checks found that the run weighs as a warning: reported apart, changing no verdict. */
+  warnings?: Warning[];
 }
 
 /** What of the run the verdicts depend on. */

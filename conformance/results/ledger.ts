@@ -1,4 +1,6 @@
 import type { Envelope, TestStepResult } from '@cucumber/messages';
+import { WARNINGS_MEDIA_TYPE, type Warning } from '../../harness/judging/checks.ts';
+import { describeSource } from '../../core/sources.ts';
 
 /**
  * passed: the target did what the spec says. failed: it answered, and departed from the spec.
@@ -30,6 +32,11 @@ export interface ScenarioResult {
   durationMs: number;
   /** The attempts before the last one, in order, when the scenario was run again (MOMO_RETRIES). */
   earlierAttempts?: EarlierAttempt[];
+  /**
+   * What the checks found that this run weighs as a warning (a reading, or an observation in the spec profile):
+   * reported apart, it changes no verdict. Of the last attempt.
+   */
+  warnings?: Warning[];
 }
 
 export interface RunSummary {
@@ -43,15 +50,18 @@ export interface RunSummary {
 }
 
 // Errors that mean "the target did not answer, or said it could not" rather than "it answered wrongly".
-const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer', 'TargetUnreachableError']);
-// Errors that mean "the target departed from the API": the only ones that fail a scenario.
-const DEPARTURES = new Set(['ConformanceFailure', 'DeadlineExceededError']);
+const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer', 'TargetUnreachableError', 'NotObservable']);
+// Errors that mean "the target departed from the API": the only ones that fail a scenario. A state a check waits
+// for that does not come in time is that check's finding (a ConformanceFailure, or NotObservable where the spec
+// gives no time); a bare deadline passed is the harness's own wait, never the target's departure.
+const DEPARTURES = new Set(['ConformanceFailure']);
 
 interface Attempt {
   pickleId: string;
   steps: TestStepResult[];
   /** What the scenario logged (world.log), e.g. why it skipped itself. */
   logs: string[];
+  warnings: Warning[];
   started: number;
 }
 
@@ -84,9 +94,11 @@ export class ScenarioLedger {
       this.testCases.set(envelope.testCase.id, envelope.testCase.pickleId);
     } else if (envelope.testCaseStarted) {
       const { id, testCaseId } = envelope.testCaseStarted;
-      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], logs: [], started: Date.now() });
+      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], logs: [], warnings: [], started: Date.now() });
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === 'text/x.cucumber.log+plain') {
       this.attempts.get(envelope.attachment.testCaseStartedId)?.logs.push(envelope.attachment.body);
+    } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === WARNINGS_MEDIA_TYPE) {
+      this.attempts.get(envelope.attachment.testCaseStartedId)?.warnings.push(...warningsIn(envelope.attachment.body));
     } else if (envelope.testStepFinished) {
       this.attempts.get(envelope.testStepFinished.testCaseStartedId)?.steps.push(envelope.testStepFinished.testStepResult);
     } else if (envelope.testCaseFinished) {
@@ -118,6 +130,7 @@ export class ScenarioLedger {
       ...(reason ? { reason } : {}),
       durationMs: Date.now() - attempt.started,
       ...(earlierAttempts ? { earlierAttempts } : {}),
+      ...(attempt.warnings.length > 0 ? { warnings: attempt.warnings } : {}),
     };
     this.results.push(result);
     const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-', flaky: '~' }[verdict];
@@ -148,6 +161,7 @@ export class ScenarioLedger {
       if (reason) lines.push(...reason.split('\n').map((l) => `    ${l}`));
       lines.push('');
     }
+    lines.push(...warningLines(summary));
     const { totals } = summary;
     lines.push(`${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals.flaky > 0 ? `${totals.flaky} flaky (passed only when run again; not counted as passed, and not failing the run), ` : ''}${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`);
     lines.push({
@@ -157,6 +171,41 @@ export class ScenarioLedger {
     }[summary.exitCode]);
     return lines;
   }
+}
+
+/** The warnings of an attachment; one the harness did not write (it cannot be read) is none. */
+function warningsIn(body: string): Warning[] {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return Array.isArray(parsed) ? (parsed as Warning[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The warnings of a run, apart from its verdict: each distinct finding once, with how many scenarios found it,
+ * grouped by check. They change no exit code; --strict makes those of readings failures.
+ */
+export function warningLines(summary: RunSummary): string[] {
+  const byFinding = new Map<string, { warning: Warning; scenarios: Set<string> }>();
+  for (const scenario of summary.scenarios) {
+    for (const w of scenario.warnings ?? []) {
+      const key = JSON.stringify([w.check, w.context.split(' — ')[0], w.field, w.expected, w.received]);
+      const entry = byFinding.get(key) ?? { warning: w, scenarios: new Set<string>() };
+      entry.scenarios.add(`${scenario.uri}:${scenario.line ?? ''}`);
+      byFinding.set(key, entry);
+    }
+  }
+  if (byFinding.size === 0) return [];
+  const entries = [...byFinding.values()].sort((a, b) => a.warning.check.localeCompare(b.warning.check));
+  const lines = [`WARNINGS (${entries.length}; they do not change the verdict):`];
+  for (const { warning: w, scenarios } of entries) {
+    lines.push(`  ! ${w.check} (${describeSource(w.source)}): ${w.field !== undefined ? `${w.field}: ` : ''}expected ${w.expected}, got ${w.received}`);
+    lines.push(`      ${w.context}; ${w.weight}; in ${scenarios.size} scenario${scenarios.size === 1 ? '' : 's'}`);
+  }
+  lines.push('');
+  return lines;
 }
 
 function judgeSteps(steps: TestStepResult[]): { verdict: Verdict; reason?: string } {

@@ -77,10 +77,12 @@ export interface RunOptions {
    * throws, saying what to fix, on a name it does not know. Without it, deviations cannot be asked for.
    */
   faults?: (names: string[]) => SandboxPlugin[];
+  /** Turns the names of MOMO_SANDBOX_VARIATIONS into plugins for the embedded sandbox (sandbox-quality/variations). */
+  variations?: (names: string[]) => SandboxPlugin[];
 }
 
 /** One conformance run, from arguments to exit code. */
-export async function runConformance({ argv, env, cwd, log, faults }: RunOptions): Promise<number> {
+export async function runConformance({ argv, env, cwd, log, faults, variations }: RunOptions): Promise<number> {
   let args;
   try {
     args = parseArgs({
@@ -155,20 +157,18 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   }
 
   let plugins: SandboxPlugin[] = [];
-  if (config.embeddedDeviations !== undefined) {
-    const names = config.embeddedDeviations.split(',').map((s) => s.trim()).filter(Boolean);
-    try {
-      if (!faults) throw new Error('this program was built without the deliberate deviations');
-      plugins = faults(names);
-    } catch (error) {
-      log(`MOMO_SANDBOX_DEVIATIONS: ${(error as Error).message}.`);
-      return EXIT.couldNotTest;
-    }
+  let varied: SandboxPlugin[] = [];
+  try {
+    plugins = pluginsOf('MOMO_SANDBOX_DEVIATIONS', config.embeddedDeviations, faults, 'the deliberate deviations');
+    varied = pluginsOf('MOMO_SANDBOX_VARIATIONS', config.embeddedVariations, variations, 'the conforming variations');
+  } catch (error) {
+    log(`${(error as Error).message}.`);
+    return EXIT.couldNotTest;
   }
 
   let target: Target;
   try {
-    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config, plugins);
+    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config, plugins, varied);
   } catch (error) {
     log(`Could not start the target: ${(error as Error).message}`);
     return EXIT.couldNotTest;
@@ -196,8 +196,9 @@ export async function runConformance({ argv, env, cwd, log, faults }: RunOptions
   try {
     // The scenarios read the target's settings from the environment, in the one place that reads it.
     Object.assign(process.env, environmentFor(target.config));
-    // The embedded sandbox took its deviations; to the scenarios, which test it by URL, it is just the target.
+    // The embedded sandbox took its deviations and variations; to the scenarios, which test it by URL, it is just the target.
     delete process.env.MOMO_SANDBOX_DEVIATIONS;
+    delete process.env.MOMO_SANDBOX_VARIATIONS;
     const { runConfiguration } = await loadConfiguration({
       provided: {
         // The package's own features and steps (compiled or not), wherever the run is started from.
@@ -321,6 +322,18 @@ export function selectWorkers(requested: number, config: HarnessConfig): { paral
     parallel: 0,
     note: `Running in one process rather than ${requested} parallel workers: the callback receiver listens on the fixed port ${config.callbackPort} (MOMO_CALLBACK_PORT), which only one process can take.`,
   };
+}
+
+/** The plugins a setting names (a comma-separated list), made by `make`; throws saying what is wrong. */
+function pluginsOf(setting: string, list: string | undefined, make: ((names: string[]) => SandboxPlugin[]) | undefined, what: string): SandboxPlugin[] {
+  if (list === undefined) return [];
+  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  try {
+    if (!make) throw new Error(`this program was built without ${what}`);
+    return make(names);
+  } catch (error) {
+    throw new Error(`${setting}: ${(error as Error).message}`);
+  }
 }
 
 /** Settings from ./.env, if there is one; the environment wins over it. */

@@ -22,20 +22,22 @@ export const EMBEDDED_TIMINGS = {
 
 /**
  * The embedded reference sandbox as the run's target, with the run's profile, currency and environment and short
- * timings; `plugins` are deliberate faults (MOMO_SANDBOX_DEVIATIONS), which its description then names.
+ * timings; `plugins` are deliberate faults (MOMO_SANDBOX_DEVIATIONS) and `variations` conforming variations
+ * (MOMO_SANDBOX_VARIATIONS), which its description then names.
  */
-export async function startEmbeddedTarget(config: HarnessConfig, plugins: readonly SandboxPlugin[] = []): Promise<Target> {
+export async function startEmbeddedTarget(config: HarnessConfig, plugins: readonly SandboxPlugin[] = [], variations: readonly SandboxPlugin[] = []): Promise<Target> {
   const running = await startEmbeddedSandbox({
     profile: config.profile,
     currencies: [config.currency],
     targetEnvironments: [config.targetEnvironment],
     strict: config.strict,
     ...EMBEDDED_TIMINGS,
-  }, { plugins });
+  }, { plugins: [...variations, ...plugins] });
   const { baseUrl } = running;
   const faults = plugins.map((p) => p.name);
+  const varied = variations.map((p) => p.name);
   return {
-    description: `the embedded reference sandbox (profile ${config.profile}${config.strict ? ', strict readings on' : ''}${faults.length > 0 ? `, DELIBERATELY DEVIATING: ${faults.join(', ')}` : ''}) at ${baseUrl}`,
+    description: `the embedded reference sandbox (profile ${config.profile}${config.strict ? ', strict readings on' : ''}${varied.length > 0 ? `, with conforming variations: ${varied.join(', ')}` : ''}${faults.length > 0 ? `, DELIBERATELY DEVIATING: ${faults.join(', ')}` : ''}) at ${baseUrl}`,
     embedded: true,
     // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
     // Its slowest outcome comes within its pending timeout, so a longer wait only slows a failing run.

@@ -47,6 +47,8 @@ export interface ResponseSpec {
   /** The error codes this status carries (in `code` of {code, message}, or `error` of {error}). */
   codes?: readonly string[];
   source: ResponseSource;
+  /** Where the codes come from, when not from where the status does (the spec names a status and no code). */
+  codeSource?: ResponseSource;
 }
 
 /** An operation as served under one product. */
@@ -101,6 +103,11 @@ export interface OperationDefinition {
   statusQuery?: string;
   /** For a creation that takes X-Callback-Url: the method of its callback. */
   callback?: CallbackSpec;
+  /**
+   * Why a caller's Basic credential may be of an API user of another product than the operation's (which is
+   * otherwise refused, as observed live): the spec's own flow crosses products.
+   */
+  callerOfAnyProduct?: string;
 }
 
 export type Operation<Id extends string = string> = OperationDefinition & { id: Id };
@@ -115,12 +122,18 @@ const everyProduct = (binding: ProductBinding): Record<Product, ProductBinding> 
 
 // Answers that recur across operations.
 const invalid = (description = 'Invalid data.'): ResponseSpec => ({ description, body: 'bad-request', source: 'spec' });
-const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec => ({ description, body: 'oauth-error', codes: ['invalid_token'], source: 'spec' });
-const forbiddenEnvironment = (more: readonly string[] = [], description?: string): ResponseSpec => ({
+// §7: 401 with {error}; the code invalid_token is RFC 6750's (§3.1), which the spec does not name.
+const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec => ({ description, body: 'oauth-error', codes: ['invalid_token'], source: 'spec', codeSource: 'sandbox' });
+/**
+ * A forbidden target environment: 500 NOT_ALLOWED_TARGET_ENVIRONMENT, which §7 rule 3 makes definite for the balance
+ * and status operations; elsewhere the spec gives the 500 and not the code (codeSource: the sandbox's reading).
+ */
+const forbiddenEnvironment = (more: readonly string[] = [], description?: string, codeSource: ResponseSource = 'spec'): ResponseSpec => ({
   description: description ?? `${[...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'].join(', ')}.`,
   body: 'errors',
   codes: [...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
   source: 'spec',
+  ...(codeSource === 'spec' ? {} : { codeSource }),
 });
 const duplicate: ResponseSpec = { description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.', body: 'errors', codes: ['RESOURCE_ALREADY_EXIST'], source: 'spec' };
 const notFound = (description: string): ResponseSpec => ({ description, body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'spec' });
@@ -188,10 +201,12 @@ function statusQuery(label: string, path: string, products: Partial<Record<Produ
     params: referenceIdParam,
     request: 'none',
     responses: {
-      200: { description: 'The status record.', body: schema, source: 'live' },
+      // §4.2 #2, §4.6: the status is read by this GET; the record itself is not shown (its schema's x-source says so).
+      200: { description: 'The status record.', body: schema, source: 'spec' },
       400: invalid('Invalid data, e.g. a reference id that is not a UUID v4.'),
       401: unauthorized(),
-      404: notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'),
+      // Not shown in the spec (§4.6); the live sandbox answers an unknown id so (real-api-notes, observed).
+      404: { ...notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'), source: 'live' },
       500: forbiddenEnvironment(),
     },
     products,
@@ -215,16 +230,21 @@ function provisioning(label: string, number: number, definition: Pick<OperationD
   };
 }
 
-const EVERY_PRODUCT_FOR_CONSENT = 'Served on every product, so one API user completes the consent flow within its own product.';
+/** The provider's definitions of a consent operation under each product (docs/beyond-spec.md §10). */
+const CONSENT_SOURCES: Record<Product, string> = {
+  collection: `${SOURCE.collection}: the consent operations`,
+  disbursement: `${SOURCE.disbursement}: the consent operations; ${SOURCE.notebook}, the flow run under disbursement`,
+  remittance: `${SOURCE.remittance}: the consent operations`,
+};
 
-/** A consent operation: served under every product (READINGS in core/profiles.ts), the spec's own product plain, the others noted. */
+/**
+ * A consent operation: the spec lists it under one product; the live service serves it under every product, so
+ * one API user can complete the flow within its own product (beyond the spec, docs/beyond-spec.md §10).
+ */
 function consentProducts(section: string, specProduct: Product, errors: (product: Product) => ErrorSet): Record<Product, ProductBinding> {
-  return Object.fromEntries(ALL_PRODUCTS.map((product) => [product, {
-    section,
-    host: 'gateway',
-    errors: errors(product),
-    ...(product === specProduct ? {} : { note: EVERY_PRODUCT_FOR_CONSENT }),
-  }])) as Record<Product, ProductBinding>;
+  return Object.fromEntries(ALL_PRODUCTS.map((product) => [product, product === specProduct
+    ? { section, host: 'gateway', errors: errors(product) }
+    : beyond('docs/beyond-spec.md §10', errors(product), CONSENT_SOURCES[product])])) as Record<Product, ProductBinding>;
 }
 
 const REQUEST_TO_PAY = '/collection/v1_0/requesttopay';
@@ -283,7 +303,7 @@ const definitions = {
     request: 'none',
     responses: {
       200: { description: 'An access token.', body: 'access-token', source: 'spec' },
-      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec' },
+      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec', codeSource: 'live' },
       500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile), or NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
     },
     products: {
@@ -304,12 +324,13 @@ const definitions = {
     responses: {
       200: { description: 'A consent token.', body: 'consent-token', source: 'spec' },
       400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', body: ['oauth-error', 'bad-request'], codes: ['authorization_pending', 'expired_token', 'invalid_grant'], source: 'sandbox' },
-      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec' },
+      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec', codeSource: 'live' },
       500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
       503: storeFull('consent grant'),
     },
     products: consentProducts('§4.3 #11, §5.4', 'disbursement', setAOnCollection),
-    spec: [{ key: '4.3 #11', title: 'disbursement: create OAuth 2.0 token', products: ALL_PRODUCTS }],
+    callerOfAnyProduct: 'The spec asks for the consent under collection (§4.2 #7) and lists this operation under disbursement (§4.3 #11): the API user that asked redeems its consent here, whatever its product.',
+    spec: [{ key: '4.3 #11', title: 'disbursement: create OAuth 2.0 token', products: ['disbursement'] }],
   },
 
   // Payments (§4.2 #2–3, §4.3 #9–10) and their status queries (§4.6).
@@ -334,11 +355,12 @@ const definitions = {
       202: { description: 'Notification accepted; no body. Captured under disbursement and remittance in MTN\'s JavaScript SDK docs; the spec gives 200 for collection.', source: 'live' },
       400: invalid(),
       401: unauthorized(),
-      404: notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'),
-      409: { description: 'The transaction is not SUCCESSFUL: TRANSACTION_NOT_COMPLETED.', body: 'errors', codes: ['TRANSACTION_NOT_COMPLETED'], source: 'spec' },
-      410: { description: 'The notification window has passed: EXPIRED.', body: 'errors', codes: ['EXPIRED'], source: 'spec' },
-      429: { description: 'Notified for this id within the cool-down: NOT_ALLOWED.', body: 'errors', codes: ['NOT_ALLOWED'], source: 'spec' },
-      500: forbiddenEnvironment(),
+      // §4.2 #3 names the statuses and not the codes: each code is the sandbox's reading (READINGS in core/profiles.ts).
+      404: { ...notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'), codeSource: 'sandbox' },
+      409: { description: 'The transaction is not SUCCESSFUL: TRANSACTION_NOT_COMPLETED.', body: 'errors', codes: ['TRANSACTION_NOT_COMPLETED'], source: 'spec', codeSource: 'sandbox' },
+      410: { description: 'The notification window has passed: EXPIRED.', body: 'errors', codes: ['EXPIRED'], source: 'spec', codeSource: 'sandbox' },
+      429: { description: 'Notified for this id within the cool-down: NOT_ALLOWED.', body: 'errors', codes: ['NOT_ALLOWED'], source: 'spec', codeSource: 'sandbox' },
+      500: forbiddenEnvironment([], undefined, 'sandbox'),
     },
     products: {
       collection: { section: '§4.2 #3', host: 'gateway', errors: 'error-set-a' },
@@ -460,7 +482,7 @@ const definitions = {
     },
     request: 'none',
     responses: {
-      200: { description: 'Whether the holder is registered and active.', body: 'account-holder-status', source: 'live' },
+      200: { description: 'Whether the holder is registered and active: true or false (§4.2 #8), as {"result": …} on the live sandbox.', body: { difference: 'accountHolderShape', schemas: { either: 'account-holder-status', result: 'account-holder-status-observed' } }, source: 'spec' },
       400: invalid('Invalid data: an upper-case type, or an id that does not fit its type.'),
       401: unauthorized(),
       404: { description: 'mtn-sandbox profile only: test number 46733123450 (documented by the SDKs).', body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'live' },
@@ -490,7 +512,7 @@ const definitions = {
       200: { description: 'Basic information of the holder.', body: { difference: 'basicUserInfo', schemas: { spec: 'basic-user-info', observed: 'basic-user-info-observed' } }, source: 'spec' },
       400: invalid(),
       401: unauthorized(),
-      500: forbiddenEnvironment(),
+      500: forbiddenEnvironment([], undefined, 'sandbox'),
     },
     products: {
       collection: { section: '§4.2 #5', host: 'gateway', errors: 'error-set-a' },
@@ -511,13 +533,13 @@ const definitions = {
     request: { schema: 'bc-authorize-request', mediaType: 'application/x-www-form-urlencoded' },
     responses: {
       200: { description: 'The consent request.', body: 'consent-request', source: 'spec' },
-      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', body: ['errors', 'bad-request'], codes: ['UNSUPPORTED_SCOPE', 'MISSING_SCOPE_INSTRUCTION'], source: 'live' },
+      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', body: ['errors', 'bad-request'], codes: ['UNSUPPORTED_SCOPE', 'MISSING_SCOPE_INSTRUCTION'], source: 'sandbox' },
       401: unauthorized(),
-      500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST']),
+      500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST'], undefined, 'sandbox'),
       503: storeFull('consent request'),
     },
     products: consentProducts('§4.2 #7, §5.4', 'collection', () => 'error-set-a'),
-    spec: [{ key: '4.2 #7', title: 'collection: bc-authorize', products: ALL_PRODUCTS }],
+    spec: [{ key: '4.2 #7', title: 'collection: bc-authorize', products: ['collection'] }],
   },
   userInfo: {
     label: 'get user information with consent',
@@ -530,10 +552,10 @@ const definitions = {
     responses: {
       200: { description: 'What the holder consented to share.', body: 'user-info', source: 'spec' },
       401: unauthorized('No consent token: an access token, an expired one or one of another product.'),
-      500: forbiddenEnvironment(),
+      500: forbiddenEnvironment([], undefined, 'sandbox'),
     },
     products: consentProducts('§4.2 #6, §5.4', 'collection', () => 'error-set-a'),
-    spec: [{ key: '4.2 #6', title: 'collection: get user information with consent', products: ALL_PRODUCTS }],
+    spec: [{ key: '4.2 #6', title: 'collection: get user information with consent', products: ['collection'] }],
   },
 } satisfies Record<string, OperationDefinition>;
 

@@ -35,6 +35,7 @@ import { OPERATION_IDS } from '../catalogue/operations.ts';
 import { STRICT_READING_NAMES } from '../profiles.ts';
 import { SCHEMA_BASE, schemaId } from '../schema-ids.ts';
 import { COMPILED, PACKAGE_ROOT } from '../package.ts';
+import type { Source } from '../sources.ts';
 
 export { SCHEMA_BASE, schemaId };
 const schemaDir = join(PACKAGE_ROOT, 'schemas');
@@ -85,6 +86,21 @@ export const schemaDocuments: readonly JsonSchema[] = [
 export const STRICT_READING_KEYWORD = 'strictReading';
 
 /**
+ * Where a schema's constraint comes from (core/sources.ts), as an annotation that validates nothing: on a record
+ * schema of the API's answers for the whole record, on one of its properties for that field, or on any subschema
+ * for what it adds. The harness weighs each departure by the nearest source (schemaProblems).
+ */
+export const SOURCE_KEYWORD = 'x-source';
+
+const SOURCE_META_SCHEMA = {
+  oneOf: [
+    { type: 'object', additionalProperties: false, required: ['kind', 'clause'], properties: { kind: { const: 'spec' }, clause: { type: 'string', minLength: 1 } } },
+    { type: 'object', additionalProperties: false, required: ['kind', 'note'], properties: { kind: { const: 'observed' }, note: { type: 'string', minLength: 1 } } },
+    { type: 'object', additionalProperties: false, required: ['kind', 'reading'], properties: { kind: { const: 'reading' }, reading: { type: 'string', minLength: 1 } } },
+  ],
+};
+
+/**
  * An Ajv instance over every schema of the project, strict and with formats, and the given options: the
  * sandbox's lenient request validation drops the fields a schema does not list (removeAdditional) rather than
  * refusing them, and ignores the strict readings (readings: 'ignore'); the load build asks for standalone code.
@@ -104,8 +120,11 @@ export function ajvOverSchemas(options: Options & { readings?: 'enforce' | 'igno
       additionalProperties: false,
       properties: { reading: { enum: STRICT_READING_NAMES }, schema: { type: 'object' } },
     },
-    macro: (value: { schema: { required?: string[] } }) => (readings === 'enforce' ? readingSchema(value.schema) : true),
+    macro: (value: { reading: string; schema: { required?: string[] } }) => (readings === 'enforce'
+      ? { ...readingSchema(value.schema), [SOURCE_KEYWORD]: { kind: 'reading', reading: `the strict reading ${value.reading} (core/profiles.ts STRICT_READINGS)` } }
+      : true),
   });
+  instance.addKeyword({ keyword: SOURCE_KEYWORD, metaSchema: SOURCE_META_SCHEMA });
   for (const schema of schemaDocuments) instance.addSchema(schema);
   return instance;
 }
@@ -139,7 +158,7 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
   const lines: string[] = [];
   for (const error of errors) {
     // if/then and oneOf wrappers only restate their branches' errors.
-    if (error.keyword === 'if' || error.keyword === 'oneOf' || error.keyword === 'allOf' || error.keyword === STRICT_READING_KEYWORD) continue;
+    if (error.keyword === 'if' || error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'allOf' || error.keyword === STRICT_READING_KEYWORD) continue;
     const pointer = `${root}${error.instancePath}` || '/';
     const described = error.parentSchema?.description;
     let detail = error.message ?? 'is invalid';
@@ -155,4 +174,135 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
 function firstSentence(text: string): string {
   const end = text.search(/[.:](\s|$)/);
   return end === -1 ? text : text.slice(0, end);
+}
+
+/** One departure of a value from a schema: where, what was expected there, the value found, and the source of the constraint. */
+export interface SchemaProblem {
+  /** A JSON pointer into the value ("/amount"), or "/" for the whole. */
+  pointer: string;
+  expected: string;
+  /** The value at the pointer; undefined for a field that is missing. */
+  value: unknown;
+  /** The nearest x-source: of the failing subschema, else of the record's property, else of the record. */
+  source: Source | undefined;
+}
+
+type SchemaObject = { [keyword: string]: unknown; properties?: Record<string, SchemaObject> };
+
+/**
+ * The departures of a value from the schema of that name, each with the source of the constraint it breaks. A
+ * wrapper's error (if/then, oneOf, allOf) only restates its branches' and is left out, unless it is all there is.
+ */
+export function schemaProblems(name: string, value: unknown): SchemaProblem[] {
+  const validate = validatorFor(name);
+  if (validate(value)) return [];
+  const root = validate.schema as SchemaObject;
+  const errors = validate.errors ?? [];
+  const wrappers = new Set(['if', 'oneOf', 'allOf', 'anyOf', STRICT_READING_KEYWORD]);
+  const substantive = errors.filter((e) => !wrappers.has(e.keyword));
+  const problems = (substantive.length > 0 ? substantive : errors).map((error): SchemaProblem => {
+    const missing = error.keyword === 'required' ? String(error.params.missingProperty) : undefined;
+    const pointer = missing !== undefined ? `${error.instancePath}/${missing}` : error.instancePath || '/';
+    const field = missing !== undefined && error.instancePath === '' ? missing : error.instancePath.split('/')[1];
+    // A missing field weighs as the field does; any other departure as the subschema that states it, else its field.
+    const ofField = field !== undefined ? sourceOf(root.properties?.[field]) : undefined;
+    const ofSubschema = error.parentSchema === root ? undefined : sourceOf(error.parentSchema);
+    const source = (missing !== undefined ? ofField ?? ofSubschema : ofSubschema ?? ofField) ?? sourceOf(root);
+    return { pointer, expected: expectedOf(error), value: missing !== undefined ? undefined : valueAt(value, error.instancePath), source };
+  });
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.pointer}\n${p.expected}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function sourceOf(schema: unknown): Source | undefined {
+  return typeof schema === 'object' && schema !== null ? (schema as Record<string, unknown>)[SOURCE_KEYWORD] as Source | undefined : undefined;
+}
+
+/** What the constraint asks for, in a few words: "a string", "one of \"A\", \"B\"", the schema's description for a pattern. */
+function expectedOf(error: ErrorObject): string {
+  const described = error.parentSchema?.description;
+  switch (error.keyword) {
+    case 'type':
+      return `a ${String(error.params.type).replace(',', ' or ')}`;
+    case 'required':
+      return 'the field';
+    case 'enum':
+      return `one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return JSON.stringify(error.params.allowedValue);
+    case 'pattern':
+      return typeof described === 'string' ? firstSentence(described) : `a value matching ${String(error.params.pattern)}`;
+    case 'format':
+      return `a ${String(error.params.format)}`;
+    case 'not':
+      return typeof described === 'string' ? described : 'not this';
+    default:
+      return typeof described === 'string' && (error.keyword === 'if' || error.keyword === 'oneOf') ? described : (error.message ?? 'a valid value');
+  }
+}
+
+function valueAt(value: unknown, pointer: string): unknown {
+  let current = value;
+  for (const segment of pointer.split('/').slice(1)) {
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+/**
+ * The fields of a value that its record schema does not name: the top-level properties, and those of each named
+ * property that is itself a record of named properties (a party), following $ref. Records are open, so these are
+ * never a departure; the sandbox's tests hold its own answers to exactly its shapes with it, and the harness names
+ * them under --strict.
+ */
+export function unknownFields(name: string, value: unknown): string[] {
+  const schema = ajv.getSchema(schemaId(name))?.schema as SchemaObject | undefined;
+  if (!schema) throw new Error(`No schema named "${name}" in schemas/`);
+  return unknownIn(schema, value, '');
+}
+
+/**
+ * The part of a value that its record schema names: the value with every field it does not name left out, at
+ * every level the schema names. Two answers that carry the same record (a status query's and its callback's) are
+ * compared on this, so that a field one of them adds, which records may, is no difference.
+ */
+export function namedPart(name: string, value: unknown): unknown {
+  const schema = ajv.getSchema(schemaId(name))?.schema as SchemaObject | undefined;
+  if (!schema) throw new Error(`No schema named "${name}" in schemas/`);
+  return namedIn(schema, value);
+}
+
+function namedIn(schema: SchemaObject, value: unknown): unknown {
+  const properties = resolveRef(schema).properties;
+  if (!properties || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>)
+    .filter(([key]) => properties[key] !== undefined)
+    .map(([key, member]) => [key, namedIn(properties[key]!, member)]));
+}
+
+function unknownIn(schema: SchemaObject, value: unknown, at: string): string[] {
+  const resolved = resolveRef(schema);
+  const properties = resolved.properties;
+  if (!properties || typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  const out: string[] = [];
+  for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    const named = properties[key];
+    if (named === undefined) out.push(`${at}/${key}`);
+    else out.push(...unknownIn(named, member, `${at}/${key}`));
+  }
+  return out;
+}
+
+function resolveRef(schema: SchemaObject): SchemaObject {
+  const ref = schema.$ref;
+  if (typeof ref !== 'string' || ref.startsWith('#')) return schema;
+  const target = ajv.getSchema(new URL(ref, SCHEMA_BASE).href)?.schema as SchemaObject | undefined;
+  return target ? resolveRef(target) : schema;
 }

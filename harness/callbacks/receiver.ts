@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -13,7 +14,8 @@ export interface ReceivedCallback {
   receivedAt: number;
 }
 
-const PATH = /^\/callbacks\/([^/?#]+)/;
+/** A callback URL's path, whole: /callbacks/<the receiver's secret segment>/<referenceId>, and nothing more. */
+const PATH = /^\/callbacks\/([^/?#]+)\/([^/?#]+)$/;
 const MAX_BODY = 256 * 1024;
 
 /** Where the receiver listens, and how the target reaches it. */
@@ -22,16 +24,18 @@ export interface ReceiverOptions {
   bind?: string;
   /**
    * The receiver's public base URL as the target sees it, e.g. a tunnel's https://abc.example.app, without
-   * a trailing slash: callback URLs are then <publicBaseUrl>/callbacks/<referenceId>, whatever port it listens on.
+   * a trailing slash: callback URLs are then <publicBaseUrl>/callbacks/<secret>/<referenceId>, whatever port it listens on.
    */
   publicBaseUrl?: string;
 }
 
 /**
  * A local HTTP server that stands in for the partner's callback listener. Each transaction gets its own
- * URL, /callbacks/<referenceId>, so a callback is tied to its transaction by where it was sent. It accepts
- * PUT and POST (the docs tell listeners to accept both), and keeps everything: callbacks for ids it was
- * told to expect, duplicates, and unsolicited ones.
+ * URL, /callbacks/<secret>/<referenceId>, so a callback is tied to its transaction by exactly where it was sent:
+ * a callback to any other path (another segment after it, a query) is not that transaction's. The secret segment
+ * is new for each receiver, so that whoever merely learns a reference id cannot forge a callback and sway a
+ * verdict: a callback without it is unsolicited. It accepts PUT and POST (the docs tell listeners to accept both),
+ * and keeps everything: callbacks for ids it was told to expect, duplicates, and unsolicited ones.
  */
 export class CallbackReceiver {
   private server: Server | undefined;
@@ -40,6 +44,8 @@ export class CallbackReceiver {
   private port = 0;
   private readonly bindAddress: string;
   private readonly publicBaseUrl: string | undefined;
+  /** The path segment every callback URL of this receiver carries: unguessable, and new for each receiver. */
+  private readonly secret = randomBytes(12).toString('base64url');
 
   /** `host`: the host of the callback URLs when there is no public base URL (http://<host>:<port>). */
   constructor(private readonly host: string, options: ReceiverOptions = {}) {
@@ -77,12 +83,12 @@ export class CallbackReceiver {
   /** The URL to give as X-Callback-Url for a transaction, and a note that its callback is expected. */
   urlFor(referenceId: string): string {
     this.expected.add(referenceId.toLowerCase());
-    return `${this.baseUrl}/callbacks/${referenceId}`;
+    return `${this.baseUrl}/callbacks/${this.secret}/${referenceId}`;
   }
 
   /**
    * Where the target reaches the receiver: the public base URL when one was given, else
-   * http://<host>:<port it listens on>, e.g. http://127.0.0.1:40123. Callbacks go to <baseUrl>/callbacks/<referenceId>.
+   * http://<host>:<port it listens on>, e.g. http://127.0.0.1:40123. Callbacks go to <baseUrl>/callbacks/<secret>/<referenceId>.
    */
   get baseUrl(): string {
     return this.publicBaseUrl ?? `http://${this.host}:${this.port}`;
@@ -103,7 +109,7 @@ export class CallbackReceiver {
     return this.received.filter((c) => c.referenceId === id);
   }
 
-  /** Callbacks nobody asked for: to an id never handed out, or to a path that is not a callback URL. */
+  /** Callbacks nobody asked for: to an id never handed out, or to a path that is not exactly a callback URL of this receiver. */
   unsolicited(): ReceivedCallback[] {
     return this.received.filter((c) => c.referenceId === undefined || !this.expected.has(c.referenceId));
   }
@@ -120,7 +126,7 @@ export class CallbackReceiver {
     const match = PATH.exec(path);
     let referenceId: string | undefined;
     try {
-      referenceId = match ? decodeURIComponent(match[1]!).toLowerCase() : undefined;
+      referenceId = match && match[1] === this.secret ? decodeURIComponent(match[2]!).toLowerCase() : undefined;
     } catch {
       referenceId = undefined; // a malformed percent-encoding: kept as unsolicited
     }

@@ -6,7 +6,9 @@ import { OPERATION_IDS, OPERATIONS, type OperationId } from '../../core/catalogu
 import type { CallOptions } from '../../harness/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Party } from './parties.ts';
-import { depart } from './payments.ts';
+import { quote } from '../../harness/judging/judge.ts';
+import { finding } from '../../harness/judging/checks.ts';
+import { sourceOfDifference } from '../../core/profiles.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -82,9 +84,9 @@ export async function rememberBalance(world: MomoWorld): Promise<void> {
 
 export function expectBalanceInCurrency(world: MomoWorld): void {
   const balance = balanceOf(world, 'the balance is readable');
-  if (balance.currency !== world.config.currency) {
-    depart(world, world.response!, 'the balance is in the currency the partner trades in', `currency "${world.config.currency}"`, balance);
-  }
+  world.conclude(world.response!, 'the balance is in the currency the partner trades in', balance.currency === world.config.currency ? [] : [
+    finding('balance-in-currency', { field: '/currency', expected: JSON.stringify(world.config.currency), received: quote(balance.currency) }),
+  ]);
 }
 
 /** The balance now is the one read earlier plus `amount`, to the last decimal (core/money.ts). */
@@ -93,9 +95,9 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
   await readBalance(world);
   const balance = balanceOf(world, 'the balance is read after the payment');
   const expected = fromMinor(toMinor(world.balanceBefore) + toMinor(amount));
-  if (toMinor(balance.availableBalance) !== toMinor(expected)) {
-    depart(world, world.response!, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, `availableBalance "${expected}"`, balance);
-  }
+  world.conclude(world.response!, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, toMinor(balance.availableBalance) === toMinor(expected) ? [] : [
+    finding('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(expected), received: quote(balance.availableBalance) }),
+  ]);
 }
 
 /** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */
@@ -118,7 +120,7 @@ export function expectInactiveHolder(world: MomoWorld): void {
  */
 export function expectUnregisteredHolder(world: MomoWorld): void {
   if (world.harness.behaviour.accountHolderErrors === 'documented') {
-    world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'a holder who is not registered is refused as not found (the SDKs\' test number, profile mtn-sandbox)' });
+    world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', source: sourceOfDifference('accountHolderErrors', 'mtn-sandbox'), what: 'a holder who is not registered is refused as not found (the SDKs\' test number, profile mtn-sandbox)' });
     return;
   }
   expectHolderResult(world, false, 'an account holder who is not registered is reported so');
@@ -131,10 +133,14 @@ export async function checkHolderId(world: MomoWorld, idType: string, id: string
   world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, id));
 }
 
+/** The holder's status: true or false (§4.2 #8), as a bare boolean or the live sandbox's {"result": …}. */
 function expectHolderResult(world: MomoWorld, result: boolean, what: string): void {
   const response = world.expect({ status: 200, what });
-  const body = response.json as { result: boolean };
-  if (body.result !== result) depart(world, response, what, `{"result":${result}}`, body);
+  const body = response.json as boolean | { result?: unknown };
+  const given = typeof body === 'boolean' ? body : body?.result;
+  world.conclude(response, what, given === result ? [] : [
+    finding('holder-status', { field: typeof body === 'boolean' ? 'body' : '/result', expected: String(result), received: quote(given) }),
+  ]);
 }
 
 function balanceOf(world: MomoWorld, what: string): { availableBalance: string; currency: string } {

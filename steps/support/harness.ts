@@ -4,10 +4,18 @@ import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '..
 import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { EvidenceBudget, size } from '../../harness/client/evidence.ts';
-import { bodyProblems, describeUnjudged, judge, judgeAnswer } from '../../harness/judging/judge.ts';
+import { bodyFindings, conclude, judge, judgeAnswer, unjudgedHeader, type Expectation, type JudgingContext } from '../../harness/judging/judge.ts';
+import { ConformanceFailure } from '../../harness/judging/judge.ts';
+import { finding, type Finding, type Warning } from '../../harness/judging/checks.ts';
+import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
+import { spec } from '../../core/sources.ts';
 import type { Product } from '../../core/products.ts';
 import { Redactor } from '../../harness/secrets/redact.ts';
+
+const STATUS_QUERIES: ReadonlySet<string> = new Set(TRANSACTIONS.map((t) => t.status));
+const FINAL_STATUSES: ReadonlySet<string> = new Set(['SUCCESSFUL', 'FAILED']);
+const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
 /** An API user of one product, as the partner holds it. */
 export interface Account {
@@ -22,9 +30,10 @@ export interface Account {
  * Scenarios stay independent: each uses its own reference ids, and one that needs an API user to itself
  * asks for a fresh one.
  */
-export class Harness {
+export class Harness implements JudgingContext {
   readonly config: HarnessConfig;
   readonly behaviour: ProfileBehaviour;
+  readonly run: JudgingContext['run'];
   readonly redactor = new Redactor();
   readonly client: MomoClient;
   readonly receiver: CallbackReceiver;
@@ -41,6 +50,7 @@ export class Harness {
     this.config = config;
     if (!this.config.baseUrl || !this.config.sandboxUrl) throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
     this.behaviour = behaviourOf(this.config.profile);
+    this.run = { profile: this.config.profile, strict: this.config.strict };
     // Each secret with its kind, which says the one operation that may give it out (harness/secrets/disclosure.ts).
     for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key, 'subscription key');
     for (const user of Object.values(this.config.apiUsers)) if (user) this.redactor.addBasicCredential(user.userId, user.apiKey);
@@ -74,25 +84,85 @@ export class Harness {
   recordInto(sink: ((exchange: Exchange) => void) | undefined): void {
     this.recordExchange = sink;
     this.bodyFailures = [];
+    this.warnings = new Map();
+    this.finalStatuses = new Map();
   }
 
-  /** Bodies of this scenario that depart from their schemas, whether or not a step looked at them. */
-  takeBodyFailures(): string[] {
+  /** Answers of this scenario whose bodies depart from their schemas, whether or not a step looked at them. */
+  takeBodyFailures(): ConformanceFailure[] {
     const failures = this.bodyFailures;
     this.bodyFailures = [];
     return failures;
   }
 
-  private bodyFailures: string[] = [];
+  /** The warnings of this scenario: findings this run weighs as warnings (core/sources.ts), each once. */
+  takeWarnings(): Warning[] {
+    const warnings = [...this.warnings.values()];
+    this.warnings = new Map();
+    return warnings;
+  }
+
+  private bodyFailures: ConformanceFailure[] = [];
+  private warnings = new Map<string, Warning>();
+  /** The final status each transaction of this scenario was first read in, by its status query's URL. */
+  private finalStatuses = new Map<string, string>();
+
+  warn(warning: Warning): void {
+    // The same departure seen by a step and by the check of every answer is one warning.
+    const key = JSON.stringify([warning.check, warning.context.split(' — ')[0], warning.field, warning.expected, warning.received]);
+    if (!this.warnings.has(key)) this.warnings.set(key, warning);
+  }
+
+  /** Judges an answer against an expectation (harness/judging/judge.ts); a departure throws, a warning is kept. */
+  judge(response: ApiResponse, expectation: Expectation): ApiResponse {
+    judge(response, expectation, this);
+    return response;
+  }
+
+  /** Weighs findings a step made of its own: a failure throws, naming each; a warning is kept. */
+  conclude(header: string, findings: readonly Finding[], response?: ApiResponse, received?: string): void {
+    conclude(header, findings, this, response, received);
+  }
 
   /**
    * Every answer as it comes: one that no answer may be (too long, or giving out a secret) fails the step at once
    * (judgeAnswer); a body that departs from its schema is noted, and fails the scenario at its end if no step did.
    */
   private checkAnswer(response: ApiResponse): void {
-    judgeAnswer(response, this.redactor);
-    const problems = bodyProblems(response, this.behaviour);
-    if (problems.length > 0) this.bodyFailures.push(describeUnjudged(response, problems, this.redactor));
+    judgeAnswer(response, this);
+    this.checkFinalStaysFinal(response);
+    // A gateway's 502, 503 or 504 says the target could not serve: a step that needed the answer says not tested.
+    if (UNAVAILABLE_STATUSES.has(response.status)) return;
+    try {
+      conclude(unjudgedHeader(response), bodyFindings(response, this), this, response);
+    } catch (failure) {
+      if (!(failure instanceof ConformanceFailure)) throw failure;
+      this.bodyFailures.push(failure);
+    }
+  }
+
+  /**
+   * §3: a transaction leaves PENDING when the payer answers or the system times it out, and the state it reaches is
+   * final. Every status record of the scenario is held to the first final status its transaction was read in.
+   */
+  private checkFinalStaysFinal(response: ApiResponse): void {
+    if (response.status !== 200 || !STATUS_QUERIES.has(response.operation.id) || !response.exchange) return;
+    const status = (response.json as { status?: unknown } | undefined)?.status;
+    if (typeof status !== 'string') return;
+    const transaction = response.exchange.request.url;
+    const first = this.finalStatuses.get(transaction);
+    if (first === undefined) {
+      if (FINAL_STATUSES.has(status)) this.finalStatuses.set(transaction, status);
+      return;
+    }
+    if (status === first) return;
+    try {
+      conclude(`${response.operation.label} — §3: a transaction that reached a final status keeps it`, [
+        finding('final-state-is-final', { field: '/status', expected: `${JSON.stringify(first)}, as read before`, received: JSON.stringify(status) }),
+      ], this, response);
+    } catch (failure) {
+      throw Object.assign(failure as Error, { fatal: true });
+    }
   }
 
   /** The run's API user of a product: the configured one, or one provisioned on first use. */
@@ -110,9 +180,8 @@ export class Harness {
   /** A new API user of a product, for a scenario that must not share one (ownership, balances). */
   async provision(product: Product, providerCallbackHost = this.config.callbackHost): Promise<Account> {
     const userId = randomUUID();
-    judge(await this.client.createApiUser(product, userId, providerCallbackHost), { status: 201, what: 'provisioning an API user for the run' }, this.behaviour, this.redactor);
-    const keyResponse = await this.client.createApiKey(product, userId);
-    judge(keyResponse, { status: 201, what: 'creating the API key of an API user for the run' }, this.behaviour, this.redactor);
+    this.judge(await this.client.createApiUser(product, userId, providerCallbackHost), { status: 201, source: spec('§4.5 #14'), what: 'provisioning an API user for the run' });
+    const keyResponse = this.judge(await this.client.createApiKey(product, userId), { status: 201, source: spec('§4.5 #15'), what: 'creating the API key of an API user for the run' });
     const account = { product, userId, apiKey: (keyResponse.json as { apiKey: string }).apiKey };
     this.redactor.addBasicCredential(userId, account.apiKey);
     this.accountsById.set(`${product}:${userId}`, account);
@@ -133,7 +202,7 @@ export class Harness {
     const account = this.accountsById.get(key);
     if (!account) throw new Error(`no account for ${key}`);
     const response = await this.client.createAccessToken(account.product, this.basic(account));
-    judge(response, { status: 200, what: 'getting an access token for the run' }, this.behaviour, this.redactor);
+    this.judge(response, { status: 200, source: spec('§4.2 #1, §5 rule 2'), what: 'getting an access token for the run' });
     const body = response.json as { access_token: string; expires_in: number };
     this.redactor.add(body.access_token, 'access token');
     return { accessToken: body.access_token, lifetimeSeconds: body.expires_in };

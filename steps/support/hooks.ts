@@ -2,6 +2,7 @@ import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@
 import { loadConfig } from '../../harness/config.ts';
 import { TargetUnreachableError } from '../../harness/client/transport-errors.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
+import { WARNINGS_MEDIA_TYPE } from '../../harness/judging/checks.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
@@ -36,13 +37,18 @@ Before(function (this: MomoWorld) {
   if (cause) throw new TargetUnreachableError(cause);
 });
 
-// Every exchange of the scenario, redacted, goes into the reports as its evidence; and every answer's body
-// is held to its schema, including answers no step judged (a status read while polling, a token fetched).
+// Every exchange of the scenario, redacted, goes into the reports as its evidence, and every warning (a finding
+// this run weighs as a warning: a reading, or an observation in the spec profile) goes with it; and every answer's
+// body is held to its schema, including answers no step judged (a status read while polling, a token fetched).
 After(async function (this: MomoWorld, { result }) {
   const bodyFailures = this.harness.takeBodyFailures();
+  const warnings = this.harness.takeWarnings();
   this.harness.recordInto(undefined);
+  if (warnings.length > 0) await this.attach(JSON.stringify(warnings, null, 2), { mediaType: WARNINGS_MEDIA_TYPE, fileName: 'warnings.json' });
   if (this.evidence.length === 0) return;
   const evidence = { passed: result?.status === Status.PASSED, exchanges: this.evidence };
   await this.attach(JSON.stringify(evidence, null, 2), { mediaType: 'application/json', fileName: 'evidence.json' });
-  if (result?.status === Status.PASSED && bodyFailures.length > 0) throw new ConformanceFailure(bodyFailures.join('\n\n'));
+  if (result?.status === Status.PASSED && bodyFailures.length > 0) {
+    throw new ConformanceFailure(bodyFailures.map((f) => f.message).join('\n\n'), undefined, bodyFailures.flatMap((f) => f.findings));
+  }
 });

@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
-import { ConformanceFailure } from '../../harness/judging/judge.ts';
+import { quote } from '../../harness/judging/judge.ts';
+import { finding, type Finding } from '../../harness/judging/checks.ts';
 import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
+import { STRICT_READINGS, sourceOfDifference } from '../../core/profiles.ts';
+import { observed, reading, spec, type Source } from '../../core/sources.ts';
+import { namedPart } from '../../core/validation/schemas.ts';
 import type { Account } from './harness.ts';
 import type { Party } from './parties.ts';
 import type { MomoWorld, Payment } from './world.ts';
@@ -159,6 +163,7 @@ export async function readStatus(world: MomoWorld, payment: Payment = world.last
 
 /** Another partner's attempt to read this scenario's transaction. */
 export async function readStatusAsOther(world: MomoWorld): Promise<void> {
+  world.rule = reading(`the strict reading transactionOwnership (core/profiles.ts): ${STRICT_READINGS.transactionOwnership.reason}`);
   world.remember(await readStatus(world, world.lastPayment, otherPartnerOf(world)));
 }
 
@@ -169,7 +174,17 @@ function otherPartnerOf(world: MomoWorld): Account {
 
 /** The transaction reads back as unknown: its creation left nothing behind. */
 export async function expectNotCreated(world: MomoWorld): Promise<void> {
-  world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'a refused creation leaves no transaction behind' }, await readStatus(world));
+  const what = 'a refused creation leaves no transaction behind';
+  const creation = world.response;
+  // Accepted rather than refused: the refusal was judged (and weighed, by the rule it rests on) by the step before.
+  if (creation && creation.status < 300) {
+    world.conclude(creation, what, [finding('refusal-changes-nothing', { field: 'status', expected: 'a refusal, and no transaction', received: `${creation.status}: the transaction was created`, ...(world.rule ? { source: world.rule } : {}) })]);
+    return;
+  }
+  const response = await readStatus(world);
+  world.conclude(response, what, response.status === 200 ? [finding('refusal-changes-nothing', { field: 'status', expected: 'no transaction under the refused reference id', received: '200 with its status record: the transaction was created' })] : []);
+  // How an unknown reference id reads is the live sandbox's (§4.6 does not show it): 404 RESOURCE_NOT_FOUND.
+  world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what }, response);
 }
 
 /** The status record, judged against its schema: one read. */
@@ -178,9 +193,17 @@ export async function currentRecord(world: MomoWorld, payment: Payment = world.l
   return { response, record: response.json as StatusRecord };
 }
 
+/**
+ * The transaction is still PENDING. For a party that never answers that is §3's own rule; for one that answers
+ * after a while, it holds only while that while lasts, which the spec does not give: the live sandbox's 25–30 s
+ * (real-api-notes) make it an observation, so a target that is quicker is not failed for it in the spec profile.
+ */
 export async function expectStillPending(world: MomoWorld): Promise<void> {
   const { response, record } = await currentRecord(world);
-  if (record.status !== 'PENDING') depart(world, response, 'a transaction is PENDING until the customer answers (§3)', 'status "PENDING"', record);
+  const source = world.lastPayment.party?.slow ? observed('real-api-notes, sandbox test numbers: 46733123454 stays PENDING for about 25–30 s before SUCCESSFUL') : undefined;
+  world.conclude(response, 'a transaction is PENDING until the customer answers', record.status === 'PENDING' ? [] : [
+    finding('transaction-outcome', { field: '/status', expected: '"PENDING"', received: quote(record.status), ...(source ? { source } : {}) }),
+  ]);
 }
 
 /**
@@ -188,56 +211,94 @@ export async function expectStillPending(world: MomoWorld): Promise<void> {
  * shape follows the profile: a bare code (mtn-sandbox) or {code, message} (spec). Test parties whose outcome
  * is delayed, or never comes, get the slow deadline.
  */
-export async function expectOutcome(world: MomoWorld, status: string, reason?: string): Promise<StatusRecord> {
+export async function expectOutcome(world: MomoWorld, status: string, reason?: string, reasonSource?: Source): Promise<StatusRecord> {
   const payment = world.lastPayment;
   const slow = Boolean(payment.party?.slow || payment.party?.outcome === 'PENDING');
   const { response, record } = await finalRecord(world, payment, slow);
-  if (record.status !== status) depart(world, response, `the ${payment.kind} ends ${status}`, `status "${status}"${reason ? ` with reason ${reason}` : ''}`, record);
-  if (reason !== undefined) expectReason(world, response, record, reason);
+  world.conclude(response, `the ${payment.kind} ends ${status}${reason ? ` because ${reason}` : ''}`, [
+    ...(record.status === status ? [] : [finding('transaction-outcome', { field: '/status', expected: JSON.stringify(status), received: quote(record.status) })]),
+    ...(reason !== undefined && record.status === status ? reasonFindings(record, reason, reasonSource) : []),
+  ]);
   return record;
 }
 
 export async function expectSuccessWithTransactionId(world: MomoWorld): Promise<void> {
   const payment = world.lastPayment;
   const { response, record } = await finalRecord(world, payment, Boolean(payment.party?.slow));
-  if (record.status !== 'SUCCESSFUL' || !record.financialTransactionId) {
-    depart(world, response, `a successful ${payment.kind} carries the financial transaction id`, 'status "SUCCESSFUL" with a financialTransactionId', record);
-  }
+  world.conclude(response, `a successful ${payment.kind} carries the financial transaction id`, [
+    ...(record.status === 'SUCCESSFUL' ? [] : [finding('transaction-outcome', { field: '/status', expected: '"SUCCESSFUL"', received: quote(record.status) })]),
+    ...(record.status !== 'SUCCESSFUL' || record.financialTransactionId ? [] : [finding('financial-transaction-id', { field: '/financialTransactionId', expected: 'the field', received: 'none' })]),
+  ]);
 }
 
 /**
- * The record shows what was asked: the amount normalised as the live service writes it ("12.50" → "12.5"),
- * the party exactly as sent, the reference and messages as sent, and no reason.
+ * The record shows what was asked (record-echoes-request). A field the record names must be as sent: the amount
+ * the same number (definite), and on the live sandbox written without trailing zeros ("12.50" → "12.5", observed);
+ * the party, currency, reference and messages unchanged. The spec does not show the record, so a field it leaves
+ * out departs only from the live sandbox's record (observed).
  */
 export async function expectRecordAsAsked(world: MomoWorld, amount: string): Promise<void> {
   const payment = world.lastPayment;
   const { response, record } = await currentRecord(world, payment);
   const sent = payment.body;
-  const partyField = paysFrom(payment.create) ? 'payer' : 'payee';
-  const expected: Record<string, unknown> = {
-    amount,
-    currency: sent.currency,
-    [partyField]: sent[partyField],
-    externalId: sent.externalId,
-    payerMessage: sent.payerMessage,
-    payeeNote: sent.payeeNote,
-  };
   if (normaliseAmount(sent.amount) !== amount) throw new Error(`The scenario sent ${sent.amount}, which normalises to ${normaliseAmount(sent.amount)}, not ${amount}: fix the feature.`);
+  const partyField = paysFrom(payment.create) ? 'payer' : 'payee';
+  world.conclude(response, `the ${payment.kind} record shows what was asked`, [
+    ...amountFindings(world, record, sent.amount),
+    ...echoFindings(record, { currency: sent.currency, [partyField]: sent[partyField], externalId: sent.externalId, payerMessage: sent.payerMessage, payeeNote: sent.payeeNote }),
+  ]);
+}
+
+/** The amount of a record against the amount sent: the same number (definite); on the live sandbox, normalised (observed). */
+export function amountFindings(world: MomoWorld, record: StatusRecord, sent: string): Finding[] {
+  const recorded = (record as { amount?: unknown }).amount;
+  if (recorded === undefined) return [finding('record-echoes-request', { field: '/amount', expected: quote(sent), received: 'none', source: RECORD_FIELDS })];
+  // The same number as a JSON number departs only from the live record's string (the record's schema says so too).
+  if (typeof recorded === 'number' && sameAmount(String(recorded), sent)) {
+    return [finding('record-echoes-request', { field: '/amount', expected: `${quote(sent)}, a string`, received: quote(recorded), source: sourceOfDifference('amountForm', 'mtn-sandbox') })];
+  }
+  if (typeof recorded !== 'string' || !sameAmount(recorded, sent)) {
+    return [finding('record-echoes-request', { field: '/amount', expected: `${quote(sent)}, the same number`, received: quote(recorded) })];
+  }
+  const normalised = normaliseAmount(sent);
+  return recorded === normalised ? [] : [finding('record-echoes-request', { field: '/amount', expected: `${quote(normalised)}, without trailing zeros`, received: quote(recorded), source: sourceOfDifference('amountForm', 'mtn-sandbox') })];
+}
+
+/** The live sandbox's status record names every field of the request (real-api-notes): where the spec shows none. */
+const RECORD_FIELDS = observed('real-api-notes, status records: the record carries amount, currency, the party, externalId, payerMessage and payeeNote as sent');
+
+/**
+ * Each field sent, against the record: as sent where the record names it (definite), present on the live sandbox
+ * (observed). A party is compared on its own two fields: one it adds (records are open) is no difference.
+ */
+function echoFindings(record: StatusRecord, sent: Record<string, unknown>): Finding[] {
   const actual = record as unknown as Record<string, unknown>;
-  const differing = Object.keys(expected).filter((key) => !isDeepStrictEqual(actual[key], expected[key]));
-  if ('reason' in record) differing.push('reason');
-  if (differing.length > 0) {
-    depart(world, response, `the ${payment.kind} record shows what was asked (${differing.join(', ')} differ)`, `${JSON.stringify(expected)} and no reason`, record);
+  return Object.entries(sent).flatMap(([key, value]) => {
+    const recorded = isParty(value) ? namedPart('party', actual[key]) : actual[key];
+    if (value === undefined || isDeepStrictEqual(recorded, value)) return [];
+    if (actual[key] === undefined) return [finding('record-echoes-request', { field: `/${key}`, expected: quote(value), received: 'none', source: RECORD_FIELDS })];
+    return [finding('record-echoes-request', { field: `/${key}`, expected: quote(value), received: quote(actual[key]) })];
+  });
+}
+
+const isParty = (value: unknown) => typeof value === 'object' && value !== null && 'partyIdType' in value;
+
+function sameAmount(a: string, b: string): boolean {
+  try {
+    return toMinor(a) === toMinor(b);
+  } catch {
+    return false;
   }
 }
 
-/** The refund goes to the payer of the request to pay it returns (refund-status.schema.json). */
+/** The refund goes to the payer of the request to pay it returns (refund-to-payer): where the record names a payee. */
 export async function expectRefundToPayer(world: MomoWorld): Promise<void> {
   const original = requestToPayOf(world);
   const { response, record } = await currentRecord(world);
-  if (!isDeepStrictEqual(record.payee, original.body.payer)) {
-    depart(world, response, 'a refund is paid to the payer of the request to pay it returns', `payee ${JSON.stringify(original.body.payer)}`, record);
-  }
+  const expected = original.body.payer;
+  world.conclude(response, 'a refund is paid to the payer of the request to pay it returns', isDeepStrictEqual(namedPart('party', record.payee), expected) ? [] : [
+    finding('refund-to-payer', { field: '/payee', expected: quote(expected), received: record.payee === undefined ? 'none' : quote(record.payee), ...(record.payee === undefined ? { source: RECORD_FIELDS } : {}) }),
+  ]);
 }
 
 /**
@@ -250,13 +311,15 @@ export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promi
   const creation = world.response;
   if (!creation) throw new Error('No refund was asked for in this scenario.');
   if (creation.status === 202) {
-    await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND');
+    await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND', UNKNOWN_REFUND_READING);
     return;
   }
   // Refused at creation instead: as invalid data (400), or naming the missing request to pay.
-  world.expect({ status: [400, 404, 500], what: 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation' });
-  if (creation.status !== 400) world.expect({ status: creation.status, code: 'RESOURCE_NOT_FOUND', what: 'a refund refused at creation names the missing request to pay' });
+  world.expect({ status: [400, 404, 500], source: spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'), what: 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation' });
+  if (creation.status !== 400) world.expect({ status: creation.status, code: 'RESOURCE_NOT_FOUND', source: UNKNOWN_REFUND_READING, what: 'a refund refused at creation names the missing request to pay' });
 }
+
+const UNKNOWN_REFUND_READING = reading('the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox\'s (READINGS in core/profiles.ts)');
 
 /** Who notifies (the payment's own API user by default) and in which Language (none by default: the service's template). */
 export interface NotifyOptions {
@@ -329,9 +392,23 @@ async function createTransaction(world: MomoWorld, create: OperationId, product:
   return world.remember(await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }));
 }
 
-/** Polls the status until it is final. A 404 may be a record not yet readable; any other departure fails at once. */
+/** The status record of a transaction once it is final (its party's delay allowed for). */
+export function finalStatusRecord(world: MomoWorld, payment: Payment): Promise<{ response: ApiResponse; record: StatusRecord }> {
+  return finalRecord(world, payment, Boolean(payment.party?.slow));
+}
+
+/** How long the live sandbox takes to settle a payment: at once, or about 25–30 s for the delayed test number. */
+const SETTLING = observed('real-api-notes, sandbox test numbers: payments settle at once, 46733123454 after about 25–30 s; the spec gives no time (§3, §8)');
+
+/**
+ * Polls the status until it is final, then reads it once more: a final state stays final (final-state-is-final,
+ * which the harness checks on every status record it reads). A 404 may be a record not yet readable; any other
+ * departure fails at once. Not final within the deadline: the spec gives no time, so that weighs as the live
+ * sandbox's pace (an observation).
+ */
 async function finalRecord(world: MomoWorld, payment: Payment, slow: boolean): Promise<{ response: ApiResponse; record: StatusRecord }> {
-  const outcome = await world.eventually(`the ${payment.kind} ${payment.referenceId} reaching a final status`, async () => {
+  const where = `${operation(statusQueryOf(payment.create)).label} — §3: the ${payment.kind} ${payment.referenceId} reaches a final status`;
+  const outcome = await world.awaitState('transaction-outcome', `the ${payment.kind} reaching a final status`, async () => {
     const response = await readStatus(world, payment);
     if (response.status === 404) throw new Error(`${response.operation.label} answered 404: ${world.harness.redactor.text(response.text)}`);
     try {
@@ -342,33 +419,18 @@ async function finalRecord(world: MomoWorld, payment: Payment, slow: boolean): P
     const record = response.json as StatusRecord;
     if (NOT_FINAL.has(record.status)) throw new Error(`status ${record.status}`);
     return { response, record };
-  }, { slow });
+  }, { slow, timing: SETTLING, where });
   if ('failure' in outcome) throw outcome.failure;
+  await readStatus(world, payment);
   return outcome;
 }
 
-function expectReason(world: MomoWorld, response: ApiResponse, record: StatusRecord, code: string): void {
-  // The spec profile takes either shape (the spec does not show the record); mtn-sandbox only the live one.
-  const shape = world.harness.behaviour.failureReason;
+/** The reason of a FAILED record: the code its test number is documented to give (observed), or the case's own source. */
+function reasonFindings(record: StatusRecord, code: string, source?: Source): Finding[] {
   const reason = record.reason;
-  const asString = reason === code;
-  const asObject = typeof reason === 'object' && reason !== null && reason.code === code && typeof reason.message === 'string';
-  if (!(asString || (shape === 'either' && asObject))) {
-    const wanted = shape === 'string' ? `reason "${code}" (the bare code, profile mtn-sandbox)` : `reason "${code}" or {"code":"${code}","message":…} (profile spec)`;
-    depart(world, response, `a FAILED ${world.lastPayment.kind} says why`, wanted, record);
-  }
-}
-
-/**
- * Fails the step with a departure from the API: what was checked, against which operation and section, what
- * was expected and what came back (redacted). Every support module that judges a body by hand uses this one.
- */
-export function depart(world: MomoWorld, response: ApiResponse, what: string, expected: string, received: unknown): never {
-  throw new ConformanceFailure([
-    `${response.operation.label} — ${response.operation.section}: ${what}`,
-    `  expected: ${expected}`,
-    `  received: ${world.harness.redactor.text(JSON.stringify(received))}`,
-  ].join('\n'), response);
+  const given = typeof reason === 'string' ? reason : typeof reason === 'object' && reason !== null ? reason.code : undefined;
+  if (given === code) return [];
+  return [finding('failure-reason', { field: typeof reason === 'object' && reason !== null ? '/reason/code' : '/reason', expected: JSON.stringify(code), received: given === undefined ? 'none' : quote(given), ...(source ? { source } : {}) })];
 }
 
 function requestToPayOf(world: MomoWorld): Payment {

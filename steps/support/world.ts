@@ -1,7 +1,9 @@
 import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumber';
 import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/momo-client.ts';
-import { eventually } from '../../harness/eventually.ts';
-import { judge, type Expectation } from '../../harness/judging/judge.ts';
+import { DeadlineExceededError, eventually } from '../../harness/eventually.ts';
+import { NotObservable, headerOf, type Expectation } from '../../harness/judging/judge.ts';
+import { describeCheck, describeDifference, finding, severityOfFinding, type CheckName, type Finding } from '../../harness/judging/checks.ts';
+import type { Source } from '../../core/sources.ts';
 import type { Product } from '../../core/products.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Account, Harness } from './harness.ts';
@@ -23,10 +25,20 @@ export interface Payment {
   party?: Party;
 }
 
+/** Under which product each step of the consent flow is called. */
+export interface ConsentFlow {
+  ask: Product;
+  redeem: Product;
+  read: Product;
+}
+
 /** A consent being claimed through bc-authorize and the OAuth 2.0 token operation. */
 export interface Consent {
   account: Account;
+  flow: ConsentFlow;
   msisdn: string;
+  /** The scope asked for, space-separated. */
+  scope: string;
   authReqId?: string;
   interval?: number;
   accessToken?: string;
@@ -80,6 +92,13 @@ export class MomoWorld extends World {
   registeredUserId?: string;
   /** A balance read earlier in the scenario, to compare with. */
   balanceBefore?: string;
+  /**
+   * The rule the scenario's last request breaks on purpose, when its When step knows it better than the catalogue
+   * does: what a "Then it is refused …" step cites (an observed bound, a strict reading).
+   */
+  rule?: Source;
+  /** The consent flow runs within the partner's own product (beyond the spec) rather than on the spec's paths. */
+  consentWithinProduct?: boolean;
 
   constructor(options: IWorldOptions) {
     super(options);
@@ -118,8 +137,49 @@ export class MomoWorld extends World {
   /** Judges the last answer against what the spec says; a departure fails the step with the details. */
   expect(expectation: Expectation, response: ApiResponse | undefined = this.response): ApiResponse {
     if (!response) throw new Error('No answer to judge: a When step must call the target first.');
-    judge(response, expectation, this.harness.behaviour, this.harness.redactor);
-    return response;
+    return this.harness.judge(response, expectation);
+  }
+
+  /**
+   * Judges an answer the rest of the scenario rests on. True when its status is the one the case calls for. When it
+   * is not, and that departs only from a reading (or, in the spec profile, from the live service), the departure is
+   * a warning and the scenario has nothing left to check: false, and the step skips the rest, saying why.
+   */
+  premise(expectation: Expectation, response: ApiResponse | undefined = this.response): boolean {
+    this.expect(expectation, response);
+    const statuses = typeof expectation.status === 'number' ? [expectation.status] : expectation.status;
+    if (statuses.includes(response!.status)) return true;
+    this.log(`Skipped the rest: ${expectation.what} is a reading the target does not follow (HTTP ${response!.status}); see the warnings.`);
+    return false;
+  }
+
+  /**
+   * Weighs what a step's own checks found about an answer (harness/judging/checks.ts): a failure fails the step,
+   * naming each failed check, its source and the field; a warning is reported apart. Nothing found: nothing happens.
+   */
+  conclude(response: ApiResponse, what: string, findings: readonly Finding[]): void {
+    if (findings.length > 0) this.harness.conclude(headerOf(response, what), findings, response);
+  }
+
+  /**
+   * Waits, with the configured deadline, for a state that `check` expects. The spec gives no time for any of them,
+   * so a deadline passed weighs as `timing` says (the live service's pace, an observation, by default): in the
+   * mtn-sandbox profile a failure of the check; in the spec profile the run could not observe it (not tested),
+   * saying which deadline to raise.
+   */
+  async awaitState<T>(check: CheckName, description: string, probe: () => Promise<T | undefined>, options: { slow?: boolean; timing: Source; where: string }): Promise<T> {
+    try {
+      return await this.eventually(description, probe, options);
+    } catch (error) {
+      if (!(error instanceof DeadlineExceededError)) throw error;
+      const setting = options.slow ? 'MOMO_SLOW_OUTCOME_TIMEOUT_MS' : 'MOMO_POLL_TIMEOUT_MS';
+      const last = error.lastProblem instanceof Error ? error.lastProblem.message : error.lastProblem === undefined ? 'nothing' : String(error.lastProblem);
+      const found = finding(check, { expected: `${description} within ${error.timeoutMs} ms (${setting})`, received: last, source: options.timing });
+      if (severityOfFinding(found, this.harness.run) === 'failure') {
+        this.harness.conclude(options.where, [found]);
+      }
+      throw new NotObservable(`${options.where}\n  ${describeCheck(found)}: ${describeDifference(found)}\n  The spec gives no time for this; if the target is slower than ${error.timeoutMs} ms here, raise ${setting}.`);
+    }
   }
 
   /** Polls with the configured deadline; `slow` allows for the test numbers whose outcome is delayed. */

@@ -28,8 +28,9 @@ test('npm start with an expired waiver fails the run (exit 1) and says which wai
 });
 
 test('npm start with waivers for every failure it finds shows them WAIVED and conforms (exit 0)', async () => {
-  // The embedded sandbox reads an API user back without its callback host: the run finds that failure first.
-  const env = { MOMO_SANDBOX_DEVIATIONS: 'api-user-record-without-host' };
+  // The embedded sandbox reads an API user back without its callback host, which the live record has: in the
+  // mtn-sandbox profile the run finds that failure first.
+  const env = { MOMO_SANDBOX_DEVIATIONS: 'api-user-record-without-host', MOMO_PROFILE: 'mtn-sandbox' };
   const args = ['--tags', '@provisioning', '--parallel', '0'];
   const failing = await runSuite(args, env);
   assert.equal(failing.code, 1, failing.output);

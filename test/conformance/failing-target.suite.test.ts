@@ -126,7 +126,7 @@ describe('a failing target', () => {
       const run = await runAgainst(url, PROVISIONING);
       assert.equal(run.code, 1, run.output);
       assert.match(run.output, /create API key \(collection\) — §4\.5 #15/);
-      assert.match(run.output, /the body is not JSON \(Content-Type text\/html; charset=utf-8\), but the spec gives api-key\.schema\.json for 201/);
+      assert.match(run.output, /✘ body-schema \(definite: §4: all payloads are JSON except where marked form-encoded\): body: expected JSON: api-key\.schema\.json for 201, got a body that is not JSON \(Content-Type text\/html; charset=utf-8\)/);
       assert.match(run.output, /Verdict: the target does NOT conform/);
     });
   });
@@ -135,7 +135,7 @@ describe('a failing target', () => {
     await withFaultyServer({ fault: 'broken-json', upstream: sandbox.url }, async (url) => {
       const run = await runAgainst(url, PROVISIONING);
       assert.equal(run.code, 1, run.output);
-      assert.match(run.output, /the body is not valid JSON although its Content-Type is application\/json \(.+\), but the spec gives api-key\.schema\.json for 201/);
+      assert.match(run.output, /body: expected JSON: api-key\.schema\.json for 201, got a body that is not valid JSON although its Content-Type is application\/json \(.+\)/);
     });
   });
 

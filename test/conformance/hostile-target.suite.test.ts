@@ -56,7 +56,7 @@ describe('a target that answers with too much', () => {
   test('a 100 MB body: read to 1 MiB, the run does not conform and says the body exceeded 1 MiB, every report written and small', async () => {
     const run = await runAgainstFault({ fault: 'huge-body', bodyBytes: 100 * 1000 * 1000 });
     assert.equal(run.code, 1, run.output);
-    assert.match(run.output, /the body exceeded 1 MiB/);
+    assert.match(run.output, /✘ answer-bounded \(definite: [^)]*\): body: expected at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\), got more: the harness read 1 MiB of it and no further/);
     await assertEveryReport(run.reportsDir);
     assertBounded(run);
   });
@@ -64,7 +64,7 @@ describe('a target that answers with too much', () => {
   test('an endless body: read to 1 MiB and no further, exit 1, every report written', async () => {
     const run = await runAgainstFault({ fault: 'endless-body' });
     assert.equal(run.code, 1, run.output);
-    assert.match(run.output, /the body exceeded 1 MiB/);
+    assert.match(run.output, /✘ answer-bounded \(definite: [^)]*\): body: expected at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\), got more: the harness read 1 MiB of it and no further/);
     await assertEveryReport(run.reportsDir);
     assertBounded(run);
   });
@@ -73,7 +73,7 @@ describe('a target that answers with too much', () => {
     const run = await runAgainstFault({ fault: 'huge-body', bodyBytes: 10 * 1000 * 1000 });
     assert.equal(run.code, 1, run.output);
     const summary = await assertEveryReport(run.reportsDir);
-    assert.ok(summary.scenarios.some((s) => /exceeded 1 MiB/.test(s.reason ?? '')), 'no scenario names the body that exceeded the limit');
+    assert.ok(summary.scenarios.some((s) => /answer-bounded .*expected at most 1 MiB/.test(s.reason ?? '')), 'no scenario names the body that exceeded the limit');
     assertBounded(run);
   });
 

@@ -44,6 +44,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     callbackQuietMs: 3000,
     waiversFile: undefined,
     embeddedDeviations: undefined,
+    embeddedVariations: undefined,
   });
 });
 
@@ -193,10 +194,14 @@ test('bad callback settings are each named with the value given', () => {
   }
 });
 
-test('deliberate deviations are for the embedded sandbox only', () => {
+test('deliberate deviations and conforming variations are for the embedded sandbox only', () => {
+  const remote = { MOMO_BASE_URL: 'http://127.0.0.1:9', MOMO_COLLECTION_KEY: 'a', MOMO_DISBURSEMENT_KEY: 'b', MOMO_REMITTANCE_KEY: 'c' };
   assert.equal(loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late' }).embeddedDeviations, 'callback-late');
-  assert.throws(() => loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late', MOMO_BASE_URL: 'http://127.0.0.1:9', MOMO_COLLECTION_KEY: 'a', MOMO_DISBURSEMENT_KEY: 'b', MOMO_REMITTANCE_KEY: 'c' }), (error: Error) =>
+  assert.throws(() => loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late', ...remote }), (error: Error) =>
     error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names'));
+  assert.equal(loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered' }).embeddedVariations, 'keys-reordered');
+  assert.throws(() => loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered', ...remote }), (error: Error) =>
+    error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names'));
 });
 
 test('the bounds on what a target can make the harness hold: a response body, and the run\'s evidence', () => {

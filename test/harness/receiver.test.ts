@@ -38,10 +38,14 @@ async function withReceiver(fn: (receiver: CallbackReceiver) => Promise<void>): 
   }
 }
 
-test('urlFor gives http://host:port/callbacks/<id> on the port it listens on', async () => {
+/** The secret segment of a receiver's callback URLs. */
+const secretOf = (receiver: CallbackReceiver) => new URL(receiver.urlFor('probe')).pathname.split('/')[2]!;
+
+test('urlFor gives http://host:port/callbacks/<secret>/<id> on the port it listens on, the secret new for each receiver', async () => {
   await withReceiver(async (receiver) => {
     const url = receiver.urlFor(ID);
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/callbacks\/A1B2C3D4-0000-4000-8000-00000000000A$/);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/callbacks\/[A-Za-z0-9_-]{16}\/A1B2C3D4-0000-4000-8000-00000000000A$/);
+    await withReceiver(async (other) => assert.notEqual(secretOf(other), secretOf(receiver)));
     const port = Number(new URL(url).port);
     assert.ok(port > 0);
     const sent = await send(url, 'PUT', '{}', 'application/json');
@@ -53,20 +57,20 @@ test('the host given is the one in the URL, whatever address it binds', async ()
   const receiver = new CallbackReceiver('callbacks.example.com');
   await receiver.start(0);
   try {
-    assert.match(receiver.urlFor('x1'), /^http:\/\/callbacks\.example\.com:\d+\/callbacks\/x1$/);
+    assert.match(receiver.urlFor('x1'), /^http:\/\/callbacks\.example\.com:\d+\/callbacks\/[A-Za-z0-9_-]+\/x1$/);
   } finally {
     await receiver.stop();
   }
 });
 
-test('with a public base URL, the callback URLs are <base>/callbacks/<id>, and callbacks sent to the port it listens on are kept', async () => {
+test('with a public base URL, the callback URLs are <base>/callbacks/<secret>/<id>, and callbacks sent to the port it listens on are kept', async () => {
   const receiver = new CallbackReceiver('abc.example.app', { publicBaseUrl: 'https://abc.example.app/' });
   await receiver.start(0);
   try {
     assert.equal(receiver.baseUrl, 'https://abc.example.app');
-    assert.equal(receiver.urlFor(ID), `https://abc.example.app/callbacks/${ID}`);
+    assert.equal(receiver.urlFor(ID), `https://abc.example.app/callbacks/${secretOf(receiver)}/${ID}`);
     // What the tunnel forwards arrives on the local port.
-    const local = `http://127.0.0.1:${receiver.listeningPort}/callbacks/${ID}`;
+    const local = `http://127.0.0.1:${receiver.listeningPort}/callbacks/${secretOf(receiver)}/${ID}`;
     assert.equal((await send(local, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json')).status, 200);
     assert.deepEqual(receiver.callbacksFor(ID).map((c) => c.body), [{ status: 'SUCCESSFUL' }]);
     assert.equal(receiver.unsolicited().length, 0);
@@ -80,7 +84,7 @@ test('a fixed port and bind address are used as given; a taken port is reported 
   await first.start(0);
   const port = first.listeningPort;
   try {
-    assert.equal(first.urlFor('p1'), `http://127.0.0.1:${port}/callbacks/p1`);
+    assert.equal(first.urlFor('p1'), `http://127.0.0.1:${port}/callbacks/${secretOf(first)}/p1`);
     const second = new CallbackReceiver('127.0.0.1', { bind: '127.0.0.1' });
     await assert.rejects(second.start(port), (error: Error) => {
       assert.match(error.message, new RegExp(`^The callback receiver cannot listen on 127\\.0\\.0\\.1 port ${port}: the port is taken`));
@@ -113,7 +117,7 @@ test('PUT and POST callbacks with JSON are recorded with method, path, body and 
     const got = receiver.callbacksFor(ID.toLowerCase());
     assert.equal(got.length, 2);
     assert.equal(got[0]!.method, 'PUT');
-    assert.equal(got[0]!.path, `/callbacks/${ID}`);
+    assert.equal(got[0]!.path, `/callbacks/${secretOf(receiver)}/${ID}`);
     assert.equal(got[0]!.contentType, 'application/json');
     assert.deepEqual(got[0]!.body, { status: 'SUCCESSFUL', amount: '5' });
     assert.equal(got[0]!.rawBody, '{"status":"SUCCESSFUL","amount":"5"}');
@@ -148,21 +152,32 @@ test('duplicates are kept', async () => {
   });
 });
 
-test('callbacks to an id never handed out, or outside /callbacks/, are unsolicited', async () => {
+test('callbacks to an id never handed out, or to any other path than the exact URL given, are unsolicited', async () => {
   await withReceiver(async (receiver) => {
     const url = new URL(receiver.urlFor('expected-1'));
-    const origin = url.origin;
-    await send(`${origin}/callbacks/never-given`, 'PUT', '{"x":1}', 'application/json');
+    const { origin } = url;
+    const secret = secretOf(receiver);
+    await send(`${origin}/callbacks/${secret}/never-given`, 'PUT', '{"x":1}', 'application/json');
     await send(`${origin}/elsewhere/expected-1`, 'POST', '{"y":2}', 'application/json');
+    await send(`${url.href}/anything`, 'PUT', '{"after":1}', 'application/json');
+    await send(`${url.href}?retry=1`, 'PUT', '{"query":1}', 'application/json');
     await send(url.href, 'PUT', '{"z":3}', 'application/json');
     const unsolicited = receiver.unsolicited();
-    assert.equal(unsolicited.length, 2);
-    assert.deepEqual(unsolicited.map((c) => c.path), ['/callbacks/never-given', '/elsewhere/expected-1']);
+    assert.deepEqual(unsolicited.map((c) => c.path), [`/callbacks/${secret}/never-given`, '/elsewhere/expected-1', `/callbacks/${secret}/expected-1/anything`, `/callbacks/${secret}/expected-1?retry=1`]);
     assert.equal(unsolicited[0]!.referenceId, 'never-given');
     assert.equal(unsolicited[1]!.referenceId, undefined);
     assert.deepEqual(unsolicited[1]!.body, { y: 2 });
-    assert.equal(receiver.callbacksFor('never-given').length, 1);
-    assert.equal(receiver.callbacksFor('expected-1').length, 1);
+    assert.deepEqual(receiver.callbacksFor('expected-1').map((c) => c.body), [{ z: 3 }]);
+  });
+});
+
+test('a callback that knows the reference id but not the secret segment is unsolicited: a forged callback sways no verdict', async () => {
+  await withReceiver(async (receiver) => {
+    const url = new URL(receiver.urlFor(ID));
+    await send(`${url.origin}/callbacks/${ID}`, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json');
+    await send(`${url.origin}/callbacks/guessed-secret/${ID}`, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json');
+    assert.equal(receiver.callbacksFor(ID).length, 0);
+    assert.equal(receiver.unsolicited().length, 2);
   });
 });
 
@@ -226,12 +241,12 @@ test('a callback path with a malformed percent-encoding is answered and kept as 
   await withReceiver(async (receiver) => {
     const url = new URL(receiver.urlFor('ok-1'));
     const sent = await Promise.race([
-      send(`${url.origin}/callbacks/%E0%A4%A`, 'PUT', '{"a":1}', 'application/json').catch((error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` })),
+      send(`${url.origin}/callbacks/${secretOf(receiver)}/%E0%A4%A`, 'PUT', '{"a":1}', 'application/json').catch((error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` })),
       new Promise<Sent>((resolve) => setTimeout(() => resolve({ status: -2, body: 'no answer within 1 s' }), 1000)),
     ]);
     assert.equal(sent.status, 200, sent.body);
     assert.equal(receiver.unsolicited().length, 1);
-    assert.equal(receiver.unsolicited()[0]!.path, '/callbacks/%E0%A4%A');
+    assert.equal(receiver.unsolicited()[0]!.path, `/callbacks/${secretOf(receiver)}/%E0%A4%A`);
     assert.equal((await send(url.href, 'PUT', '{}', 'application/json')).status, 200);
   });
 });

@@ -6,7 +6,7 @@ import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import type { Product } from '../../core/products.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/domain/settings.ts';
-import { validatorFor, describeErrors } from '../../core/validation/schemas.ts';
+import { describeErrors, unknownFields, validatorFor } from '../../core/validation/schemas.ts';
 import type { HeaderName } from '../../core/catalogue/headers.ts';
 import type { Credential, OperationId } from '../../core/catalogue/operations.ts';
 import { pathOf, routes, type PathParams } from '../../core/catalogue/routes.ts';
@@ -153,11 +153,17 @@ export function basic(userId: string, apiKey: string): string {
 }
 
 /** Asserts a body against a schema of schemas/, with the ajv errors in the failure message. */
+/**
+ * The body is exactly a record of the schema: valid, and without a field it does not name. The schemas that judge
+ * a target's answers are open (an extra field is never a failure); the sandbox keeps its own shapes exact.
+ */
 export function assertSchema(name: string, body: unknown): void {
   const validate = validatorFor(name);
   if (!validate(body)) {
     throw new Error(`body does not match ${name}: ${describeErrors(validate.errors).join('; ')}\nbody: ${JSON.stringify(body)}`);
   }
+  const unknown = unknownFields(name, body);
+  if (unknown.length > 0) throw new Error(`body has fields ${name} does not name: ${unknown.join(', ')}\nbody: ${JSON.stringify(body)}`);
 }
 
 /** Polls until check returns a value, or fails after the deadline. */
