@@ -26,7 +26,7 @@ export const PROPERTIES: Record<Property, string> = {
   'documented-status': 'the status is one the document lists for the operation (or a framework answer to a request that names no operation)',
   'no-undocumented-5xx': 'a 5xx is one the document lists for the operation, with a code its description names',
   'documented-error-code': 'an error body\'s code is one the description of its status names, when it names any',
-  'body-matches-schema': 'the body matches the schema the document gives the status; no body where it gives none',
+  'body-matches-schema': 'the body matches the schema the document gives the status, with no field it does not name; no body where it gives none',
   'json-content-type': 'a body is sent as application/json',
   'no-internal-error': 'the sandbox logged no unexpected error (its error handler\'s INTERNAL_PROCESSING_ERROR)',
   'rejection-changes-nothing': 'a rejected request (4xx, 5xx) leaves API users, transactions, consents and balances as they were',
@@ -83,6 +83,10 @@ export function judge(exchange: Exchange, model: ApiModel): Violation[] {
     if (accepted.length > 0 && !accepted.some((accepts) => accepts(body))) {
       const why = documented?.validate ? describeErrors(documented.validate.errors).join('; ') : documented ? 'documented without content, but a body came' : 'not the bad-request body';
       violations.push({ property: 'body-matches-schema', detail: `${answer.status} of ${op.id}: ${why}; body: ${excerpt(answer.body)}` });
+    } else if (documented?.validate) {
+      // The document's records are open, as a target's may be; the sandbox's own are exactly their shapes.
+      const unknown = model.unknownFieldsOf(documented.components, body);
+      if (unknown.length > 0) violations.push({ property: 'body-matches-schema', detail: `${answer.status} of ${op.id}: fields the record does not name: ${unknown.join(', ')}; body: ${excerpt(answer.body)}` });
     }
     const contentType = String(answer.headers['content-type'] ?? '');
     if (text !== '' && !/^application\/json\b/i.test(contentType)) {

@@ -19,7 +19,7 @@ export interface ModelResponse {
   description: string;
   /** Validates the body; undefined when the document gives the status no content (the body must then be empty). */
   validate?: ValidateFunction;
-  /** Component names of the body's schema (one, or the branches of a oneOf). */
+  /** Component names of the body's schema (one, or the branches of an anyOf). */
   components: string[];
   /** Error codes the description names for this status, e.g. RESOURCE_NOT_FOUND; a body's code must be one of them. */
   codes: string[];
@@ -48,6 +48,8 @@ export interface ApiModel {
   resolve(ref: string): Schema;
   /** The validator of a component schema, e.g. BadRequest. */
   validatorOf(component: string): ValidateFunction;
+  /** The fields of a body that the component it matches best does not name (records are open in the document). */
+  unknownFieldsOf(components: readonly string[], body: unknown): string[];
 }
 
 export class DocumentError extends Error {}
@@ -95,7 +97,25 @@ export function loadModel(doc: unknown): ApiModel {
     if (!validate) componentValidators.set(component, validate = compile({ $ref: `#/components/schemas/${component}` }));
     return validate;
   };
-  return { operations, schemes: document.components.securitySchemes ?? {}, resolve, validatorOf };
+  /**
+   * The fields of a body that the component it matches best does not name: the document's records are open, as
+   * for any target, and the sandbox's own answers are held to exactly their shapes with this.
+   */
+  const unknownFieldsOf = (components: readonly string[], body: unknown): string[] => {
+    const fits = components.filter((name) => validatorOf(name)(body)).map((name) => fieldsNotNamed(resolve(`#/components/schemas/${name}`), body, resolve, ''));
+    return fits.length === 0 ? [] : fits.reduce((best, fit) => (fit.length < best.length ? fit : best));
+  };
+  return { operations, schemes: document.components.securitySchemes ?? {}, resolve, validatorOf, unknownFieldsOf };
+}
+
+function fieldsNotNamed(schema: Schema, value: unknown, resolve: (ref: string) => Schema, at: string): string[] {
+  const resolved = typeof schema.$ref === 'string' && schema.$ref.startsWith('#/') ? resolve(schema.$ref) : schema;
+  const properties = resolved.properties as Record<string, Schema> | undefined;
+  if (!properties || typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([key, member]) => {
+    const named = properties[key];
+    return named === undefined ? [`${at}/${key}`] : fieldsNotNamed(named, member, resolve, `${at}/${key}`);
+  });
 }
 
 function operationOf(path: string, method: string, op: Record<string, unknown>, compile: (s: Schema) => ValidateFunction, resolve: (ref: string) => Schema): ModelOperation {
@@ -138,7 +158,7 @@ function repoint(value: unknown, documentId = ''): unknown {
 }
 
 function componentsOf(schema: Schema): string[] {
-  const refs = typeof schema.$ref === 'string' ? [schema.$ref] : ((schema.oneOf ?? []) as Schema[]).map((s) => String(s.$ref ?? ''));
+  const refs = typeof schema.$ref === 'string' ? [schema.$ref] : ((schema.anyOf ?? schema.oneOf ?? []) as Schema[]).map((s) => String(s.$ref ?? ''));
   return refs.map((ref) => ref.replace('#/components/schemas/', '')).filter(Boolean);
 }
 

@@ -7,17 +7,17 @@ import { sendBusinessError, sendOAuthError } from './replies.ts';
 
 /**
  * The API user behind a Basic credential, or the answer to send when there is none: the failure status
- * is the profile's (401 by the spec, 500 on the live sandbox), and a user of another product is refused
- * with NOT_ALLOWED_TARGET_ENVIRONMENT as observed live.
+ * is the profile's (401 by the spec, 500 on the live sandbox), and a user of another product than `product`
+ * is refused with NOT_ALLOWED_TARGET_ENVIRONMENT as observed live (`product` undefined: any product's user).
  */
-export function authenticateBasic(context: SandboxContext, request: FastifyRequest, reply: FastifyReply, product: Product): ApiUser | undefined {
+export function authenticateBasic(context: SandboxContext, request: FastifyRequest, reply: FastifyReply, product: Product | undefined): ApiUser | undefined {
   const credential = basicCredentialOf(request.headers.authorization);
   const user = credential ? context.state.apiUsers.get(idKey(credential.userId)) : undefined;
   if (!credential || !user || user.apiKey === undefined || !sameSecret(user.apiKey, credential.apiKey)) {
     sendOAuthError(reply, context.profile.tokenFailureStatus, 'login_failed', { scheme: 'Basic' });
     return undefined;
   }
-  if (user.product !== product) {
+  if (product !== undefined && user.product !== product) {
     sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `This API user was provisioned for the ${user.product} product and cannot be used with ${product}.`);
     return undefined;
   }

@@ -114,7 +114,7 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
     //    credential hears 401, not NOT_ALLOWED_TARGET_ENVIRONMENT), or a Bearer token for a known API user; of this
     //    product, if strict (STRICT_READINGS.tokenProduct).
     if (operation.credential === 'basic') {
-      const user = authenticateBasic(context, request, reply, keyProduct);
+      const user = authenticateBasic(context, request, reply, operation.callerOfAnyProduct === undefined ? keyProduct : undefined);
       if (!user) return reply;
       request.caller = user;
     }

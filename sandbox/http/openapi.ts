@@ -38,7 +38,8 @@ function componentRef(ref: string, component: string | undefined): string {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${componentName(`${name}.schema.json`)}` });
 const refs = (names: readonly string[]) => names.map(ref);
-const oneOrOneOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : { oneOf: schemas });
+// Records are open, so a body may match more than one of a status's schemas: any one of them is the answer.
+const oneOrAnyOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : { anyOf: schemas });
 
 /**
  * The sandbox's OpenAPI 3.1 document, built from the operation catalogue that registers the routes and from
@@ -96,7 +97,7 @@ function operationObject(route: Route, behaviour: ProfileBehaviour, strict: bool
     const schemas = bodySchemasOf(response, binding.errors, behaviour);
     responses[status] = {
       description: response.description,
-      ...(schemas.length > 0 ? { content: { 'application/json': { schema: oneOrOneOf(refs(schemas)) } } } : {}),
+      ...(schemas.length > 0 ? { content: { 'application/json': { schema: oneOrAnyOf(refs(schemas)) } } } : {}),
       ...(response.codes ? { 'x-error-codes': response.codes } : {}),
     };
   }
@@ -105,7 +106,7 @@ function operationObject(route: Route, behaviour: ProfileBehaviour, strict: bool
   const schemas401 = existing401 ? bodySchemasOf(existing401, binding.errors, behaviour) : [];
   responses['401'] = {
     description: existing401 ? `${existing401.description} Or a missing or wrong subscription key.` : 'Missing or wrong subscription key.',
-    content: { 'application/json': { schema: oneOrOneOf([...refs(schemas401), gateway]) } },
+    content: { 'application/json': { schema: oneOrAnyOf([...refs(schemas401), gateway]) } },
     ...(existing401?.codes ? { 'x-error-codes': existing401.codes } : {}),
   };
   // What the framework answers before the operation's own code runs, whatever the operation lists.

@@ -28,7 +28,7 @@ interface TokenForm {
 export function consentHandlers(context: SandboxContext): RouteHandlers {
   return {
     bcAuthorize: (product) => (request, reply) => bcAuthorize(context, product!, request, reply),
-    createOAuthToken: (product) => (request, reply) => createOAuthToken(context, product!, request, reply),
+    createOAuthToken: () => (request, reply) => createOAuthToken(context, request, reply),
     userInfo: () => async (request, reply) => {
       const { msisdn = '0', scope = '' } = request.claims!;
       return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
@@ -67,21 +67,21 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: F
   return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
 }
 
-async function createOAuthToken(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {
+async function createOAuthToken(context: SandboxContext, request: FastifyRequest, reply: FastifyReply) {
   const user = request.caller!;
   const form = request.body as TokenForm;
   return form.grant_type === 'refresh_token'
-    ? refreshConsent(context, product, user.id, form.refresh_token!, reply)
-    : redeemConsent(context, product, user.id, form.auth_req_id!, reply);
+    ? refreshConsent(context, user.id, form.refresh_token!, reply)
+    : redeemConsent(context, user.id, form.auth_req_id!, reply);
 }
 
-function redeemConsent(context: SandboxContext, product: Product, apiUserId: string, authReqId: string, reply: FastifyReply) {
+function redeemConsent(context: SandboxContext, apiUserId: string, authReqId: string, reply: FastifyReply) {
   const { state, clock, settings } = context;
   const consent = state.consentRequests.get(idKey(authReqId));
   const now = clock.now();
-  if (!consent || consent.apiUserId !== apiUserId || consent.product !== product) {
-    return sendOAuthError(reply, 400, 'invalid_grant');
-  }
+  // The API user that asked redeems it, under any product's token operation: the spec's flow asks under
+  // collection (§4.2 #7) and redeems under disbursement (§4.3 #11).
+  if (!consent || consent.apiUserId !== apiUserId) return sendOAuthError(reply, 400, 'invalid_grant');
   if (now >= consent.expiresAt) return sendOAuthError(reply, 400, 'expired_token');
   if (now < consent.grantedAt) return sendOAuthError(reply, 400, 'authorization_pending');
   // Redeemed once and for all: a second redemption finds nothing (invalid_grant), and the store has room.
@@ -90,7 +90,8 @@ function redeemConsent(context: SandboxContext, product: Product, apiUserId: str
     refreshToken: randomUUID(),
     authReqId,
     apiUserId,
-    product,
+    // The consent token opens the product the consent was asked under, whose user information it reads (§4.2 #6).
+    product: consent.product,
     msisdn: consent.msisdn,
     scope: consent.scope,
     refreshableUntil: consent.grantedAt + consent.consentValidSeconds * 1000,
@@ -99,11 +100,11 @@ function redeemConsent(context: SandboxContext, product: Product, apiUserId: str
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }
 
-function refreshConsent(context: SandboxContext, product: Product, apiUserId: string, refreshToken: string, reply: FastifyReply) {
+function refreshConsent(context: SandboxContext, apiUserId: string, refreshToken: string, reply: FastifyReply) {
   const { state, clock, settings } = context;
   const grant = state.consentGrants.get(idKey(refreshToken));
   const now = clock.now();
-  if (!grant || grant.apiUserId !== apiUserId || grant.product !== product) return sendOAuthError(reply, 400, 'invalid_grant');
+  if (!grant || grant.apiUserId !== apiUserId) return sendOAuthError(reply, 400, 'invalid_grant');
   if (now >= grant.refreshableUntil) return sendOAuthError(reply, 400, 'invalid_grant');
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }

@@ -373,24 +373,45 @@ describe('consent flow (spec profile)', () => {
     assert.equal(token.refresh_token_expired_in, 7200);
   });
 
-  test(`the spec's own paths: bc-authorize and userinfo on collection with a collection token from ${path('createOAuthToken', 'collection')}`, async () => {
+  test('the spec\'s own paths: bc-authorize on collection, the consent token on disbursement by the API user that asked, userinfo on collection', async () => {
     const caller = await sandbox.provision('collection');
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
-    // The disbursement token path of §4.3 #11 refuses a collection API user, as every product does (READINGS).
-    const foreign = await oauthToken(sandbox, caller, ciba(authReqId), { product: 'disbursement' });
-    assertBusinessError(foreign, 500, 'error-set-b', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
-    const granted = await sandbox.call({
-      method: 'POST',
-      url: path('createOAuthToken', 'collection'),
-      headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(caller.userId, caller.apiKey), 'x-target-environment': 'sandbox', 'content-type': FORM },
-      payload: ciba(authReqId),
-    });
+    // §4.2 #7 asks under collection and §4.3 #11 redeems under disbursement: the API user that asked redeems it there.
+    const granted = await oauthToken(sandbox, caller, ciba(authReqId), { product: 'disbursement' });
     assert.equal(granted.statusCode, 200, granted.body);
     assertSchema('consent-token', granted.json());
     const info = await get(sandbox, path('userInfo', 'collection'), { 'ocp-apim-subscription-key': KEYS.collection, authorization: `Bearer ${granted.json().access_token}`, 'x-target-environment': 'sandbox' });
     assert.equal(info.statusCode, 200, info.body);
     assert.equal(info.json().sub, '46733123450');
+    // The consent token opens the product the consent was asked under, under --strict too.
+    await withSandbox({ strict: true, consentIntervalSeconds: 1 }, async (strict) => {
+      const strictCaller = await strict.provision('collection');
+      const id = await startConsent(strict, strictCaller);
+      strict.clock.advance(1000);
+      const token = await oauthToken(strict, strictCaller, ciba(id), { product: 'disbursement' });
+      assert.equal(token.statusCode, 200, token.body);
+      assert.equal((await userInfo(strict, 'collection', token.json().access_token)).statusCode, 200);
+    });
+  });
+
+  test('another API user cannot redeem the consent, whatever its product: 400 invalid_grant', async () => {
+    const owner = await sandbox.provision('collection');
+    const disbursement = await sandbox.provision('disbursement');
+    const authReqId = await startConsent(sandbox, owner);
+    sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
+    assertOAuthError(await oauthToken(sandbox, disbursement, ciba(authReqId), { product: 'disbursement' }), 400, 'invalid_grant');
+    assert.equal((await oauthToken(sandbox, owner, ciba(authReqId))).statusCode, 200);
+  });
+
+  test('the access token operation still binds an API user to its product: 500 NOT_ALLOWED_TARGET_ENVIRONMENT', async () => {
+    const caller = await sandbox.provision('collection');
+    const foreign = await sandbox.call({
+      method: 'POST',
+      url: path('createAccessToken', 'disbursement'),
+      headers: { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: basic(caller.userId, caller.apiKey) },
+    });
+    assertBusinessError(foreign, 500, 'error-set-b', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
   });
 
   test('a collection consent token opens userinfo of another product; under --strict it does not', async () => {
