@@ -3,14 +3,18 @@ import { PRODUCTS } from '../core/products.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
 import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
+import { LIST_VARIATIONS_SETTING, VARIATIONS_SETTING, variationPlugins, variationsText } from '../sandbox-quality/variations/variations.ts';
 
-const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING];
+const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, VARIATIONS_SETTING, LIST_VARIATIONS_SETTING];
 
 /** `momo-harness sandbox` (npm run sandbox): the reference sandbox, configured by flags and environment. */
 export default async function sandbox(argv: string[]): Promise<number> {
   const wanted = wantsHelp(argv);
   if (wanted === 'help') {
-    console.log(helpText([DEVIATIONS_SETTING], ['       momo-harness sandbox --list-deviations    (deliberate non-conformances to start it with)']));
+    console.log(helpText([DEVIATIONS_SETTING, VARIATIONS_SETTING], [
+      '       momo-harness sandbox --list-deviations    (deliberate non-conformances to start it with)',
+      '       momo-harness sandbox --list-variations    (conforming variations: answers the spec allows, to start it with)',
+    ]));
     return 0;
   }
   if (wanted === 'differences') {
@@ -19,16 +23,26 @@ export default async function sandbox(argv: string[]): Promise<number> {
   }
   let resolved;
   let plugins;
+  let variations;
   try {
     resolved = resolveSettingsWith({ argv, env: process.env }, EXTRAS);
     if (resolved.extras['list-deviations'] === true) {
       console.log(faultsText());
       return 0;
     }
+    if (resolved.extras['list-variations'] === true) {
+      console.log(variationsText());
+      return 0;
+    }
     try {
       plugins = faultPlugins(faultNamesOf(String(resolved.extras.deviations)));
     } catch (error) {
       throw new SettingsError([`--deviations (MOMO_SANDBOX_DEVIATIONS) names ${(error as Error).message.replace(/^"/, '"')}`]);
+    }
+    try {
+      variations = variationPlugins(faultNamesOf(String(resolved.extras.variations)));
+    } catch (error) {
+      throw new SettingsError([`--variations (MOMO_SANDBOX_VARIATIONS) names ${(error as Error).message}`]);
     }
   } catch (error) {
     if (error instanceof SettingsError) {
@@ -40,7 +54,7 @@ export default async function sandbox(argv: string[]): Promise<number> {
   const { settings } = resolved;
   let running;
   try {
-    running = await startSandbox(settings, { plugins });
+    running = await startSandbox(settings, { plugins: [...variations, ...plugins] });
   } catch (error) {
     const message = (error as Error).message;
     console.error(/listen|EADDR|EACCES/.test(message) || (error as { code?: string }).code?.startsWith('EADDR')
@@ -59,6 +73,7 @@ export default async function sandbox(argv: string[]): Promise<number> {
   if (plugins.length > 0) {
     console.log(`DELIBERATELY NON-CONFORMING: ${plugins.map((p) => p.name).join(', ')} (--deviations); do not certify against this sandbox.`);
   }
+  if (variations.length > 0) console.log(`With conforming variations: ${variations.map((p) => p.name).join(', ')} (--variations).`);
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
 
   await new Promise<void>((resolve) => {

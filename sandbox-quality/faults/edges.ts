@@ -3,11 +3,33 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 import type { SandboxContext } from '../../sandbox/domain/context.ts';
 import type { TokenClaims } from '../../sandbox/domain/tokens.ts';
+import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
+import type { TransactionKind } from '../../sandbox/domain/state.ts';
+import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
 
 /**
- * The edges where a fault takes hold of the sandbox: requests on their way in, answers on their way out, and
- * (in faults.ts) the components a plugin wraps. Nothing here is reached by a sandbox started without faults.
+ * The edges where a fault (faults.ts) or a conforming variation (../variations) takes hold of the sandbox: requests
+ * on their way in, answers on their way out, and the components a plugin wraps. Nothing here is reached by a
+ * sandbox started without them.
  */
+
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether an answer is of one of the operations, with the status. */
+export const is = (answer: OutgoingAnswer, operations: OperationId | readonly OperationId[], status: number) =>
+  answer.status === status && (typeof operations === 'string' ? answer.operation === operations : operations.includes(answer.operation));
+
+/** Every kind of transaction the sandbox keeps, whose callbacks carry its status record. */
+const TRANSACTION_KINDS: ReadonlySet<string> = new Set<TransactionKind>(PAYMENT_KINDS.map((k) => k.kind));
+
+/** A callback sink that sends a transaction's callback (not the consent ping) the given way, and the rest as before. */
+export const transactionCallbacks = (send: (sink: CallbackSink, ...callback: Parameters<CallbackSink['send']>) => void) => (sink: CallbackSink): CallbackSink => ({
+  send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? send(sink, url, method, body, context) : sink.send(url, method, body, context)),
+  sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+  settled: () => sink.settled(),
+  close: () => sink.close(),
+});
 
 /** The catalogue operation of a request, and the product it was called under, if it is an operation of the API. */
 export function routeOf(request: FastifyRequest): { operation: OperationId; product: Product | undefined; credential: string } | undefined {
@@ -96,4 +118,19 @@ export function unverifiedClaims(token: string): TokenClaims | undefined {
 export function reissue(context: SandboxContext, claims: TokenClaims, change: Partial<Pick<TokenClaims, 'prd' | 'use'>>): string {
   const { sub, msisdn, scope } = claims;
   return context.tokens.issue({ sub, prd: change.prd ?? claims.prd, use: change.use ?? claims.use, ...(msisdn ? { msisdn } : {}), ...(scope ? { scope } : {}) }, Math.max(1, Math.ceil(context.tokens.secondsLeft(claims))));
+}
+
+/**
+ * A catalogue of named plugins (the faults, the variations): its names, a guard, and the plugins a list of names asks
+ * for, each once; an unknown name throws, saying which flag lists the known ones.
+ */
+export function pluginCatalogue<Name extends string>(entries: Readonly<Record<Name, { plugin: Omit<SandboxPlugin, 'name'> }>>, noun: string, listFlag: string) {
+  const names = Object.keys(entries) as Name[];
+  const isName = (name: string): name is Name => Object.hasOwn(entries, name);
+  const plugins = (list: readonly string[]): SandboxPlugin[] => {
+    const unknown = list.find((name) => !isName(name));
+    if (unknown !== undefined) throw new Error(`"${unknown}" is not ${noun}; --${listFlag} shows the ${names.length} there are`);
+    return [...new Set(list as Name[])].map((name) => ({ name, ...entries[name].plugin }));
+  };
+  return { names, isName, plugins };
 }

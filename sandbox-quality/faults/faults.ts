@@ -3,13 +3,12 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { StrictReading } from '../../core/profiles.ts';
 import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
-import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
 import type { Ledger } from '../../sandbox/domain/ledger.ts';
 import { basicCredentialOf } from '../../sandbox/http/credentials.ts';
 import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
 import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
-import { bearerOf, onRequests, reissue, rewriteAnswers, unverifiedClaims, type AnswerRewrite, type OutgoingAnswer } from './edges.ts';
+import { bearerOf, is, isRecord, onRequests, pluginCatalogue, reissue, rewriteAnswers, transactionCallbacks, unverifiedClaims, type AnswerRewrite } from './edges.ts';
 
 /**
  * Deliberate faults: realistic ways a MoMo server departs from the API, which the reference sandbox can be
@@ -35,24 +34,32 @@ export interface Fault {
    * shows it, and only a run with --strict can catch it (npm run mutation runs it so).
    */
   reading?: StrictReading;
+  /**
+   * The kind of rule it breaks, when not a definite one of the spec (core/sources.ts): an observation of the live
+   * service, which only the mtn-sandbox profile holds a target to; or a reading, which only a --strict run does.
+   * npm run mutation runs each fault in the run that can catch it.
+   */
+  breaks?: 'observed' | 'reading';
+}
+
+/** The profile and strictness of the conformance run that can catch a fault: where its rule weighs as a failure. */
+export function runCatching(fault: Fault): { profile: 'spec' | 'mtn-sandbox'; strict: boolean } {
+  return { profile: fault.breaks === 'observed' ? 'mtn-sandbox' : 'spec', strict: fault.reading !== undefined || fault.breaks === 'reading' };
 }
 
 type Json = Record<string, unknown>;
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const is = (answer: OutgoingAnswer, operations: OperationId | readonly OperationId[], status: number) =>
-  answer.status === status && (typeof operations === 'string' ? answer.operation === operations : operations.includes(answer.operation));
 
 const STATUS_QUERIES = PAYMENT_KINDS.map((k) => k.status);
 const CREATIONS = PAYMENT_KINDS.map((k) => k.create);
 /** How long callback-late holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
 const LATE_CALLBACK_MS = 30_000;
-const TRANSACTION_KINDS: ReadonlySet<string> = new Set<TransactionKind>(['requesttopay', 'deposit', 'refund']);
 
 /** A fault that only rewrites answers. */
-const answer = (feature: FeatureName, summary: string, rewrite: AnswerRewrite): Fault => ({
+const answer = (feature: FeatureName, summary: string, rewrite: AnswerRewrite, breaks?: Fault['breaks']): Fault => ({
   feature,
   summary,
   plugin: { install: (app, context) => rewriteAnswers(app, context, rewrite) },
+  ...(breaks ? { breaks } : {}),
 });
 
 /** The transaction a request names by its referenceId path parameter, of the kind its operation reads. */
@@ -86,13 +93,6 @@ const ledgerWith = (changed: Partial<Ledger>) => (ledger: Ledger): Ledger => ({
   ...changed,
 });
 
-/** A callback sink that sends a transaction's callback (not the consent ping) the given way, and the rest as before. */
-const transactionCallbacks = (send: (sink: CallbackSink, ...callback: Parameters<CallbackSink['send']>) => void) => (sink: CallbackSink): CallbackSink => ({
-  send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? send(sink, url, method, body, context) : sink.send(url, method, body, context)),
-  sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
-  settled: () => sink.settled(),
-  close: () => sink.close(),
-});
 
 const definitions = {
   // provisioning.feature
@@ -117,6 +117,12 @@ const definitions = {
   }),
   'api-user-record-without-host': answer('provisioning', 'The API user record reads back without its providerCallbackHost.', (a) => {
     if (is(a, 'getApiUser', 200) && isRecord(a.body)) delete a.body.providerCallbackHost;
+  }, 'observed'),
+  'api-user-record-discloses-key': answer('provisioning', 'The API user record gives out the user\'s API key.', (a, { state }) => {
+    if (!is(a, 'getApiUser', 200) || !isRecord(a.body)) return;
+    const id = (a.request.params as { referenceId?: string }).referenceId;
+    const apiKey = id ? state.apiUsers.get(idKey(id))?.apiKey : undefined;
+    if (apiKey) a.body.apiKey = apiKey;
   }),
 
   // tokens.feature
@@ -171,10 +177,10 @@ const definitions = {
     a.status = 200;
     a.body = { access_token: context.tokens.issue({ sub: user.id, prd: a.product, use: 'access' }, context.settings.tokenLifetimeSeconds), token_type: context.profile.tokenType, expires_in: context.settings.tokenLifetimeSeconds };
     a.reply.header('cache-control', 'no-store');
-  }),
+  }, 'observed'),
   'token-cacheable': answer('tokens', 'The token answer lacks Cache-Control: no-store, so caches on the way may keep the token.', (a) => {
     if (a.operation === 'createAccessToken') a.reply.removeHeader('cache-control');
-  }),
+  }, 'observed'),
   'token-expires-in-string': answer('tokens', 'expires_in of an access token is a string ("3600") instead of an integer.', (a) => {
     if (is(a, 'createAccessToken', 200) && isRecord(a.body)) a.body.expires_in = String(a.body.expires_in);
   }),
@@ -182,16 +188,19 @@ const definitions = {
   // collection.feature
   'payment-stays-pending': {
     feature: 'collection',
+    breaks: 'observed',
     summary: 'Payments never leave PENDING: no outcome, no timeout.',
     plugin: { wrap: { payments: (payments) => ({ begin: () => undefined, statusRecord: (tx) => payments.statusRecord(tx) }) } },
   },
   'callback-missing': {
     feature: 'collection',
+    breaks: 'observed',
     summary: 'No callback is sent to X-Callback-Url when a transaction is final.',
     plugin: { wrap: { callbacks: transactionCallbacks(() => undefined) } },
   },
   'callback-duplicated': {
     feature: 'collection',
+    breaks: 'reading',
     summary: 'The callback is sent twice although the receiver answered 200 the first time.',
     plugin: {
       wrap: {
@@ -204,11 +213,13 @@ const definitions = {
   },
   'callback-late': {
     feature: 'collection',
+    breaks: 'observed',
     summary: 'The callback is sent 30 s after the transaction is final, later than a client waits by default (MOMO_POLL_TIMEOUT_MS, 10 s).',
     plugin: { wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.sendLater(LATE_CALLBACK_MS, url, method, body, context)) } },
   },
   'callback-disagrees-with-status': {
     feature: 'collection',
+    breaks: 'observed',
     summary: 'The callback body says FAILED (APPROVAL_REJECTED) for a transaction whose status query says SUCCESSFUL.',
     plugin: {
       wrap: {
@@ -216,6 +227,30 @@ const definitions = {
           if (!isRecord(body)) return inner.send(url, method, body, context);
           inner.send(url, method, body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason: 'APPROVAL_REJECTED' } : { ...body, status: 'SUCCESSFUL', reason: undefined }, context);
         }),
+      },
+    },
+  },
+  'callback-to-other-path': {
+    feature: 'collection',
+    summary: 'The callback goes to another path than the X-Callback-Url given: the URL with "/notify" after it.',
+    plugin: { wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.send(`${url}/notify`, method, body, context)) } },
+  },
+  'final-state-reverts': {
+    feature: 'collection',
+    summary: 'A transaction that read SUCCESSFUL or FAILED reads PENDING again on the next GET.',
+    plugin: {
+      install: (app, context) => {
+        const readFinal = new Set<string>();
+        rewriteAnswers(app, context, (a) => {
+          if (!is(a, STATUS_QUERIES, 200) || !isRecord(a.body) || (a.body.status !== 'SUCCESSFUL' && a.body.status !== 'FAILED')) return;
+          const id = (a.request.params as { referenceId?: string }).referenceId ?? '';
+          if (!readFinal.has(id)) {
+            readFinal.add(id);
+            return;
+          }
+          const { financialTransactionId: _, reason: __, ...pending } = a.body;
+          a.body = { ...pending, status: 'PENDING' };
+        });
       },
     },
   },
@@ -258,14 +293,12 @@ const definitions = {
       a.body = undefined;
     }
   }),
-  'status-record-extra-field': answer('collection', 'Status records carry a field the spec does not define ("progress").', (a) => {
-    if (is(a, STATUS_QUERIES, 200) && isRecord(a.body)) a.body.progress = a.body.status === 'PENDING' ? 50 : 100;
-  }),
   'failure-reason-free-text': answer('collection', 'A FAILED status gives its reason as a free-text sentence instead of a failure-reason code.', (a) => {
     if (is(a, STATUS_QUERIES, 200) && isRecord(a.body) && a.body.reason !== undefined) a.body.reason = 'The payment could not be completed.';
-  }),
+  }, 'observed'),
   'balance-not-credited': {
     feature: 'collection',
+    breaks: 'reading',
     summary: 'A successful request to pay does not credit the merchant\'s collection balance.',
     plugin: { wrap: { ledger: (ledger) => ledgerWith({ credit: (user, product, currency, amount) => (product === 'collection' ? undefined : ledger.credit(user, product, currency, amount)) })(ledger) } },
   },
@@ -316,7 +349,7 @@ const definitions = {
   },
   'deposit-status-amount-number': answer('disbursement', 'The deposit status record gives amount as a number instead of a string.', (a) => {
     if (is(a, 'getDepositStatus', 200) && isRecord(a.body)) a.body.amount = Number(a.body.amount);
-  }),
+  }, 'observed'),
 
   // remittance.feature
   'remittance-balance-without-currency': answer('remittance', 'The remittance balance record lacks its currency.', (a) => {
@@ -346,6 +379,7 @@ const definitions = {
   },
   'consent-redeemable-twice': {
     feature: 'consent',
+    breaks: 'reading',
     summary: 'An auth_req_id can be redeemed for a consent token more than once.',
     plugin: {
       // Redeeming is the only way a consent request is deleted; retention forgets expired ones on its own.
@@ -357,19 +391,13 @@ const definitions = {
       },
     },
   },
-  'consent-before-approval': {
-    feature: 'consent',
-    summary: 'A consent token is issued before the customer answered (no authorization_pending).',
-    plugin: {
-      install: (app, context) => onRequests(app, context, 'preHandler', ['createOAuthToken'], (request, { state, clock }) => {
-        const form = request.body as { auth_req_id?: string };
-        const consent = form.auth_req_id ? state.consentRequests.get(idKey(form.auth_req_id)) : undefined;
-        if (consent) consent.grantedAt = Math.min(consent.grantedAt, clock.now());
-      }),
-    },
-  },
+  'consent-scope-widened': answer('consent', 'A consent token\'s scope holds scopes that were not asked for (all_info and openid besides profile).', (a) => {
+    if (!is(a, 'createOAuthToken', 200) || !isRecord(a.body) || typeof a.body.scope !== 'string') return;
+    a.body.scope = [...new Set([...a.body.scope.split(' '), 'all_info', 'openid'])].join(' ');
+  }),
   'consent-scope-not-checked': {
     feature: 'consent',
+    breaks: 'reading',
     summary: 'bc-authorize accepts a scope the service does not offer (it grants one it offers instead) rather than 400 UNSUPPORTED_SCOPE.',
     plugin: {
       install: (app, context) => onRequests(app, context, 'preHandler', ['bcAuthorize'], (request, { settings }) => {
@@ -383,7 +411,7 @@ const definitions = {
       a.status = 400;
       a.body = { error: 'invalid_grant' };
     }
-  }),
+  }, 'reading'),
 
   // errors.feature
   'payment-reference-reused': idReused('errors', 'A reused request-to-pay reference id is accepted (202) and makes a second payment instead of 409.', 'requestToPay', 'requesttopay'),
@@ -420,7 +448,7 @@ const definitions = {
       a.status = 500;
       a.body = { code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred.' };
     }
-  }),
+  }, 'observed'),
   'bearer-token-not-required': {
     feature: 'errors',
     summary: 'Business operations called without an access token are accepted instead of 401.',
@@ -441,23 +469,17 @@ const definitions = {
 export type FaultName = keyof typeof definitions;
 
 export const FAULTS: Readonly<Record<FaultName, Fault>> = definitions;
-export const FAULT_NAMES = Object.keys(definitions) as FaultName[];
-
-export function isFaultName(name: string): name is FaultName {
-  return Object.hasOwn(definitions, name);
-}
+const catalogue = pluginCatalogue(FAULTS, 'a deliberate deviation', 'list-deviations');
+export const FAULT_NAMES = catalogue.names;
+export const isFaultName = catalogue.isName;
+/** The faults named (each once) as sandbox plugins; throws, naming it, on a name that is no fault. */
+export const faultPlugins = catalogue.plugins;
 
 /** A clock that says the same moment for ever. */
 function stoppedAt(moment: number) {
   return { now: () => moment };
 }
 
-/** The faults named (each once) as sandbox plugins; throws, naming it, on a name that is no fault. */
-export function faultPlugins(names: readonly string[]): SandboxPlugin[] {
-  const unknown = names.find((name) => !isFaultName(name));
-  if (unknown !== undefined) throw new Error(`"${unknown}" is not a deliberate deviation; --list-deviations shows the ${FAULT_NAMES.length} there are`);
-  return [...new Set(names as FaultName[])].map((name) => ({ name, ...FAULTS[name].plugin }));
-}
 
 /** A comma-separated list of names, as --deviations and MOMO_SANDBOX_DEVIATIONS give them. */
 export function faultNamesOf(list: string | undefined): string[] {

@@ -1,7 +1,8 @@
 /**
  * `npm run mutation`: the conformance suite against the embedded sandbox once per deliberate deviation
- * (sandbox-quality/faults/faults.ts), and several times against the faithful sandbox. A harness that passes a broken
- * server proves nothing, and one that fails a faithful server cannot be trusted: both are measured here.
+ * (sandbox-quality/faults/faults.ts), once per conforming variation in each profile it is legal in
+ * (sandbox-quality/variations/variations.ts), and several times against the faithful sandbox. A harness that passes
+ * a broken server proves nothing, and one that fails a conforming server cannot be trusted: both are measured here.
  *
  * Writes reports/mutation/results.json and the generated section of docs/mutation.md.
  */
@@ -9,7 +10,9 @@ import { cpus } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { FAULTS, FAULT_NAMES, isFaultName, type FaultName } from '../faults/faults.ts';
+import { FAULTS, FAULT_NAMES, isFaultName, runCatching, type FaultName } from '../faults/faults.ts';
+import { VARIATIONS, VARIATION_NAMES, isVariationName, type VariationName } from '../variations/variations.ts';
+import type { ProfileName } from '../../core/profiles.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -17,12 +20,15 @@ const DOC = join(ROOT, 'docs/mutation.md');
 const BEGIN = '<!-- mutation:begin (written by npm run mutation; do not edit by hand) -->';
 const END = '<!-- mutation:end -->';
 
-const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--jobs <n>] [--faithful-runs <n>] [--scoped] [--no-docs]
+const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--variations <name,...>|none] [--jobs <n>] [--faithful-runs <n>] [--scoped] [--no-docs]
 
 Runs the conformance suite against the embedded sandbox once per deliberate deviation and checks that each
-is detected, then runs it against the faithful sandbox --faithful-runs times and checks every run passes.
+is detected (in the run that can catch it: the spec profile, the mtn-sandbox profile for a live observation,
+--strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
+passes; then against the faithful sandbox --faithful-runs times and checks every run passes.
 
-  --only <names>        only these deviations (npm run sandbox -- --list-deviations lists them)
+  --only <names>        only these deviations (npm run sandbox -- --list-deviations lists them); none: no deviation
+  --variations <names>  only these conforming variations (npm run sandbox -- --list-variations); none: no variation
   --jobs <n>            suite runs at a time (default: two per CPU; each run mostly waits on the sandbox)
   --faithful-runs <n>   runs against the faithful sandbox (default 10; 0 skips them)
   --scoped              run each deviation against its own feature's scenarios only (faster, for tests)
@@ -33,12 +39,18 @@ Exit codes: 0 every deviation detected and every faithful run passed, 1 not so, 
 
 interface SuiteSummary {
   totals: Record<'passed' | 'failed' | 'not tested' | 'skipped', number>;
-  scenarios: { scenario: string; feature: string; uri: string; verdict: string }[];
+  scenarios: { scenario: string; feature: string; uri: string; verdict: string; warnings?: { check: string; field?: string; expected: string; received: string }[] }[];
 }
 
 export interface RunResult {
   label: string;
   deviation: FaultName | undefined;
+  variation?: VariationName;
+  /** The run's profile and strictness. */
+  profile: ProfileName;
+  strict: boolean;
+  /** Distinct warnings the run reported (findings it weighed as warnings). */
+  warnings: number;
   exitCode: number | null;
   durationMs: number;
   failed: { scenario: string; uri: string }[];
@@ -52,23 +64,41 @@ export interface MutationReport {
   when: string;
   scoped: boolean;
   deviations: (RunResult & { feature: string; summary: string; detected: boolean; caughtByItsFeature: boolean })[];
+  variations: (RunResult & { summary: string; allowedBy: string; conforms: boolean })[];
   faithful: RunResult[];
   detected: number;
+  variationsPassed: number;
   faithfulPassed: number;
   durationMs: number;
 }
 
-async function runSuite(label: string, deviation: FaultName | undefined, reportsDir: string, tags: string | undefined): Promise<RunResult> {
+/** What one suite run is of: a deviation, a variation, or the faithful sandbox; in which profile, strict or not. */
+interface RunSpec {
+  label: string;
+  deviation?: FaultName;
+  variation?: VariationName;
+  profile: ProfileName;
+  strict: boolean;
+}
+
+async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefined): Promise<RunResult> {
   rmSync(reportsDir, { recursive: true, force: true });
   const started = Date.now();
   const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
   // A run is bounded by the suite's own deadlines; the timeout only guards against a hung process.
-  // A deviation from a strict reading shows only in a strict run (the sandbox's readings on, the @strict scenarios run).
-  // No reruns (MOMO_RETRIES=0): a deviation must be caught at the first attempt, and a faithful run must pass
-  // without one; a rerun would only double the time of a deterministic failure, or hide a flaky scenario as passed.
-  const env = { MOMO_RETRIES: '0', ...(deviation ? { MOMO_SANDBOX_DEVIATIONS: deviation, ...(FAULTS[deviation].reading ? { MOMO_STRICT: 'true' } : {}) } : {}) };
+  // Each deviation runs where the rule it breaks weighs as a failure (runCatching): a definite rule in the spec
+  // profile, a live observation in the mtn-sandbox profile, a reading with --strict (the sandbox's readings on too).
+  // No reruns (MOMO_RETRIES=0): a deviation must be caught at the first attempt, and a faithful or varied run must
+  // pass without one; a rerun would only double the time of a deterministic failure, or hide a flaky scenario.
+  const env = {
+    MOMO_RETRIES: '0',
+    MOMO_PROFILE: spec.profile,
+    ...(spec.strict ? { MOMO_STRICT: 'true' } : {}),
+    ...(spec.deviation ? { MOMO_SANDBOX_DEVIATIONS: spec.deviation } : {}),
+    ...(spec.variation ? { MOMO_SANDBOX_VARIATIONS: spec.variation } : {}),
+  };
   const { code: exitCode, output, timedOut } = await runConformanceProcess(argv, env, 10 * 60_000);
-  const result: RunResult = { label, deviation, exitCode, durationMs: Date.now() - started, failed: [], notTested: 0, passed: 0 };
+  const result: RunResult = { label: spec.label, deviation: spec.deviation, ...(spec.variation ? { variation: spec.variation } : {}), profile: spec.profile, strict: spec.strict, exitCode, durationMs: Date.now() - started, failed: [], notTested: 0, passed: 0, warnings: 0 };
   const lastLines = `${timedOut ? 'killed after 10 minutes\n' : ''}${output.trim().split('\n').slice(-5).join('\n')}`;
   const summaryFile = join(reportsDir, 'summary.json');
   if (!existsSync(summaryFile)) return { ...result, problem: lastLines };
@@ -76,7 +106,9 @@ async function runSuite(label: string, deviation: FaultName | undefined, reports
   result.failed = summary.scenarios.filter((s) => s.verdict === 'failed').map((s) => ({ scenario: s.scenario, uri: s.uri }));
   result.notTested = summary.totals['not tested'];
   result.passed = summary.totals.passed;
-  if (exitCode === 2 || timedOut) result.problem = lastLines;
+  result.warnings = new Set(summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received])))).size;
+  if (exitCode !== 0 && exitCode !== 1) result.problem = lastLines;
+  else if (spec.variation && exitCode !== 0) result.problem = lastLines;
   return result;
 }
 
@@ -96,19 +128,21 @@ async function pooled<T>(tasks: (() => Promise<T>)[], jobs: number, onDone: (res
   return results;
 }
 
-export async function runMutation(options: { only: FaultName[]; jobs: number; faithfulRuns: number; scoped: boolean; reportsDir: string; log: (line: string) => void }): Promise<MutationReport> {
+export async function runMutation(options: { only: FaultName[]; variations?: VariationName[]; jobs: number; faithfulRuns: number; scoped: boolean; reportsDir: string; log: (line: string) => void }): Promise<MutationReport> {
   const { log } = options;
   const started = Date.now();
-  const total = options.only.length + options.faithfulRuns;
-  log(`${options.only.length} deviations and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`);
+  const variationRuns = (options.variations ?? []).flatMap((name) => VARIATIONS[name].profiles.map((profile) => ({ name, profile })));
+  const total = options.only.length + variationRuns.length + options.faithfulRuns;
+  log(`${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`);
   const tasks = [
-    ...options.only.map((name) => () => runSuite(name, name, join(options.reportsDir, name), options.scoped ? `@${FAULTS[name].feature}` : undefined)),
-    ...Array.from({ length: options.faithfulRuns }, (_, i) => () => runSuite(`faithful #${i + 1}`, undefined, join(options.reportsDir, `faithful-${i + 1}`), undefined)),
+    ...options.only.map((name) => () => runSuite({ label: name, deviation: name, ...runCatching(FAULTS[name]) }, join(options.reportsDir, name), options.scoped ? `@${FAULTS[name].feature}` : undefined)),
+    ...variationRuns.map(({ name, profile }) => () => runSuite({ label: `${name} (${profile})`, variation: name, profile, strict: false }, join(options.reportsDir, 'variations', `${name}-${profile}`), undefined)),
+    ...Array.from({ length: options.faithfulRuns }, (_, i) => () => runSuite({ label: `faithful #${i + 1}`, profile: 'spec', strict: false }, join(options.reportsDir, `faithful-${i + 1}`), undefined)),
   ];
   const results = await pooled(tasks, options.jobs, (r, done) => {
     const verdict = r.deviation
       ? (r.exitCode === 1 && r.failed.length > 0 ? `detected (${r.failed.length} failed)` : `NOT DETECTED (exit ${r.exitCode})`)
-      : (r.exitCode === 0 ? `passed (${r.passed})` : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`);
+      : (r.exitCode === 0 ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})` : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`);
     log(`[${done}/${total}] ${r.label}: ${verdict} in ${(r.durationMs / 1000).toFixed(1)} s`);
     for (const f of r.deviation ? [] : r.failed) log(`    failed: ${f.uri} › ${f.scenario}`);
     if (r.problem) log(r.problem.split('\n').map((l) => `    ${l}`).join('\n'));
@@ -118,29 +152,43 @@ export async function runMutation(options: { only: FaultName[]; jobs: number; fa
     const detected = r.exitCode === 1 && r.failed.length > 0;
     return { ...r, feature, summary, detected, caughtByItsFeature: r.failed.some((f) => f.uri === `features/${feature}.feature`) };
   });
-  const faithful = results.filter((r) => !r.deviation);
+  const variations = results.filter((r) => r.variation).map((r) => {
+    const { summary, allowedBy } = VARIATIONS[r.variation!];
+    return { ...r, summary, allowedBy, conforms: r.exitCode === 0 && r.failed.length === 0 };
+  });
+  const faithful = results.filter((r) => !r.deviation && !r.variation);
   return {
     when: new Date().toISOString(),
     scoped: options.scoped,
     deviations,
+    variations,
     faithful,
     detected: deviations.filter((d) => d.detected).length,
+    variationsPassed: variations.filter((v) => v.conforms).length,
     faithfulPassed: faithful.filter((r) => r.exitCode === 0).length,
     durationMs: Date.now() - started,
   };
 }
+
+/** How a run was made, for a table: "spec", "mtn-sandbox", "spec --strict". */
+const runOf = (r: RunResult) => `${r.profile}${r.strict ? ' --strict' : ''}`;
 
 export function mutationTable(report: MutationReport): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const lines = [
     `Measured ${report.when.slice(0, 10)} by \`npm run mutation\`${report.scoped ? ' -- --scoped' : ''} in ${(report.durationMs / 60_000).toFixed(1)} min: `
       + `**${report.detected} of ${report.deviations.length} deviations detected**, `
+      + `**${report.variationsPassed} of ${report.variations.length} runs of conforming variations passed**, `
       + `**${report.faithfulPassed} of ${report.faithful.length} faithful runs passed**.`,
     '',
-    '| deviation | feature | detected | scenarios that failed |',
-    '|---|---|---|---|',
-    ...report.deviations.map((d) => `| \`${d.deviation}\`: ${cell(d.summary)} | ${d.feature} | ${d.detected ? (d.caughtByItsFeature ? 'yes' : 'yes (by another feature)') : `**no** (exit ${d.exitCode})`} | ${cell(scenarioList(d.failed))} |`),
+    '| deviation | feature | run | detected | scenarios that failed |',
+    '|---|---|---|---|---|',
+    ...report.deviations.map((d) => `| \`${d.deviation}\`: ${cell(d.summary)} | ${d.feature} | ${runOf(d)} | ${d.detected ? (d.caughtByItsFeature ? 'yes' : 'yes (by another feature)') : `**no** (exit ${d.exitCode})`} | ${cell(scenarioList(d.failed))} |`),
   ];
+  if (report.variations.length > 0) {
+    lines.push('', '| conforming variation | allowed by | profile | passed | warnings | scenarios that failed |', '|---|---|---|---|---|---|');
+    for (const v of report.variations) lines.push(`| \`${v.variation}\`: ${cell(v.summary)} | ${cell(v.allowedBy)} | ${v.profile} | ${v.conforms ? 'yes' : `**no** (exit ${v.exitCode})`} | ${v.warnings} | ${cell(scenarioList(v.failed))} |`);
+  }
   if (report.faithful.length > 0) {
     lines.push('', '| faithful run | exit | passed | failed | not tested | seconds |', '|---|---|---|---|---|---|');
     for (const r of report.faithful) lines.push(`| ${r.label} | ${r.exitCode} | ${r.passed} | ${r.failed.length} | ${r.notTested} | ${(r.durationMs / 1000).toFixed(1)} |`);
@@ -170,7 +218,7 @@ async function main(argv: string[]): Promise<number> {
     values = parseArgs({
       args: argv,
       options: {
-        only: { type: 'string' }, jobs: { type: 'string' }, 'faithful-runs': { type: 'string' }, scoped: { type: 'boolean' },
+        only: { type: 'string' }, variations: { type: 'string' }, jobs: { type: 'string' }, 'faithful-runs': { type: 'string' }, scoped: { type: 'boolean' },
         reports: { type: 'string' }, 'no-docs': { type: 'boolean' }, help: { type: 'boolean' },
       },
       strict: true,
@@ -184,8 +232,11 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const only = values.only === undefined ? FAULT_NAMES : values.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const namesOf = (list: string | undefined, all: readonly string[]) => (list === undefined ? all : list === 'none' ? [] : list.split(',').map((s) => s.trim()).filter(Boolean));
+  const only = namesOf(values.only, FAULT_NAMES);
+  const variations = namesOf(values.variations, VARIATION_NAMES);
   const unknown = only.filter((name) => !isFaultName(name));
+  const unknownVariations = variations.filter((name) => !isVariationName(name));
   const count = (name: string, raw: string | undefined, fallback: number, max: number) => {
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}, got "${raw}"`);
@@ -195,6 +246,7 @@ async function main(argv: string[]): Promise<number> {
   let faithfulRuns: number;
   try {
     if (unknown.length > 0) throw new Error(`--only names ${unknown.map((n) => `"${n}"`).join(', ')}, which are not deviations; npm run sandbox -- --list-deviations lists them`);
+    if (unknownVariations.length > 0) throw new Error(`--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`);
     jobs = Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32));
     faithfulRuns = count('faithful-runs', values['faithful-runs'], 10, 100);
   } catch (error) {
@@ -203,17 +255,19 @@ async function main(argv: string[]): Promise<number> {
   }
   const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
   mkdirSync(reportsDir, { recursive: true });
-  const report = await runMutation({ only: only as FaultName[], jobs, faithfulRuns, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
+  const report = await runMutation({ only: only as FaultName[], variations: variations as VariationName[], jobs, faithfulRuns, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
   writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${mutationTable(report)}\n`);
   console.log(`Results: ${relative(process.cwd(), join(reportsDir, 'results.json'))}`);
-  if (!values['no-docs'] && values.only === undefined && !values.scoped) {
+  if (!values['no-docs'] && values.only === undefined && values.variations === undefined && !values.scoped) {
     writeDoc(report);
     console.log(`Table written to ${relative(process.cwd(), DOC)}`);
   }
-  const couldNotRun = [...report.deviations, ...report.faithful].filter((r) => r.exitCode === 2 || r.exitCode === null);
-  if (couldNotRun.length > 0 && couldNotRun.length === report.deviations.length + report.faithful.length) return 2;
-  return report.detected === report.deviations.length && report.faithfulPassed === report.faithful.length ? 0 : 1;
+  const runs = [...report.deviations, ...report.variations, ...report.faithful];
+  const couldNotRun = runs.filter((r) => r.exitCode === 2 || r.exitCode === null);
+  if (couldNotRun.length > 0 && couldNotRun.length === runs.length) return 2;
+  const all = report.detected === report.deviations.length && report.variationsPassed === report.variations.length && report.faithfulPassed === report.faithful.length;
+  return all ? 0 : 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -44,20 +44,28 @@ test('the sandbox command lists the faults by feature file, and refuses an unkno
   assert.match(unknown.stderr, /--deviations \(MOMO_SANDBOX_DEVIATIONS\) names "tokens-never-expire", which is not a deliberate deviation|"tokens-never-expire" is not a deliberate deviation/);
 });
 
-/** A callback sink that records what the sandbox would send, and when, instead of sending it. */
-function recordingSink(sent: { delayMs: number; body: unknown; kind: string }[]): SandboxPlugin {
+/** A callback sink that records what the sandbox would send, where, and when, instead of sending it. */
+function recordingSink(sent: Sent[]): SandboxPlugin {
   const sink: CallbackSink = {
-    send: (_url, _method, body, context) => void sent.push({ delayMs: 0, body, kind: context.kind ?? '' }),
-    sendLater: (delayMs, _url, _method, body, context) => void sent.push({ delayMs, body, kind: context.kind ?? '' }),
+    send: (url, _method, body, context) => void sent.push({ delayMs: 0, url, body, kind: context.kind ?? '' }),
+    sendLater: (delayMs, url, _method, body, context) => void sent.push({ delayMs, url, body, kind: context.kind ?? '' }),
     settled: async () => undefined,
     close: async () => undefined,
   };
   return { name: 'recording callbacks', wrap: { callbacks: () => sink } };
 }
 
+/** A callback the sandbox would have sent. */
+interface Sent {
+  delayMs: number;
+  url: string;
+  body: unknown;
+  kind: string;
+}
+
 interface Probe {
   /** What to do to the sandbox, and what to make of its answers. */
-  run: (s: TestSandbox, sent: { delayMs: number; body: unknown; kind: string }[]) => Promise<unknown>;
+  run: (s: TestSandbox, sent: Sent[]) => Promise<unknown>;
   faithful: unknown;
   faulty: unknown;
 }
@@ -139,6 +147,14 @@ const PROBES: Record<FaultName, Probe> = {
     },
     faithful: ['providerCallbackHost', 'targetEnvironment'], faulty: ['targetEnvironment'],
   },
+  'api-user-record-discloses-key': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const record = json(await s.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: caller.userId }), headers: { 'ocp-apim-subscription-key': KEYS.collection } }))!;
+      return record.apiKey === caller.apiKey;
+    },
+    faithful: false, faulty: true,
+  },
 
   // tokens.feature
   'token-never-expires': {
@@ -211,6 +227,22 @@ const PROBES: Record<FaultName, Probe> = {
     },
     faithful: 1, faulty: 0,
   },
+  'callback-to-other-path': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      return sent.map((c) => c.url);
+    },
+    faithful: ['http://127.0.0.1:1/cb'], faulty: ['http://127.0.0.1:1/cb/notify'],
+  },
+  'final-state-reverts': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller);
+      return [json(await readStatus(s, caller, referenceId))!.status, json(await readStatus(s, caller, referenceId))!.status];
+    },
+    faithful: ['SUCCESSFUL', 'SUCCESSFUL'], faulty: ['SUCCESSFUL', 'PENDING'],
+  },
   'callback-duplicated': {
     run: async (s, sent) => {
       const caller = await s.provision('collection');
@@ -267,14 +299,6 @@ const PROBES: Record<FaultName, Probe> = {
       return status(await notify(s, caller, referenceId));
     },
     faithful: 409, faulty: 200,
-  },
-  'status-record-extra-field': {
-    run: async (s) => {
-      const caller = await s.provision('collection');
-      const { referenceId } = await pay(s, caller);
-      return 'progress' in json(await readStatus(s, caller, referenceId))!;
-    },
-    faithful: false, faulty: true,
   },
   'failure-reason-free-text': {
     run: async (s) => {
@@ -374,13 +398,14 @@ const PROBES: Record<FaultName, Probe> = {
     },
     faithful: 400, faulty: 200,
   },
-  'consent-before-approval': {
+  'consent-scope-widened': {
     run: async (s) => {
       const caller = await s.provision('collection');
       const authReqId = json(await bcAuthorize(s, caller))!.auth_req_id as string;
-      return status(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`));
+      s.clock.advance(s.settings.consentIntervalSeconds * 1000);
+      return json(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`))!.scope;
     },
-    faithful: 400, faulty: 200,
+    faithful: 'profile', faulty: 'profile all_info openid',
   },
   'consent-scope-not-checked': {
     run: async (s) => status(await bcAuthorize(s, await s.provision('collection'), 'payments_all')),
@@ -451,7 +476,7 @@ for (const name of FAULT_NAMES) {
   test(`fault ${name}: ${FAULTS[name].summary}`, async () => {
     const probe = PROBES[name];
     const observe = async (plugins: SandboxPlugin[]) => {
-      const sent: { delayMs: number; body: unknown; kind: string }[] = [];
+      const sent: Sent[] = [];
       // A fault of a strict reading is seen only with the readings on.
       const sandbox = await startSandbox({ strict: FAULTS[name].reading !== undefined }, { plugins: [recordingSink(sent), ...plugins] });
       try {

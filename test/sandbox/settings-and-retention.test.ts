@@ -46,6 +46,7 @@ const FLAGS: Array<[string, string]> = [
   ['--keep-alive-timeout-ms', 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS'],
   ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS'],
   ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
+  ['--variations', 'MOMO_SANDBOX_VARIATIONS'],
   ['--strict', 'MOMO_SANDBOX_STRICT'],
   ['--collection-key', 'MOMO_COLLECTION_KEY'],
   ['--disbursement-key', 'MOMO_DISBURSEMENT_KEY'],
@@ -253,6 +254,7 @@ describe('the command line', () => {
     }
     assert.ok(stdout.includes('--list-differences'), '--help should mention --list-differences');
     assert.ok(stdout.includes('--list-deviations'), '--help should mention --list-deviations');
+    assert.ok(stdout.includes('--list-variations'), '--help should mention --list-variations');
     const listed = stdout.split('\n').filter((line) => /^\s+--[a-z]/.test(line)).length;
     assert.equal(listed, FLAGS.length, 'every flag listed is one the tests know');
   });
