@@ -192,10 +192,14 @@ Feature: Errors and refusals
       | transaction | product    | it was made                                    |
       | payment     | collection | a customer who approves has paid the partner 3 |
 
-    @disbursement @req:DIS-DEPOSIT-STATUS-TARGET-ENV-500 @req:DIS-REFUND-STATUS-TARGET-ENV-500 @req:ERR-SET-B
+    @disbursement @req:DIS-DEPOSIT-STATUS-TARGET-ENV-500 @req:ERR-SET-B
+    Examples:
+      | transaction | product      | it was made                                         |
+      | deposit     | disbursement | the partner has deposited 3 to a payee who approves |
+
+    @disbursement @req:DIS-REFUND-STATUS-TARGET-ENV-500 @req:ERR-SET-B
     Examples:
       | transaction | product      | it was made                                                        |
-      | deposit     | disbursement | the partner has deposited 3 to a payee who approves                |
       | refund      | disbursement | the partner has refunded a payment of 3 by a customer who approves |
 
   @negative

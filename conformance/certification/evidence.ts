@@ -63,6 +63,7 @@ export class EvidenceCollector {
         verdict: result?.verdict ?? 'not run',
         ...(result?.reason ? { reason: result.reason } : {}),
         ...(result?.warnings ? { warnings: result.warnings } : {}),
+        ...(result?.checks ? { checks: result.checks } : {}),
         exchanges: this.exchanges.get(id) ?? [],
         ...(result?.earlierAttempts ? { earlierAttempts: result.earlierAttempts.map((a, i) => ({ ...a, exchanges: this.earlierExchanges.get(id)?.[i] ?? [] })) } : {}),
       };

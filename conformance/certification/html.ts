@@ -155,12 +155,12 @@ function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<st
 <p>${escape(requirement.text)}</p>
 ${requirement.source ? `<p class="source">Source: ${escape(requirement.source)}</p>` : ''}
 <p class="explanation">${escape(requirement.explanation)}</p>
-${scenarios.map((s) => scenarioDetails(s, requirement.id, shownUnder)).join('\n')}
+${scenarios.map((s) => scenarioDetails(s, requirement.id, shownUnder, requirement.scenarioVerdicts?.[s.id])).join('\n')}
 </article>`;
 }
 
 /** A scenario, unfolding into its exchanges where they are first shown, or into a link to there. */
-function scenarioDetails(scenario: ReportedScenario, requirementId: string, shownUnder: Map<string, string>): string {
+function scenarioDetails(scenario: ReportedScenario, requirementId: string, shownUnder: Map<string, string>, forRequirement?: string): string {
   const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
   const shownAt = shownUnder.get(scenario.id);
   if (shownAt === undefined && scenario.exchanges.length > 0) shownUnder.set(scenario.id, requirementId);
@@ -175,7 +175,7 @@ function scenarioDetails(scenario: ReportedScenario, requirementId: string, show
     .join('\n');
   const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escape(scenario.verdict)}</h4>` : '';
   return `<details class="scenario">
-<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span>${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
+<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span>${forRequirement !== undefined && forRequirement !== scenario.verdict ? ` <span class="for-requirement">${escape(forRequirement === 'not reached' ? 'not reached for this requirement' : `${forRequirement} for this requirement`)}</span>` : ''}${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
 ${scenario.warnings && scenario.warnings.length > 0 ? `<ul class="warnings">${scenario.warnings.map((w) => `<li>${warningText(w)}</li>`).join('')}</ul>` : ''}
 ${earlier}${last}
@@ -331,6 +331,7 @@ details.scenario summary { cursor: pointer; }
 pre { background: #f6f7f7; border: 1px solid #dcdcde; padding: .5rem; margin: 0; overflow-x: auto; white-space: pre-wrap; word-break: break-all; font-size: .8rem; }
 pre.reason { background: #fbd9d7; }
 ul.warnings { background: #fff4d6; padding: 0.5em 0.5em 0.5em 2em; }
+.for-requirement { font-size: 0.85em; color: #555; border: 1px solid #bbb; border-radius: 3px; padding: 0 0.3em; }
 .evidence-note { background: #fcf0c8; border-left: 4px solid #dba617; padding: .2rem 1rem; }
 .omitted-note, .shown-under { color: #50575e; font-style: italic; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }

@@ -6,7 +6,7 @@ import { curlOf } from '../../harness/reproduction/curl.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import { specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';
-import { certify, coverageOf, exitCodeOf, type Coverage, type RequirementVerdict, type RunContext, type WaiverStatus } from './verdicts.ts';
+import { certify, coverageOf, exitCodeOf, type RequirementScenarioVerdict, type Coverage, type RequirementVerdict, type RunContext, type WaiverStatus } from './verdicts.ts';
 import type { Waiver } from './waivers.ts';
 import { CHANGES, catalogueFingerprint, compareWithBaseline, exitCodeWithBaseline, scenarioKey, type Baseline, type Change, type ChangeCounts, type FailOn } from './baseline.ts';
 import { OPERATION_IDS } from '../../core/catalogue/operations.ts';
@@ -49,6 +49,8 @@ export interface ReportedRequirement extends Requirement {
   explanation: string;
   scenarios: string[];
   deviations: string[];
+  /** What each scenario that ran says of it (a failed one by the checks that cite it). */
+  scenarioVerdicts: Record<string, RequirementScenarioVerdict>;
   waiver?: Waiver;
   /** With --baseline: what became of it since the baseline run. */
   change?: Change;

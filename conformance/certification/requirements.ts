@@ -14,6 +14,11 @@ export interface Requirement {
   products: string[];
   /** OperationId values of harness/contract.ts; empty for cross-cutting rules. */
   operations: string[];
+  /**
+   * The named checks (harness/judging/checks.ts) that verify it, on its operations: in a failed scenario, a failed one
+   * fails it; one that passed before the failure passes it; none of them reached leaves it not tested.
+   */
+  checks?: string[];
   /** 'unprovokable': no client can make a target show it; `why` says why. */
   verification: 'scenario' | 'unprovokable';
   why?: string;

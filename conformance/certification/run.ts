@@ -11,6 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import { keyIdOf, signStatement, statementOf, type Subject, type TestResult } from './signing.ts';
 import { writeHarFiles } from './har-files.ts';
 import { renderHtml } from './html.ts';
+import { certificationJunit } from './junit.ts';
 import { buildReport, closingLines, type CertificationReport, type ReportInputs } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
 import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
@@ -56,7 +57,7 @@ export interface CertificationOutput {
 }
 
 /**
- * Writes reports/certification: index.html, certification.json and the bundle of every artifact of the run
+ * Writes reports/certification: index.html, certification.json, junit.xml (a test case per requirement) and the bundle of every artifact of the run
  * (the conformance reports, the certification, a copy of the spec) with its manifest of SHA-256 hashes.
  */
 export async function writeCertification(inputs: CertificationInputs): Promise<CertificationOutput> {
@@ -79,9 +80,10 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const dir = resolve(inputs.dir);
   mkdirSync(dir, { recursive: true });
   // The folder is one run's certification: an earlier run's files (its bundle above all) would mislead.
-  for (const name of readdirSync(dir)) if (name === 'index.html' || name === 'certification.json' || /^certification-.*\.tar\.gz$/.test(name)) rmSync(join(dir, name));
+  for (const name of readdirSync(dir)) if (name === 'index.html' || name === 'certification.json' || name === 'junit.xml' || /^certification-.*\.tar\.gz$/.test(name)) rmSync(join(dir, name));
   const indexHtml = join(dir, 'index.html');
   writeFileSync(join(dir, 'certification.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(dir, 'junit.xml'), certificationJunit(report));
   writeFileSync(indexHtml, renderHtml(report));
 
   // Each scenario's exchanges as HAR 1.2, beside the conformance reports: the bundle takes them in with those.

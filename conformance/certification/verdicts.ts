@@ -5,7 +5,7 @@ import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differen
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG, groupOf, requirementIdsOf, type Requirement, type RequirementGroup } from './requirements.ts';
 import type { Waiver } from './waivers.ts';
-import type { Warning } from '../../harness/judging/checks.ts';
+import { isGeneral, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
 
 /**
  * PASS: its scenarios ran and passed. FAIL: one of them showed the target departing from it. WARN: they
@@ -36,6 +36,8 @@ export interface ScenarioOutcome {
   reason?: string;
   /** What its checks found that the run weighs as a warning: reported apart, changing no verdict. */
   warnings?: Warning[];
+  /** The checks it made and how each came out: a requirement it is tagged with is judged by those that cite it. */
+  checks?: Evaluation[];
 }
 
 /** What of the run the verdicts depend on. */
@@ -60,6 +62,8 @@ export interface RequirementResult {
   scenarios: string[];
   /** The profile deviations it passed under (WARN). */
   deviations: DifferenceName[];
+  /** What each scenario that ran says of it: a failed scenario, by the checks that cite it. */
+  scenarioVerdicts: Record<string, RequirementScenarioVerdict>;
   /** The waiver that names it, if any (applied or not). */
   waiver?: Waiver;
 }
@@ -88,9 +92,15 @@ export function certify(requirements: readonly Requirement[], scenarios: readonl
   for (const scenario of scenarios) {
     for (const id of requirementIdsOf(scenario.tags)) byRequirement.set(id, [...(byRequirement.get(id) ?? []), scenario]);
   }
+  // A failed check also fails a requirement it cites that the scenario is not tagged with (citersOf).
+  const citing = new Map(scenarios.map((scenario) => [scenario.id, citersOf(scenario, requirements)]));
+  for (const scenario of scenarios) {
+    for (const r of citing.get(scenario.id)!) if (!requirementIdsOf(scenario.tags).includes(r.id)) byRequirement.set(r.id, [...(byRequirement.get(r.id) ?? []), scenario]);
+  }
   const waiverOf = new Map(waivers.map((w) => [w.requirement, w]));
+  const citingOf = (scenario: ScenarioOutcome) => citing.get(scenario.id) ?? [];
   const results = requirements.map((requirement) => {
-    const judged = judgeRequirement(requirement, byRequirement.get(requirement.id) ?? [], run);
+    const judged = judgeRequirement(requirement, byRequirement.get(requirement.id) ?? [], run, citingOf);
     const waiver = waiverOf.get(requirement.id);
     if (judged.verdict === 'FAIL' && waiver) {
       if (isExpired(waiver, run.date)) judged.explanation = `The waiver of ${waiver.owner} expired on ${waiver.expires}. ${judged.explanation}`;
@@ -112,20 +122,23 @@ export function certify(requirements: readonly Requirement[], scenarios: readonl
   return { requirements: results, waivers: waiverResults, problems };
 }
 
-function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[], run: RunContext): Omit<RequirementResult, 'waiver'> {
+function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[], run: RunContext, citingOf: (scenario: ScenarioOutcome) => Requirement[]): Omit<RequirementResult, 'waiver'> {
+  const said = scenarios.map((scenario) => ({ scenario, verdict: verdictFor(requirement, scenario, citingOf(scenario)) }));
   const result = (verdict: RequirementVerdict, explanation: string, deviations: DifferenceName[] = []) => ({
     requirement,
     verdict,
     explanation,
     scenarios: scenarios.map((s) => s.id),
     deviations,
+    scenarioVerdicts: Object.fromEntries(said.filter((s) => s.verdict !== 'not run').map((s) => [s.scenario.id, s.verdict])),
   });
   if (requirement.verification === 'unprovokable') return result('UNPROVOKABLE', `No client can provoke it: ${requirement.why ?? 'the catalogue gives no reason'}`);
   if (scenarios.length === 0 && run.rerunOf) return result('NOT APPLICABLE', `Not part of this run: it ran again only the failed and flaky scenarios of ${run.rerunOf}.`);
   if (scenarios.length === 0) return result('NOT TESTED', 'No scenario verifies it.');
 
-  const having = (verdict: ScenarioOutcome['verdict']) => scenarios.filter((s) => s.verdict === verdict);
+  const having = (verdict: RequirementScenarioVerdict) => said.filter((s) => s.verdict === verdict).map((s) => s.scenario);
   const failed = having('failed');
+  const notReached = having('not reached');
   const notTested = having('not tested');
   const passed = having('passed');
   const skipped = having('skipped');
@@ -135,6 +148,7 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
   const first = ([scenario]: ScenarioOutcome[]) => `${scenario?.name}: ${(scenario?.reason ?? 'no reason was recorded').split('\n')[0]}`;
   if (failed.length > 0) return result('FAIL', `${count(failed)} failed. ${first(failed)}`);
   if (notTested.length > 0) return result('NOT TESTED', `${count(notTested)} could not test the target. ${first(notTested)}`);
+  if (notReached.length > 0) return result('NOT TESTED', `Not reached: ${count(notReached)} failed before checking it. ${first(notReached)}`);
   if (flaky.length > 0) return result('FLAKY', `${count(flaky)} passed only when run again. The first attempt of ${first(flaky)}`);
   if (passed.length > 0) {
     const left = scenarios.length - passed.length;
@@ -146,6 +160,45 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
   }
   if (skipped.length > 0) return result('NOT APPLICABLE', `${count(skipped)} skipped. ${first(skipped)}`);
   return result('NOT APPLICABLE', whyNotRun(requirement, scenarios, run));
+}
+
+/** What a scenario says of one requirement it is tagged with: its own verdict, or, when it failed, its checks'. */
+export type RequirementScenarioVerdict = ScenarioOutcome['verdict'] | 'not reached';
+
+/**
+ * A failed scenario fails only the requirements whose checks failed in it: a requirement is about some operations
+ * and verified by some checks (its catalogue entry), and a failed check of one of them, on one of them, fails it.
+ * One whose checks passed before the failure passed; one whose checks the scenario never reached is not reached.
+ * `citing` are the requirements of the catalogue that cite the scenario's failure (citersOf): when none does, every
+ * requirement the scenario is tagged with fails, so that no failure is lost.
+ */
+export function verdictFor(requirement: Requirement, scenario: Pick<ScenarioOutcome, 'verdict' | 'checks'>, citing: readonly Requirement[]): RequirementScenarioVerdict {
+  if (scenario.verdict !== 'failed' || !requirement.checks) return scenario.verdict;
+  const made = (scenario.checks ?? []).filter((e) => cites(requirement, e));
+  if (made.some((e) => e.verdict === 'failed')) return 'failed';
+  if (citing.length === 0) return 'failed';
+  return made.length > 0 ? 'passed' : 'not reached';
+}
+
+/** Whether a requirement cites a check made: the check is one of its own, on one of its operations, under one of its products. */
+export function cites(requirement: Requirement, e: Evaluation): boolean {
+  const { checks = [], operations, products } = requirement;
+  // Provisioning is opened by any product's key: its requirements are of no product of the three.
+  const ofProduct = products.includes('provisioning') || e.product === undefined || products.includes(e.product);
+  return checks.includes(e.check) && (operations.length === 0 || operations.includes(e.operation)) && ofProduct;
+}
+
+/**
+ * The requirements a failed scenario's failed checks cite: those it is tagged with, and, for a check that holds of
+ * every answer whatever the case (isGeneral: a record's schema, not a duplicate's status), any other requirement
+ * about the operation that the check verifies. A status record that departs from its schema, read in a callback
+ * scenario, so fails the status query's requirement.
+ */
+export function citersOf(scenario: Pick<ScenarioOutcome, 'verdict' | 'checks' | 'tags'>, catalogue: readonly Requirement[]): Requirement[] {
+  if (scenario.verdict !== 'failed') return [];
+  const tagged = new Set(requirementIdsOf(scenario.tags));
+  const failed = (scenario.checks ?? []).filter((e) => e.verdict === 'failed');
+  return catalogue.filter((r) => failed.some((e) => cites(r, e) && (tagged.has(r.id) || (isGeneral(e.check) && r.operations.length > 0))));
 }
 
 /** Whether the user's own selection left a scenario out, or what this target or run need not take part in. */
@@ -224,13 +277,16 @@ function countOf(results: readonly RequirementResult[]): CoverageCount {
  * 1 a failure, 2 something could not be tested or nothing passed, 0 the target conforms.
  */
 export function exitCodeOf(summary: Pick<RunSummary, 'exitCode' | 'scenarios'>, certification: Certification): 0 | 1 | 2 {
-  const verdictOf = new Map(certification.requirements.map((r) => [r.requirement.id, r.verdict]));
-  const waived = (tags: string[]) => {
-    const ids = requirementIdsOf(tags);
-    return ids.length > 0 && ids.every((id) => verdictOf.get(id) === 'WAIVED');
+  const resultOf = new Map(certification.requirements.map((r) => [r.requirement.id, r]));
+  // A failed scenario no longer fails the run when every requirement it fails (by its failed checks) is waived.
+  const catalogue = certification.requirements.map((r) => r.requirement);
+  const waived = (scenario: RunSummary['scenarios'][number]) => {
+    const citing = citersOf(scenario, catalogue);
+    const failing = citing.length > 0 ? citing : requirementIdsOf(scenario.tags).flatMap((id) => resultOf.get(id)?.requirement ?? []);
+    return failing.length > 0 && failing.every((r) => resultOf.get(r.id)?.verdict === 'WAIVED');
   };
   const failed = summary.scenarios.filter((s) => s.verdict === 'failed');
-  if (failed.some((s) => !waived(s.tags)) || certification.problems.length > 0) return 1;
+  if (failed.some((s) => !waived(s)) || certification.problems.length > 0) return 1;
   if (failed.length === 0) return summary.exitCode;
   const rest = summary.scenarios.filter((s) => s.verdict !== 'failed');
   return rest.some((s) => s.verdict === 'not tested') || !rest.some((s) => s.verdict === 'passed' || s.verdict === 'flaky') ? 2 : 0;

@@ -1,5 +1,5 @@
 import type { Envelope, TestStepResult } from '@cucumber/messages';
-import { WARNINGS_MEDIA_TYPE, type Warning } from '../../harness/judging/checks.ts';
+import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
 import { describeSource } from '../../core/sources.ts';
 
 /**
@@ -37,6 +37,8 @@ export interface ScenarioResult {
    * reported apart, it changes no verdict. Of the last attempt.
    */
   warnings?: Warning[];
+  /** The checks its last attempt made, and how each came out: what its requirements' verdicts are made of. */
+  checks?: Evaluation[];
 }
 
 export interface RunSummary {
@@ -62,6 +64,7 @@ interface Attempt {
   /** What the scenario logged (world.log), e.g. why it skipped itself. */
   logs: string[];
   warnings: Warning[];
+  checks: Evaluation[];
   started: number;
 }
 
@@ -94,11 +97,13 @@ export class ScenarioLedger {
       this.testCases.set(envelope.testCase.id, envelope.testCase.pickleId);
     } else if (envelope.testCaseStarted) {
       const { id, testCaseId } = envelope.testCaseStarted;
-      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], logs: [], warnings: [], started: Date.now() });
+      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], logs: [], warnings: [], checks: [], started: Date.now() });
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === 'text/x.cucumber.log+plain') {
       this.attempts.get(envelope.attachment.testCaseStartedId)?.logs.push(envelope.attachment.body);
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === WARNINGS_MEDIA_TYPE) {
-      this.attempts.get(envelope.attachment.testCaseStartedId)?.warnings.push(...warningsIn(envelope.attachment.body));
+      this.attempts.get(envelope.attachment.testCaseStartedId)?.warnings.push(...arrayIn<Warning>(envelope.attachment.body));
+    } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === EVALUATIONS_MEDIA_TYPE) {
+      this.attempts.get(envelope.attachment.testCaseStartedId)?.checks.push(...arrayIn<Evaluation>(envelope.attachment.body));
     } else if (envelope.testStepFinished) {
       this.attempts.get(envelope.testStepFinished.testCaseStartedId)?.steps.push(envelope.testStepFinished.testStepResult);
     } else if (envelope.testCaseFinished) {
@@ -131,6 +136,7 @@ export class ScenarioLedger {
       durationMs: Date.now() - attempt.started,
       ...(earlierAttempts ? { earlierAttempts } : {}),
       ...(attempt.warnings.length > 0 ? { warnings: attempt.warnings } : {}),
+      ...(attempt.checks.length > 0 ? { checks: attempt.checks } : {}),
     };
     this.results.push(result);
     const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-', flaky: '~' }[verdict];
@@ -173,11 +179,11 @@ export class ScenarioLedger {
   }
 }
 
-/** The warnings of an attachment; one the harness did not write (it cannot be read) is none. */
-function warningsIn(body: string): Warning[] {
+/** The items of an attachment the harness wrote as a JSON array; one it did not write (it cannot be read) has none. */
+function arrayIn<T>(body: string): T[] {
   try {
     const parsed: unknown = JSON.parse(body);
-    return Array.isArray(parsed) ? (parsed as Warning[]) : [];
+    return Array.isArray(parsed) ? (parsed as T[]) : [];
   } catch {
     return [];
   }

@@ -1,4 +1,6 @@
 import { describeSource, observed, reading, severityOf, spec, weightOf, type RunStrictness, type Severity, type Source } from '../../core/sources.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { Product } from '../../core/products.ts';
 
 /**
  * Every check the harness makes, by name. Each thing it judges about a target is one of these, as Schemathesis's
@@ -13,12 +15,19 @@ export const CHECKS = {
     source: spec('§4 (each operation\'s statuses), §7'),
   },
   'body-schema': {
-    title: 'The body is the record the operation gives for that status, every field it names of its type. Records are open: a field the record does not name is never a failure.',
-    source: spec('§2 (the records), §2.14 and §7 (the errors); per field, the "x-source" of schemas/*.schema.json'),
+    title: 'The body of a success is the record the operation gives, every field it names of its type. Records are open: a field the record does not name is never a failure.',
+    source: spec('§2 (the records); per field, the "x-source" of schemas/*.schema.json'),
+    general: true,
+  },
+  'error-body': {
+    title: 'The body of an error is the error record of its operation: {code, message} with a code of its set, or {error} on a 401.',
+    source: spec('§2.14, §7 (the error record and the code sets); per field, the "x-source" of schemas/*.schema.json'),
+    general: true,
   },
   'media-type': {
     title: 'A JSON body says so in its Content-Type (application/json, or a +json type).',
     source: spec('§4.1: Content-Type is the media type of the body; §4: all payloads are JSON except where marked form-encoded'),
+    general: true,
   },
   'error-code': {
     title: 'An error carries the code the spec names for the case, in code of {code, message} or error of {error}.',
@@ -28,18 +37,22 @@ export const CHECKS = {
     title: 'Under --strict: a field a record of the spec does not name is reported, never failed (records are open).',
     source: reading('the spec never closes a record, and RFC 6749 §5.1 and OIDC Core §5.1 tell clients to ignore members they do not know'),
     advisory: true,
+    general: true,
   },
   'answer-bounded': {
     title: 'An answer fits within MOMO_MAX_RESPONSE_BYTES: no record of the API comes near it.',
     source: spec('§2: every record of the API is a few short fields'),
+    general: true,
   },
   'secret-not-disclosed': {
     title: 'No answer gives out a secret of the partner outside the one operation that issues it, in any encoding.',
     source: spec('§5 rules 1–3 and §4.5 #15: the subscription key, the API key and the tokens are the partner\'s credentials, each issued by one operation (OWASP API3:2023)'),
+    general: true,
   },
   'record-echoes-request': {
     title: 'A record that names a field of what the partner sent shows it as sent: the amount as the same number, the party, texts and host unchanged.',
     source: spec('§2.2–§2.5, §2.12: the record is of the resource the partner created'),
+    general: true,
   },
   'transaction-outcome': {
     title: 'A transaction ends as its party\'s answer calls for: the test number that approves makes it SUCCESSFUL, one that declines FAILED, one that never answers keeps it PENDING.',
@@ -52,22 +65,27 @@ export const CHECKS = {
   'reason-shape': {
     title: 'The reason of a FAILED status record is a bare code string, as the live sandbox sends it.',
     source: observed('real-api-notes, status records: "reason" is a plain string code'),
+    general: true,
   },
   'financial-transaction-id': {
     title: 'A SUCCESSFUL request to pay carries its financialTransactionId.',
     source: observed('real-api-notes, status records: financialTransactionId is present once SUCCESSFUL'),
+    general: true,
   },
   'final-state-is-final': {
     title: 'A transaction that read SUCCESSFUL or FAILED never reads otherwise again.',
     source: spec('§3: PENDING until the payer answers or the system times it out; the outcome that ends PENDING is final'),
+    general: true,
   },
   'token-type': {
     title: 'token_type names the kind of token, compared without regard to case.',
     source: reading('§2.6 gives no value; §5.3 makes the access token a Bearer credential, and RFC 6749 §5.1 makes token_type case-insensitive'),
+    general: true,
   },
   'token-not-cached': {
     title: 'An answer that carries a token tells caches not to keep it (Cache-Control: no-store).',
     source: observed('real-api-notes, provisioning and tokens: the token answer carries cache-control: no-store; RFC 6749 §5.1 asks it of every answer with a token, and the spec does not say'),
+    general: true,
   },
   'token-honoured-until-expiry': {
     title: 'An access token is honoured until its expires_in has passed, so a client that renews it in time is never refused.',
@@ -84,6 +102,7 @@ export const CHECKS = {
   'consent-scope-not-wider': {
     title: 'A consent token\'s scope holds only scopes that were asked for.',
     source: spec('§2.7: scope is the scopes that belong to the authentication request ID'),
+    general: true,
   },
   'callback-once': {
     title: 'A transaction whose callback the receiver answered 200 gets no second callback.',
@@ -92,10 +111,12 @@ export const CHECKS = {
   'callback-record': {
     title: 'The callback carries the transaction\'s status record, the same as the status query gives.',
     source: observed('real-api-notes, callbacks: "Body: the same record as the status GET" [documented]'),
+    general: true,
   },
   'callback-solicited': {
     title: 'A callback goes only to the exact X-Callback-Url a transaction gave.',
     source: spec('§6: the service sends a callback to the server at the address given in X-Callback-Url'),
+    general: true,
   },
   'callback-arrives': {
     title: 'A transaction or consent request that gave X-Callback-Url gets a callback there once it is final.',
@@ -113,9 +134,14 @@ export const CHECKS = {
     title: 'The account-holder check says true for a registered, active holder and false otherwise, as a bare boolean or {"result": …}.',
     source: spec('§4.2 #8: "true if the account holder is registered and active; false if it is not active or not found"'),
   },
+  'consent-granted': {
+    title: 'A consent the holder approves gives its consent token, through the OAuth 2.0 token operation with the CIBA grant.',
+    source: spec('§5.4, §4.3 #11: the token operation with grant_type and auth_req_id returns a Bearer access token'),
+  },
   'gender-case': {
     title: 'gender is written in the case the profile expects.',
     source: reading('§2.10 spells the values in lower case; §2.11 gives gender as a string'),
+    general: true,
   },
   'refusal-changes-nothing': {
     title: 'A refused creation leaves nothing behind, and changes nothing that was there.',
@@ -137,9 +163,18 @@ export const CHECKS = {
     title: 'A consent gives its token once: redeemed again, it is invalid_grant.',
     source: reading('§2.7 and §5.4 do not say; CIBA Core §11 and RFC 6749 §5.2 answer a used auth_req_id with invalid_grant'),
   },
-} as const satisfies Record<string, { title: string; source: Source; advisory?: true }>;
+} as const satisfies Record<string, { title: string; source: Source; advisory?: true; general?: true }>;
 
 export type CheckName = keyof typeof CHECKS;
+
+/**
+ * Whether a check holds of every answer of its operation, whatever the case (a record's schema, a secret kept),
+ * rather than of the case a scenario sets up (the status a duplicate gets): a failure of it fails every requirement
+ * that cites it, not only those of the scenario that found it.
+ */
+export function isGeneral(check: CheckName): boolean {
+  return 'general' in CHECKS[check];
+}
 
 export const CHECK_NAMES = Object.keys(CHECKS) as CheckName[];
 
@@ -173,6 +208,29 @@ export function describeDifference(f: Finding): string {
 /** "status-code (definite: §7 rule 1)": the check and its source. */
 export function describeCheck(f: Finding): string {
   return `${f.check} (${describeSource(f.source)})`;
+}
+
+/**
+ * That a check was made on an answer of an operation, and how it came out: failed (a finding this run weighs as a
+ * failure), warned (only warnings), passed. A requirement's verdict comes from the checks that cite it.
+ */
+export interface Evaluation {
+  check: CheckName;
+  operation: OperationId;
+  product: Product;
+  verdict: 'passed' | 'warned' | 'failed';
+}
+
+/** The media type of a scenario's attachment that lists the checks it made (a JSON array of Evaluation). */
+export const EVALUATIONS_MEDIA_TYPE = 'application/vnd.momo.checks+json';
+
+/** How each check made came out, given its findings: every check named, and every check a finding is of. */
+export function evaluationsOf(operation: OperationId, product: Product, checks: readonly CheckName[], findings: readonly Finding[], run: RunStrictness): Evaluation[] {
+  const made = [...new Set([...checks, ...findings.map((f) => f.check)])];
+  return made.map((check) => {
+    const severities = findings.filter((f) => f.check === check).map((f) => severityOfFinding(f, run));
+    return { check, operation, product, verdict: severities.includes('failure') ? 'failed' : severities.length > 0 ? 'warned' : 'passed' };
+  });
 }
 
 /** The media type of a scenario's attachment that lists its warnings (a JSON array of Warning). */

@@ -9,7 +9,9 @@ import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { size } from '../client/evidence.ts';
 import { curlOf } from '../reproduction/curl.ts';
 import { schemaProblems, unknownFields, validatorFor, type SchemaProblem } from '../../core/validation/schemas.ts';
-import { failureLine, finding, warningOf, weigh, type Finding, type Warning } from './checks.ts';
+import { evaluationsOf, failureLine, finding, warningOf, weigh, type CheckName, type Evaluation, type Finding, type Warning } from './checks.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { Product } from '../../core/products.ts';
 
 /**
  * The target answered, and the answer departs from the API: a failure to conform, never a harness problem.
@@ -60,6 +62,24 @@ export interface JudgingContext {
   redactor: Redactor;
   /** Receives each finding that weighs as a warning in this run: reported apart, it changes no verdict. */
   warn(warning: Warning): void;
+  /** Receives each check made and how it came out: what a requirement's verdict is made of. */
+  evaluated(evaluations: readonly Evaluation[]): void;
+}
+
+/** One judgement of checks: where (an operation and the case), which checks were made, and what they found. */
+export interface Judgement {
+  /** "request to pay (collection) — §4.2 #2: a duplicate reference id is refused": how its failure begins. */
+  header: string;
+  /** The operation the checks are about, and its product: a failed check fails the requirements about it that cite the check. */
+  operation: OperationId;
+  product: Product;
+  /** The checks made, whether they found anything or not; a finding's own check counts as made too. */
+  checks: readonly CheckName[];
+  findings: readonly Finding[];
+  /** The answer judged: what the failure shows as received, and replays. */
+  response?: ApiResponse;
+  /** What was received, when not an answer (a callback, say). */
+  received?: string;
 }
 
 export interface Expectation {
@@ -92,8 +112,19 @@ const MAX_VALUE_IN_FINDING = 120;
  * operation, each failed check with its source and the field that differed, what came back, and a replay.
  */
 export function judge(response: ApiResponse, expected: Expectation, context: JudgingContext): void {
-  conclude(headerOf(response, expected.what), responseFindings(response, expected, context), context, response);
+  const findings = responseFindings(response, expected, context);
+  const checks: CheckName[] = ['status-code', ...(expected.code !== undefined ? ['error-code' as const] : []), ...bodyChecksOf(response, context)];
+  conclude({ header: headerOf(response, expected.what), operation: response.operation.id, product: response.operation.product, checks, findings, response }, context);
 }
+
+/** The checks a body is held to, when its status has a record: its schema, and its media type when it is JSON. */
+export function bodyChecksOf(response: ApiResponse, context: JudgingContext): CheckName[] {
+  if (!Array.isArray(schemasFor(response.operation.id, response.operation.product, response.status, context.behaviour))) return [];
+  return response.json === undefined ? [bodyCheckOf(response.status)] : [bodyCheckOf(response.status), 'media-type'];
+}
+
+/** The check of a body by its status: the record of a success, or the error record. */
+const bodyCheckOf = (status: number): 'body-schema' | 'error-body' => (status >= 400 ? 'error-body' : 'body-schema');
 
 /** The findings of judge, without weighing them: for the tests, and for callers that add findings of their own. */
 export function responseFindings(response: ApiResponse, expected: Expectation, context: JudgingContext): Finding[] {
@@ -147,9 +178,8 @@ export function judgeAnswer(response: ApiResponse, context: JudgingContext): voi
   if (disclosed.length > 0) {
     findings.push(finding('secret-not-disclosed', { field: 'headers and body', expected: `no subscription key, API key, credential or token of the partner, in any encoding (${response.operation.label} issues none of them)`, received: disclosed.join(', ') }));
   }
-  if (findings.length === 0) return;
   try {
-    conclude(`${response.operation.label} — ${response.operation.section}: an answer the partner can read whole, giving out no secret`, findings, context, response);
+    conclude({ header: `${response.operation.label} — ${response.operation.section}: an answer the partner can read whole, giving out no secret`, operation: response.operation.id, product: response.operation.product, checks: ['answer-bounded', 'secret-not-disclosed'], findings, response }, context);
   } catch (failure) {
     throw Object.assign(failure as Error, { fatal: true });
   }
@@ -160,7 +190,8 @@ export function judgeAnswer(response: ApiResponse, context: JudgingContext): voi
  * begins with `header`, names each failed check, its source and the field, shows what came back (redacted) and
  * ends with the curl command that replays it.
  */
-export function conclude(header: string, findings: readonly Finding[], context: JudgingContext, response?: ApiResponse, received?: string): void {
+export function conclude({ header, operation, product, checks, findings, response, received }: Judgement, context: JudgingContext): void {
+  context.evaluated(evaluationsOf(operation, product, checks, findings, context.run));
   const { failures, warnings } = weigh(findings, context.run);
   for (const w of warnings) context.warn(warningOf(redactFinding(w, context.redactor), header, context.run));
   if (failures.length === 0) return;
@@ -183,7 +214,7 @@ export function bodyFindings(response: ApiResponse, context: JudgingContext): Fi
   const schemas = schemasFor(response.operation.id, response.operation.product, response.status, context.behaviour);
   if (!Array.isArray(schemas)) return [];
   if (response.json === undefined) {
-    return [finding('body-schema', {
+    return [finding(bodyCheckOf(response.status), {
       field: 'body',
       expected: `JSON: ${schemas.map(file).join(' or ')} for ${response.status}`,
       received: whyNotJson(response),
@@ -191,7 +222,7 @@ export function bodyFindings(response: ApiResponse, context: JudgingContext): Fi
     })];
   }
   const matched = schemas.find((name) => validatorFor(name)(response.json));
-  if (matched === undefined) return schemaFindings(closestAlternative(schemas, response.json, context.run), response.json);
+  if (matched === undefined) return schemaFindings(closestAlternative(schemas, response.json, context.run), response.json, bodyCheckOf(response.status));
   return [
     ...mediaTypeFindings(response),
     ...reasonShapeFindings(response),
@@ -222,8 +253,8 @@ function rootSource(name: string): Source | undefined {
   return (validatorFor(name).schema as Record<string, unknown>)['x-source'] as Source | undefined;
 }
 
-function schemaFindings(schema: string, value: unknown): Finding[] {
-  return schemaProblems(schema, value).map((p: SchemaProblem) => finding('body-schema', {
+function schemaFindings(schema: string, value: unknown, check: 'body-schema' | 'error-body' = 'body-schema'): Finding[] {
+  return schemaProblems(schema, value).map((p: SchemaProblem) => finding(check, {
     field: p.pointer,
     expected: `${p.expected} (${file(schema)})`,
     received: p.value === undefined ? 'none' : quote(p.value),

@@ -84,7 +84,7 @@ export async function rememberBalance(world: MomoWorld): Promise<void> {
 
 export function expectBalanceInCurrency(world: MomoWorld): void {
   const balance = balanceOf(world, 'the balance is readable');
-  world.conclude(world.response!, 'the balance is in the currency the partner trades in', balance.currency === world.config.currency ? [] : [
+  world.check('balance-in-currency', world.response!, 'the balance is in the currency the partner trades in', balance.currency === world.config.currency ? [] : [
     finding('balance-in-currency', { field: '/currency', expected: JSON.stringify(world.config.currency), received: quote(balance.currency) }),
   ]);
 }
@@ -95,7 +95,7 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
   await readBalance(world);
   const balance = balanceOf(world, 'the balance is read after the payment');
   const expected = fromMinor(toMinor(world.balanceBefore) + toMinor(amount));
-  world.conclude(world.response!, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, toMinor(balance.availableBalance) === toMinor(expected) ? [] : [
+  world.check('balance-follows-payments', world.response!, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, toMinor(balance.availableBalance) === toMinor(expected) ? [] : [
     finding('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(expected), received: quote(balance.availableBalance) }),
   ]);
 }
@@ -138,7 +138,7 @@ function expectHolderResult(world: MomoWorld, result: boolean, what: string): vo
   const response = world.expect({ status: 200, what });
   const body = response.json as boolean | { result?: unknown };
   const given = typeof body === 'boolean' ? body : body?.result;
-  world.conclude(response, what, given === result ? [] : [
+  world.check('holder-status', response, what, given === result ? [] : [
     finding('holder-status', { field: typeof body === 'boolean' ? 'body' : '/result', expected: String(result), received: quote(given) }),
   ]);
 }

@@ -87,13 +87,13 @@ export async function expectConsentCallback(world: MomoWorld): Promise<void> {
   const receiver = world.harness.receiver;
   const slow = 3 * (consent.interval ?? 0) * 1000 > world.config.pollTimeoutMs;
   const where = `bc-authorize (${consent.flow.ask}) — §6, §4.2 #7: a callback arrives at the X-Callback-Url of the consent request once the customer has answered`;
-  await world.awaitState('callback-arrives', `a callback for the consent request ${consent.authReqId}`, async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined), { slow, timing: CONSENT_TIMING, where });
+  await world.awaitState('callback-arrives', `a callback for the consent request ${consent.authReqId}`, async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined), { slow, timing: CONSENT_TIMING, where, operation: 'bcAuthorize', product: consent.flow.ask });
 }
 
 /** expires_in of the consent token the partner holds: its lifetime (READINGS in core/profiles.ts), 3600 s by default (§2.7, §8). */
 export function expectConsentTokenLifetime(world: MomoWorld, seconds: number): void {
   const consent = currentConsent(world);
-  world.conclude(world.response!, `a consent access token is valid ${seconds} seconds by default`, consent.tokenExpiresIn === seconds ? [] : [
+  world.check('consent-token-lifetime', world.response!, `a consent access token is valid ${seconds} seconds by default`, consent.tokenExpiresIn === seconds ? [] : [
     finding('consent-token-lifetime', { field: '/expires_in', expected: String(seconds), received: quote(consent.tokenExpiresIn) }),
   ]);
 }
@@ -144,7 +144,7 @@ export async function redeemOnceConsented(world: MomoWorld): Promise<void> {
   // A long interval (a real service may ask for 5 s or more) needs the slow deadline to allow a few polls.
   const slow = 3 * intervalMs > world.config.pollTimeoutMs;
   const where = `create OAuth 2.0 token (${consent.flow.redeem}) — §4.3 #11, §5.4: the consent token is issued once the customer has consented`;
-  await world.awaitState('transaction-outcome', `the customer consents and the consent token is issued (polling every ${intervalMs / 1000} s)`, async () => {
+  await world.awaitState('consent-granted', `the customer consents and the consent token is issued (polling every ${intervalMs / 1000} s)`, async () => {
     if (Date.now() - (consent.lastAskedAt ?? 0) < intervalMs) return undefined;
     const response = await redeemConsent(world);
     const pending = isPending(response);
@@ -158,7 +158,7 @@ export async function redeemOnceConsented(world: MomoWorld): Promise<void> {
       throw Object.assign(failure as Error, { fatal: true });
     }
     return response;
-  }, { slow, timing: CONSENT_TIMING, where });
+  }, { slow, timing: CONSENT_TIMING, where, operation: 'createOAuthToken', product: consent.flow.redeem });
 }
 
 /** The scenario's consent, answered and redeemed: a consent token in hand. */
@@ -196,7 +196,7 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   const gender = (response.json as { gender?: unknown }).gender;
   const expectedCase = world.harness.behaviour.genderCase;
   const inCase = typeof gender !== 'string' || gender === (expectedCase === 'upper' ? gender.toUpperCase() : gender.toLowerCase());
-  world.conclude(response, what, inCase ? [] : [
+  world.check('gender-case', response, what, inCase ? [] : [
     finding('gender-case', { field: '/gender', expected: `${expectedCase} case`, received: quote(gender), source: sourceOfDifference('genderCase', world.config.profile) }),
   ]);
 }
@@ -225,7 +225,7 @@ function keepConsentToken(world: MomoWorld, what: string): void {
   const body = response.json as { access_token: string; refresh_token: string; expires_in: number; scope?: unknown };
   const asked = new Set(consent.scope.split(' ').filter(Boolean));
   const wider = typeof body.scope === 'string' ? body.scope.split(' ').filter((s) => s !== '' && !asked.has(s)) : [];
-  world.conclude(response, what, wider.length === 0 ? [] : [
+  world.check('consent-scope-not-wider', response, what, wider.length === 0 ? [] : [
     finding('consent-scope-not-wider', { field: '/scope', expected: `only ${JSON.stringify(consent.scope)}`, received: `${quote(body.scope)}, adding ${wider.join(', ')}` }),
   ]);
   consent.accessToken = body.access_token;

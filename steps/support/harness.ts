@@ -4,9 +4,9 @@ import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '..
 import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { EvidenceBudget, size } from '../../harness/client/evidence.ts';
-import { bodyFindings, conclude, judge, judgeAnswer, unjudgedHeader, type Expectation, type JudgingContext } from '../../harness/judging/judge.ts';
+import { bodyChecksOf, bodyFindings, conclude, judge, judgeAnswer, unjudgedHeader, type Expectation, type Judgement, type JudgingContext } from '../../harness/judging/judge.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
-import { finding, type Finding, type Warning } from '../../harness/judging/checks.ts';
+import { finding, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import { spec } from '../../core/sources.ts';
@@ -85,6 +85,7 @@ export class Harness implements JudgingContext {
     this.recordExchange = sink;
     this.bodyFailures = [];
     this.warnings = new Map();
+    this.evaluations = new Map();
     this.finalStatuses = new Map();
   }
 
@@ -102,8 +103,16 @@ export class Harness implements JudgingContext {
     return warnings;
   }
 
+  /** The checks this scenario made and how each came out (each check, operation and outcome once). */
+  takeEvaluations(): Evaluation[] {
+    const evaluations = [...this.evaluations.values()];
+    this.evaluations = new Map();
+    return evaluations;
+  }
+
   private bodyFailures: ConformanceFailure[] = [];
   private warnings = new Map<string, Warning>();
+  private evaluations = new Map<string, Evaluation>();
   /** The final status each transaction of this scenario was first read in, by its status query's URL. */
   private finalStatuses = new Map<string, string>();
 
@@ -113,15 +122,19 @@ export class Harness implements JudgingContext {
     if (!this.warnings.has(key)) this.warnings.set(key, warning);
   }
 
+  evaluated(evaluations: readonly Evaluation[]): void {
+    for (const e of evaluations) this.evaluations.set(`${e.check} ${e.operation} ${e.product} ${e.verdict}`, e);
+  }
+
   /** Judges an answer against an expectation (harness/judging/judge.ts); a departure throws, a warning is kept. */
   judge(response: ApiResponse, expectation: Expectation): ApiResponse {
     judge(response, expectation, this);
     return response;
   }
 
-  /** Weighs findings a step made of its own: a failure throws, naming each; a warning is kept. */
-  conclude(header: string, findings: readonly Finding[], response?: ApiResponse, received?: string): void {
-    conclude(header, findings, this, response, received);
+  /** Weighs what checks a step made found: a failure throws, naming each; a warning is kept; each check made is recorded. */
+  conclude(judgement: Judgement): void {
+    conclude(judgement, this);
   }
 
   /**
@@ -134,7 +147,7 @@ export class Harness implements JudgingContext {
     // A gateway's 502, 503 or 504 says the target could not serve: a step that needed the answer says not tested.
     if (UNAVAILABLE_STATUSES.has(response.status)) return;
     try {
-      conclude(unjudgedHeader(response), bodyFindings(response, this), this, response);
+      conclude({ header: unjudgedHeader(response), operation: response.operation.id, product: response.operation.product, checks: bodyChecksOf(response, this), findings: bodyFindings(response, this), response }, this);
     } catch (failure) {
       if (!(failure instanceof ConformanceFailure)) throw failure;
       this.bodyFailures.push(failure);
@@ -155,11 +168,15 @@ export class Harness implements JudgingContext {
       if (FINAL_STATUSES.has(status)) this.finalStatuses.set(transaction, status);
       return;
     }
-    if (status === first) return;
     try {
-      conclude(`${response.operation.label} — §3: a transaction that reached a final status keeps it`, [
-        finding('final-state-is-final', { field: '/status', expected: `${JSON.stringify(first)}, as read before`, received: JSON.stringify(status) }),
-      ], this, response);
+      conclude({
+        header: `${response.operation.label} — §3: a transaction that reached a final status keeps it`,
+        operation: response.operation.id,
+        product: response.operation.product,
+        checks: ['final-state-is-final'],
+        findings: status === first ? [] : [finding('final-state-is-final', { field: '/status', expected: `${JSON.stringify(first)}, as read before`, received: JSON.stringify(status) })],
+        response,
+      }, this);
     } catch (failure) {
       throw Object.assign(failure as Error, { fatal: true });
     }

@@ -2,7 +2,7 @@ import { After, AfterAll, Before, BeforeAll, Status, setDefaultTimeout } from '@
 import { loadConfig } from '../../harness/config.ts';
 import { TargetUnreachableError } from '../../harness/client/transport-errors.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
-import { WARNINGS_MEDIA_TYPE } from '../../harness/judging/checks.ts';
+import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE } from '../../harness/judging/checks.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
@@ -43,8 +43,11 @@ Before(function (this: MomoWorld) {
 After(async function (this: MomoWorld, { result }) {
   const bodyFailures = this.harness.takeBodyFailures();
   const warnings = this.harness.takeWarnings();
+  const evaluations = this.harness.takeEvaluations();
   this.harness.recordInto(undefined);
   if (warnings.length > 0) await this.attach(JSON.stringify(warnings, null, 2), { mediaType: WARNINGS_MEDIA_TYPE, fileName: 'warnings.json' });
+  // The checks the scenario made, and how each came out: a requirement's verdict is made of those that cite it.
+  if (evaluations.length > 0) await this.attach(JSON.stringify(evaluations), { mediaType: EVALUATIONS_MEDIA_TYPE, fileName: 'checks.json' });
   if (this.evidence.length === 0) return;
   const evidence = { passed: result?.status === Status.PASSED, exchanges: this.evidence };
   await this.attach(JSON.stringify(evidence, null, 2), { mediaType: 'application/json', fileName: 'evidence.json' });

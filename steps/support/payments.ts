@@ -178,11 +178,11 @@ export async function expectNotCreated(world: MomoWorld): Promise<void> {
   const creation = world.response;
   // Accepted rather than refused: the refusal was judged (and weighed, by the rule it rests on) by the step before.
   if (creation && creation.status < 300) {
-    world.conclude(creation, what, [finding('refusal-changes-nothing', { field: 'status', expected: 'a refusal, and no transaction', received: `${creation.status}: the transaction was created`, ...(world.rule ? { source: world.rule } : {}) })]);
+    world.check('refusal-changes-nothing', creation, what, [finding('refusal-changes-nothing', { field: 'status', expected: 'a refusal, and no transaction', received: `${creation.status}: the transaction was created`, ...(world.rule ? { source: world.rule } : {}) })]);
     return;
   }
   const response = await readStatus(world);
-  world.conclude(response, what, response.status === 200 ? [finding('refusal-changes-nothing', { field: 'status', expected: 'no transaction under the refused reference id', received: '200 with its status record: the transaction was created' })] : []);
+  world.check('refusal-changes-nothing', response, what, response.status === 200 ? [finding('refusal-changes-nothing', { field: 'status', expected: 'no transaction under the refused reference id', received: '200 with its status record: the transaction was created' })] : []);
   // How an unknown reference id reads is the live sandbox's (§4.6 does not show it): 404 RESOURCE_NOT_FOUND.
   world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what }, response);
 }
@@ -201,7 +201,7 @@ export async function currentRecord(world: MomoWorld, payment: Payment = world.l
 export async function expectStillPending(world: MomoWorld): Promise<void> {
   const { response, record } = await currentRecord(world);
   const source = world.lastPayment.party?.slow ? observed('real-api-notes, sandbox test numbers: 46733123454 stays PENDING for about 25–30 s before SUCCESSFUL') : undefined;
-  world.conclude(response, 'a transaction is PENDING until the customer answers', record.status === 'PENDING' ? [] : [
+  world.check('transaction-outcome', response, 'a transaction is PENDING until the customer answers', record.status === 'PENDING' ? [] : [
     finding('transaction-outcome', { field: '/status', expected: '"PENDING"', received: quote(record.status), ...(source ? { source } : {}) }),
   ]);
 }
@@ -215,7 +215,7 @@ export async function expectOutcome(world: MomoWorld, status: string, reason?: s
   const payment = world.lastPayment;
   const slow = Boolean(payment.party?.slow || payment.party?.outcome === 'PENDING');
   const { response, record } = await finalRecord(world, payment, slow);
-  world.conclude(response, `the ${payment.kind} ends ${status}${reason ? ` because ${reason}` : ''}`, [
+  world.check(reason !== undefined ? ['transaction-outcome', 'failure-reason'] : 'transaction-outcome', response, `the ${payment.kind} ends ${status}${reason ? ` because ${reason}` : ''}`, [
     ...(record.status === status ? [] : [finding('transaction-outcome', { field: '/status', expected: JSON.stringify(status), received: quote(record.status) })]),
     ...(reason !== undefined && record.status === status ? reasonFindings(record, reason, reasonSource) : []),
   ]);
@@ -225,7 +225,7 @@ export async function expectOutcome(world: MomoWorld, status: string, reason?: s
 export async function expectSuccessWithTransactionId(world: MomoWorld): Promise<void> {
   const payment = world.lastPayment;
   const { response, record } = await finalRecord(world, payment, Boolean(payment.party?.slow));
-  world.conclude(response, `a successful ${payment.kind} carries the financial transaction id`, [
+  world.check(['transaction-outcome', 'financial-transaction-id'], response, `a successful ${payment.kind} carries the financial transaction id`, [
     ...(record.status === 'SUCCESSFUL' ? [] : [finding('transaction-outcome', { field: '/status', expected: '"SUCCESSFUL"', received: quote(record.status) })]),
     ...(record.status !== 'SUCCESSFUL' || record.financialTransactionId ? [] : [finding('financial-transaction-id', { field: '/financialTransactionId', expected: 'the field', received: 'none' })]),
   ]);
@@ -243,7 +243,7 @@ export async function expectRecordAsAsked(world: MomoWorld, amount: string): Pro
   const sent = payment.body;
   if (normaliseAmount(sent.amount) !== amount) throw new Error(`The scenario sent ${sent.amount}, which normalises to ${normaliseAmount(sent.amount)}, not ${amount}: fix the feature.`);
   const partyField = paysFrom(payment.create) ? 'payer' : 'payee';
-  world.conclude(response, `the ${payment.kind} record shows what was asked`, [
+  world.check('record-echoes-request', response, `the ${payment.kind} record shows what was asked`, [
     ...amountFindings(world, record, sent.amount),
     ...echoFindings(record, { currency: sent.currency, [partyField]: sent[partyField], externalId: sent.externalId, payerMessage: sent.payerMessage, payeeNote: sent.payeeNote }),
   ]);
@@ -296,7 +296,7 @@ export async function expectRefundToPayer(world: MomoWorld): Promise<void> {
   const original = requestToPayOf(world);
   const { response, record } = await currentRecord(world);
   const expected = original.body.payer;
-  world.conclude(response, 'a refund is paid to the payer of the request to pay it returns', isDeepStrictEqual(namedPart('party', record.payee), expected) ? [] : [
+  world.check('refund-to-payer', response, 'a refund is paid to the payer of the request to pay it returns', isDeepStrictEqual(namedPart('party', record.payee), expected) ? [] : [
     finding('refund-to-payer', { field: '/payee', expected: quote(expected), received: record.payee === undefined ? 'none' : quote(record.payee), ...(record.payee === undefined ? { source: RECORD_FIELDS } : {}) }),
   ]);
 }
@@ -419,7 +419,7 @@ async function finalRecord(world: MomoWorld, payment: Payment, slow: boolean): P
     const record = response.json as StatusRecord;
     if (NOT_FINAL.has(record.status)) throw new Error(`status ${record.status}`);
     return { response, record };
-  }, { slow, timing: SETTLING, where });
+  }, { slow, timing: SETTLING, where, operation: statusQueryOf(payment.create), product: payment.product });
   if ('failure' in outcome) throw outcome.failure;
   await readStatus(world, payment);
   return outcome;

@@ -59,7 +59,7 @@ export async function expectApiUserReadsBack(world: MomoWorld): Promise<void> {
   const what = 'an API user reads back with its callback host';
   const response = world.expect({ status: 200, what });
   const host = (response.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
-  world.conclude(response, what, host === world.config.callbackHost ? [] : [
+  world.check('record-echoes-request', response, what, host === world.config.callbackHost ? [] : [
     finding('record-echoes-request', {
       field: '/providerCallbackHost',
       expected: JSON.stringify(world.config.callbackHost),

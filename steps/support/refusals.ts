@@ -140,7 +140,7 @@ export async function expectFirstPaymentUnchanged(world: MomoWorld): Promise<voi
     ...(record.amount !== undefined && !sameNumber(record.amount, first.body.amount) ? [{ field: '/amount', expected: quote(first.body.amount), received: quote(record.amount) }] : []),
     ...(record.externalId !== undefined && record.externalId !== first.body.externalId ? [{ field: '/externalId', expected: quote(first.body.externalId), received: quote(record.externalId) }] : []),
   ];
-  world.conclude(response, what, changed.map((c) => finding('refusal-changes-nothing', c)));
+  world.check('refusal-changes-nothing', response, what, changed.map((c) => finding('refusal-changes-nothing', c)));
 }
 
 function sameNumber(recorded: unknown, sent: string): boolean {
@@ -176,7 +176,7 @@ export function expectGatewayRefusal(world: MomoWorld): void {
   const what = 'the gateway refuses a call without the product\'s subscription key';
   const response = world.expect({ status: 401, source: spec('§5 rule 1: every operation requires the subscription key; §7: 401 Unauthorized'), what });
   const body = response.json as { statusCode?: unknown } | undefined;
-  world.conclude(response, what, body?.statusCode === 401 ? [] : [
+  world.check('gateway-refusal-shape', response, what, body?.statusCode === 401 ? [] : [
     finding('gateway-refusal-shape', { field: '/statusCode', expected: '401, with a message', received: body?.statusCode === undefined ? 'none' : quote(body.statusCode) }),
   ]);
 }
@@ -206,7 +206,7 @@ export function expectOAuthRefusal(world: MomoWorld): void {
   const source = spec('§7: 401 Unauthorized, body {error}; §2.14: error is an error code');
   const response = world.expect({ status: 401, source, what });
   const body = response.json as { error?: unknown } | undefined;
-  world.conclude(response, what, typeof body?.error === 'string' ? [] : [
+  world.check('error-code', response, what, typeof body?.error === 'string' ? [] : [
     finding('error-code', { field: '/error', expected: 'an error code', received: body?.error === undefined ? 'none' : quote(body.error), source }),
   ]);
 }

@@ -44,7 +44,7 @@ export function expectTokenIssued(world: MomoWorld): void {
   const response = world.expect({ status: 200, what });
   const { token_type: tokenType } = response.json as { token_type: string };
   const expected = world.harness.behaviour.tokenType;
-  world.conclude(response, what, tokenType.toLowerCase() === expected.toLowerCase() ? [] : [
+  world.check('token-type', response, what, tokenType.toLowerCase() === expected.toLowerCase() ? [] : [
     finding('token-type', { field: '/token_type', expected: `${JSON.stringify(expected)}, in any case`, received: quote(tokenType), source: sourceOfDifference('tokenType', world.config.profile) }),
   ]);
 }
@@ -84,7 +84,7 @@ export function expectNotCached(world: MomoWorld): void {
   const response = world.expect({ status: 200, what });
   const cacheControl = response.headers['cache-control'];
   const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
-  world.conclude(response, what, directives.includes('no-store') ? [] : [
+  world.check('token-not-cached', response, what, directives.includes('no-store') ? [] : [
     finding('token-not-cached', { field: 'header Cache-Control', expected: 'no-store', received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl) }),
   ]);
 }
@@ -174,9 +174,8 @@ export async function callThroughALifetime(world: MomoWorld): Promise<string | u
 export function expectNoCallRefused(world: MomoWorld): void {
   const calls = clientCalls(world);
   const refused = calls.filter((c) => c.response.status !== 200);
-  if (refused.length === 0) return;
-  const first = refused[0]!.response;
-  world.conclude(first, 'a client that renews its token before expires_in passes is never refused', [
+  const shown = refused[0]?.response ?? calls.at(-1)!.response;
+  world.check('token-honoured-until-expiry', shown, 'a client that renews its token before expires_in passes is never refused', refused.length === 0 ? [] : [
     finding('token-honoured-until-expiry', {
       field: 'status',
       expected: `200 for each of ${calls.length} calls`,

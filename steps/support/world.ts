@@ -2,7 +2,7 @@ import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumb
 import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/momo-client.ts';
 import { DeadlineExceededError, eventually } from '../../harness/eventually.ts';
 import { NotObservable, headerOf, type Expectation } from '../../harness/judging/judge.ts';
-import { describeCheck, describeDifference, finding, severityOfFinding, type CheckName, type Finding } from '../../harness/judging/checks.ts';
+import { describeCheck, describeDifference, finding, type CheckName, type Finding } from '../../harness/judging/checks.ts';
 import type { Source } from '../../core/sources.ts';
 import type { Product } from '../../core/products.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
@@ -154,11 +154,11 @@ export class MomoWorld extends World {
   }
 
   /**
-   * Weighs what a step's own checks found about an answer (harness/judging/checks.ts): a failure fails the step,
-   * naming each failed check, its source and the field; a warning is reported apart. Nothing found: nothing happens.
+   * Weighs what a step's own checks of an answer found (harness/judging/checks.ts): a failure fails the step, naming
+   * each failed check, its source and the field; a warning is reported apart; either way the checks count as made.
    */
-  conclude(response: ApiResponse, what: string, findings: readonly Finding[]): void {
-    if (findings.length > 0) this.harness.conclude(headerOf(response, what), findings, response);
+  check(checks: CheckName | readonly CheckName[], response: ApiResponse, what: string, findings: readonly Finding[]): void {
+    this.harness.conclude({ header: headerOf(response, what), operation: response.operation.id, product: response.operation.product, checks: typeof checks === 'string' ? [checks] : checks, findings, response });
   }
 
   /**
@@ -167,17 +167,17 @@ export class MomoWorld extends World {
    * mtn-sandbox profile a failure of the check; in the spec profile the run could not observe it (not tested),
    * saying which deadline to raise.
    */
-  async awaitState<T>(check: CheckName, description: string, probe: () => Promise<T | undefined>, options: { slow?: boolean; timing: Source; where: string }): Promise<T> {
+  async awaitState<T>(check: CheckName, description: string, probe: () => Promise<T | undefined>, options: { slow?: boolean; timing: Source; where: string; operation: OperationId; product: Product }): Promise<T> {
     try {
-      return await this.eventually(description, probe, options);
+      const state = await this.eventually(description, probe, options);
+      this.harness.evaluated([{ check, operation: options.operation, product: options.product, verdict: 'passed' }]);
+      return state;
     } catch (error) {
       if (!(error instanceof DeadlineExceededError)) throw error;
       const setting = options.slow ? 'MOMO_SLOW_OUTCOME_TIMEOUT_MS' : 'MOMO_POLL_TIMEOUT_MS';
       const last = error.lastProblem instanceof Error ? error.lastProblem.message : error.lastProblem === undefined ? 'nothing' : String(error.lastProblem);
       const found = finding(check, { expected: `${description} within ${error.timeoutMs} ms (${setting})`, received: last, source: options.timing });
-      if (severityOfFinding(found, this.harness.run) === 'failure') {
-        this.harness.conclude(options.where, [found]);
-      }
+      this.harness.conclude({ header: options.where, operation: options.operation, product: options.product, checks: [check], findings: [found] });
       throw new NotObservable(`${options.where}\n  ${describeCheck(found)}: ${describeDifference(found)}\n  The spec gives no time for this; if the target is slower than ${error.timeoutMs} ms here, raise ${setting}.`);
     }
   }

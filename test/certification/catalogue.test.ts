@@ -121,7 +121,7 @@ test('loadRequirements refuses a bad catalogue with an error that names the file
 });
 
 test('loadRequirements refuses repeated ids, and a file that is not JSON or does not exist', () => {
-  const entry = { id: 'COL-RTP-DUPLICATE-409', section: '§4.2 #2', text: 'x', products: ['collection'], operations: ['requestToPay'], verification: 'scenario' };
+  const entry = { id: 'COL-RTP-DUPLICATE-409', section: '§4.2 #2', text: 'x', products: ['collection'], operations: ['requestToPay'], verification: 'scenario', checks: ['status-code'] };
   const repeated = catalogueFile(JSON.stringify({ spec: 'momo-api-spec.md', requirements: [entry, entry] }));
   const notJson = catalogueFile('{ "spec": ');
   try {

@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { runSuite } from '../support/suite.ts';
 import { independentTargetEnv, startIndependentServer } from '../support/independent-server.ts';
 import type { ProfileName } from '../../core/profiles.ts';
+import type { CertificationReport } from '../../conformance/certification/report.ts';
+import { loadRequirements } from '../../conformance/certification/requirements.ts';
+import { cites } from '../../conformance/certification/verdicts.ts';
 
 interface Summary {
   totals: Record<string, number>;
@@ -31,6 +34,14 @@ for (const profile of ['spec', 'mtn-sandbox'] as const satisfies readonly Profil
       const warnings = summary.scenarios.flatMap((s) => s.warnings ?? []);
       for (const w of warnings) assert.notEqual(w.source.kind, 'spec', JSON.stringify(w));
       if (profile === 'spec') assert.ok(warnings.length > 0, 'the independent server\'s own choices differ from the live service somewhere; the spec profile says where');
+      // A requirement's verdict is made of the checks that cite it: each requirement a passing scenario carries must
+      // be verified by a check the scenario made, or a failure there would leave the requirement unjudged.
+      const catalogue = new Map(loadRequirements().map((r) => [r.id, r]));
+      const report = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as CertificationReport;
+      const unverified = report.scenarios
+        .filter((s) => s.verdict === 'passed')
+        .flatMap((s) => s.requirements.filter((id) => !(s.checks ?? []).some((e) => cites(catalogue.get(id)!, e))).map((id) => `${id} in "${s.name}"`));
+      assert.deepEqual(unverified, [], 'requirements no check of their scenario verified');
     } finally {
       await server.stop();
     }

@@ -10,7 +10,7 @@ import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
 /** A judging context of a run: its profile and strictness, a redactor, and the warnings it kept. */
 function contextOf(profile: ProfileName = 'spec', { strict = false, redactor = new Redactor() }: { strict?: boolean; redactor?: Redactor } = {}): JudgingContext & { warnings: Warning[] } {
   const warnings: Warning[] = [];
-  return { run: { profile, strict }, behaviour: behaviourOf(profile), redactor, warn: (w) => warnings.push(w), warnings };
+  return { run: { profile, strict }, behaviour: behaviourOf(profile), redactor, warn: (w) => warnings.push(w), evaluated: () => undefined, warnings };
 }
 
 const SPEC = contextOf('spec');
@@ -85,7 +85,7 @@ test('a wrong status among several names them all; an empty body is said to be e
   const message = failureOf(response(OPS.requestToPay, 404, ''), E([202, 409]));
   assert.ok(message.includes('status: expected 202 or 409, got 404'), message);
   assert.ok(message.includes('received: HTTP 404 (empty body)'), message);
-  assert.ok(message.includes('body-schema (definite: §4: all payloads are JSON except where marked form-encoded): body: expected JSON: error-set-a.schema.json for 404, got an empty body'), message);
+  assert.ok(message.includes('error-body (definite: §4: all payloads are JSON except where marked form-encoded): body: expected JSON: error-set-a.schema.json for 404, got an empty body'), message);
 });
 
 test('a 409 with the wrong code names both codes, and a missing code says so', () => {
@@ -105,7 +105,7 @@ test('a code the spec does not name for the case weighs as a reading: a delivery
 
 test('an error code outside the operation\'s code set fails with its pointer: TRANSACTION_CANCELED. on a deposit (set B)', () => {
   const message = failureOf(response(OPS.deposit, 500, { code: 'TRANSACTION_CANCELED.', message: 'cancelled' }), E(500));
-  assert.ok(message.includes('✘ body-schema (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of'), message);
+  assert.ok(message.includes('✘ error-body (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of'), message);
   assert.ok(message.includes('"RESOURCE_ALREADY_EXIST" (error-set-b.schema.json), got "TRANSACTION_CANCELED."'), message);
   judge(response(OPS.requestToPay, 500, { code: 'TRANSACTION_CANCELED.', message: 'cancelled' }), E(500), SPEC);
   judge(response(OPS.deposit, 500, { code: 'TRANSACTION_CANCELED', message: 'cancelled' }), E(500), SPEC);
