@@ -52,7 +52,7 @@ export interface RunSummary {
 }
 
 // Errors that mean "the target did not answer, or said it could not" rather than "it answered wrongly".
-const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer', 'TargetUnreachableError', 'NotObservable']);
+const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer', 'TargetUnreachableError', 'NotObservable', 'SettingRefusedError']);
 // Errors that mean "the target departed from the API": the only ones that fail a scenario. A state a check waits
 // for that does not come in time is that check's finding (a ConformanceFailure, or NotObservable where the spec
 // gives no time); a bare deadline passed is the harness's own wait, never the target's departure.

@@ -15,6 +15,7 @@ import { ScenarioLedger } from '../results/ledger.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
 import { environmentFor, probeTarget } from '../../harness/target.ts';
+import { preflight, refusalLines } from '../../harness/preflight.ts';
 import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
@@ -177,6 +178,11 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   // at once as not tested with the cause (steps/support/hooks.ts), so every report lists every scenario.
   const unreachable = await probeTarget(target.config).then(() => undefined, (error: Error) => error.message);
   if (unreachable) log(`${unreachable}\nEvery selected scenario is reported as not tested, with this cause.`);
+  // A setting the target refuses (a rotated key, another environment) is named before any scenario, and stops only
+  // the scenarios that need it: they are not tested, and the run could not test rather than "does not conform".
+  // The embedded sandbox takes the settings the run gave it.
+  const refusals = unreachable || target.embedded ? {} : await preflight(target.config);
+  for (const line of refusalLines(refusals)) log(line);
 
   const { expression: tags, notes } = selectScenarios(args.tags, target);
   for (const note of notes) log(note);
@@ -218,7 +224,7 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
         // target that did not answer the probe, every scenario ends at once as not tested: nothing to retry.
         retry: unreachable ? 0 : config.retries,
         // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
-        worldParameters: { workers: Math.max(1, parallel), ...(unreachable ? { targetUnreachable: unreachable } : {}) },
+        worldParameters: { workers: Math.max(1, parallel), refusals, ...(unreachable ? { targetUnreachable: unreachable } : {}) },
       },
       // cucumber's cwd is the package: scenarios are named features/<file>, and no config file of the user's folder is read.
     }, { cwd: PACKAGE_ROOT, env: process.env, stdout: process.stdout, stderr: process.stderr });

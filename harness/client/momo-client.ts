@@ -1,3 +1,4 @@
+import { SettingRefusedError, type PreflightRefusals } from './setting-refused.ts';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../../core/products.ts';
 import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
@@ -101,6 +102,8 @@ export interface ClientOptions {
   onResponse?: (response: ApiResponse) => void;
   /** Injected by unit tests (undici MockAgent); otherwise one keep-alive Agent. */
   dispatcher?: Dispatcher;
+  /** Settings the preflight found refused, by product: the calls they stop are not made (SettingRefusedError). */
+  refusals?: PreflightRefusals;
 }
 
 /** What a single call may vary, beyond what the client fills in from its configuration. */
@@ -241,6 +244,23 @@ export class MomoClient {
     if (!this.options.dispatcher) await this.dispatcher.close();
   }
 
+  /**
+   * A call that needs a setting the preflight found refused is not made: with the product's own key or API user,
+   * with the target environment, or asking for a callback, as the refusal's scope says. A call that sends another
+   * key on purpose (a wrong one, or none) still goes.
+   */
+  private refuseUnusable(operation: OperationRef, o: CallOptions): void {
+    const refusals = this.options.refusals;
+    if (!refusals) return;
+    const keyOf = o.subscriptionKey !== undefined && o.subscriptionKey !== 'none' && 'product' in o.subscriptionKey ? o.subscriptionKey.product : undefined;
+    const keyRefusal = keyOf === undefined ? undefined : refusals[keyOf];
+    if (keyRefusal?.scope === 'product') throw new SettingRefusedError(keyRefusal);
+    const refusal = refusals[operation.product];
+    if (!refusal) return;
+    const stops = { product: keyOf !== undefined, environment: o.targetEnvironment !== null, callbacks: o.callbackUrl !== undefined }[refusal.scope];
+    if (stops) throw new SettingRefusedError(refusal);
+  }
+
   /** Whose secrets a call sends: the product of its subscription key, and of the API user behind its Authorization. */
   private credentialsOf(operation: OperationRef, key: CallOptions['subscriptionKey'], authorization: string | undefined): ExchangeCredentials | undefined {
     const credentials: ExchangeCredentials = {};
@@ -270,6 +290,7 @@ export class MomoClient {
       const why = `Not called: the last ${this.unanswered} calls to the target got no answer, so the harness stopped calling it (the last: ${explanation})`;
       throw new TargetUnavailableError(operation.label, url, error, why, { called: false });
     }
+    this.refuseUnusable(operation, o);
     const headers: Record<string, string> = {};
     const key = o.subscriptionKey ?? 'none';
     if (key !== 'none') {

@@ -1,3 +1,4 @@
+import type { PreflightRefusals } from '../../harness/client/setting-refused.ts';
 import { randomUUID } from 'node:crypto';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../harness/client/momo-client.ts';
@@ -45,8 +46,11 @@ export class Harness implements JudgingContext {
   /** This worker's share of the run's evidence budget: what it records once the share is spent is only the call. */
   private readonly evidenceBudget: EvidenceBudget;
 
-  /** `workers`: how many worker processes share the run's evidence budget (cucumber's world parameter). */
-  constructor(config: HarnessConfig, { workers = 1 }: { workers?: number } = {}) {
+  /**
+   * `workers`: how many worker processes share the run's evidence budget; `refusals`: the settings the preflight
+   * found refused (harness/preflight.ts), whose calls are not made. Both are cucumber world parameters.
+   */
+  constructor(config: HarnessConfig, { workers = 1, refusals }: { workers?: number; refusals?: PreflightRefusals } = {}) {
     this.config = config;
     if (!this.config.baseUrl || !this.config.sandboxUrl) throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
     this.behaviour = behaviourOf(this.config.profile);
@@ -67,6 +71,7 @@ export class Harness implements JudgingContext {
       redactor: this.redactor,
       onExchange: (exchange) => this.recordExchange?.(this.evidenceBudget.admit(exchange)),
       onResponse: (response) => this.checkAnswer(response),
+      ...(refusals ? { refusals } : {}),
     });
     this.receiver = new CallbackReceiver(this.config.callbackHost, { bind: this.config.callbackBind, publicBaseUrl: this.config.callbackUrl });
     this.tokens = new TokenCache({ fetch: (key) => this.fetchToken(key) });

@@ -3,6 +3,7 @@ import { loadConfig } from '../../harness/config.ts';
 import { TargetUnreachableError } from '../../harness/client/transport-errors.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE } from '../../harness/judging/checks.ts';
+import type { PreflightRefusals } from '../../harness/client/setting-refused.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
@@ -13,10 +14,11 @@ const config = loadConfig(process.env);
 // A step may wait for the slowest outcome and then make a call; its own deadlines end it, not cucumber's 5 s.
 setDefaultTimeout(config.slowOutcomeTimeoutMs + config.connectTimeoutMs + config.requestTimeoutMs + 5_000);
 
-// World parameters the runner (conformance/runner) gives every worker: how many share the run, and so its evidence budget.
+// World parameters the runner (conformance/runner) gives every worker: how many share the run, and so its evidence
+// budget; and the settings its preflight found refused, whose scenarios end as not tested.
 BeforeAll(async function () {
-  const { workers } = this.parameters as { workers?: number };
-  const harness = new Harness(config, { workers });
+  const { workers, refusals } = this.parameters as { workers?: number; refusals?: PreflightRefusals };
+  const harness = new Harness(config, { workers, refusals });
   await harness.start();
   setHarness(harness);
 });

@@ -10,10 +10,6 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
-import { pathOf } from '../../core/catalogue/routes.ts';
-import { SUBSCRIPTION_KEY_HEADER } from '../../core/catalogue/headers.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 import { secretVariablesOf } from '../../harness/config.ts';
@@ -22,20 +18,10 @@ import { readBundle } from '../../conformance/certification/bundle.ts';
 import type { CertificationReport } from '../../conformance/certification/report.ts';
 import type { RunSummary } from '../../conformance/results/ledger.ts';
 import { AlteringProxy } from '../support/altering-proxy.ts';
-import { runSuite, startReferenceSandbox, targetEnv } from '../support/suite.ts';
+import { provisionApiUser, runSuite, startReferenceSandbox, targetEnv } from '../support/suite.ts';
 
 // The fault: the collection balance comes back without its availableBalance.
 const BROKEN_BALANCE = JSON.stringify({ currency: 'EUR' });
-
-/** An API user of collection on the sandbox, made as a partner makes one on the portal. */
-async function apiUser(baseUrl: string): Promise<{ userId: string; apiKey: string }> {
-  const userId = randomUUID();
-  const headers = { [SUBSCRIPTION_KEY_HEADER]: DEVELOPMENT_KEYS.collection };
-  const created = await request(`${baseUrl}${pathOf('createApiUser')}`, { method: 'POST', headers: { ...headers, 'X-Reference-Id': userId, 'Content-Type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }) });
-  assert.equal(created.statusCode, 201, await created.body.text());
-  const key = await request(`${baseUrl}${pathOf('createApiKey', undefined, { referenceId: userId })}`, { method: 'POST', headers });
-  return { userId, apiKey: ((await key.body.json()) as { apiKey: string }).apiKey };
-}
 
 test('every exchange of a failed scenario carries a curl command that reproduces it; every scenario is a HAR 1.2 file in the bundle', async () => {
   const sandbox = await startReferenceSandbox();
@@ -44,7 +30,7 @@ test('every exchange of a failed scenario carries a curl command that reproduces
     : undefined));
   try {
     const url = await proxy.start();
-    const user = await apiUser(sandbox.url);
+    const user = await provisionApiUser(sandbox.url, 'collection');
     const names = secretVariablesOf('collection');
     // The variables a user sets: the run's own settings, the same for the run and for the commands.
     const env: Record<string, string> = { ...targetEnv(url), [names.userId]: user.userId, [names.apiKey]: user.apiKey };

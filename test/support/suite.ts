@@ -7,6 +7,11 @@ import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { EMBEDDED_TIMINGS } from '../../conformance/runner/target.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
 import type { ProfileName } from '../../core/profiles.ts';
+import type { Product } from '../../core/products.ts';
+import { pathOf } from '../../core/catalogue/routes.ts';
+import { SUBSCRIPTION_KEY_HEADER } from '../../core/catalogue/headers.ts';
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
 import { AlteringProxy, type Alteration } from './altering-proxy.ts';
 
 export interface SuiteRun {
@@ -75,4 +80,18 @@ export async function runAgainstDeviation(alteration: Alteration, tags: string, 
 export async function startReferenceSandbox(profile: ProfileName = 'spec'): Promise<{ url: string; close: () => Promise<void> }> {
   const running = await startEmbeddedSandbox({ profile, ...EMBEDDED_TIMINGS });
   return { url: running.baseUrl, close: running.close };
+}
+
+/**
+ * An API user of a product on a sandbox, made as a partner makes one on the portal, registered for callbacks to
+ * `callbackHost`. The sandbox takes the development keys (DEVELOPMENT_KEYS) unless given others.
+ */
+export async function provisionApiUser(baseUrl: string, product: Product, callbackHost = '127.0.0.1', keys: Record<Product, string> = DEVELOPMENT_KEYS): Promise<{ userId: string; apiKey: string }> {
+  const userId = randomUUID();
+  const headers = { [SUBSCRIPTION_KEY_HEADER]: keys[product] };
+  const created = await request(`${baseUrl}${pathOf('createApiUser')}`, { method: 'POST', headers: { ...headers, 'X-Reference-Id': userId, 'Content-Type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: callbackHost }) });
+  if (created.statusCode !== 201) throw new Error(`provisioning an API user gave ${created.statusCode}: ${await created.body.text()}`);
+  await created.body.dump();
+  const key = await request(`${baseUrl}${pathOf('createApiKey', undefined, { referenceId: userId })}`, { method: 'POST', headers });
+  return { userId, apiKey: ((await key.body.json()) as { apiKey: string }).apiKey };
 }

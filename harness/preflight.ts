@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { PRODUCTS, type Product } from '../core/products.ts';
+import { OPERATIONS } from '../core/catalogue/operations.ts';
+import { TEST_NUMBERS } from '../core/test-numbers.ts';
+import { secretVariablesOf, type HarnessConfig } from './config.ts';
+import { MomoClient, type ApiResponse } from './client/momo-client.ts';
+import { Redactor } from './secrets/redact.ts';
+import { reportSafe } from './secrets/report-text.ts';
+import type { PreflightRefusals, Refusal, RefusalScope } from './client/setting-refused.ts';
+
+export type { PreflightRefusals, Refusal };
+
+/**
+ * Before any scenario, each product's settings are tried once, in the order a partner meets them: the subscription
+ * key, an API user and its key (the configured one, or one provisioned), a token, the target environment, and the
+ * host callbacks go to. A setting the target refuses would otherwise fail every scenario of the product as if the
+ * provider were broken; instead the refusal names the setting, and the product's scenarios are not tested for that
+ * reason (the client refuses to call it: harness/client/momo-client.ts). What the preflight cannot tell (no answer,
+ * an unavailable target, an operation the target does not offer) it leaves to the scenarios.
+ */
+
+/** The most of the target's answer a refusal quotes. */
+const QUOTED_ANSWER_CHARACTERS = 300;
+
+/** Tries every product's settings against the target; the refusals, by product (none: all accepted). */
+export async function preflight(config: HarnessConfig): Promise<PreflightRefusals> {
+  const redactor = new Redactor();
+  for (const key of Object.values(config.subscriptionKeys)) if (key) redactor.add(key, 'subscription key');
+  for (const user of Object.values(config.apiUsers)) if (user) redactor.addBasicCredential(user.userId, user.apiKey);
+  const client = new MomoClient({
+    baseUrl: config.baseUrl!,
+    sandboxUrl: config.sandboxUrl!,
+    subscriptionKeys: config.subscriptionKeys,
+    targetEnvironment: config.targetEnvironment,
+    connectTimeoutMs: config.connectTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
+    redactor,
+  });
+  try {
+    const refusals: PreflightRefusals = {};
+    for (const product of PRODUCTS) {
+      if (config.subscriptionKeys[product] === undefined) continue;
+      const refusal = await tryProduct(client, product, config, redactor).catch(() => undefined);
+      if (refusal) refusals[product] = refusal;
+    }
+    return refusals;
+  } finally {
+    await client.close();
+  }
+}
+
+async function tryProduct(client: MomoClient, product: Product, config: HarnessConfig, redactor: Redactor): Promise<Refusal | undefined> {
+  const names = secretVariablesOf(product);
+  const refuse = (scope: RefusalScope, setting: string, what: string, answer: ApiResponse, advice = ''): Refusal => ({
+    scope,
+    setting,
+    message: reportSafe(`${what}: ${quoteAnswer(answer, redactor)}${advice ? `; ${advice}` : ''}`),
+  });
+  const keyRefused = (answer: ApiResponse) => refuse('product', names.subscriptionKey, `the gateway refused ${names.subscriptionKey}`, answer, `set it to the primary or secondary key of your ${product} subscription`);
+
+  // The key alone: reading an API user needs nothing else (one that does not exist is a 404, which says the key passed).
+  const configured = config.apiUsers[product];
+  const record = await client.getApiUser(product, configured?.userId ?? randomUUID());
+  if (isGatewayRefusal(record)) return keyRefused(record);
+
+  let user = configured;
+  if (!user) {
+    const userId = randomUUID();
+    const created = await client.createApiUser(product, userId, config.callbackHost);
+    const key = created.status === 201 ? await client.createApiKey(product, userId) : undefined;
+    const apiKey = (key?.json as { apiKey?: unknown } | undefined)?.apiKey;
+    if (key?.status !== 201 || typeof apiKey !== 'string') {
+      const answer = key ?? created;
+      if (isGatewayRefusal(answer)) return keyRefused(answer);
+      if (isUnavailable(answer)) return undefined;
+      return refuse('product', names.userId, `the target did not provision an API user for ${product} (with ${names.subscriptionKey}, at MOMO_SANDBOX_URL)`, answer, `set ${names.userId} and ${names.apiKey} to an API user you made on the provider's portal`);
+    }
+    redactor.addBasicCredential(userId, apiKey);
+    user = { userId, apiKey };
+  }
+
+  const basic = `Basic ${Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')}`;
+  const token = await client.createAccessToken(product, basic);
+  const accessToken = (token.json as { access_token?: unknown } | undefined)?.access_token;
+  if (token.status !== 200 || typeof accessToken !== 'string') {
+    if (isGatewayRefusal(token)) return keyRefused(token);
+    if (isUnavailable(token)) return undefined;
+    if (configured && record.status === 404) {
+      return refuse('product', names.userId, `the target does not know ${names.userId} (reading the API user gave 404), and refused it a token`, token, `set ${names.userId} and ${names.apiKey} to an API user provisioned under ${names.subscriptionKey}, or leave both unset to have one provisioned`);
+    }
+    if (configured) {
+      return refuse('product', names.apiKey, `the target refused ${names.apiKey} of ${names.userId} a token`, token, `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`);
+    }
+    return refuse('product', names.subscriptionKey, `the target gave no token to an API user it had just provisioned under ${names.subscriptionKey}`, token);
+  }
+  redactor.add(accessToken, 'access token');
+
+  // The target environment: a harmless read of the product that carries it.
+  const bearer = `Bearer ${accessToken}`;
+  const read = environmentProbe(product) === 'getBalance'
+    ? await client.getBalance(product, bearer)
+    : await client.accountHolderActive(product, bearer, 'msisdn', TEST_NUMBERS.ordinary.msisdn);
+  if ((read.json as { code?: unknown } | undefined)?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT') {
+    const otherProduct = configured ? ` (or ${names.userId} was provisioned under another product's key)` : '';
+    return refuse('environment', 'MOMO_TARGET_ENVIRONMENT', `the target refused MOMO_TARGET_ENVIRONMENT "${config.targetEnvironment}"${otherProduct}`, read, 'set it to the X-Target-Environment your subscription is for ("sandbox" on the MTN sandbox)');
+  }
+  if (isGatewayRefusal(read)) return keyRefused(read);
+
+  // Callbacks go only to the host the API user is registered with (real-api-notes: INVALID_CALLBACK_URL_HOST).
+  const registered = (record.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
+  if (configured && record.status === 200 && typeof registered === 'string' && registered !== '' && registered.toLowerCase() !== config.callbackHost.toLowerCase()) {
+    return refuse('callbacks', config.callbackUrl ? 'MOMO_CALLBACK_URL' : 'MOMO_CALLBACK_HOST', `${names.userId} is registered for callbacks to "${registered}", not to "${config.callbackHost}" where the harness receives them`, record, `set ${config.callbackUrl ? 'MOMO_CALLBACK_URL to a URL on that host' : 'MOMO_CALLBACK_HOST to that host'}, or use an API user registered for "${config.callbackHost}"`);
+  }
+  return undefined;
+}
+
+/** Of the reads that carry X-Target-Environment, the one the spec lists under the product. */
+function environmentProbe(product: Product): 'accountHolderActive' | 'getBalance' {
+  const binding = OPERATIONS.accountHolderActive.products[product];
+  return binding && binding.beyondSpec === undefined ? 'accountHolderActive' : 'getBalance';
+}
+
+/** The API gateway's refusal of a subscription key: 401 or 403 {statusCode, message} (real-api-notes). */
+function isGatewayRefusal(answer: ApiResponse): boolean {
+  const json = answer.json as { statusCode?: unknown } | undefined;
+  return (answer.status === 401 || answer.status === 403) && (json?.statusCode !== undefined || answer.operation.id === 'getApiUser' || answer.operation.id === 'createApiUser');
+}
+
+/** An answer that says nothing of the settings: the target cannot serve now. */
+function isUnavailable(answer: ApiResponse): boolean {
+  return answer.status === 502 || answer.status === 503 || answer.status === 504;
+}
+
+function quoteAnswer(answer: ApiResponse, redactor: Redactor): string {
+  const body = redactor.body(answer.text).replace(/\s+/g, ' ').trim();
+  const shown = body.length > QUOTED_ANSWER_CHARACTERS ? `${body.slice(0, QUOTED_ANSWER_CHARACTERS)}…` : body;
+  return `${answer.status}${shown ? ` ${shown}` : ' (empty body)'}`;
+}
+
+/**
+ * The lines a run begins with, one per refusal: the setting, the target's answer, what to do, and which scenarios it
+ * stops. A refusal that is the same for several products (the target environment, say) is one line naming them all.
+ */
+export function refusalLines(refusals: PreflightRefusals): string[] {
+  const byMessage = new Map<string, { refusal: Refusal; products: Product[] }>();
+  for (const product of PRODUCTS) {
+    const refusal = refusals[product];
+    if (!refusal) continue;
+    const key = `${refusal.scope} ${refusal.message}`;
+    const entry = byMessage.get(key) ?? { refusal, products: [] };
+    entry.products.push(product);
+    byMessage.set(key, entry);
+  }
+  return [...byMessage.values()].map(({ refusal, products }) => {
+    const which = `The ${listed(products)} scenarios`;
+    const stopped = { product: which, environment: `${which} that call ${products.length === 1 ? 'its' : 'their'} API`, callbacks: `${which} that ask for callbacks` }[refusal.scope];
+    return `Preflight: ${refusal.message}. ${stopped} are not tested.`;
+  });
+}
+
+function listed(words: readonly string[]): string {
+  return words.length <= 1 ? words.join('') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}
