@@ -1,5 +1,6 @@
 import type { Envelope } from '@cucumber/messages';
 import type { Exchange } from '../../harness/client/momo-client.ts';
+import type { FailureEvidence } from '../../harness/judging/judge.ts';
 import type { EarlierAttempt, ScenarioResult } from '../results/ledger.ts';
 import type { ScenarioOutcome } from './verdicts.ts';
 
@@ -7,6 +8,8 @@ import type { ScenarioOutcome } from './verdicts.ts';
 export interface ScenarioEvidence extends ScenarioOutcome {
   /** The exchanges of its last attempt. */
   exchanges: Exchange[];
+  /** When its last attempt failed to conform: the findings, and which of `exchanges` the failure is about. */
+  failure?: FailureEvidence;
   /** The attempts before the last, when it was run again (MOMO_RETRIES): what each came to, and its exchanges. */
   earlierAttempts?: (EarlierAttempt & { exchanges: Exchange[] })[];
 }
@@ -26,6 +29,7 @@ export class EvidenceCollector {
   private readonly attempts = new Map<string, string>();
   private readonly exchanges = new Map<string, Exchange[]>();
   private readonly earlierExchanges = new Map<string, Exchange[][]>();
+  private readonly failures = new Map<string, FailureEvidence>();
 
   record(envelope: Envelope): void {
     if (envelope.gherkinDocument?.feature) {
@@ -42,9 +46,17 @@ export class EvidenceCollector {
       // A retry starts a new attempt: the one before it is kept apart, the verdict is the last attempt's.
       if (envelope.testCaseStarted.attempt > 0) this.earlierExchanges.set(pickleId, [...(this.earlierExchanges.get(pickleId) ?? []), this.exchanges.get(pickleId) ?? []]);
       this.exchanges.set(pickleId, []);
+      this.failures.delete(pickleId);
     } else if (envelope.attachment?.fileName === EVIDENCE_FILE && envelope.attachment.testCaseStartedId) {
       const pickleId = this.attempts.get(envelope.attachment.testCaseStartedId);
-      if (pickleId !== undefined) this.exchanges.get(pickleId)?.push(...parseEvidence(envelope.attachment.body));
+      const exchanges = pickleId === undefined ? undefined : this.exchanges.get(pickleId);
+      if (pickleId === undefined || exchanges === undefined) return;
+      const evidence = parseEvidence(envelope.attachment.body);
+      if (evidence.failure) {
+        const at = evidence.failure.exchange;
+        this.failures.set(pickleId, { findings: evidence.failure.findings, ...(at !== undefined ? { exchange: exchanges.length + at } : {}) });
+      }
+      exchanges.push(...evidence.exchanges);
     }
   }
 
@@ -65,17 +77,22 @@ export class EvidenceCollector {
         ...(result?.warnings ? { warnings: result.warnings } : {}),
         ...(result?.checks ? { checks: result.checks } : {}),
         exchanges: this.exchanges.get(id) ?? [],
+        ...(this.failures.has(id) && result?.verdict === 'failed' ? { failure: this.failures.get(id)! } : {}),
         ...(result?.earlierAttempts ? { earlierAttempts: result.earlierAttempts.map((a, i) => ({ ...a, exchanges: this.earlierExchanges.get(id)?.[i] ?? [] })) } : {}),
       };
     });
   }
 }
 
-function parseEvidence(body: string): Exchange[] {
+/** What hooks.ts attaches; anything else (a hand-edited or truncated attachment) is read as far as it is sound. */
+function parseEvidence(body: string): { exchanges: Exchange[]; failure?: FailureEvidence } {
   try {
-    const evidence = JSON.parse(body) as { exchanges?: Exchange[] };
-    return Array.isArray(evidence.exchanges) ? evidence.exchanges : [];
+    const evidence = JSON.parse(body) as { exchanges?: Exchange[]; failure?: FailureEvidence };
+    const exchanges = Array.isArray(evidence.exchanges) ? evidence.exchanges : [];
+    const failure = evidence.failure;
+    const sound = failure !== undefined && Array.isArray(failure.findings) && (failure.exchange === undefined || (Number.isInteger(failure.exchange) && failure.exchange >= 0 && failure.exchange < exchanges.length));
+    return { exchanges, ...(sound ? { failure } : {}) };
   } catch {
-    return [];
+    return { exchanges: [] };
   }
 }

@@ -1,19 +1,19 @@
 import { reportSafe } from '../../harness/secrets/report-text.ts';
-import type { CertificationReport, ReportedExchange, ReportedRequirement, ReportedScenario } from './report.ts';
+import { failuresOf, type CertificationReport, type ReportedExchange, type ReportedRequirement, type ReportedScenario } from './report.ts';
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
 import { CHANGES, type Change } from './baseline.ts';
 import { describeSource } from '../../core/sources.ts';
-import type { Warning } from '../../harness/judging/checks.ts';
+import type { Finding, Warning } from '../../harness/judging/checks.ts';
 
 /**
  * index.html of reports/certification: one self-contained page (inline style, no script, nothing fetched)
- * that a reviewer reads from top to bottom: the outcome, coverage by product and by operation, the table of
+ * that a reviewer reads from top to bottom: the failures, each with its difference and reproduction, the outcome, coverage by product and by operation, the table of
  * requirements, then each requirement with the scenarios behind its verdict and their redacted exchanges.
  * A scenario's exchanges are shown once, under the first requirement it verifies (the others link there), so
  * the page is as large as the evidence, not as large as the evidence times the requirements of each scenario.
  */
-export function renderHtml(report: CertificationReport): string {
+export function renderHtml(report: CertificationReport, { conformanceHref = '../conformance' }: { conformanceHref?: string } = {}): string {
   const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
   const shownUnder = new Map<string, string>();
   return `<!doctype html>
@@ -31,6 +31,7 @@ export function renderHtml(report: CertificationReport): string {
 <p class="meta">Scenarios: ${report.selection.expression ? `<code>${escape(report.selection.expression)}</code>` : 'all'}</p>
 </header>
 <main>
+${failuresSection(report, conformanceHref)}
 ${summarySection(report)}
 ${warningsSection(report)}
 ${baselineSection(report)}
@@ -46,6 +47,39 @@ ${legend()}
 </body>
 </html>
 `;
+}
+
+/**
+ * What the page begins with: each failed requirement, the scenario that failed it, the check with its source and
+ * the field's difference, and the script that replays it (written beside the conformance reports, at
+ * `conformanceHref` from this page, and shown here too).
+ */
+function failuresSection(report: CertificationReport, conformanceHref: string): string {
+  const failures = failuresOf(report);
+  if (failures.length === 0) return '';
+  const requirements = new Set(failures.map((f) => f.requirement.id)).size;
+  const rows = failures.map(({ requirement, scenario, findings }) => {
+    const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
+    const reproduction = scenario.reproduction
+      ? `<a href="${escape(`${conformanceHref}/${scenario.reproduction.file}`)}"><code>${escape(scenario.reproduction.file)}</code></a><details><summary>the script</summary><pre class="curl">${escape(scenario.reproduction.script)}</pre></details>`
+      : 'none: the evidence holds no call to replay';
+    return `<tr><td class="id"><a href="#${anchor(requirement.id)}">${escape(requirement.id)}</a><br><small>${escape(requirement.section)}</small></td><td>${escape(scenario.feature)} › ${escape(scenario.name)}<br><small>${escape(where)}</small></td><td>${findingsTable(findings)}</td><td>${reproduction}</td></tr>`;
+  }).join('\n');
+  return `<section id="failures">
+<h2>Failures: ${requirements} requirement${requirements === 1 ? '' : 's'}</h2>
+<p>Each failed requirement with the scenario that failed it, the check that failed with its source, what differed, and a script that replays the failure by itself with the MOMO_* variables of .env.example (<code>sh reproduce/….sh</code> in the conformance reports).</p>
+<table class="failures"><thead><tr><th>Requirement</th><th>Scenario</th><th>Check: expected and received</th><th>Reproduction</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+</section>`;
+}
+
+/** A failure's findings as the field, what was expected and what came: the block every failure has. */
+function findingsTable(findings: readonly Finding[]): string {
+  if (findings.length === 0) return '<p>The failure names no check: read its message under the scenario.</p>';
+  const rows = findings.map((f) => `<tr><td><code>${escape(f.check)}</code><br><small>${escape(describeSource(f.source))}</small></td><td>${f.field !== undefined ? `<code>${escape(f.field)}</code>` : ''}</td><td><code>${escape(f.expected)}</code></td><td><code>${escape(f.received)}</code></td></tr>`).join('');
+  return `<table class="findings"><thead><tr><th>Check</th><th>Field</th><th>Expected</th><th>Received</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function summarySection(report: CertificationReport): string {
@@ -176,6 +210,7 @@ function scenarioDetails(scenario: ReportedScenario, requirementId: string, show
   const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escape(scenario.verdict)}</h4>` : '';
   return `<details class="scenario">
 <summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span>${forRequirement !== undefined && forRequirement !== scenario.verdict ? ` <span class="for-requirement">${escape(forRequirement === 'not reached' ? 'not reached for this requirement' : `${forRequirement} for this requirement`)}</span>` : ''}${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
+${scenario.failure ? findingsTable(scenario.failure.findings) : ''}
 ${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
 ${scenario.warnings && scenario.warnings.length > 0 ? `<ul class="warnings">${scenario.warnings.map((w) => `<li>${warningText(w)}</li>`).join('')}</ul>` : ''}
 ${earlier}${last}
@@ -293,6 +328,11 @@ th, td { border: 1px solid #dcdcde; padding: .3rem .55rem; text-align: left; ver
 th { background: #f0f0f1; }
 td.n { text-align: right; }
 td.id { white-space: nowrap; }
+#failures { background: #fff; border-left: 4px solid #b32d2e; padding: .2rem 1rem .6rem; overflow-x: auto; }
+table.findings { margin: 0; font-size: .9rem; }
+table.findings td:nth-child(2) code { white-space: nowrap; }
+table.findings td:nth-child(3) code, table.findings td:nth-child(4) code { overflow-wrap: anywhere; }
+#failures td:last-child a { overflow-wrap: anywhere; }
 tr.uncovered td { color: #8c8f94; }
 .outcome { font-size: 1.3rem; font-weight: 600; padding: .6rem 1rem; border-radius: 4px; display: inline-block; }
 .outcome-0 { background: #d1f0d8; color: #0a5c1e; }

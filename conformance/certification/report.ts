@@ -1,7 +1,11 @@
+import { join, relative } from 'node:path';
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
+import { describeSource } from '../../core/sources.ts';
+import type { Finding } from '../../harness/judging/checks.ts';
 import { reportSafe } from '../../harness/secrets/report-text.ts';
 import type { RunSummary } from '../results/ledger.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
+import type { Reproduction } from './reproductions.ts';
 import { curlOf } from '../../harness/reproduction/curl.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import { specOperationsOf } from './operations.ts';
@@ -60,6 +64,8 @@ export interface ReportedScenario extends ScenarioEvidence {
   /** The requirements its '@req:' tags name. */
   requirements: string[];
   exchanges: ReportedExchange[];
+  /** When it failed to conform: the script that replays it by itself (harness/reproduction/script.ts). */
+  reproduction?: Reproduction;
   /** With --baseline: what became of it since the baseline run. */
   change?: Change;
 }
@@ -78,6 +84,8 @@ export interface ReportInputs {
   run: Omit<RunContext, 'date'>;
   /** The earlier run to compare with (--baseline), and what fails the run then (--fail-on). */
   baseline?: { baseline: Baseline; failOn: FailOn };
+  /** The reproduction of each failed scenario, by its id. */
+  reproductions?: ReadonlyMap<string, Reproduction>;
 }
 
 /** The certification of one run: verdicts per requirement, coverage, waivers, and each scenario's evidence. */
@@ -90,6 +98,7 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     ...s,
     requirements: requirementIdsOf(s.tags),
     exchanges: s.verdict === 'failed' ? s.exchanges.map(withCurl) : s.exchanges,
+    ...(inputs.reproductions?.has(s.id) ? { reproduction: inputs.reproductions.get(s.id)! } : {}),
     ...(s.earlierAttempts ? { earlierAttempts: s.earlierAttempts.map((a) => ({ ...a, exchanges: a.verdict === 'failed' ? a.exchanges.map(withCurl) : a.exchanges })) } : {}),
   }));
   let exitCode = exitCodeOf(inputs.summary, certification);
@@ -130,15 +139,85 @@ function withCurl(exchange: Exchange): ReportedExchange {
   return curl === undefined ? exchange : { ...exchange, curl };
 }
 
-/** The lines `npm start` ends with: requirements covered and passed out of the total, operations out of 19. */
-export function closingLines(report: CertificationReport, indexHtml: string): string[] {
+/** A requirement that failed, in a scenario that failed it: the checks of the scenario's failure that cite it. */
+export interface FailureRow {
+  requirement: ReportedRequirement;
+  scenario: ReportedScenario;
+  /** The findings of the checks the requirement cites; all the failure's when none does (a failure is never lost). */
+  findings: readonly Finding[];
+}
+
+/** Every failed requirement with each scenario that failed it, in catalogue order: what the reports begin with. */
+export function failuresOf(report: Pick<CertificationReport, 'requirements' | 'scenarios'>): FailureRow[] {
+  const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
+  return report.requirements.filter((r) => r.verdict === 'FAIL').flatMap((requirement) => requirement.scenarios
+    .filter((id) => requirement.scenarioVerdicts[id] === 'failed')
+    .map((id) => scenarioOf.get(id))
+    .filter((scenario): scenario is ReportedScenario => scenario !== undefined)
+    .map((scenario) => {
+      const all = scenario.failure?.findings ?? [];
+      const cited = all.filter((f) => requirement.checks?.includes(f.check));
+      return { requirement, scenario, findings: cited.length > 0 ? cited : all };
+    }));
+}
+
+/** A finding as the terminal says it: the check, its source, the field and the difference, each part cut short. */
+export function differenceOf(f: Finding): string {
+  return `${f.check} (${describeSource(f.source)}): ${f.field !== undefined ? `${f.field}: ` : ''}expected ${short(f.expected)}, got ${short(f.received)}`;
+}
+
+function short(text: string): string {
+  return text.length > LONGEST_VALUE_IN_TERMINAL ? `${text.slice(0, LONGEST_VALUE_IN_TERMINAL)}… (${text.length} characters; the certification page has it whole)` : text;
+}
+
+const LONGEST_VALUE_IN_TERMINAL = 160;
+
+/**
+ * The failures as the terminal begins its summary with them: each failed scenario once, the requirements it failed,
+ * what its checks found and the command that replays it; the first FAILURES_LISTED scenarios, then a count.
+ */
+function failureLines(failures: readonly FailureRow[], conformanceDir: string | undefined): string[] {
+  if (failures.length === 0) return [];
+  const byScenario = new Map<string, { scenario: ReportedScenario; requirements: string[]; findings: Finding[] }>();
+  for (const { requirement, scenario, findings } of failures) {
+    const entry = byScenario.get(scenario.id) ?? { scenario, requirements: [], findings: [] };
+    entry.requirements.push(requirement.id);
+    for (const f of findings) if (!entry.findings.includes(f)) entry.findings.push(f);
+    byScenario.set(scenario.id, entry);
+  }
+  const requirements = new Set(failures.map((f) => f.requirement.id)).size;
+  const lines = [`Failures: ${requirements} requirement${requirements === 1 ? '' : 's'} failed, in ${byScenario.size} scenario${byScenario.size === 1 ? '' : 's'}.`];
+  for (const { scenario, requirements: ids, findings } of [...byScenario.values()].slice(0, FAILURES_LISTED)) {
+    lines.push(`  ✘ ${scenario.feature} › ${scenario.name} (${scenario.uri}${scenario.line ? `:${scenario.line}` : ''})`, `    fails ${ids.join(', ')}`);
+    for (const f of findings) lines.push(`    ${differenceOf(f)}`);
+    if (scenario.reproduction) lines.push(`    reproduce: sh ${conformanceDir ? shortPath(join(conformanceDir, scenario.reproduction.file)) : scenario.reproduction.file}`);
+  }
+  if (byScenario.size > FAILURES_LISTED) lines.push(`  … and ${byScenario.size - FAILURES_LISTED} more failed scenarios on the certification page.`);
+  return lines;
+}
+
+/** A path relative to the working folder when it lies inside it, else absolute. */
+export function shortPath(file: string): string {
+  const path = relative(process.cwd(), file);
+  return path.startsWith('..') ? file : path;
+}
+
+/** The most failures the terminal lists one by one; the certification page lists them all. */
+const FAILURES_LISTED = 20;
+
+/**
+ * The lines `npm start` ends with: first the failures (requirement, scenario, check and difference, and the
+ * command that replays it), then requirements covered and passed out of the total, operations out of 19.
+ */
+export function closingLines(report: CertificationReport, indexHtml: string, conformanceDir?: string): string[] {
   const { total, operations, operationsCovered } = report.coverage;
   const v = total.verdicts;
   const others = (['WARN', 'FAIL', 'WAIVED', 'NOT TESTED', 'NOT APPLICABLE'] as const).filter((k) => v[k] > 0).map((k) => `${v[k]} ${k}`);
-  const lines = [
+  const lines: string[] = failureLines(failuresOf(report), conformanceDir);
+  lines.push(
     `Requirements: ${total.covered} of ${total.requirements} covered, ${v.PASS} of ${total.requirements} passed${others.length > 0 ? ` (${others.join(', ')})` : ''}; ${total.unprovokable} more no client can provoke.`,
     `Operations: ${operationsCovered} of ${operations.length} covered.`,
-  ];
+  );
   for (const group of report.coverage.apart) {
     if (group.requirements === 0) continue;
     const how = group.group === 'strict reading' ? 'run with --strict to check them' : 'run with --tags @beyond-spec to check them';

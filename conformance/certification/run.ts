@@ -10,9 +10,10 @@ import type { EvidenceCollector } from './evidence.ts';
 import type { KeyObject } from 'node:crypto';
 import { keyIdOf, signStatement, statementOf, type Subject, type TestResult } from './signing.ts';
 import { writeHarFiles } from './har-files.ts';
+import { reproductionsOf, writeReproductions, type ReproductionTarget } from './reproductions.ts';
 import { renderHtml } from './html.ts';
 import { certificationJunit } from './junit.ts';
-import { buildReport, closingLines, type CertificationReport, type ReportInputs } from './report.ts';
+import { buildReport, closingLines, shortPath, type CertificationReport, type ReportInputs } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
 import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';
 
@@ -46,6 +47,8 @@ export interface CertificationInputs {
   specFile?: string;
   /** The Ed25519 private key (run --sign-key) that signs the bundle's attestation; unsigned without it. */
   signingKey?: KeyObject;
+  /** Where the run found its target, which the reproduction scripts default to. */
+  target: ReproductionTarget;
 }
 
 export interface CertificationOutput {
@@ -65,13 +68,16 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const specFile = inputs.specFile ?? SPEC_FILE;
   const spec = existsSync(specFile) ? { file: basename(specFile), sha256: sha256(readFileSync(specFile)) } : null;
   const harness = harnessPackage();
+  const scenarios = inputs.evidence.scenarios(inputs.summary.scenarios);
+  const reproductions = reproductionsOf(scenarios, inputs.target);
   const report = buildReport({
     harness,
     generatedAt: now,
     spec,
     summary: inputs.summary,
     requirements: inputs.requirements,
-    scenarios: inputs.evidence.scenarios(inputs.summary.scenarios),
+    scenarios,
+    reproductions,
     waivers: inputs.waivers,
     run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression, ...(inputs.rerunOf ? { rerunOf: inputs.rerunOf } : {}) },
     ...(inputs.baseline ? { baseline: inputs.baseline } : {}),
@@ -84,10 +90,11 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const indexHtml = join(dir, 'index.html');
   writeFileSync(join(dir, 'certification.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(dir, 'junit.xml'), certificationJunit(report));
-  writeFileSync(indexHtml, renderHtml(report));
+  writeFileSync(indexHtml, renderHtml(report, { conformanceHref: relative(dir, resolve(inputs.conformanceDir)).split(sep).join('/') }));
 
   // Each scenario's exchanges as HAR 1.2, beside the conformance reports: the bundle takes them in with those.
   writeHarFiles(inputs.conformanceDir, report.scenarios, harness, now);
+  writeReproductions(inputs.conformanceDir, reproductions.values());
 
   const bundle = join(dir, `certification-${now.toISOString().replace(/[:.]/g, '-')}.tar.gz`);
   const entries: BundleEntry[] = [
@@ -104,7 +111,7 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     spec: spec ? { path: `spec/${spec.file}`, sha256: spec.sha256 } : null,
   }, inputs.signingKey && ((subjects) => signStatement(statementOf(subjects, testResultOf(report, subjects)), inputs.signingKey!)));
 
-  const lines = closingLines(report, indexHtml);
+  const lines = closingLines(report, indexHtml, inputs.conformanceDir);
   if (report.exitCode !== inputs.summary.exitCode) {
     const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
     lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers${report.baseline ? ` and --fail-on ${report.baseline.failOn}` : ''} counted.`);
@@ -137,12 +144,6 @@ function entriesUnder(dir: string, prefix: string, except?: string): BundleEntry
     .filter((file) => !(except && (file + sep).startsWith(resolve(except) + sep)) && !file.endsWith('.tar.gz'))
     .map((file) => ({ path: `${prefix}/${relative(resolve(dir), file).split(sep).join('/')}`, source: file }))
     .sort((a, b) => a.path.localeCompare(b.path));
-}
-
-/** A path relative to the working folder when it lies inside it, else absolute. */
-function shortPath(file: string): string {
-  const path = relative(process.cwd(), file);
-  return path.startsWith('..') ? file : path;
 }
 
 function harnessPackage(): { name: string; version: string } {

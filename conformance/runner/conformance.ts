@@ -247,7 +247,8 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(rerun ? { rerunOf: args['rerun-failed'] } : {}), ...(baseline ? { baseline: { baseline, failOn } } : {}), ...(signingKey ? { signingKey } : {}) });
+  const reproductionTarget = { bases: { gateway: target.config.baseUrl!, provisioning: target.config.sandboxUrl! }, callbackHost: target.config.callbackHost };
+  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, target: reproductionTarget, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(rerun ? { rerunOf: args['rerun-failed'] } : {}), ...(baseline ? { baseline: { baseline, failOn } } : {}), ...(signingKey ? { signingKey } : {}) });
   for (const line of certification.lines) log(line);
   // The history: this run appended as one line, every line before it kept; then the trend of them all.
   const trendDir = args.reports ? join(reportsDir, 'trend') : resolve(cwd, 'reports/trend');

@@ -269,7 +269,8 @@ export class MomoClient {
     // Only a credential the run holds (an API user's, a token it fetched) can be had again from the variables.
     const held = (kind: SecretKind) => this.options.redactor.seen(value).some((seen) => seen.kind === kind);
     if (scheme?.toLowerCase() === 'basic') {
-      if (held('Basic credential')) credentials.basic = operation.product;
+      // An API user of another product may call (the consent flow across products): its variables are its product's.
+      if (held('Basic credential')) credentials.basic = this.options.redactor.ownerOfBasic(value) ?? operation.product;
       else credentials.otherBasic = true;
     }
     if (scheme?.toLowerCase() === 'bearer') {

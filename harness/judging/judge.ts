@@ -1,4 +1,4 @@
-import type { ApiResponse } from '../client/momo-client.ts';
+import type { ApiResponse, Exchange } from '../client/momo-client.ts';
 import { codeSourceOf, schemasFor, statusSourceOf } from './contract.ts';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
 import { sourceOfDifference, type ProfileBehaviour } from '../../core/profiles.ts';
@@ -20,12 +20,21 @@ import type { Product } from '../../core/products.ts';
  */
 export class ConformanceFailure extends Error {
   readonly findings: readonly Finding[];
+  /** The exchange whose answer the failure is about, as the evidence holds it: what its reproduction script replays up to. */
+  readonly exchange: Exchange | undefined;
   /** `reproduce`: the answer the failure is about; the message then ends with the curl command that asks for it again. */
   constructor(message: string, reproduce?: ApiResponse, findings: readonly Finding[] = []) {
     super(reportSafe([message, ...(reproduce ? reproduction(reproduce) : [])].join('\n')));
     this.name = 'ConformanceFailure';
     this.findings = findings;
+    this.exchange = reproduce?.exchange;
   }
+}
+
+/** A failure in a scenario's evidence: what its checks found, and the index of the exchange whose answer it is about. */
+export interface FailureEvidence {
+  findings: readonly Finding[];
+  exchange?: number;
 }
 
 /**

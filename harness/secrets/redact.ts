@@ -1,4 +1,5 @@
 import { SecretFinder } from './encodings.ts';
+import type { Product } from '../../core/products.ts';
 import { reportSafe } from './report-text.ts';
 
 /** What every artifact shows in place of a secret. */
@@ -31,6 +32,7 @@ export interface SecretSeen {
  */
 export class Redactor {
   private readonly secrets = new Map<string, SecretKind>();
+  private readonly basicOwners = new Map<string, Product>();
   // Compiled on first use after a secret is added: adding is rare, masking happens on every exchange.
   private finder: { values: string[]; search: SecretFinder } | undefined;
 
@@ -45,9 +47,17 @@ export class Redactor {
     this.finder = undefined;
   }
 
-  addBasicCredential(userId: string, apiKey: string): void {
+  /** `product`: the product the API user was provisioned under, which a reproduction names its variables after. */
+  addBasicCredential(userId: string, apiKey: string, product?: Product): void {
+    const credential = Buffer.from(`${userId}:${apiKey}`).toString('base64');
     this.add(apiKey, 'API key');
-    this.add(Buffer.from(`${userId}:${apiKey}`).toString('base64'), 'Basic credential');
+    this.add(credential, 'Basic credential');
+    if (product !== undefined) this.basicOwners.set(credential, product);
+  }
+
+  /** The product of the API user whose Basic credential (base64 of id:key) this is, when it was said. */
+  ownerOfBasic(credential: string): Product | undefined {
+    return this.basicOwners.get(credential);
   }
 
   get known(): ReadonlySet<string> {

@@ -57,7 +57,7 @@ export class Harness implements JudgingContext {
     this.run = { profile: this.config.profile, strict: this.config.strict };
     // Each secret with its kind, which says the one operation that may give it out (harness/secrets/disclosure.ts).
     for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key, 'subscription key');
-    for (const user of Object.values(this.config.apiUsers)) if (user) this.redactor.addBasicCredential(user.userId, user.apiKey);
+    for (const [product, user] of Object.entries(this.config.apiUsers)) if (user) this.redactor.addBasicCredential(user.userId, user.apiKey, product as Product);
     const budget = this.config.evidenceBudgetBytes;
     this.evidenceBudget = new EvidenceBudget(Math.floor(budget / workers), workers > 1 ? `${size(budget)} shared by ${workers} workers` : size(budget));
     this.client = new MomoClient({
@@ -205,7 +205,7 @@ export class Harness implements JudgingContext {
     this.judge(await this.client.createApiUser(product, userId, providerCallbackHost), { status: 201, source: spec('§4.5 #14'), what: 'provisioning an API user for the run' });
     const keyResponse = this.judge(await this.client.createApiKey(product, userId), { status: 201, source: spec('§4.5 #15'), what: 'creating the API key of an API user for the run' });
     const account = { product, userId, apiKey: (keyResponse.json as { apiKey: string }).apiKey };
-    this.redactor.addBasicCredential(userId, account.apiKey);
+    this.redactor.addBasicCredential(userId, account.apiKey, product);
     this.accountsById.set(`${product}:${userId}`, account);
     return account;
   }

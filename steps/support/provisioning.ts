@@ -33,7 +33,7 @@ export async function registerApiUserWithoutCallbackHost(world: MomoWorld): Prom
 export async function createKey(world: MomoWorld, userId = registeredUser(world)): Promise<void> {
   const response = world.remember(await world.client.createApiKey(world.actor.product, userId));
   const apiKey = (response.json as { apiKey?: unknown } | undefined)?.apiKey;
-  if (typeof apiKey === 'string') world.harness.redactor.addBasicCredential(userId, apiKey);
+  if (typeof apiKey === 'string') world.harness.redactor.addBasicCredential(userId, apiKey, world.actor.product);
 }
 
 /** Asks for a key for an API user id no one registered. */

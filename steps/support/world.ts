@@ -75,6 +75,8 @@ export interface ClientCall {
 export class MomoWorld extends World {
   readonly harness: Harness;
   readonly evidence: Exchange[] = [];
+  /** The error of the step that failed, as the step threw it (hooks.ts keeps it: the After hook's own is lost). */
+  failedStepError: unknown;
   /** The partner acting in this scenario (an API user of one product). */
   partner?: Account;
   /** Another partner, for scenarios about what one may not do with another's resources. */

@@ -78,5 +78,21 @@ for (const c of CASES) {
     const junit = readFileSync(join(run.reportsDir, 'certification', 'junit.xml'), 'utf8');
     assert.equal((junit.match(/<failure /g) ?? []).length, c.fails.length, junit);
     for (const id of c.fails) assert.match(junit, new RegExp(`name="${id}: [^"]*">\\n\\s+<failure `));
+    // The terminal summary and the certification page begin with the failures: requirement, scenario, the check's
+    // difference by field, and the reproduction.
+    const summary = run.output.slice(run.output.indexOf('\nFailures: '));
+    assert.ok(summary.indexOf('\nFailures: ') < summary.indexOf('\nRequirements: '), run.output);
+    const failuresBlock = summary.slice(0, summary.indexOf('\nRequirements: '));
+    for (const id of c.fails) assert.match(failuresBlock, new RegExp(`fails .*\\b${id}\\b`), failuresBlock);
+    assert.match(failuresBlock, /\n {4}[a-z-]+ \((definite|observed|reading)[^\n]*: .*expected .*, got .*\n {4}reproduce: sh .*\.sh/, failuresBlock);
+    const html = readFileSync(join(run.reportsDir, 'certification', 'index.html'), 'utf8');
+    const main = html.slice(html.indexOf('<main>'));
+    assert.ok(main.indexOf('<section id="failures">') < main.indexOf('<section id="summary">'), 'the page begins with the failures');
+    const failuresSection = main.slice(main.indexOf('<section id="failures">'), main.indexOf('</section>'));
+    for (const id of c.fails) assert.ok(failuresSection.includes(`>${id}</a>`), `${id} is among the failures`);
+    for (const s of report.scenarios.filter((x) => x.verdict === 'failed')) {
+      assert.ok(s.failure && s.failure.findings.length > 0, `${s.name}: its failure's findings, each with expected and received`);
+      assert.ok(s.reproduction, `${s.name}: its reproduction`);
+    }
   });
 }
