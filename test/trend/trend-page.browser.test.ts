@@ -27,7 +27,7 @@ test('the trend page opens in headless Chromium, fetching nothing and running no
   appendHistory(file, record('2026-03-10T02:00:00.000Z', { 'COL-A': 'PASS', 'COL-B': 'PASS' }, { [RTP]: { count: 40, p50: 12, p95: 30 } }));
   appendHistory(file, record('2026-03-11T02:00:00.000Z', { 'COL-A': 'FAIL', 'COL-B': 'PASS' }, { [RTP]: { count: 40, p50: 15, p95: 45 } }));
   appendFileSync(file, '{"cut off\n');
-  appendHistory(file, record('2026-03-12T02:00:00.000Z', { 'COL-A': 'FLAKY', 'COL-B': 'PASS' }, { [RTP]: { count: 41, p50: 11, p95: 90 } }, HOSTILE));
+  appendHistory(file, record('2026-03-12T02:00:00.000Z', { 'COL-A': 'FLAKY', 'COL-B': 'PASS' }, { [RTP]: { count: 41, p50: 11, p95: 90 } }, { target: HOSTILE }));
   appendHistory(file, record('2026-03-13T02:00:00.000Z', { 'COL-A': 'NOT TESTED', 'COL-B': 'NOT TESTED' }, {}));
   const page = join(dir, 'index.html');
   writeFileSync(page, renderTrend(readHistory(file), 'history.ndjson'));
