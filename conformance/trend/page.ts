@@ -1,6 +1,7 @@
 import { escape } from '../certification/html.ts';
 import { requirementStanding, type Standing } from '../certification/baseline.ts';
 import { reportSafe } from '../../harness/secrets/report-text.ts';
+import { anyMoved, changesBetween, MOVES, type Move, type Moved, type Moves, type RunChanges } from './changes.ts';
 import { CHART_STYLE, lineChart } from './chart.ts';
 import type { History, HistoryRecord } from './history.ts';
 
@@ -16,10 +17,11 @@ const STANDINGS: readonly Standing[] = ['passing', 'failing', 'flaky', 'untested
 const RUNS_ON_PAGE = 100;
 
 /**
- * reports/trend/index.html: the history of runs on one page, with nothing fetched and no script: the runs, each
- * requirement run by run (passed, failed, flaky, not tested), and each operation's p50 and p95 response times
- * across the runs, as inline SVG written into the page. A run is named by its date and time in UTC. Every text
- * that came from a target (its description, operation and scenario names in a hand-edited history) is escaped.
+ * reports/trend/index.html: the history of runs on one page, with nothing fetched and no script. It begins with
+ * what changed in the last run; then the runs, each requirement run by run (passed, failed, flaky, not tested),
+ * and each operation's p50 and p95 response times across the runs, as inline SVG written into the page. A run is
+ * named by its date and time in UTC. Every text that came from a target (its description, operation and
+ * scenario names in a hand-edited history) is escaped.
  */
 export function renderTrend(history: History, file: string): string {
   const all = [...history.records].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
@@ -42,6 +44,7 @@ export function renderTrend(history: History, file: string): string {
 <p class="meta">Runs are named by the date and time they ended, in UTC.</p>
 </header>
 <main>
+${changesSection(runs, names)}
 ${corruptSection(history)}
 ${runsSection(runs, names)}
 ${requirementsSection(runs, names)}
@@ -69,6 +72,93 @@ export function runNames(runs: readonly HistoryRecord[]): string[] {
 
 function count(values: readonly string[], value: string): number {
   return values.filter((v) => v === value).length;
+}
+
+/** The opening: what the last run changed since the run before it, in sentences and a short list. */
+function changesSection(runs: readonly HistoryRecord[], names: readonly string[]): string {
+  const heading = '<h2>What changed in the last run</h2>';
+  if (runs.length === 0) return `<section id="changes">${heading}<p>The history holds no run yet.</p></section>`;
+  if (runs.length === 1) return `<section id="changes">${heading}<p>The history holds one run, ${names[0]} (${outcomeOf(runs[0]!)}): there is no run before it to compare it with.</p></section>`;
+  const changes = changesBetween(runs.at(-2)!, runs.at(-1)!);
+  const { then, now } = changes;
+  const [thenName, nowName] = names.slice(-2);
+  return `<section id="changes">${heading}
+<p>The last run, <b>${nowName}</b>, compared with the run before it, ${thenName}.</p>
+${contextNotes(then, now)}
+${verdictsNote(changes)}
+${changes.scenarios ? '' : `<p class="older">${olderRecordNote(then, now, thenName!, nowName!)}</p>`}
+${timesNote(changes)}
+</section>`;
+}
+
+/** The outcome, and every scenario and requirement whose verdict moved; or, when none did, that nothing changed. */
+function verdictsNote(changes: RunChanges): string {
+  const { then, now, scenarios, requirements } = changes;
+  const kinds = scenarios ? 'scenario and requirement' : 'requirement';
+  const moved = anyMoved(requirements) || (scenarios !== undefined && anyMoved(scenarios));
+  const sameOutcome = then.exitCode === now.exitCode && then.outcome === now.outcome;
+  if (!moved && sameOutcome) return `<p class="nothing">Nothing changed: every ${kinds} kept its verdict, and the outcome is the same, ${outcomeOf(now)}.</p>`;
+  const outcome = sameOutcome ? `<p class="outcome">The outcome is the same: ${outcomeOf(now)}.</p>` : `<p class="outcome">The outcome changed from ${outcomeOf(then)} to <b>${outcomeOf(now)}</b>.</p>`;
+  if (!moved) return `${outcome}\n<p class="nothing">No ${kinds} changed its verdict.</p>`;
+  return `${outcome}\n<ul class="moves">${[...(scenarios ? movesList(scenarios, 'scenario') : []), ...movesList(requirements, 'requirement')].join('\n')}</ul>`;
+}
+
+function outcomeOf(run: HistoryRecord): string {
+  return `${text(run.outcome)} (exit ${run.exitCode})`;
+}
+
+/** What makes two runs' verdicts differ besides the target's behaviour: another target, profile or catalogue. */
+function contextNotes(then: HistoryRecord, now: HistoryRecord): string {
+  const notes = [
+    ...(then.target !== now.target ? [`The target changed: the run before was against <b>${text(then.target)}</b>, this one against <b>${text(now.target)}</b>.`] : []),
+    ...(then.profile !== now.profile ? [`The profile changed from ${text(then.profile)} to ${text(now.profile)}.`] : []),
+    ...(then.catalogue !== now.catalogue ? ['The operation catalogue changed between the two runs (another version of the harness): a verdict may have moved because the harness asks for other things, not because the target answers otherwise.'] : []),
+  ];
+  return notes.map((n) => `<p class="warning">${n}</p>`).join('\n');
+}
+
+/** A record written before the history kept scenario verdicts says so, and what can still be compared. */
+function olderRecordNote(then: HistoryRecord, now: HistoryRecord, thenName: string, nowName: string): string {
+  const older = [...(then.scenarios ? [] : [`the run before (${thenName})`]), ...(now.scenarios ? [] : [`the last run (${nowName})`])];
+  return `Scenarios cannot be compared: ${older.join(' and ')} ${older.length === 1 ? 'was' : 'were'} recorded by an older harness, which kept no verdict by scenario. Requirements, the outcome and response times can.`;
+}
+
+/** How each move reads, for one item and for several. */
+const MOVE_PHRASE: Record<Move, [one: string, many: string]> = {
+  'newly failing': ['newly fails', 'newly fail'],
+  'newly flaky': ['became flaky (passed only when run again)', 'became flaky (passed only when run again)'],
+  'newly not tested': ['could not be tested (the target did not answer)', 'could not be tested (the target did not answer)'],
+  'newly passing': ['newly passes', 'newly pass'],
+  appeared: ['appeared (it was not in the run before)', 'appeared (they were not in the run before)'],
+  disappeared: ['disappeared (it was in the run before, not in this one)', 'disappeared (they were in the run before, not in this one)'],
+  'newly not checked': ['was not checked this time (the selection or the kind of target left it out)', 'were not checked this time (the selection or the kind of target left them out)'],
+};
+/** A longer list is folded, so that the opening stays short. */
+const LIST_OPEN_UP_TO = 8;
+
+function movesList(moves: Moves, kind: 'scenario' | 'requirement'): string[] {
+  return MOVES.filter((m) => moves[m].length > 0).map((move) => {
+    const items = moves[move];
+    const sentence = `${items.length} ${kind}${items.length === 1 ? '' : 's'} ${MOVE_PHRASE[move][items.length === 1 ? 0 : 1]}`;
+    const list = `<ul>${items.map((item) => `<li>${kind === 'requirement' ? `<code>${text(item.name)}</code>` : text(item.name)} <small>${wasNote(item)}</small></li>`).join('')}</ul>`;
+    return `<li class="move m-${cssName(move)}">${items.length > LIST_OPEN_UP_TO ? `<details><summary>${sentence}</summary>${list}</details>` : `${sentence}:${list}`}</li>`;
+  });
+}
+
+/** What it was in the run before; what it is now when it was not in the run before. */
+function wasNote({ then, now }: Moved): string {
+  return then === undefined ? `(${STANDING_WORD[now!]})` : `(${STANDING_WORD[then]} before)`;
+}
+
+/** The run time, and the operations whose response times moved enough to look at. */
+function timesNote({ then, now, operations }: RunChanges): string {
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const percent = then.durationMs > 0 ? Math.round((100 * (now.durationMs - then.durationMs)) / then.durationMs) : 0;
+  const against = percent === 0 ? `about as long as the run before (${seconds(then.durationMs)})` : `${Math.abs(percent)}% ${percent > 0 ? 'longer' : 'shorter'} than the run before (${seconds(then.durationMs)})`;
+  const duration = `<p>The run took ${seconds(now.durationMs)}, ${against}.</p>`;
+  if (operations.length === 0) return `${duration}\n<p>No operation's p95 response time moved by half or more.</p>`;
+  const items = operations.map((o) => `<li>${text(o.operation)}: p95 ${o.then.p95} ms → <b>${o.now.p95} ms</b> <small>(p50 ${o.then.p50} → ${o.now.p50} ms)</small></li>`);
+  return `${duration}\n<p>Response times worth a glance (p95 ${operations.length === 1 ? 'moved' : 'of each moved'} by half or more):</p><ul class="times">${items.join('')}</ul>`;
 }
 
 function corruptSection(history: History): string {
@@ -151,6 +241,11 @@ td.cell { width: 1rem; min-width: 1rem; height: 1.2rem; padding: 0; }
 .s-not-checked { background: #e0e0e0; }
 .outcome-0 { color: #0a5c1e; } .outcome-1 { color: #b32d2e; } .outcome-2 { color: #6b4e00; }
 .warning { background: #fcf0c8; border-left: 4px solid #dba617; padding: .2rem 1rem; }
+#changes { background: #fff; border: 1px solid #dcdcde; border-radius: 4px; padding: .2rem 1.2rem .6rem; margin-bottom: 1rem; }
+#changes h2 { margin-top: .6rem; }
+ul.moves > li { margin: .3rem 0; }
+.m-newly-failing > summary, .m-newly-failing { color: #8a2424; } .m-newly-passing { color: #0a5c1e; }
+.moves ul { color: #1d2327; }
 figure.operation { background: #fff; border: 1px solid #dcdcde; border-radius: 4px; padding: .5rem 1rem; margin: .8rem 0; display: inline-block; vertical-align: top; }
 figcaption { font-weight: 600; }
 ${CHART_STYLE}svg polyline.p50, svg circle.p50 { stroke: #2271b1; } svg circle.p50 { fill: #2271b1; }

@@ -36,6 +36,14 @@ test('the trend page opens in headless Chromium, fetching nothing and running no
     const fetched = await refuseNetwork(tab);
     await tab.goto(pathToFileURL(page).href);
 
+    // The page opens with what the last run changed, naming both runs by date and time.
+    const changes = tab.locator('main > section').first();
+    assert.equal(await changes.getAttribute('id'), 'changes');
+    const changed = await changes.innerText();
+    assert.match(changed, /The last run, 2026-03-12 14:30, compared with the run before it, 2026-03-12 02:00\./);
+    assert.match(changed, /The outcome changed from conforms \(exit 0\) to could not test \(exit 2\)\./);
+    assert.match(changed, new RegExp(`1 scenario could not be tested \\(the target did not answer\\):\\s+${PAYMENT} \\(flaky before\\)`));
+
     const row = tab.locator('#requirements tr[data-requirement="COL-A"]');
     await row.waitFor({ state: 'visible' });
     const nights = await row.locator('td.cell').evaluateAll((cells) => cells.map((c) => c.className.replace('cell ', '')));
