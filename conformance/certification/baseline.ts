@@ -126,13 +126,22 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A verdict, of a requirement or of a scenario, as a comparison reads it. */
-type Standing = 'failing' | 'passing' | 'flaky' | 'untested' | 'unchecked';
+/** A verdict, of a requirement or of a scenario, as a comparison reads it (here, and on the trend page). */
+export type Standing = 'failing' | 'passing' | 'flaky' | 'untested' | 'unchecked';
 
 const REQUIREMENT_STANDING: Record<RequirementVerdict, Standing> = {
   PASS: 'passing', WARN: 'passing', WAIVED: 'passing', FAIL: 'failing', FLAKY: 'flaky', 'NOT TESTED': 'untested', 'NOT APPLICABLE': 'unchecked', UNPROVOKABLE: 'unchecked',
 };
 const SCENARIO_STANDING: Record<string, Standing> = { passed: 'passing', failed: 'failing', flaky: 'flaky', 'not tested': 'untested', skipped: 'unchecked', 'not run': 'unchecked' };
+
+/** A verdict the harness does not know (a hand-edited report or history) reads as not checked. */
+export function requirementStanding(verdict: string): Standing {
+  return REQUIREMENT_STANDING[verdict as RequirementVerdict] ?? 'unchecked';
+}
+
+export function scenarioStanding(verdict: string): Standing {
+  return SCENARIO_STANDING[verdict] ?? 'unchecked';
+}
 
 function changeOf(now: Standing, then: Standing | undefined): Change {
   if (then === undefined) return 'new';
@@ -160,10 +169,10 @@ export function compareWithBaseline(
   baseline: Baseline,
   now: { requirements: readonly { id: string; verdict: RequirementVerdict }[]; scenarios: readonly { uri: string; name: string; verdict: string }[] },
 ): Comparison {
-  const requirementThen = new Map(baseline.requirements.map((r) => [r.id, REQUIREMENT_STANDING[r.verdict] ?? 'unchecked']));
-  const scenarioThen = new Map(baseline.scenarios.map((s) => [scenarioKey(s), SCENARIO_STANDING[s.verdict] ?? 'unchecked']));
-  const requirements = new Map(now.requirements.map((r) => [r.id, changeOf(REQUIREMENT_STANDING[r.verdict], requirementThen.get(r.id))]));
-  const scenarios = new Map(now.scenarios.map((s) => [scenarioKey(s), changeOf(SCENARIO_STANDING[s.verdict] ?? 'unchecked', scenarioThen.get(scenarioKey(s)))]));
+  const requirementThen = new Map(baseline.requirements.map((r) => [r.id, requirementStanding(r.verdict)]));
+  const scenarioThen = new Map(baseline.scenarios.map((s) => [scenarioKey(s), scenarioStanding(s.verdict)]));
+  const requirements = new Map(now.requirements.map((r) => [r.id, changeOf(requirementStanding(r.verdict), requirementThen.get(r.id))]));
+  const scenarios = new Map(now.scenarios.map((s) => [scenarioKey(s), changeOf(scenarioStanding(s.verdict), scenarioThen.get(scenarioKey(s)))]));
   return { requirements, scenarios, counts: { requirements: countOf(requirements), scenarios: countOf(scenarios) } };
 }
 

@@ -1,15 +1,20 @@
 import { closeSync, existsSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { FileTooLargeError, readTextWithin } from '../../harness/files/bounded-read.ts';
 import type { CertificationReport } from '../certification/report.ts';
-import type { RequirementVerdict } from '../certification/verdicts.ts';
+import { scenarioKey } from '../certification/baseline.ts';
+import type { RequirementVerdict, ScenarioOutcome } from '../certification/verdicts.ts';
 
 /**
  * One run in the history file (`npm start -- --history <file>`, NDJSON: one record a line): the verdict of every
- * requirement a client can provoke, and each operation's response times. A CI job caches the file from night to
- * night; the trend page (trend/page.ts) draws it.
+ * requirement a client can provoke and of every scenario, and each operation's response times. A CI job caches
+ * the file from night to night; the trend page (trend/page.ts) draws it. A record is a few tens of kilobytes
+ * whatever the run did: it holds verdicts and percentiles, never a reason or an exchange.
  */
 export interface HistoryRecord {
-  /** The record's format: a later harness reads an earlier one's history. */
+  /**
+   * The record's format: a later harness reads an earlier one's history. A field added since is optional (the
+   * format stays 1, so an earlier harness still reads a later one's records, ignoring the field).
+   */
   history: 1;
   /** When the run ended (the certification's generatedAt). */
   at: string;
@@ -22,6 +27,11 @@ export interface HistoryRecord {
   outcome: CertificationReport['outcome'];
   /** Requirement id → verdict (UNPROVOKABLE ones left out: no run changes them). */
   requirements: Record<string, RequirementVerdict>;
+  /**
+   * Scenario (by scenarioKey: its file and name) → verdict, every scenario of the suite ('not run' when the
+   * selection left it out). Absent from the records of a harness before it: their scenarios cannot be compared.
+   */
+  scenarios?: Record<string, ScenarioOutcome['verdict']>;
   /** Operation (as the evidence names it, e.g. "request to pay (collection)") → response times in ms. */
   operations: Record<string, OperationTimes>;
 }
@@ -51,6 +61,7 @@ export function historyRecordOf(report: CertificationReport, durationMs: number)
     exitCode: report.exitCode,
     outcome: report.outcome,
     requirements: Object.fromEntries(report.requirements.filter((r) => r.verdict !== 'UNPROVOKABLE').map((r) => [r.id, r.verdict])),
+    scenarios: Object.fromEntries(report.scenarios.map((s) => [scenarioKey(s), s.verdict] as const).sort(([a], [b]) => a.localeCompare(b))),
     operations: Object.fromEntries([...times].sort(([a], [b]) => a.localeCompare(b)).map(([operation, ms]) => [operation, { count: ms.length, p50: percentile(ms, 50), p95: percentile(ms, 95) }])),
   };
 }
@@ -69,10 +80,13 @@ export class HistoryError extends Error {
   }
 }
 
-/** Checks, before the run, that the record can be appended: the file is created if it is not there, never emptied. */
-/** A night's record is some kilobytes: this holds decades of nightly runs. */
+/**
+ * A run's record is some tens of kilobytes (the suite's verdicts and percentiles; nightly.suite.test.ts holds it
+ * under 64 KiB): this holds thousands of runs, years of nightly ones.
+ */
 const MAX_HISTORY_BYTES = 128 * 1024 * 1024;
 
+/** Checks, before the run, that the record can be appended: the file is created if it is not there, never emptied. */
 export function checkHistoryFile(file: string): void {
   try {
     closeSync(openSync(file, 'a'));
@@ -145,9 +159,14 @@ function whyNotARecord(value: unknown): string | undefined {
   if (r.history !== 1) return 'not a history record of this harness (no "history": 1)';
   if (typeof r.at !== 'string' || Number.isNaN(Date.parse(r.at))) return 'no date ("at")';
   if (typeof r.target !== 'string') return 'no target';
-  if (typeof r.requirements !== 'object' || r.requirements === null || !Object.values(r.requirements).every((v) => typeof v === 'string')) return 'no verdicts by requirement';
+  if (!isVerdicts(r.requirements)) return 'no verdicts by requirement';
+  if (r.scenarios !== undefined && !isVerdicts(r.scenarios)) return 'its verdicts by scenario are not verdicts';
   if (typeof r.operations !== 'object' || r.operations === null || !Object.values(r.operations).every(isTimes)) return 'no response times by operation';
   return undefined;
+}
+
+function isVerdicts(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 }
 
 function isTimes(value: unknown): boolean {

@@ -106,6 +106,14 @@ test('the history holds every night, keeps a corrupt line and names it, and the 
   const trend = readFileSync(join(fixed.reportsDir, 'trend', 'index.html'), 'utf8');
   assert.match(trend, /4 runs of/);
   assert.match(trend, /<svg role="img"/);
+  // The page opens with what the last night changed: the two scenarios the fault broke pass again.
+  const changes = trend.match(/<section id="changes">[\s\S]*?<\/section>/)?.[0] ?? assert.fail('no "what changed" section');
+  assert.match(changes, /2 scenarios newly pass:/);
+  for (const scenario of FAILING) assert.ok(changes.includes(`${scenario} <small>(failed before)</small>`), scenario);
+  assert.equal(Object.keys(records.at(-1)!.scenarios ?? {}).length, fixed.report.scenarios.length, 'every scenario of the suite, run or not, is recorded');
+  // A record holds verdicts and percentiles only: its size does not grow with what the run saw.
+  const largest = Math.max(...readFileSync(history, 'utf8').split('\n').map((line) => Buffer.byteLength(line)));
+  assert.ok(largest < 64 * 1024, `the largest record is ${largest} bytes`);
 });
 
 test('--rerun-failed runs only the failed scenarios of a summary.json', async () => {

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { appendHistory, checkHistoryFile, corruptLineWarnings, HistoryError, percentile, readHistory } from '../../conformance/trend/history.ts';
+import type { CertificationReport } from '../../conformance/certification/report.ts';
+import { appendHistory, checkHistoryFile, corruptLineWarnings, HistoryError, historyRecordOf, percentile, readHistory } from '../../conformance/trend/history.ts';
 import { renderTrend } from '../../conformance/trend/page.ts';
 import { record } from './fixtures.ts';
 
@@ -54,6 +55,26 @@ test('a history file that cannot be written stops the run before it starts', () 
   assert.equal(statSync(huge).size, 3 * 1024 * 1024 * 1024);
 });
 
+test('a run records every scenario\'s verdict by file and name; a record without them (an older harness) still reads', () => {
+  const scenario = (uri: string, name: string, verdict: string) => ({ uri, name, verdict, exchanges: [] });
+  const report = {
+    generatedAt: '2026-03-10T02:00:00.000Z', target: 't', profile: { name: 'spec' }, catalogue: { fingerprint: 'f' }, exitCode: 1, outcome: 'does not conform',
+    requirements: [{ id: 'COL-A', verdict: 'FAIL' }, { id: 'COL-Z', verdict: 'UNPROVOKABLE' }],
+    scenarios: [scenario('features/tokens.feature', 'A token', 'passed'), scenario('features/collection.feature', 'A payment', 'failed'), scenario('features/consent.feature', 'A consent', 'not run')],
+  } as unknown as CertificationReport;
+  const recorded = historyRecordOf(report, 1000);
+  assert.deepEqual(recorded.scenarios, { 'features/collection.feature › A payment': 'failed', 'features/consent.feature › A consent': 'not run', 'features/tokens.feature › A token': 'passed' });
+  assert.deepEqual(recorded.requirements, { 'COL-A': 'FAIL' });
+
+  const file = join(folder(), 'history.ndjson');
+  const older = record('2026-03-09T02:00:00.000Z', { 'COL-A': 'PASS' }, {});
+  writeFileSync(file, `${JSON.stringify(older)}\n${JSON.stringify({ ...recorded, scenarios: ['passed'] })}\n`);
+  appendHistory(file, recorded);
+  const history = readHistory(file);
+  assert.deepEqual(history.records, [older, recorded]);
+  assert.deepEqual(history.corrupt, [{ line: 2, why: 'its verdicts by scenario are not verdicts' }]);
+});
+
 test('p50 and p95 are nearest-rank percentiles', () => {
   const ms = Array.from({ length: 100 }, (_, i) => i + 1);
   assert.equal(percentile(ms, 50), 50);
@@ -65,7 +86,7 @@ test('p50 and p95 are nearest-rank percentiles', () => {
 test('no target text changes the trend page\'s structure', () => {
   const file = join(folder(), 'history.ndjson');
   const hostile = '</b><script>alert(1)</script><img src=x onerror=alert(2)>\u0000';
-  writeFileSync(file, `${JSON.stringify(record('2026-03-10T02:00:00.000Z', { 'COL-A': 'PASS' }, { [hostile]: { count: 2, p50: 10, p95: 20 } }, hostile))}\n`);
+  writeFileSync(file, `${JSON.stringify(record('2026-03-10T02:00:00.000Z', { 'COL-A': 'PASS' }, { [hostile]: { count: 2, p50: 10, p95: 20 } }, { target: hostile }))}\n`);
   const page = renderTrend(readHistory(file), file);
   assert.doesNotMatch(page, /<script|<img/);
   assert.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
