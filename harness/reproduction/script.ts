@@ -1,10 +1,9 @@
 import type { Exchange } from '../client/momo-client.ts';
-import type { Finding } from '../judging/checks.ts';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import { urlOf, type TargetBases } from '../../core/catalogue/routes.ts';
 import { HEADERS } from '../../core/catalogue/headers.ts';
 import { SUBSCRIPTION_KEY_HEADER } from '../../core/catalogue/headers.ts';
-import { describeSource } from '../../core/sources.ts';
+import { describeSource, type Source } from '../../core/sources.ts';
 import { secretVariablesOf } from '../config.ts';
 import { REDACTED } from '../secrets/redact.ts';
 import { quote } from './curl.ts';
@@ -21,13 +20,22 @@ import { quote } from './curl.ts';
  * says is in single quotes, so no text of the target's can run in the shell.
  */
 
+/** What a failed check found, as the script's header says it (harness/judging/checks.ts makes them). */
+export interface FoundDifference {
+  check: string;
+  source: Source;
+  field?: string;
+  expected: string;
+  received: string;
+}
+
 export interface ScenarioToReproduce {
   /** "Payments › A customer who approves pays what was asked" */
   title: string;
   exchanges: readonly Exchange[];
   /** Which exchange's answer the failure is about; none: the failure came after the last (a callback, a wait). */
   failedAt?: number;
-  findings: readonly Finding[];
+  findings: readonly FoundDifference[];
   /** Where the run found the target: what the script's MOMO_BASE_URL and MOMO_SANDBOX_URL default to. */
   bases: TargetBases;
   /** The run's callback host, registered for an API user the script provisions. */
