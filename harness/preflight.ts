@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PRODUCTS, type Product } from '../core/products.ts';
-import { OPERATIONS } from '../core/catalogue/operations.ts';
-import { TEST_NUMBERS } from '../core/test-numbers.ts';
+import type { OperationId } from '../core/catalogue/operations.ts';
+import { TRANSACTIONS, bindingOf, isServedUnder } from '../core/catalogue/routes.ts';
 import { secretVariablesOf, type HarnessConfig } from './config.ts';
 import { MomoClient, type ApiResponse } from './client/momo-client.ts';
 import { Redactor } from './secrets/redact.ts';
@@ -59,23 +59,23 @@ async function tryProduct(client: MomoClient, product: Product, config: HarnessC
   });
   const keyRefused = (answer: ApiResponse) => refuse('product', names.subscriptionKey, `the gateway refused ${names.subscriptionKey}`, answer, `set it to the primary or secondary key of your ${product} subscription`);
 
-  // The key alone: reading an API user needs nothing else (one that does not exist is a 404, which says the key passed).
+  // A configured API user is read first: that needs only the key (one the target does not know is a 404, which
+  // says the key passed), and its record says where its callbacks may go. Otherwise one is provisioned, which
+  // tries the key the same way.
   const configured = config.apiUsers[product];
-  const record = await client.getApiUser(product, configured?.userId ?? randomUUID());
-  if (isGatewayRefusal(record)) return keyRefused(record);
+  const record = configured ? await client.getApiUser(product, configured.userId) : undefined;
+  if (record && isGatewayRefusal(record)) return keyRefused(record);
 
   let user = configured;
   if (!user) {
     const userId = randomUUID();
     const created = await client.createApiUser(product, userId, config.callbackHost);
+    if (isGatewayRefusal(created)) return keyRefused(created);
     const key = created.status === 201 ? await client.createApiKey(product, userId) : undefined;
+    if (key && isGatewayRefusal(key)) return keyRefused(key);
     const apiKey = (key?.json as { apiKey?: unknown } | undefined)?.apiKey;
-    if (key?.status !== 201 || typeof apiKey !== 'string') {
-      const answer = key ?? created;
-      if (isGatewayRefusal(answer)) return keyRefused(answer);
-      if (isUnavailable(answer)) return undefined;
-      return refuse('product', names.userId, `the target did not provision an API user for ${product} (with ${names.subscriptionKey}, at MOMO_SANDBOX_URL)`, answer, `set ${names.userId} and ${names.apiKey} to an API user you made on the provider's portal`);
-    }
+    // Any other answer is the target's to account for, in the provisioning scenarios: not a setting's fault.
+    if (key?.status !== 201 || typeof apiKey !== 'string') return undefined;
     redactor.addBasicCredential(userId, apiKey);
     user = { userId, apiKey };
   }
@@ -83,24 +83,19 @@ async function tryProduct(client: MomoClient, product: Product, config: HarnessC
   const basic = `Basic ${Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')}`;
   const token = await client.createAccessToken(product, basic);
   const accessToken = (token.json as { access_token?: unknown } | undefined)?.access_token;
-  if (token.status !== 200 || typeof accessToken !== 'string') {
-    if (isGatewayRefusal(token)) return keyRefused(token);
-    if (isUnavailable(token)) return undefined;
-    if (configured && record.status === 404) {
+  if (isGatewayRefusal(token)) return keyRefused(token);
+  if (isCredentialRefusal(token)) {
+    if (!configured) return refuse('product', names.subscriptionKey, `the target refused a token to an API user it had just provisioned under ${names.subscriptionKey}`, token);
+    if (record?.status === 404) {
       return refuse('product', names.userId, `the target does not know ${names.userId} (reading the API user gave 404), and refused it a token`, token, `set ${names.userId} and ${names.apiKey} to an API user provisioned under ${names.subscriptionKey}, or leave both unset to have one provisioned`);
     }
-    if (configured) {
-      return refuse('product', names.apiKey, `the target refused ${names.apiKey} of ${names.userId} a token`, token, `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`);
-    }
-    return refuse('product', names.subscriptionKey, `the target gave no token to an API user it had just provisioned under ${names.subscriptionKey}`, token);
+    return refuse('product', names.apiKey, `the target refused ${names.apiKey} of ${names.userId} a token`, token, `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`);
   }
+  if (token.status !== 200 || typeof accessToken !== 'string') return undefined;
   redactor.add(accessToken, 'access token');
 
-  // The target environment: a harmless read of the product that carries it.
-  const bearer = `Bearer ${accessToken}`;
-  const read = environmentProbe(product) === 'getBalance'
-    ? await client.getBalance(product, bearer)
-    : await client.accountHolderActive(product, bearer, 'msisdn', TEST_NUMBERS.ordinary.msisdn);
+  // The target environment: the status of a transaction that does not exist, which carries it and changes nothing.
+  const read = await client.invoke(environmentProbe(product), product, { authorization: `Bearer ${accessToken}`, params: { referenceId: randomUUID() } });
   if ((read.json as { code?: unknown } | undefined)?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT') {
     const otherProduct = configured ? ` (or ${names.userId} was provisioned under another product's key)` : '';
     return refuse('environment', 'MOMO_TARGET_ENVIRONMENT', `the target refused MOMO_TARGET_ENVIRONMENT "${config.targetEnvironment}"${otherProduct}`, read, 'set it to the X-Target-Environment your subscription is for ("sandbox" on the MTN sandbox)');
@@ -108,17 +103,17 @@ async function tryProduct(client: MomoClient, product: Product, config: HarnessC
   if (isGatewayRefusal(read)) return keyRefused(read);
 
   // Callbacks go only to the host the API user is registered with (real-api-notes: INVALID_CALLBACK_URL_HOST).
-  const registered = (record.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
-  if (configured && record.status === 200 && typeof registered === 'string' && registered !== '' && registered.toLowerCase() !== config.callbackHost.toLowerCase()) {
+  const registered = (record?.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
+  if (configured && record?.status === 200 && typeof registered === 'string' && registered !== '' && registered.toLowerCase() !== config.callbackHost.toLowerCase()) {
     return refuse('callbacks', config.callbackUrl ? 'MOMO_CALLBACK_URL' : 'MOMO_CALLBACK_HOST', `${names.userId} is registered for callbacks to "${registered}", not to "${config.callbackHost}" where the harness receives them`, record, `set ${config.callbackUrl ? 'MOMO_CALLBACK_URL to a URL on that host' : 'MOMO_CALLBACK_HOST to that host'}, or use an API user registered for "${config.callbackHost}"`);
   }
   return undefined;
 }
 
-/** Of the reads that carry X-Target-Environment, the one the spec lists under the product. */
-function environmentProbe(product: Product): 'accountHolderActive' | 'getBalance' {
-  const binding = OPERATIONS.accountHolderActive.products[product];
-  return binding && binding.beyondSpec === undefined ? 'accountHolderActive' : 'getBalance';
+/** The status query the spec lists under the product: a read that carries X-Target-Environment. */
+function environmentProbe(product: Product): OperationId {
+  const queries = TRANSACTIONS.map((t) => t.status).filter((id) => isServedUnder(id, product));
+  return queries.find((id) => bindingOf(id, product).beyondSpec === undefined) ?? queries[0]!;
 }
 
 /** The API gateway's refusal of a subscription key: 401 or 403 {statusCode, message} (real-api-notes). */
@@ -127,9 +122,13 @@ function isGatewayRefusal(answer: ApiResponse): boolean {
   return (answer.status === 401 || answer.status === 403) && (json?.statusCode !== undefined || answer.operation.id === 'getApiUser' || answer.operation.id === 'createApiUser');
 }
 
-/** An answer that says nothing of the settings: the target cannot serve now. */
-function isUnavailable(answer: ApiResponse): boolean {
-  return answer.status === 502 || answer.status === 503 || answer.status === 504;
+/**
+ * The token operation refusing the API user's credential: 401 (§4.2 #1), or the live sandbox's 500
+ * {"error":"login_failed"}, or its NOT_ALLOWED_TARGET_ENVIRONMENT for a user of another product (real-api-notes).
+ */
+function isCredentialRefusal(answer: ApiResponse): boolean {
+  const json = answer.json as { error?: unknown; code?: unknown } | undefined;
+  return answer.status === 401 || answer.status === 403 || (answer.status === 500 && (json?.error === 'login_failed' || json?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT'));
 }
 
 function quoteAnswer(answer: ApiResponse, redactor: Redactor): string {

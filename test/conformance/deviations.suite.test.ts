@@ -76,7 +76,7 @@ const DEVIATIONS: Deviation[] = [
       ? { body: JSON.stringify({ code: 'RESOURCE_ALREADY_EXISTS', message: 'Duplicated reference id.' }) }
       : undefined),
     failing: ['A reference id used twice makes one payment, not two'],
-    mentions: ['request to pay (collection) — §4.2 #2', '✘ body-schema (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of', '(error-set-a.schema.json), got "RESOURCE_ALREADY_EXISTS"', '✘ error-code (definite: §4.2 #2): /code: expected "RESOURCE_ALREADY_EXIST", got "RESOURCE_ALREADY_EXISTS"'],
+    mentions: ['request to pay (collection) — §4.2 #2', '✘ error-body (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of', '(error-set-a.schema.json), got "RESOURCE_ALREADY_EXISTS"', '✘ error-code (definite: §4.2 #2): /code: expected "RESOURCE_ALREADY_EXIST", got "RESOURCE_ALREADY_EXISTS"'],
   },
   {
     rule: 'collection: a payment that read SUCCESSFUL reads PENDING again on a later GET',
