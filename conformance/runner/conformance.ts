@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs, parseEnv } from 'node:util';
+import { parseEnv } from 'node:util';
 import { Writable } from 'node:stream';
 import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
 import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../../harness/config.ts';
@@ -19,6 +19,7 @@ import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
+import { CommandLineError, parseCommandLine, type OptionSpec } from '../../core/command-line.ts';
 import { RerunError, scenariosToRerun } from './rerun.ts';
 import { appendHistory, checkHistoryFile, corruptLineWarnings, historyRecordOf, HistoryError, readHistory } from '../trend/history.ts';
 import { renderTrend } from '../trend/page.ts';
@@ -26,10 +27,10 @@ import { renderTrend } from '../trend/page.ts';
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
 /**
- * The flags of `npm start`, each declared once: parseArgs reads them from here, and the usage text is written
+ * The flags of `npm start`, each declared once: the parser reads them from here, and the usage text is written
  * from here.
  */
-const FLAGS = {
+export const RUN_OPTIONS = {
   tags: { type: 'string', value: '<expression>', help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec' },
   strict: { type: 'boolean', help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise' },
   parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 2; 0 runs in this process)' },
@@ -41,7 +42,7 @@ const FLAGS = {
   'rerun-failed': { type: 'string', value: '<summary.json>', help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json' },
   'sign-key': { type: 'string', value: '<file>', help: 'sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run\'s result over every file, in a DSSE envelope' },
   help: { type: 'boolean', help: 'this text' },
-} as const satisfies Record<string, { type: 'string' | 'boolean'; value?: string; help: string }>;
+} as const satisfies Record<string, OptionSpec & { help: string }>;
 
 const USAGE = `Usage: momo-harness run [options]     (in a clone: npm start -- [options])
 
@@ -49,7 +50,7 @@ Runs the conformance suite (features/) against the embedded reference sandbox, o
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
 certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).
 
-${Object.entries(FLAGS).map(([name, flag]) => {
+${Object.entries(RUN_OPTIONS).map(([name, flag]) => {
   const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
   return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
 }).join('\n')}
@@ -85,14 +86,10 @@ export interface RunOptions {
 export async function runConformance({ argv, env, cwd, log, faults, variations }: RunOptions): Promise<number> {
   let args;
   try {
-    args = parseArgs({
-      args: argv,
-      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { type }]) => [name, { type }])) as { [K in keyof typeof FLAGS]: { type: (typeof FLAGS)[K]['type'] } },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    args = parseCommandLine(argv, RUN_OPTIONS, { env }).values;
   } catch (error) {
-    log(`${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    log(`${error.message}\n\n${USAGE}`);
     return EXIT.couldNotTest;
   }
   if (args.help) {

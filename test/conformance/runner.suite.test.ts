@@ -43,9 +43,10 @@ test('a target that is down cannot be tested: exit 2 after one probe, and no rep
   assert.deepEqual(certification.scenarios.flatMap((s: { exchanges: unknown[] }) => s.exchanges), []);
 });
 
-test('an unknown option is refused with the usage', async () => {
+test('an unknown option is refused with the nearest one and the usage', async () => {
   const run = await runSuite(['--tag', '@smoke']);
   assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /^unknown option --tag; did you mean --tags\?$/m);
   assert.match(run.output, /Usage: momo-harness run/);
 });
 
