@@ -21,6 +21,9 @@ import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpec } from '../../core/command-line.ts';
 import { RerunError, scenariosToRerun } from './rerun.ts';
+import { TagSelectionError, checkTagExpression } from './tag-selection.ts';
+import { readScenarios, type TaggedScenario } from '../certification/coverage.ts';
+import { parse as parseTagExpression } from '@cucumber/tag-expressions';
 import { appendHistory, checkHistoryFile, corruptLineWarnings, historyRecordOf, HistoryError, readHistory } from '../trend/history.ts';
 import { renderTrend } from '../trend/page.ts';
 
@@ -111,6 +114,17 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     log('--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.');
     return EXIT.couldNotTest;
   }
+  // The user's own selection is checked against the feature files before anything starts (tag-selection.ts).
+  let selected: TaggedScenario[] | undefined;
+  if (args.tags !== undefined) {
+    try {
+      selected = checkTagExpression(args.tags, readScenarios());
+    } catch (error) {
+      if (!(error instanceof TagSelectionError)) throw error;
+      log(error.message);
+      return EXIT.couldNotTest;
+    }
+  }
   // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
   let baseline: Baseline | undefined;
   if (args.baseline !== undefined) {
@@ -163,6 +177,17 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     return EXIT.couldNotTest;
   }
 
+  // What this target and run leave out of the user's selection is known before the target starts.
+  const { expression: tags, notes } = selectScenarios(args.tags, { embedded: config.baseUrl === undefined, config });
+  for (const note of notes) log(note);
+  if (selected && !rerun) {
+    const runnable = parseTagExpression(tags);
+    if (!selected.some((scenario) => runnable.evaluate(scenario.tags))) {
+      log(`--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`);
+      return EXIT.couldNotTest;
+    }
+  }
+
   let target: Target;
   try {
     target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config, plugins, varied);
@@ -175,8 +200,6 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   const unreachable = await probeTarget(target.config).then(() => undefined, (error: Error) => error.message);
   if (unreachable) log(`${unreachable}\nEvery selected scenario is reported as not tested, with this cause.`);
 
-  const { expression: tags, notes } = selectScenarios(args.tags, target);
-  for (const note of notes) log(note);
   const workers = selectWorkers(parallel, config);
   if (workers.note) log(workers.note);
   // Against an unreachable target each scenario ends at once: worker processes would only cost their start.
@@ -278,7 +301,7 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
  * @callback scenarios need a callback host the target can reach (MOMO_CALLBACK_URL's, else MOMO_CALLBACK_HOST),
  * which loopback is not for a remote server.
  */
-export function selectScenarios(requested: string | undefined, target: Target): { expression: string; notes: string[] } {
+export function selectScenarios(requested: string | undefined, target: Pick<Target, 'config' | 'embedded'>): { expression: string; notes: string[] } {
   const parts = requested ? [`(${requested})`] : [];
   const notes: string[] = [];
   if (!target.config.strict) {
