@@ -27,6 +27,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     apiUsers: {},
     targetEnvironment: 'sandbox',
     currency: 'EUR',
+    refusedCurrency: 'USD',
     callbackHost: '127.0.0.1',
     callbackPort: 0,
     callbackBind: '127.0.0.1',
@@ -202,6 +203,15 @@ test('deliberate deviations and conforming variations are for the embedded sandb
   assert.equal(loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered' }).embeddedVariations, 'keys-reordered');
   assert.throws(() => loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered', ...remote }), (error: Error) =>
     error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names'));
+});
+
+test('the currency a target refuses: by default one that is not MOMO_CURRENCY; a setting names another', () => {
+  assert.equal(loadConfig({}).refusedCurrency, 'USD');
+  assert.equal(loadConfig({ MOMO_CURRENCY: 'USD' }).refusedCurrency, 'XOF');
+  // A target that takes both EUR and USD names one it refuses.
+  assert.equal(loadConfig({ MOMO_CURRENCY: 'EUR', MOMO_REFUSED_CURRENCY: 'GBP' }).refusedCurrency, 'GBP');
+  assert.deepEqual(problemsOf({ MOMO_REFUSED_CURRENCY: 'usd' }), ['MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "usd"']);
+  assert.deepEqual(problemsOf({ MOMO_CURRENCY: 'GHS', MOMO_REFUSED_CURRENCY: 'GHS' }), ['MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("GHS"), the one it takes']);
 });
 
 test('the bounds on what a target can make the harness hold: a response body, and the run\'s evidence', () => {
