@@ -90,26 +90,26 @@ function explainParseError(error: Error & { code?: string }, argv: readonly stri
 /**
  * Options of this command that npm took for its own configuration: `npm start --tags @smoke` (no --) sets
  * npm_config_tags=true and passes "@smoke" on as an argument; `npm start --strict` sets npm_config_strict=true and
- * passes nothing (npm 10 and 11 alike). npm exports every such config to the script's environment, and no npm
- * config of its own has the name of one of our options, so a variable named after an option that the command line
- * does not hold is one npm took.
+ * passes nothing (npm 11.19, tried). npm exports the configs it was given to the script's environment, so a
+ * variable named after an option that the command line does not hold is one npm took. Only three of npm's own
+ * config names are also ours (key, only, scopes), and npm sets none of them unless someone configures it so.
  */
 function optionsTakenByNpm(argv: readonly string[], options: OptionSpecs, env: Record<string, string | undefined>, positionals: boolean): string | undefined {
   if (env.npm_lifecycle_event === undefined) return undefined;
   const given = (name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  const taken = Object.keys(options).filter((name) => env[`npm_config_${name.replace(/-/g, '_')}`] !== undefined && !given(name));
+  const taken = Object.keys(options).filter((name) => env[npmVariableOf(name)] !== undefined && !given(name));
   if (taken.length === 0) return undefined;
   // npm passed on the value of `--name value` as an argument. With one such option, that argument is its value
   // when the command takes no arguments of its own; when it does, the last argument, as options are written after
   // them (npm run load smoke --rate 5). Otherwise the example shows where the values go.
-  const valueless = taken.filter((name) => options[name]!.type === 'string' && env[`npm_config_${name.replace(/-/g, '_')}`] === 'true');
+  const valueless = taken.filter((name) => options[name]!.type === 'string' && env[npmVariableOf(name)] === 'true');
   const strays = argv.filter((a) => !a.startsWith('-'));
   const pairStray = valueless.length === 1 && (positionals ? strays.length >= 2 : strays.length === 1);
   const stray = strays.at(-1);
   const written = taken.map((name) => {
     const spec = options[name]!;
     if (spec.type === 'boolean') return `--${name}`;
-    const fromNpm = env[`npm_config_${name.replace(/-/g, '_')}`]!;
+    const fromNpm = env[npmVariableOf(name)]!;
     const value = fromNpm !== 'true' ? fromNpm : pairStray ? stray! : spec.value ?? '<value>';
     return `--${name} ${/\s/.test(value) ? JSON.stringify(value) : value}`;
   });
@@ -117,6 +117,11 @@ function optionsTakenByNpm(argv: readonly string[], options: OptionSpecs, env: R
   const example = [npmCommandOf(env), '--', ...rest.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)), ...written].join(' ');
   const names = taken.map((name) => `--${name}`);
   return `npm took ${names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`} for itself: put -- before the harness's options, as in ${example}`;
+}
+
+/** The variable npm sets for a config of that name: npm_config_ and the name, dashes as underscores. */
+function npmVariableOf(option: string): string {
+  return `npm_config_${option.replace(/-/g, '_')}`;
 }
 
 /** How the user called the script that runs this command: npm start, npm test, or npm run <script>. */
