@@ -1,22 +1,10 @@
 #!/usr/bin/env node
 /**
- * momo-harness: one command, a subcommand per job. COMMANDS is the one list of them: a subcommand is one entry,
- * its line of help and the module of cli/ whose default export takes the arguments after its name and resolves
- * to the exit code. Each module declares its own flags and answers its own --help; it is loaded only when asked
- * for, so `momo-harness --help` starts nothing.
+ * momo-harness: one command, a subcommand per job (COMMANDS, cli/commands.ts). Each subcommand declares its own
+ * flags and answers its own --help.
  */
-type Command = { describe: string; load: () => Promise<{ default: (argv: string[]) => Promise<number> }> };
-
-const COMMANDS: Record<string, Command> = {
-  run: { describe: 'the conformance run (the default): every scenario against the embedded sandbox or MOMO_BASE_URL, with every report; --sign-key signs its evidence bundle', load: () => import('./run.ts') },
-  sandbox: { describe: 'the reference MoMo sandbox on its own', load: () => import('./sandbox.ts') },
-  load: { describe: 'a k6 load scenario against the embedded sandbox or MOMO_BASE_URL', load: () => import('./load.ts') },
-  capacity: { describe: 'the highest arrival rate at which the target meets its SLOs, by a stepped search', load: () => import('./capacity.ts') },
-  'load-merge': { describe: 'one summary with global percentiles from the raw samples of a split load run', load: () => import('./load-merge.ts') },
-  'load-k8s': { describe: 'k6-operator manifests for a load scenario split over pods', load: () => import('./load-k8s.ts') },
-  verify: { describe: 'checks a certification bundle against its manifest, and its signature with --key', load: () => import('./verify.ts') },
-  keygen: { describe: 'makes an Ed25519 key pair to sign evidence bundles with (run --sign-key, verify --key)', load: () => import('./keygen.ts') },
-};
+import { nearestWords } from '../core/command-line.ts';
+import { COMMANDS } from './commands.ts';
 
 const USAGE = `Usage: momo-harness <command> [options]     (momo-harness <command> --help for its own)
 
@@ -38,7 +26,8 @@ async function main(argv: string[]): Promise<number> {
   const name = named ? first : 'run';
   const command = COMMANDS[name];
   if (!command) {
-    console.error(`No command "${name}".\n\n${USAGE}`);
+    const meant = nearestWords(name, Object.keys(COMMANDS));
+    console.error(`${meant.length > 0 ? `no command "${name}"; did you mean ${meant.join(' or ')}?` : `no command "${name}"`}\n\n${USAGE}`);
     return 2;
   }
   const module = await command.load();

@@ -1,11 +1,13 @@
 import { DIFFERENCES, READINGS, STRICT_READINGS } from '../core/profiles.ts';
 import { PRODUCTS } from '../core/products.ts';
-import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, wantsHelp } from '../sandbox/domain/settings.ts';
+import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, sandboxOptions, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
 import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
 import { LIST_VARIATIONS_SETTING, VARIATIONS_SETTING, variationPlugins, variationsText } from '../sandbox-quality/variations/variations.ts';
 
 const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, VARIATIONS_SETTING, LIST_VARIATIONS_SETTING];
+
+export const options = sandboxOptions(EXTRAS);
 
 /** `momo-harness sandbox` (npm run sandbox): the reference sandbox, configured by flags and environment. */
 export default async function sandbox(argv: string[]): Promise<number> {

@@ -19,6 +19,11 @@ export interface HarnessConfig {
   targetEnvironment: string;
   currency: string;
   /**
+   * A currency the target refuses (INVALID_CURRENCY): what the scenarios of a currency the service does not take
+   * pay in. By default USD, or XOF when the target's currency is USD; a target that takes both names another.
+   */
+  refusedCurrency: string;
+  /**
    * The host the target reaches callbacks at, registered as providerCallbackHost for provisioned API users:
    * the host name of callbackUrl when that is set, else MOMO_CALLBACK_HOST.
    */
@@ -93,6 +98,7 @@ export const CONFIG_VARIABLES = {
   MOMO_REMITTANCE_API_KEY: 'API key of MOMO_REMITTANCE_USER_ID.',
   MOMO_TARGET_ENVIRONMENT: 'X-Target-Environment to send (default sandbox).',
   MOMO_CURRENCY: 'Currency the target accepts (default EUR).',
+  MOMO_REFUSED_CURRENCY: 'A currency the target refuses (INVALID_CURRENCY), for the scenarios of a currency the service does not take: an ISO 4217 code other than MOMO_CURRENCY (default USD, or XOF when MOMO_CURRENCY is USD).',
   MOMO_CALLBACK_HOST: 'Host at which the target can reach the harness\'s callback receiver (default 127.0.0.1); with MOMO_CALLBACK_URL, its host.',
   MOMO_CALLBACK_PORT: 'Port the callback receiver listens on (default 0: a free port per worker; a fixed port makes the run use one process).',
   MOMO_CALLBACK_BIND: 'Address the callback receiver listens on (default 127.0.0.1 when the callback host is loopback, else 0.0.0.0).',
@@ -162,6 +168,9 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   if (!(PROFILES as readonly string[]).includes(profile)) problems.push(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${profile}"`);
   const currency = read('MOMO_CURRENCY') ?? 'EUR';
   if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
+  const refusedCurrency = read('MOMO_REFUSED_CURRENCY') ?? (currency === 'USD' ? 'XOF' : 'USD');
+  if (!/^[A-Z]{3}$/.test(refusedCurrency)) problems.push(`MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "${refusedCurrency}"`);
+  else if (refusedCurrency === currency) problems.push(`MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("${currency}"), the one it takes`);
   const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
   const strict = read('MOMO_STRICT') ?? 'false';
   if (!/^(true|false|1|0)$/i.test(strict)) problems.push(`MOMO_STRICT must be true or false, got "${strict}"`);
@@ -204,6 +213,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     apiUsers,
     targetEnvironment,
     currency,
+    refusedCurrency,
     callbackHost,
     callbackPort: integer('MOMO_CALLBACK_PORT', 0, 0, 65_535),
     callbackBind,

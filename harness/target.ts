@@ -38,6 +38,7 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_SANDBOX_URL: config.sandboxUrl!,
     MOMO_TARGET_ENVIRONMENT: config.targetEnvironment,
     MOMO_CURRENCY: config.currency,
+    MOMO_REFUSED_CURRENCY: config.refusedCurrency,
     MOMO_CALLBACK_HOST: config.callbackHost,
     MOMO_CALLBACK_PORT: String(config.callbackPort),
     MOMO_CALLBACK_BIND: config.callbackBind,

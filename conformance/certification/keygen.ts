@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { KeyFileError, generateKeyFiles } from './signing.ts';
 
 const USAGE = `Usage: momo-harness keygen [--out <prefix>]
@@ -14,13 +14,17 @@ Makes an Ed25519 key pair to sign evidence bundles with, in PEM:
 
 Exit codes: 0 the pair was written, 2 it was not (the files exist, or the folder cannot be written).`;
 
+/** The options of `momo-harness keygen`, as USAGE describes them. */
+export const KEYGEN_OPTIONS = { out: { type: 'string', value: '<prefix>' }, help: { type: 'boolean', short: 'h' } } as const satisfies OptionSpecs;
+
 /** `momo-harness keygen`: from arguments to exit code. */
 export function generateKeys(argv: string[], cwd: string, log: (line: string) => void): number {
   let values;
   try {
-    values = parseArgs({ args: argv, options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
+    values = parseCommandLine(argv, KEYGEN_OPTIONS).values;
   } catch (error) {
-    log(`${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    log(`${error.message}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { BUNDLE_LIMITS, BundleLimitError, UnreadableBundleError, verifyBundle, type BundleCheck, type BundleLimits } from './bundle.ts';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { ATTESTATION_FILE, KeyFileError, keyIdOf, openEnvelope, readPublicKey, subjectProblems } from './signing.ts';
 
 export const VERIFY_EXIT = { intact: 0, tampered: 1, unreadable: 2 } as const;
@@ -30,7 +31,7 @@ with the signature, are named), 2 it cannot be read (or the key file cannot be u
 
 /** `npm run verify`: from arguments to exit code. */
 export async function runVerify(argv: string[], cwd: string, log: (line: string) => void): Promise<number> {
-  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+  if (argv.includes('--help') || argv.includes('-h')) {
     log(USAGE);
     return VERIFY_EXIT.intact;
   }
@@ -99,27 +100,33 @@ function signatureOf(check: BundleCheck, key: KeyObject): { problems: string[]; 
   return { problems: subjectProblems(opened.statement, files), keyId: keyIdOf(key), result: opened.statement.predicate?.result };
 }
 
+/** The options of `momo-harness verify`, as USAGE describes them. */
+export const VERIFY_OPTIONS = {
+  key: { type: 'string', value: '<public key file>' },
+  'max-size': { type: 'string', value: '<MiB>' },
+  'max-ratio': { type: 'string', value: '<n>' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies OptionSpecs;
+
 /** The bundle, the limits and the public key file, or what is wrong with the arguments. */
 function parseArguments(argv: string[]): { bundle: string; limits: BundleLimits; key?: string } | string {
-  const limits: BundleLimits = { ...BUNDLE_LIMITS };
-  const bundles: string[] = [];
-  let key: string | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const argument = argv[i]!;
-    if (argument === '--key') {
-      key = argv[++i];
-      if (key === undefined || key.startsWith('-')) return '--key needs the file of the signer\'s public key.';
-    } else if (argument === '--max-size' || argument === '--max-ratio') {
-      const value = Number(argv[++i]);
-      if (!Number.isFinite(value) || value <= 0) return `${argument} needs a positive number, got ${argv[i] === undefined ? 'nothing' : `"${argv[i]}"`}.`;
-      if (argument === '--max-size') limits.maxBytes = Math.floor(value * MiB);
-      else limits.maxRatio = value;
-    } else if (argument.startsWith('-')) {
-      return `Unknown option ${argument}.`;
-    } else {
-      bundles.push(argument);
-    }
+  let parsed;
+  try {
+    parsed = parseCommandLine(argv, VERIFY_OPTIONS, { positionals: true });
+  } catch (error) {
+    if (!(error instanceof CommandLineError)) throw error;
+    return error.message;
   }
-  if (bundles.length !== 1) return 'Give exactly one bundle to verify.';
-  return { bundle: bundles[0]!, limits, ...(key !== undefined ? { key } : {}) };
+  const { values, positionals } = parsed;
+  const limits: BundleLimits = { ...BUNDLE_LIMITS };
+  for (const option of ['max-size', 'max-ratio'] as const) {
+    const raw = values[option];
+    if (raw === undefined) continue;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) return `--${option} needs a positive number, got "${raw}".`;
+    if (option === 'max-size') limits.maxBytes = Math.floor(value * MiB);
+    else limits.maxRatio = value;
+  }
+  if (positionals.length !== 1) return 'Give exactly one bundle to verify.';
+  return { bundle: positionals[0]!, limits, ...(values.key !== undefined ? { key: values.key } : {}) };
 }

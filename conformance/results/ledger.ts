@@ -161,12 +161,7 @@ export class ScenarioLedger {
       const key = `${r.verdict}\n${r.reason ?? ''}`;
       blocks.set(key, [...(blocks.get(key) ?? []), r]);
     }
-    for (const block of blocks.values()) {
-      for (const r of block) lines.push(`${{ failed: 'FAILED', flaky: 'FLAKY', 'not tested': 'NOT TESTED' }[r.verdict as string]}: ${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})${r.verdict === 'flaky' ? `, passed on attempt ${(r.earlierAttempts?.length ?? 0) + 1}; the first failed:` : ''}`);
-      const { reason } = block[0]!;
-      if (reason) lines.push(...reason.split('\n').map((l) => `    ${l}`));
-      lines.push('');
-    }
+    for (const block of blocks.values()) lines.push(...blockLines(block), '');
     lines.push(...warningLines(summary));
     const { totals } = summary;
     lines.push(`${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals.flaky > 0 ? `${totals.flaky} flaky (passed only when run again; not counted as passed, and not failing the run), ` : ''}${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`);
@@ -177,6 +172,29 @@ export class ScenarioLedger {
     }[summary.exitCode]);
     return lines;
   }
+}
+
+/** How many scenarios of a block that shares one reason are named; summary.json names every one. */
+export const NAMED_IN_BLOCK = 5;
+
+/**
+ * The closing lines of scenarios that share a verdict and a reason. One scenario: its name, then the reason. More
+ * (a target down: every scenario): the reason once with their count, then the first few names and how many more,
+ * so that one cause is a few lines however many scenarios it kept from testing.
+ */
+function blockLines(block: readonly ScenarioResult[]): string[] {
+  const first = block[0]!;
+  const label = { failed: 'FAILED', flaky: 'FLAKY', 'not tested': 'NOT TESTED' }[first.verdict as string];
+  const where = (r: ScenarioResult) => `${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})${r.verdict === 'flaky' ? `, passed on attempt ${(r.earlierAttempts?.length ?? 0) + 1}` : ''}`;
+  const reason = first.reason ? first.reason.split('\n').map((l) => `    ${l}`) : [];
+  if (block.length === 1) return [`${label}: ${where(first)}${first.verdict === 'flaky' ? '; the first failed:' : ''}`, ...reason];
+  const named = block.length > NAMED_IN_BLOCK + 1 ? NAMED_IN_BLOCK : block.length;
+  return [
+    `${label} (${block.length} scenarios)${first.verdict === 'flaky' ? ', each passing only when run again; the first attempt failed' : ''}${reason.length > 0 ? ', each for this reason:' : ':'}`,
+    ...reason,
+    ...block.slice(0, named).map((r) => `  - ${where(r)}`),
+    ...(block.length > named ? [`  - and ${block.length - named} more (summary.json lists every one)`] : []),
+  ];
 }
 
 /** The items of an attachment the harness wrote as a JSON array; one it did not write (it cannot be read) has none. */

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs, parseEnv } from 'node:util';
+import { parseEnv } from 'node:util';
 import { Writable } from 'node:stream';
 import { loadConfiguration, runCucumber } from '@cucumber/cucumber/api';
 import { ConfigError, isLoopback, loadConfig, type HarnessConfig } from '../../harness/config.ts';
@@ -20,17 +20,21 @@ import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
+import { CommandLineError, parseCommandLine, type OptionSpec } from '../../core/command-line.ts';
 import { RerunError, scenariosToRerun } from './rerun.ts';
+import { TagSelectionError, checkTagExpression } from './tag-selection.ts';
+import { readScenarios, type TaggedScenario } from '../certification/coverage.ts';
+import { parse as parseTagExpression } from '@cucumber/tag-expressions';
 import { appendHistory, checkHistoryFile, corruptLineWarnings, historyRecordOf, HistoryError, readHistory } from '../trend/history.ts';
 import { renderTrend } from '../trend/page.ts';
 
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
 /**
- * The flags of `npm start`, each declared once: parseArgs reads them from here, and the usage text is written
+ * The flags of `npm start`, each declared once: the parser reads them from here, and the usage text is written
  * from here.
  */
-const FLAGS = {
+export const RUN_OPTIONS = {
   tags: { type: 'string', value: '<expression>', help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec' },
   strict: { type: 'boolean', help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise' },
   parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 2; 0 runs in this process)' },
@@ -42,7 +46,7 @@ const FLAGS = {
   'rerun-failed': { type: 'string', value: '<summary.json>', help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json' },
   'sign-key': { type: 'string', value: '<file>', help: 'sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run\'s result over every file, in a DSSE envelope' },
   help: { type: 'boolean', help: 'this text' },
-} as const satisfies Record<string, { type: 'string' | 'boolean'; value?: string; help: string }>;
+} as const satisfies Record<string, OptionSpec & { help: string }>;
 
 const USAGE = `Usage: momo-harness run [options]     (in a clone: npm start -- [options])
 
@@ -50,7 +54,7 @@ Runs the conformance suite (features/) against the embedded reference sandbox, o
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
 certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).
 
-${Object.entries(FLAGS).map(([name, flag]) => {
+${Object.entries(RUN_OPTIONS).map(([name, flag]) => {
   const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
   return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
 }).join('\n')}
@@ -86,14 +90,10 @@ export interface RunOptions {
 export async function runConformance({ argv, env, cwd, log, faults, variations }: RunOptions): Promise<number> {
   let args;
   try {
-    args = parseArgs({
-      args: argv,
-      options: Object.fromEntries(Object.entries(FLAGS).map(([name, { type }]) => [name, { type }])) as { [K in keyof typeof FLAGS]: { type: (typeof FLAGS)[K]['type'] } },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    args = parseCommandLine(argv, RUN_OPTIONS, { env }).values;
   } catch (error) {
-    log(`${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    log(`${error.message}\n\n${USAGE}`);
     return EXIT.couldNotTest;
   }
   if (args.help) {
@@ -114,6 +114,17 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   if (args['fail-on'] !== undefined && args.baseline === undefined) {
     log('--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.');
     return EXIT.couldNotTest;
+  }
+  // The user's own selection is checked against the feature files before anything starts (tag-selection.ts).
+  let selected: TaggedScenario[] | undefined;
+  if (args.tags !== undefined) {
+    try {
+      selected = checkTagExpression(args.tags, readScenarios());
+    } catch (error) {
+      if (!(error instanceof TagSelectionError)) throw error;
+      log(error.message);
+      return EXIT.couldNotTest;
+    }
   }
   // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
   let baseline: Baseline | undefined;
@@ -167,6 +178,17 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     return EXIT.couldNotTest;
   }
 
+  // What this target and run leave out of the user's selection is known before the target starts.
+  const { expression: tags, notes } = selectScenarios(args.tags, { embedded: config.baseUrl === undefined, config });
+  for (const note of notes) log(note);
+  if (selected && !rerun) {
+    const runnable = parseTagExpression(tags);
+    if (!selected.some((scenario) => runnable.evaluate(scenario.tags))) {
+      log(`--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`);
+      return EXIT.couldNotTest;
+    }
+  }
+
   let target: Target;
   try {
     target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config, plugins, varied);
@@ -184,8 +206,6 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   const refusals = unreachable || target.embedded ? {} : await preflight(target.config);
   for (const line of refusalLines(refusals)) log(line);
 
-  const { expression: tags, notes } = selectScenarios(args.tags, target);
-  for (const note of notes) log(note);
   const workers = selectWorkers(parallel, config);
   if (workers.note) log(workers.note);
   // Against an unreachable target each scenario ends at once: worker processes would only cost their start.
@@ -196,7 +216,9 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   log(`Testing ${target.description}`);
   log(`Profile ${config.profile}${config.strict ? ', strict readings on' : ''}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
 
-  const ledger = new ScenarioLedger(log);
+  // A target the probe found down keeps every scenario from testing for the one cause said above: a line per
+  // scenario as it ends would repeat it some 200 times. The closing lines name them, the cause said once.
+  const ledger = new ScenarioLedger(unreachable ? () => {} : log);
   const evidence = new EvidenceCollector();
   const started = Date.now();
   try {
@@ -288,7 +310,7 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
  * @callback scenarios need a callback host the target can reach (MOMO_CALLBACK_URL's, else MOMO_CALLBACK_HOST),
  * which loopback is not for a remote server.
  */
-export function selectScenarios(requested: string | undefined, target: Target): { expression: string; notes: string[] } {
+export function selectScenarios(requested: string | undefined, target: Pick<Target, 'config' | 'embedded'>): { expression: string; notes: string[] } {
   const parts = requested ? [`(${requested})`] : [];
   const notes: string[] = [];
   if (!target.config.strict) {

@@ -152,6 +152,45 @@ export function validatorFor(name: string): ValidateFunction {
   return validate;
 }
 
+/**
+ * What a string of each format ajv-formats checks must look like, with an example: a format error names the form
+ * to write, where ajv says only `must match format "date"`. Every format the project's ajv knows has its form
+ * here (test/core/schema-formats.test.ts).
+ */
+export const FORMAT_FORMS: Readonly<Record<string, string>> = {
+  date: 'a date in the form YYYY-MM-DD',
+  time: 'a time in the form HH:MM:SS with its offset, such as 13:45:00Z or 13:45:00+01:00',
+  'date-time': 'a date and time in the form YYYY-MM-DDTHH:MM:SS with its offset, such as 2026-03-10T13:45:00Z (RFC 3339)',
+  'iso-time': 'a time in the form HH:MM:SS, an offset such as Z or +01:00 optional',
+  'iso-date-time': 'a date and time in the form YYYY-MM-DDTHH:MM:SS, an offset such as Z or +01:00 optional',
+  duration: 'an ISO 8601 duration such as P1D or PT30S',
+  uri: 'an absolute URI such as https://example.com/path',
+  'uri-reference': 'a URI or a relative reference such as /path',
+  'uri-template': 'a URI template (RFC 6570) such as https://example.com/{id}',
+  url: 'a URL such as https://example.com/path',
+  email: 'an email address such as name@example.com',
+  hostname: 'a host name such as api.example.com',
+  ipv4: 'an IPv4 address such as 192.0.2.1',
+  ipv6: 'an IPv6 address such as 2001:db8::1',
+  regex: 'a regular expression',
+  uuid: 'a UUID such as 123e4567-e89b-42d3-a456-426614174000',
+  'json-pointer': 'a JSON pointer such as /waivers/0',
+  'json-pointer-uri-fragment': 'a JSON pointer as a URI fragment, such as #/waivers/0',
+  'relative-json-pointer': 'a relative JSON pointer such as 1/name',
+  byte: 'base64, such as aGVsbG8=',
+  int32: 'a whole number from -2147483648 to 2147483647',
+  int64: 'a whole number from -9223372036854775808 to 9223372036854775807',
+  float: 'a number',
+  double: 'a number',
+  password: 'a string',
+  binary: 'a string of bytes',
+};
+
+/** The form a format asks for, in words; a format without one in FORMAT_FORMS is named as ajv names it. */
+function formOf(format: string): string {
+  return FORMAT_FORMS[format] ?? `a string of the format "${format}"`;
+}
+
 /** One line per ajv error, naming where in the instance it failed (a JSON pointer) and what was expected. */
 export function describeErrors(errors: readonly ErrorObject[] | null | undefined, root = ''): string[] {
   if (!errors) return [];
@@ -166,9 +205,17 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
     if (error.keyword === 'pattern' && typeof described === 'string') detail = `is invalid: ${firstSentence(described)}`;
     if (error.keyword === 'additionalProperties') detail = `has an unknown property "${String(error.params.additionalProperty)}"`;
     if (error.keyword === 'enum') detail = `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    // The value is the user's own (a waivers file, a request): shown cut, so that a long one cannot flood the line.
+    if (error.keyword === 'format') detail = `must be ${formOf(String(error.params.format))}${'data' in error ? `, got ${shortJson(error.data)}` : ''}`;
     lines.push(`${pointer} ${detail}`);
   }
   return [...new Set(lines)];
+}
+
+/** A value as JSON, cut to about 60 characters. */
+function shortJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
 
 function firstSentence(text: string): string {
@@ -238,7 +285,7 @@ function expectedOf(error: ErrorObject): string {
     case 'pattern':
       return typeof described === 'string' ? firstSentence(described) : `a value matching ${String(error.params.pattern)}`;
     case 'format':
-      return `a ${String(error.params.format)}`;
+      return formOf(String(error.params.format));
     case 'not':
       return typeof described === 'string' ? described : 'not this';
     default:

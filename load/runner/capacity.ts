@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../core/package.ts';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { buildLoadScripts } from '../build.ts';
 import { MIXES, mixText, parseMix, type Mix } from '../lib/mixes.ts';
 import { SLO_SETTINGS, type SloName } from '../lib/slo-settings.ts';
@@ -89,19 +89,20 @@ function whole(flag: string, value: string | undefined, fallback: number, max = 
   return Number(value);
 }
 
-function parse(argv: string[]): Parsed | 'help' {
+/** The options of `momo-harness capacity`, as USAGE describes them. */
+export const CAPACITY_OPTIONS = {
+  slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
+  precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
+  'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, 'confirm-misses': { type: 'string' }, warmup: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+} as const satisfies OptionSpecs;
+
+function parse(argv: string[], env: Record<string, string | undefined>): Parsed | 'help' {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv, allowPositionals: true, strict: true,
-      options: {
-        slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
-        precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
-        'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, 'confirm-misses': { type: 'string' }, warmup: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
-      },
-    });
+    parsed = parseCommandLine(argv, CAPACITY_OPTIONS, { positionals: true, env });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    if (!(error instanceof CommandLineError)) throw error;
+    throw new UsageError(error.message);
   }
   const { values, positionals } = parsed;
   if (values.help) return 'help';
@@ -152,7 +153,7 @@ function parse(argv: string[]): Parsed | 'help' {
 export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<{ code: number; report?: CapacityReport }> {
   let options: Parsed | 'help';
   try {
-    options = parse(argv);
+    options = parse(argv, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     log(`${error.message}\n\n${USAGE}`);

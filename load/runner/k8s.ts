@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { BUNDLE_DIR, buildLoadScripts, scenarioNames } from '../build.ts';
 import { PRODUCTS } from '../../core/products.ts';
 
@@ -70,12 +70,16 @@ export function k6OperatorManifests(scenario: string, script: string, options: {
   return { configMap, testRun };
 }
 
+/** The options of `momo-harness load-k8s`, as USAGE describes them. */
+export const K8S_OPTIONS = { parallelism: { type: 'string' }, 'base-url': { type: 'string' }, 'sandbox-url': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } } as const satisfies OptionSpecs;
+
 export async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { parallelism: { type: 'string' }, 'base-url': { type: 'string' }, 'sandbox-url': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } } });
+    parsed = parseCommandLine(argv, K8S_OPTIONS, { positionals: true });
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;

@@ -1,6 +1,6 @@
 import { createReadStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { K6Summary } from './summary.ts';
@@ -226,12 +226,16 @@ Writes <dir>/summary.json (default reports/load/merged).
 
 Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2 nothing could be merged.`;
 
+/** The options of `momo-harness load-merge`, as MERGE_USAGE describes them. */
+export const MERGE_OPTIONS = { reports: { type: 'string' }, summary: { type: 'string', multiple: true }, 'with-setup': { type: 'boolean' }, help: { type: 'boolean' } } as const satisfies OptionSpecs;
+
 export async function runMerge(argv: string[], log: (line: string) => void, workingDir: string): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { reports: { type: 'string' }, summary: { type: 'string', multiple: true }, 'with-setup': { type: 'boolean' }, help: { type: 'boolean' } } });
+    parsed = parseCommandLine(argv, MERGE_OPTIONS, { positionals: true });
   } catch (error) {
-    log(`${(error as Error).message}\n\n${MERGE_USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    log(`${error.message}\n\n${MERGE_USAGE}`);
     return 2;
   }
   if (parsed.values.help) {

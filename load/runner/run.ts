@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { buildLoadScripts, scenarioNames } from '../build.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
@@ -34,6 +34,12 @@ report.html (k6's web dashboard) and, where callbacks were measured, callbacks.j
 Every LOAD_* variable (see load/lib/config.ts and load/lib/slo.ts, e.g. LOAD_SLO_P95_MS) is passed to k6.
 Exit codes: 0 every threshold held, 1 a threshold (an SLO) was crossed, 2 the run could not test.`;
 
+/** The options of `momo-harness load`, as USAGE describes them. */
+export const LOAD_OPTIONS = {
+  rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' },
+  segment: { type: 'string' }, 'segment-sequence': { type: 'string' }, samples: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+} as const satisfies OptionSpecs;
+
 /** What the embedded sandbox needs to be for a scenario to mean something. */
 function sandboxFor(scenario: string, env: Record<string, string | undefined>): Partial<SandboxSettings> {
   const number = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
@@ -63,17 +69,10 @@ export interface LoadRunOptions {
 export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunOptions): Promise<{ code: number; output: string }> {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' },
-        segment: { type: 'string' }, 'segment-sequence': { type: 'string' }, samples: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
-      },
-    });
+    parsed = parseCommandLine(argv, LOAD_OPTIONS, { positionals: true, env });
   } catch (error) {
-    log(`${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    log(`${error.message}\n\n${USAGE}`);
     return { code: 2, output: '' };
   }
   const { values, positionals } = parsed;

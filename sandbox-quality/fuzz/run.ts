@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { replayFailure, runCampaign, type CampaignOptions, type CampaignResult, type ShrunkFailure, type Tally } from './campaign.ts';
 import { PROPERTIES, type Property } from './judge.ts';
@@ -28,21 +28,20 @@ Exit codes: 0 no property was broken, 1 a property was broken, 2 the run could n
 
 class UsageError extends Error {}
 
+/** The options of `npm run fuzz`, as USAGE describes them. */
+export const FUZZ_OPTIONS = {
+  requests: { type: 'string' }, seed: { type: 'string' }, 'episode-length': { type: 'string' }, profile: { type: 'string' },
+  http: { type: 'boolean' }, strict: { type: 'boolean' }, shrink: { type: 'string' }, 'shrink-time': { type: 'string' }, path: { type: 'string' },
+  report: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+} as const satisfies OptionSpecs;
+
 function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report: string; help: boolean } {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        requests: { type: 'string' }, seed: { type: 'string' }, 'episode-length': { type: 'string' }, profile: { type: 'string' },
-        http: { type: 'boolean' }, strict: { type: 'boolean' }, shrink: { type: 'string' }, 'shrink-time': { type: 'string' }, path: { type: 'string' },
-        report: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    });
+    parsed = parseCommandLine(argv, FUZZ_OPTIONS);
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}. Run with --help for the options.`);
+    if (!(error instanceof CommandLineError)) throw error;
+    throw new UsageError(`${error.message} (--help lists the options)`);
   }
   const { values } = parsed;
   const whole = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {

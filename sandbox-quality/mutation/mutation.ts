@@ -9,7 +9,7 @@
 import { cpus } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { FAULTS, FAULT_NAMES, isFaultName, runCatching, type FaultName } from '../faults/faults.ts';
 import { VARIATIONS, VARIATION_NAMES, isVariationName, type VariationName } from '../variations/variations.ts';
 import type { ProfileName } from '../../core/profiles.ts';
@@ -212,20 +212,19 @@ function writeDoc(report: MutationReport): void {
   writeFileSync(DOC, next);
 }
 
+/** The options of `npm run mutation`, as USAGE describes them. */
+export const MUTATION_OPTIONS = {
+  only: { type: 'string' }, variations: { type: 'string' }, jobs: { type: 'string' }, 'faithful-runs': { type: 'string' }, scoped: { type: 'boolean' },
+  reports: { type: 'string' }, 'no-docs': { type: 'boolean' }, help: { type: 'boolean' },
+} as const satisfies OptionSpecs;
+
 async function main(argv: string[]): Promise<number> {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        only: { type: 'string' }, variations: { type: 'string' }, jobs: { type: 'string' }, 'faithful-runs': { type: 'string' }, scoped: { type: 'boolean' },
-        reports: { type: 'string' }, 'no-docs': { type: 'boolean' }, help: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    values = parseCommandLine(argv, MUTATION_OPTIONS).values;
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    if (!(error instanceof CommandLineError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {

@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import { parseCallbackHostRule, type CallbackHostRule } from './callback-destinations.ts';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -191,7 +191,7 @@ export function resolveSettings(options: SettingsOptions = {}): SandboxSettings 
 /** resolveSettings, with the values of the caller's own extra settings (by flag) beside the sandbox's. */
 export function resolveSettingsWith(options: SettingsOptions, extras: readonly ExtraSetting[]): { settings: SandboxSettings; extras: Record<string, string | boolean> } {
   const env = options.env ?? {};
-  const { values } = parseFlags(options.argv ?? [], extras);
+  const { values } = parseFlags(options.argv ?? [], extras, env);
   const extraValues: Record<string, string | boolean> = {};
   for (const extra of extras) {
     const fromFlag = values[extra.flag];
@@ -241,18 +241,24 @@ function crossChecks(s: SandboxSettings): string[] {
   return problems;
 }
 
-function parseFlags(argv: string[], extras: readonly ExtraSetting[]) {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {
+/** The flags of `momo-harness sandbox`: one per setting, the key of each product, and the caller's extras. */
+export function sandboxOptions(extras: readonly ExtraSetting[]): OptionSpecs {
+  const options: OptionSpecs = {
     help: { type: 'boolean' },
     'list-differences': { type: 'boolean' },
   };
   for (const s of SPECS) options[s.flag] = { type: 'switch' in s && s.switch ? 'boolean' : 'string' };
   for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
   for (const e of extras) options[e.flag] = { type: e.type };
+  return options;
+}
+
+function parseFlags(argv: string[], extras: readonly ExtraSetting[], env: NodeJS.ProcessEnv) {
   try {
-    return parseArgs({ args: argv, options, strict: true, allowPositionals: false });
+    return parseCommandLine(argv, sandboxOptions(extras), { env });
   } catch (error) {
-    throw new SettingsError([`${(error as Error).message}. Run with --help to see every setting.`]);
+    if (!(error instanceof CommandLineError)) throw error;
+    throw new SettingsError([`${error.message} (--help lists every setting)`]);
   }
 }
 

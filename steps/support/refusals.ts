@@ -83,8 +83,8 @@ export async function refundInvalid(world: MomoWorld, problem: string): Promise<
   await refundPayment(world, undefined, INVALID_REFUNDS[problem]);
 }
 
-/** A currency other than the one the target takes (MOMO_CURRENCY). */
-const foreignCurrency = (world: MomoWorld) => (world.config.currency === 'USD' ? 'XOF' : 'USD');
+/** A currency the target refuses (MOMO_REFUSED_CURRENCY; by default one that is not MOMO_CURRENCY). */
+const foreignCurrency = (world: MomoWorld) => world.config.refusedCurrency;
 
 export async function requestInForeignCurrency(world: MomoWorld, amount: string): Promise<void> {
   await requestPayment(world, ORDINARY_CUSTOMER, amount, { body: { currency: foreignCurrency(world) } });

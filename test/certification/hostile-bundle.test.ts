@@ -228,6 +228,7 @@ test('verify refuses options it does not know and limits that are not positive n
   const bundle = await genuineBundle();
   assert.match((await verifyOutput(bundle, '--max-size', 'lots')).output, /^--max-size needs a positive number, got "lots"\./);
   assert.equal((await verifyOutput(bundle, '--max-size', '0')).code, 2);
-  assert.match((await verifyOutput(bundle, '--follow')).output, /^Unknown option --follow\./);
+  assert.match((await verifyOutput(bundle, '--follow')).output, /^unknown option --follow; the options are --key, --max-size, --max-ratio, --help/);
+  assert.match((await verifyOutput(bundle, '--max-szie', '1')).output, /^unknown option --max-szie; did you mean --max-size\?/);
   assert.equal((await verifyOutput(bundle, '--max-size', '1', '--max-ratio', '50')).code, 0);
 });

@@ -34,8 +34,12 @@ test('a waiver without an owner, with an impossible expiry date or an unknown fi
   const { owner: _owner, ...withoutOwner } = VALID;
   const problems = problemsOf({ waivers: [withoutOwner, { ...VALID, requirement: 'COL-B', expires: '2026-02-30' }, { ...VALID, approvedBy: 'me' }] });
   assert.ok(problems.some((p) => p.startsWith('/waivers/0') && p.includes('owner')), problems.join('\n'));
-  assert.ok(problems.some((p) => p.startsWith('/waivers/1/expires') && p.includes('date')), problems.join('\n'));
+  assert.ok(problems.includes('/waivers/1/expires must be a date in the form YYYY-MM-DD, got "2026-02-30"'), problems.join('\n'));
   assert.ok(problems.some((p) => p === '/waivers/2 has an unknown property "approvedBy"'), problems.join('\n'));
+});
+
+test('an expiry date in another form is refused, naming the form to write it in', () => {
+  assert.deepEqual(problemsOf({ waivers: [{ ...VALID, expires: '25/12/2026' }] }), ['/waivers/0/expires must be a date in the form YYYY-MM-DD, got "25/12/2026"']);
 });
 
 test('two waivers for one requirement, a file that is not JSON, and a file that is not there are refused', () => {

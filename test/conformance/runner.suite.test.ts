@@ -37,22 +37,29 @@ test('a target that is down cannot be tested: exit 2 after one probe, and no rep
   const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8'));
   assert.equal(summary.totals.passed, 0, JSON.stringify(summary.totals));
   assert.equal(summary.totals['not tested'], summary.scenarios.length);
+  // The one cause is said where the probe found it and once more over the scenarios it kept from testing, with
+  // their count: not once a scenario.
+  assert.equal(run.output.match(/could not be tested: connection refused/g)!.length, 2, run.output);
+  assert.match(run.output, new RegExp(`^NOT TESTED \\(${summary.scenarios.length} scenarios\\), each for this reason:$`, 'm'));
+  assert.ok(run.output.split('\n').length < 40, run.output);
   // Each scenario ended at once with the probe's cause: none called the target and waited for an answer.
   for (const scenario of summary.scenarios) assert.match(scenario.reason, /could not be tested: connection refused/, scenario.scenario);
   const certification = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8'));
   assert.deepEqual(certification.scenarios.flatMap((s: { exchanges: unknown[] }) => s.exchanges), []);
 });
 
-test('an unknown option is refused with the usage', async () => {
+test('an unknown option is refused with the nearest one and the usage', async () => {
   const run = await runSuite(['--tag', '@smoke']);
   assert.equal(run.code, 2, run.output);
+  assert.match(run.output, /^unknown option --tag; did you mean --tags\?$/m);
   assert.match(run.output, /Usage: momo-harness run/);
 });
 
-test('a tag expression that selects nothing is not a pass', async () => {
+test('a tag that no scenario carries is not a pass: the run stops before it starts, naming the tag', async () => {
   const run = await runSuite(['--tags', '@no-such-tag', '--parallel', '0']);
   assert.equal(run.code, 2, run.output);
-  assert.match(run.output, /nothing was tested/);
+  assert.match(run.output, /no scenario carries @no-such-tag/);
+  assert.doesNotMatch(run.output, /Testing /);
 });
 
 for (const profile of ['spec', 'mtn-sandbox'] as const) {

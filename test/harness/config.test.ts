@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { CONFIG_VARIABLES, ConfigError, loadConfig } from '../../harness/config.ts';
 import { environmentFor } from '../../harness/target.ts';
 
@@ -27,6 +28,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     apiUsers: {},
     targetEnvironment: 'sandbox',
     currency: 'EUR',
+    refusedCurrency: 'USD',
     callbackHost: '127.0.0.1',
     callbackPort: 0,
     callbackBind: '127.0.0.1',
@@ -204,6 +206,23 @@ test('deliberate deviations and conforming variations are for the embedded sandb
     error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names'));
 });
 
+test('.env.example copied as it is tests the embedded sandbox: its target and keys are commented out', () => {
+  const example = parseEnv(readFileSync(new URL('../../.env.example', import.meta.url), 'utf8')) as Record<string, string>;
+  const config = loadConfig(example);
+  assert.equal(config.baseUrl, undefined);
+  assert.deepEqual(config.subscriptionKeys, { collection: undefined, disbursement: undefined, remittance: undefined });
+  assert.equal(example.MOMO_BASE_URL, undefined);
+});
+
+test('the currency a target refuses: by default one that is not MOMO_CURRENCY; a setting names another', () => {
+  assert.equal(loadConfig({}).refusedCurrency, 'USD');
+  assert.equal(loadConfig({ MOMO_CURRENCY: 'USD' }).refusedCurrency, 'XOF');
+  // A target that takes both EUR and USD names one it refuses.
+  assert.equal(loadConfig({ MOMO_CURRENCY: 'EUR', MOMO_REFUSED_CURRENCY: 'GBP' }).refusedCurrency, 'GBP');
+  assert.deepEqual(problemsOf({ MOMO_REFUSED_CURRENCY: 'usd' }), ['MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "usd"']);
+  assert.deepEqual(problemsOf({ MOMO_CURRENCY: 'GHS', MOMO_REFUSED_CURRENCY: 'GHS' }), ['MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("GHS"), the one it takes']);
+});
+
 test('the bounds on what a target can make the harness hold: a response body, and the run\'s evidence', () => {
   const config = loadConfig({ MOMO_MAX_RESPONSE_BYTES: '16777216', MOMO_EVIDENCE_BUDGET_BYTES: '0' });
   assert.equal(config.maxResponseBytes, 16 * 1024 * 1024);
@@ -216,7 +235,8 @@ test('the bounds on what a target can make the harness hold: a response body, an
 
 test('every setting the harness reads is in .env.example, and the scenarios are given every one the runner read', () => {
   const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
-  const listed = [...example.matchAll(/^(MOMO_[A-Z_]+)=/gm)].map((m) => m[1]);
+  // Listed as a line of its own, set or commented out (the target and its keys are, so that a copy stays local).
+  const listed = [...example.matchAll(/^(?:# )?(MOMO_[A-Z_]+)=/gm)].map((m) => m[1]);
   assert.deepEqual(listed.sort(), Object.keys(CONFIG_VARIABLES).sort());
   const config = loadConfig({ MOMO_BASE_URL: 'http://127.0.0.1:1', ...KEYS, MOMO_MAX_RESPONSE_BYTES: '2048', MOMO_EVIDENCE_BUDGET_BYTES: '4096' });
   // What the scenarios read back is what the runner read.

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Envelope, TestStepResult } from '@cucumber/messages';
-import { ScenarioLedger, type RunSummary } from '../../conformance/results/ledger.ts';
+import { NAMED_IN_BLOCK, ScenarioLedger, type RunSummary } from '../../conformance/results/ledger.ts';
 
 type Status = TestStepResult['status'];
 const TS = { seconds: 0, nanos: 0 };
@@ -262,13 +262,43 @@ test('a target unreachable before the run: TargetUnreachableError is not tested,
   assert.deepEqual(summary.scenarios.map((s) => [s.verdict, s.reason]), [['not tested', down], ['not tested', down], ['not tested', 'answered HTTP 503']]);
   assert.equal(summary.exitCode, 2);
   const lines = ledger.closingLines(summary);
-  assert.deepEqual(lines.slice(1, 8), [
-    `NOT TESTED: Request to pay › scenario s1 (${URI}:10)`,
-    `NOT TESTED: Request to pay › scenario s2 (${URI}:20)`,
+  assert.deepEqual(lines.slice(1, 9), [
+    'NOT TESTED (2 scenarios), each for this reason:',
     `    ${down}`,
+    `  - Request to pay › scenario s1 (${URI}:10)`,
+    `  - Request to pay › scenario s2 (${URI}:20)`,
     '',
     `NOT TESTED: Request to pay › scenario s3 (${URI}:30)`,
     '    answered HTTP 503',
     '',
   ]);
+});
+
+test('a cause shared by many scenarios is said once with their count; the first few are named, and how many more', () => {
+  const count = 200;
+  const { ledger, logged } = ledgerWith(count);
+  const down = 'The target at http://127.0.0.1:9 could not be tested: connection refused';
+  for (let i = 1; i <= count; i++) run(ledger, `s${i}`, `a${i}`, [step(`a${i}`, 'FAILED' as Status, { type: 'TargetUnreachableError', message: down })]);
+  const lines = ledger.closingLines(ledger.summary(RUN));
+  assert.deepEqual(lines.slice(0, 10), [
+    '',
+    `NOT TESTED (${count} scenarios), each for this reason:`,
+    `    ${down}`,
+    ...[1, 2, 3, 4, 5].map((i) => `  - Request to pay › scenario s${i} (${URI}:${10 * i})`),
+    `  - and ${count - NAMED_IN_BLOCK} more (summary.json lists every one)`,
+    '',
+  ]);
+  assert.equal(lines.filter((l) => l.includes(down)).length, 1, 'the cause is said once');
+  assert.ok(lines.length < 20, lines.join('\n'));
+  // The progress lines name each scenario as it ends (the run silences them when the probe found the target down).
+  assert.equal(logged.length, count);
+});
+
+test('a block one longer than the names shown names them all, rather than "and 1 more"', () => {
+  const { ledger } = ledgerWith(NAMED_IN_BLOCK + 1);
+  for (let i = 1; i <= NAMED_IN_BLOCK + 1; i++) run(ledger, `s${i}`, `a${i}`, [step(`a${i}`, 'FAILED' as Status, { type: 'ConformanceFailure', message: 'same' })]);
+  const lines = ledger.closingLines(ledger.summary(RUN));
+  assert.equal(lines[1], `FAILED (${NAMED_IN_BLOCK + 1} scenarios), each for this reason:`);
+  assert.equal(lines.filter((l) => l.startsWith('  - Request to pay')).length, NAMED_IN_BLOCK + 1);
+  assert.ok(!lines.some((l) => l.includes('more (summary.json')));
 });

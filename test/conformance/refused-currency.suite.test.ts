@@ -1,0 +1,34 @@
+/**
+ * The scenarios of "a currency the service does not take" pay in MOMO_REFUSED_CURRENCY: a target that takes both
+ * EUR and USD fails them with the default, and passes them once the setting names a currency it refuses.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEmbeddedSandbox } from '../../sandbox/start.ts';
+import { EMBEDDED_TIMINGS } from '../../conformance/runner/target.ts';
+import { runSuite, targetEnv } from '../support/suite.ts';
+
+const REFUSALS = '@req:COL-RTP-INVALID-CURRENCY or @req:DIS-DEPOSIT-INVALID-CURRENCY or @req:DIS-REFUND-INVALID-CURRENCY';
+
+test('a target that takes EUR and USD: the default refused currency fails the refusals, MOMO_REFUSED_CURRENCY=GBP passes them', async () => {
+  const sandbox = await startEmbeddedSandbox({ ...EMBEDDED_TIMINGS, currencies: ['EUR', 'USD'] });
+  try {
+    const args = ['--tags', REFUSALS, '--parallel', '0', '--retries', '0'];
+    const byDefault = await runSuite(args, targetEnv(sandbox.baseUrl));
+    assert.equal(byDefault.code, 1, byDefault.output);
+    const named = await runSuite(args, { ...targetEnv(sandbox.baseUrl), MOMO_REFUSED_CURRENCY: 'GBP' });
+    assert.equal(named.code, 0, named.output);
+    // Each scenario's exchanges (har/): the refused request of each paid in GBP.
+    const hars = readdirSync(join(named.reportsDir, 'har'));
+    assert.equal(hars.length, 3, hars.join(', '));
+    for (const file of hars) {
+      const har = JSON.parse(readFileSync(join(named.reportsDir, 'har', file), 'utf8')) as { log: { entries: { request: { postData?: { text?: string } } }[] } };
+      const currencies = har.log.entries.map((e) => e.request.postData?.text).filter((t): t is string => t !== undefined).map((t) => (JSON.parse(t) as { currency?: string }).currency);
+      assert.ok(currencies.includes('GBP'), `${file}: ${currencies.join(', ')}`);
+    }
+  } finally {
+    await sandbox.close();
+  }
+});
