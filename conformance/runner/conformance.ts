@@ -179,11 +179,12 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   }
 
   // What this target and run leave out of the user's selection is known before the target starts.
+  // They are said after what the target says of itself (unreachable, a refused setting), which comes first.
   const { expression: tags, notes } = selectScenarios(args.tags, { embedded: config.baseUrl === undefined, config });
-  for (const note of notes) log(note);
   if (selected && !rerun) {
     const runnable = parseTagExpression(tags);
     if (!selected.some((scenario) => runnable.evaluate(scenario.tags))) {
+      for (const note of notes) log(note);
       log(`--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`);
       return EXIT.couldNotTest;
     }
@@ -205,6 +206,7 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   // The embedded sandbox takes the settings the run gave it.
   const refusals = unreachable || target.embedded ? {} : await preflight(target.config);
   for (const line of refusalLines(refusals)) log(line);
+  for (const note of notes) log(note);
 
   const workers = selectWorkers(parallel, config);
   if (workers.note) log(workers.note);
