@@ -110,11 +110,17 @@ function outcomeOf(run: HistoryRecord): string {
 /** What makes two runs' verdicts differ besides the target's behaviour: another target, profile or catalogue. */
 function contextNotes(then: HistoryRecord, now: HistoryRecord): string {
   const notes = [
-    ...(then.target !== now.target ? [`The target changed: the run before was against <b>${text(then.target)}</b>, this one against <b>${text(now.target)}</b>.`] : []),
+    ...(!sameTarget(then.target, now.target) ? [`The target changed: the run before was against <b>${text(then.target)}</b>, this one against <b>${text(now.target)}</b>.`] : []),
     ...(then.profile !== now.profile ? [`The profile changed from ${text(then.profile)} to ${text(now.profile)}.`] : []),
     ...(then.catalogue !== now.catalogue ? ['The operation catalogue changed between the two runs (another version of the harness): a verdict may have moved because the harness asks for other things, not because the target answers otherwise.'] : []),
   ];
   return notes.map((n) => `<p class="warning">${n}</p>`).join('\n');
+}
+
+/** The embedded sandbox takes a free port on loopback each run: the same target, whatever port it had. */
+function sameTarget(a: string, b: string): boolean {
+  const withoutLoopbackPort = (target: string) => target.replace(/\bhttp:\/\/127\.0\.0\.1:\d+/g, 'http://127.0.0.1');
+  return withoutLoopbackPort(a) === withoutLoopbackPort(b);
 }
 
 /** A record written before the history kept scenario verdicts says so, and what can still be compared. */

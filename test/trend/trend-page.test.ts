@@ -139,3 +139,11 @@ test('no scenario or operation name in a history changes the page\'s structure, 
   assert.doesNotMatch(html, /<script|<img/);
   assert.equal(words(section(html, 'changes')).match(/&lt;script&gt;alert\(1\)&lt;\/script&gt;/g)?.length, 6, 'the target, profile, outcome, scenario, requirement and operation, each as text');
 });
+
+test('the embedded sandbox on another free port is the same target; another target is said to be one', () => {
+  const embedded = (port: number) => `the embedded reference sandbox (profile spec) at http://127.0.0.1:${port}`;
+  const at = (time: string, target: string) => record(time, { 'COL-A': 'PASS' }, {}, { target });
+  const changes = (a: HistoryRecord, b: HistoryRecord) => words(section(page(a, b), 'changes'));
+  assert.doesNotMatch(changes(at('2026-11-25T02:00:00.000Z', embedded(41111)), at('2026-11-26T02:00:00.000Z', embedded(34005))), /The target changed/);
+  assert.match(changes(at('2026-11-25T02:00:00.000Z', embedded(41111)), at('2026-11-26T02:00:00.000Z', 'https://sandbox.provider.example')), /The target changed: the run before was against the embedded reference sandbox/);
+});
