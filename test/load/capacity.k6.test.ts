@@ -24,7 +24,7 @@ test('a short capacity search of the mixed scenario, split over 2 k6 processes, 
   assert.deepEqual(report.steps.map((s) => s.rate), [20, 40], lines.join('\n'));
   assert.equal(report.search.ended, 'max-rate', lines.join('\n'));
   assert.match(report.verdict.sentence, /^At least 40\/s: every rate measured met the SLOs/);
-  assert.ok(report.steps.every((s) => s.requests > 0 && s.timeToFinalP95Ms !== null && s.generatorCores >= 0));
+  assert.ok(report.steps.every((s) => s.requests > 0 && s.timeToFinalP95Ms !== null && s.generatorCores >= 0), JSON.stringify(report.steps.map((s) => ({ rate: s.rate, requests: s.requests, timeToFinalP95Ms: s.timeToFinalP95Ms, generatorCores: s.generatorCores }))));
   assert.ok(report.steps[0]!.thresholds.some((t) => t.metric === 'http_req_duration{op:refund}'), 'judged over the merged samples, SLOs per operation included');
   assert.ok(lines.some((l) => /^\[capacity \d+s\/40s\] step 1: 20\/s/.test(l)), 'progress lines');
   const json = JSON.parse(readFileSync(join(reports, 'capacity.json'), 'utf8'));
