@@ -1,7 +1,7 @@
 import { Then, When } from '@cucumber/cucumber';
 import { expectCallbackHostRefused, expectNoUnsolicitedCallbacks, expectOneCallbackWithStatusRecord, foreignCallbackUrl, ownCallbackUrl } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
-import { deposit, refundPayment, requestPayment } from './support/payments.ts';
+import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Being told the outcome at a callback address instead of asking for it (§6).

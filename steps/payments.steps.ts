@@ -1,12 +1,8 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Party } from './support/parties.ts';
-import {
-  deposit, depositAccepted, depositAgain, depositMoreThanBalance, expectNotCompleted, expectNotCreated, expectNotificationEnqueued,
-  expectOutcome, expectRecordAsAsked, expectRefundOfUnknownPaymentFails, expectRefundToPayer, expectStillPending,
-  expectSuccessWithTransactionId, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryAsOther, notifyDeliveryInLanguage,
-  notifyDeliveryOfUnknownPayment, readStatusAsOther, refundAgain, refundedPayment, refundPayment, refundUnknownPayment, requestPayment,
-  requestPaymentWithSameExternalId, settledPayment, settledPaymentThroughCollection,
-} from './support/payments.ts';
+import { deposit, depositAccepted, depositAgain, depositMoreThanBalance, expectRefundOfUnknownPaymentFails, refundAgain, refundedPayment, refundPayment, refundUnknownPayment, requestPayment, requestPaymentWithSameExternalId, settledPayment, settledPaymentThroughCollection } from './support/transactions.ts';
+import { expectNotCompleted, expectNotificationEnqueued, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryAsOther, notifyDeliveryInLanguage, notifyDeliveryOfUnknownPayment } from './support/delivery-notifications.ts';
+import { expectNotCreated, expectOutcome, expectRecordAsAsked, expectRefundToPayer, expectStillPending, expectSuccessWithTransactionId, readStatusAsOther } from './support/status-records.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Requests to pay, deposits and refunds, their outcome as the status record tells it, and delivery notifications.

@@ -1,7 +1,7 @@
 import { Given, When } from '@cucumber/cucumber';
 import { ownCallbackUrl } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
-import { depositTheSecondWay, refundTheSecondWay, transfer, transferAgain } from './support/payments.ts';
+import { depositTheSecondWay, refundTheSecondWay, transfer, transferAgain } from './support/transactions.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Paying out beyond the spec: transfers under disbursement and remittance, and the second version of deposits and refunds.

@@ -1,6 +1,6 @@
 import { When } from '@cucumber/cucumber';
 import type { Party } from './support/parties.ts';
-import { askToWithdraw } from './support/payments.ts';
+import { askToWithdraw } from './support/transactions.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Requests to withdraw beyond the spec: a collection partner asks a customer to cash out from their wallet.

@@ -4,7 +4,7 @@ import { quote, recordFindings } from '../../harness/judging/judge.ts';
 import { finding } from '../../harness/judging/checks.ts';
 import { observed, spec } from '../../core/sources.ts';
 import { namedPart } from '../../core/validation/schemas.ts';
-import { finalStatusRecord, statusSchemaOf } from './payments.ts';
+import { finalStatusRecord, statusSchemaOf } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';

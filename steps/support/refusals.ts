@@ -8,7 +8,9 @@ import type { CallOptions } from '../../harness/client/momo-client.ts';
 import { PRODUCTS } from '../../core/products.ts';
 import { readAccount, readBalance } from './accounts.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { deposit, notifyDelivery, readStatus, refundPayment, requestPayment, type CreateOptions } from './payments.ts';
+import { deposit, refundPayment, requestPayment, type CreateOptions } from './transactions.ts';
+import { notifyDelivery } from './delivery-notifications.ts';
+import { readStatus } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
 
 /**

@@ -1,24 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
+import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
 import { quote } from '../../harness/judging/judge.ts';
 import { finding, type Finding } from '../../harness/judging/checks.ts';
-import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
+import { normaliseAmount, toMinor } from '../../core/money.ts';
 import { STRICT_READINGS, sourceOfDifference } from '../../core/profiles.ts';
-import { observed, reading, spec, type Source } from '../../core/sources.ts';
+import { observed, reading, type Source } from '../../core/sources.ts';
 import { namedPart } from '../../core/validation/schemas.ts';
 import type { Account } from './harness.ts';
-import type { Party } from './parties.ts';
 import type { MomoWorld, Payment } from './world.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import type { Product } from '../../core/products.ts';
 import { operation, statusQueryOf } from '../../core/catalogue/routes.ts';
 
 /**
- * What a partner does with money (§4.2 #2–3, §4.3 #9–10) and how it learns the outcome (§4.6): requests to
- * pay, deposits, refunds, their status records and delivery notifications; beyond the spec, transfers,
- * requests to withdraw and the v2 deposit and refund. Every transaction a scenario makes is kept in
- * world.payments, the latest in world.payment; the catalogue says how to read each one's status.
+ * How a partner learns the outcome of a transaction (§4.6): its status record, read through the status query the
+ * catalogue names for its creation, waited for until final, and held to what was asked.
  */
 
 /** A status record as the status queries and callbacks carry it (schemas/*-status.schema.json). */
@@ -35,126 +30,8 @@ export interface StatusRecord {
   reason?: string | { code: string; message: string };
 }
 
-/** Gives the callback URL of a new transaction, from its reference id (see callbacks.ts). */
-export type CallbackAddress = (world: MomoWorld, referenceId: string) => string;
-
-export interface CreateOptions {
-  /** The API user that makes the transaction; the acting partner's by default. */
-  account?: Account;
-  /** The X-Reference-Id to send; a new UUID v4 by default. */
-  referenceId?: string;
-  callback?: CallbackAddress;
-  /** Changes to the body, e.g. an invalid amount, for scenarios about refusals. */
-  body?: Partial<Record<keyof PaymentBody, unknown>>;
-  /** Changes to the call, e.g. no access token, for scenarios about refusals. */
-  call?: CallOptions;
-}
-
 /** Statuses a transaction passes through before it is final (CREATED: seen once on the live service). */
 const NOT_FINAL = new Set(['PENDING', 'CREATED']);
-
-export async function requestPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
-  return payFrom(world, 'requestToPay', 'collection', party, amount, options);
-}
-
-export async function deposit(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
-  return payTo(world, 'deposit', 'disbursement', party, amount, options);
-}
-
-/** A creation whose party pays (request to pay, request to withdraw): the party is the payer. */
-export async function payFrom(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
-  const body: PaymentBody = { ...texts(world, 'order'), amount, currency: world.config.currency, payer: msisdnOf(party) };
-  return createTransaction(world, create, product, body, party, options);
-}
-
-/** A creation that pays the party (deposit, transfer): the party is the payee. */
-export async function payTo(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
-  const body: PaymentBody = { ...texts(world, 'payout'), amount, currency: world.config.currency, payee: msisdnOf(party) };
-  return createTransaction(world, create, product, body, party, options);
-}
-
-/** A deposit of one unit more than the balance the scenario read (world.balanceBefore). */
-export async function depositMoreThanBalance(world: MomoWorld, party: Party): Promise<ApiResponse> {
-  if (world.balanceBefore === undefined) throw new Error('No balance was read in this scenario: read it in a Given step first.');
-  return deposit(world, party, fromMinor(toMinor(world.balanceBefore) + toMinor('1')));
-}
-
-/** Another deposit with the reference id of the scenario's last transaction. */
-export async function depositAgain(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
-  return deposit(world, party, amount, { referenceId: world.lastPayment.referenceId });
-}
-
-/** A transfer (beyond the spec) to the party, under the acting partner's product: disbursement or remittance. */
-export async function transfer(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
-  return payTo(world, 'transfer', world.actor.product, party, amount, options);
-}
-
-/** Another transfer with the reference id of the scenario's last transaction. */
-export async function transferAgain(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
-  return transfer(world, party, amount, { referenceId: world.lastPayment.referenceId });
-}
-
-/** A deposit through the v2 operation (beyond the spec), whose status the v1 deposit status query reads. */
-export async function depositTheSecondWay(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
-  return payTo(world, 'depositV2', 'disbursement', party, amount);
-}
-
-/** A refund of the scenario's request to pay in full through the v2 operation (beyond the spec). */
-export async function refundTheSecondWay(world: MomoWorld): Promise<ApiResponse> {
-  return refundPayment(world, undefined, {}, 'refundV2');
-}
-
-/** A request to withdraw (beyond the spec) from the party, v1 or v2, by the acting collection partner. */
-export async function askToWithdraw(world: MomoWorld, party: Party, amount: string, version: 1 | 2): Promise<ApiResponse> {
-  return payFrom(world, version === 1 ? 'requestToWithdraw' : 'requestToWithdrawV2', 'collection', party, amount);
-}
-
-/** A refund by the acting (disbursement) partner of the scenario's request to pay: all of it, or `amount`; v1 unless told. */
-export async function refundPayment(world: MomoWorld, amount?: string, options: CreateOptions = {}, create: OperationId = 'refund'): Promise<ApiResponse> {
-  const original = requestToPayOf(world);
-  const body: PaymentBody = { ...texts(world, 'refund'), amount: amount ?? original.body.amount, currency: original.body.currency, referenceIdToRefund: original.referenceId };
-  return createTransaction(world, create, 'disbursement', body, original.party, options);
-}
-
-/** A request to pay of `amount` by the party, settled, then refunded in full by the acting partner and accepted. */
-export async function refundedPayment(world: MomoWorld, party: Party, amount: string): Promise<void> {
-  await settledPaymentThroughCollection(world, party, amount);
-  world.expect({ status: 202, what: 'a refund of a successful payment is accepted' }, await refundPayment(world));
-}
-
-/** Refunds the scenario's request to pay again, with the reference id of the scenario's last refund. */
-export async function refundAgain(world: MomoWorld): Promise<ApiResponse> {
-  return refundPayment(world, undefined, { referenceId: world.lastPayment.referenceId });
-}
-
-/** A refund naming a request to pay that was never made. */
-export async function refundUnknownPayment(world: MomoWorld, amount: string): Promise<ApiResponse> {
-  const body: PaymentBody = { ...texts(world, 'refund'), amount, currency: world.config.currency, referenceIdToRefund: randomUUID() };
-  return createTransaction(world, 'refund', 'disbursement', body, undefined, {});
-}
-
-/**
- * A request to pay that the customer answers; waits until it is final with the party's status. The reason
- * of a failure is left to the scenarios about reasons, so a Given fails only when its premise is not met.
- */
-export async function settledPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<void> {
-  world.expect({ status: 202, what: 'a request to pay is accepted' }, await requestPayment(world, party, amount, options));
-  await expectOutcome(world, party.outcome);
-}
-
-/** Another request to pay with the externalId of the scenario's last payment (§2.2: it need not be unique). */
-export async function requestPaymentWithSameExternalId(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
-  return requestPayment(world, party, amount, { body: { externalId: world.lastPayment.body.externalId } });
-}
-
-/** A request to pay made by the run's collection API user, whoever is acting. */
-export async function settledPaymentThroughCollection(world: MomoWorld, party: Party, amount: string): Promise<void> {
-  await settledPayment(world, party, amount, { account: await world.harness.account('collection') });
-}
-
-export async function depositAccepted(world: MomoWorld, party: Party, amount: string): Promise<void> {
-  world.expect({ status: 202, what: 'a deposit is accepted' }, await deposit(world, party, amount));
-}
 
 /** Reads the status record of a transaction through its status query, by its own API user or, to test ownership, by another. */
 export async function readStatus(world: MomoWorld, payment: Payment = world.lastPayment, account: Account = payment.account, extra: CallOptions = {}): Promise<ApiResponse> {
@@ -167,7 +44,7 @@ export async function readStatusAsOther(world: MomoWorld): Promise<void> {
   world.remember(await readStatus(world, world.lastPayment, otherPartnerOf(world)));
 }
 
-function otherPartnerOf(world: MomoWorld): Account {
+export function otherPartnerOf(world: MomoWorld): Account {
   if (!world.otherPartner) throw new Error('No other partner in this scenario: introduce one with a Given step.');
   return world.otherPartner;
 }
@@ -301,72 +178,6 @@ export async function expectRefundToPayer(world: MomoWorld): Promise<void> {
   ]);
 }
 
-/**
- * A refund of a request to pay that does not exist. The reference sandbox accepts it (202) and lets it end
- * FAILED with RESOURCE_NOT_FOUND (READINGS in core/profiles.ts: refund documents only 202/400/409/500 at
- * creation, and the live service decides payments asynchronously). A real server may instead refuse it at
- * creation: a 4xx or 500 whose body is a {code, message} of code set B is accepted as well.
- */
-export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promise<void> {
-  const creation = world.response;
-  if (!creation) throw new Error('No refund was asked for in this scenario.');
-  if (creation.status === 202) {
-    await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND', UNKNOWN_REFUND_READING);
-    return;
-  }
-  // Refused at creation instead: as invalid data (400), or naming the missing request to pay.
-  world.expect({ status: [400, 404, 500], source: spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'), what: 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation' });
-  if (creation.status !== 400) world.expect({ status: creation.status, code: 'RESOURCE_NOT_FOUND', source: UNKNOWN_REFUND_READING, what: 'a refund refused at creation names the missing request to pay' });
-}
-
-const UNKNOWN_REFUND_READING = reading('the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox\'s (READINGS in core/profiles.ts)');
-
-/** Who notifies (the payment's own API user by default) and in which Language (none by default: the service's template). */
-export interface NotifyOptions {
-  account?: Account;
-  language?: string;
-}
-
-export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId, message = 'Your order has been delivered. Thank you!', options: NotifyOptions = {}): Promise<void> {
-  const account = options.account ?? world.payment?.account ?? world.actor;
-  const extra = options.language === undefined ? {} : { language: options.language };
-  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message, extra, world.payment?.product ?? account.product));
-}
-
-/** Another partner notifies delivery of this scenario's payment, which it does not own. */
-export async function notifyDeliveryAsOther(world: MomoWorld): Promise<void> {
-  await notifyDelivery(world, undefined, undefined, { account: otherPartnerOf(world) });
-}
-
-/** A delivery notification with a Language header (§4.1: an ISO 639-1 or 639-3 code). */
-export async function notifyDeliveryInLanguage(world: MomoWorld, language: string): Promise<void> {
-  await notifyDelivery(world, undefined, undefined, { language });
-}
-
-export async function notifyDeliveryOfUnknownPayment(world: MomoWorld): Promise<void> {
-  await notifyDelivery(world, randomUUID());
-}
-
-export async function notifiedDelivery(world: MomoWorld): Promise<void> {
-  await notifyDelivery(world);
-  expectNotificationEnqueued(world);
-}
-
-/** 200 (§4.2 #3); beyond the spec, under disbursement and remittance, the 202 MTN's SDK docs captured there too. */
-export function expectNotificationEnqueued(world: MomoWorld): void {
-  const product = world.payment?.product ?? 'collection';
-  world.expect({ status: product === 'collection' ? 200 : [200, 202], what: 'a delivery notification for a successful payment is enqueued' });
-}
-
-export function expectTooManyNotifications(world: MomoWorld): void {
-  // §4.2 #3 names the status, not the code; the body is still an error of set A (the contract checks it).
-  world.expect({ status: 429, what: 'a repeated delivery notification soon after a successful one is refused (§8)' });
-}
-
-export function expectNotCompleted(world: MomoWorld): void {
-  world.expect({ status: 409, code: 'TRANSACTION_NOT_COMPLETED', what: 'only a successfully completed payment can be notified of delivery (§3)' });
-}
-
 /** The schema of a transaction's status record (its status query's 200), which its callback carries too (callbacks.ts). */
 export function statusSchemaOf(payment: Payment): string {
   const body = operation(statusQueryOf(payment.create)).responses[200]?.body;
@@ -378,18 +189,6 @@ export function statusSchemaOf(payment: Payment): string {
 function paysFrom(create: OperationId): boolean {
   const { request } = operation(create);
   return request !== 'none' && request.schema === 'request-to-pay';
-}
-
-async function createTransaction(world: MomoWorld, create: OperationId, product: Product, asked: PaymentBody, party: Party | undefined, o: CreateOptions): Promise<ApiResponse> {
-  const body = { ...asked, ...o.body } as PaymentBody;
-  const account = o.account ?? world.actor;
-  const referenceId = o.referenceId ?? randomUUID();
-  const callbackUrl = o.callback?.(world, referenceId);
-  const payment: Payment = { create, product, kind: operation(create).label, referenceId, body, account, ...(callbackUrl ? { callbackUrl } : {}), ...(party ? { party } : {}) };
-  world.payment = payment;
-  world.payments.push(payment);
-  const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...o.call };
-  return world.remember(await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }));
 }
 
 /** The status record of a transaction once it is final (its party's delay allowed for). */
@@ -433,19 +232,8 @@ function reasonFindings(record: StatusRecord, code: string, source?: Source): Fi
   return [finding('failure-reason', { field: typeof reason === 'object' && reason !== null ? '/reason/code' : '/reason', expected: JSON.stringify(code), received: given === undefined ? 'none' : quote(given), ...(source ? { source } : {}) })];
 }
 
-function requestToPayOf(world: MomoWorld): Payment {
+export function requestToPayOf(world: MomoWorld): Payment {
   const original = world.payments.find((p) => p.create === 'requestToPay');
   if (!original) throw new Error('No request to pay in this scenario to refund: make one in a Given step first.');
   return original;
-}
-
-function msisdnOf(party: Party): { partyIdType: string; partyId: string } {
-  return { partyIdType: 'MSISDN', partyId: party.msisdn };
-}
-
-/** Reference and messages unique to the transaction, without characters the live sandbox rejects. */
-function texts(world: MomoWorld, what: string): Pick<PaymentBody, 'externalId' | 'payerMessage' | 'payeeNote'> {
-  const n = world.payments.length + 1;
-  const tag = randomUUID().slice(0, 8);
-  return { externalId: `${what}-${tag}-${n}`, payerMessage: `Payment for ${what} ${tag}`, payeeNote: `Note on ${what} ${tag}` };
 }

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import type { Account } from './harness.ts';
+import type { MomoWorld } from './world.ts';
+import { otherPartnerOf } from './status-records.ts';
+
+/** The delivery notification of a successful request to pay (§4.2 #3): enqueued once, refused when repeated soon after. */
+
+/** Who notifies (the payment's own API user by default) and in which Language (none by default: the service's template). */
+export interface NotifyOptions {
+  account?: Account;
+  language?: string;
+}
+
+export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId, message = 'Your order has been delivered. Thank you!', options: NotifyOptions = {}): Promise<void> {
+  const account = options.account ?? world.payment?.account ?? world.actor;
+  const extra = options.language === undefined ? {} : { language: options.language };
+  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message, extra, world.payment?.product ?? account.product));
+}
+
+/** Another partner notifies delivery of this scenario's payment, which it does not own. */
+export async function notifyDeliveryAsOther(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world, undefined, undefined, { account: otherPartnerOf(world) });
+}
+
+/** A delivery notification with a Language header (§4.1: an ISO 639-1 or 639-3 code). */
+export async function notifyDeliveryInLanguage(world: MomoWorld, language: string): Promise<void> {
+  await notifyDelivery(world, undefined, undefined, { language });
+}
+
+export async function notifyDeliveryOfUnknownPayment(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world, randomUUID());
+}
+
+export async function notifiedDelivery(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world);
+  expectNotificationEnqueued(world);
+}
+
+/** 200 (§4.2 #3); beyond the spec, under disbursement and remittance, the 202 MTN's SDK docs captured there too. */
+export function expectNotificationEnqueued(world: MomoWorld): void {
+  const product = world.payment?.product ?? 'collection';
+  world.expect({ status: product === 'collection' ? 200 : [200, 202], what: 'a delivery notification for a successful payment is enqueued' });
+}
+
+export function expectTooManyNotifications(world: MomoWorld): void {
+  // §4.2 #3 names the status, not the code; the body is still an error of set A (the contract checks it).
+  world.expect({ status: 429, what: 'a repeated delivery notification soon after a successful one is refused (§8)' });
+}
+
+export function expectNotCompleted(world: MomoWorld): void {
+  world.expect({ status: 409, code: 'TRANSACTION_NOT_COMPLETED', what: 'only a successfully completed payment can be notified of delivery (§3)' });
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
+import { fromMinor, toMinor } from '../../core/money.ts';
+import { reading, spec } from '../../core/sources.ts';
+import type { Account } from './harness.ts';
+import type { Party } from './parties.ts';
+import type { MomoWorld, Payment } from './world.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { Product } from '../../core/products.ts';
+import { operation } from '../../core/catalogue/routes.ts';
+import { expectOutcome, requestToPayOf } from './status-records.ts';
+
+/**
+ * What a partner does with money (§4.2 #2, §4.3 #9–10): requests to pay, deposits and refunds; beyond the spec,
+ * transfers, requests to withdraw and the v2 deposit and refund. Every transaction a scenario makes is kept in
+ * world.payments, the latest in world.payment; status-records.ts reads and judges how each ends.
+ */
+
+/** Gives the callback URL of a new transaction, from its reference id (see callbacks.ts). */
+export type CallbackAddress = (world: MomoWorld, referenceId: string) => string;
+
+export interface CreateOptions {
+  /** The API user that makes the transaction; the acting partner's by default. */
+  account?: Account;
+  /** The X-Reference-Id to send; a new UUID v4 by default. */
+  referenceId?: string;
+  callback?: CallbackAddress;
+  /** Changes to the body, e.g. an invalid amount, for scenarios about refusals. */
+  body?: Partial<Record<keyof PaymentBody, unknown>>;
+  /** Changes to the call, e.g. no access token, for scenarios about refusals. */
+  call?: CallOptions;
+}
+
+export async function requestPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  return payFrom(world, 'requestToPay', 'collection', party, amount, options);
+}
+
+export async function deposit(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  return payTo(world, 'deposit', 'disbursement', party, amount, options);
+}
+
+/** A creation whose party pays (request to pay, request to withdraw): the party is the payer. */
+export async function payFrom(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'order'), amount, currency: world.config.currency, payer: msisdnOf(party) };
+  return createTransaction(world, create, product, body, party, options);
+}
+
+/** A creation that pays the party (deposit, transfer): the party is the payee. */
+export async function payTo(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'payout'), amount, currency: world.config.currency, payee: msisdnOf(party) };
+  return createTransaction(world, create, product, body, party, options);
+}
+
+/** A deposit of one unit more than the balance the scenario read (world.balanceBefore). */
+export async function depositMoreThanBalance(world: MomoWorld, party: Party): Promise<ApiResponse> {
+  if (world.balanceBefore === undefined) throw new Error('No balance was read in this scenario: read it in a Given step first.');
+  return deposit(world, party, fromMinor(toMinor(world.balanceBefore) + toMinor('1')));
+}
+
+/** Another deposit with the reference id of the scenario's last transaction. */
+export async function depositAgain(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return deposit(world, party, amount, { referenceId: world.lastPayment.referenceId });
+}
+
+/** A transfer (beyond the spec) to the party, under the acting partner's product: disbursement or remittance. */
+export async function transfer(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+  return payTo(world, 'transfer', world.actor.product, party, amount, options);
+}
+
+/** Another transfer with the reference id of the scenario's last transaction. */
+export async function transferAgain(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return transfer(world, party, amount, { referenceId: world.lastPayment.referenceId });
+}
+
+/** A deposit through the v2 operation (beyond the spec), whose status the v1 deposit status query reads. */
+export async function depositTheSecondWay(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return payTo(world, 'depositV2', 'disbursement', party, amount);
+}
+
+/** A refund of the scenario's request to pay in full through the v2 operation (beyond the spec). */
+export async function refundTheSecondWay(world: MomoWorld): Promise<ApiResponse> {
+  return refundPayment(world, undefined, {}, 'refundV2');
+}
+
+/** A request to withdraw (beyond the spec) from the party, v1 or v2, by the acting collection partner. */
+export async function askToWithdraw(world: MomoWorld, party: Party, amount: string, version: 1 | 2): Promise<ApiResponse> {
+  return payFrom(world, version === 1 ? 'requestToWithdraw' : 'requestToWithdrawV2', 'collection', party, amount);
+}
+
+/** A refund by the acting (disbursement) partner of the scenario's request to pay: all of it, or `amount`; v1 unless told. */
+export async function refundPayment(world: MomoWorld, amount?: string, options: CreateOptions = {}, create: OperationId = 'refund'): Promise<ApiResponse> {
+  const original = requestToPayOf(world);
+  const body: PaymentBody = { ...texts(world, 'refund'), amount: amount ?? original.body.amount, currency: original.body.currency, referenceIdToRefund: original.referenceId };
+  return createTransaction(world, create, 'disbursement', body, original.party, options);
+}
+
+/** A request to pay of `amount` by the party, settled, then refunded in full by the acting partner and accepted. */
+export async function refundedPayment(world: MomoWorld, party: Party, amount: string): Promise<void> {
+  await settledPaymentThroughCollection(world, party, amount);
+  world.expect({ status: 202, what: 'a refund of a successful payment is accepted' }, await refundPayment(world));
+}
+
+/** Refunds the scenario's request to pay again, with the reference id of the scenario's last refund. */
+export async function refundAgain(world: MomoWorld): Promise<ApiResponse> {
+  return refundPayment(world, undefined, { referenceId: world.lastPayment.referenceId });
+}
+
+/** A refund naming a request to pay that was never made. */
+export async function refundUnknownPayment(world: MomoWorld, amount: string): Promise<ApiResponse> {
+  const body: PaymentBody = { ...texts(world, 'refund'), amount, currency: world.config.currency, referenceIdToRefund: randomUUID() };
+  return createTransaction(world, 'refund', 'disbursement', body, undefined, {});
+}
+
+/**
+ * A request to pay that the customer answers; waits until it is final with the party's status. The reason
+ * of a failure is left to the scenarios about reasons, so a Given fails only when its premise is not met.
+ */
+export async function settledPayment(world: MomoWorld, party: Party, amount: string, options: CreateOptions = {}): Promise<void> {
+  world.expect({ status: 202, what: 'a request to pay is accepted' }, await requestPayment(world, party, amount, options));
+  await expectOutcome(world, party.outcome);
+}
+
+/** Another request to pay with the externalId of the scenario's last payment (§2.2: it need not be unique). */
+export async function requestPaymentWithSameExternalId(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
+  return requestPayment(world, party, amount, { body: { externalId: world.lastPayment.body.externalId } });
+}
+
+/** A request to pay made by the run's collection API user, whoever is acting. */
+export async function settledPaymentThroughCollection(world: MomoWorld, party: Party, amount: string): Promise<void> {
+  await settledPayment(world, party, amount, { account: await world.harness.account('collection') });
+}
+
+export async function depositAccepted(world: MomoWorld, party: Party, amount: string): Promise<void> {
+  world.expect({ status: 202, what: 'a deposit is accepted' }, await deposit(world, party, amount));
+}
+
+/**
+ * A refund of a request to pay that does not exist. The reference sandbox accepts it (202) and lets it end
+ * FAILED with RESOURCE_NOT_FOUND (READINGS in core/profiles.ts: refund documents only 202/400/409/500 at
+ * creation, and the live service decides payments asynchronously). A real server may instead refuse it at
+ * creation: a 4xx or 500 whose body is a {code, message} of code set B is accepted as well.
+ */
+export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promise<void> {
+  const creation = world.response;
+  if (!creation) throw new Error('No refund was asked for in this scenario.');
+  if (creation.status === 202) {
+    await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND', UNKNOWN_REFUND_READING);
+    return;
+  }
+  // Refused at creation instead: as invalid data (400), or naming the missing request to pay.
+  world.expect({ status: [400, 404, 500], source: spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'), what: 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation' });
+  if (creation.status !== 400) world.expect({ status: creation.status, code: 'RESOURCE_NOT_FOUND', source: UNKNOWN_REFUND_READING, what: 'a refund refused at creation names the missing request to pay' });
+}
+
+const UNKNOWN_REFUND_READING = reading('the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox\'s (READINGS in core/profiles.ts)');
+
+async function createTransaction(world: MomoWorld, create: OperationId, product: Product, asked: PaymentBody, party: Party | undefined, o: CreateOptions): Promise<ApiResponse> {
+  const body = { ...asked, ...o.body } as PaymentBody;
+  const account = o.account ?? world.actor;
+  const referenceId = o.referenceId ?? randomUUID();
+  const callbackUrl = o.callback?.(world, referenceId);
+  const payment: Payment = { create, product, kind: operation(create).label, referenceId, body, account, ...(callbackUrl ? { callbackUrl } : {}), ...(party ? { party } : {}) };
+  world.payment = payment;
+  world.payments.push(payment);
+  const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...o.call };
+  return world.remember(await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }));
+}
+
+function msisdnOf(party: Party): { partyIdType: string; partyId: string } {
+  return { partyIdType: 'MSISDN', partyId: party.msisdn };
+}
+
+/** Reference and messages unique to the transaction, without characters the live sandbox rejects. */
+function texts(world: MomoWorld, what: string): Pick<PaymentBody, 'externalId' | 'payerMessage' | 'payeeNote'> {
+  const n = world.payments.length + 1;
+  const tag = randomUUID().slice(0, 8);
+  return { externalId: `${what}-${tag}-${n}`, payerMessage: `Payment for ${what} ${tag}`, payeeNote: `Note on ${what} ${tag}` };
+}
