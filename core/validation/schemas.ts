@@ -1,35 +1,12 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { _, Ajv2020, type ErrorObject, type KeywordCxt, type KeywordDefinition, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
-import { useFunc } from 'ajv/dist/compile/util.js';
-import ucs2lengthModule from 'ajv/dist/runtime/ucs2length.js';
-import limitLengthModule from 'ajv/dist/vocabularies/validation/limitLength.js';
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { limitLengthByUnitsFirst } from './limit-length.ts';
 
-// ajv-formats and ajv's own modules are CommonJS: Node gives a default import as the module object, whose
-// default is the export, where tsx gives the export itself.
+// ajv-formats is CommonJS: Node gives a default import as the module object, whose default is the export, where
+// tsx gives the export itself.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-const commonJsDefault = <T>(imported: unknown): T => (imported as { default?: T }).default ?? (imported as T);
-const ucs2length = commonJsDefault<typeof ucs2lengthModule.default>(ucs2lengthModule);
-const limitLength = commonJsDefault<KeywordDefinition>(limitLengthModule);
-
-/**
- * maxLength and minLength as ajv checks them, in characters (code points), with the same errors, but counting
- * the characters only when the string's length in UTF-16 units leaves the answer open: a string has at least
- * half as many characters as units and at most as many. ajv counts every character of every string it checks,
- * which was most of the cost of validating a request's headers and body in the sandbox.
- */
-const limitLengthByUnitsFirst: KeywordDefinition = {
-  ...limitLength,
-  before: 'pattern',
-  code(cxt: KeywordCxt) {
-    const { keyword, data, schemaCode } = cxt;
-    const characters = useFunc(cxt.gen, ucs2length);
-    cxt.fail$data(keyword === 'maxLength'
-      ? _`${data}.length > ${schemaCode} && ${characters}(${data}) > ${schemaCode}`
-      : _`${data}.length < ${schemaCode} || (${data}.length < 2 * ${schemaCode} && ${characters}(${data}) < ${schemaCode})`);
-  },
-};
 
 import { OPERATION_IDS } from '../catalogue/operations.ts';
 import { STRICT_READING_NAMES } from '../profiles.ts';

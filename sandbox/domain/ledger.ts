@@ -19,11 +19,7 @@ export interface Ledger {
 }
 
 export class InMemoryLedger implements Ledger {
-  /**
-   * Balances by API user, then product, then currency. Each key is a string V8 has hashed already (the caller's
-   * id, a product name, a currency code read from the body), where one key of all three would be a new string
-   * to build and hash on every payment.
-   */
+  /** Balances by API user, then product, then currency: each level keyed by a value the payment already holds. */
   private readonly balances = new Map<string, Map<Product, Map<string, bigint>>>();
   private readonly openingMinor: bigint;
   private readonly currencies: ReadonlySet<string>;
@@ -50,17 +46,14 @@ export class InMemoryLedger implements Ledger {
     accounts.set(currency, (accounts.get(currency) ?? this.openingMinor) + amountMinor);
   }
 
-  /** An API user's accounts under a product, made when first credited; those credited last are kept at hand. */
+  /** An API user's accounts under a product, made when first credited. */
   private accountsOf(apiUserId: string, product: Product): Map<string, bigint> {
-    if (apiUserId === this.last.apiUserId && product === this.last.product) return this.last.accounts;
     let products = this.balances.get(apiUserId);
     if (!products) this.balances.set(apiUserId, products = new Map());
     let accounts = products.get(product);
     if (!accounts) products.set(product, accounts = new Map());
-    this.last = { apiUserId, product, accounts };
     return accounts;
   }
-  private last: { apiUserId?: string; product?: Product; accounts: Map<string, bigint> } = { accounts: new Map() };
 
   debit(apiUserId: string, product: Product, currency: string, amountMinor: bigint): void {
     this.credit(apiUserId, product, currency, -amountMinor);

@@ -21,7 +21,7 @@ export class ByteBudget {
 /**
  * What a record costs the heap, over-estimated: a fixed part for the Map entry, the object, its numbers and any
  * timer it holds, measured with maximal records (README, "Reliability"), plus two bytes a character for every
- * string in it, one level of nesting deep (a party), as V8 stores a string with any non-Latin-1 character.
+ * string in it, one level of nesting deep (a party): a string with any character beyond Latin-1 takes two a character.
  */
 export const RECORD_OVERHEAD_BYTES = 1024;
 
@@ -40,21 +40,9 @@ export function stringBytes(value: unknown, depth: number): number {
   return bytes;
 }
 
-/**
- * The same number, as V8's small integer when it is one: a difference of two clock readings is a double however
- * whole, and a field that once held a double boxes every later value in a number object of its own.
- */
-function smallInteger(value: number): number {
-  const whole = Math.trunc(value);
-  return whole === value ? whole : value;
-}
-
 interface Entry<T> {
   value: T;
-  /**
-   * When it was stored, in ms since the store was made: a small integer, which V8 keeps in the entry itself,
-   * where the clock's own reading (about 1.8e12) would be a separate number object for every record.
-   */
+  /** When it was stored, by the store's clock (ms). */
   storedAt: number;
   bytes: number;
 }
@@ -74,8 +62,6 @@ export class BoundedStore<T> {
    * stores whose records have no end of life of their own (expiresAt), whose head may end sooner.
    */
   private headOutlivedAt = Number.NEGATIVE_INFINITY;
-  /** The clock's reading when the store was made, from which each entry's storedAt counts. */
-  private readonly epoch: number;
   /** Whether no record can ever expire (no age limit short of 285,000 years, no end of life of its own): get then reads no clock. */
   private readonly ageless: boolean;
 
@@ -91,7 +77,6 @@ export class BoundedStore<T> {
       sizeOf?: (key: string, value: T) => number;
     } = {},
   ) {
-    this.epoch = clock.now();
     this.ageless = limits.maxAgeMs >= Number.MAX_SAFE_INTEGER && options.expiresAt === undefined;
   }
 
@@ -121,7 +106,7 @@ export class BoundedStore<T> {
     if (this.entries.size >= this.limits.maxEntries) throw new StoreFullError(this.name, this.limits.maxEntries);
     if (this.overBudget(bytes)) throw new StoreFullError(this.name, this.limits.maxEntries, 'bytes', budget!.maxBytes);
     if (this.entries.size === 0) this.headOutlivedAt = now + this.limits.maxAgeMs;
-    this.entries.set(key, { value, storedAt: smallInteger(now - this.epoch), bytes });
+    this.entries.set(key, { value, storedAt: now, bytes });
     if (budget) budget.used += bytes;
   }
 
@@ -155,12 +140,12 @@ export class BoundedStore<T> {
       forgotten += 1;
     }
     const head = this.entries.values().next().value;
-    this.headOutlivedAt = head ? this.epoch + head.storedAt + this.limits.maxAgeMs : Number.NEGATIVE_INFINITY;
+    this.headOutlivedAt = head ? head.storedAt + this.limits.maxAgeMs : Number.NEGATIVE_INFINITY;
     return forgotten;
   }
 
   private isExpired(entry: Entry<T>, now: number): boolean {
-    if (now - this.epoch - entry.storedAt > this.limits.maxAgeMs) return true;
+    if (now - entry.storedAt > this.limits.maxAgeMs) return true;
     return this.options.expiresAt !== undefined && now >= this.options.expiresAt(entry.value);
   }
 

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { canonicalAmount, fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
+import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
 
-/** The plain BigInt reading of an amount, which toMinor's double fast path must always agree with. */
+/** An amount read digit by digit as a sum of powers of ten: a second reading for toMinor to agree with. */
 function bigintMinor(amount: string): bigint {
-  const [, sign, whole, fraction = ''] = /^(-?)(\d+)(?:\.(\d{1,4}))?$/.exec(amount)!;
-  const value = BigInt(whole!) * 10_000n + BigInt(fraction.padEnd(4, '0'));
-  return sign === '-' ? -value : value;
+  const negative = amount.startsWith('-');
+  const [whole = '', fraction = ''] = amount.slice(negative ? 1 : 0).split('.');
+  let value = 0n;
+  for (const digit of `${whole}${fraction.padEnd(4, '0')}`) value = value * 10n + BigInt(digit.charCodeAt(0) - 48);
+  return negative ? -value : value;
 }
 
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
@@ -15,7 +17,7 @@ const amounts = fc.tuple(fc.boolean(), digits(1, 30), fc.option(digits(1, 4), { 
   .map(([negative, whole, fraction]) => `${negative ? '-' : ''}${whole}${fraction === undefined ? '' : `.${fraction}`}`);
 
 describe('amounts', () => {
-  it('reads every decimal amount exactly, on both sides of the double fast path', () => {
+  it('reads every decimal amount exactly, however many digits', () => {
     fc.assert(fc.property(amounts, (amount) => assert.equal(toMinor(amount), bigintMinor(amount))), { numRuns: 5000 });
     assert.equal(toMinor('99999999999.9999'), 999_999_999_999_999n);
     assert.equal(toMinor('999999999999.9999'), 9_999_999_999_999_999n);
@@ -33,7 +35,7 @@ describe('amounts', () => {
     }
   });
 
-  it('writes every minor amount back in canonical form, around the largest exact double too', () => {
+  it('writes every minor amount back in canonical form', () => {
     fc.assert(fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), (minor) => {
       const text = fromMinor(minor);
       assert.match(text, /^-?(0|[1-9]\d*)(\.\d{0,3}[1-9])?$/);
@@ -44,11 +46,6 @@ describe('amounts', () => {
       assert.equal(bigintMinor(fromMinor(minor)), minor, `${minor}`);
     }
     assert.equal(fromMinor(9_007_199_254_739_999n), '900719925473.9999');
-  });
-
-  it('gives an amount read already in the canonical form normaliseAmount gives it', () => {
-    fc.assert(fc.property(amounts, (amount) => assert.equal(canonicalAmount(amount, toMinor(amount)), normaliseAmount(amount))), { numRuns: 5000 });
-    for (const amount of ['10', '0', '007', '-5', '12.50', '1.0000', '100', '9']) assert.equal(canonicalAmount(amount, toMinor(amount)), normaliseAmount(amount), amount);
   });
 
   it('normalises as the live sandbox answers', () => {

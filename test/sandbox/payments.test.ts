@@ -112,7 +112,7 @@ function reasonCode(r: StatusRecord): string {
 function assertSuccessful(r: StatusRecord): void {
   assert.equal(r.status, 'SUCCESSFUL', JSON.stringify(r));
   assert.equal(typeof r.financialTransactionId, 'string');
-  assert.ok(r.financialTransactionId!.length > 0);
+  assert.match(r.financialTransactionId!, /^[1-9]\d{9}$/, 'ten digits, the first not 0, as the live sandbox gives them');
   assert.equal('reason' in r, false);
 }
 
