@@ -66,6 +66,12 @@ export interface ProductBinding {
   beyondSpec?: string;
 }
 
+/**
+ * The record a creation makes, which its status query reads: the versions of an operation share one (a deposit made
+ * through v1 or v2 is the same kind of transaction).
+ */
+export type TransactionStore = 'requesttopay' | 'requesttowithdraw' | 'deposit' | 'refund' | 'transfer';
+
 /** How a creation's callback is sent, and what says so. */
 export interface CallbackSpec {
   method: 'PUT' | 'POST';
@@ -101,6 +107,10 @@ export interface OperationDefinition {
   spec?: readonly SpecOperation[];
   /** For a creation of a transaction: the operation that reads its status (§4.6), by id. */
   statusQuery?: string;
+  /** For a creation of a transaction: the record it makes. */
+  store?: TransactionStore;
+  /** For a status query: the records it reads. */
+  reads?: TransactionStore;
   /** For a creation that takes X-Callback-Url: the method of its callback. */
   callback?: CallbackSpec;
   /**
@@ -154,20 +164,22 @@ const SOURCE = {
   callbacks: 'the portal\'s callback page (momodeveloper.mtn.com/api-documentation/callback)',
 } as const;
 
-interface CreationOptions {
+interface CreationOptions<S extends SchemaName, Q extends string> {
   label: string;
   path: string;
   products: Partial<Record<Product, ProductBinding>>;
-  schema: SchemaName;
-  statusQuery: string;
+  schema: S;
+  store: TransactionStore;
+  statusQuery: Q;
   callback: CallbackSpec;
   spec?: SpecOperation;
 }
 
 /** The creation of a transaction under a reference id: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10), and beyond the spec. */
-function creation(o: CreationOptions): OperationDefinition {
+function creation<const S extends SchemaName, const Q extends string>(o: CreationOptions<S, Q>): OperationDefinition & { request: { schema: S; mediaType: 'application/json' }; store: TransactionStore; statusQuery: Q } {
   return {
     statusQuery: o.statusQuery,
+    store: o.store,
     callback: o.callback,
     label: o.label,
     method: 'POST',
@@ -190,8 +202,9 @@ function creation(o: CreationOptions): OperationDefinition {
 }
 
 /** The status query of a transaction (§4.6): GET <path>/{referenceId}. */
-function statusQuery(label: string, path: string, products: Partial<Record<Product, ProductBinding>>, schema: SchemaName, spec?: SpecOperation): OperationDefinition {
+function statusQuery(label: string, path: string, products: Partial<Record<Product, ProductBinding>>, schema: SchemaName, reads: TransactionStore, spec?: SpecOperation): OperationDefinition & { params: typeof referenceIdParam; request: 'none'; reads: TransactionStore } {
   return {
+    reads,
     label,
     method: 'GET',
     path: `${path}/{referenceId}`,
@@ -219,7 +232,7 @@ const beyond = (section: string, errors: ErrorSet, source: string, host: Host = 
 const inSpec = (section: string, product: Product): ProductBinding => ({ section, host: 'gateway', errors: setAOnCollection(product) });
 
 /** A provisioning operation (§4.5): on {sandbox_url}, opened by any product's key, with no credential. */
-function provisioning(label: string, number: number, definition: Pick<OperationDefinition, 'method' | 'path' | 'headers' | 'params' | 'request' | 'responses'>): OperationDefinition {
+function provisioning<const D extends Pick<OperationDefinition, 'method' | 'path' | 'headers' | 'params' | 'request' | 'responses'>>(label: string, number: number, definition: D): OperationDefinition & D {
   return {
     label,
     key: 'any',
@@ -247,13 +260,18 @@ function consentProducts(section: string, specProduct: Product, errors: (product
     : beyond('docs/beyond-spec.md §10', errors(product), CONSENT_SOURCES[product])])) as Record<Product, ProductBinding>;
 }
 
+/** The catalogue as written, its literals kept: the types of request bodies and path parameters are read from them. */
+function defineOperations<const T extends Record<string, OperationDefinition>>(definitions: T): T {
+  return definitions;
+}
+
 const REQUEST_TO_PAY = '/collection/v1_0/requesttopay';
 const DEPOSIT = '/disbursement/v1_0/deposit';
 const REFUND = '/disbursement/v1_0/refund';
 const TRANSFER = '/{product}/v1_0/transfer';
 const REQUEST_TO_WITHDRAW = '/collection/v1_0/requesttowithdraw';
 
-const definitions = {
+const definitions = defineOperations({
   // Sandbox user provisioning (§4.5), on {sandbox_url}, with any product's key.
   createApiUser: provisioning('create API user', 14, {
     method: 'POST',
@@ -335,11 +353,12 @@ const definitions = {
 
   // Payments (§4.2 #2–3, §4.3 #9–10) and their status queries (§4.6).
   requestToPay: creation({
+    store: 'requesttopay',
     label: 'request to pay', path: REQUEST_TO_PAY, products: { collection: inSpec('§4.2 #2', 'collection') }, schema: 'request-to-pay',
     statusQuery: 'getRequestToPayStatus', callback: { method: 'PUT', source: 'real-api-notes.md: PUT for requesttopay [documented]' },
     spec: { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] },
   }),
-  getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, { collection: inSpec('§4.2 #2, §4.6', 'collection') }, 'request-to-pay-status', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
+  getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, { collection: inSpec('§4.2 #2, §4.6', 'collection') }, 'request-to-pay-status', 'requesttopay', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
   deliveryNotification: {
     label: 'request-to-pay delivery notification',
     method: 'POST',
@@ -372,31 +391,36 @@ const definitions = {
     spec: [{ key: '4.2 #3', title: 'collection: request-to-pay delivery notification', products: ['collection'] }],
   },
   refund: creation({
+    store: 'refund',
     label: 'refund', path: REFUND, products: { disbursement: inSpec('§4.3 #9', 'disbursement') }, schema: 'refund',
     statusQuery: 'getRefundStatus', callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Refund-V1` },
     spec: { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] },
   }),
-  getRefundStatus: statusQuery('get refund status', REFUND, { disbursement: inSpec('§4.3 #9, §4.6', 'disbursement') }, 'refund-status', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
+  getRefundStatus: statusQuery('get refund status', REFUND, { disbursement: inSpec('§4.3 #9, §4.6', 'disbursement') }, 'refund-status', 'refund', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
   deposit: creation({
+    store: 'deposit',
     label: 'deposit', path: DEPOSIT, products: { disbursement: inSpec('§4.3 #10', 'disbursement') }, schema: 'deposit',
     statusQuery: 'getDepositStatus', callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Deposit-V1; ${SOURCE.callbacks}` },
     spec: { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] },
   }),
-  getDepositStatus: statusQuery('get deposit status', DEPOSIT, { disbursement: inSpec('§4.3 #10, §4.6', 'disbursement') }, 'deposit-status', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
+  getDepositStatus: statusQuery('get deposit status', DEPOSIT, { disbursement: inSpec('§4.3 #10, §4.6', 'disbursement') }, 'deposit-status', 'deposit', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
 
   // Beyond the spec: the live service's other transactions, each read by a status query of its own or of v1.
   depositV2: creation({
+    store: 'deposit',
     label: 'deposit (v2)', path: '/disbursement/v2_0/deposit',
     products: { disbursement: beyond('docs/beyond-spec.md §3', 'error-set-b', `${SOURCE.disbursement}: Deposit-V2; ${SOURCE.sdks}`) },
     // Read where v1 deposits are: the definitions have no v2 status path, and MTN's SDKs read both versions there.
     schema: 'deposit', statusQuery: 'getDepositStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Deposit-V2` },
   }),
   refundV2: creation({
+    store: 'refund',
     label: 'refund (v2)', path: '/disbursement/v2_0/refund',
     products: { disbursement: beyond('docs/beyond-spec.md §3', 'error-set-b', `${SOURCE.disbursement}: Refund-V2; ${SOURCE.sdks}`) },
     schema: 'refund', statusQuery: 'getRefundStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Refund-V2` },
   }),
   transfer: creation({
+    store: 'transfer',
     label: 'transfer', path: TRANSFER,
     products: {
       disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: Transfer; ${SOURCE.notebook}`),
@@ -409,13 +433,15 @@ const definitions = {
   getTransferStatus: statusQuery('get transfer status', TRANSFER, {
     disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: GetTransferStatus; ${SOURCE.notebook}`),
     remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: GetTransferStatus`),
-  }, 'transfer-status'),
+  }, 'transfer-status', 'transfer'),
   requestToWithdraw: creation({
+    store: 'requesttowithdraw',
     label: 'request to withdraw', path: REQUEST_TO_WITHDRAW,
     products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V1; ${SOURCE.notebook}`) },
     schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'POST', source: `${SOURCE.collection}: X-Callback-Url "POST Callback URL" of RequestToWithdraw-V1` },
   }),
   requestToWithdrawV2: creation({
+    store: 'requesttowithdraw',
     label: 'request to withdraw (v2)', path: '/collection/v2_0/requesttowithdraw',
     products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V2`) },
     schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'PUT', source: `${SOURCE.collection}: X-Callback-Url "PUT Callback URL" of RequestToWithdraw-V2` },
@@ -423,7 +449,7 @@ const definitions = {
   // Both versions are read here ("of both versions V1 and V2", MTN's JS SDK docs); the record is a request to pay's.
   getRequestToWithdrawStatus: statusQuery('get request-to-withdraw status', REQUEST_TO_WITHDRAW, {
     collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdrawTransactionStatus; ${SOURCE.notebook}`),
-  }, 'request-to-pay-status'),
+  }, 'request-to-pay-status', 'requesttowithdraw'),
 
   // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
   getBalance: {
@@ -557,9 +583,23 @@ const definitions = {
     products: consentProducts('§4.2 #6, §5.4', 'collection', () => 'error-set-a'),
     spec: [{ key: '4.2 #6', title: 'collection: get user information with consent', products: ['collection'] }],
   },
-} satisfies Record<string, OperationDefinition>;
+});
 
 export type OperationId = keyof typeof definitions;
+
+type Definitions = typeof definitions;
+
+/** The schema of an operation's request body, by name; never when it takes none. */
+export type RequestSchemaOf<Id extends OperationId> = Definitions[Id]['request'] extends { schema: infer S extends SchemaName } ? S : never;
+
+/** An operation's path parameters, by name, as the router gives them. */
+export type PathParamsOf<Id extends OperationId> = Definitions[Id] extends { params: infer P } ? { [K in keyof P as string extends K ? never : K]: string } : Record<string, never>;
+
+/** The operations that create a transaction. */
+export type CreationId = { [Id in OperationId]: Definitions[Id] extends { store: TransactionStore } ? Id : never }[OperationId];
+
+/** The operations that read a transaction's status (§4.6). */
+export type StatusQueryId = { [Id in OperationId]: Definitions[Id] extends { reads: TransactionStore } ? Id : never }[OperationId];
 
 /** Every operation by its one id. */
 export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> = Object.fromEntries(

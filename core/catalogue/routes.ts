@@ -1,7 +1,7 @@
 import type { Product } from '../products.ts';
 import type { ProfileBehaviour } from '../profiles.ts';
 import type { SchemaName } from '../schema-ids.ts';
-import { OPERATIONS, OPERATION_IDS, type BodySchema, type ProfileDependentBody, type Host, type Operation, type OperationId, type ProductBinding, type ResponseSpec, type SpecOperation } from './operations.ts';
+import { OPERATIONS, OPERATION_IDS, isOperationId, type TransactionStore, type BodySchema, type ProfileDependentBody, type Host, type Operation, type OperationId, type ProductBinding, type ResponseSpec, type SpecOperation } from './operations.ts';
 
 /**
  * What the rest of the project asks of the catalogue: an operation's binding under a product, its path and
@@ -145,9 +145,13 @@ export function labelOf(id: OperationId, product: Product): string {
 }
 
 /** The creations of transactions (request to pay, refund, deposit), each with the operation that reads its status. */
-export const TRANSACTIONS: readonly { create: OperationId; status: OperationId }[] = OPERATION_IDS
+export const TRANSACTIONS: readonly { create: OperationId; status: OperationId; store: TransactionStore }[] = OPERATION_IDS
   .filter((id) => OPERATIONS[id].statusQuery !== undefined)
-  .map((id) => ({ create: id, status: OPERATIONS[id].statusQuery as OperationId }));
+  .map((id) => {
+    const { statusQuery, store } = OPERATIONS[id];
+    if (!store || !isOperationId(statusQuery!)) throw new Error(`The creation ${id} names no store, or a status query the catalogue lacks (core/catalogue/operations.ts).`);
+    return { create: id, status: statusQuery, store };
+  });
 
 /** The status query of a creation. */
 export function statusQueryOf(create: OperationId): OperationId {

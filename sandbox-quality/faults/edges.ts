@@ -6,7 +6,7 @@ import type { TokenClaims } from '../../sandbox/domain/tokens.ts';
 import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
 import type { TransactionKind } from '../../sandbox/domain/state.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
-import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
+import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 
 /**
  * The edges where a fault (faults.ts) or a conforming variation (../variations) takes hold of the sandbox: requests
@@ -21,7 +21,7 @@ export const is = (answer: OutgoingAnswer, operations: OperationId | readonly Op
   answer.status === status && (typeof operations === 'string' ? answer.operation === operations : operations.includes(answer.operation));
 
 /** Every kind of transaction the sandbox keeps, whose callbacks carry its status record. */
-const TRANSACTION_KINDS: ReadonlySet<string> = new Set<TransactionKind>(PAYMENT_KINDS.map((k) => k.kind));
+const TRANSACTION_KINDS: ReadonlySet<string> = new Set<TransactionKind>(TRANSACTIONS.map((t) => t.store));
 
 /** A callback sink that sends a transaction's callback (not the consent ping) the given way, and the rest as before. */
 export const transactionCallbacks = (send: (sink: CallbackSink, ...callback: Parameters<CallbackSink['send']>) => void) => (sink: CallbackSink): CallbackSink => ({

@@ -5,7 +5,7 @@ import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { Ledger } from '../../sandbox/domain/ledger.ts';
 import { basicCredentialOf } from '../../sandbox/http/credentials.ts';
-import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
+import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
 import { bearerOf, is, isRecord, onRequests, pluginCatalogue, reissue, rewriteAnswers, transactionCallbacks, unverifiedClaims, type AnswerRewrite } from './edges.ts';
@@ -49,8 +49,8 @@ export function runCatching(fault: Fault): { profile: 'spec' | 'mtn-sandbox'; st
 
 type Json = Record<string, unknown>;
 
-const STATUS_QUERIES = PAYMENT_KINDS.map((k) => k.status);
-const CREATIONS = PAYMENT_KINDS.map((k) => k.create);
+const STATUS_QUERIES = TRANSACTIONS.map((t) => t.status);
+const CREATIONS = TRANSACTIONS.map((t) => t.create);
 /** How long callback-late holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
 const LATE_CALLBACK_MS = 30_000;
 
@@ -64,7 +64,7 @@ const answer = (feature: FeatureName, summary: string, rewrite: AnswerRewrite, b
 
 /** The transaction a request names by its referenceId path parameter, of the kind its operation reads. */
 function namedTransaction(request: { params: unknown }, operation: OperationId, state: { transactions: Record<TransactionKind, { get(key: string): Transaction | undefined }> }): Transaction | undefined {
-  const kind = operation === 'deliveryNotification' ? 'requesttopay' : PAYMENT_KINDS.find((k) => k.status === operation)?.kind;
+  const kind = operation === 'deliveryNotification' ? 'requesttopay' : TRANSACTIONS.find((t) => t.status === operation)?.store;
   const referenceId = (request.params as { referenceId?: string }).referenceId;
   return kind && referenceId ? state.transactions[kind].get(idKey(referenceId)) : undefined;
 }

@@ -7,7 +7,6 @@ import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
 import { idKey } from '../../sandbox/domain/state.ts';
-import { PAYMENT_KINDS } from '../../sandbox/routes/payments.ts';
 import { is, isRecord, onRequests, pluginCatalogue, rewriteAnswers, transactionCallbacks, type AnswerRewrite, type OutgoingAnswer } from '../faults/edges.ts';
 
 /**
@@ -77,7 +76,7 @@ function escapedJson(value: unknown): string {
 const referenceIdOf = (a: OutgoingAnswer) => ((a.request.params as { referenceId?: string }).referenceId ?? '').toLowerCase();
 
 /** The kind of transaction (requesttopay, deposit, refund, …) a status query reads. */
-const KIND_OF_QUERY = new Map<OperationId, string>(PAYMENT_KINDS.map((k) => [k.status, k.kind]));
+const KIND_OF_QUERY = new Map<OperationId, string>(TRANSACTIONS.map((t) => [t.status, t.store]));
 
 /** A status record as a variation rewrites it, wherever it goes: a status query's answer or the callback. */
 type RecordRewrite = (record: Json, about: { kind: string; referenceId: string }) => Json;

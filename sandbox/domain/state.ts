@@ -1,3 +1,4 @@
+import type { TransactionStore } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 import type { Clock, Timer } from './clock.ts';
 import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES } from './store.ts';
@@ -16,7 +17,8 @@ export interface ApiUser {
   apiKey?: string;
 }
 
-export type TransactionKind = 'requesttopay' | 'requesttowithdraw' | 'deposit' | 'refund' | 'transfer';
+/** The kinds of transaction, by the store each keeps its records in (core/catalogue/operations.ts). */
+export type TransactionKind = TransactionStore;
 
 /** The kinds whose party is the payer, and whose money comes in to the partner's account; the others pay out. */
 export const PAYER_KINDS: ReadonlySet<TransactionKind> = new Set(['requesttopay', 'requesttowithdraw']);

@@ -58,70 +58,66 @@ function compiledOnFirstCall(compile: () => ValidateFunction): ValidateFunction 
 
 /**
  * The checks every operation shares, in the order the live gateway applies them, for serveCatalogue to put on
- * each route (sandbox/http/serving.ts): a route's own hook knows its operation without asking Fastify, whose
- * routeOptions builds a new object at every read.
+ * each route (sandbox/http/serving.ts): as a request arrives, its subscription key, its caller and its body's
+ * media type; once its headers and body are validated, its target environment. Each check returns the reply when
+ * it answered, and the request goes no further.
  */
 export function catalogueGuards(context: SandboxContext): RouteGuards {
-  const { settings, state, tokens } = context;
-  const productByKey = new Map<string, Product>(PRODUCTS.map((p) => [settings.subscriptionKeys[p], p]));
-  // A few names at most: compared, the header's value needs no hash.
-  const allowedEnvironments: readonly string[] = settings.targetEnvironments;
-
-  // The operation's own media type, or JSON too unless strict; the common exact header needs no parsing.
-  const mediaTypeAccepted = (contentType: string, own: string): boolean => {
-    if (contentType === own || (!settings.strict && contentType === 'application/json')) return true;
-    const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
-    return mediaType === own || (!settings.strict && mediaType === 'application/json');
+  const guards = new CatalogueGuards(context);
+  return {
+    onArrival: (route, request, reply) => {
+      request.servedRoute = route;
+      guards.dropEmptyOptionalHeaders(route, request);
+      return guards.subscriptionKey(route, request, reply) ?? guards.caller(route, request, reply) ?? guards.mediaType(route, request, reply);
+    },
+    onValidated: (route, request, reply) => guards.targetEnvironment(route, request, reply),
   };
+}
 
-  // A client sends the same Authorization header request after request: the token read from it last is used again,
-  // and the token authority, which remembers the token it checked last, then knows it without reading it again.
-  let lastAuthorization: string | undefined;
-  let lastToken: string | undefined;
-  const tokenOf = (authorization: unknown): string | undefined => {
-    if (authorization === lastAuthorization && lastAuthorization !== undefined) return lastToken;
-    const token = bearerToken(authorization);
-    if (token !== undefined) {
-      lastAuthorization = authorization as string;
-      lastToken = token;
-    }
-    return token;
-  };
+class CatalogueGuards {
+  private readonly productByKey: ReadonlyMap<string, Product>;
 
-  // Callback-style hooks: the request path is the sandbox's hot path, and they spare a promise per request.
-  // A guard that answers returns the reply; the request goes on only when none did.
-  const admit = (route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    request.servedRoute = route;
-    const { operation } = route;
-    // Fastify's headers is a getter: read once.
-    const headers = request.headers;
+  constructor(private readonly context: SandboxContext) {
+    this.productByKey = new Map(PRODUCTS.map((p) => [context.settings.subscriptionKeys[p], p]));
+  }
 
-    // 0. An optional header sent empty says nothing: it counts as absent (unless strict, when its schema refuses it).
-    if (!settings.strict) {
-      for (const name of operation.headers.optional) if (headers[name] === '') delete headers[name];
-    }
+  /** An optional header sent empty says nothing: it counts as absent (unless strict, when its schema refuses it). */
+  dropEmptyOptionalHeaders(route: ServedRoute, request: FastifyRequest): void {
+    if (this.context.settings.strict) return;
+    for (const name of route.operation.headers.optional) if (request.headers[name] === '') delete request.headers[name];
+  }
 
-    // 1. The gateway: a subscription key of the operation's product (any product's for provisioning), in the
-    //    header, or in the subscription-key query parameter the provider's definitions give as its alternative.
-    const key = headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
+  /**
+   * The gateway: a subscription key of the operation's product (any product's for provisioning), in the header, or
+   * in the subscription-key query parameter the provider's definitions give as its alternative.
+   */
+  subscriptionKey(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+    const key = request.headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
     if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
-    // The route's own product's key is the usual one: equal strings compare without hashing the header's.
-    const keyProduct = route.product !== undefined && key === settings.subscriptionKeys[route.product] ? route.product : productByKey.get(key);
+    // The route's own product's key is the usual one: compared first, it needs no lookup.
+    const keyProduct = route.product !== undefined && key === this.context.settings.subscriptionKeys[route.product] ? route.product : this.productByKey.get(key);
     if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
     request.keyProduct = keyProduct;
+    return undefined;
+  }
 
-    // 2. The caller: a Basic credential of an API user of this product (before the target environment, so a wrong
-    //    credential hears 401, not NOT_ALLOWED_TARGET_ENVIRONMENT), or a Bearer token for a known API user; of this
-    //    product, if strict (STRICT_READINGS.tokenProduct).
+  /**
+   * The caller: a Basic credential of an API user of this product (before the target environment, so a wrong
+   * credential hears 401, not NOT_ALLOWED_TARGET_ENVIRONMENT), or a Bearer token for a known API user; of this
+   * product, if strict (STRICT_READINGS.tokenProduct).
+   */
+  caller(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+    const { operation } = route;
+    const { settings, state, tokens } = this.context;
     if (operation.credential === 'basic') {
-      const user = authenticateBasic(context, request, reply, operation.callerOfAnyProduct === undefined ? keyProduct : undefined);
+      const user = authenticateBasic(this.context, request, reply, operation.callerOfAnyProduct === undefined ? request.keyProduct! : undefined);
       if (!user) return reply;
       request.caller = user;
     }
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
-      const token = tokenOf(headers.authorization);
+      const token = bearerToken(request.headers.authorization);
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: SEND_BEARER });
-      const check = tokens.check(token, settings.strict ? keyProduct : undefined, operation.credential === 'consent' ? 'consent' : 'access');
+      const check = tokens.check(token, settings.strict ? request.keyProduct! : undefined, operation.credential === 'consent' ? 'consent' : 'access');
       // A token with white space in it is no token (the authority refuses it unread): say how to send one.
       if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', { description: WHITE_SPACE.test(token) ? SEND_BEARER : check.description });
       const caller = state.apiUsers.get(check.claims.sub);
@@ -129,50 +125,59 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
       request.caller = caller;
       request.claims = check.claims;
     }
+    return undefined;
+  }
 
-    // 3. The body. Where an operation defines none, one that comes is read and ignored (the parsers drop it),
-    //    unless the sandbox is strict. An omitted Content-Type means the operation's own; a form operation takes
-    //    JSON with the same fields too, unless strict.
+  /**
+   * The body's media type. Where an operation defines none, one that comes is read and ignored (the parsers drop
+   * it), unless the sandbox is strict. An omitted Content-Type means the operation's own; a form operation takes
+   * JSON with the same fields too, unless strict.
+   */
+  mediaType(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+    const { operation } = route;
+    const { strict } = this.context.settings;
+    const { headers } = request;
     const contentLength = headers['content-length'];
     const hasBody = (contentLength !== undefined && contentLength !== '0') || headers['transfer-encoding'] !== undefined;
-    if (operation.request === 'none' && hasBody && settings.strict) return sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`);
-    if (operation.request !== 'none' && hasBody) {
-      const contentType = headers['content-type'];
-      if (contentType === undefined) {
-        headers['content-type'] = operation.request.mediaType;
-      } else if (!mediaTypeAccepted(contentType, operation.request.mediaType)) {
-        return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.request.mediaType}.`, 415);
-      }
+    if (operation.request === 'none') {
+      return hasBody && strict ? sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`) : undefined;
     }
-    return undefined;
-  };
+    if (!hasBody) return undefined;
+    const contentType = headers['content-type'];
+    if (contentType === undefined) {
+      headers['content-type'] = operation.request.mediaType;
+      return undefined;
+    }
+    if (contentType === operation.request.mediaType) return undefined;
+    const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+    if (mediaType === operation.request.mediaType || (!strict && mediaType === 'application/json')) return undefined;
+    return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.request.mediaType}.`, 415);
+  }
 
-  // 4. The target environment, once the headers are known to be well formed.
-  const environmentAllowed = (route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
+  /** The target environment, once the headers are known to be well formed. */
+  targetEnvironment(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
     if (!route.operation.headers.required.includes('x-target-environment')) return undefined;
+    const allowed = this.context.settings.targetEnvironments;
     const environment = request.headers['x-target-environment'] as string;
-    if (allowedEnvironments.includes(environment)) return undefined;
-    return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${allowedEnvironments.join(', ')}.`);
-  };
-
-  return { admit, ready: environmentAllowed };
+    if (allowed.includes(environment)) return undefined;
+    return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${allowed.join(', ')}.`);
+  }
 }
 
+const BEARER = 'Bearer ';
 const SEND_BEARER = 'Send Authorization: Bearer <access token>.';
 const OPEN_BRACE = 0x7b;
 const REFUSE_PROTOTYPE_KEYS = { protoAction: 'error', constructorAction: 'error' } as const;
 const WHITE_SPACE = /\s/;
 
 /**
- * The token of an Authorization header of the Bearer scheme (its name in any case), or undefined. Only the
- * scheme is read here: a pattern over the whole header cost more than anything else the guards do (3,400
- * instructions of a request to pay's 136,000, docs/benchmarks.md), and the token authority refuses a token with
- * white space in it before anything else.
+ * The token of an Authorization header of the Bearer scheme (its name in any case), or undefined. Only the scheme
+ * is read here; the token authority refuses a token with white space in it before anything else.
  */
 function bearerToken(authorization: unknown): string | undefined {
-  if (typeof authorization !== 'string' || authorization.length <= 7 || authorization.charCodeAt(6) !== 32) return undefined;
-  const scheme = authorization.slice(0, 6);
-  return scheme === 'Bearer' || scheme.toLowerCase() === 'bearer' ? authorization.slice(7) : undefined;
+  if (typeof authorization !== 'string' || authorization.length <= BEARER.length) return undefined;
+  const scheme = authorization.slice(0, BEARER.length);
+  return scheme === BEARER || scheme.toLowerCase() === 'bearer ' ? authorization.slice(BEARER.length) : undefined;
 }
 
 const capitalised = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HEADERS } from '../../core/catalogue/headers.ts';
-import type { Operation, OperationId } from '../../core/catalogue/operations.ts';
+import type { Operation, OperationId, PathParamsOf, RequestSchemaOf } from '../../core/catalogue/operations.ts';
+import type { RequestBodies } from '../../core/catalogue/request-bodies.generated.ts';
 import { routes, type Route } from '../../core/catalogue/routes.ts';
 import type { Product } from '../../core/products.ts';
 import { schemaId } from '../../core/schema-ids.ts';
@@ -8,14 +9,22 @@ import { schemaDocuments } from '../../core/validation/schemas.ts';
 import type { ApiUser } from '../domain/state.ts';
 import type { TokenClaims } from '../domain/tokens.ts';
 
-export type Handler = (request: FastifyRequest, reply: FastifyReply) => unknown;
+/** The body of an operation's request, typed from its JSON Schema (core/catalogue/request-bodies.generated.ts). */
+export type BodyOf<Id extends OperationId> = RequestSchemaOf<Id> extends keyof RequestBodies ? RequestBodies[RequestSchemaOf<Id>] : undefined;
 
-/** The handlers a route module serves: for each operation, its handler under a product (undefined for provisioning). */
-export type RouteHandlers = Partial<Record<OperationId, (product: Product | undefined) => Handler>>;
+/** A request to an operation as its handler sees it: the route's schemas validated its body and path parameters. */
+export type RequestOf<Id extends OperationId> = FastifyRequest<{ Body: BodyOf<Id>; Params: PathParamsOf<Id> }>;
+
+export type Handler<Id extends OperationId> = (request: RequestOf<Id>, reply: FastifyReply) => unknown;
+
+/** An operation's handler under a product (undefined for provisioning, which any product's key opens). */
+export type OperationHandler<Id extends OperationId> = (product: Product | undefined) => Handler<Id>;
+
+/** The sandbox's handlers: one for every operation of the catalogue, each typed from it. */
+export type RouteHandlers = { [Id in OperationId]: OperationHandler<Id> };
 
 declare module 'fastify' {
-  // Set by the guards (sandbox/http/guards.ts) on the requests they admit, not declared with decorateRequest:
-  // Fastify's Request sets each declared field with a store of a varying key, four megamorphic stores a request.
+  // Set by the guards (sandbox/http/guards.ts) on the requests they admit; declared with decorateRequest (serveCatalogue).
   interface FastifyRequest {
     /** The API user behind the Bearer token or the Basic credential, set for operations that take one. */
     caller?: ApiUser;
@@ -34,13 +43,13 @@ declare module 'fastify' {
 
 
 /**
- * The checks of sandbox/http/guards.ts each route runs: `admit` as its request arrives (the gateway, the caller,
- * the body's media type), `ready` once its headers and body are validated (the target environment). Each
- * returns the reply when it answered, and the request goes no further.
+ * The checks of sandbox/http/guards.ts each route runs: `onArrival` as its request arrives (the subscription key,
+ * the caller, the body's media type), `onValidated` once its headers and body are validated (the target
+ * environment). Each returns the reply when it answered, and the request goes no further.
  */
 export interface RouteGuards {
-  admit(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
-  ready(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
+  onArrival(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
+  onValidated(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined;
 }
 
 /** What a request's route knows of itself: its operation and the product it is served under. */
@@ -57,12 +66,19 @@ export interface ServedRoute {
  * or that has a handler for none.
  */
 export function serveCatalogue(app: FastifyInstance, handlers: RouteHandlers, guards: RouteGuards): void {
-  const missing = [...new Set(routes().map((r) => r.operation.id))].filter((id) => handlers[id] === undefined);
-  if (missing.length > 0) throw new Error(`The sandbox serves no handler for ${missing.join(', ')} of the operation catalogue (core/catalogue/operations.ts).`);
-  for (const route of routes()) register(app, route, handlers[route.operation.id]!(route.product), guards);
+  for (const field of ['caller', 'claims', 'keyProduct', 'servedRoute'] as const) app.decorateRequest(field, undefined);
+  for (const route of routes()) register(app, route, handlerOf(handlers, route), guards);
 }
 
-function register(app: FastifyInstance, route: Route, handler: Handler, guards: RouteGuards): void {
+/**
+ * A route's handler, for Fastify, which knows requests only as FastifyRequest: the route's schemas (below) hold the
+ * body and path parameters to the operation's, which is what Handler<Id> takes them to be.
+ */
+function handlerOf<Id extends OperationId>(handlers: RouteHandlers, route: Route & { operation: { id: Id } }): (request: FastifyRequest, reply: FastifyReply) => unknown {
+  return handlers[route.operation.id](route.product) as (request: FastifyRequest, reply: FastifyReply) => unknown;
+}
+
+function register(app: FastifyInstance, route: Route, handler: (request: FastifyRequest, reply: FastifyReply) => unknown, guards: RouteGuards): void {
   const { operation } = route;
   const { required, optional } = operation.headers;
   const schema: Record<string, object> = {};
@@ -82,10 +98,10 @@ function register(app: FastifyInstance, route: Route, handler: Handler, guards: 
     schema,
     config: { route: served, mediaType: operation.request === 'none' ? undefined : operation.request.mediaType },
     onRequest: (request, reply, done) => {
-      if (!guards.admit(served, request, reply)) done();
+      if (!guards.onArrival(served, request, reply)) done();
     },
     // The last check in the handler rather than a preHandler hook: Fastify runs no hook stage for it.
-    handler: (request, reply) => guards.ready(served, request, reply) ?? handler(request, reply),
+    handler: (request, reply) => guards.onValidated(served, request, reply) ?? handler(request, reply),
   });
 }
 

@@ -13,7 +13,7 @@ const ID_CHECKS: Record<string, { test: (id: string) => boolean; what: string }>
 };
 
 /** Balances (§4.2 #4, §4.4 #13), account-holder status (§4.2 #8, §4.3 #12) and basic user information (§4.2 #5). */
-export function accountHandlers(context: SandboxContext): RouteHandlers {
+export function accountHandlers(context: SandboxContext): Pick<RouteHandlers, 'getBalance' | 'getBalanceInCurrency' | 'accountHolderActive' | 'basicUserInfo'> {
   const { ledger, settings, profile } = context;
   return {
   getBalance: (product) => async (request, reply) => {
@@ -22,7 +22,7 @@ export function accountHandlers(context: SandboxContext): RouteHandlers {
   },
 
   getBalanceInCurrency: (product) => async (request, reply) => {
-    const { currency } = request.params as { currency: string };
+    const { currency } = request.params;
     if (!ledger.accepts(currency)) {
       return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${settings.currencies.join(', ')}.`);
     }
@@ -30,7 +30,7 @@ export function accountHandlers(context: SandboxContext): RouteHandlers {
   },
 
   accountHolderActive: () => async (request, reply) => {
-    const { accountHolderIdType: idType, accountHolderId: id } = request.params as { accountHolderIdType: string; accountHolderId: string };
+    const { accountHolderIdType: idType, accountHolderId: id } = request.params;
     const check = ID_CHECKS[idType]!;
     if (!check.test(id)) return sendBadRequest(reply, `Invalid request: accountHolderId "${id}" is not ${check.what}, as type ${idType} requires.`);
     const answer = accountHolderAnswer(idType, id, profile);
@@ -39,7 +39,7 @@ export function accountHandlers(context: SandboxContext): RouteHandlers {
   },
 
   basicUserInfo: () => async (request, reply) => {
-    const { accountHolderMSISDN } = request.params as { accountHolderMSISDN: string };
+    const { accountHolderMSISDN } = request.params;
     return reply.send(basicUserInfo(accountHolderMSISDN, profile));
   },
   };

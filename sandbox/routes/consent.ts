@@ -1,31 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { SandboxContext } from '../domain/context.ts';
-import type { RouteHandlers } from '../http/serving.ts';
+import type { RequestOf, RouteHandlers } from '../http/serving.ts';
 import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
-
-interface BcAuthorizeForm {
-  login_hint: string;
-  scope: string;
-  access_type: 'online' | 'offline';
-  consent_valid_in?: string;
-}
-
-interface TokenForm {
-  grant_type: 'urn:openid:params:grant-type:ciba' | 'refresh_token';
-  auth_req_id?: string;
-  refresh_token?: string;
-}
 
 /**
  * The consent flow (§5.4): bc-authorize with an access token, then the OAuth 2.0 token operation with the
  * CIBA grant (authorization_pending until the holder consents after `interval`), then userinfo with the
  * consent token. Served under every product, so one API user completes it within its own product.
  */
-export function consentHandlers(context: SandboxContext): RouteHandlers {
+export function consentHandlers(context: SandboxContext): Pick<RouteHandlers, 'bcAuthorize' | 'createOAuthToken' | 'userInfo'> {
   return {
     bcAuthorize: (product) => (request, reply) => bcAuthorize(context, product!, request, reply),
     createOAuthToken: () => (request, reply) => createOAuthToken(context, request, reply),
@@ -36,9 +23,9 @@ export function consentHandlers(context: SandboxContext): RouteHandlers {
   };
 }
 
-async function bcAuthorize(context: SandboxContext, product: Product, request: FastifyRequest, reply: FastifyReply) {
+async function bcAuthorize(context: SandboxContext, product: Product, request: RequestOf<'bcAuthorize'>, reply: FastifyReply) {
   const { settings, state, clock } = context;
-  const form = request.body as BcAuthorizeForm;
+  const form = request.body;
   const scopes = form.scope.split(' ').filter(Boolean);
   if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
   const unknown = scopes.find((s) => !settings.scopes.includes(s));
@@ -67,9 +54,9 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: F
   return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
 }
 
-async function createOAuthToken(context: SandboxContext, request: FastifyRequest, reply: FastifyReply) {
+async function createOAuthToken(context: SandboxContext, request: RequestOf<'createOAuthToken'>, reply: FastifyReply) {
   const user = request.caller!;
-  const form = request.body as TokenForm;
+  const form = request.body;
   return form.grant_type === 'refresh_token'
     ? refreshConsent(context, user.id, form.refresh_token!, reply)
     : redeemConsent(context, user.id, form.auth_req_id!, reply);

@@ -1,111 +1,88 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { CreationId, StatusQueryId, TransactionStore } from '../../core/catalogue/operations.ts';
+import type { RequestBodies } from '../../core/catalogue/request-bodies.generated.ts';
 import { TRANSACTIONS, isServedUnder, operation } from '../../core/catalogue/routes.ts';
-import { canonicalAmount, toMinor } from '../../core/money.ts';
+import { fromMinor, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { Handler, RouteHandlers } from '../http/serving.ts';
 import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
-import { idKey, PAYER_KINDS, partyOf, type Party, type Transaction, type TransactionKind } from '../domain/state.ts';
+import { idKey, PAYER_KINDS, partyOf, type Transaction } from '../domain/state.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
 
-interface PaymentBody {
-  amount?: string;
-  currency?: string;
-  externalId?: string;
-  payer?: Party;
-  payee?: Party;
-  payerMessage?: string;
-  payeeNote?: string;
-  referenceIdToRefund?: string;
-}
+/** The body of any creation: each creation's own body (RequestOf<CreationId>) is one of these, with the fields it has. */
+type CreationBody = Partial<RequestBodies['request-to-pay'] & RequestBodies['deposit'] & RequestBodies['refund'] & RequestBodies['transfer']>;
 
-/** A kind of transaction: the operations that create it and read its status (TRANSACTIONS of the catalogue). */
-export interface PaymentKind {
-  kind: TransactionKind;
-  create: OperationId;
-  status: OperationId;
-}
-
-/** The sandbox's store of each kind of transaction the catalogue creates; the versions of an operation share one. */
-const STORE_OF: Partial<Record<OperationId, TransactionKind>> = {
-  requestToPay: 'requesttopay',
-  requestToWithdraw: 'requesttowithdraw',
-  requestToWithdrawV2: 'requesttowithdraw',
-  refund: 'refund',
-  refundV2: 'refund',
-  deposit: 'deposit',
-  depositV2: 'deposit',
-  transfer: 'transfer',
-};
-
-export const PAYMENT_KINDS: readonly PaymentKind[] = TRANSACTIONS.map(({ create, status }) => {
-  const kind = STORE_OF[create];
-  if (!kind) throw new Error(`The sandbox keeps no store for ${create}, a creation of the operation catalogue.`);
-  return { kind, create, status };
-});
+/** A creation's request as the payment takes it. */
+type CreationRequest = Pick<FastifyRequest, 'caller' | 'headers'> & { body: CreationBody };
 
 const NOT_FOUND = 'Requested resource was not found.';
 
 // The amount schema with its strict reading: what a payable amount is, whether or not the sandbox refuses others.
 const amountValidator = validatorFor('amount');
 
-/** How a payment reads its amount: whether it is payable, and if so its minor units and canonical text. */
-interface AmountReading {
-  amount: string | undefined;
-  payable: boolean;
-  minor: bigint;
-  canonical: string | undefined;
+/** Whether a payment's amount is payable, and if so its minor units and canonical text (as the live sandbox answers it). */
+function readAmount(amount: string | undefined): { payable: boolean; minor: bigint; canonical: string | undefined } {
+  if (amount === undefined || !amountValidator(amount)) return { payable: false, minor: 0n, canonical: amount };
+  const minor = toMinor(amount);
+  return { payable: true, minor, canonical: fromMinor(minor) };
 }
 
-/**
- * The reading of the amount read last, kept: a client sends the same amount request after request, and each
- * reading (a validator call, the parse, the canonical text) gives the same result for the same text.
- */
-let lastAmount: AmountReading = { amount: undefined, payable: false, minor: 0n, canonical: undefined };
-
-function readAmount(amount: string | undefined): AmountReading {
-  if (amount === lastAmount.amount) return lastAmount;
-  const payable = amount !== undefined && amountValidator(amount);
-  // Parsed once: the stored amount is the canonical form of the same minor units (normaliseAmount).
-  const minor = payable ? toMinor(amount) : 0n;
-  lastAmount = { amount, payable, minor, canonical: payable ? canonicalAmount(amount, minor) : amount };
-  return lastAmount;
-}
 // The live sandbox rejects these in free text (real-api-notes); only the mtn-sandbox profile does.
 const LIVE_FORBIDDEN_CHARACTERS = /['&]/;
 
-/** Request to pay, refund and deposit (§4.2 #2, §4.3 #9–10), their status queries (§4.6) and delivery notification (§4.2 #3). */
-export function paymentHandlers(context: SandboxContext): RouteHandlers {
-  const handlers: RouteHandlers = { deliveryNotification: (product) => deliveryNotification(context, product!) };
-  for (const kind of PAYMENT_KINDS) {
+/**
+ * Request to pay, refund and deposit (§4.2 #2, §4.3 #9–10), the creations beyond the spec, their status queries
+ * (§4.6) and the delivery notification (§4.2 #3). Each creation keeps its record in the store the catalogue names.
+ */
+export function paymentHandlers(context: SandboxContext): Pick<RouteHandlers, CreationId | StatusQueryId | 'deliveryNotification'> {
+  const creation = (id: CreationId) => {
+    const store = TRANSACTIONS.find((t) => t.create === id)!.store;
     // A synchronous handler that answers and returns nothing: an async one costs a promise and a microtask a
     // request, and what it throws reaches the error handler all the same.
-    handlers[kind.create] = (product) => (request, reply) => {
-      createPayment(context, kind, product!, request, reply);
+    return (product: Product | undefined) => (request: CreationRequest, reply: FastifyReply): void => {
+      createPayment(context, id, store, product!, request, reply);
     };
-    handlers[kind.status] = (product) => async (request, reply) => {
+  };
+  const statusQuery = (id: StatusQueryId) => {
+    const store = TRANSACTIONS.find((t) => t.status === id)!.store;
+    return (product: Product | undefined) => async (request: NamingATransaction, reply: FastifyReply) => {
       // Ownership of a status query is a strict reading (transactionOwnership); the product always counts.
-      const tx = context.settings.strict ? ownedTransaction(context, [kind.kind], request) : transactionOf(context, kind.kind, product!, request);
+      const tx = context.settings.strict ? ownedTransaction(context, [store], request) : transactionOf(context, store, product!, request);
       if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
       return reply.send(context.payments.statusRecord(tx));
     };
-  }
-  return handlers;
+  };
+  return {
+    requestToPay: creation('requestToPay'),
+    requestToWithdraw: creation('requestToWithdraw'),
+    requestToWithdrawV2: creation('requestToWithdrawV2'),
+    refund: creation('refund'),
+    refundV2: creation('refundV2'),
+    deposit: creation('deposit'),
+    depositV2: creation('depositV2'),
+    transfer: creation('transfer'),
+    getRequestToPayStatus: statusQuery('getRequestToPayStatus'),
+    getRequestToWithdrawStatus: statusQuery('getRequestToWithdrawStatus'),
+    getRefundStatus: statusQuery('getRefundStatus'),
+    getDepositStatus: statusQuery('getDepositStatus'),
+    getTransferStatus: statusQuery('getTransferStatus'),
+    deliveryNotification: (product) => deliveryNotification(context, product!),
+  };
 }
 
-function createPayment(context: SandboxContext, kind: PaymentKind, product: Product, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function createPayment(context: SandboxContext, id: CreationId, store: TransactionStore, product: Product, request: CreationRequest, reply: FastifyReply): FastifyReply {
   const { state, ledger, profile, payments } = context;
   const caller = request.caller!;
   // Fastify's headers is a getter: read once.
   const headers = request.headers;
   const referenceId = idKey(headers['x-reference-id'] as string);
-  const store = state.transactions[kind.kind];
-  if (store.has(referenceId)) {
+  const transactions = state.transactions[store];
+  if (transactions.has(referenceId)) {
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
   }
-  const body = request.body as PaymentBody;
+  const { body } = request;
   if (profile.strictTextCharacters) {
     const field = (['externalId', 'payerMessage', 'payeeNote'] as const).find((f) => LIVE_FORBIDDEN_CHARACTERS.test(body[f] ?? ''));
     if (field) return sendBadRequest(reply, `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`);
@@ -116,14 +93,14 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
   if (body.currency === undefined || !ledger.accepts(body.currency)) {
     return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`);
   }
-  const party = kind.kind === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : partyOf(body.payer ?? body.payee);
+  const party = store === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : partyOf(body.payer ?? body.payee);
   const { payable, minor: amountMinor, canonical } = readAmount(body.amount);
   const tx: Transaction = {
-    kind: kind.kind,
+    kind: store,
     referenceId,
     apiUserId: caller.id,
     product,
-    targetEnvironment: allowedName(context.settings.targetEnvironments, headers['x-target-environment'] as string),
+    targetEnvironment: headers['x-target-environment'] as string,
     amountMinor,
     amount: canonical,
     currency: body.currency!,
@@ -134,11 +111,10 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
     referenceIdToRefund: body.referenceIdToRefund && idKey(body.referenceIdToRefund),
     status: 'PENDING',
     callbackUrl,
-    callbackMethod: context.settings.callbackMethod === 'documented' ? operation(kind.create).callback!.method : context.settings.callbackMethod,
+    callbackMethod: context.settings.callbackMethod === 'documented' ? operation(id).callback!.method : context.settings.callbackMethod,
     refundedMinor: 0n,
-    unpayable: !payable ? 'NOT_ALLOWED' : kind.kind !== 'refund' && !party ? (PAYER_KINDS.has(kind.kind) ? 'PAYER_NOT_FOUND' : 'PAYEE_NOT_FOUND') : undefined,
-    // Set as the payment goes on; named here, so that every record keeps the shape it was made with (V8 gives a
-    // property added later a separate backing store, and each record kept is copied by the collector).
+    unpayable: !payable ? 'NOT_ALLOWED' : store !== 'refund' && !party ? (PAYER_KINDS.has(store) ? 'PAYER_NOT_FOUND' : 'PAYEE_NOT_FOUND') : undefined,
+    // Set as the payment goes on.
     reason: undefined,
     financialTransactionId: undefined,
     completedAt: undefined,
@@ -147,31 +123,25 @@ function createPayment(context: SandboxContext, kind: PaymentKind, product: Prod
   };
   // One reading of the clock for the record and an outcome settled at once.
   const now = context.clock.now();
-  store.add(referenceId, tx, now);
+  transactions.add(referenceId, tx, now);
   payments.begin(tx, now);
   return reply.code(202).send();
 }
 
-/**
- * The settings' own string for a name the guards found among them (else the name as sent): a record keeps a string
- * the sandbox holds anyway, where the request's copy would be one more for the collector to move per record.
- */
-function allowedName(names: readonly string[], name: string): string {
-  for (const known of names) if (known === name) return known;
-  return name;
-}
+/** A request whose path names a transaction by its reference id: a status query or a delivery notification. */
+type NamingATransaction = Pick<FastifyRequest, 'caller'> & { params: { referenceId: string } };
 
 /** The transaction of a kind made under a product named by the referenceId path parameter, whoever made it. */
-function transactionOf(context: SandboxContext, kind: TransactionKind, product: Product, request: FastifyRequest): Transaction | undefined {
-  const tx = context.state.transactions[kind].get(idKey((request.params as { referenceId: string }).referenceId));
+function transactionOf(context: SandboxContext, store: TransactionStore, product: Product, request: NamingATransaction): Transaction | undefined {
+  const tx = context.state.transactions[store].get(idKey(request.params.referenceId));
   return tx?.product === product ? tx : undefined;
 }
 
 /** The caller's transaction of one of these kinds named by the referenceId path parameter. */
-function ownedTransaction(context: SandboxContext, kinds: readonly TransactionKind[], request: FastifyRequest): Transaction | undefined {
-  const id = idKey((request.params as { referenceId: string }).referenceId);
-  for (const kind of kinds) {
-    const tx = context.state.transactions[kind].get(id);
+function ownedTransaction(context: SandboxContext, stores: readonly TransactionStore[], request: NamingATransaction): Transaction | undefined {
+  const id = idKey(request.params.referenceId);
+  for (const store of stores) {
+    const tx = context.state.transactions[store].get(id);
     // Another API user's transaction is answered exactly as an unknown one, so ids cannot be probed.
     if (tx && tx.apiUserId === request.caller!.id) return tx;
   }
@@ -179,11 +149,11 @@ function ownedTransaction(context: SandboxContext, kinds: readonly TransactionKi
 }
 
 /** A delivery notification names a transaction of the caller made under the same product (§4.2 #3; beyond it, its own). */
-function deliveryNotification(context: SandboxContext, product: Product): Handler {
+function deliveryNotification(context: SandboxContext, product: Product): Handler<'deliveryNotification'> {
   const { settings, clock } = context;
-  const kinds = [...new Set(PAYMENT_KINDS.filter((k) => isServedUnder(k.create, product)).map((k) => k.kind))];
+  const stores = [...new Set(TRANSACTIONS.filter((t) => isServedUnder(t.create, product)).map((t) => t.store))];
   return async (request, reply) => {
-    const tx = ownedTransaction(context, kinds, request);
+    const tx = ownedTransaction(context, stores, request);
     if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     if (tx.status !== 'SUCCESSFUL') {
       return sendBusinessError(reply, 409, 'TRANSACTION_NOT_COMPLETED', `The transaction is ${tx.status}; only a SUCCESSFUL one can be notified.`);

@@ -1,0 +1,44 @@
+/**
+ * The sandbox's handlers are typed from the catalogue: their bodies from the request schemas (generated into
+ * core/catalogue/request-bodies.generated.ts, which must be what schemas/ give), their path parameters from the
+ * operation's, and the set of handlers is the set of operations. The type-level half is checked by `npm run
+ * typecheck` (the @ts-expect-error lines below fail it when the types stop refusing what they refuse).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { RequestOf, RouteHandlers } from '../../sandbox/http/serving.ts';
+import type { CreationId, StatusQueryId } from '../../core/catalogue/operations.ts';
+import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
+
+test('the request-body types are what the request schemas give (npm run generate:types)', () => {
+  const script = fileURLToPath(new URL('../../scripts/generate-request-types.ts', import.meta.url));
+  const check = spawnSync(process.execPath, ['--import', 'tsx', script, '--check'], { encoding: 'utf8' });
+  assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+});
+
+test('the creations and status queries the types name are the catalogue\'s', () => {
+  const creations: CreationId[] = ['requestToPay', 'requestToWithdraw', 'requestToWithdrawV2', 'refund', 'refundV2', 'deposit', 'depositV2', 'transfer'];
+  const queries: StatusQueryId[] = ['getRequestToPayStatus', 'getRequestToWithdrawStatus', 'getRefundStatus', 'getDepositStatus', 'getTransferStatus'];
+  assert.deepEqual(TRANSACTIONS.map((t) => t.create).sort(), [...creations].sort());
+  assert.deepEqual([...new Set(TRANSACTIONS.map((t) => t.status))].sort(), [...queries].sort());
+});
+
+// Type-level checks: each line below must be refused by the compiler.
+export function typeChecks(handlers: RouteHandlers, payment: RequestOf<'requestToPay'>, query: RequestOf<'getRequestToPayStatus'>, balance: RequestOf<'getBalanceInCurrency'>): unknown[] {
+  // @ts-expect-error a set of handlers that lacks one for an operation of the catalogue
+  const missing: RouteHandlers = { createApiUser: handlers.createApiUser };
+  return [
+    missing,
+    payment.body.amount,
+    // @ts-expect-error a field the request-to-pay schema does not have
+    payment.body.amount_due,
+    query.params.referenceId,
+    // @ts-expect-error a path parameter the status query does not have
+    query.params.currency,
+    balance.params.currency,
+    // @ts-expect-error a status query takes no body
+    query.body.amount,
+  ];
+}
