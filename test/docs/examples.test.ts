@@ -1,5 +1,5 @@
 /**
- * Every command the documents show (README.md, docs/*.md) runs as written in a clone: each
+ * Every command the documents show (README.md, CONTRIBUTING.md, docs/*.md) runs as written in a clone: each
  * `npm run X` / `npm start` names a script of package.json, each momo-harness command (npx, bare, or behind a
  * script) a subcommand, and each passes only options that command declares (its module's `options`, which its
  * parser reads), after the -- npm needs. examples.suite.test.ts runs the cheap ones (--help, --list-…) for real.
@@ -12,7 +12,7 @@ import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/run.ts';
 import { scenarioNames } from '../../load/build.ts';
 import { parseMix } from '../../load/lib/mixes.ts';
 import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
-import { BENCHMARK_OPTIONS, DOCUMENTS, NPM_SCRIPTS, allDocCommands, docCommands, harnessWordsOf, shellCommands, shellWords, withoutComment, type DocCommand } from '../support/doc-commands.ts';
+import { BENCHMARK_OPTIONS, DOCUMENTS, NPM_SCRIPTS, allDocCommands, docCommands, documentText, harnessWordsOf, shellCommands, shellWords, withoutComment, type DocCommand } from '../support/doc-commands.ts';
 
 /** The options of the npm scripts that are not momo-harness subcommands but take options of their own. */
 const SCRIPT_OPTIONS: Record<string, OptionSpecs> = { fuzz: FUZZ_OPTIONS, mutation: MUTATION_OPTIONS, benchmark: BENCHMARK_OPTIONS };
@@ -74,8 +74,16 @@ test('every document shows commands that run as written in a clone', async () =>
   assert.deepEqual(problems, []);
 });
 
-test('README starts with the conformance run', () => {
-  assert.deepEqual(docCommands('README.md').find((c) => c.kind !== 'npm')?.args, ['run']);
+test('README is a door: the two commands first, a block per job, the index of every document, at most 200 lines', () => {
+  const readme = documentText('README.md');
+  assert.ok(readme.split('\n').length <= 200, `README.md has ${readme.split('\n').length} lines`);
+  const commands = docCommands('README.md');
+  assert.deepEqual(commands.find((c) => c.kind !== 'npm')?.args, ['run'], 'the first command is the conformance run');
+  for (const command of ['npm ci && npm start', 'npm test']) assert.match(readme, new RegExp(`^${command} `, 'm'), `README shows ${command} on a line of its own`);
+  assert.ok(commands.some((c) => c.script === 'capacity'), 'README shows npm run capacity');
+  for (const flag of ['--sign-key', '--baseline', '--rerun-failed']) assert.ok(commands.some((c) => c.args.includes(flag)), `README shows ${flag}`);
+  const unlisted = DOCUMENTS.filter((file) => file !== 'README.md' && !readme.includes(`](${file})`));
+  assert.deepEqual(unlisted, [], 'README\'s index links every document');
 });
 
 test('the check finds what would not run: a missing script or subcommand, an unknown option, an option npm would take', async () => {

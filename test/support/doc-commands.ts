@@ -1,5 +1,5 @@
 /**
- * The commands the documents show in their code blocks (README.md, docs/*.md), read as a shell
+ * The commands the documents show in their code blocks (README.md, CONTRIBUTING.md, docs/*.md), read as a shell
  * would split them, and what each one runs: an npm script, and through it (or through npx) a subcommand of
  * momo-harness with its arguments. The docs tests check them against package.json's scripts and the options each
  * command declares.
@@ -12,6 +12,7 @@ import { PACKAGE_ROOT } from '../../core/package.ts';
 /** The documents a user or a contributor reads, as paths from the project root: README first. */
 export const DOCUMENTS: readonly string[] = [
   'README.md',
+  'CONTRIBUTING.md',
   ...readdirSync(join(PACKAGE_ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`),
 ];
 
