@@ -3,7 +3,7 @@ import type { OptionSpecs } from '../core/command-line.ts';
 /**
  * The subcommands of momo-harness, the one list of them: a subcommand is one entry, its line of help and the module
  * of cli/ whose default export takes the arguments after its name and resolves to the exit code, and whose
- * `options` are the flags it parses (what the README test checks the examples against). A module is loaded only
+ * `options` are the flags it parses (what the docs tests check the examples and docs/reference.md against). A module is loaded only
  * when asked for, so `momo-harness --help` starts nothing.
  */
 export interface CommandModule {

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
  * recognised from npm's environment and explained, before the command does anything.
  */
 
-/** One option of a command, as its module declares it: parseArgs reads it, the usage text and the README test too. */
+/** One option of a command, as its module declares it: parseArgs reads it, the usage text and the docs tests too. */
 export interface OptionSpec {
   type: 'string' | 'boolean';
   multiple?: boolean;

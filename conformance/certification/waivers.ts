@@ -17,7 +17,7 @@ export class WaiverError extends Error {
     readonly file: string,
     readonly problems: string[],
   ) {
-    super(`The waivers file ${file} is wrong:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee schemas/waivers.schema.json and the README's "Certification report".`);
+    super(`The waivers file ${file} is wrong:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee schemas/waivers.schema.json and docs/conformance.md, "Waivers".`);
     this.name = 'WaiverError';
   }
 }

@@ -33,7 +33,7 @@ last rate that held and the first that did not. Against the embedded sandbox (a 
 MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.json, junit.xml.
 
   --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}
-                            (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see README)
+                            (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see docs/reference.md)
   --start <per second>      the first rate (default ${DEFAULTS.start})
   --factor <n>              each step up multiplies the rate by this (default ${DEFAULTS.factor})
   --max-rate <per second>   never above this rate (default ${DEFAULTS.maxRate})

@@ -13,7 +13,7 @@ import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
  * two-byte strings) until each
  * creation answers 503: the attack of issue 12, where long callback URLs exhausted the heap before the count
  * caps were reached. The test of retention runs it under a small --retention-max-bytes, the measurement of
- * README's "Reliability" under the defaults.
+ * docs/sandbox.md's "Reliability" under the defaults.
  */
 
 /** Callbacks go nowhere: the fill measures what the stores hold, not sockets to a listener. */

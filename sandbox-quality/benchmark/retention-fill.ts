@@ -5,7 +5,7 @@ import { resolveSettings } from '../../sandbox/domain/settings.ts';
 import { SILENT_CALLBACKS, fillEveryStore } from './fill-stores.ts';
 
 /**
- * The measurement behind README's "Reliability": a sandbox with its default settings, in a Node process with its
+ * The measurement behind docs/sandbox.md's "Reliability": a sandbox with its default settings, in a Node process with its
  * default heap, filled with maximal records until every creation answers 503. It prints the heap that the
  * records hold beside the budget they were counted against, and exits 1 if a creation got anything but success
  * or 503 with Retry-After.

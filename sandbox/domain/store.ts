@@ -20,7 +20,7 @@ export class ByteBudget {
 
 /**
  * What a record costs the heap, over-estimated: a fixed part for the Map entry, the object, its numbers and any
- * timer it holds, measured with maximal records (README, "Reliability"), plus two bytes a character for every
+ * timer it holds, measured with maximal records (docs/sandbox.md, "Reliability"), plus two bytes a character for every
  * string in it, one level of nesting deep (a party): a string with any character beyond Latin-1 takes two a character.
  */
 export const RECORD_OVERHEAD_BYTES = 1024;

@@ -233,7 +233,7 @@ export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogge
     if (error instanceof StoreFullError) {
       log.warn({ reqId: request.id, store: error.storeName, limit: error.limit, maxEntries: error.maxEntries }, 'store full; refusing a creation');
       reply.header('retry-after', '10');
-      const remedy = error.limit === 'bytes' ? 'a larger --retention-max-bytes (within the heap: README, "Reliability")' : 'a larger --retention-max-entries';
+      const remedy = error.limit === 'bytes' ? 'a larger --retention-max-bytes (within the heap: docs/sandbox.md, "Reliability")' : 'a larger --retention-max-entries';
       return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with ${remedy} (or, for transactions, a shorter --retention-max-age-ms).`);
     }
     const status = error.statusCode ?? 500;

@@ -118,8 +118,10 @@ test('tests import code of the layers, never a script', () => {
   assert.deepEqual(scripts, []);
 });
 
-test('the README\'s layout section names every folder of the layers', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const layout = readme.slice(readme.indexOf('## Project layout'), readme.indexOf('\n## ', readme.indexOf('## Project layout') + 1));
-  for (const folder of layerOf.keys()) assert.ok(layout.includes(`\`${folder}/\``), `README's layout lacks ${folder}/`);
+test('CONTRIBUTING\'s layout section names every folder of the layers', () => {
+  const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
+  const start = contributing.indexOf('## Project layout');
+  assert.ok(start >= 0, 'CONTRIBUTING.md has no "## Project layout"');
+  const layout = contributing.slice(start, contributing.indexOf('\n## ', start + 1));
+  for (const folder of layerOf.keys()) assert.ok(layout.includes(`\`${folder}/\``), `CONTRIBUTING's layout lacks ${folder}/`);
 });

@@ -31,7 +31,7 @@ test('the packed tarball installs into an empty folder and its momo-harness runs
   const install = inApp('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], 5 * MINUTE);
   assert.equal(install.code, 0, install.output);
   const installed = join(app, 'node_modules/momo-conformance-harness');
-  for (const part of ['features', 'schemas', 'requirements', 'dist/node/steps', 'dist/load']) assert.ok(existsSync(join(installed, part)), `the package lacks ${part}`);
+  for (const part of ['features', 'schemas', 'requirements', 'dist/node/steps', 'dist/load', 'README.md', 'docs/reference.md']) assert.ok(existsSync(join(installed, part)), `the package lacks ${part}`);
   assert.ok(!existsSync(join(app, 'node_modules/tsx')) && !existsSync(join(app, 'node_modules/typescript')), 'tsx or TypeScript got installed: the package must run without them');
 
   await t.test('--help of the command and of a subcommand', () => {

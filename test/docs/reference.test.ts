@@ -1,0 +1,76 @@
+/**
+ * docs/reference.md stays true to the code: each command's section lists exactly the options the command declares,
+ * the sandbox's table gives each setting's own variable and default, and every variable the harness, the sandbox,
+ * the reproductions and the load scripts read has its row.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { COMMANDS } from '../../cli/commands.ts';
+import { PACKAGE_ROOT } from '../../core/package.ts';
+import { CONFIG_VARIABLES } from '../../harness/config.ts';
+import { BASIC_VARIABLE, TOKEN_VARIABLE } from '../../harness/reproduction/curl.ts';
+import { helpText } from '../../sandbox/domain/settings.ts';
+import { DEVIATIONS_SETTING } from '../../sandbox-quality/faults/faults.ts';
+import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/run.ts';
+import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
+import { VARIATIONS_SETTING } from '../../sandbox-quality/variations/variations.ts';
+import { BENCHMARK_OPTIONS, documentText } from '../support/doc-commands.ts';
+
+const reference = documentText('docs/reference.md');
+
+/** The text of a section of the reference, from its heading to the next heading of the same level or above. */
+function section(heading: string): string {
+  const start = reference.indexOf(`\n## ${heading}\n`);
+  assert.ok(start >= 0, `docs/reference.md has no section "## ${heading}"`);
+  const end = reference.indexOf('\n## ', start + 1);
+  return reference.slice(start, end === -1 ? undefined : end);
+}
+
+/** The table rows of a text, each as its cells without the backticks. */
+function rows(text: string): string[][] {
+  return text.split('\n').filter((line) => /^\| `/.test(line)).map((line) => line.slice(1, -1).split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/`/g, '')));
+}
+
+/** The options a section's table names: the first word of each row's first cell, without its dashes. */
+function optionsIn(text: string): string[] {
+  return rows(text).map(([first]) => /^--([\w-]+)/.exec(first!)?.[1]).filter((name): name is string => name !== undefined).sort();
+}
+
+test('each momo-harness command\'s section lists exactly the options it declares', async () => {
+  for (const [name, command] of Object.entries(COMMANDS)) {
+    const declared = Object.keys((await command.load()).options).sort();
+    assert.deepEqual(optionsIn(section(`momo-harness ${name}`)), declared, `momo-harness ${name}`);
+  }
+});
+
+test('the sections of npm run fuzz, mutation and benchmark list exactly their options', () => {
+  for (const [script, options] of Object.entries({ fuzz: FUZZ_OPTIONS, mutation: MUTATION_OPTIONS, benchmark: BENCHMARK_OPTIONS })) {
+    assert.deepEqual(optionsIn(section(`npm run ${script}`)), Object.keys(options).sort(), `npm run ${script}`);
+  }
+});
+
+test('the sandbox\'s table gives each setting the variable and the default the sandbox reads', () => {
+  const fromHelp = helpText([DEVIATIONS_SETTING, VARIATIONS_SETTING]).split('\n')
+    .map((line) => /^ {2}(--[\w-]+)\s+(\S+)\s+(\S+)/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map(([, flag, env, fallback]): [string, string, string] => [flag!, env!, fallback!]);
+  assert.ok(fromHelp.length > 30, `only ${fromHelp.length} settings read from the sandbox's help`);
+  const documented = new Map(rows(section('momo-harness sandbox')).map(([flag, env, fallback]) => [flag!, [flag!, env!, fallback!]]));
+  for (const [flag, env, fallback] of fromHelp) assert.deepEqual(documented.get(flag), [flag, env, fallback], `the row of ${flag}`);
+});
+
+test('every variable the harness, the reproductions and the load scripts read has its row', () => {
+  const named = new Set(rows(reference).flatMap(([first]) => first!.split(/,\s*/)));
+  const loadFiles = (dir: string): string[] => readdirSync(join(PACKAGE_ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => join(entry.parentPath, entry.name));
+  const loadSource = loadFiles('load').map((file) => readFileSync(file, 'utf8')).join('\n');
+  // Names of the code itself (LOAD_OPTIONS, the options of momo-harness load) are not variables.
+  const identifiers = new Set([...loadSource.matchAll(/\bconst (LOAD_\w+)/g)].map((m) => m[1]!));
+  const loadVariables = new Set([...loadSource.matchAll(/\bLOAD_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((name) => !identifiers.has(name)));
+  assert.ok(loadVariables.has('LOAD_RATE') && loadVariables.has('LOAD_SLO_P95_MS'), [...loadVariables].join(', '));
+  const missing = [...Object.keys(CONFIG_VARIABLES), TOKEN_VARIABLE, BASIC_VARIABLE, ...loadVariables].filter((name) => !named.has(name));
+  assert.deepEqual(missing, []);
+});
