@@ -60,7 +60,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   const clock = options.clock ?? systemClock;
   const log: FastifyBaseLogger = options.logger ?? pino({ level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
   // Fastify given a logger gives every request a child logger and two response listeners, even when request
-  // logging is off: together about a tenth of a request to pay's CPU (docs/benchmarks.md). So Fastify gets the
+  // logging is off: together about a tenth of a request to pay's CPU (docs/performance.md). So Fastify gets the
   // log only at the levels that log each request; the sandbox's own lines go to the log directly.
   const app = Fastify({
     ...(logsEachRequest(log) ? { loggerInstance: log } : { logger: false }),

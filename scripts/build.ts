@@ -58,7 +58,8 @@ export async function buildHarness(outDir = OUT_DIR): Promise<string[]> {
     outbase: PACKAGE_ROOT,
     // No keepNames: each file is compiled alone, so esbuild renames nothing, and JavaScript names functions and
     // classes as written. keepNames wrapped every closure in an Object.defineProperty call each time it was made,
-    // about 4,000 instructions of each request to pay (docs/benchmarks.md). test/build.test.ts holds the names.
+    // about 4,000 instructions of each request to pay (docs/performance.md). test/package/compiled-names.test.ts
+    // holds the names.
     // Stack traces of an unexpected error point at the TypeScript a maintainer reads.
     sourcemap: 'linked',
   });

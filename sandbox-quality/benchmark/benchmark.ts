@@ -466,10 +466,41 @@ async function cpuOnly(): Promise<void> {
   logCpu(await cpuPerRequest());
 }
 
-/** `--instructions`: only the server instructions per request, for a figure the machine's noise does not move. */
+/**
+ * `--instructions`: only the server instructions per request, for a figure the machine's noise does not move; the
+ * full run (without --quick) writes them into docs/performance.md.
+ */
 async function instructionsOnly(): Promise<void> {
   const serverInstructions = await instructionsPerRequest();
-  if (serverInstructions) logInstructions(serverInstructions);
+  if (!serverInstructions) return;
+  logInstructions(serverInstructions);
+  if (!QUICK) writePerformanceFigures(serverInstructions);
+}
+
+/** The figures of docs/performance.md, between its markers: what the guard holds and what realistic traffic costs. */
+function writePerformanceFigures(counted: InstructionsPerRequest): void {
+  const doc = join(ROOT, 'docs/performance.md');
+  const begin = '<!-- figures: written by npm run benchmark -- --instructions -->';
+  const end = '<!-- end of figures -->';
+  const windows = (xs: number[]) => xs.map((x) => fmt(x)).join(', ');
+  const lines = [
+    begin,
+    `Measured ${new Date().toISOString().slice(0, 10)} by \`npm run benchmark -- --instructions\` (callgrind, compiled servers, windows of ${fmt(counted.requestsPerWindow)} requests after a warm-up; each figure the median of the windows once settled):`,
+    '',
+    '| traffic | sandbox | bare Fastify 202 | ratio | guard |',
+    '|---|---|---|---|---|',
+    `| the minimal script's request to pay, the same bytes every time | ${fmt(counted.sandbox)} | ${fmt(counted.bare)} | ${fmt(counted.ratio, 2)}× | ≤ ${GUARD_RATIO}×: ${counted.ratio <= GUARD_RATIO ? 'holds' : 'BROKEN'} |`,
+    `| the creation-throughput scenario: requests to pay, deposits and refunds from 8 VUs, each with its own reference ids | ${fmt(counted.mix)} | – | – | what a change must lower |`,
+    '',
+    `Windows, instructions per request: minimal script, sandbox ${windows(counted.sandboxWindows)}; bare ${windows(counted.bareWindows)}; creation-throughput ${windows(counted.mixWindows)}.`,
+    end,
+  ];
+  const text = readFileSync(doc, 'utf8');
+  const from = text.indexOf(begin);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`docs/performance.md lacks the markers ${begin} … ${end}`);
+  writeFileSync(doc, `${text.slice(0, from)}${lines.join('\n')}${text.slice(to + end.length)}`);
+  log('figures written into docs/performance.md');
 }
 
 /** `--generator`: only the load-script comparison, for working on the generator's hot path. */

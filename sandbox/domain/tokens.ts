@@ -38,9 +38,8 @@ export class TokenAuthority {
   /**
    * Tokens whose signature was already checked, keyed by their signature's characters, with the whole token beside
    * it. fast-jwt's own cache hashes every token with SHA-256 for its key, which cost more per request than the
-   * check it saves (7% of the request path, docs/benchmarks.md); and a Map keyed by the whole token hashes all of
-   * its 300-odd characters on each request (4% of a request to pay's instructions). A token is found only when
-   * it equals the one checked, so a forged one, even with a signature copied from a good one, never is.
+   * check it saves; and a key of the whole token means hashing its 300-odd characters on each request. A token is
+   * found only when it equals the one checked, so a forged one, even with a signature copied from a good one, never is.
    */
   private readonly verified = new Map<string, { token: string; claims: TokenClaims }>();
 
