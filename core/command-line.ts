@@ -113,7 +113,7 @@ function optionsTakenByNpm(argv: readonly string[], options: OptionSpecs, env: R
     const value = fromNpm !== 'true' ? fromNpm : pairStray ? stray! : spec.value ?? '<value>';
     return `--${name} ${/\s/.test(value) ? JSON.stringify(value) : value}`;
   });
-  const rest = pairStray ? argv.filter((a, i) => i !== argv.lastIndexOf(stray!)) : argv;
+  const rest = pairStray ? argv.filter((_, i) => i !== argv.lastIndexOf(stray!)) : argv;
   const example = [npmCommandOf(env), '--', ...rest.map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)), ...written].join(' ');
   const names = taken.map((name) => `--${name}`);
   return `npm took ${names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`} for itself: put -- before the harness's options, as in ${example}`;

@@ -21,14 +21,14 @@ export function renderHtml(report: CertificationReport, { conformanceHref = '../
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>MoMo API certification: ${escape(report.target)}</title>
+<title>MoMo API certification: ${escapeHtml(report.target)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <header>
 <h1>MoMo API certification</h1>
-<p class="meta">Target <b>${escape(report.target)}</b> · profile <b>${escape(report.profile.name)}</b> · ${escape(report.generatedAt)} · ${escape(report.harness.name)} ${escape(report.harness.version)}${report.spec ? ` · spec ${escape(report.spec.file)} <code title="SHA-256">${report.spec.sha256.slice(0, 12)}…</code>` : ''}</p>
-<p class="meta">Scenarios: ${report.selection.expression ? `<code>${escape(report.selection.expression)}</code>` : 'all'}</p>
+<p class="meta">Target <b>${escapeHtml(report.target)}</b> · profile <b>${escapeHtml(report.profile.name)}</b> · ${escapeHtml(report.generatedAt)} · ${escapeHtml(report.harness.name)} ${escapeHtml(report.harness.version)}${report.spec ? ` · spec ${escapeHtml(report.spec.file)} <code title="SHA-256">${report.spec.sha256.slice(0, 12)}…</code>` : ''}</p>
+<p class="meta">Scenarios: ${report.selection.expression ? `<code>${escapeHtml(report.selection.expression)}</code>` : 'all'}</p>
 </header>
 <main>
 ${failuresSection(report, conformanceHref)}
@@ -61,9 +61,9 @@ function failuresSection(report: CertificationReport, conformanceHref: string): 
   const rows = failures.map(({ requirement, scenario, findings }) => {
     const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
     const reproduction = scenario.reproduction
-      ? `<a href="${escape(`${conformanceHref}/${scenario.reproduction.file}`)}"><code>${escape(scenario.reproduction.file)}</code></a><details><summary>the script</summary><pre class="curl">${escape(scenario.reproduction.script)}</pre></details>`
+      ? `<a href="${escapeHtml(`${conformanceHref}/${scenario.reproduction.file}`)}"><code>${escapeHtml(scenario.reproduction.file)}</code></a><details><summary>the script</summary><pre class="curl">${escapeHtml(scenario.reproduction.script)}</pre></details>`
       : 'none: the evidence holds no call to replay';
-    return `<tr><td class="id"><a href="#${anchor(requirement.id)}">${escape(requirement.id)}</a><br><small>${escape(requirement.section)}</small></td><td>${escape(scenario.feature)} › ${escape(scenario.name)}<br><small>${escape(where)}</small></td><td>${findingsTable(findings)}</td><td>${reproduction}</td></tr>`;
+    return `<tr><td class="id"><a href="#${anchor(requirement.id)}">${escapeHtml(requirement.id)}</a><br><small>${escapeHtml(requirement.section)}</small></td><td>${escapeHtml(scenario.feature)} › ${escapeHtml(scenario.name)}<br><small>${escapeHtml(where)}</small></td><td>${findingsTable(findings)}</td><td>${reproduction}</td></tr>`;
   }).join('\n');
   return `<section id="failures">
 <h2>Failures: ${requirements} requirement${requirements === 1 ? '' : 's'}</h2>
@@ -78,7 +78,7 @@ ${rows}
 /** A failure's findings as the field, what was expected and what came: the block every failure has. */
 function findingsTable(findings: readonly Finding[]): string {
   if (findings.length === 0) return '<p>The failure names no check: read its message under the scenario.</p>';
-  const rows = findings.map((f) => `<tr><td><code>${escape(f.check)}</code><br><small>${escape(describeSource(f.source))}</small></td><td>${f.field !== undefined ? `<code>${escape(f.field)}</code>` : ''}</td><td><code>${escape(f.expected)}</code></td><td><code>${escape(f.received)}</code></td></tr>`).join('');
+  const rows = findings.map((f) => `<tr><td><code>${escapeHtml(f.check)}</code><br><small>${escapeHtml(describeSource(f.source))}</small></td><td>${f.field !== undefined ? `<code>${escapeHtml(f.field)}</code>` : ''}</td><td><code>${escapeHtml(f.expected)}</code></td><td><code>${escapeHtml(f.received)}</code></td></tr>`).join('');
   return `<table class="findings"><thead><tr><th>Check</th><th>Field</th><th>Expected</th><th>Received</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
@@ -87,16 +87,16 @@ function summarySection(report: CertificationReport): string {
   const counts = REQUIREMENT_VERDICTS.filter((v) => v !== 'UNPROVOKABLE' && total.verdicts[v] > 0)
     .map((v) => `<li>${badge(v)} ${total.verdicts[v]}</li>`)
     .join('');
-  const problems = report.problems.length === 0 ? '' : `<div class="problems"><h3>Waivers that fail the run</h3><ul>${report.problems.map((p) => `<li>${escape(p)}</li>`).join('')}</ul></div>`;
+  const problems = report.problems.length === 0 ? '' : `<div class="problems"><h3>Waivers that fail the run</h3><ul>${report.problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul></div>`;
   const deviations = report.profile.deviations.length === 0
     ? '<p>The <b>spec</b> profile holds the target to the spec as written: no deviation is accepted.</p>'
-    : `<details class="deviations"><summary>The ${escape(report.profile.name)} profile accepts ${report.profile.deviations.length} documented deviations from the spec (a requirement passing only because of one is WARN)</summary><ul>${report.profile.deviations.map((d) => `<li><b>${escape(d.name)}</b>: ${escape(d.explanation)}</li>`).join('')}</ul></details>`;
+    : `<details class="deviations"><summary>The ${escapeHtml(report.profile.name)} profile accepts ${report.profile.deviations.length} documented deviations from the spec (a requirement passing only because of one is WARN)</summary><ul>${report.profile.deviations.map((d) => `<li><b>${escapeHtml(d.name)}</b>: ${escapeHtml(d.explanation)}</li>`).join('')}</ul></details>`;
   const waivers = report.waivers.length === 0 ? '' : `<h3>Waivers</h3><table><thead><tr><th>Requirement</th><th>Status</th><th>Owner</th><th>Expires</th><th>Reason</th></tr></thead><tbody>${report.waivers
-    .map((w) => `<tr><td><a href="#${anchor(w.requirement)}">${escape(w.requirement)}</a></td><td>${escape(w.status)}</td><td>${escape(w.owner)}</td><td>${escape(w.expires)}</td><td>${escape(w.reason)}</td></tr>`)
+    .map((w) => `<tr><td><a href="#${anchor(w.requirement)}">${escapeHtml(w.requirement)}</a></td><td>${escapeHtml(w.status)}</td><td>${escapeHtml(w.owner)}</td><td>${escapeHtml(w.expires)}</td><td>${escapeHtml(w.reason)}</td></tr>`)
     .join('')}</tbody></table>`;
   return `<section id="summary">
 <h2>Summary</h2>${evidenceNote(report)}
-<p class="outcome outcome-${report.exitCode}">The target ${report.outcome === 'could not test' ? 'could not be tested fully' : escape(report.outcome)} (exit code ${report.exitCode}).</p>
+<p class="outcome outcome-${report.exitCode}">The target ${report.outcome === 'could not test' ? 'could not be tested fully' : escapeHtml(report.outcome)} (exit code ${report.exitCode}).</p>
 <div class="figures">
 <div class="figure"><span class="number">${total.covered} / ${total.requirements}</span> requirements covered</div>
 <div class="figure"><span class="number">${total.verdicts.PASS} / ${total.requirements}</span> requirements passed</div>
@@ -113,13 +113,13 @@ ${waivers}
 function coverageSection(report: CertificationReport): string {
   const columns = REQUIREMENT_VERDICTS.filter((v) => v !== 'UNPROVOKABLE');
   const products = report.coverage.products
-    .map((p) => `<tr><td>${escape(p.product)}</td><td>${p.covered} / ${p.requirements}</td>${columns.map((v) => `<td class="n">${p.verdicts[v] || ''}</td>`).join('')}</tr>`)
+    .map((p) => `<tr><td>${escapeHtml(p.product)}</td><td>${p.covered} / ${p.requirements}</td>${columns.map((v) => `<td class="n">${p.verdicts[v] || ''}</td>`).join('')}</tr>`)
     .join('');
   const operations = report.coverage.operations
-    .map((o) => `<tr class="${o.covered > 0 ? 'covered' : 'uncovered'}"><td>${escape(o.section)}</td><td>${escape(o.name)}</td><td>${o.covered} / ${o.requirements.length}</td><td>${o.covered > 0 ? 'covered' : 'not covered'}</td></tr>`)
+    .map((o) => `<tr class="${o.covered > 0 ? 'covered' : 'uncovered'}"><td>${escapeHtml(o.section)}</td><td>${escapeHtml(o.name)}</td><td>${o.covered} / ${o.requirements.length}</td><td>${o.covered > 0 ? 'covered' : 'not covered'}</td></tr>`)
     .join('');
   const apart = report.coverage.apart
-    .map((g) => `<tr><td>${escape(g.group)}</td><td>${g.covered} / ${g.requirements}</td>${columns.map((v) => `<td class="n">${g.verdicts[v] || ''}</td>`).join('')}</tr>`)
+    .map((g) => `<tr><td>${escapeHtml(g.group)}</td><td>${g.covered} / ${g.requirements}</td>${columns.map((v) => `<td class="n">${g.verdicts[v] || ''}</td>`).join('')}</tr>`)
     .join('');
   return `<section id="coverage">
 <h2>Coverage</h2>
@@ -137,22 +137,22 @@ function baselineSection(report: CertificationReport): string {
   const { baseline } = report;
   if (!baseline) return '';
   const rows = CHANGES.map((c) => `<tr><td>${changeBadge(c)}</td><td class="n">${baseline.counts.requirements[c]}</td><td class="n">${baseline.counts.scenarios[c]}</td></tr>`).join('');
-  const moved = (['new failure', 'fixed', 'flaky'] as const).flatMap((c) => report.scenarios.filter((s) => s.change === c).map((s) => `<li>${changeBadge(c)} ${escape(s.feature)} › ${escape(s.name)} <small>${escape(`${s.uri}${s.line ? `:${s.line}` : ''}`)}</small></li>`));
+  const moved = (['new failure', 'fixed', 'flaky'] as const).flatMap((c) => report.scenarios.filter((s) => s.change === c).map((s) => `<li>${changeBadge(c)} ${escapeHtml(s.feature)} › ${escapeHtml(s.name)} <small>${escapeHtml(`${s.uri}${s.line ? `:${s.line}` : ''}`)}</small></li>`));
   return `<section id="baseline">
 <h2>Since the baseline</h2>
-<p>Compared with <code>${escape(baseline.file)}</code>: the run of ${escape(baseline.generatedAt)} against <b>${escape(baseline.target)}</b>. ${baseline.failOn === 'new' ? 'Only a new failure fails this run (--fail-on new).' : 'Any failure fails this run (--fail-on any).'}</p>
+<p>Compared with <code>${escapeHtml(baseline.file)}</code>: the run of ${escapeHtml(baseline.generatedAt)} against <b>${escapeHtml(baseline.target)}</b>. ${baseline.failOn === 'new' ? 'Only a new failure fails this run (--fail-on new).' : 'Any failure fails this run (--fail-on any).'}</p>
 <table><thead><tr><th>Since the baseline</th><th>Requirements</th><th>Scenarios</th></tr></thead><tbody>${rows}</tbody></table>
 ${moved.length > 0 ? `<ul class="moved">${moved.join('')}</ul>` : '<p>No scenario failed anew, was fixed or was flaky.</p>'}
 </section>`;
 }
 
 function changeBadge(change: Change): string {
-  return `<span class="change c-${cssName(change)}">${escape(change)}</span>`;
+  return `<span class="change c-${cssName(change)}">${escapeHtml(change)}</span>`;
 }
 
 function requirementTable(requirements: readonly ReportedRequirement[], withChange: boolean): string {
   const rows = requirements
-    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escape(r.id)}</a>${groupNote(r)}</td><td>${escape(r.section)}</td><td>${escape(r.text)}</td><td>${badge(r.verdict)}</td>${withChange ? `<td>${r.change ? changeBadge(r.change) : ''}</td>` : ''}<td class="n">${r.scenarios.length}</td></tr>`)
+    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escapeHtml(r.id)}</a>${groupNote(r)}</td><td>${escapeHtml(r.section)}</td><td>${escapeHtml(r.text)}</td><td>${badge(r.verdict)}</td>${withChange ? `<td>${r.change ? changeBadge(r.change) : ''}</td>` : ''}<td class="n">${r.scenarios.length}</td></tr>`)
     .join('\n');
   return `<section id="requirements">
 <h2>Requirements</h2>
@@ -166,7 +166,7 @@ ${rows}
 /** A requirement counted apart from the spec's says so beside its id. */
 function groupNote(requirement: ReportedRequirement): string {
   const group = groupOf(requirement);
-  return group === 'spec' ? '' : ` <small class="group">${escape(group)}</small>`;
+  return group === 'spec' ? '' : ` <small class="group">${escapeHtml(group)}</small>`;
 }
 
 /** What the evidence leaves out, when it leaves something out: exchanges past the run's budget, bodies cut. */
@@ -179,16 +179,16 @@ function evidenceNote(report: CertificationReport): string {
     ...(omitted > 0 ? [`${omitted} of ${exchanges.length} exchanges are not recorded: the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent, so each shows only its call and its outcome.`] : []),
     ...(cut > 0 ? [`${cut} exchange${cut === 1 ? ' has' : 's have'} a body cut in the evidence, each saying where and how long it was${exceeded > 0 ? `; ${exceeded} of them exceeded what the harness reads (MOMO_MAX_RESPONSE_BYTES)` : ''}.`] : []),
   ];
-  return notes.length === 0 ? '' : `\n<div class="evidence-note">${notes.map((n) => `<p>${escape(n)}</p>`).join('')}</div>`;
+  return notes.length === 0 ? '' : `\n<div class="evidence-note">${notes.map((n) => `<p>${escapeHtml(n)}</p>`).join('')}</div>`;
 }
 
 function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<string, ReportedScenario>, shownUnder: Map<string, string>): string {
   const scenarios = requirement.scenarios.map((id) => scenarioOf.get(id)).filter((s): s is ReportedScenario => s !== undefined);
   return `<article class="requirement" id="${anchor(requirement.id)}">
-<h3>${badge(requirement.verdict)} ${escape(requirement.id)} <small>${escape(requirement.section)}</small></h3>
-<p>${escape(requirement.text)}</p>
-${requirement.source ? `<p class="source">Source: ${escape(requirement.source)}</p>` : ''}
-<p class="explanation">${escape(requirement.explanation)}</p>
+<h3>${badge(requirement.verdict)} ${escapeHtml(requirement.id)} <small>${escapeHtml(requirement.section)}</small></h3>
+<p>${escapeHtml(requirement.text)}</p>
+${requirement.source ? `<p class="source">Source: ${escapeHtml(requirement.source)}</p>` : ''}
+<p class="explanation">${escapeHtml(requirement.explanation)}</p>
 ${scenarios.map((s) => scenarioDetails(s, requirement.id, shownUnder, requirement.scenarioVerdicts?.[s.id])).join('\n')}
 </article>`;
 }
@@ -201,17 +201,17 @@ function scenarioDetails(scenario: ReportedScenario, requirementId: string, show
   const exchanges = scenario.exchanges.length === 0
     ? '<p>No exchange with the target was recorded.</p>'
     : shownAt !== undefined
-      ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escape(shownAt)}</a>.</p>`
+      ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escapeHtml(shownAt)}</a>.</p>`
       : scenario.exchanges.map(exchangeBlock).join('\n');
   // Every attempt of a scenario that was run again, each with its verdict and its exchanges, then the last one.
   const earlier = shownAt !== undefined ? '' : (scenario.earlierAttempts ?? [])
-    .map((a, i) => `<div class="attempt"><h4>Attempt ${i + 1}: ${escape(a.verdict)}</h4>${a.reason ? `<pre class="reason">${escape(a.reason)}</pre>` : ''}${a.exchanges.map(exchangeBlock).join('\n')}</div>`)
+    .map((a, i) => `<div class="attempt"><h4>Attempt ${i + 1}: ${escapeHtml(a.verdict)}</h4>${a.reason ? `<pre class="reason">${escapeHtml(a.reason)}</pre>` : ''}${a.exchanges.map(exchangeBlock).join('\n')}</div>`)
     .join('\n');
-  const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escape(scenario.verdict)}</h4>` : '';
+  const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escapeHtml(scenario.verdict)}</h4>` : '';
   return `<details class="scenario">
-<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escape(scenario.verdict)}</span>${forRequirement !== undefined && forRequirement !== scenario.verdict ? ` <span class="for-requirement">${escape(forRequirement === 'not reached' ? 'not reached for this requirement' : `${forRequirement} for this requirement`)}</span>` : ''}${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escape(scenario.feature)} › ${escape(scenario.name)} <small>${escape(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
+<summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escapeHtml(scenario.verdict)}</span>${forRequirement !== undefined && forRequirement !== scenario.verdict ? ` <span class="for-requirement">${escapeHtml(forRequirement === 'not reached' ? 'not reached for this requirement' : `${forRequirement} for this requirement`)}</span>` : ''}${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escapeHtml(scenario.feature)} › ${escapeHtml(scenario.name)} <small>${escapeHtml(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.failure ? findingsTable(scenario.failure.findings) : ''}
-${scenario.reason ? `<pre class="reason">${escape(scenario.reason)}</pre>` : ''}
+${scenario.reason ? `<pre class="reason">${escapeHtml(scenario.reason)}</pre>` : ''}
 ${scenario.warnings && scenario.warnings.length > 0 ? `<ul class="warnings">${scenario.warnings.map((w) => `<li>${warningText(w)}</li>`).join('')}</ul>` : ''}
 ${earlier}${last}
 ${exchanges}
@@ -234,10 +234,10 @@ function warningsSection(report: CertificationReport): string {
   }
   if (byFinding.size === 0) return '';
   const rows = [...byFinding.values()].sort((a, b) => a.warning.check.localeCompare(b.warning.check)).map(({ warning: w, scenarios }) => `<tr>
-<td><code>${escape(w.check)}</code><br><small>${escape(describeSource(w.source))}</small></td>
-<td>${escape(w.context)}</td>
-<td>${w.field !== undefined ? `<code>${escape(w.field)}</code>: ` : ''}expected ${escape(w.expected)}, got ${escape(w.received)}<br><small>${escape(w.weight)}</small></td>
-<td>${scenarios.map((s) => escape(s.name)).join('<br>')}</td>
+<td><code>${escapeHtml(w.check)}</code><br><small>${escapeHtml(describeSource(w.source))}</small></td>
+<td>${escapeHtml(w.context)}</td>
+<td>${w.field !== undefined ? `<code>${escapeHtml(w.field)}</code>: ` : ''}expected ${escapeHtml(w.expected)}, got ${escapeHtml(w.received)}<br><small>${escapeHtml(w.weight)}</small></td>
+<td>${scenarios.map((s) => escapeHtml(s.name)).join('<br>')}</td>
 </tr>`).join('\n');
   return `<section id="warnings">
 <h2>Warnings (${byFinding.size})</h2>
@@ -249,24 +249,24 @@ ${rows}
 }
 
 function warningText(w: Warning): string {
-  return `Warning, <code>${escape(w.check)}</code> (${escape(describeSource(w.source))}): ${w.field !== undefined ? `<code>${escape(w.field)}</code>: ` : ''}expected ${escape(w.expected)}, got ${escape(w.received)}. <small>${escape(w.weight)}</small>`;
+  return `Warning, <code>${escapeHtml(w.check)}</code> (${escapeHtml(describeSource(w.source))}): ${w.field !== undefined ? `<code>${escapeHtml(w.field)}</code>: ` : ''}expected ${escapeHtml(w.expected)}, got ${escapeHtml(w.received)}. <small>${escapeHtml(w.weight)}</small>`;
 }
 
 function exchangeBlock(exchange: ReportedExchange): string {
   const { request, response } = exchange;
   if (exchange.omitted !== undefined) {
     return `<div class="exchange omitted">
-<p class="exchange-line"><b>${escape(exchange.operation)}</b> → ${escape(`${request.method} ${request.url}`)}</p>
-<p class="omitted-note">${escape(exchange.omitted)}</p>
+<p class="exchange-line"><b>${escapeHtml(exchange.operation)}</b> → ${escapeHtml(`${request.method} ${request.url}`)}</p>
+<p class="omitted-note">${escapeHtml(exchange.omitted)}</p>
 </div>`;
   }
   const outcome = response ? `${response.status} · ${response.durationMs} ms` : `no response: ${exchange.transportError ?? 'unknown'}`;
   const requestText = [`${request.method} ${request.url}`, ...headerLines(request.headers), ...(request.body !== undefined ? ['', pretty(request.body)] : [])].join('\n');
   const responseText = response ? [`HTTP ${response.status}`, ...headerLines(response.headers), ...(response.body !== '' ? ['', pretty(response.body)] : [])].join('\n') : '';
   return `<div class="exchange">
-<p class="exchange-line"><b>${escape(exchange.operation)}</b> → ${escape(outcome)}</p>
-<div class="pair"><pre class="request">${escape(requestText)}</pre>${response ? `<pre class="response">${escape(responseText)}</pre>` : ''}</div>
-${exchange.curl !== undefined ? `<details class="reproduce"><summary>Reproduce with curl (the MOMO_* variables of .env.example set)</summary><pre class="curl">${escape(exchange.curl)}</pre></details>` : ''}
+<p class="exchange-line"><b>${escapeHtml(exchange.operation)}</b> → ${escapeHtml(outcome)}</p>
+<div class="pair"><pre class="request">${escapeHtml(requestText)}</pre>${response ? `<pre class="response">${escapeHtml(responseText)}</pre>` : ''}</div>
+${exchange.curl !== undefined ? `<details class="reproduce"><summary>Reproduce with curl (the MOMO_* variables of .env.example set)</summary><pre class="curl">${escapeHtml(exchange.curl)}</pre></details>` : ''}
 </div>`;
 }
 
@@ -310,7 +310,7 @@ function cssName(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 }
 
-export function escape(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 

@@ -15,7 +15,7 @@ const MOVE_TO: Record<Standing, Move> = { failing: 'newly failing', passing: 'ne
 /** A requirement (by id) or scenario (by scenarioKey) that moved, with its standing in each run it is in. */
 export interface Moved {
   name: string;
-  then?: Standing;
+  before?: Standing;
   now?: Standing;
 }
 
@@ -27,32 +27,32 @@ const NOTABLE_RATIO = 1.5;
 const NOTABLE_MS = 10;
 
 export interface RunChanges {
-  then: HistoryRecord;
+  before: HistoryRecord;
   now: HistoryRecord;
   requirements: Moves;
   /** Undefined when a run of the two was written by a harness that kept no scenario verdicts. */
   scenarios: Moves | undefined;
   /** Operations whose p95 moved by NOTABLE_RATIO and NOTABLE_MS or more, the largest move first. */
-  operations: { operation: string; then: OperationTimes; now: OperationTimes }[];
+  operations: { operation: string; before: OperationTimes; now: OperationTimes }[];
 }
 
 /** What changed from the run `then` to the run `now` (the next one in the history). */
 export function changesBetween(then: HistoryRecord, now: HistoryRecord): RunChanges {
   return {
-    then,
+    before: then,
     now,
     requirements: movesBetween(then.requirements, now.requirements, requirementStanding),
     scenarios: then.scenarios && now.scenarios ? movesBetween(then.scenarios, now.scenarios, scenarioStanding) : undefined,
     operations: Object.entries(now.operations)
-      .flatMap(([operation, times]) => (Object.hasOwn(then.operations, operation) ? [{ operation, then: then.operations[operation]!, now: times }] : []))
-      .filter((o) => Math.abs(o.now.p95 - o.then.p95) >= NOTABLE_MS && ratio(o) >= NOTABLE_RATIO)
+      .flatMap(([operation, times]) => (Object.hasOwn(then.operations, operation) ? [{ operation, before: then.operations[operation]!, now: times }] : []))
+      .filter((o) => Math.abs(o.now.p95 - o.before.p95) >= NOTABLE_MS && ratio(o) >= NOTABLE_RATIO)
       .sort((a, b) => ratio(b) - ratio(a) || a.operation.localeCompare(b.operation)),
   };
 }
 
 /** How many times faster or slower (1 when the same); a p95 of 0 counts as 1 ms, so that the ratio stays finite. */
-function ratio({ then, now }: { then: OperationTimes; now: OperationTimes }): number {
-  const [a, b] = [Math.max(1, then.p95), Math.max(1, now.p95)];
+function ratio({ before, now }: { before: OperationTimes; now: OperationTimes }): number {
+  const [a, b] = [Math.max(1, before.p95), Math.max(1, now.p95)];
   return Math.max(a, b) / Math.min(a, b);
 }
 
@@ -62,7 +62,7 @@ function movesBetween(then: Record<string, string>, now: Record<string, string>,
     const before = Object.hasOwn(then, name) ? standing(then[name]!) : undefined;
     const after = Object.hasOwn(now, name) ? standing(now[name]!) : undefined;
     const move = before === undefined ? 'appeared' : after === undefined ? 'disappeared' : before === after ? undefined : MOVE_TO[after];
-    if (move) moves[move].push({ name, ...(before ? { then: before } : {}), ...(after ? { now: after } : {}) });
+    if (move) moves[move].push({ name, ...(before ? { before } : {}), ...(after ? { now: after } : {}) });
   }
   return moves;
 }

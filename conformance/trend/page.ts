@@ -1,4 +1,4 @@
-import { escape } from '../certification/html.ts';
+import { escapeHtml } from '../certification/html.ts';
 import { requirementStanding, type Standing } from '../certification/baseline.ts';
 import { reportSafe } from '../../harness/secrets/report-text.ts';
 import { anyMoved, changesBetween, MOVES, type Move, type Moved, type Moves, type RunChanges } from './changes.ts';
@@ -56,7 +56,7 @@ ${operationsSection(runs, names)}
 }
 
 function text(value: string): string {
-  return escape(reportSafe(value));
+  return escapeHtml(reportSafe(value));
 }
 
 /**
@@ -80,7 +80,7 @@ function changesSection(runs: readonly HistoryRecord[], names: readonly string[]
   if (runs.length === 0) return `<section id="changes">${heading}<p>The history holds no run yet.</p></section>`;
   if (runs.length === 1) return `<section id="changes">${heading}<p>The history holds one run, ${names[0]} (${outcomeOf(runs[0]!)}): there is no run before it to compare it with.</p></section>`;
   const changes = changesBetween(runs.at(-2)!, runs.at(-1)!);
-  const { then, now } = changes;
+  const { before: then, now } = changes;
   const [thenName, nowName] = names.slice(-2);
   return `<section id="changes">${heading}
 <p>The last run, <b>${nowName}</b>, compared with the run before it, ${thenName}.</p>
@@ -93,7 +93,7 @@ ${timesNote(changes)}
 
 /** The outcome, and every scenario and requirement whose verdict moved; or, when none did, that nothing changed. */
 function verdictsNote(changes: RunChanges): string {
-  const { then, now, scenarios, requirements } = changes;
+  const { before: then, now, scenarios, requirements } = changes;
   const kinds = scenarios ? 'scenario and requirement' : 'requirement';
   const moved = anyMoved(requirements) || (scenarios !== undefined && anyMoved(scenarios));
   const sameOutcome = then.exitCode === now.exitCode && then.outcome === now.outcome;
@@ -152,18 +152,18 @@ function movesList(moves: Moves, kind: 'scenario' | 'requirement'): string[] {
 }
 
 /** What it was in the run before; what it is now when it was not in the run before. */
-function wasNote({ then, now }: Moved): string {
+function wasNote({ before: then, now }: Moved): string {
   return then === undefined ? `(${STANDING_WORD[now!]})` : `(${STANDING_WORD[then]} before)`;
 }
 
 /** The run time, and the operations whose response times moved enough to look at. */
-function timesNote({ then, now, operations }: RunChanges): string {
+function timesNote({ before: then, now, operations }: RunChanges): string {
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const percent = then.durationMs > 0 ? Math.round((100 * (now.durationMs - then.durationMs)) / then.durationMs) : 0;
   const against = percent === 0 ? `about as long as the run before (${seconds(then.durationMs)})` : `${Math.abs(percent)}% ${percent > 0 ? 'longer' : 'shorter'} than the run before (${seconds(then.durationMs)})`;
   const duration = `<p>The run took ${seconds(now.durationMs)}, ${against}.</p>`;
   if (operations.length === 0) return `${duration}\n<p>No operation's p95 response time moved by half or more.</p>`;
-  const items = operations.map((o) => `<li>${text(o.operation)}: p95 ${o.then.p95} ms → <b>${o.now.p95} ms</b> <small>(p50 ${o.then.p50} → ${o.now.p50} ms)</small></li>`);
+  const items = operations.map((o) => `<li>${text(o.operation)}: p95 ${o.before.p95} ms → <b>${o.now.p95} ms</b> <small>(p50 ${o.before.p50} → ${o.now.p50} ms)</small></li>`);
   return `${duration}\n<p>Response times worth a glance (p95 ${operations.length === 1 ? 'moved' : 'of each moved'} by half or more):</p><ul class="times">${items.join('')}</ul>`;
 }
 

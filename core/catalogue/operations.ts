@@ -609,5 +609,5 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> =
 export const OPERATION_IDS = Object.keys(definitions) as OperationId[];
 
 export function isOperationId(value: string): value is OperationId {
-  return Object.prototype.hasOwnProperty.call(definitions, value);
+  return  Object.hasOwn(definitions, value);
 }

@@ -278,7 +278,7 @@ function unknownFieldFindings(schema: string, value: unknown): Finding[] {
 /** §4.1: Content-Type is the media type of the body; a JSON record labelled otherwise is not read as JSON by most clients. */
 function mediaTypeFindings(response: ApiResponse): Finding[] {
   const contentType = response.headers['content-type'];
-  const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+  const mediaType = contentType === undefined ? undefined : contentType.split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json' || mediaType?.endsWith('+json')) return [];
   return [finding('media-type', { field: 'header Content-Type', expected: 'application/json', received: contentType === undefined ? 'none' : JSON.stringify(contentType) })];
 }

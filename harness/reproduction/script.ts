@@ -154,12 +154,14 @@ class ScriptWriter {
   private preamble(): string[] {
     const lines = [
       `BASE="\${MOMO_BASE_URL:-${this.scenario.bases.gateway.replace(/[^A-Za-z0-9:/._-]/g, '')}}"`,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for the script to make
       'SANDBOX="${MOMO_SANDBOX_URL:-$BASE}"',
       'work=$(mktemp -d)',
       'trap \'rm -rf "$work"\' EXIT',
       '# A fresh UUID v4, as the run made one for each reference id.',
       'uuid() { node -e \'console.log(crypto.randomUUID())\'; }',
       '# A string or number of a JSON answer by its pointer (/access_token); it fails when the answer has none.',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript for node -e, a template it evaluates itself
       'field() { node -e \'const [file, pointer] = process.argv.slice(1); let v = JSON.parse(require("fs").readFileSync(file, "utf8")); for (const k of pointer.split("/").slice(1)) v = v?.[k]; if (typeof v !== "string" && typeof v !== "number") { console.error(`no ${pointer} in the answer in ${file}`); process.exit(1); } console.log(v);\' "$1" "$2"; }',
       '# A call: its status on a line, its answer kept in $work/<name>.',
       'send() { name=$1; shift; status=$(curl -sS -o "$work/$name" -w \'%{http_code}\' "$@"); echo "$name: HTTP $status"; }',

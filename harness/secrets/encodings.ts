@@ -54,7 +54,7 @@ const BREAKS = String.raw`(?:[\r\n]|\\{1,8}[nr]){0,8}`;
 // by raw line breaks.
 const BACKSLASHES = String.raw`\\(?:[\r\n]{0,8}\\){0,7}`;
 const JSON_ESCAPE = String.raw`${BACKSLASHES}${BREAKS}(?:\/|u(?:${BREAKS}[0-9a-fA-F]){4})`;
-const URL_ESCAPE = String.raw`%${BREAKS}[0-7]${BREAKS}[0-9a-fA-F]`;
+const URL_ESCAPE = `%${BREAKS}[0-7]${BREAKS}[0-9a-fA-F]`;
 // An escape is tried once per run of backslashes, at its start (a run of any length costs little), and
 // before an escaped line break, so that "\\\nu0041" can be a \u escape cut by one.
 const WRAPPING = new RegExp(String.raw`[\r\n]+|(?<!\\)${JSON_ESCAPE}|\\{1,8}[nr]|${URL_ESCAPE}`, 'g');

@@ -144,7 +144,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   const failing: { seed: number; path: string; key: string }[] = [];
   try {
     const generationModel = env.models.get(options.profiles[0]!)!;
-    const arbitrary = episodeArbitrary(generationModel, options, env);
+    const arbitrary = episodeArbitrary(generationModel, options);
     let lastProgress = 0;
     for (let pass = 0; result.requests < options.requests; pass += 1) {
       const seed = (options.seed + pass) | 0;
@@ -185,7 +185,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
 export async function replayFailure(options: CampaignOptions & { path: string }): Promise<ShrunkFailure | undefined> {
   const env = await openEnvironment(options);
   try {
-    const arbitrary = episodeArbitrary(env.models.get(options.profiles[0]!)!, options, env);
+    const arbitrary = episodeArbitrary(env.models.get(options.profiles[0]!)!, options);
     return await shrinkFailure(arbitrary, env, options.seed, options.path, options.shrinkTimeMs);
   } finally {
     await closeEnvironment(env);
@@ -200,7 +200,7 @@ async function openEnvironment(options: CampaignOptions): Promise<Environment> {
   process.on('uncaughtException', onError);
   process.on('unhandledRejection', onError);
   const models = new Map<ProfileName, ApiModel>();
-  for (const profile of options.profiles) models.set(profile, await documentOf(profile, options.strict, receiver));
+  for (const profile of options.profiles) models.set(profile, await documentOf(profile, options.strict));
   // Every profile serves the same operations; generation uses the first one's document.
   const ids = [...models.values()].map((m) => m.operations.map((op) => op.id).join(','));
   if (new Set(ids).size > 1) throw new Error('the profiles\' documents list different operations; fuzz one profile at a time (--profile)');
@@ -223,7 +223,7 @@ async function closeEnvironment(env: Environment): Promise<void> {
 }
 
 /** The document the sandbox serves in a profile, read through its own GET /openapi.json. */
-async function documentOf(profile: ProfileName, strict: boolean, receiver: CallbackReceiver): Promise<ApiModel> {
+async function documentOf(profile: ProfileName, strict: boolean): Promise<ApiModel> {
   const sandbox = await buildSandbox(settingsFor(profile, false, strict), { clock: new ManualClock(START), logger: pino({ level: 'silent' }) });
   try {
     const response = await sandbox.app.inject({ method: 'GET', url: '/openapi.json' });
@@ -257,7 +257,7 @@ function settingsFor(profile: ProfileName, tight: boolean, strict: boolean): San
   });
 }
 
-function episodeArbitrary(model: ApiModel, options: CampaignOptions, env: Environment): fc.Arbitrary<Episode> {
+function episodeArbitrary(model: ApiModel, options: CampaignOptions): fc.Arbitrary<Episode> {
   const hints = domainHints(settingsFor('spec', false, options.strict));
   return fc.record({
     profile: fc.constantFrom(...options.profiles),

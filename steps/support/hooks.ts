@@ -24,7 +24,7 @@ BeforeAll(async function () {
   setHarness(harness);
 });
 
-AfterAll(async function () {
+AfterAll(async () => {
   await currentHarness().stop();
   setHarness(undefined);
 });

@@ -121,13 +121,13 @@ export async function expectRecordAsAsked(world: MomoWorld, amount: string): Pro
   if (normaliseAmount(sent.amount) !== amount) throw new Error(`The scenario sent ${sent.amount}, which normalises to ${normaliseAmount(sent.amount)}, not ${amount}: fix the feature.`);
   const partyField = paysFrom(payment.create) ? 'payer' : 'payee';
   world.check('record-echoes-request', response, `the ${payment.kind} record shows what was asked`, [
-    ...amountFindings(world, record, sent.amount),
+    ...amountFindings(record, sent.amount),
     ...echoFindings(record, { currency: sent.currency, [partyField]: sent[partyField], externalId: sent.externalId, payerMessage: sent.payerMessage, payeeNote: sent.payeeNote }),
   ]);
 }
 
 /** The amount of a record against the amount sent: the same number (definite); on the live sandbox, normalised (observed). */
-export function amountFindings(world: MomoWorld, record: StatusRecord, sent: string): Finding[] {
+export function amountFindings(record: StatusRecord, sent: string): Finding[] {
   const recorded = (record as { amount?: unknown }).amount;
   if (recorded === undefined) return [finding('record-echoes-request', { field: '/amount', expected: quote(sent), received: 'none', source: RECORD_FIELDS })];
   // The same number as a JSON number departs only from the live record's string (the record's schema says so too).

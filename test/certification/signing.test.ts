@@ -127,11 +127,17 @@ test('a tampered manifest (rewritten to match an altered file) passes the hashes
 
 test('a bundle signed again with another key is caught, whichever key id it names', async () => {
   const genuine = await signedBundle(LAB.private);
-  const own = await verify(await repack(genuine, (root) => (alterWithManifest(root), resign(root, INTRUDER.private))), LAB.public);
+  const own = await verify(await repack(genuine, (root) => {
+    alterWithManifest(root);
+    return resign(root, INTRUDER.private);
+  }), LAB.public);
   assert.equal(own.code, 1);
   assert.match(own.output, /SIGNED BY ANOTHER KEY: the bundle is signed by SHA256:\w+, not by the key you gave/);
   const labId = keyIdOf(readPublicKey(LAB.public));
-  const spoofed = await verify(await repack(genuine, (root) => (alterWithManifest(root), resign(root, INTRUDER.private, labId))), LAB.public);
+  const spoofed = await verify(await repack(genuine, (root) => {
+    alterWithManifest(root);
+    return resign(root, INTRUDER.private, labId);
+  }), LAB.public);
   assert.equal(spoofed.code, 1);
   assert.match(spoofed.output, /RE-SIGNED: the signature names your key \(SHA256:\w+\) but does not verify under it/);
 });

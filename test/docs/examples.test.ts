@@ -118,7 +118,7 @@ test('the check finds what would not run: a missing script or subcommand, an unk
     `README.md:9 \`npm run load -- smok\`: no load scenario "smok" (${scenarioNames().join(', ')})`,
     'README.md:10 `npm run capacity -- requestToPay:x`: no mix "requestToPay:x": the share of requestToPay must be a positive number, got "x"',
     'README.md:11 `npm run benchmark -- --quikc`: unknown option --quikc; did you mean --quick?',
-    'README.md:12 `MOMO_BASE_URL=http://127.0.0.1:1 npm run capacity -- mixd`: no mix "mixd": ' + mixProblem('mixd'),
+    `README.md:12 \`MOMO_BASE_URL=http://127.0.0.1:1 npm run capacity -- mixd\`: no mix "mixd": ${mixProblem('mixd')}`,
   ]);
 });
 

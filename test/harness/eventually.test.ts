@@ -6,7 +6,14 @@ import { DeadlineExceededError, consistently, eventually, type Timekeeper } from
 function virtualTime(): Timekeeper & { slept: number[] } {
   let now = 0;
   const slept: number[] = [];
-  return { slept, now: () => now, sleep: async (ms) => void (slept.push(ms), now += ms) };
+  return {
+    slept,
+    now: () => now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+  };
 }
 
 test('returns the first defined value, and stops probing', async () => {

@@ -258,7 +258,7 @@ test('a body that exceeded MOMO_MAX_RESPONSE_BYTES fails at once, in plain words
   const failure = answerFailure({ ...response(OPS.getBalance, 200, 'x'.repeat(5000)), exceededLimit: 1024 * 1024 }, new Redactor());
   assert.ok(failure);
   assert.equal(failure.fatal, true, 'a second look would see the same answer: the wait ends');
-  assert.match(failure.message, /^get account balance \(collection\) — §4\.2 #4: an answer the partner can read whole, giving out no secret\n  ✘ answer-bounded \(definite: .*\): body: expected at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\), got more: the harness read 1 MiB of it and no further\n  received: HTTP 200 x{1500}… \(5000 characters\)/);
+  assert.match(failure.message, /^get account balance \(collection\) — §4\.2 #4: an answer the partner can read whole, giving out no secret\n {2}✘ answer-bounded \(definite: .*\): body: expected at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\), got more: the harness read 1 MiB of it and no further\n {2}received: HTTP 200 x{1500}… \(5000 characters\)/);
 });
 
 test('an answer that gives out a secret outside the operation that issues it fails (OWASP API3), naming the kind and encoding, never the secret', () => {

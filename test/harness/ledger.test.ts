@@ -192,7 +192,7 @@ test('a scenario that fails and passes when run again is flaky: counted apart, n
   assert.deepEqual(summary.totals, { passed: 1, failed: 0, 'not tested': 0, skipped: 0, flaky: 1 });
   assert.equal(summary.exitCode, 0);
   const closing = ledger.closingLines(summary).join('\n');
-  assert.match(closing, /FLAKY: Request to pay › scenario s1 \(features\/collection\/request-to-pay.feature:10\), passed on attempt 2; the first failed:\n    expected: HTTP 202/);
+  assert.match(closing, /FLAKY: Request to pay › scenario s1 \(features\/collection\/request-to-pay.feature:10\), passed on attempt 2; the first failed:\n {4}expected: HTTP 202/);
   assert.match(closing, /2 scenarios: 1 passed, 0 failed, 1 flaky \(passed only when run again/);
 });
 

@@ -43,7 +43,7 @@ test('what the redactor gives (text, headers, body) is safe for any report; a JS
 
 test('the evidence keeps a body up to 32 KiB, then says where it was cut and how long it was; it never leaves half a surrogate pair', () => {
   assert.deepEqual(bodyForEvidence('{"a":1}', { bytes: 7 }), { body: '{"a":1}' });
-  const long = 'z'.repeat(EVIDENCE_BODY_CHARS - 1) + '\ud83d\ude00' + 'z'.repeat(100);
+  const long = `${'z'.repeat(EVIDENCE_BODY_CHARS - 1)}\ud83d\ude00${'z'.repeat(100)}`;
   const { body, bodyCut } = bodyForEvidence(long, { bytes: 40_000 });
   assert.deepEqual(bodyCut, { keptCharacters: EVIDENCE_BODY_CHARS - 1, characters: long.length, bytes: 40_000 });
   assert.doesNotMatch(body, UNSAFE);

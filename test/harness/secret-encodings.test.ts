@@ -190,7 +190,7 @@ test('innocent text is left alone: ids, ordinary bodies, long random base64 and 
     if (text.startsWith('{')) assert.equal(redactor.body(text), text);
   }
   const dir = mkdtempSync(join(tmpdir(), 'momo-innocent-'));
-  innocent.forEach((text, i) => writeFileSync(join(dir, `report-${i}.txt`), text));
+  for (const [i, text] of innocent.entries()) writeFileSync(join(dir, `report-${i}.txt`), text);
   assert.deepEqual(scanForSecrets(dir, SECRETS.map((s) => s.value)), []);
 });
 

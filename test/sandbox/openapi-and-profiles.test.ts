@@ -6,7 +6,7 @@ import { DIFFERENCES, PROFILES, behaviourOf } from '../../core/profiles.ts';
 import { bindingOf, pathOf, routes } from '../../core/catalogue/routes.ts';
 
 function refsIn(value: unknown, found: string[] = []): string[] {
-  if (Array.isArray(value)) value.forEach((v) => refsIn(v, found));
+  if (Array.isArray(value)) for (const v of value) refsIn(v, found);
   else if (value && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
       if (key === '$ref' && typeof inner === 'string') found.push(inner);

@@ -30,7 +30,7 @@ export async function assertEveryReport(reportsDir: string): Promise<RunSummary>
   JSON.parse(read('cucumber.json'));
   JSON.parse(read('certification/certification.json'));
   const messages = read('messages.ndjson').split('\n').filter((line) => line !== '');
-  messages.forEach((line, i) => assert.doesNotThrow(() => JSON.parse(line), `messages.ndjson line ${i + 1} is not JSON`));
+  for (const [i, line] of messages.entries()) assert.doesNotThrow(() => JSON.parse(line), `messages.ndjson line ${i + 1} is not JSON`);
 
   // JUnit: well-formed XML with one <testcase> per scenario that ran, whatever the failures quote.
   const junit = parseXml(read('junit.xml'));
@@ -123,7 +123,8 @@ export function parseXml(xml: string): XmlDocument {
       let at = lt + 1 + name.length;
       const seen = new Set<string>();
       const attribute = /\s+([A-Za-z_:][-A-Za-z0-9._:]*)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')/y;
-      for (let m = (attribute.lastIndex = at, attribute.exec(xml)); m; m = attribute.exec(xml)) {
+      attribute.lastIndex = at;
+      for (let m = attribute.exec(xml); m; m = attribute.exec(xml)) {
         if (seen.has(m[1]!)) fail(`the attribute ${m[1]} twice`, at);
         seen.add(m[1]!);
         references(m[2] ?? m[3] ?? '', at);
