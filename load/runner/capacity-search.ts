@@ -210,8 +210,12 @@ export interface Saturation {
   fellBehindAt: number | null;
 }
 
-/** The share of the rate asked for below which a step's achieved throughput counts as fallen behind. */
-export const KEPT_UP = 0.95;
+/**
+ * The share of the rate asked for below which a step's achieved throughput counts as fallen behind: 2% leaves room
+ * for the window's edges (one request in a 10 s window at 10/s is 1%), and a queue that grows by 2% of the rate
+ * is one the target does not keep up with.
+ */
+export const KEPT_UP = 0.98;
 
 /**
  * Where achieved throughput stops rising with the rate asked: the lowest rate from which every rate measured

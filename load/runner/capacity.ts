@@ -33,9 +33,11 @@ Mixes: ${Object.entries(MIXES).map(([name, m]) => `${name} (${m.describe})`).joi
 or operations with their shares of the rate, e.g. requestToPay:3,deposit:1.
 
 Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of one arrival
-rate (load/scenarios/capacity.ts; reached in ${RAMP_SECONDS} s, then held and measured), going up by --factor from --start, then halving the gap between the
-last rate that held and the first that did not. Against the embedded sandbox (a fresh one per step) or
-MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.json, junit.xml.
+rate (load/scenarios/capacity.ts; reached in ${RAMP_SECONDS} s, then held for --step-duration, the window the step is
+judged and measured over), going up by --factor from --start, then halving the gap between the last rate that held
+and the first that did not. Tokens are fetched in setup(), before any window. Against the embedded sandbox (a fresh one per step) or
+MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.svg, capacity.json,
+junit.xml. What the figures mean and where they stop being true: docs/capacity.md.
 
   --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}
                             (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see README)
@@ -47,10 +49,12 @@ MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.ht
   --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
   --warmup <s>              against MOMO_BASE_URL, ramp up to the first rate over this long, unjudged, before the search
                             (default ${DEFAULTS.warmupSeconds}; 0: none; the embedded sandbox is fresh at every step)
-  --confirm-misses <n>      measure a missed rate this many times more before taking the miss (default
-                            ${DEFAULTS.confirmMisses}; 0 takes every miss at once): one step's miss is often a passing event
+  --confirm-misses <n>      measure a missed rate, or the rate where latency first rose past the knee, this many
+                            times more before taking it (default ${DEFAULTS.confirmMisses}; 0 takes each at once): one step is often
+                            a passing event
   --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
-  --knee-factor <n>         the knee is where p95 exceeds this many times the lowest rate's p95 (default ${DEFAULTS.kneeFactor})
+  --knee-factor <n>         the knee: the lowest rate from which every rate's p95 exceeds this many times the
+                            lowest p95 measured (default ${DEFAULTS.kneeFactor})
   --follow-share <share>    share of creations followed to their final status (default ${DEFAULTS.followShare})
   --segments <n>            split each step over n local k6 processes (execution segments), judged over
                             their merged raw samples (npm run load:merge); k6's JSON output costs it CPU
