@@ -126,10 +126,11 @@ export async function readWindow(files: readonly string[], mixOperations: readon
   let dropped = 0;
 
   const trend = (name: string) => trends.get(name) ?? (trends.set(name, new Values()), trends.get(name)!);
-  const rate = (name: string, failed: boolean) => {
+  // A k6 Rate: the share of its samples that are not zero (a check that passed, a request that failed).
+  const rate = (name: string, nonZero: boolean) => {
     const sink = rates.get(name) ?? (rates.set(name, { passes: 0, count: 0 }), rates.get(name)!);
     sink.count += 1;
-    if (failed) sink.passes += 1;
+    if (nonZero) sink.passes += 1;
   };
 
   for (const [i, file] of files.entries()) {
@@ -142,7 +143,7 @@ export async function readWindow(files: readonly string[], mixOperations: readon
       const at = Date.parse(line.data.time);
       const value = line.data.value;
       if (WHOLE_LOAD.has(line.metric)) {
-        if (line.metric === 'checks') rate('checks', value === 0);
+        if (line.metric === 'checks') rate('checks', value !== 0);
         else counters.set(line.metric, (counters.get(line.metric) ?? 0) + value);
         continue;
       }
