@@ -44,32 +44,64 @@ const cache = new Map<string, Cached>();
  * earlier of LOAD_TOKEN_REFRESH_SECONDS and a fifth of its life before expires_in runs out.
  */
 export function bearer(account: Account): string {
-  // The cache's entry for the account asked for last is kept beside it (and changed with it): a scenario asks
-  // for the same account every iteration, and a Map lookup is one of the dearer things a k6 script does.
-  const cached = account === lastAccount ? lastCached : cache.get(account.userId);
-  if (cached && Date.now() < cached.refreshAt) {
-    lastAccount = account;
-    lastCached = cached;
-    return cached.bearer;
-  }
+  const cached = cache.get(account.userId);
+  if (cached && Date.now() < cached.refreshAt) return cached.bearer;
   return fetchToken(account).bearer;
 }
-let lastAccount: Account | undefined;
-let lastCached: Cached | undefined;
 
 /** A fresh token, bypassing the cache: what a client that does not cache does on every call. */
 export function fetchToken(account: Account): Cached {
   const started = Date.now();
   tokenRequests.add(1, { product: account.product });
-  const body = expectAnswer('createAccessToken', createAccessToken(account), 200, account.product) as { access_token: string; expires_in: number } | undefined;
-  if (!body) return { bearer: 'Bearer invalid', refreshAt: 0 };
-  const lifetimeMs = body.expires_in * 1000;
-  const margin = Math.min(config.tokenRefreshSeconds * 1000, lifetimeMs / 5);
-  const entry = { bearer: `Bearer ${body.access_token}`, refreshAt: started + lifetimeMs - margin };
+  const issued = requestToken(account);
+  if (!issued) return { bearer: 'Bearer invalid', refreshAt: 0 };
+  const margin = Math.min(config.tokenRefreshSeconds * 1000, (issued.expiresAt - started) / 5);
+  const entry = { bearer: issued.bearer, refreshAt: issued.expiresAt - margin };
   cache.set(account.userId, entry);
-  lastAccount = account;
-  lastCached = entry;
   return entry;
+}
+
+/** One call of the token operation, its body checked; undefined when it did not answer 200. */
+function requestToken(account: Account): IssuedToken | undefined {
+  const started = Date.now();
+  const body = expectAnswer('createAccessToken', createAccessToken(account), 200, account.product) as { access_token: string; expires_in: number } | undefined;
+  return body ? { bearer: `Bearer ${body.access_token}`, expiresAt: started + body.expires_in * 1000 } : undefined;
+}
+
+/** A token fetched ahead of the load, for a VU to take into its cache (setup data: plain JSON). */
+export interface IssuedToken {
+  bearer: string;
+  /** When it expires, in ms since the epoch (its expires_in counted from the request that fetched it). */
+  expiresAt: number;
+}
+
+/**
+ * Tokens fetched in setup(), before any measured load: a client that has been running a while holds a token
+ * already, so a measurement must not pay a token fetch per VU. One request at a time, so the target sees no
+ * burst. setup() data is copied into every VU, so the pool is a few tokens, not one per VU.
+ */
+export function issueTokens(account: Account, count: number): IssuedToken[] {
+  const tokens: IssuedToken[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const issued = requestToken(account);
+    if (!issued) fail(`setup: the ${account.product} token operation did not answer 200, so the load would measure refusals`);
+    tokens.push(issued!);
+  }
+  return tokens;
+}
+
+/**
+ * Puts one of the pool's tokens into this VU's cache, unless it holds one for the account already. VUs take the
+ * pool's tokens in turn. Each VU renews its token at its own moment within the refresh margin, spread by VU
+ * number, so that VUs holding tokens fetched together do not all fetch a new one in the same second.
+ */
+export function adoptToken(account: Account, pool: readonly IssuedToken[]): void {
+  if (pool.length === 0 || cache.has(account.userId)) return;
+  const issued = pool[(__VU - 1) % pool.length]!;
+  const lifetimeMs = Math.max(0, issued.expiresAt - Date.now());
+  const margin = Math.min(config.tokenRefreshSeconds * 1000, lifetimeMs / 5);
+  const spread = ((__VU * 7919) % 1000) / 1000;
+  cache.set(account.userId, { bearer: issued.bearer, refreshAt: issued.expiresAt - margin * (0.5 + spread / 2) });
 }
 
 /** A 401 to a cached token: counted (it must not happen), and the token dropped so the next call gets a new one. */
@@ -77,5 +109,4 @@ export function refused(account: Account, status: number): void {
   if (status !== 401) return;
   unexpected401.add(1, { product: account.product });
   cache.delete(account.userId);
-  if (lastAccount?.userId === account.userId) lastAccount = lastCached = undefined;
 }

@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildLoadScripts } from '../build.ts';
 import { MIXES, mixText, parseMix, type Mix } from '../lib/mixes.ts';
@@ -11,16 +11,21 @@ import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { ConfigError, loadConfig, type HarnessConfig } from '../../harness/config.ts';
 import { environmentFor, probeTarget, TargetUnreachableError } from '../../harness/target.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
-import { thresholdResults, withoutSetupData, type K6Summary } from './summary.ts';
-import { mergeSamples, thresholdsOfSummaries, type MergedSummary } from './merge.ts';
-import { kneeOf, searchCapacity, sloOfThreshold, verdictOf, type SearchSettings, type Step } from './capacity-search.ts';
-import { capacityHtml, capacityJunit, type CapacityReport } from './capacity-report.ts';
+import { withoutSetupData, type K6Summary } from './summary.ts';
+import { thresholdsOfSummaries } from './merge.ts';
+import { kneeOf, saturationOf, searchCapacity, sloOfThreshold, verdictOf, type SearchSettings, type Step } from './capacity-search.ts';
+import { capacityHtml, capacityJunit, capacitySvg, type CapacityReport } from './capacity-report.ts';
+import { readWindow, type WindowFigures } from './step-window.ts';
 
 const ROOT = PACKAGE_ROOT;
-/** Each step ramps up to its rate in this long (load/scenarios/capacity.ts) before holding it. */
-const WARMUP_SECONDS = 2;
+/** Each step ramps up to its rate in this long (load/scenarios/capacity.ts) before its measured window. */
+const RAMP_SECONDS = 2;
+/** The warm-up of a target of its own ends with a window this long at the first rate, to say what it reached. */
+const WARMUP_WINDOW_SECONDS = 2;
+/** A step's raw samples are gzipped past this many requests (k6 writes about 2 kB of JSON a request, a dozen samples, with the tags a step keeps). */
+const GZIP_SAMPLES_FROM = 200_000;
 
-const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.1, stepSeconds: 10, maxDurationSeconds: 120, vus: 200, kneeFactor: 3, followShare: 0.05, confirmMisses: 1, warmupSeconds: 10 };
+const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.05, stepSeconds: 10, maxDurationSeconds: 300, vus: 200, kneeFactor: 3, followShare: 0.05, confirmMisses: 1, warmupSeconds: 10 };
 
 const USAGE = `Usage: npm run capacity -- <mix> [options]
 
@@ -28,9 +33,11 @@ Mixes: ${Object.entries(MIXES).map(([name, m]) => `${name} (${m.describe})`).joi
 or operations with their shares of the rate, e.g. requestToPay:3,deposit:1.
 
 Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of one arrival
-rate (load/scenarios/capacity.ts; reached in ${WARMUP_SECONDS} s, then held), going up by --factor from --start, then halving the gap between the
-last rate that held and the first that did not. Against the embedded sandbox (a fresh one per step) or
-MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.json, junit.xml.
+rate (load/scenarios/capacity.ts; reached in ${RAMP_SECONDS} s, then held for --step-duration, the window the step is
+judged and measured over), going up by --factor from --start, then halving the gap between the last rate that held
+and the first that did not. Tokens are fetched in setup(), before any window. Against the embedded sandbox (a fresh one per step) or
+MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.svg, capacity.json,
+junit.xml. What the figures mean and where they stop being true: docs/capacity.md.
 
   --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}
                             (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see docs/reference.md)
@@ -42,10 +49,12 @@ MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.ht
   --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
   --warmup <s>              against MOMO_BASE_URL, ramp up to the first rate over this long, unjudged, before the search
                             (default ${DEFAULTS.warmupSeconds}; 0: none; the embedded sandbox is fresh at every step)
-  --confirm-misses <n>      measure a missed rate this many times more before taking the miss (default
-                            ${DEFAULTS.confirmMisses}; 0 takes every miss at once): one step's miss is often a passing event
+  --confirm-misses <n>      measure a missed rate, or the rate where latency first rose past the knee, this many
+                            times more before taking it (default ${DEFAULTS.confirmMisses}; 0 takes each at once): one step is often
+                            a passing event
   --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
-  --knee-factor <n>         the knee is where p95 exceeds this many times the lowest rate's p95 (default ${DEFAULTS.kneeFactor})
+  --knee-factor <n>         the knee: the lowest rate from which every rate's p95 exceeds this many times the
+                            lowest p95 measured (default ${DEFAULTS.kneeFactor})
   --follow-share <share>    share of creations followed to their final status (default ${DEFAULTS.followShare})
   --segments <n>            split each step over n local k6 processes (execution segments), judged over
                             their merged raw samples (npm run load:merge); k6's JSON output costs it CPU
@@ -67,7 +76,6 @@ interface Parsed {
   slos: Partial<Record<SloName, number>>;
   search: SearchSettings;
   vus: number;
-  kneeFactor: number;
   followShare: number;
   segments: number;
   warmupSeconds: number;
@@ -140,9 +148,9 @@ function parse(argv: string[], env: Record<string, string | undefined>): Parsed 
       stepSeconds,
       generatorCoresLimit: 0.9 * cpus().length,
       confirmMisses: whole('confirm-misses', values['confirm-misses'], DEFAULTS.confirmMisses),
+      kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),
     },
     vus: positive('vus', values.vus, DEFAULTS.vus, { integer: true }),
-    kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),
     followShare: positive('follow-share', values['follow-share'], DEFAULTS.followShare, { max: 1 }),
     segments: positive('segments', values.segments, 1, { integer: true, max: 16 }),
     warmupSeconds: whole('warmup', values.warmup, DEFAULTS.warmupSeconds, 3600),
@@ -191,13 +199,17 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
   const started = new Date();
   let stepIndex = 0;
 
-  /** One rate, reached in `rampSeconds` and held for `seconds`, its k6 summary kept in steps/<name>.json. */
-  const measureAt = async (rate: number, seconds: number, name: string, rampSeconds = WARMUP_SECONDS): Promise<Step> => {
+  /**
+   * One rate, reached in `rampSeconds` and then held for `seconds`, the measured window. k6's summary of each
+   * process is kept in steps/<name>.json; its raw samples, read for the window's figures, are not.
+   */
+  const measureAt = async (rate: number, seconds: number, name: string, rampSeconds = RAMP_SECONDS): Promise<Step> => {
     const running = embedded ? await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment] }) : undefined;
+    const samplesDir = mkdtempSync(join(tmpdir(), 'momo-capacity-samples-'));
     try {
       const target: HarnessConfig = running ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys } : config;
       for (const key of Object.values(target.subscriptionKeys)) if (typeof key === 'string') keys.add(key);
-      const summaryFile = join(reports, 'steps', `${name}.json`);
+      const segments = segmentsOf(options.segments);
       const k6Env: Record<string, string> = {
         ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
         ...environmentFor(target),
@@ -208,43 +220,45 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
         LOAD_VUS: String(options.vus),
         LOAD_FOLLOW_SHARE: String(options.followShare),
         LOAD_WARMUP_SECONDS: String(rampSeconds),
+        LOAD_SEGMENTS: String(segments.length),
         K6_NO_USAGE_REPORT: 'true',
       };
       const cpuBefore = process.cpuUsage();
       const script = join(ROOT, 'dist/load/capacity.js');
-      const segments = segmentsOf(options.segments);
+      const summaryFileOf = (i: number) => join(reports, 'steps', segments.length === 1 ? `${name}.json` : `${name}.segment-${i + 1}.json`);
+      const gzip = rate * (rampSeconds + seconds) > GZIP_SAMPLES_FROM;
+      const samples = segments.map((_, i) => join(samplesDir, `samples-${i + 1}.json${gzip ? '.gz' : ''}`));
       const runs = await Promise.all(segments.map((segment, i) => runWatched(k6.stdout.trim(), [
-        'run', '--no-usage-report', '--quiet', '--summary-trend-stats', 'avg,min,med,max,p(90),p(95),p(99)',
-        '--summary-export', segments.length === 1 ? summaryFile : summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`),
-        ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence, '--out', `json=${samplesFile(summaryFile, i)}`] : []),
+        'run', '--no-usage-report', '--quiet', '--summary-trend-stats', 'avg,min,med,max,p(90),p(95),p(99),p(99.9)',
+        // The raw samples carry only the tags the window's figures read: smaller lines, less of k6's CPU.
+        '--system-tags', 'scenario,status,expected_response,error_code', '--out', `json=${samples[i]}`,
+        '--summary-export', summaryFileOf(i),
+        ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence] : []),
         script,
-      ], k6Env, seconds)));
+      ], k6Env, rampSeconds + seconds)));
       const cpu = process.cpuUsage(cpuBefore);
       const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
       if (failed) throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
-      let summary: K6Summary;
-      if (segments.length === 1) {
-        summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
-      } else {
-        // Each process judged its thresholds over its own share: the step is judged over all the samples.
-        const summaries = segments.map((_, i) => summaryFile.replace(/\.json$/, `.segment-${i + 1}.json`));
-        const files = segments.map((_, i) => samplesFile(summaryFile, i));
-        summary = asK6Summary(await mergeSamples(files, { thresholds: thresholdsOfSummaries(summaries) }));
-        for (const file of summaries) rmSync(file, { force: true });
-        for (const file of files) rmSync(file, { force: true });
+      // k6 judged its thresholds over the whole run, ramp included: the step is judged over its window instead.
+      const summaries = segments.map((_, i) => {
+        const summary = withoutSetupData(JSON.parse(readFileSync(summaryFileOf(i), 'utf8')) as K6Summary);
+        writeFileSync(summaryFileOf(i), `${JSON.stringify(summary, null, 2)}\n`);
+        return summary;
+      });
+      let window: WindowFigures;
+      try {
+        window = await readWindow(samples, Object.keys(options.mix), thresholdsOfSummaries(segments.map((_, i) => summaryFileOf(i))));
+      } catch (error) {
+        throw new StepError(`the samples of the step at ${rate}/s could not be read: ${(error as Error).message}`);
       }
-      writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
-      const run = { generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0), output: runs.map((r) => r.output).join('\n') };
-      const step = stepOf(rate, seconds, summary, {
-        generatorCores: run.generatorCores,
-        insufficientVus: /Insufficient VUs/i.test(run.output),
+      return stepOf(rate, summaries, window, {
+        generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0),
+        insufficientVus: runs.some((r) => /Insufficient VUs/i.test(r.output)),
         targetCpuUs: running ? cpu.user + cpu.system : null,
-        hasCreations: Object.keys(options.mix).some((op) => op !== 'createAccessToken'),
         operations: Object.keys(options.mix),
       });
-      // A gauge merges as the highest one process showed: each process has its share of the VUs.
-      return segments.length === 1 ? step : { ...step, vusMax: step.vusMax * segments.length };
     } finally {
+      rmSync(samplesDir, { recursive: true, force: true });
       await running?.close();
     }
   };
@@ -258,9 +272,9 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
       // step missed on them goes down and never up again.
       // Reached slowly, over the whole warm-up: a cold target met at once with the full rate builds a backlog that
       // the first step then pays for.
-      log(`Warm-up: up to ${options.search.startRate}/s over ${options.warmupSeconds} s, not judged (--warmup; the search's time starts after it)`);
-      const warm = await measureAt(options.search.startRate, 1, 'warmup', options.warmupSeconds);
-      log(`Warm-up done: ${warm.throughput.toFixed(0)} req/s, p95 ${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`);
+      log(`Warm-up: up to ${options.search.startRate}/s over ${options.warmupSeconds} s, then ${WARMUP_WINDOW_SECONDS} s at it, not judged (--warmup; the search's time starts after it)`);
+      const warm = await measureAt(options.search.startRate, WARMUP_WINDOW_SECONDS, 'warmup', options.warmupSeconds);
+      log(`Warm-up done: over its last ${warm.durationSeconds.toFixed(0)} s, ${warm.throughput.toFixed(0)}/s answered of ${options.search.startRate}/s asked, p95 ${warm.latencyLowerBound ? 'at least ' : ''}${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`);
     }
     outcome = await searchCapacity(options.search, measure, log);
   } catch (error) {
@@ -273,21 +287,23 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     return { code: 2 };
   }
   const verdict = verdictOf(outcome, options.search);
-  const knee = kneeOf(outcome.steps, options.kneeFactor);
+  const knee = kneeOf(outcome.steps, options.search.kneeFactor, options.search.confirmMisses);
   const report: CapacityReport = {
     generatedAt: started.toISOString(),
     durationSeconds: Math.round((Date.now() - started.getTime()) / 100) / 10,
     target: embedded ? 'the embedded reference sandbox (a fresh one per step)' : config.baseUrl!,
     mix: { name: options.mixName, operations: options.mix },
     slos: Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, s]) => [name, { value: options.slos[name as SloName] ?? numberFrom(env[s.env], s.fallback), setting: s.env, describe: s.describe }])),
-    search: { ...options.search, vus: options.vus, followShare: options.followShare, segments: options.segments, warmupSeconds: embedded ? 0 : options.warmupSeconds, ended: outcome.ended },
+    search: { ...options.search, rampSeconds: RAMP_SECONDS, vus: options.vus, followShare: options.followShare, segments: options.segments, warmupSeconds: embedded ? 0 : options.warmupSeconds, ended: outcome.ended },
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', loadAverageAtStart: Math.round(loadAverage * 100) / 100, node: process.version },
     verdict,
     knee,
+    saturation: saturationOf(outcome.steps),
     steps: outcome.steps,
   };
   writeFileSync(join(reports, 'capacity.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(reports, 'index.html'), capacityHtml(report));
+  writeFileSync(join(reports, 'capacity.svg'), capacitySvg(report));
   writeFileSync(join(reports, 'junit.xml'), capacityJunit(report));
   const leaks = scanForSecrets(reports, [...keys]);
   if (leaks.length > 0) {
@@ -295,8 +311,10 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     return { code: 2 };
   }
   log(`Capacity: ${verdict.sentence}`);
-  log(`Knee: ${knee.above === null ? `not reached up to ${knee.below}/s` : `between ${knee.below ?? 'below the lowest rate'} and ${knee.above}/s`} (${knee.definition}).`);
-  log(`Reports: ${reports}/ (index.html, capacity.json, junit.xml, steps/)`);
+  log(`Knee: ${knee.above === null ? `not reached up to ${knee.below}/s` : `between ${knee.below ?? 'below the lowest rate'} and ${knee.above}/s${knee.confirmed ? '' : ', seen in one measurement'}`} (${knee.definition}).`);
+  const { saturation } = report;
+  log(`Throughput: at most ${saturation.peakThroughput.toFixed(0)}/s answered${saturation.peakAtRate === null ? '' : ` (at ${saturation.peakAtRate}/s asked)`}; ${saturation.fellBehindAt === null ? `it kept up with every rate measured, up to ${saturation.keptUpTo}/s` : `it stops rising between ${saturation.keptUpTo ?? 'below the lowest rate'}/s and ${saturation.fellBehindAt}/s asked`}.`);
+  log(`Reports: ${reports}/ (index.html, capacity.svg, capacity.json, junit.xml, steps/)`);
   return { code: verdict.capacity === null ? 1 : 0, report };
 }
 
@@ -310,50 +328,41 @@ function segmentsOf(n: number): ({ segment: string; sequence: string } | undefin
   return Array.from({ length: n }, (_, i) => ({ segment: `${cut(i)}:${cut(i + 1)}`, sequence }));
 }
 
-const samplesFile = (summaryFile: string, i: number) => summaryFile.replace(/\.json$/, `.samples-${i + 1}.json`);
-
-/** A merged summary in the shape of k6's summary export, each threshold marked crossed as k6 marks it. */
-function asK6Summary(merged: MergedSummary): K6Summary {
-  const metrics: K6Summary['metrics'] = Object.fromEntries(Object.entries(merged.metrics).map(([name, values]) => [name, { ...values }]));
-  for (const t of merged.thresholds) {
-    const metric = (metrics[t.metric] ??= {});
-    metric.thresholds = { ...metric.thresholds, [t.expression]: !t.passed };
-  }
-  return { metrics };
-}
-
 const numberFrom = (raw: string | undefined, fallback: number) => (raw === undefined || raw === '' ? fallback : Number(raw));
 
-/** A step's figures from k6's summary, with what the process watch saw. */
-export function stepOf(rate: number, durationSeconds: number, summary: K6Summary, watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; hasCreations: boolean; operations: string[] }): Step {
-  const m = (name: string) => (summary.metrics[name] ?? {}) as Record<string, number>;
-  const requests = m('http_reqs').count ?? 0;
-  const iterations = m('iterations').count ?? 0;
-  // The latency shown is what the SLOs judge: each operation of the mix apart (status reads and setup() left
-  // out), the worst of them; percentiles of different operations cannot be merged from a summary.
-  const worst = (stat: string) => Math.max(0, ...watch.operations.map((op) => m(`http_req_duration{op:${op}}`)[stat] ?? 0));
-  const vusMax = m('vus_max').max ?? m('vus_max').value ?? 0;
-  const vusPeak = m('vus').max ?? 0;
-  // The ramp of the warm-up delivers about half its rate: counted as half its length.
-  const loadSeconds = durationSeconds + WARMUP_SECONDS / 2;
+/** A step's figures: those of its window (readWindow), with what the summaries of its processes and the process watch saw. */
+export function stepOf(rate: number, summaries: readonly K6Summary[], window: WindowFigures, watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; operations: string[] }): Step {
+  const m = (summary: K6Summary, name: string) => (summary.metrics[name] ?? {}) as Record<string, number>;
+  // Each process has its share of the VUs: the step's are their sum.
+  const vusMax = summaries.reduce((sum, s) => sum + (m(s, 'vus_max').max ?? m(s, 'vus_max').value ?? 0), 0);
+  const vusPeak = summaries.reduce((sum, s) => sum + (m(s, 'vus').max ?? 0), 0);
+  const iterationMeanMs = summaries.reduce((sum, s) => sum + (m(s, 'iteration_duration').avg ?? 0), 0) / Math.max(1, summaries.length);
+  const mix = watch.operations.map((op) => window.operations[op]).filter((o) => o !== undefined);
+  // Latency is what the SLOs judge: each operation of the mix apart (status reads and token fetches left out), the worst of them.
+  const worst = (stat: keyof Step['latencyMs']) => Math.max(0, ...mix.map((o) => o.latencyMs[stat]));
+  const started = Object.values(window.operations).reduce((sum, o) => sum + o.started, 0);
+  const failed = Object.values(window.operations).reduce((sum, o) => sum + o.failed, 0);
+  const requests = Object.values(window.operations).reduce((sum, o) => sum + o.answered, 0);
   return {
     rate,
-    durationSeconds,
-    throughput: requests / loadSeconds,
-    iterationsPerSecond: iterations / loadSeconds,
+    durationSeconds: Math.round(window.seconds * 1000) / 1000,
+    throughput: mix.reduce((sum, o) => sum + o.throughput, 0),
     requests,
-    iterations,
-    latencyMs: { p50: worst('med'), p95: worst('p(95)'), p99: worst('p(99)') },
-    errorRate: m('http_req_failed').value ?? 0,
-    timeToFinalP95Ms: watch.hasCreations && summary.metrics.momo_time_to_final ? m('momo_time_to_final')['p(95)'] ?? null : null,
-    dropped: m('dropped_iterations').count ?? 0,
-    iterationMeanMs: m('iteration_duration').avg ?? 0,
+    requestsPerSecond: window.requestsPerSecond,
+    operations: window.operations,
+    latencyMs: { p50: worst('p50'), p90: worst('p90'), p95: worst('p95'), p99: worst('p99'), p999: worst('p999'), max: worst('max') },
+    latencyLowerBound: window.dropped > 0,
+    timeline: window.timeline,
+    errorRate: started ? failed / started : 0,
+    timeToFinalP95Ms: window.timeToFinalP95Ms,
+    dropped: window.dropped,
+    iterationMeanMs,
     vusMax,
     vusPeak,
     vusExhausted: watch.insufficientVus || (vusMax > 0 && vusPeak >= vusMax),
     generatorCores: Math.round(watch.generatorCores * 100) / 100,
     targetCpuPerRequestUs: watch.targetCpuUs === null || requests === 0 ? null : Math.round(watch.targetCpuUs / requests),
-    thresholds: thresholdResults(summary).map((t) => ({ slo: sloOfThreshold(t.metric, t.expression), metric: t.metric, expression: t.expression, observed: t.observed, passed: t.passed })),
+    thresholds: window.thresholds.map((t) => ({ slo: sloOfThreshold(t.metric, t.expression), metric: t.metric, expression: t.expression, observed: `${t.expression.replace(/\s*(<=|>=|==|<|>|!=).*$/, '')}=${Number(t.observed.toFixed(3))}`, passed: t.passed })),
   };
 }
 
@@ -387,7 +396,7 @@ function runWatched(k6: string, args: string[], env: Record<string, string>, ste
       if (cpu !== undefined) samples.push({ at: Date.now(), cpu });
     };
     const timer = setInterval(sample, 500);
-    const killer = setTimeout(() => child.kill('SIGKILL'), (stepSeconds + 60) * 1000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), (stepSeconds + 90) * 1000);
     child.on('close', (code) => {
       clearInterval(timer);
       clearTimeout(killer);

@@ -1,26 +1,62 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
-import { BUNDLE_DIR, buildLoadScripts, scenarioNames } from '../build.ts';
+import { CommandLineError, nearestWords, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 import { PRODUCTS } from '../../core/products.ts';
+import { BUNDLE_DIR, buildLoadScripts, scenarioNames } from '../build.ts';
+import { mixText, parseMix } from '../lib/mixes.ts';
 
-const USAGE = `Usage: momo-harness load-k8s <scenario> --parallelism <n> --base-url <url> [--sandbox-url <url>] [--out <dir>]
+/**
+ * The k6-operator manifests of a load scenario (checked against the TestRun CRD of k6-operator v1.6.0, kept in
+ * test/load/k6-operator/ with its source). What the operator does with them, as its v1.6.0 source shows:
+ * - it starts `parallelism` runner pods, each `k6 run` on one execution segment of the same script;
+ * - each runner runs its own setup() (the operator runs setup() once and shares its data only for Grafana Cloud
+ *   private-load-zone runs), so each pod provisions its own API users and fetches its own tokens;
+ * - without `runner.image` it pulls grafana/k6:latest, so the image is always written here;
+ * - `cleanup: post` deletes the TestRun, its jobs and pods once it finishes; `separate` puts one runner per node.
+ * Each pod judges its thresholds over its own share; the run's global figures come from an output that gathers
+ * every pod's samples, here Prometheus remote write with trends as native histograms.
+ */
 
-Writes the k6-operator manifests that run a load scenario on Kubernetes, split over <n> runner pods with
-execution segments: a ConfigMap holding the bundled script and a TestRun. The subscription keys are read
-from a Secret named momo-keys (keys: collection, disbursement, remittance), never written to a manifest:
-  kubectl create secret generic momo-keys --from-literal=collection=... --from-literal=disbursement=... --from-literal=remittance=...
-  kubectl apply -f <out>/configmap.yaml -f <out>/testrun.yaml`;
+/** The largest ConfigMap the API server stores: its data may hold 1 MiB. */
+export const CONFIGMAP_LIMIT_BYTES = 1024 * 1024;
+
+/** A Kubernetes resource quantity (the CRD's own pattern for runner.resources). */
+const QUANTITY = /^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
+
+export interface ManifestOptions {
+  parallelism: number;
+  baseUrl: string;
+  sandboxUrl?: string;
+  /** LOAD_* settings for every runner (the mix, the rate, …). */
+  env?: Record<string, string>;
+  /** The runner image, e.g. grafana/k6:1.8.1. */
+  image: string;
+  /** CPU and memory each runner pod requests, and is limited to (requests = limits: a generator that is throttled measures itself). */
+  resources?: { cpu?: string; memory?: string };
+  /** One runner pod per node. */
+  separate?: boolean;
+  /** Delete the TestRun, its jobs and pods once it has finished. */
+  cleanup?: boolean;
+  /** A Prometheus remote-write endpoint that every runner sends its samples to, trends as native histograms. */
+  prometheusRemoteWrite?: string;
+}
 
 export interface Manifests {
   configMap: string;
   testRun: string;
 }
 
-/** The two manifests for a scenario; `script` is the bundle's text. */
-export function k6OperatorManifests(scenario: string, script: string, options: { parallelism: number; baseUrl: string; sandboxUrl?: string; env?: Record<string, string> }): Manifests {
+/** A string as YAML: JSON's double-quoted strings are YAML's too. */
+const q = (text: string) => JSON.stringify(text);
+
+/** The two manifests for a scenario; `script` is the bundle's text, held by the ConfigMap byte for byte. */
+export function k6OperatorManifests(scenario: string, script: string, options: ManifestOptions): Manifests {
   const name = `momo-load-${scenario}`;
   const file = `${scenario}.js`;
+  // A literal block holds any printable text as it is; a carriage return or another control character it would not.
+  if (/[\r\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]/.test(script)) throw new Error(`the ${scenario} bundle holds a control character, which a YAML literal block cannot keep`);
   const indented = script.split('\n').map((line) => (line ? `    ${line}` : '')).join('\n');
   const configMap = [
     'apiVersion: v1',
@@ -30,7 +66,9 @@ export function k6OperatorManifests(scenario: string, script: string, options: {
     '  labels:',
     '    app.kubernetes.io/part-of: momo-conformance-harness',
     'data:',
-    `  ${file}: |`,
+    // Literal block, kept: the bundle's trailing newline stays, and the text is the bundle's to the byte.
+    // The indentation is given (2 past the key's), so a first line that starts with spaces is read right.
+    `  ${file}: |2${script.endsWith('\n') ? '' : '-'}`,
     indented,
     '',
   ].join('\n');
@@ -38,17 +76,24 @@ export function k6OperatorManifests(scenario: string, script: string, options: {
     MOMO_BASE_URL: options.baseUrl,
     MOMO_SANDBOX_URL: options.sandboxUrl ?? options.baseUrl,
     ...options.env,
+    ...(options.prometheusRemoteWrite ? {
+      K6_PROMETHEUS_RW_SERVER_URL: options.prometheusRemoteWrite,
+      // Histograms, not a few pre-computed percentiles per pod: percentiles of histograms summed over the pods are the run's own.
+      K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true',
+    } : {}),
   };
   const envLines = [
-    ...Object.entries(plain).map(([k, v]) => [`        - name: ${k}`, `          value: ${JSON.stringify(v)}`]).flat(),
-    ...PRODUCTS.map((p) => [
+    ...Object.entries(plain).flatMap(([k, v]) => [`        - name: ${k}`, `          value: ${q(v)}`]),
+    ...PRODUCTS.flatMap((p) => [
       `        - name: MOMO_${p.toUpperCase()}_KEY`,
       '          valueFrom:',
       '            secretKeyRef:',
       '              name: momo-keys',
       `              key: ${p}`,
-    ]).flat(),
+    ]),
   ];
+  const { cpu, memory } = options.resources ?? {};
+  const quantities = [...(cpu ? [`          cpu: ${q(cpu)}`] : []), ...(memory ? [`          memory: ${q(memory)}`] : [])];
   const testRun = [
     'apiVersion: k6.io/v1alpha1',
     'kind: TestRun',
@@ -57,12 +102,16 @@ export function k6OperatorManifests(scenario: string, script: string, options: {
     'spec:',
     // The operator gives each of the runners one execution segment of the same script.
     `  parallelism: ${options.parallelism}`,
+    ...(options.separate ? ['  separate: true'] : []),
+    ...(options.cleanup ? ['  cleanup: post'] : []),
     '  script:',
     '    configMap:',
     `      name: ${name}`,
     `      file: ${file}`,
-    `  arguments: --no-usage-report --tag testid=${name}`,
+    `  arguments: ${q(`--no-usage-report --tag testid=${name}${options.prometheusRemoteWrite ? ' --out experimental-prometheus-rw' : ''}`)}`,
     '  runner:',
+    `    image: ${q(options.image)}`,
+    ...(quantities.length > 0 ? ['    resources:', '      requests:', ...quantities.map((l) => l.slice(2)), '      limits:', ...quantities.map((l) => l.slice(2))] : []),
     '    env:',
     ...envLines,
     '',
@@ -70,41 +119,155 @@ export function k6OperatorManifests(scenario: string, script: string, options: {
   return { configMap, testRun };
 }
 
-/** The options of `momo-harness load-k8s`, as USAGE describes them. */
-export const K8S_OPTIONS = { parallelism: { type: 'string' }, 'base-url': { type: 'string' }, 'sandbox-url': { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } } as const satisfies OptionSpecs;
+/** The LOAD_* settings a bundle reads: the names its code mentions (load/lib/config.ts reads each through __ENV). */
+export function settingsReadBy(script: string): string[] {
+  const code = script.split('//# sourceMappingURL=')[0]!;
+  return [...new Set(code.match(/\bLOAD_[A-Z0-9_]+\b/g) ?? [])].sort();
+}
 
-export async function main(argv: string[]): Promise<number> {
+/** The k6 image of the k6 the project builds and runs (scripts/ensure-k6.sh), e.g. grafana/k6:1.8.1. */
+export function projectK6Image(): string | undefined {
+  const k6 = spawnSync('bash', [join(PACKAGE_ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (k6.status !== 0) return undefined;
+  const version = /^k6 v(\d+\.\d+\.\d+)/m.exec(spawnSync(k6.stdout.trim(), ['version'], { encoding: 'utf8' }).stdout)?.[1];
+  return version ? `grafana/k6:${version}` : undefined;
+}
+
+export function applyInstructions(out: string, name: string): string {
+  return `Apply them (the ConfigMap is too large for a client-side kubectl apply, whose last-applied annotation holds at most
+262,144 bytes: kubernetes/kubectl#712; server-side apply keeps no such annotation):
+  kubectl create secret generic momo-keys --from-literal=collection=... --from-literal=disbursement=... --from-literal=remittance=...
+  kubectl apply --server-side -f ${out}/configmap.yaml
+  kubectl create -f ${out}/testrun.yaml         # a TestRun runs once: kubectl delete testrun ${name} before running it again
+  kubectl get testrun ${name} -w                 # until its stage is finished`;
+}
+
+const USAGE = `Usage: momo-harness load-k8s <scenario> --parallelism <n> --base-url <url> [options]
+
+Writes the k6-operator manifests that run a load scenario on Kubernetes, split over <n> runner pods with
+execution segments: a ConfigMap holding the bundled script and a TestRun (reports/load/k8s/<scenario>/, or --out).
+The subscription keys are read from a Secret named momo-keys (keys: collection, disbursement, remittance), never
+written to a manifest. Each runner pod runs its own setup(): it provisions its own API users and fetches its own tokens.
+
+  --parallelism <n>          runner pods, each one execution segment of the load (1 to 1000)
+  --base-url <url>           where the runner pods reach the target
+  --sandbox-url <url>        where they provision API users, if not at --base-url
+  --rate <per second>        LOAD_RATE;  --duration <s>  LOAD_DURATION_SECONDS;  --iterations <n>  LOAD_ITERATIONS
+  --vus <n>                  LOAD_VUS;   --max-vus <n>   LOAD_MAX_VUS
+  --mix <mix>                LOAD_MIX, the operation mix of the capacity scenario (a mix name or op:share,...)
+  --env <LOAD_X=value>       any other LOAD_* setting the scenario reads, repeatable; every LOAD_* variable of the
+                             environment it reads is passed too (the options win)
+  --image <image>            the runner image (default: grafana/k6 at the version of the k6 the project builds,
+                             scripts/ensure-k6.sh; the operator's own default is an unpinned grafana/k6:latest)
+  --cpu <quantity>           CPU each runner requests and is limited to, e.g. 2 or 1500m
+  --memory <quantity>        memory each runner requests and is limited to, e.g. 2Gi
+  --separate                 one runner pod per node
+  --cleanup                  delete the TestRun, its jobs and pods once it has finished (cleanup: post)
+  --prometheus-rw <url>      every runner sends its samples to this Prometheus remote-write endpoint, trends as
+                             native histograms: the run's global percentiles (docs/capacity.md, "On Kubernetes")
+  --out <dir>                where the manifests go
+
+Exit codes: 0 written, 2 the options are wrong.`;
+
+/** The options of `momo-harness load-k8s`, as USAGE describes them. */
+export const K8S_OPTIONS = {
+  parallelism: { type: 'string', value: '<n>' }, 'base-url': { type: 'string', value: '<url>' }, 'sandbox-url': { type: 'string', value: '<url>' },
+  rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' }, vus: { type: 'string' }, 'max-vus': { type: 'string' },
+  mix: { type: 'string', value: '<mix>' }, env: { type: 'string', multiple: true, value: '<LOAD_X=value>' }, image: { type: 'string' },
+  cpu: { type: 'string' }, memory: { type: 'string' }, separate: { type: 'boolean' }, cleanup: { type: 'boolean' }, 'prometheus-rw': { type: 'string', value: '<url>' },
+  out: { type: 'string' }, help: { type: 'boolean' },
+} as const satisfies OptionSpecs;
+
+/** The options that stand for a LOAD_* setting. */
+const SETTING_OPTIONS = { rate: 'LOAD_RATE', duration: 'LOAD_DURATION_SECONDS', iterations: 'LOAD_ITERATIONS', vus: 'LOAD_VUS', 'max-vus': 'LOAD_MAX_VUS', mix: 'LOAD_MIX' } as const;
+
+export async function main(argv: string[], env: Record<string, string | undefined> = process.env, log: (line: string) => void = console.log, fail: (line: string) => void = console.error): Promise<number> {
   let parsed;
   try {
-    parsed = parseCommandLine(argv, K8S_OPTIONS, { positionals: true });
+    parsed = parseCommandLine(argv, K8S_OPTIONS, { positionals: true, env });
   } catch (error) {
     if (!(error instanceof CommandLineError)) throw error;
-    console.error(`${error.message}\n\n${USAGE}`);
+    fail(`${error.message}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    console.log(USAGE);
+    log(USAGE);
     return 0;
   }
   const scenario = positionals[0];
   const parallelism = Number(values.parallelism);
-  const problems = [
-    ...(!scenario || !scenarioNames().includes(scenario) ? [`name a scenario: ${scenarioNames().join(', ')}`] : []),
-    ...(!Number.isInteger(parallelism) || parallelism < 1 || parallelism > 1000 ? ['--parallelism must be a whole number from 1 to 1000'] : []),
-    ...(!values['base-url'] || !/^https?:\/\//.test(values['base-url']) ? ['--base-url must be the http(s) URL the runner pods reach the target at'] : []),
-  ];
+  const problems: string[] = [];
+  if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario)) problems.push(`name one scenario: ${scenarioNames().join(', ')}`);
+  if (!Number.isInteger(parallelism) || parallelism < 1 || parallelism > 1000) problems.push('--parallelism must be a whole number from 1 to 1000');
+  for (const flag of ['base-url', 'sandbox-url', 'prometheus-rw'] as const) {
+    const url = values[flag];
+    if ((flag === 'base-url' || url !== undefined) && !/^https?:\/\/[^\s/]+/.test(url ?? '')) problems.push(`--${flag} must be an http(s) URL the runner pods reach${url === undefined ? '' : `, got "${url}"`}`);
+  }
+  for (const flag of ['rate', 'duration', 'iterations', 'vus', 'max-vus'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) problems.push(`--${flag} must be a positive number, got "${value}"`);
+  }
+  if (values.mix !== undefined) {
+    try {
+      parseMix(values.mix);
+    } catch (error) {
+      problems.push(`--mix ${JSON.stringify(values.mix)}: ${(error as Error).message}`);
+    }
+  }
+  for (const flag of ['cpu', 'memory'] as const) {
+    const value = values[flag];
+    if (value !== undefined && !QUANTITY.test(value)) problems.push(`--${flag} must be a Kubernetes quantity such as ${flag === 'cpu' ? '2 or 1500m' : '2Gi or 512Mi'}, got "${value}"`);
+  }
   if (problems.length > 0) {
-    console.error(`${problems.join('; ')}.\n\n${USAGE}`);
+    fail(`${problems.join('; ')}.\n\n${USAGE}`);
     return 2;
   }
+
   await buildLoadScripts();
   const script = readFileSync(join(BUNDLE_DIR, `${scenario}.js`), 'utf8');
-  const manifests = k6OperatorManifests(scenario!, script, { parallelism, baseUrl: values['base-url']!, ...(values['sandbox-url'] ? { sandboxUrl: values['sandbox-url'] } : {}) });
+  const reads = settingsReadBy(script);
+  const settings: Record<string, string> = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && reads.includes(e[0])));
+  for (const item of values.env ?? []) {
+    const [setting, ...rest] = item.split('=');
+    if (!setting || rest.length === 0 || !reads.includes(setting)) {
+      const meant = setting ? nearestWords(setting, reads) : [];
+      fail(`--env ${JSON.stringify(item)}: write LOAD_NAME=value, LOAD_NAME one of the settings the ${scenario} scenario reads (${reads.join(', ')})${meant.length > 0 ? `; did you mean ${meant.join(' or ')}?` : ''}.`);
+      return 2;
+    }
+    settings[setting] = rest.join('=');
+  }
+  for (const [flag, setting] of Object.entries(SETTING_OPTIONS)) {
+    const value = values[flag as keyof typeof SETTING_OPTIONS];
+    if (value === undefined) continue;
+    if (!reads.includes(setting)) {
+      fail(`--${flag}: the ${scenario} scenario does not read ${setting}; it reads ${reads.join(', ')}.`);
+      return 2;
+    }
+    settings[setting] = flag === 'mix' ? mixText(parseMix(value)) : value;
+  }
+  const image = values.image ?? projectK6Image();
+  if (!image) {
+    fail('No k6 could be had to pin the runner image to (scripts/ensure-k6.sh, above): give the image with --image, e.g. --image grafana/k6:1.8.1.');
+    return 2;
+  }
+  const manifests = k6OperatorManifests(scenario!, script, {
+    parallelism, baseUrl: values['base-url']!, image, env: settings,
+    ...(values['sandbox-url'] ? { sandboxUrl: values['sandbox-url'] } : {}),
+    resources: { ...(values.cpu ? { cpu: values.cpu } : {}), ...(values.memory ? { memory: values.memory } : {}) },
+    separate: values.separate ?? false, cleanup: values.cleanup ?? false,
+    ...(values['prometheus-rw'] ? { prometheusRemoteWrite: values['prometheus-rw'] } : {}),
+  });
+  const bytes = Buffer.byteLength(script);
+  if (bytes > CONFIGMAP_LIMIT_BYTES) {
+    fail(`The ${scenario} bundle is ${bytes.toLocaleString('en')} bytes, more than the ${CONFIGMAP_LIMIT_BYTES.toLocaleString('en')} a ConfigMap may hold: give the runners the script from a volume (spec.script.volumeClaim) instead.`);
+    return 2;
+  }
   const out = resolve(values.out ?? join('reports/load/k8s', scenario!));
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'configmap.yaml'), manifests.configMap);
   writeFileSync(join(out, 'testrun.yaml'), manifests.testRun);
-  console.log(`Wrote ${join(out, 'configmap.yaml')} and ${join(out, 'testrun.yaml')} (parallelism ${parallelism}).`);
+  log(`Wrote ${join(out, 'configmap.yaml')} (${bytes.toLocaleString('en')} bytes of script) and ${join(out, 'testrun.yaml')}: ${parallelism} runner pod${parallelism === 1 ? '' : 's'} of ${image}${Object.keys(settings).length > 0 ? `, with ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}.`);
+  log(applyInstructions(out, `momo-load-${scenario}`));
   return 0;
 }

@@ -17,7 +17,7 @@ import type { K6Summary } from './summary.ts';
  */
 
 /** A growable array of float64. */
-class Values {
+export class Values {
   private data = new Float64Array(1024);
   length = 0;
   push(value: number): void {
@@ -33,7 +33,7 @@ class Values {
   }
 }
 
-type Kind = 'counter' | 'gauge' | 'rate' | 'trend';
+export type Kind = 'counter' | 'gauge' | 'rate' | 'trend';
 
 interface Sink {
   kind: Kind;
@@ -73,7 +73,8 @@ export interface MergedSummary {
   thresholds: { metric: string; expression: string; passed: boolean; observed: number }[];
 }
 
-interface Line {
+/** One line of k6's JSON output: a metric's declaration or one of its samples. */
+export interface Line {
   type: string;
   metric: string;
   data: { type?: Kind; thresholds?: string[]; value?: number; time?: string; tags?: Record<string, string> | null };
@@ -121,18 +122,7 @@ export async function mergeSamples(files: readonly string[], options: MergeOptio
   };
 
   for (const file of files) {
-    const input = createReadStream(file);
-    const lines = createInterface({ input: file.endsWith('.gz') ? input.pipe(createGunzip()) : input, crlfDelay: Infinity });
-    let number = 0;
-    for await (const text of lines) {
-      number += 1;
-      if (text.trim() === '') continue;
-      let line: Line;
-      try {
-        line = JSON.parse(text) as Line;
-      } catch {
-        throw new Error(`${file}:${number} is not a line of k6's JSON output (k6 run --out json=<file>)`);
-      }
+    for await (const { line, number } of k6Lines(file)) {
       if (line.type === 'Metric') {
         if (line.data.type) kinds.set(line.metric, line.data.type);
         const names = declared.get(line.metric) ?? new Set<string>();
@@ -174,6 +164,25 @@ export async function mergeSamples(files: readonly string[], options: MergeOptio
   return { files: [...files], firstSample: first, lastSample: last, metrics, thresholds };
 }
 
+/**
+ * The lines of a file of k6's JSON output (gzipped when its name ends in .gz), parsed, streamed one at a time;
+ * a line whose text `wanted` refuses is skipped without being parsed.
+ */
+export async function* k6Lines(file: string, wanted: (text: string) => boolean = () => true): AsyncGenerator<{ line: Line; number: number }> {
+  const input = createReadStream(file);
+  const lines = createInterface({ input: file.endsWith('.gz') ? input.pipe(createGunzip()) : input, crlfDelay: Infinity });
+  let number = 0;
+  for await (const text of lines) {
+    number += 1;
+    if (text.trim() === '' || !wanted(text)) continue;
+    try {
+      yield { line: JSON.parse(text) as Line, number };
+    } catch {
+      throw new Error(`${file}:${number} is not a line of k6's JSON output (k6 run --out json=<file>)`);
+    }
+  }
+}
+
 /** The kind of a metric no file declared (it was never sampled), as far as its threshold tells. */
 function kindOfExpression(expression: string): Kind {
   return /^\s*rate/.test(expression) ? 'rate' : /^\s*count/.test(expression) ? 'counter' : 'trend';
@@ -199,7 +208,7 @@ function valuesOf(sink: Sink, seconds: number): Record<string, number> {
 }
 
 /** A k6 threshold expression (p(95)<250, rate<=0.01, count<=0) judged against merged values. */
-function judge(expression: string, values: Record<string, number>): { passed: boolean; observed: number } {
+export function judge(expression: string, values: Record<string, number>): { passed: boolean; observed: number } {
   const match = /^\s*(avg|min|med|max|count|rate|value|p\(\d+(?:\.\d+)?\))\s*(<=|>=|==|===|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(expression);
   if (!match) throw new Error(`a threshold k6 declared cannot be judged after a merge: "${expression}"`);
   const [, stat, op, limitText] = match;

@@ -1,7 +1,6 @@
-/** The load run's own logic, without k6: the one-line message without k6 or Go, the k6-operator manifests, and thresholds as JUnit. */
+/** The load run's own logic, without k6: the one-line message without k6 or Go, and thresholds as JUnit. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { k6OperatorManifests } from '../../load/runner/k8s.ts';
 import { ensureWithoutGo } from '../support/go-tools.ts';
 import { junitReport, thresholdResults, withoutSetupData, type K6Summary } from '../../load/runner/summary.ts';
 
@@ -11,17 +10,6 @@ test('without k6 and without Go, the load commands stop with one line that says 
   assert.equal(result.stdout, '');
   assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
   assert.match(result.stderr, /install k6 \(https:\/\/grafana\.com\/docs\/k6\/latest\/set-up\/install-k6\/\) or Go/);
-});
-
-test('the k6-operator manifests split the run over the chosen parallelism and carry no secret', () => {
-  const { configMap, testRun } = k6OperatorManifests('smoke', 'export default function () {}\nexport const options = {};', { parallelism: 4, baseUrl: 'https://momo.example.test' });
-  assert.match(testRun, /^kind: TestRun$/m);
-  assert.match(testRun, /^ {2}parallelism: 4$/m);
-  assert.match(testRun, /name: momo-load-smoke\n {6}file: smoke\.js/);
-  assert.match(testRun, /name: MOMO_COLLECTION_KEY\n {10}valueFrom:\n {12}secretKeyRef:\n {14}name: momo-keys/);
-  assert.match(configMap, /^kind: ConfigMap$/m);
-  assert.match(configMap, /smoke\.js: \|\n {4}export default function \(\) \{\}/);
-  assert.doesNotMatch(testRun + configMap, /sandbox-collection-key/);
 });
 
 test('thresholds become JUnit test cases, a crossed one a failure, and setup data is dropped', () => {
