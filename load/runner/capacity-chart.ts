@@ -114,7 +114,9 @@ export function throughputAndLatencySvg(steps: readonly Step[], options: { title
     parts.push(`<line x1="${LEFT + PLOT + 14}" y1="${y - 4}" x2="${LEFT + PLOT + 34}" y2="${y - 4}" stroke="${color}" stroke-width="2"${style === 'dash' ? ' stroke-dasharray="4 4"' : style === 'dot' ? ' stroke-dasharray="2 3"' : ''}/><text x="${LEFT + PLOT + 40}" y="${y}" font-size="11">${name}</text>`);
   });
   const notes = ['filled: SLOs held', 'open: SLOs missed', '▲: at least (dropped', 'iterations capped it)'];
-  notes.forEach((note, i) => parts.push(`<text x="${LEFT + PLOT + 14}" y="${52 + (legend.length + 1) * 18 + i * 15}" font-size="11" fill="#555">${note}</text>`));
+  notes.forEach((note, i) => {
+    parts.push(`<text x="${LEFT + PLOT + 14}" y="${52 + (legend.length + 1) * 18 + i * 15}" font-size="11" fill="#555">${note}</text>`);
+  });
   parts.push('</svg>');
   return parts.join('\n');
 }

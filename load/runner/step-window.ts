@@ -125,10 +125,10 @@ export async function readWindow(files: readonly string[], mixOperations: readon
   let answered = 0;
   let dropped = 0;
 
-  const trend = (name: string) => trends.get(name) ?? (trends.set(name, new Values()), trends.get(name)!);
+  const trend = (name: string) => entryOf(trends, name, () => new Values());
   // A k6 Rate: the share of its samples that are not zero (a check that passed, a request that failed).
   const rate = (name: string, nonZero: boolean) => {
-    const sink = rates.get(name) ?? (rates.set(name, { passes: 0, count: 0 }), rates.get(name)!);
+    const sink = entryOf(rates, name, () => ({ passes: 0, count: 0 }));
     sink.count += 1;
     if (nonZero) sink.passes += 1;
   };
@@ -163,7 +163,7 @@ export async function readWindow(files: readonly string[], mixOperations: readon
   function sampleOfRequest(line: Line, answeredAt: number, duration: number, opens: number, closes: number): void {
     const tags = line.data.tags!;
     const op = tags.op ?? 'untagged';
-    const sink = operations.get(op) ?? (operations.set(op, new OperationSink()), operations.get(op)!);
+    const sink = entryOf(operations, op, () => new OperationSink());
     const inMix = mix.has(op);
     if (answeredAt >= opens && answeredAt < closes) {
       answered += 1;
@@ -213,4 +213,14 @@ export async function readWindow(files: readonly string[], mixOperations: readon
     timeToFinalP95Ms: trends.has('momo_time_to_final') ? trendValues(trends.get('momo_time_to_final')!)['p(95)']! : null,
     thresholds: judged,
   };
+}
+
+/** The map's value for the key, made and stored first when there is none. */
+function entryOf<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
 }

@@ -97,7 +97,7 @@ const pct = (share: number | null) => (share === null ? '–' : `${(share * 100)
 async function main(): Promise<number> {
   const { values } = parseCommandLine(process.argv.slice(2), { case: { type: 'string', multiple: true }, chart: { type: 'string' }, help: { type: 'boolean' } });
   if (values.help) {
-    console.log('Usage: npx tsx test/load/capacity-accuracy.ts [--case <name>]... [--chart <file>]\nCases: ' + CASES.map((c) => c.name).join(', '));
+    console.log(`Usage: npx tsx test/load/capacity-accuracy.ts [--case <name>]... [--chart <file>]\nCases: ${CASES.map((c) => c.name).join(', ')}`);
     return 0;
   }
   const unknown = (values.case ?? []).filter((name) => !CASES.some((c) => c.name === name));

@@ -8,7 +8,10 @@ import { parseXml } from '../support/reports.ts';
 
 test('the search steps up geometrically, then bisects between the last rate held and the first missed', async () => {
   const rates: number[] = [];
-  const outcome = await searchCapacity(SETTINGS, async (rate) => (rates.push(rate), stepAt(rate, 1000)), () => {});
+  const outcome = await searchCapacity(SETTINGS, async (rate) => {
+    rates.push(rate);
+    return stepAt(rate, 1000);
+  }, () => {});
   assert.deepEqual(rates.slice(0, 5), [100, 200, 400, 800, 1600]);
   assert.deepEqual(rates.slice(5), [1200, 1000, 1100]);
   assert.equal(outcome.ended, 'narrowed');
@@ -23,7 +26,10 @@ test('a first step that misses is followed by steps down; the search stops befor
   assert.deepEqual(down.steps.map((s) => s.rate), [100, 50, 25, 38, 32, 29, 31]);
   let clock = 0;
   const lines: string[] = [];
-  const timed = await searchCapacity({ ...SETTINGS, maxDurationMs: 50_000 }, async (rate) => ((clock += 12_000), stepAt(rate, 1e6)), (line) => lines.push(line), () => clock);
+  const timed = await searchCapacity({ ...SETTINGS, maxDurationMs: 50_000 }, async (rate) => {
+    clock += 12_000;
+    return stepAt(rate, 1e6);
+  }, (line) => lines.push(line), () => clock);
   assert.equal(timed.ended, 'time');
   assert.equal(timed.steps.length, 3, 'a fourth step of 12 s would end after 50 s');
   assert.match(lines[0]!, /^\[capacity 12s\/50s\] step 1: 100\/s .* held$/);
