@@ -14,12 +14,28 @@ export interface CommandModule {
 type Command = { describe: string; load: () => Promise<CommandModule> };
 
 export const COMMANDS: Record<string, Command> = {
-  run: { describe: 'the conformance run (the default): every scenario against the embedded sandbox or MOMO_BASE_URL, with every report; --sign-key signs its evidence bundle', load: () => import('./run.ts') },
+  run: {
+    describe:
+      'the conformance run (the default): every scenario against the embedded sandbox or MOMO_BASE_URL, with every report; --sign-key signs its evidence bundle',
+    load: () => import('./run.ts'),
+  },
   sandbox: { describe: 'the reference MoMo sandbox on its own', load: () => import('./sandbox.ts') },
   load: { describe: 'a k6 load scenario against the embedded sandbox or MOMO_BASE_URL', load: () => import('./load.ts') },
-  capacity: { describe: 'the highest arrival rate at which the target meets its SLOs, by a stepped search', load: () => import('./capacity.ts') },
-  'load-merge': { describe: 'one summary with global percentiles from the raw samples of a split load run', load: () => import('./load-merge.ts') },
+  capacity: {
+    describe: 'the highest arrival rate at which the target meets its SLOs, by a stepped search',
+    load: () => import('./capacity.ts'),
+  },
+  'load-merge': {
+    describe: 'one summary with global percentiles from the raw samples of a split load run',
+    load: () => import('./load-merge.ts'),
+  },
   'load-k8s': { describe: 'k6-operator manifests for a load scenario split over pods', load: () => import('./load-k8s.ts') },
-  verify: { describe: 'checks a certification bundle against its manifest, and its signature with --key', load: () => import('./verify.ts') },
-  keygen: { describe: 'makes an Ed25519 key pair to sign evidence bundles with (run --sign-key, verify --key)', load: () => import('./keygen.ts') },
+  verify: {
+    describe: 'checks a certification bundle against its manifest, and its signature with --key',
+    load: () => import('./verify.ts'),
+  },
+  keygen: {
+    describe: 'makes an Ed25519 key pair to sign evidence bundles with (run --sign-key, verify --key)',
+    load: () => import('./keygen.ts'),
+  },
 };

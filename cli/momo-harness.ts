@@ -9,7 +9,9 @@ import { COMMANDS } from './commands.ts';
 const USAGE = `Usage: momo-harness <command> [options]     (momo-harness <command> --help for its own)
 
 Commands:
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(11)} ${c.describe}`).join('\n')}
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(11)} ${c.describe}`)
+  .join('\n')}
 
 Without a command, or with options only, it runs the conformance run.
 Exit codes: 0 conforms (or the command succeeded), 1 does not conform, 2 could not test.`;

@@ -9,5 +9,12 @@ export { RUN_OPTIONS as options } from '../conformance/runner/conformance.ts';
  * MOMO_SANDBOX_VARIATIONS with conforming variations.
  */
 export default function run(argv: string[]): Promise<number> {
-  return runConformance({ argv, env: process.env, cwd: process.cwd(), log: (line) => console.log(line), faults: faultPlugins, variations: variationPlugins });
+  return runConformance({
+    argv,
+    env: process.env,
+    cwd: process.cwd(),
+    log: (line) => console.log(line),
+    faults: faultPlugins,
+    variations: variationPlugins,
+  });
 }

@@ -13,10 +13,15 @@ export const options = sandboxOptions(EXTRAS);
 export default async function sandbox(argv: string[]): Promise<number> {
   const wanted = wantsHelp(argv);
   if (wanted === 'help') {
-    console.log(helpText([DEVIATIONS_SETTING, VARIATIONS_SETTING], [
-      '       momo-harness sandbox --list-deviations    (deliberate non-conformances to start it with)',
-      '       momo-harness sandbox --list-variations    (conforming variations: answers the spec allows, to start it with)',
-    ]));
+    console.log(
+      helpText(
+        [DEVIATIONS_SETTING, VARIATIONS_SETTING],
+        [
+          '       momo-harness sandbox --list-deviations    (deliberate non-conformances to start it with)',
+          '       momo-harness sandbox --list-variations    (conforming variations: answers the spec allows, to start it with)',
+        ],
+      ),
+    );
     return 0;
   }
   if (wanted === 'differences') {
@@ -59,9 +64,11 @@ export default async function sandbox(argv: string[]): Promise<number> {
     running = await startSandbox(settings, { plugins: [...variations, ...plugins] });
   } catch (error) {
     const message = (error as Error).message;
-    console.error(/listen|EADDR|EACCES/.test(message) || (error as { code?: string }).code?.startsWith('EADDR')
-      ? `Cannot listen on ${settings.host}:${settings.port}: ${message}. Choose another with --port or PORT.`
-      : `Cannot start the sandbox: ${message}`);
+    console.error(
+      /listen|EADDR|EACCES/.test(message) || (error as { code?: string }).code?.startsWith('EADDR')
+        ? `Cannot listen on ${settings.host}:${settings.port}: ${message}. Choose another with --port or PORT.`
+        : `Cannot start the sandbox: ${message}`,
+    );
     return 2;
   }
   const { baseUrl } = running;
@@ -73,7 +80,9 @@ export default async function sandbox(argv: string[]): Promise<number> {
     console.log(`  ${product.padEnd(12)} ${key === DEVELOPMENT_KEYS[product] ? key : '(configured; not shown)'}`);
   }
   if (plugins.length > 0) {
-    console.log(`DELIBERATELY NON-CONFORMING: ${plugins.map((p) => p.name).join(', ')} (--deviations); do not certify against this sandbox.`);
+    console.log(
+      `DELIBERATELY NON-CONFORMING: ${plugins.map((p) => p.name).join(', ')} (--deviations); do not certify against this sandbox.`,
+    );
   }
   if (variations.length > 0) console.log(`With conforming variations: ${variations.map((p) => p.name).join(', ')} (--variations).`);
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);

@@ -18,7 +18,11 @@ export interface OptionSpec {
 
 export type OptionSpecs = Record<string, OptionSpec>;
 
-type ValueOf<S extends OptionSpec> = (S['type'] extends 'boolean' ? boolean : string) extends infer V ? (S['multiple'] extends true ? V[] : V) : never;
+type ValueOf<S extends OptionSpec> = (S['type'] extends 'boolean' ? boolean : string) extends infer V
+  ? S['multiple'] extends true
+    ? V[]
+    : V
+  : never;
 
 export interface CommandLine<O extends OptionSpecs> {
   values: { [K in keyof O]?: ValueOf<O[K]> };
@@ -38,10 +42,19 @@ export interface ParseSettings {
 }
 
 /** The options and positionals of a command line; throws CommandLineError, saying what to fix, when it is wrong. */
-export function parseCommandLine<O extends OptionSpecs>(argv: readonly string[], options: O, { positionals = false, env = process.env }: ParseSettings = {}): CommandLine<O> {
+export function parseCommandLine<O extends OptionSpecs>(
+  argv: readonly string[],
+  options: O,
+  { positionals = false, env = process.env }: ParseSettings = {},
+): CommandLine<O> {
   const takenByNpm = optionsTakenByNpm(argv, options, env, positionals);
   if (takenByNpm) throw new CommandLineError(takenByNpm);
-  const forParseArgs = Object.fromEntries(Object.entries(options).map(([name, { type, multiple, short }]) => [name, { type, ...(multiple ? { multiple } : {}), ...(short ? { short } : {}) }]));
+  const forParseArgs = Object.fromEntries(
+    Object.entries(options).map(([name, { type, multiple, short }]) => [
+      name,
+      { type, ...(multiple ? { multiple } : {}), ...(short ? { short } : {}) },
+    ]),
+  );
   try {
     return parseArgs({ args: [...argv], options: forParseArgs, strict: true, allowPositionals: positionals }) as unknown as CommandLine<O>;
   } catch (error) {
@@ -54,13 +67,20 @@ export function optionNames(options: OptionSpecs): string[] {
   return Object.keys(options).map((name) => `--${name}`);
 }
 
-function explainParseError(error: Error & { code?: string }, argv: readonly string[], options: OptionSpecs, env: Record<string, string | undefined>): string {
+function explainParseError(
+  error: Error & { code?: string },
+  argv: readonly string[],
+  options: OptionSpecs,
+  env: Record<string, string | undefined>,
+): string {
   const { message } = error;
   switch (error.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
       const unknown = /Unknown option '([^']+)'/.exec(message)?.[1] ?? '?';
       // "-tags" is read as the short options -t -a -g -s: the word the user wrote is the whole argument.
-      const written = unknown.startsWith('--') ? unknown : argv.find((a) => a.startsWith(unknown) && !a.startsWith('--'))?.split('=')[0] ?? unknown;
+      const written = unknown.startsWith('--')
+        ? unknown
+        : (argv.find((a) => a.startsWith(unknown) && !a.startsWith('--'))?.split('=')[0] ?? unknown);
       const name = written.replace(/^-+/, '');
       const nearest = nearestWords(name, Object.keys(options));
       return nearest.length > 0
@@ -77,9 +97,10 @@ function explainParseError(error: Error & { code?: string }, argv: readonly stri
     }
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL': {
       const stray = /Unexpected argument '([^']*)'/.exec(message)?.[1] ?? '';
-      const byNpm = env.npm_lifecycle_event !== undefined
-        ? `; if you gave npm an option before it, npm took it for itself: put -- before the harness's options, as in ${npmCommandOf(env)} -- --<option> ${stray}`
-        : '';
+      const byNpm =
+        env.npm_lifecycle_event !== undefined
+          ? `; if you gave npm an option before it, npm took it for itself: put -- before the harness's options, as in ${npmCommandOf(env)} -- --<option> ${stray}`
+          : '';
       return `unexpected argument "${stray}": this command takes only options (--help lists them)${byNpm}`;
     }
     default:
@@ -94,7 +115,12 @@ function explainParseError(error: Error & { code?: string }, argv: readonly stri
  * variable named after an option that the command line does not hold is one npm took. Only three of npm's own
  * config names are also ours (key, only, scopes), and npm sets none of them unless someone configures it so.
  */
-function optionsTakenByNpm(argv: readonly string[], options: OptionSpecs, env: Record<string, string | undefined>, positionals: boolean): string | undefined {
+function optionsTakenByNpm(
+  argv: readonly string[],
+  options: OptionSpecs,
+  env: Record<string, string | undefined>,
+  positionals: boolean,
+): string | undefined {
   if (env.npm_lifecycle_event === undefined) return undefined;
   const given = (name: string) => argv.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
   const taken = Object.keys(options).filter((name) => env[npmVariableOf(name)] !== undefined && !given(name));
@@ -110,7 +136,7 @@ function optionsTakenByNpm(argv: readonly string[], options: OptionSpecs, env: R
     const spec = options[name]!;
     if (spec.type === 'boolean') return `--${name}`;
     const fromNpm = env[npmVariableOf(name)]!;
-    const value = fromNpm !== 'true' ? fromNpm : pairStray ? stray! : spec.value ?? '<value>';
+    const value = fromNpm !== 'true' ? fromNpm : pairStray ? stray! : (spec.value ?? '<value>');
     return `--${name} ${/\s/.test(value) ? JSON.stringify(value) : value}`;
   });
   const rest = pairStray ? argv.filter((_, i) => i !== argv.lastIndexOf(stray!)) : argv;
@@ -136,7 +162,10 @@ function npmCommandOf(env: Record<string, string | undefined>): string {
  */
 export function nearestWords(word: string, candidates: readonly string[], most = 3): string[] {
   const limit = Math.max(1, Math.floor(word.length / 3));
-  const scored = [...new Set(candidates)].map((candidate) => ({ candidate, distance: editDistance(word.toLowerCase(), candidate.toLowerCase()) }));
+  const scored = [...new Set(candidates)].map((candidate) => ({
+    candidate,
+    distance: editDistance(word.toLowerCase(), candidate.toLowerCase()),
+  }));
   const best = Math.min(limit, ...scored.map(({ distance }) => distance));
   return scored
     .filter(({ distance }) => distance <= best)
@@ -147,7 +176,9 @@ export function nearestWords(word: string, candidates: readonly string[], most =
 
 /** Insertions, deletions, substitutions and swaps of neighbouring characters that turn a into b (optimal string alignment). */
 export function editDistance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const rows = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;

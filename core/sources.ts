@@ -10,10 +10,7 @@ import type { ProfileName } from './profiles.ts';
  *   RFC the spec does not name). At most a warning, unless the run is --strict.
  * A check that only informs (an unknown field of a record, under --strict) is advisory: a warning whatever the run.
  */
-export type Source =
-  | { kind: 'spec'; clause: string }
-  | { kind: 'observed'; note: string }
-  | { kind: 'reading'; reading: string };
+export type Source = { kind: 'spec'; clause: string } | { kind: 'observed'; note: string } | { kind: 'reading'; reading: string };
 
 export type SourceKind = Source['kind'];
 
@@ -57,10 +54,16 @@ export function describeSource(source: Source): string {
 /** Why a finding of this source weighs as it does in this run, in a few words a reader of a failure or a warning needs. */
 export function weightOf(source: Source, run: RunStrictness, severity: Severity): string {
   if (source.kind === 'observed') {
-    return severity === 'failure' ? 'fails in the mtn-sandbox profile' : 'a warning in the spec profile: the live service does so, the spec does not say';
+    return severity === 'failure'
+      ? 'fails in the mtn-sandbox profile'
+      : 'a warning in the spec profile: the live service does so, the spec does not say';
   }
   if (source.kind === 'reading') {
-    return severity === 'failure' ? (run.strict ? 'a failure because the run is --strict' : 'a failure') : 'a warning: the spec leaves this open (--strict makes it a failure)';
+    return severity === 'failure'
+      ? run.strict
+        ? 'a failure because the run is --strict'
+        : 'a failure'
+      : 'a warning: the spec leaves this open (--strict makes it a failure)';
   }
   return 'fails in every profile';
 }

@@ -14,9 +14,7 @@ export interface PaymentOutcome {
 }
 
 /** What the account-holder check (§4.2 #8, §4.3 #12) answers for a holder. */
-export type HolderAnswer =
-  | { kind: 'status'; active: boolean }
-  | { kind: 'error'; httpStatus: number; code: string; message: string };
+export type HolderAnswer = { kind: 'status'; active: boolean } | { kind: 'error'; httpStatus: number; code: string; message: string };
 
 export interface TestNumber {
   msisdn: string;
@@ -44,9 +42,24 @@ export const TEST_NUMBERS = {
     source: 'observed',
   },
   rejects: { msisdn: '46733123451', payment: failed('APPROVAL_REJECTED'), holder: same(INACTIVE), source: 'observed' },
-  letsExpire: { msisdn: '46733123452', payment: failed('EXPIRED'), holder: same(error(500, 'NOT_ALLOWED', 'Authorization failed. Insufficient permissions.')), source: 'observed' },
-  neverAnswers: { msisdn: '46733123453', payment: { status: 'PENDING' }, holder: same(error(500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.')), source: 'observed' },
-  approvesAfterAWhile: { msisdn: '46733123454', payment: { status: 'SUCCESSFUL', delayed: true }, holder: same(error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.')), source: 'observed' },
+  letsExpire: {
+    msisdn: '46733123452',
+    payment: failed('EXPIRED'),
+    holder: same(error(500, 'NOT_ALLOWED', 'Authorization failed. Insufficient permissions.')),
+    source: 'observed',
+  },
+  neverAnswers: {
+    msisdn: '46733123453',
+    payment: { status: 'PENDING' },
+    holder: same(error(500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', 'Access to target environment is forbidden.')),
+    source: 'observed',
+  },
+  approvesAfterAWhile: {
+    msisdn: '46733123454',
+    payment: { status: 'SUCCESSFUL', delayed: true },
+    holder: same(error(500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing.')),
+    source: 'observed',
+  },
   notFound: {
     msisdn: '46733123455',
     payment: failed('PAYER_NOT_FOUND'),
@@ -55,7 +68,12 @@ export const TEST_NUMBERS = {
   },
   mayNotReceive: { msisdn: '46733123456', payment: failed('PAYEE_NOT_ALLOWED_TO_RECEIVE'), holder: same(ACTIVE), source: 'documented' },
   notAllowed: { msisdn: '46733123457', payment: failed('NOT_ALLOWED'), holder: same(ACTIVE), source: 'documented' },
-  otherEnvironment: { msisdn: '46733123458', payment: failed('NOT_ALLOWED_TARGET_ENVIRONMENT'), holder: same(ACTIVE), source: 'documented' },
+  otherEnvironment: {
+    msisdn: '46733123458',
+    payment: failed('NOT_ALLOWED_TARGET_ENVIRONMENT'),
+    holder: same(ACTIVE),
+    source: 'documented',
+  },
   refusesCallbackHost: { msisdn: '46733123459', payment: failed('INVALID_CALLBACK_URL_HOST'), holder: same(ACTIVE), source: 'documented' },
   wrongCurrency: { msisdn: '46733123460', payment: failed('INVALID_CURRENCY'), holder: same(ACTIVE), source: 'documented' },
   processingFails: { msisdn: '46733123461', payment: failed('INTERNAL_PROCESSING_ERROR'), holder: same(ACTIVE), source: 'documented' },

@@ -98,25 +98,38 @@ export const CONFIG_VARIABLES = {
   MOMO_REMITTANCE_API_KEY: 'API key of MOMO_REMITTANCE_USER_ID.',
   MOMO_TARGET_ENVIRONMENT: 'X-Target-Environment to send (default sandbox).',
   MOMO_CURRENCY: 'Currency the target accepts (default EUR).',
-  MOMO_REFUSED_CURRENCY: 'A currency the target refuses (INVALID_CURRENCY), for the scenarios of a currency the service does not take: an ISO 4217 code other than MOMO_CURRENCY (default USD, or XOF when MOMO_CURRENCY is USD).',
-  MOMO_CALLBACK_HOST: 'Host at which the target can reach the harness\'s callback receiver (default 127.0.0.1); with MOMO_CALLBACK_URL, its host.',
-  MOMO_CALLBACK_PORT: 'Port the callback receiver listens on (default 0: a free port per worker; a fixed port makes the run use one process).',
+  MOMO_REFUSED_CURRENCY:
+    'A currency the target refuses (INVALID_CURRENCY), for the scenarios of a currency the service does not take: an ISO 4217 code other than MOMO_CURRENCY (default USD, or XOF when MOMO_CURRENCY is USD).',
+  MOMO_CALLBACK_HOST:
+    "Host at which the target can reach the harness's callback receiver (default 127.0.0.1); with MOMO_CALLBACK_URL, its host.",
+  MOMO_CALLBACK_PORT:
+    'Port the callback receiver listens on (default 0: a free port per worker; a fixed port makes the run use one process).',
   MOMO_CALLBACK_BIND: 'Address the callback receiver listens on (default 127.0.0.1 when the callback host is loopback, else 0.0.0.0).',
-  MOMO_CALLBACK_URL: 'Public base URL of the callback receiver as the target sees it, e.g. a tunnel such as https://abc.example.app; its host is registered as providerCallbackHost.',
+  MOMO_CALLBACK_URL:
+    'Public base URL of the callback receiver as the target sees it, e.g. a tunnel such as https://abc.example.app; its host is registered as providerCallbackHost.',
   MOMO_PROFILE: `Which behaviour to expect where spec and live sandbox differ: ${PROFILES.join(' or ')} (default spec).`,
-  MOMO_STRICT: 'true: hold the target to the strict readings too (npm run sandbox -- --list-differences lists them) and run the @strict scenarios; the embedded sandbox then refuses what they refuse (default false, as npm start -- --strict sets it).',
+  MOMO_STRICT:
+    'true: hold the target to the strict readings too (npm run sandbox -- --list-differences lists them) and run the @strict scenarios; the embedded sandbox then refuses what they refuse (default false, as npm start -- --strict sets it).',
   MOMO_CONNECT_TIMEOUT_MS: 'Connect timeout of one request (default 5000).',
-  MOMO_REQUEST_TIMEOUT_MS: 'Timeout of one request, headers and body (default 15000); the whole answer must have come within this plus MOMO_CONNECT_TIMEOUT_MS.',
-  MOMO_MAX_RESPONSE_BYTES: 'The most of one response body the harness reads; a longer body fails as "the body exceeded" that size and is read no further (default 1048576, 1 MiB).',
-  MOMO_EVIDENCE_BUDGET_BYTES: 'How much evidence (redacted requests and responses) the reports of one run hold, shared by its workers; past it, exchanges are recorded as omitted (default 33554432, 32 MiB; at most 67108864).',
+  MOMO_REQUEST_TIMEOUT_MS:
+    'Timeout of one request, headers and body (default 15000); the whole answer must have come within this plus MOMO_CONNECT_TIMEOUT_MS.',
+  MOMO_MAX_RESPONSE_BYTES:
+    'The most of one response body the harness reads; a longer body fails as "the body exceeded" that size and is read no further (default 1048576, 1 MiB).',
+  MOMO_EVIDENCE_BUDGET_BYTES:
+    'How much evidence (redacted requests and responses) the reports of one run hold, shared by its workers; past it, exchanges are recorded as omitted (default 33554432, 32 MiB; at most 67108864).',
   MOMO_POLL_TIMEOUT_MS: 'How long to wait for an asynchronous state (default 10000).',
   MOMO_POLL_INTERVAL_MS: 'How often to look while waiting (default 100).',
   MOMO_SLOW_OUTCOME_TIMEOUT_MS: 'How long to wait for a delayed test-number outcome (default 45000).',
-  MOMO_CALLBACK_QUIET_MS: 'After a callback arrives, how long to watch for a duplicate (default 3000; at least the target\'s longest retry delay).',
-  MOMO_WAIVERS: 'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
-  MOMO_RETRIES: 'How many times a failed scenario is run again (default 1; 0: never); one that passes on a rerun is FLAKY, reported apart and never PASS (npm start -- --retries sets it).',
-  MOMO_SANDBOX_DEVIATIONS: 'Comma-separated deliberate deviations to start the embedded sandbox with, to see the suite fail (npm run sandbox -- --list-deviations); unset: a faithful sandbox.',
-  MOMO_SANDBOX_VARIATIONS: 'Comma-separated conforming variations to start the embedded sandbox with: answers the spec allows that it does not give by default, which the suite must pass (npm run sandbox -- --list-variations); unset: none.',
+  MOMO_CALLBACK_QUIET_MS:
+    "After a callback arrives, how long to watch for a duplicate (default 3000; at least the target's longest retry delay).",
+  MOMO_WAIVERS:
+    'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
+  MOMO_RETRIES:
+    'How many times a failed scenario is run again (default 1; 0: never); one that passes on a rerun is FLAKY, reported apart and never PASS (npm start -- --retries sets it).',
+  MOMO_SANDBOX_DEVIATIONS:
+    'Comma-separated deliberate deviations to start the embedded sandbox with, to see the suite fail (npm run sandbox -- --list-deviations); unset: a faithful sandbox.',
+  MOMO_SANDBOX_VARIATIONS:
+    'Comma-separated conforming variations to start the embedded sandbox with: answers the spec allows that it does not give by default, which the suite must pass (npm run sandbox -- --list-variations); unset: none.',
 } as const;
 
 type Variable = keyof typeof CONFIG_VARIABLES;
@@ -127,7 +140,11 @@ type Variable = keyof typeof CONFIG_VARIABLES;
  */
 export function secretVariablesOf(product: Product): { subscriptionKey: Variable; userId: Variable; apiKey: Variable } {
   const upper = product.toUpperCase();
-  return { subscriptionKey: `MOMO_${upper}_KEY` as Variable, userId: `MOMO_${upper}_USER_ID` as Variable, apiKey: `MOMO_${upper}_API_KEY` as Variable };
+  return {
+    subscriptionKey: `MOMO_${upper}_KEY` as Variable,
+    userId: `MOMO_${upper}_USER_ID` as Variable,
+    apiKey: `MOMO_${upper}_API_KEY` as Variable,
+  };
 }
 
 export function loadConfig(env: Record<string, string | undefined>): HarnessConfig {
@@ -169,23 +186,31 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
   const currency = read('MOMO_CURRENCY') ?? 'EUR';
   if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
   const refusedCurrency = read('MOMO_REFUSED_CURRENCY') ?? (currency === 'USD' ? 'XOF' : 'USD');
-  if (!/^[A-Z]{3}$/.test(refusedCurrency)) problems.push(`MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "${refusedCurrency}"`);
-  else if (refusedCurrency === currency) problems.push(`MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("${currency}"), the one it takes`);
+  if (!/^[A-Z]{3}$/.test(refusedCurrency))
+    problems.push(`MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "${refusedCurrency}"`);
+  else if (refusedCurrency === currency)
+    problems.push(
+      `MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("${currency}"), the one it takes`,
+    );
   const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
   const strict = read('MOMO_STRICT') ?? 'false';
   if (!/^(true|false|1|0)$/i.test(strict)) problems.push(`MOMO_STRICT must be true or false, got "${strict}"`);
   const callbackHostSetting = read('MOMO_CALLBACK_HOST');
-  if (callbackHostSetting !== undefined && !HOST_NAME.test(callbackHostSetting)) problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
+  if (callbackHostSetting !== undefined && !HOST_NAME.test(callbackHostSetting))
+    problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
   const callbackUrl = publicBaseUrl(read('MOMO_CALLBACK_URL'), problems);
   const callbackUrlHost = callbackUrl === undefined ? undefined : new URL(callbackUrl).hostname;
   if (callbackUrlHost !== undefined && callbackHostSetting !== undefined && callbackHostSetting.toLowerCase() !== callbackUrlHost) {
-    problems.push(`MOMO_CALLBACK_HOST ("${callbackHostSetting}") is not the host of MOMO_CALLBACK_URL ("${callbackUrlHost}"): callbacks must go to the host registered for them; set MOMO_CALLBACK_URL alone`);
+    problems.push(
+      `MOMO_CALLBACK_HOST ("${callbackHostSetting}") is not the host of MOMO_CALLBACK_URL ("${callbackUrlHost}"): callbacks must go to the host registered for them; set MOMO_CALLBACK_URL alone`,
+    );
   }
   const callbackHost = callbackUrlHost ?? callbackHostSetting ?? '127.0.0.1';
   // A receiver for a loopback host need not be reachable from elsewhere; one for another host must be
   // (behind a tunnel, whose agent forwards to loopback, MOMO_CALLBACK_BIND=127.0.0.1 is enough).
   const callbackBind = read('MOMO_CALLBACK_BIND') ?? (isLoopback(callbackHost) ? '127.0.0.1' : '0.0.0.0');
-  if (isIP(callbackBind) === 0) problems.push(`MOMO_CALLBACK_BIND must be an IP address of this machine such as 127.0.0.1, 0.0.0.0 or ::, got "${callbackBind}"`);
+  if (isIP(callbackBind) === 0)
+    problems.push(`MOMO_CALLBACK_BIND must be an IP address of this machine such as 127.0.0.1, 0.0.0.0 or ::, got "${callbackBind}"`);
 
   const subscriptionKeys = {} as Record<Product, string | undefined>;
   const apiUsers = {} as Record<Product, ApiUserCredentials | undefined>;
@@ -197,13 +222,17 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     if ((userId === undefined) !== (apiKey === undefined)) {
       problems.push(`${names.userId} and ${names.apiKey} go together: set both or neither`);
     } else if (userId && apiKey) {
-      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId)) problems.push(`${names.userId} must be a UUID v4`);
+      if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId))
+        problems.push(`${names.userId} must be a UUID v4`);
       apiUsers[product] = { userId, apiKey };
     }
   }
   if (baseUrl !== undefined) {
     const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => secretVariablesOf(p).subscriptionKey);
-    if (missing.length > 0) problems.push(`with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`);
+    if (missing.length > 0)
+      problems.push(
+        `with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`,
+      );
   }
 
   const config: HarnessConfig = {
@@ -235,10 +264,14 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     embeddedVariations: read('MOMO_SANDBOX_VARIATIONS'),
   };
   if (config.embeddedDeviations !== undefined && baseUrl !== undefined) {
-    problems.push('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names: unset one of them');
+    problems.push(
+      'MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names: unset one of them',
+    );
   }
   if (config.embeddedVariations !== undefined && baseUrl !== undefined) {
-    problems.push('MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names: unset one of them');
+    problems.push(
+      'MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names: unset one of them',
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -258,7 +291,9 @@ export function isLoopback(host: string): boolean {
 function publicBaseUrl(value: string | undefined, problems: string[]): string | undefined {
   if (value === undefined) return undefined;
   const wrong = (why: string) => {
-    problems.push(`MOMO_CALLBACK_URL must be the receiver's public base URL, such as https://abc.example.app or http://callbacks.example.com:8090, ${why}; got "${value}"`);
+    problems.push(
+      `MOMO_CALLBACK_URL must be the receiver's public base URL, such as https://abc.example.app or http://callbacks.example.com:8090, ${why}; got "${value}"`,
+    );
     return undefined;
   };
   let url: URL;
@@ -269,6 +304,7 @@ function publicBaseUrl(value: string | undefined, problems: string[]): string | 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return wrong('with the scheme http or https');
   if (!HOST_NAME.test(url.hostname)) return wrong('with a host name or IPv4 address (the target registers it as providerCallbackHost)');
-  if (url.username || url.password || url.search || url.hash || url.pathname !== '/') return wrong('without a path, query or credentials (callbacks go to <URL>/callbacks/<secret>/<id>)');
+  if (url.username || url.password || url.search || url.hash || url.pathname !== '/')
+    return wrong('without a path, query or credentials (callbacks go to <URL>/callbacks/<secret>/<id>)');
   return url.origin;
 }

@@ -21,9 +21,17 @@ export interface EventuallyOptions {
 }
 
 export class DeadlineExceededError extends Error {
-  constructor(readonly description: string, readonly timeoutMs: number, readonly lastProblem: unknown) {
+  constructor(
+    readonly description: string,
+    readonly timeoutMs: number,
+    readonly lastProblem: unknown,
+  ) {
     // The last problem may quote the target: the message is made safe for every report (reportSafe).
-    super(reportSafe(`${description}: not reached within ${timeoutMs} ms${lastProblem ? `; last seen: ${lastProblem instanceof Error ? lastProblem.message : String(lastProblem)}` : ''}`));
+    super(
+      reportSafe(
+        `${description}: not reached within ${timeoutMs} ms${lastProblem ? `; last seen: ${lastProblem instanceof Error ? lastProblem.message : String(lastProblem)}` : ''}`,
+      ),
+    );
     this.name = 'DeadlineExceededError';
   }
 }
@@ -32,7 +40,10 @@ export class DeadlineExceededError extends Error {
  * Checks that a condition holds for a whole period, looking every `intervalMs`: the counterpart of
  * eventually() for what must NOT happen (a second callback, say). Fails as soon as the check throws.
  */
-export async function consistently(check: () => void | Promise<void>, options: { durationMs: number; intervalMs: number; time?: Timekeeper }): Promise<void> {
+export async function consistently(
+  check: () => void | Promise<void>,
+  options: { durationMs: number; intervalMs: number; time?: Timekeeper },
+): Promise<void> {
   const time = options.time ?? realTime;
   const end = time.now() + options.durationMs;
   for (;;) {

@@ -57,7 +57,14 @@ async function tryProduct(client: MomoClient, product: Product, config: HarnessC
     setting,
     message: reportSafe(`${what}: ${quoteAnswer(answer, redactor)}${advice ? `; ${advice}` : ''}`),
   });
-  const keyRefused = (answer: ApiResponse) => refuse('product', names.subscriptionKey, `the gateway refused ${names.subscriptionKey}`, answer, `set it to the primary or secondary key of your ${product} subscription`);
+  const keyRefused = (answer: ApiResponse) =>
+    refuse(
+      'product',
+      names.subscriptionKey,
+      `the gateway refused ${names.subscriptionKey}`,
+      answer,
+      `set it to the primary or secondary key of your ${product} subscription`,
+    );
 
   // A configured API user is read first: that needs only the key (one the target does not know is a 404, which
   // says the key passed), and its record says where its callbacks may go. Otherwise one is provisioned, which
@@ -85,27 +92,66 @@ async function tryProduct(client: MomoClient, product: Product, config: HarnessC
   const accessToken = (token.json as { access_token?: unknown } | undefined)?.access_token;
   if (isGatewayRefusal(token)) return keyRefused(token);
   if (isCredentialRefusal(token)) {
-    if (!configured) return refuse('product', names.subscriptionKey, `the target refused a token to an API user it had just provisioned under ${names.subscriptionKey}`, token);
+    if (!configured)
+      return refuse(
+        'product',
+        names.subscriptionKey,
+        `the target refused a token to an API user it had just provisioned under ${names.subscriptionKey}`,
+        token,
+      );
     if (record?.status === 404) {
-      return refuse('product', names.userId, `the target does not know ${names.userId} (reading the API user gave 404), and refused it a token`, token, `set ${names.userId} and ${names.apiKey} to an API user provisioned under ${names.subscriptionKey}, or leave both unset to have one provisioned`);
+      return refuse(
+        'product',
+        names.userId,
+        `the target does not know ${names.userId} (reading the API user gave 404), and refused it a token`,
+        token,
+        `set ${names.userId} and ${names.apiKey} to an API user provisioned under ${names.subscriptionKey}, or leave both unset to have one provisioned`,
+      );
     }
-    return refuse('product', names.apiKey, `the target refused ${names.apiKey} of ${names.userId} a token`, token, `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`);
+    return refuse(
+      'product',
+      names.apiKey,
+      `the target refused ${names.apiKey} of ${names.userId} a token`,
+      token,
+      `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`,
+    );
   }
   if (token.status !== 200 || typeof accessToken !== 'string') return undefined;
   redactor.add(accessToken, 'access token');
 
   // The target environment: the status of a transaction that does not exist, which carries it and changes nothing.
-  const read = await client.invoke(environmentProbe(product), product, { authorization: `Bearer ${accessToken}`, params: { referenceId: randomUUID() } });
+  const read = await client.invoke(environmentProbe(product), product, {
+    authorization: `Bearer ${accessToken}`,
+    params: { referenceId: randomUUID() },
+  });
   if ((read.json as { code?: unknown } | undefined)?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT') {
     const otherProduct = configured ? ` (or ${names.userId} was provisioned under another product's key)` : '';
-    return refuse('environment', 'MOMO_TARGET_ENVIRONMENT', `the target refused MOMO_TARGET_ENVIRONMENT "${config.targetEnvironment}"${otherProduct}`, read, 'set it to the X-Target-Environment your subscription is for ("sandbox" on the MTN sandbox)');
+    return refuse(
+      'environment',
+      'MOMO_TARGET_ENVIRONMENT',
+      `the target refused MOMO_TARGET_ENVIRONMENT "${config.targetEnvironment}"${otherProduct}`,
+      read,
+      'set it to the X-Target-Environment your subscription is for ("sandbox" on the MTN sandbox)',
+    );
   }
   if (isGatewayRefusal(read)) return keyRefused(read);
 
   // Callbacks go only to the host the API user is registered with (real-api-notes: INVALID_CALLBACK_URL_HOST).
   const registered = (record?.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
-  if (configured && record?.status === 200 && typeof registered === 'string' && registered !== '' && registered.toLowerCase() !== config.callbackHost.toLowerCase()) {
-    return refuse('callbacks', config.callbackUrl ? 'MOMO_CALLBACK_URL' : 'MOMO_CALLBACK_HOST', `${names.userId} is registered for callbacks to "${registered}", not to "${config.callbackHost}" where the harness receives them`, record, `set ${config.callbackUrl ? 'MOMO_CALLBACK_URL to a URL on that host' : 'MOMO_CALLBACK_HOST to that host'}, or use an API user registered for "${config.callbackHost}"`);
+  if (
+    configured &&
+    record?.status === 200 &&
+    typeof registered === 'string' &&
+    registered !== '' &&
+    registered.toLowerCase() !== config.callbackHost.toLowerCase()
+  ) {
+    return refuse(
+      'callbacks',
+      config.callbackUrl ? 'MOMO_CALLBACK_URL' : 'MOMO_CALLBACK_HOST',
+      `${names.userId} is registered for callbacks to "${registered}", not to "${config.callbackHost}" where the harness receives them`,
+      record,
+      `set ${config.callbackUrl ? 'MOMO_CALLBACK_URL to a URL on that host' : 'MOMO_CALLBACK_HOST to that host'}, or use an API user registered for "${config.callbackHost}"`,
+    );
   }
   return undefined;
 }
@@ -119,7 +165,10 @@ function environmentProbe(product: Product): OperationId {
 /** The API gateway's refusal of a subscription key: 401 or 403 {statusCode, message} (real-api-notes). */
 function isGatewayRefusal(answer: ApiResponse): boolean {
   const json = answer.json as { statusCode?: unknown } | undefined;
-  return (answer.status === 401 || answer.status === 403) && (json?.statusCode !== undefined || answer.operation.id === 'getApiUser' || answer.operation.id === 'createApiUser');
+  return (
+    (answer.status === 401 || answer.status === 403) &&
+    (json?.statusCode !== undefined || answer.operation.id === 'getApiUser' || answer.operation.id === 'createApiUser')
+  );
 }
 
 /**
@@ -128,7 +177,11 @@ function isGatewayRefusal(answer: ApiResponse): boolean {
  */
 function isCredentialRefusal(answer: ApiResponse): boolean {
   const json = answer.json as { error?: unknown; code?: unknown } | undefined;
-  return answer.status === 401 || answer.status === 403 || (answer.status === 500 && (json?.error === 'login_failed' || json?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT'));
+  return (
+    answer.status === 401 ||
+    answer.status === 403 ||
+    (answer.status === 500 && (json?.error === 'login_failed' || json?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT'))
+  );
 }
 
 function quoteAnswer(answer: ApiResponse, redactor: Redactor): string {
@@ -153,7 +206,11 @@ export function refusalLines(refusals: PreflightRefusals): string[] {
   }
   return [...byMessage.values()].map(({ refusal, products }) => {
     const which = `The ${listed(products)} scenarios`;
-    const stopped = { product: which, environment: `${which} that call ${products.length === 1 ? 'its' : 'their'} API`, callbacks: `${which} that ask for callbacks` }[refusal.scope];
+    const stopped = {
+      product: which,
+      environment: `${which} that call ${products.length === 1 ? 'its' : 'their'} API`,
+      callbacks: `${which} that ask for callbacks`,
+    }[refusal.scope];
     return `Preflight: ${refusal.message}. ${stopped} are not tested.`;
   });
 }

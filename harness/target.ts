@@ -16,14 +16,22 @@ export async function probeTarget(config: HarnessConfig): Promise<void> {
       let status: number;
       try {
         // undici checks its own timeouts about once a second; the signal makes short ones exact.
-        const response = await request(url, { method: 'GET', dispatcher, signal: AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs) });
+        const response = await request(url, {
+          method: 'GET',
+          dispatcher,
+          signal: AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs),
+        });
         await response.body.dump();
         status = response.statusCode;
       } catch (error) {
-        throw new TargetUnreachableError(`The target at ${url} could not be tested: ${explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })}.`);
+        throw new TargetUnreachableError(
+          `The target at ${url} could not be tested: ${explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })}.`,
+        );
       }
       if (status === 502 || status === 503 || status === 504) {
-        throw new TargetUnreachableError(`The target at ${url} could not be tested: it answers HTTP ${status}, unavailable (a gateway error or an overloaded server). Try again later.`);
+        throw new TargetUnreachableError(
+          `The target at ${url} could not be tested: it answers HTTP ${status}, unavailable (a gateway error or an overloaded server). Try again later.`,
+        );
       }
     }
   } finally {

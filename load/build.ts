@@ -15,16 +15,30 @@ export const SCENARIO_DIR = join(ROOT, 'load/scenarios');
 export const BUNDLE_DIR = join(ROOT, 'dist/load');
 
 /** The schemas the load scripts check answers against: every body schema any status of the catalogue documents. */
-const VALIDATED = [...new Set(OPERATION_IDS.flatMap((id) => Object.values(OPERATIONS[id].responses).flatMap((response) =>
-  Object.values(OPERATIONS[id].products).flatMap((binding) => bodySchemasOf(response, binding!.errors)))))].sort();
+const VALIDATED = [
+  ...new Set(
+    OPERATION_IDS.flatMap((id) =>
+      Object.values(OPERATIONS[id].responses).flatMap((response) =>
+        Object.values(OPERATIONS[id].products).flatMap((binding) => bodySchemasOf(response, binding!.errors)),
+      ),
+    ),
+  ),
+].sort();
 
 /**
  * The scenarios of load/scenarios; an installed package has no sources, only the bundles its build made
  * (dist/load, which npm pack ships), and takes the scenarios from those.
  */
 export function scenarioNames(): string[] {
-  if (!existsSync(SCENARIO_DIR)) return readdirSync(BUNDLE_DIR).filter((f) => f.endsWith('.js') && f !== 'minimal.js').map((f) => basename(f, '.js')).sort();
-  return readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.ts')).map((f) => basename(f, '.ts')).sort();
+  if (!existsSync(SCENARIO_DIR))
+    return readdirSync(BUNDLE_DIR)
+      .filter((f) => f.endsWith('.js') && f !== 'minimal.js')
+      .map((f) => basename(f, '.js'))
+      .sort();
+  return readdirSync(SCENARIO_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => basename(f, '.ts'))
+    .sort();
 }
 
 /**
@@ -54,7 +68,10 @@ export async function buildLoadScripts(): Promise<string[]> {
   if (!existsSync(SCENARIO_DIR)) return names.map((n) => join(BUNDLE_DIR, `${n}.js`));
   const { outputFiles } = await build({
     // Named entries: dist/load/<scenario>.js whatever folder the source is in.
-    entryPoints: { ...Object.fromEntries(names.map((n) => [n, join(SCENARIO_DIR, `${n}.ts`)])), minimal: join(ROOT, 'load/benchmarks/minimal.ts') },
+    entryPoints: {
+      ...Object.fromEntries(names.map((n) => [n, join(SCENARIO_DIR, `${n}.ts`)])),
+      minimal: join(ROOT, 'load/benchmarks/minimal.ts'),
+    },
     outdir: BUNDLE_DIR,
     // One self-contained file per scenario: k6 loads a single script, and the bundle is what a
     // distributed run (execution segments, the k6-operator) ships to every runner.
@@ -90,8 +107,11 @@ export function minimalScript(): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  buildLoadScripts().then((files) => console.log(`Built ${files.length} load scripts into ${BUNDLE_DIR}`), (error: Error) => {
-    console.error(`Could not build the load scripts: ${error.message}`);
-    process.exit(1);
-  });
+  buildLoadScripts().then(
+    (files) => console.log(`Built ${files.length} load scripts into ${BUNDLE_DIR}`),
+    (error: Error) => {
+      console.error(`Could not build the load scripts: ${error.message}`);
+      process.exit(1);
+    },
+  );
 }

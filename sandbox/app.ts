@@ -58,7 +58,8 @@ export function logsEachRequest(log: FastifyBaseLogger): boolean {
 
 export async function buildSandbox(settings: SandboxSettings, options: SandboxOptions = {}): Promise<Sandbox> {
   const clock = options.clock ?? systemClock;
-  const log: FastifyBaseLogger = options.logger ?? pino({ level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
+  const log: FastifyBaseLogger =
+    options.logger ?? pino({ level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
   // Fastify given a logger gives every request a child logger and two response listeners, even when request
   // logging is off: together about a tenth of a request to pay's CPU (docs/performance.md). So Fastify gets the
   // log only at the levels that log each request; the sandbox's own lines go to the log directly.
@@ -82,7 +83,10 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     frameworkErrors: (error, request, reply) => {
       const status = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
       const path = request.url.length > 120 ? `${request.url.slice(0, 120)}…` : request.url;
-      const problem = status === 414 ? `has a path segment longer than any path parameter may be (${LONGEST_PATH_PARAMETER} characters)` : 'is not a valid URL (check its percent-encoding)';
+      const problem =
+        status === 414
+          ? `has a path segment longer than any path parameter may be (${LONGEST_PATH_PARAMETER} characters)`
+          : 'is not a valid URL (check its percent-encoding)';
       return sendBadRequest(reply, `${request.method} ${path} ${problem}.`, status);
     },
   });
@@ -107,8 +111,19 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
   build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
   const destinations = new CallbackDestinations(settings.callbackHosts);
-  build('callbacks', () => new CallbackSender({ timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations }, log, components.clock));
-  build('payments', () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log));
+  build(
+    'callbacks',
+    () =>
+      new CallbackSender(
+        { timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations },
+        log,
+        components.clock,
+      ),
+  );
+  build(
+    'payments',
+    () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log),
+  );
   const context: SandboxContext = { ...components, settings, profile, destinations };
   if (plugins.length > 0) log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.
@@ -117,13 +132,17 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   const guards = catalogueGuards(context);
   installErrorHandling(app, log);
 
-  serveCatalogue(app, {
-    ...provisioningHandlers(context),
-    ...accessTokenHandlers(context),
-    ...paymentHandlers(context),
-    ...accountHandlers(context),
-    ...consentHandlers(context),
-  }, guards);
+  serveCatalogue(
+    app,
+    {
+      ...provisioningHandlers(context),
+      ...accessTokenHandlers(context),
+      ...paymentHandlers(context),
+      ...accountHandlers(context),
+      ...consentHandlers(context),
+    },
+    guards,
+  );
   registerMeta(app, context);
 
   const sweeper = setInterval(() => context.state.forgetExpired(), Math.min(10_000, settings.retentionMaxAgeMs));
@@ -138,4 +157,3 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   await app.ready();
   return { app, context, log, close: () => app.close() };
 }
-

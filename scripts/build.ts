@@ -29,7 +29,9 @@ const shared = {
 /** Every project file the entries reach (cli's subcommands, imported lazily, among them): a dry bundle's inputs. */
 async function reachableSources(): Promise<string[]> {
   const { metafile } = await build({ ...shared, entryPoints: ENTRIES, bundle: true, write: false, outdir: OUT_DIR, metafile: true });
-  return Object.keys(metafile.inputs).filter((input) => input.endsWith('.ts')).sort();
+  return Object.keys(metafile.inputs)
+    .filter((input) => input.endsWith('.ts'))
+    .sort();
 }
 
 /**
@@ -39,7 +41,9 @@ async function reachableSources(): Promise<string[]> {
 const siblingImports: Plugin = {
   name: 'sibling-imports',
   setup(b) {
-    b.onResolve({ filter: /^\.\.?\// }, (args) => (args.kind === 'entry-point' ? undefined : { path: args.path.replace(/\.ts$/, '.js'), external: true }));
+    b.onResolve({ filter: /^\.\.?\// }, (args) =>
+      args.kind === 'entry-point' ? undefined : { path: args.path.replace(/\.ts$/, '.js'), external: true },
+    );
   },
 };
 

@@ -1,8 +1,19 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../core/products.ts';
 import {
-  actAsNewPartner, checkAccountHolder, checkHolderId, expectActiveHolder, expectBalanceGrownBy, expectBalanceInCurrency, expectInactiveHolder,
-  expectUnregisteredHolder, introduceOtherPartner, readBalance, readBalanceInCurrency, readBalanceInForbiddenEnvironment, rememberBalance,
+  actAsNewPartner,
+  checkAccountHolder,
+  checkHolderId,
+  expectActiveHolder,
+  expectBalanceGrownBy,
+  expectBalanceInCurrency,
+  expectInactiveHolder,
+  expectUnregisteredHolder,
+  introduceOtherPartner,
+  readBalance,
+  readBalanceInCurrency,
+  readBalanceInForbiddenEnvironment,
+  rememberBalance,
 } from './support/accounts.ts';
 import type { Party } from './support/parties.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -33,7 +44,7 @@ When('the partner reads its balance in a target environment it may not use', asy
   await readBalanceInForbiddenEnvironment(this);
 });
 
-Then('the balance is given in the partner\'s currency', function (this: MomoWorld) {
+Then("the balance is given in the partner's currency", function (this: MomoWorld) {
   expectBalanceInCurrency(this);
 });
 
@@ -49,9 +60,12 @@ When('the partner checks {party}, naming the kind of id in upper case', async fu
   await checkAccountHolder(this, party, 'MSISDN');
 });
 
-When('the partner checks whether the holder of {id kind} {string} is an active account holder', async function (this: MomoWorld, idType: string, id: string) {
-  await checkHolderId(this, idType, id);
-});
+When(
+  'the partner checks whether the holder of {id kind} {string} is an active account holder',
+  async function (this: MomoWorld, idType: string, id: string) {
+    await checkHolderId(this, idType, id);
+  },
+);
 
 Then('the account holder is active', function (this: MomoWorld) {
   expectActiveHolder(this);

@@ -1,28 +1,43 @@
 import { Then, When } from '@cucumber/cucumber';
-import { expectCallbackHostRefused, expectNoUnsolicitedCallbacks, expectOneCallbackWithStatusRecord, foreignCallbackUrl, ownCallbackUrl } from './support/callbacks.ts';
+import {
+  expectCallbackHostRefused,
+  expectNoUnsolicitedCallbacks,
+  expectOneCallbackWithStatusRecord,
+  foreignCallbackUrl,
+  ownCallbackUrl,
+} from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Being told the outcome at a callback address instead of asking for it (§6).
 
-When('the partner requests {amount} from {party}, to be told at its callback address', async function (this: MomoWorld, amount: string, party: Party) {
-  await requestPayment(this, party, amount, { callback: ownCallbackUrl });
-});
+When(
+  'the partner requests {amount} from {party}, to be told at its callback address',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await requestPayment(this, party, amount, { callback: ownCallbackUrl });
+  },
+);
 
-When('the partner deposits {amount} to {party}, to be told at its callback address', async function (this: MomoWorld, amount: string, party: Party) {
-  await deposit(this, party, amount, { callback: ownCallbackUrl });
-});
+When(
+  'the partner deposits {amount} to {party}, to be told at its callback address',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await deposit(this, party, amount, { callback: ownCallbackUrl });
+  },
+);
 
 When('the partner refunds that payment in full, to be told at its callback address', async function (this: MomoWorld) {
   await refundPayment(this, undefined, { callback: ownCallbackUrl });
 });
 
-When('the partner requests {amount} from {party}, to be told at another host than it registered', async function (this: MomoWorld, amount: string, party: Party) {
-  await requestPayment(this, party, amount, { callback: foreignCallbackUrl });
-});
+When(
+  'the partner requests {amount} from {party}, to be told at another host than it registered',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await requestPayment(this, party, amount, { callback: foreignCallbackUrl });
+  },
+);
 
-Then('exactly one callback arrives, carrying the payment\'s/deposit\'s/refund\'s/transfer\'s status record', async function (this: MomoWorld) {
+Then("exactly one callback arrives, carrying the payment's/deposit's/refund's/transfer's status record", async function (this: MomoWorld) {
   await expectOneCallbackWithStatusRecord(this);
 });
 

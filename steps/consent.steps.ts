@@ -1,10 +1,22 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
-  askForUnofferedScope, expectAlreadyRedeemed, expectUnofferedScopeRefused, expectBasicInfo, expectConsentCallback, expectConsentTokenLifetime, expectPending, haveAskedForConsent,
-  holdConsentToken, lookUpBasicInfo, readUserInfo, readUserInfoWithAccessToken, redeemConsent, redeemOnceConsented, refreshConsentToken,
+  askForUnofferedScope,
+  expectAlreadyRedeemed,
+  expectUnofferedScopeRefused,
+  expectBasicInfo,
+  expectConsentCallback,
+  expectConsentTokenLifetime,
+  expectPending,
+  haveAskedForConsent,
+  holdConsentToken,
+  lookUpBasicInfo,
+  readUserInfo,
+  readUserInfoWithAccessToken,
+  redeemConsent,
+  redeemOnceConsented,
+  refreshConsentToken,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
-
 
 Given('the partner completes consent within its own product', function (this: MomoWorld) {
   this.consentWithinProduct = true;
@@ -22,7 +34,7 @@ When('the partner asks a customer for consent to their profile, to be told at it
   await haveAskedForConsent(this, { callback: true });
 });
 
-Given('the partner holds a consent token for a customer\'s profile', async function (this: MomoWorld) {
+Given("the partner holds a consent token for a customer's profile", async function (this: MomoWorld) {
   await holdConsentToken(this);
 });
 
@@ -46,11 +58,11 @@ When('the partner refreshes the consent token', async function (this: MomoWorld)
   return refreshConsentToken(this);
 });
 
-When('the partner asks for a customer\'s user information with its access token', async function (this: MomoWorld) {
+When("the partner asks for a customer's user information with its access token", async function (this: MomoWorld) {
   await readUserInfoWithAccessToken(this);
 });
 
-When('the partner looks up a customer\'s basic information', async function (this: MomoWorld) {
+When("the partner looks up a customer's basic information", async function (this: MomoWorld) {
   await lookUpBasicInfo(this);
 });
 
@@ -58,7 +70,7 @@ Then('the customer has not answered yet', function (this: MomoWorld) {
   expectPending(this);
 });
 
-Then('the partner reads the customer\'s user information with the consent token', async function (this: MomoWorld) {
+Then("the partner reads the customer's user information with the consent token", async function (this: MomoWorld) {
   await readUserInfo(this);
 });
 
@@ -78,6 +90,6 @@ Then('the consent is refused as already redeemed', function (this: MomoWorld) {
   expectAlreadyRedeemed(this);
 });
 
-Then('the customer\'s basic information is returned', function (this: MomoWorld) {
+Then("the customer's basic information is returned", function (this: MomoWorld) {
   expectBasicInfo(this);
 });

@@ -1,8 +1,39 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Party } from './support/parties.ts';
-import { deposit, depositAccepted, depositAgain, depositMoreThanBalance, expectRefundOfUnknownPaymentFails, refundAgain, refundedPayment, refundPayment, refundUnknownPayment, requestPayment, requestPaymentWithSameExternalId, settledPayment, settledPaymentThroughCollection } from './support/transactions.ts';
-import { expectNotCompleted, expectNotificationEnqueued, expectTooManyNotifications, notifiedDelivery, notifyDelivery, notifyDeliveryAsOther, notifyDeliveryInLanguage, notifyDeliveryOfUnknownPayment } from './support/delivery-notifications.ts';
-import { expectNotCreated, expectOutcome, expectRecordAsAsked, expectRefundToPayer, expectStillPending, expectSuccessWithTransactionId, readStatusAsOther } from './support/status-records.ts';
+import {
+  deposit,
+  depositAccepted,
+  depositAgain,
+  depositMoreThanBalance,
+  expectRefundOfUnknownPaymentFails,
+  refundAgain,
+  refundedPayment,
+  refundPayment,
+  refundUnknownPayment,
+  requestPayment,
+  requestPaymentWithSameExternalId,
+  settledPayment,
+  settledPaymentThroughCollection,
+} from './support/transactions.ts';
+import {
+  expectNotCompleted,
+  expectNotificationEnqueued,
+  expectTooManyNotifications,
+  notifiedDelivery,
+  notifyDelivery,
+  notifyDeliveryAsOther,
+  notifyDeliveryInLanguage,
+  notifyDeliveryOfUnknownPayment,
+} from './support/delivery-notifications.ts';
+import {
+  expectNotCreated,
+  expectOutcome,
+  expectRecordAsAsked,
+  expectRefundToPayer,
+  expectStillPending,
+  expectSuccessWithTransactionId,
+  readStatusAsOther,
+} from './support/status-records.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Requests to pay, deposits and refunds, their outcome as the status record tells it, and delivery notifications.
@@ -11,9 +42,12 @@ When('the partner requests {amount} from {party}', async function (this: MomoWor
   await requestPayment(this, party, amount);
 });
 
-When('the partner requests {amount} from {party}, under the external reference of that payment', async function (this: MomoWorld, amount: string, party: Party) {
-  await requestPaymentWithSameExternalId(this, party, amount);
-});
+When(
+  'the partner requests {amount} from {party}, under the external reference of that payment',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await requestPaymentWithSameExternalId(this, party, amount);
+  },
+);
 
 Given('{party} has paid the partner {amount}', async function (this: MomoWorld, party: Party, amount: string) {
   await settledPayment(this, party, amount);
@@ -39,9 +73,12 @@ Given('the partner has deposited {amount} to {party}', async function (this: Mom
   await depositAccepted(this, party, amount);
 });
 
-When('the partner deposits {amount} to {party} again, with the same reference', async function (this: MomoWorld, amount: string, party: Party) {
-  await depositAgain(this, party, amount);
-});
+When(
+  'the partner deposits {amount} to {party} again, with the same reference',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await depositAgain(this, party, amount);
+  },
+);
 
 When('the partner deposits more than its balance to {party}', async function (this: MomoWorld, party: Party) {
   await depositMoreThanBalance(this, party);
@@ -71,9 +108,12 @@ Then('the payment/deposit/refund/transfer/withdrawal ends {status}', async funct
   await expectOutcome(this, status);
 });
 
-Then('the payment/deposit/refund/transfer/withdrawal ends {status} because {code}', async function (this: MomoWorld, status: string, reason: string) {
-  await expectOutcome(this, status, reason);
-});
+Then(
+  'the payment/deposit/refund/transfer/withdrawal ends {status} because {code}',
+  async function (this: MomoWorld, status: string, reason: string) {
+    await expectOutcome(this, status, reason);
+  },
+);
 
 Then('the payment ends SUCCESSFUL with a financial transaction id', async function (this: MomoWorld) {
   await expectSuccessWithTransactionId(this);
@@ -83,9 +123,12 @@ Then('the payment is still PENDING', async function (this: MomoWorld) {
   await expectStillPending(this);
 });
 
-Then('the payment/deposit/transfer/withdrawal record shows the amount as {amount} and the rest as asked', async function (this: MomoWorld, amount: string) {
-  await expectRecordAsAsked(this, amount);
-});
+Then(
+  'the payment/deposit/transfer/withdrawal record shows the amount as {amount} and the rest as asked',
+  async function (this: MomoWorld, amount: string) {
+    await expectRecordAsAsked(this, amount);
+  },
+);
 
 Then('the refund goes back to the customer who paid', async function (this: MomoWorld) {
   await expectRefundToPayer(this);

@@ -1,8 +1,17 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../core/products.ts';
 import {
-  createKey, createKeyForUnknownUser, expectApiUserKeepsItsKey, expectApiUserNotRegistered, expectApiUserReadsBack, haveRegisteredApiUser, readApiUser,
-  readUnknownApiUser, registerApiUser, registerApiUserWithoutCallbackHost, registerSameApiUser,
+  createKey,
+  createKeyForUnknownUser,
+  expectApiUserKeepsItsKey,
+  expectApiUserNotRegistered,
+  expectApiUserReadsBack,
+  haveRegisteredApiUser,
+  readApiUser,
+  readUnknownApiUser,
+  registerApiUser,
+  registerApiUserWithoutCallbackHost,
+  registerSameApiUser,
 } from './support/provisioning.ts';
 import type { MomoWorld } from './support/world.ts';
 

@@ -1,10 +1,25 @@
 import { When, Then } from '@cucumber/cucumber';
 import type { Party } from './support/parties.ts';
 import {
-  checkHolderInForbiddenEnvironment, depositInForeignCurrency, depositInvalid, depositWithoutToken, expectFirstPaymentUnchanged, expectGatewayRefusal,
-  expectOAuthRefusal, lookUpBasicInfoWithForgedToken, notifyDeliveryWithLongMessage, readBalanceInCurrency, readBalanceWithKeyMistake,
-  readStatusInForbiddenEnvironment, readStatusOfReference, refundInForeignCurrency, refundInvalid, refundWithoutToken, requestInForeignCurrency,
-  requestInvalidPayment, requestReusingReference,
+  checkHolderInForbiddenEnvironment,
+  depositInForeignCurrency,
+  depositInvalid,
+  depositWithoutToken,
+  expectFirstPaymentUnchanged,
+  expectGatewayRefusal,
+  expectOAuthRefusal,
+  lookUpBasicInfoWithForgedToken,
+  notifyDeliveryWithLongMessage,
+  readBalanceInCurrency,
+  readBalanceWithKeyMistake,
+  readStatusInForbiddenEnvironment,
+  readStatusOfReference,
+  refundInForeignCurrency,
+  refundInvalid,
+  refundWithoutToken,
+  requestInForeignCurrency,
+  requestInvalidPayment,
+  requestReusingReference,
 } from './support/refusals.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -26,9 +41,12 @@ When('the partner refunds that payment, with {invalid refund}', async function (
   await refundInvalid(this, problem);
 });
 
-When('the partner deposits {amount} to {party} in a currency the service does not take', async function (this: MomoWorld, amount: string, party: Party) {
-  await depositInForeignCurrency(this, amount, party);
-});
+When(
+  'the partner deposits {amount} to {party} in a currency the service does not take',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await depositInForeignCurrency(this, amount, party);
+  },
+);
 
 When('the partner refunds that payment in a currency the service does not take', async function (this: MomoWorld) {
   await refundInForeignCurrency(this);
@@ -66,7 +84,7 @@ When('the partner checks an account holder in a target environment it may not us
   await checkHolderInForbiddenEnvironment(this);
 });
 
-When('the partner looks up a customer\'s basic information with a forged access token', async function (this: MomoWorld) {
+When("the partner looks up a customer's basic information with a forged access token", async function (this: MomoWorld) {
   await lookUpBasicInfoWithForgedToken(this);
 });
 

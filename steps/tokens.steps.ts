@@ -1,11 +1,22 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../core/products.ts';
 import {
-  askForToken, askForTokenWithWrongKey, askForTokenWithoutCredentials, callThroughALifetime, expectNoCallRefused, expectNoToken,
-  expectNotCached, expectTokenIssued, expectTokenOpensAccount, expectTokenRenewed, holdToken, presentExpiredToken, presentForgedToken, presentTokenTo,
+  askForToken,
+  askForTokenWithWrongKey,
+  askForTokenWithoutCredentials,
+  callThroughALifetime,
+  expectNoCallRefused,
+  expectNoToken,
+  expectNotCached,
+  expectTokenIssued,
+  expectTokenOpensAccount,
+  expectTokenRenewed,
+  holdToken,
+  presentExpiredToken,
+  presentForgedToken,
+  presentTokenTo,
 } from './support/tokens.ts';
 import type { MomoWorld } from './support/world.ts';
-
 
 Given('the partner holds an access token that opens its account', async function (this: MomoWorld) {
   await holdToken(this);
@@ -39,7 +50,7 @@ When('the partner presents the access token after it has expired', async functio
   return presentExpiredToken(this);
 });
 
-When('the partner\'s client calls once a second for longer than a token lives', async function (this: MomoWorld) {
+When("the partner's client calls once a second for longer than a token lives", async function (this: MomoWorld) {
   return callThroughALifetime(this);
 });
 
@@ -51,7 +62,7 @@ Then('no access token is issued', function (this: MomoWorld) {
   expectNoToken(this);
 });
 
-Then('the access token opens the partner\'s {product} account', async function (this: MomoWorld, product: Product) {
+Then("the access token opens the partner's {product} account", async function (this: MomoWorld, product: Product) {
   await expectTokenOpensAccount(this, product);
 });
 
@@ -59,7 +70,7 @@ Then('the answer tells caches not to keep it', function (this: MomoWorld) {
   expectNotCached(this);
 });
 
-Then('none of the client\'s calls was refused', function (this: MomoWorld) {
+Then("none of the client's calls was refused", function (this: MomoWorld) {
   expectNoCallRefused(this);
 });
 

@@ -14,17 +14,26 @@ Given('the partner has transferred {amount} to {party}', async function (this: M
   this.expect({ status: 202, what: 'a transfer is accepted' }, await transfer(this, party, amount));
 });
 
-When('the partner transfers {amount} to {party} again, with the same reference', async function (this: MomoWorld, amount: string, party: Party) {
-  await transferAgain(this, party, amount);
-});
+When(
+  'the partner transfers {amount} to {party} again, with the same reference',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await transferAgain(this, party, amount);
+  },
+);
 
-When('the partner transfers {amount} to {party}, to be told at its callback address', async function (this: MomoWorld, amount: string, party: Party) {
-  await transfer(this, party, amount, { callback: ownCallbackUrl });
-});
+When(
+  'the partner transfers {amount} to {party}, to be told at its callback address',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await transfer(this, party, amount, { callback: ownCallbackUrl });
+  },
+);
 
-When('the partner deposits {amount} to {party} through the second version of the operation', async function (this: MomoWorld, amount: string, party: Party) {
-  await depositTheSecondWay(this, party, amount);
-});
+When(
+  'the partner deposits {amount} to {party} through the second version of the operation',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await depositTheSecondWay(this, party, amount);
+  },
+);
 
 When('the partner refunds that payment in full through the second version of the operation', async function (this: MomoWorld) {
   await refundTheSecondWay(this);

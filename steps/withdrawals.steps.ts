@@ -9,6 +9,9 @@ When('the partner asks {party} to withdraw {amount}', async function (this: Momo
   await askToWithdraw(this, party, amount, 1);
 });
 
-When('the partner asks {party} to withdraw {amount} through the second version of the operation', async function (this: MomoWorld, party: Party, amount: string) {
-  await askToWithdraw(this, party, amount, 2);
-});
+When(
+  'the partner asks {party} to withdraw {amount} through the second version of the operation',
+  async function (this: MomoWorld, party: Party, amount: string) {
+    await askToWithdraw(this, party, amount, 2);
+  },
+);

@@ -63,21 +63,32 @@ export async function loadBaseline(file: string, fingerprint = catalogueFingerpr
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new BaselineError(file, code === 'ENOENT' ? 'there is no such file' : code === 'EISDIR' ? 'it is a folder, not a file' : `it cannot be read (${code ?? (error as Error).message})`);
+    throw new BaselineError(
+      file,
+      code === 'ENOENT'
+        ? 'there is no such file'
+        : code === 'EISDIR'
+          ? 'it is a folder, not a file'
+          : `it cannot be read (${code ?? (error as Error).message})`,
+    );
   }
   // A gzip stream begins with 1f 8b: an evidence bundle; anything else is read as a certification.json.
   let text: string;
   try {
     text = magic[0] === 0x1f && magic[1] === 0x8b ? await reportInBundle(file) : readTextWithin(file, MAX_BYTES_IN_MEMORY);
   } catch (error) {
-    if (error instanceof FileTooLargeError) throw new BaselineError(file, `${error.message}; give the certification.json or the certification-*.tar.gz of an earlier run`);
+    if (error instanceof FileTooLargeError)
+      throw new BaselineError(file, `${error.message}; give the certification.json or the certification-*.tar.gz of an earlier run`);
     throw error;
   }
   let report: unknown;
   try {
     report = JSON.parse(text);
   } catch {
-    throw new BaselineError(file, 'it is neither JSON nor a gzipped evidence bundle; give the certification.json or the certification-*.tar.gz of an earlier run');
+    throw new BaselineError(
+      file,
+      'it is neither JSON nor a gzipped evidence bundle; give the certification.json or the certification-*.tar.gz of an earlier run',
+    );
   }
   return baselineOf(file, report, fingerprint);
 }
@@ -99,20 +110,35 @@ async function reportInBundle(file: string): Promise<string> {
     manifest = undefined;
   }
   const listed = manifest?.files?.find((f) => f.path === REPORT_IN_BUNDLE);
-  if (!listed || listed.sha256 !== sha256(report)) throw new BaselineError(file, `its ${REPORT_IN_BUNDLE} is not the one its manifest lists (npm run verify -- ${file} says more)`);
+  if (!listed || listed.sha256 !== sha256(report))
+    throw new BaselineError(file, `its ${REPORT_IN_BUNDLE} is not the one its manifest lists (npm run verify -- ${file} says more)`);
   return report.toString('utf8');
 }
 
 function baselineOf(file: string, report: unknown, fingerprint: string): Baseline {
-  const notReport = (what: string) => new BaselineError(file, `it is not a certification report (${what}); give the certification.json or the bundle of an earlier run`);
+  const notReport = (what: string) =>
+    new BaselineError(file, `it is not a certification report (${what}); give the certification.json or the bundle of an earlier run`);
   if (!isObject(report)) throw notReport('not a JSON object');
   const { requirements, scenarios, catalogue, generatedAt, target } = report;
-  if (!Array.isArray(requirements) || !requirements.every((r) => isObject(r) && typeof r.id === 'string' && typeof r.verdict === 'string')) throw notReport('no list of requirements with their verdicts');
-  if (!Array.isArray(scenarios) || !scenarios.every((s) => isObject(s) && typeof s.uri === 'string' && typeof s.name === 'string' && typeof s.verdict === 'string')) throw notReport('no list of scenarios with their verdicts');
+  if (!Array.isArray(requirements) || !requirements.every((r) => isObject(r) && typeof r.id === 'string' && typeof r.verdict === 'string'))
+    throw notReport('no list of requirements with their verdicts');
+  if (
+    !Array.isArray(scenarios) ||
+    !scenarios.every((s) => isObject(s) && typeof s.uri === 'string' && typeof s.name === 'string' && typeof s.verdict === 'string')
+  )
+    throw notReport('no list of scenarios with their verdicts');
   if (typeof generatedAt !== 'string' || typeof target !== 'string') throw notReport('no date or target');
   const theirs = isObject(catalogue) && typeof catalogue.fingerprint === 'string' ? catalogue.fingerprint : undefined;
-  if (theirs === undefined) throw new BaselineError(file, 'it names no catalogue version (it was written by a harness older than the catalogue fingerprint), so its verdicts cannot be compared; run the earlier version again, or start a new baseline from this run');
-  if (theirs !== fingerprint) throw new BaselineError(file, `it was made against another version of the operation catalogue (fingerprint ${theirs.slice(0, 12)}…, this harness's is ${fingerprint.slice(0, 12)}…), so its verdicts cannot be compared; start a new baseline from this run`);
+  if (theirs === undefined)
+    throw new BaselineError(
+      file,
+      'it names no catalogue version (it was written by a harness older than the catalogue fingerprint), so its verdicts cannot be compared; run the earlier version again, or start a new baseline from this run',
+    );
+  if (theirs !== fingerprint)
+    throw new BaselineError(
+      file,
+      `it was made against another version of the operation catalogue (fingerprint ${theirs.slice(0, 12)}…, this harness's is ${fingerprint.slice(0, 12)}…), so its verdicts cannot be compared; start a new baseline from this run`,
+    );
   return {
     file,
     generatedAt,
@@ -130,9 +156,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export type Standing = 'failing' | 'passing' | 'flaky' | 'untested' | 'unchecked';
 
 const REQUIREMENT_STANDING: Record<RequirementVerdict, Standing> = {
-  PASS: 'passing', WARN: 'passing', WAIVED: 'passing', FAIL: 'failing', FLAKY: 'flaky', 'NOT TESTED': 'untested', 'NOT APPLICABLE': 'unchecked', UNPROVOKABLE: 'unchecked',
+  PASS: 'passing',
+  WARN: 'passing',
+  WAIVED: 'passing',
+  FAIL: 'failing',
+  FLAKY: 'flaky',
+  'NOT TESTED': 'untested',
+  'NOT APPLICABLE': 'unchecked',
+  UNPROVOKABLE: 'unchecked',
 };
-const SCENARIO_STANDING: Record<string, Standing> = { passed: 'passing', failed: 'failing', flaky: 'flaky', 'not tested': 'untested', skipped: 'unchecked', 'not run': 'unchecked' };
+const SCENARIO_STANDING: Record<string, Standing> = {
+  passed: 'passing',
+  failed: 'failing',
+  flaky: 'flaky',
+  'not tested': 'untested',
+  skipped: 'unchecked',
+  'not run': 'unchecked',
+};
 
 /** A verdict the harness does not know (a hand-edited report or history) reads as not checked. */
 export function requirementStanding(verdict: string): Standing {
@@ -167,12 +207,17 @@ export interface Comparison {
 /** Every requirement and scenario of this run put in one class of change since the baseline. */
 export function compareWithBaseline(
   baseline: Baseline,
-  now: { requirements: readonly { id: string; verdict: RequirementVerdict }[]; scenarios: readonly { uri: string; name: string; verdict: string }[] },
+  now: {
+    requirements: readonly { id: string; verdict: RequirementVerdict }[];
+    scenarios: readonly { uri: string; name: string; verdict: string }[];
+  },
 ): Comparison {
   const requirementThen = new Map(baseline.requirements.map((r) => [r.id, requirementStanding(r.verdict)]));
   const scenarioThen = new Map(baseline.scenarios.map((s) => [scenarioKey(s), scenarioStanding(s.verdict)]));
   const requirements = new Map(now.requirements.map((r) => [r.id, changeOf(requirementStanding(r.verdict), requirementThen.get(r.id))]));
-  const scenarios = new Map(now.scenarios.map((s) => [scenarioKey(s), changeOf(scenarioStanding(s.verdict), scenarioThen.get(scenarioKey(s)))]));
+  const scenarios = new Map(
+    now.scenarios.map((s) => [scenarioKey(s), changeOf(scenarioStanding(s.verdict), scenarioThen.get(scenarioKey(s)))]),
+  );
   return { requirements, scenarios, counts: { requirements: countOf(requirements), scenarios: countOf(scenarios) } };
 }
 

@@ -40,7 +40,12 @@ export function sha256(data: Buffer | string): string {
  * `attest`, when given, turns the bundle's files (manifest.json first) with their SHA-256 into the text of a
  * signed attestation over them (signing.ts), which goes in beside the manifest as ATTESTATION_FILE.
  */
-export async function writeBundle(file: string, entries: readonly BundleEntry[], about: Omit<Manifest, 'files'>, attest?: (subjects: Subject[]) => string): Promise<Manifest> {
+export async function writeBundle(
+  file: string,
+  entries: readonly BundleEntry[],
+  about: Omit<Manifest, 'files'>,
+  attest?: (subjects: Subject[]) => string,
+): Promise<Manifest> {
   const stage = mkdtempSync(join(tmpdir(), 'momo-bundle-'));
   try {
     const files = entries.map(({ path, source }) => {
@@ -55,18 +60,24 @@ export async function writeBundle(file: string, entries: readonly BundleEntry[],
     writeFileSync(join(stage, MANIFEST_FILE), manifestText);
     const signed = attest !== undefined;
     if (attest) {
-      const subjects = [{ name: MANIFEST_FILE, digest: { sha256: sha256(manifestText) } }, ...files.map((f) => ({ name: f.path, digest: { sha256: f.sha256 } }))];
+      const subjects = [
+        { name: MANIFEST_FILE, digest: { sha256: sha256(manifestText) } },
+        ...files.map((f) => ({ name: f.path, digest: { sha256: f.sha256 } })),
+      ];
       writeFileSync(join(stage, ATTESTATION_FILE), attest(subjects));
     }
     mkdirSync(dirname(file), { recursive: true });
     // portable: no owner, group or device numbers of this machine in the archive.
-    await create({ gzip: true, file, cwd: stage, portable: true }, [MANIFEST_FILE, ...(signed ? [ATTESTATION_FILE] : []), ...files.map((f) => f.path)]);
+    await create({ gzip: true, file, cwd: stage, portable: true }, [
+      MANIFEST_FILE,
+      ...(signed ? [ATTESTATION_FILE] : []),
+      ...files.map((f) => f.path),
+    ]);
     return manifest;
   } finally {
     rmSync(stage, { recursive: true, force: true });
   }
 }
-
 
 /** The bundle cannot be read as one: not a gzipped tar, no valid manifest, or beyond what verify reads. */
 export class UnreadableBundleError extends Error {
@@ -78,7 +89,11 @@ export class UnreadableBundleError extends Error {
 
 /** Reading stopped at a bound (BundleLimits): a decompression bomb, or a bundle larger than allowed. */
 export class BundleLimitError extends UnreadableBundleError {
-  constructor(file: string, why: string, readonly limit: 'size' | 'ratio' | 'entries') {
+  constructor(
+    file: string,
+    why: string,
+    readonly limit: 'size' | 'ratio' | 'entries',
+  ) {
     super(file, `${why}; reading stopped there`);
     this.name = 'BundleLimitError';
   }
@@ -150,7 +165,11 @@ async function readEntries(file: string, limits: BundleLimits, visit: (path: str
     }
     if (entry.type === 'Directory') return undefined;
     if (entry.size > limits.maxBytes) {
-      stop = new BundleLimitError(file, `its entry ${shown(entry.path)} declares ${bytes(entry.size)}, more than the ${bytes(limits.maxBytes)} a bundle may hold`, 'size');
+      stop = new BundleLimitError(
+        file,
+        `its entry ${shown(entry.path)} declares ${bytes(entry.size)}, more than the ${bytes(limits.maxBytes)} a bundle may hold`,
+        'size',
+      );
       return undefined;
     }
     return visit(normalised(entry.path));
@@ -170,22 +189,32 @@ async function readEntries(file: string, limits: BundleLimits, visit: (path: str
   });
   // tar skips these (and has already): an unknown type, or an extended header too large for it.
   parser.on('ignoredEntry', (entry: ReadEntry) => {
-    if (++entries > MAX_ENTRIES) stop ??= new BundleLimitError(file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
-    else problems.push(`${shown(entry.path)}: ${entry.meta ? 'an extended header larger than tar reads' : 'an entry of a type tar does not know'}, which other tar programs may unpack as a file`);
+    if (++entries > MAX_ENTRIES)
+      stop ??= new BundleLimitError(file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
+    else
+      problems.push(
+        `${shown(entry.path)}: ${entry.meta ? 'an extended header larger than tar reads' : 'an entry of a type tar does not know'}, which other tar programs may unpack as a file`,
+      );
   });
 
   let compressed = 0;
   let decompressed = 0;
   const consume = async (source: AsyncIterable<Buffer>) => {
     for await (const chunk of source) {
-      if (decompressed === 0 && chunk.subarray(0, 2).equals(GZIP_MAGIC)) throw new UnreadableBundleError(file, 'what it decompresses to is compressed again, which a bundle never is');
+      if (decompressed === 0 && chunk.subarray(0, 2).equals(GZIP_MAGIC))
+        throw new UnreadableBundleError(file, 'what it decompresses to is compressed again, which a bundle never is');
       decompressed += chunk.length;
-      if (decompressed > limits.maxBytes) throw new BundleLimitError(file, `it decompresses to more than ${bytes(limits.maxBytes)}, the most a bundle may hold`, 'size');
+      if (decompressed > limits.maxBytes)
+        throw new BundleLimitError(file, `it decompresses to more than ${bytes(limits.maxBytes)}, the most a bundle may hold`, 'size');
       if (decompressed > limits.maxRatio * compressed + RATIO_FLOOR_BYTES) {
-        throw new BundleLimitError(file, `it decompresses to more than ${limits.maxRatio} times its compressed size (${bytes(decompressed)} from ${bytes(compressed)}): a decompression bomb, not a bundle the harness writes`, 'ratio');
+        throw new BundleLimitError(
+          file,
+          `it decompresses to more than ${limits.maxRatio} times its compressed size (${bytes(decompressed)} from ${bytes(compressed)}): a decompression bomb, not a bundle the harness writes`,
+          'ratio',
+        );
       }
       // Block by block, so that the end of the archive is known to the byte: what follows it must be zeros.
-      for (let at = 0; at < chunk.length;) {
+      for (let at = 0; at < chunk.length; ) {
         if (ended) {
           if (!allZeros(chunk.subarray(at))) throw new TrailingData();
           break;
@@ -213,7 +242,8 @@ async function readEntries(file: string, limits: BundleLimits, visit: (path: str
     else await pipeline(input, counted, consume);
     parser.end();
   } catch (error) {
-    if (error instanceof TrailingData) problems.push('data after the end of the archive: another archive appended to it, which some tar programs unpack over the reports');
+    if (error instanceof TrailingData)
+      problems.push('data after the end of the archive: another archive appended to it, which some tar programs unpack over the reports');
     else if (error instanceof UnreadableBundleError) throw error;
     else throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${(error as Error).message})`);
   }
@@ -256,10 +286,12 @@ function whyRefused(entry: ReadEntry, paths: Map<string, string>, pathsInAnyCase
   if (outside) return `${outside}; every path of a bundle is relative and inside it`;
   const path = normalised(entry.path);
   const earlier = paths.get(path);
-  if (earlier !== undefined) return `the same path as the earlier entry ${shown(earlier)}; a bundle holds each file once (unpacking keeps the later one)`;
+  if (earlier !== undefined)
+    return `the same path as the earlier entry ${shown(earlier)}; a bundle holds each file once (unpacking keeps the later one)`;
   const inAnyCase = path.normalize('NFC').toLowerCase();
   const sameButCase = pathsInAnyCase.get(inAnyCase);
-  if (sameButCase !== undefined) return `the same path as the earlier entry ${shown(sameButCase)} but for letter case; on a case-insensitive file system one replaces the other`;
+  if (sameButCase !== undefined)
+    return `the same path as the earlier entry ${shown(sameButCase)} but for letter case; on a case-insensitive file system one replaces the other`;
   paths.set(path, entry.path);
   pathsInAnyCase.set(inAnyCase, entry.path);
   return undefined;
@@ -277,13 +309,18 @@ function whyOutside(path: string): string | undefined {
 
 /** A path as unpacking reads it: "./a//b/" is "a/b". */
 function normalised(path: string): string {
-  return path.split('/').filter((segment) => segment !== '' && segment !== '.').join('/');
+  return path
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/');
 }
 
 /** An archive's own text, safe to print: control and direction characters escaped (then quoted), not too long. */
 function shown(text: string): string {
   const cut = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  const escaped = JSON.stringify(cut).slice(1, -1).replace(/[\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const escaped = JSON.stringify(cut)
+    .slice(1, -1)
+    .replace(/[\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return escaped === cut ? cut : `"${escaped}"`;
 }
 
@@ -311,7 +348,8 @@ interface BundleContents {
   attestation: Buffer | undefined;
 }
 
-export type BundleCheck = BundleContents & ({ intact: true; manifest: Manifest } | { intact: false; manifest: Manifest | undefined; problems: string[] });
+export type BundleCheck = BundleContents &
+  ({ intact: true; manifest: Manifest } | { intact: false; manifest: Manifest | undefined; problems: string[] });
 
 /**
  * Checks a bundle against its manifest: every file listed is there with its SHA-256, no file is there that
@@ -323,7 +361,10 @@ export type BundleCheck = BundleContents & ({ intact: true; manifest: Manifest }
 export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_LIMITS): Promise<BundleCheck> {
   const hashes = new Map<string, string>();
   // The manifest and the attestation are read whole (each up to MAX_MANIFEST_BYTES); every file is hashed.
-  const heldFiles = new Map<string, { chunks: Buffer[]; bytes: number; data?: Buffer }>([[MANIFEST_FILE, { chunks: [], bytes: 0 }], [ATTESTATION_FILE, { chunks: [], bytes: 0 }]]);
+  const heldFiles = new Map<string, { chunks: Buffer[]; bytes: number; data?: Buffer }>([
+    [MANIFEST_FILE, { chunks: [], bytes: 0 }],
+    [ATTESTATION_FILE, { chunks: [], bytes: 0 }],
+  ]);
   const entryProblems = await readEntries(file, limits, (path) => {
     const hash = createHash('sha256');
     const held = heldFiles.get(path);
@@ -342,7 +383,8 @@ export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_L
   });
   const { data: manifestData, bytes: manifestBytes } = heldFiles.get(MANIFEST_FILE)!;
   const attestationHeld = heldFiles.get(ATTESTATION_FILE)!;
-  if (attestationHeld.bytes > MAX_MANIFEST_BYTES) entryProblems.push(`${ATTESTATION_FILE}: ${bytes(attestationHeld.bytes)}, where an attestation is a few KiB`);
+  if (attestationHeld.bytes > MAX_MANIFEST_BYTES)
+    entryProblems.push(`${ATTESTATION_FILE}: ${bytes(attestationHeld.bytes)}, where an attestation is a few KiB`);
   const contents: BundleContents = { hashes, attestation: attestationHeld.bytes > MAX_MANIFEST_BYTES ? undefined : attestationHeld.data };
 
   let manifest: Manifest;
@@ -350,7 +392,8 @@ export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_L
     manifest = manifestOf(file, manifestData, manifestBytes);
   } catch (error) {
     // A bundle whose entries were tampered with is tampered, whatever became of its manifest.
-    if (entryProblems.length > 0 && error instanceof UnreadableBundleError) return { ...contents, intact: false, manifest: undefined, problems: entryProblems };
+    if (entryProblems.length > 0 && error instanceof UnreadableBundleError)
+      return { ...contents, intact: false, manifest: undefined, problems: entryProblems };
     throw error;
   }
 
@@ -362,7 +405,8 @@ export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_L
     else if (hash !== entry.sha256) problems.push(`${entry.path}: its SHA-256 is not the manifest's (altered)`);
   }
   for (const path of hashes.keys()) {
-    if (path !== MANIFEST_FILE && path !== ATTESTATION_FILE && !listed.has(path)) problems.push(`${shown(path)}: in the bundle but not in the manifest (added)`);
+    if (path !== MANIFEST_FILE && path !== ATTESTATION_FILE && !listed.has(path))
+      problems.push(`${shown(path)}: in the bundle but not in the manifest (added)`);
   }
   if (manifest.spec && listed.get(normalised(manifest.spec.path))?.sha256 !== manifest.spec.sha256) {
     problems.push(`${manifest.spec.path}: the spec's SHA-256 in the manifest is not the one of the spec copy it lists (altered)`);
@@ -372,7 +416,8 @@ export async function verifyBundle(file: string, limits: BundleLimits = BUNDLE_L
 
 function manifestOf(file: string, data: Buffer | undefined, size: number): Manifest {
   if (data === undefined) throw new UnreadableBundleError(file, `it has no ${MANIFEST_FILE}`);
-  if (size > MAX_MANIFEST_BYTES) throw new UnreadableBundleError(file, `its ${MANIFEST_FILE} is ${bytes(size)}, where a manifest is a few KiB`);
+  if (size > MAX_MANIFEST_BYTES)
+    throw new UnreadableBundleError(file, `its ${MANIFEST_FILE} is ${bytes(size)}, where a manifest is a few KiB`);
   let manifest: Manifest;
   try {
     manifest = JSON.parse(data.toString('utf8')) as Manifest;
@@ -380,7 +425,8 @@ function manifestOf(file: string, data: Buffer | undefined, size: number): Manif
     throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not JSON (${(error as Error).message})`);
   }
   const validate = validatorFor('certification-manifest');
-  if (!validate(manifest)) throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not a bundle manifest:\n  ${describeErrors(validate.errors).join('\n  ')}`);
+  if (!validate(manifest))
+    throw new UnreadableBundleError(file, `${MANIFEST_FILE} is not a bundle manifest:\n  ${describeErrors(validate.errors).join('\n  ')}`);
   return manifest;
 }
 

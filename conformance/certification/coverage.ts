@@ -22,7 +22,9 @@ export interface TaggedScenario {
  */
 export function readScenarios(dir: string = FEATURES_DIR): TaggedScenario[] {
   const scenarios: TaggedScenario[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.feature')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.feature'))
+    .sort()) {
     const path = join(dir, file);
     const uri = relative(PACKAGE_ROOT, path);
     const envelopes = generateMessages(readFileSync(path, 'utf8'), uri, SourceMediaType.TEXT_X_CUCUMBER_GHERKIN_PLAIN, {
@@ -41,7 +43,11 @@ export function readScenarios(dir: string = FEATURES_DIR): TaggedScenario[] {
       }
       const pickle = envelope.pickle;
       if (pickle) {
-        scenarios.push({ location: `${uri}:${lines.get(pickle.astNodeIds[0]!) ?? '?'}`, name: pickle.name, tags: pickle.tags.map((t) => t.name) });
+        scenarios.push({
+          location: `${uri}:${lines.get(pickle.astNodeIds[0]!) ?? '?'}`,
+          name: pickle.name,
+          tags: pickle.tags.map((t) => t.name),
+        });
       }
     }
   }
@@ -71,11 +77,16 @@ export function coverageProblems(requirements: readonly Requirement[], scenarios
   for (const requirement of requirements) {
     const verifying = byId.get(requirement.id) ?? [];
     if (requirement.verification === 'scenario' && verifying.length === 0) {
-      problems.push(`${requirement.id} (${requirement.section}) has no scenario: tag the scenario that verifies it with ${REQUIREMENT_TAG_PREFIX}${requirement.id}`);
+      problems.push(
+        `${requirement.id} (${requirement.section}) has no scenario: tag the scenario that verifies it with ${REQUIREMENT_TAG_PREFIX}${requirement.id}`,
+      );
     }
     if (requirement.verification === 'unprovokable') {
       if (!requirement.why?.trim()) problems.push(`${requirement.id} is unprovokable but does not say why`);
-      if (verifying.length > 0) problems.push(`${requirement.id} is listed as unprovokable, yet ${where(verifying)} names it: make it "scenario", or remove the tag`);
+      if (verifying.length > 0)
+        problems.push(
+          `${requirement.id} is listed as unprovokable, yet ${where(verifying)} names it: make it "scenario", or remove the tag`,
+        );
     }
   }
   const byRequirementId = new Map(requirements.map((r) => [r.id, r]));
@@ -86,11 +97,17 @@ export function coverageProblems(requirements: readonly Requirement[], scenarios
   for (const { tag, holds, what } of apart) {
     for (const requirement of requirements.filter(holds)) {
       const untagged = (byId.get(requirement.id) ?? []).filter((s) => !s.tags.includes(tag));
-      if (untagged.length > 0) problems.push(`${requirement.id} is ${what}, yet ${where(untagged)} names it without ${tag}: tag the scenario ${tag}`);
+      if (untagged.length > 0)
+        problems.push(`${requirement.id} is ${what}, yet ${where(untagged)} names it without ${tag}: tag the scenario ${tag}`);
     }
     for (const scenario of scenarios.filter((s) => s.tags.includes(tag))) {
-      const named = requirementIdsOf(scenario.tags).map((id) => byRequirementId.get(id)).filter((r): r is Requirement => r !== undefined);
-      if (!named.some(holds)) problems.push(`"${scenario.name}" (${scenario.location}) is tagged ${tag} but names no requirement ${what}: name one, or remove the tag`);
+      const named = requirementIdsOf(scenario.tags)
+        .map((id) => byRequirementId.get(id))
+        .filter((r): r is Requirement => r !== undefined);
+      if (!named.some(holds))
+        problems.push(
+          `"${scenario.name}" (${scenario.location}) is tagged ${tag} but names no requirement ${what}: name one, or remove the tag`,
+        );
     }
   }
   const known = new Set(requirements.map((r) => r.id));

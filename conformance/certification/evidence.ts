@@ -44,7 +44,8 @@ export class EvidenceCollector {
       if (pickleId === undefined) return;
       this.attempts.set(envelope.testCaseStarted.id, pickleId);
       // A retry starts a new attempt: the one before it is kept apart, the verdict is the last attempt's.
-      if (envelope.testCaseStarted.attempt > 0) this.earlierExchanges.set(pickleId, [...(this.earlierExchanges.get(pickleId) ?? []), this.exchanges.get(pickleId) ?? []]);
+      if (envelope.testCaseStarted.attempt > 0)
+        this.earlierExchanges.set(pickleId, [...(this.earlierExchanges.get(pickleId) ?? []), this.exchanges.get(pickleId) ?? []]);
       this.exchanges.set(pickleId, []);
       this.failures.delete(pickleId);
     } else if (envelope.attachment?.fileName === EVIDENCE_FILE && envelope.attachment.testCaseStartedId) {
@@ -54,7 +55,10 @@ export class EvidenceCollector {
       const evidence = parseEvidence(envelope.attachment.body);
       if (evidence.failure) {
         const at = evidence.failure.exchange;
-        this.failures.set(pickleId, { findings: evidence.failure.findings, ...(at !== undefined ? { exchange: exchanges.length + at } : {}) });
+        this.failures.set(pickleId, {
+          findings: evidence.failure.findings,
+          ...(at !== undefined ? { exchange: exchanges.length + at } : {}),
+        });
       }
       exchanges.push(...evidence.exchanges);
     }
@@ -78,7 +82,9 @@ export class EvidenceCollector {
         ...(result?.checks ? { checks: result.checks } : {}),
         exchanges: this.exchanges.get(id) ?? [],
         ...(this.failures.has(id) && result?.verdict === 'failed' ? { failure: this.failures.get(id)! } : {}),
-        ...(result?.earlierAttempts ? { earlierAttempts: result.earlierAttempts.map((a, i) => ({ ...a, exchanges: this.earlierExchanges.get(id)?.[i] ?? [] })) } : {}),
+        ...(result?.earlierAttempts
+          ? { earlierAttempts: result.earlierAttempts.map((a, i) => ({ ...a, exchanges: this.earlierExchanges.get(id)?.[i] ?? [] })) }
+          : {}),
       };
     });
   }
@@ -90,7 +96,11 @@ function parseEvidence(body: string): { exchanges: Exchange[]; failure?: Failure
     const evidence = JSON.parse(body) as { exchanges?: Exchange[]; failure?: FailureEvidence };
     const exchanges = Array.isArray(evidence.exchanges) ? evidence.exchanges : [];
     const failure = evidence.failure;
-    const sound = failure !== undefined && Array.isArray(failure.findings) && (failure.exchange === undefined || (Number.isInteger(failure.exchange) && failure.exchange >= 0 && failure.exchange < exchanges.length));
+    const sound =
+      failure !== undefined &&
+      Array.isArray(failure.findings) &&
+      (failure.exchange === undefined ||
+        (Number.isInteger(failure.exchange) && failure.exchange >= 0 && failure.exchange < exchanges.length));
     return { exchanges, ...(sound ? { failure } : {}) };
   } catch {
     return { exchanges: [] };

@@ -10,7 +10,12 @@ export const HAR_FOLDER = 'har';
  * Writes one HAR 1.2 file per scenario that exchanged anything with the target: <reports>/har/<feature>-<line>-<name>.har,
  * from the redacted evidence (harness/reproduction/har.ts). The folder holds this run's files only. Returns their paths.
  */
-export function writeHarFiles(reportsDir: string, scenarios: readonly ScenarioEvidence[], creator: { name: string; version: string }, now: Date): string[] {
+export function writeHarFiles(
+  reportsDir: string,
+  scenarios: readonly ScenarioEvidence[],
+  creator: { name: string; version: string },
+  now: Date,
+): string[] {
   const dir = join(reportsDir, HAR_FOLDER);
   rmSync(dir, { recursive: true, force: true });
   const written: string[] = [];
@@ -33,6 +38,14 @@ export function writeHarFiles(reportsDir: string, scenarios: readonly ScenarioEv
 
 /** A file name from the feature file, the line and the scenario's name: unique in a run, and plain ASCII. */
 export function harFileName(scenario: Pick<ScenarioEvidence, 'uri' | 'line' | 'name' | 'id'>): string {
-  const words = (text: string) => text.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80);
-  return [words(basename(scenario.uri, '.feature')), scenario.line ?? words(scenario.id), words(scenario.name)].filter((part) => part !== '').join('-');
+  const words = (text: string) =>
+    text
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80);
+  return [words(basename(scenario.uri, '.feature')), scenario.line ?? words(scenario.id), words(scenario.name)]
+    .filter((part) => part !== '')
+    .join('-');
 }

@@ -58,13 +58,15 @@ function failuresSection(report: CertificationReport, conformanceHref: string): 
   const failures = failuresOf(report);
   if (failures.length === 0) return '';
   const requirements = new Set(failures.map((f) => f.requirement.id)).size;
-  const rows = failures.map(({ requirement, scenario, findings }) => {
-    const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
-    const reproduction = scenario.reproduction
-      ? `<a href="${escapeHtml(`${conformanceHref}/${scenario.reproduction.file}`)}"><code>${escapeHtml(scenario.reproduction.file)}</code></a><details><summary>the script</summary><pre class="curl">${escapeHtml(scenario.reproduction.script)}</pre></details>`
-      : 'none: the evidence holds no call to replay';
-    return `<tr><td class="id"><a href="#${anchor(requirement.id)}">${escapeHtml(requirement.id)}</a><br><small>${escapeHtml(requirement.section)}</small></td><td>${escapeHtml(scenario.feature)} › ${escapeHtml(scenario.name)}<br><small>${escapeHtml(where)}</small></td><td>${findingsTable(findings)}</td><td>${reproduction}</td></tr>`;
-  }).join('\n');
+  const rows = failures
+    .map(({ requirement, scenario, findings }) => {
+      const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
+      const reproduction = scenario.reproduction
+        ? `<a href="${escapeHtml(`${conformanceHref}/${scenario.reproduction.file}`)}"><code>${escapeHtml(scenario.reproduction.file)}</code></a><details><summary>the script</summary><pre class="curl">${escapeHtml(scenario.reproduction.script)}</pre></details>`
+        : 'none: the evidence holds no call to replay';
+      return `<tr><td class="id"><a href="#${anchor(requirement.id)}">${escapeHtml(requirement.id)}</a><br><small>${escapeHtml(requirement.section)}</small></td><td>${escapeHtml(scenario.feature)} › ${escapeHtml(scenario.name)}<br><small>${escapeHtml(where)}</small></td><td>${findingsTable(findings)}</td><td>${reproduction}</td></tr>`;
+    })
+    .join('\n');
   return `<section id="failures">
 <h2>Failures: ${requirements} requirement${requirements === 1 ? '' : 's'}</h2>
 <p>Each failed requirement with the scenario that failed it, the check that failed with its source, what differed, and a script that replays the failure by itself with the MOMO_* variables of .env.example (<code>sh reproduce/….sh</code> in the conformance reports).</p>
@@ -78,7 +80,12 @@ ${rows}
 /** A failure's findings as the field, what was expected and what came: the block every failure has. */
 function findingsTable(findings: readonly Finding[]): string {
   if (findings.length === 0) return '<p>The failure names no check: read its message under the scenario.</p>';
-  const rows = findings.map((f) => `<tr><td><code>${escapeHtml(f.check)}</code><br><small>${escapeHtml(describeSource(f.source))}</small></td><td>${f.field !== undefined ? `<code>${escapeHtml(f.field)}</code>` : ''}</td><td><code>${escapeHtml(f.expected)}</code></td><td><code>${escapeHtml(f.received)}</code></td></tr>`).join('');
+  const rows = findings
+    .map(
+      (f) =>
+        `<tr><td><code>${escapeHtml(f.check)}</code><br><small>${escapeHtml(describeSource(f.source))}</small></td><td>${f.field !== undefined ? `<code>${escapeHtml(f.field)}</code>` : ''}</td><td><code>${escapeHtml(f.expected)}</code></td><td><code>${escapeHtml(f.received)}</code></td></tr>`,
+    )
+    .join('');
   return `<table class="findings"><thead><tr><th>Check</th><th>Field</th><th>Expected</th><th>Received</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
@@ -87,13 +94,23 @@ function summarySection(report: CertificationReport): string {
   const counts = REQUIREMENT_VERDICTS.filter((v) => v !== 'UNPROVOKABLE' && total.verdicts[v] > 0)
     .map((v) => `<li>${badge(v)} ${total.verdicts[v]}</li>`)
     .join('');
-  const problems = report.problems.length === 0 ? '' : `<div class="problems"><h3>Waivers that fail the run</h3><ul>${report.problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul></div>`;
-  const deviations = report.profile.deviations.length === 0
-    ? '<p>The <b>spec</b> profile holds the target to the spec as written: no deviation is accepted.</p>'
-    : `<details class="deviations"><summary>The ${escapeHtml(report.profile.name)} profile accepts ${report.profile.deviations.length} documented deviations from the spec (a requirement passing only because of one is WARN)</summary><ul>${report.profile.deviations.map((d) => `<li><b>${escapeHtml(d.name)}</b>: ${escapeHtml(d.explanation)}</li>`).join('')}</ul></details>`;
-  const waivers = report.waivers.length === 0 ? '' : `<h3>Waivers</h3><table><thead><tr><th>Requirement</th><th>Status</th><th>Owner</th><th>Expires</th><th>Reason</th></tr></thead><tbody>${report.waivers
-    .map((w) => `<tr><td><a href="#${anchor(w.requirement)}">${escapeHtml(w.requirement)}</a></td><td>${escapeHtml(w.status)}</td><td>${escapeHtml(w.owner)}</td><td>${escapeHtml(w.expires)}</td><td>${escapeHtml(w.reason)}</td></tr>`)
-    .join('')}</tbody></table>`;
+  const problems =
+    report.problems.length === 0
+      ? ''
+      : `<div class="problems"><h3>Waivers that fail the run</h3><ul>${report.problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('')}</ul></div>`;
+  const deviations =
+    report.profile.deviations.length === 0
+      ? '<p>The <b>spec</b> profile holds the target to the spec as written: no deviation is accepted.</p>'
+      : `<details class="deviations"><summary>The ${escapeHtml(report.profile.name)} profile accepts ${report.profile.deviations.length} documented deviations from the spec (a requirement passing only because of one is WARN)</summary><ul>${report.profile.deviations.map((d) => `<li><b>${escapeHtml(d.name)}</b>: ${escapeHtml(d.explanation)}</li>`).join('')}</ul></details>`;
+  const waivers =
+    report.waivers.length === 0
+      ? ''
+      : `<h3>Waivers</h3><table><thead><tr><th>Requirement</th><th>Status</th><th>Owner</th><th>Expires</th><th>Reason</th></tr></thead><tbody>${report.waivers
+          .map(
+            (w) =>
+              `<tr><td><a href="#${anchor(w.requirement)}">${escapeHtml(w.requirement)}</a></td><td>${escapeHtml(w.status)}</td><td>${escapeHtml(w.owner)}</td><td>${escapeHtml(w.expires)}</td><td>${escapeHtml(w.reason)}</td></tr>`,
+          )
+          .join('')}</tbody></table>`;
   return `<section id="summary">
 <h2>Summary</h2>${evidenceNote(report)}
 <p class="outcome outcome-${report.exitCode}">The target ${report.outcome === 'could not test' ? 'could not be tested fully' : escapeHtml(report.outcome)} (exit code ${report.exitCode}).</p>
@@ -113,13 +130,22 @@ ${waivers}
 function coverageSection(report: CertificationReport): string {
   const columns = REQUIREMENT_VERDICTS.filter((v) => v !== 'UNPROVOKABLE');
   const products = report.coverage.products
-    .map((p) => `<tr><td>${escapeHtml(p.product)}</td><td>${p.covered} / ${p.requirements}</td>${columns.map((v) => `<td class="n">${p.verdicts[v] || ''}</td>`).join('')}</tr>`)
+    .map(
+      (p) =>
+        `<tr><td>${escapeHtml(p.product)}</td><td>${p.covered} / ${p.requirements}</td>${columns.map((v) => `<td class="n">${p.verdicts[v] || ''}</td>`).join('')}</tr>`,
+    )
     .join('');
   const operations = report.coverage.operations
-    .map((o) => `<tr class="${o.covered > 0 ? 'covered' : 'uncovered'}"><td>${escapeHtml(o.section)}</td><td>${escapeHtml(o.name)}</td><td>${o.covered} / ${o.requirements.length}</td><td>${o.covered > 0 ? 'covered' : 'not covered'}</td></tr>`)
+    .map(
+      (o) =>
+        `<tr class="${o.covered > 0 ? 'covered' : 'uncovered'}"><td>${escapeHtml(o.section)}</td><td>${escapeHtml(o.name)}</td><td>${o.covered} / ${o.requirements.length}</td><td>${o.covered > 0 ? 'covered' : 'not covered'}</td></tr>`,
+    )
     .join('');
   const apart = report.coverage.apart
-    .map((g) => `<tr><td>${escapeHtml(g.group)}</td><td>${g.covered} / ${g.requirements}</td>${columns.map((v) => `<td class="n">${g.verdicts[v] || ''}</td>`).join('')}</tr>`)
+    .map(
+      (g) =>
+        `<tr><td>${escapeHtml(g.group)}</td><td>${g.covered} / ${g.requirements}</td>${columns.map((v) => `<td class="n">${g.verdicts[v] || ''}</td>`).join('')}</tr>`,
+    )
     .join('');
   return `<section id="coverage">
 <h2>Coverage</h2>
@@ -136,8 +162,18 @@ function coverageSection(report: CertificationReport): string {
 function baselineSection(report: CertificationReport): string {
   const { baseline } = report;
   if (!baseline) return '';
-  const rows = CHANGES.map((c) => `<tr><td>${changeBadge(c)}</td><td class="n">${baseline.counts.requirements[c]}</td><td class="n">${baseline.counts.scenarios[c]}</td></tr>`).join('');
-  const moved = (['new failure', 'fixed', 'flaky'] as const).flatMap((c) => report.scenarios.filter((s) => s.change === c).map((s) => `<li>${changeBadge(c)} ${escapeHtml(s.feature)} › ${escapeHtml(s.name)} <small>${escapeHtml(`${s.uri}${s.line ? `:${s.line}` : ''}`)}</small></li>`));
+  const rows = CHANGES.map(
+    (c) =>
+      `<tr><td>${changeBadge(c)}</td><td class="n">${baseline.counts.requirements[c]}</td><td class="n">${baseline.counts.scenarios[c]}</td></tr>`,
+  ).join('');
+  const moved = (['new failure', 'fixed', 'flaky'] as const).flatMap((c) =>
+    report.scenarios
+      .filter((s) => s.change === c)
+      .map(
+        (s) =>
+          `<li>${changeBadge(c)} ${escapeHtml(s.feature)} › ${escapeHtml(s.name)} <small>${escapeHtml(`${s.uri}${s.line ? `:${s.line}` : ''}`)}</small></li>`,
+      ),
+  );
   return `<section id="baseline">
 <h2>Since the baseline</h2>
 <p>Compared with <code>${escapeHtml(baseline.file)}</code>: the run of ${escapeHtml(baseline.generatedAt)} against <b>${escapeHtml(baseline.target)}</b>. ${baseline.failOn === 'new' ? 'Only a new failure fails this run (--fail-on new).' : 'Any failure fails this run (--fail-on any).'}</p>
@@ -152,7 +188,10 @@ function changeBadge(change: Change): string {
 
 function requirementTable(requirements: readonly ReportedRequirement[], withChange: boolean): string {
   const rows = requirements
-    .map((r) => `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escapeHtml(r.id)}</a>${groupNote(r)}</td><td>${escapeHtml(r.section)}</td><td>${escapeHtml(r.text)}</td><td>${badge(r.verdict)}</td>${withChange ? `<td>${r.change ? changeBadge(r.change) : ''}</td>` : ''}<td class="n">${r.scenarios.length}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr class="verdict-row-${cssName(r.verdict)}"><td class="id"><a href="#${anchor(r.id)}">${escapeHtml(r.id)}</a>${groupNote(r)}</td><td>${escapeHtml(r.section)}</td><td>${escapeHtml(r.text)}</td><td>${badge(r.verdict)}</td>${withChange ? `<td>${r.change ? changeBadge(r.change) : ''}</td>` : ''}<td class="n">${r.scenarios.length}</td></tr>`,
+    )
     .join('\n');
   return `<section id="requirements">
 <h2>Requirements</h2>
@@ -176,13 +215,25 @@ function evidenceNote(report: CertificationReport): string {
   const cut = exchanges.filter((e) => e.response?.bodyCut !== undefined || e.request.bodyCut !== undefined).length;
   const exceeded = exchanges.filter((e) => e.response?.bodyCut?.exceededLimit !== undefined).length;
   const notes = [
-    ...(omitted > 0 ? [`${omitted} of ${exchanges.length} exchanges are not recorded: the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent, so each shows only its call and its outcome.`] : []),
-    ...(cut > 0 ? [`${cut} exchange${cut === 1 ? ' has' : 's have'} a body cut in the evidence, each saying where and how long it was${exceeded > 0 ? `; ${exceeded} of them exceeded what the harness reads (MOMO_MAX_RESPONSE_BYTES)` : ''}.`] : []),
+    ...(omitted > 0
+      ? [
+          `${omitted} of ${exchanges.length} exchanges are not recorded: the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent, so each shows only its call and its outcome.`,
+        ]
+      : []),
+    ...(cut > 0
+      ? [
+          `${cut} exchange${cut === 1 ? ' has' : 's have'} a body cut in the evidence, each saying where and how long it was${exceeded > 0 ? `; ${exceeded} of them exceeded what the harness reads (MOMO_MAX_RESPONSE_BYTES)` : ''}.`,
+        ]
+      : []),
   ];
   return notes.length === 0 ? '' : `\n<div class="evidence-note">${notes.map((n) => `<p>${escapeHtml(n)}</p>`).join('')}</div>`;
 }
 
-function requirementSection(requirement: ReportedRequirement, scenarioOf: Map<string, ReportedScenario>, shownUnder: Map<string, string>): string {
+function requirementSection(
+  requirement: ReportedRequirement,
+  scenarioOf: Map<string, ReportedScenario>,
+  shownUnder: Map<string, string>,
+): string {
   const scenarios = requirement.scenarios.map((id) => scenarioOf.get(id)).filter((s): s is ReportedScenario => s !== undefined);
   return `<article class="requirement" id="${anchor(requirement.id)}">
 <h3>${badge(requirement.verdict)} ${escapeHtml(requirement.id)} <small>${escapeHtml(requirement.section)}</small></h3>
@@ -194,20 +245,34 @@ ${scenarios.map((s) => scenarioDetails(s, requirement.id, shownUnder, requiremen
 }
 
 /** A scenario, unfolding into its exchanges where they are first shown, or into a link to there. */
-function scenarioDetails(scenario: ReportedScenario, requirementId: string, shownUnder: Map<string, string>, forRequirement?: string): string {
+function scenarioDetails(
+  scenario: ReportedScenario,
+  requirementId: string,
+  shownUnder: Map<string, string>,
+  forRequirement?: string,
+): string {
   const where = `${scenario.uri}${scenario.line ? `:${scenario.line}` : ''}`;
   const shownAt = shownUnder.get(scenario.id);
   if (shownAt === undefined && scenario.exchanges.length > 0) shownUnder.set(scenario.id, requirementId);
-  const exchanges = scenario.exchanges.length === 0
-    ? '<p>No exchange with the target was recorded.</p>'
-    : shownAt !== undefined
-      ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escapeHtml(shownAt)}</a>.</p>`
-      : scenario.exchanges.map(exchangeBlock).join('\n');
+  const exchanges =
+    scenario.exchanges.length === 0
+      ? '<p>No exchange with the target was recorded.</p>'
+      : shownAt !== undefined
+        ? `<p class="shown-under">Its exchanges are shown under <a href="#${anchor(shownAt)}">${escapeHtml(shownAt)}</a>.</p>`
+        : scenario.exchanges.map(exchangeBlock).join('\n');
   // Every attempt of a scenario that was run again, each with its verdict and its exchanges, then the last one.
-  const earlier = shownAt !== undefined ? '' : (scenario.earlierAttempts ?? [])
-    .map((a, i) => `<div class="attempt"><h4>Attempt ${i + 1}: ${escapeHtml(a.verdict)}</h4>${a.reason ? `<pre class="reason">${escapeHtml(a.reason)}</pre>` : ''}${a.exchanges.map(exchangeBlock).join('\n')}</div>`)
-    .join('\n');
-  const last = earlier ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escapeHtml(scenario.verdict)}</h4>` : '';
+  const earlier =
+    shownAt !== undefined
+      ? ''
+      : (scenario.earlierAttempts ?? [])
+          .map(
+            (a, i) =>
+              `<div class="attempt"><h4>Attempt ${i + 1}: ${escapeHtml(a.verdict)}</h4>${a.reason ? `<pre class="reason">${escapeHtml(a.reason)}</pre>` : ''}${a.exchanges.map(exchangeBlock).join('\n')}</div>`,
+          )
+          .join('\n');
+  const last = earlier
+    ? `<h4>Attempt ${(scenario.earlierAttempts?.length ?? 0) + 1}: ${scenario.verdict === 'flaky' ? 'passed' : escapeHtml(scenario.verdict)}</h4>`
+    : '';
   return `<details class="scenario">
 <summary><span class="scenario-verdict sv-${cssName(scenario.verdict)}">${escapeHtml(scenario.verdict)}</span>${forRequirement !== undefined && forRequirement !== scenario.verdict ? ` <span class="for-requirement">${escapeHtml(forRequirement === 'not reached' ? 'not reached for this requirement' : `${forRequirement} for this requirement`)}</span>` : ''}${scenario.change ? ` ${changeBadge(scenario.change)}` : ''} ${escapeHtml(scenario.feature)} › ${escapeHtml(scenario.name)} <small>${escapeHtml(where)} · ${scenario.exchanges.length} exchange${scenario.exchanges.length === 1 ? '' : 's'}</small></summary>
 ${scenario.failure ? findingsTable(scenario.failure.findings) : ''}
@@ -233,12 +298,17 @@ function warningsSection(report: CertificationReport): string {
     }
   }
   if (byFinding.size === 0) return '';
-  const rows = [...byFinding.values()].sort((a, b) => a.warning.check.localeCompare(b.warning.check)).map(({ warning: w, scenarios }) => `<tr>
+  const rows = [...byFinding.values()]
+    .sort((a, b) => a.warning.check.localeCompare(b.warning.check))
+    .map(
+      ({ warning: w, scenarios }) => `<tr>
 <td><code>${escapeHtml(w.check)}</code><br><small>${escapeHtml(describeSource(w.source))}</small></td>
 <td>${escapeHtml(w.context)}</td>
 <td>${w.field !== undefined ? `<code>${escapeHtml(w.field)}</code>: ` : ''}expected ${escapeHtml(w.expected)}, got ${escapeHtml(w.received)}<br><small>${escapeHtml(w.weight)}</small></td>
 <td>${scenarios.map((s) => escapeHtml(s.name)).join('<br>')}</td>
-</tr>`).join('\n');
+</tr>`,
+    )
+    .join('\n');
   return `<section id="warnings">
 <h2>Warnings (${byFinding.size})</h2>
 <p>What the checks found that this run does not count against the target: our readings of points the spec leaves open, and, in the spec profile, where the target differs from the live MTN sandbox. They change no verdict; <code>--strict</code> makes the readings failures.</p>
@@ -261,8 +331,14 @@ function exchangeBlock(exchange: ReportedExchange): string {
 </div>`;
   }
   const outcome = response ? `${response.status} · ${response.durationMs} ms` : `no response: ${exchange.transportError ?? 'unknown'}`;
-  const requestText = [`${request.method} ${request.url}`, ...headerLines(request.headers), ...(request.body !== undefined ? ['', pretty(request.body)] : [])].join('\n');
-  const responseText = response ? [`HTTP ${response.status}`, ...headerLines(response.headers), ...(response.body !== '' ? ['', pretty(response.body)] : [])].join('\n') : '';
+  const requestText = [
+    `${request.method} ${request.url}`,
+    ...headerLines(request.headers),
+    ...(request.body !== undefined ? ['', pretty(request.body)] : []),
+  ].join('\n');
+  const responseText = response
+    ? [`HTTP ${response.status}`, ...headerLines(response.headers), ...(response.body !== '' ? ['', pretty(response.body)] : [])].join('\n')
+    : '';
   return `<div class="exchange">
 <p class="exchange-line"><b>${escapeHtml(exchange.operation)}</b> → ${escapeHtml(outcome)}</p>
 <div class="pair"><pre class="request">${escapeHtml(requestText)}</pre>${response ? `<pre class="response">${escapeHtml(responseText)}</pre>` : ''}</div>
@@ -274,11 +350,13 @@ function legend(): string {
   const meaning: Record<RequirementVerdict, string> = {
     PASS: 'its scenarios ran and the target did what the spec says.',
     FAIL: 'a scenario showed the target departing from it.',
-    FLAKY: 'none of its scenarios failed in the end, but one failed and passed only when run again (MOMO_RETRIES); never PASS, and it does not fail the run.',
+    FLAKY:
+      'none of its scenarios failed in the end, but one failed and passed only when run again (MOMO_RETRIES); never PASS, and it does not fail the run.',
     WARN: 'it passed only because the active profile accepts a named, documented deviation from the spec.',
     WAIVED: 'it failed, and a waiver that has not expired accepts the failure.',
     'NOT TESTED': 'the target could not be tested (it did not answer, or answered that it could not).',
-    'NOT APPLICABLE': 'none of its scenarios was part of this run: the tag selection or the kind of target left them out, or they skipped themselves.',
+    'NOT APPLICABLE':
+      'none of its scenarios was part of this run: the tag selection or the kind of target left them out, or they skipped themselves.',
     UNPROVOKABLE: 'no client can make a target show it; the reason is given.',
   };
   return `<section id="legend"><h2>Verdicts</h2><dl>${REQUIREMENT_VERDICTS.map((v) => `<dt>${badge(v)}</dt><dd>${meaning[v]}</dd>`).join('')}</dl></section>`;

@@ -22,7 +22,13 @@ export function certificationJunit(report: CertificationReport): string {
       '  </testsuite>',
     ].join('\n');
   });
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="${xml(`MoMo API certification of ${report.target}`)}">`, ...suites, '</testsuites>', ''].join('\n');
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${xml(`MoMo API certification of ${report.target}`)}">`,
+    ...suites,
+    '</testsuites>',
+    '',
+  ].join('\n');
 }
 
 const SKIPPED = new Set(['NOT TESTED', 'NOT APPLICABLE', 'UNPROVOKABLE']);
@@ -30,7 +36,8 @@ const SKIPPED = new Set(['NOT TESTED', 'NOT APPLICABLE', 'UNPROVOKABLE']);
 function testCase(r: ReportedRequirement): string {
   const open = `    <testcase classname="${xml(`momo.${r.products.join('.') || 'all'}`)}" name="${xml(`${r.id}: ${r.text}`)}">`;
   const detail = `${r.verdict}: ${r.explanation}`;
-  if (r.verdict === 'FAIL') return `${open}\n      <failure message="${xml(firstLine(r.explanation))}" type="${xml(r.section)}">${xml(detail)}</failure>\n    </testcase>`;
+  if (r.verdict === 'FAIL')
+    return `${open}\n      <failure message="${xml(firstLine(r.explanation))}" type="${xml(r.section)}">${xml(detail)}</failure>\n    </testcase>`;
   if (SKIPPED.has(r.verdict)) return `${open}\n      <skipped message="${xml(detail)}"/>\n    </testcase>`;
   if (r.verdict === 'PASS') return `${open}</testcase>`;
   return `${open}\n      <system-out>${xml(detail)}</system-out>\n    </testcase>`;

@@ -15,7 +15,10 @@ Makes an Ed25519 key pair to sign evidence bundles with, in PEM:
 Exit codes: 0 the pair was written, 2 it was not (the files exist, or the folder cannot be written).`;
 
 /** The options of `momo-harness keygen`, as USAGE describes them. */
-export const KEYGEN_OPTIONS = { out: { type: 'string', value: '<prefix>' }, help: { type: 'boolean', short: 'h' } } as const satisfies OptionSpecs;
+export const KEYGEN_OPTIONS = {
+  out: { type: 'string', value: '<prefix>' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies OptionSpecs;
 
 /** `momo-harness keygen`: from arguments to exit code. */
 export function generateKeys(argv: string[], cwd: string, log: (line: string) => void): number {

@@ -10,9 +10,28 @@ import { curlOf } from '../../harness/reproduction/curl.ts';
 import type { ScenarioEvidence } from './evidence.ts';
 import { specOperationsOf } from './operations.ts';
 import { requirementIdsOf, type Requirement } from './requirements.ts';
-import { certify, coverageOf, exitCodeOf, type RequirementScenarioVerdict, type Coverage, type RequirementVerdict, type RunContext, type WaiverStatus } from './verdicts.ts';
+import {
+  certify,
+  coverageOf,
+  exitCodeOf,
+  type RequirementScenarioVerdict,
+  type Coverage,
+  type RequirementVerdict,
+  type RunContext,
+  type WaiverStatus,
+} from './verdicts.ts';
 import type { Waiver } from './waivers.ts';
-import { CHANGES, catalogueFingerprint, compareWithBaseline, exitCodeWithBaseline, scenarioKey, type Baseline, type Change, type ChangeCounts, type FailOn } from './baseline.ts';
+import {
+  CHANGES,
+  catalogueFingerprint,
+  compareWithBaseline,
+  exitCodeWithBaseline,
+  scenarioKey,
+  type Baseline,
+  type Change,
+  type ChangeCounts,
+  type FailOn,
+} from './baseline.ts';
 import { OPERATION_IDS } from '../../core/catalogue/operations.ts';
 
 /** certification.json: everything index.html shows, for machines (schemas/certification-report.schema.json). */
@@ -92,14 +111,25 @@ export interface ReportInputs {
 export function buildReport(inputs: ReportInputs): CertificationReport {
   const run: RunContext = { ...inputs.run, date: inputs.generatedAt.toISOString().slice(0, 10) };
   const certification = certify(inputs.requirements, inputs.scenarios, inputs.waivers, run);
-  const requirements: ReportedRequirement[] = certification.requirements.map(({ requirement, ...verdict }) => ({ ...requirement, specOperations: specOperationsOf(requirement), ...verdict }));
+  const requirements: ReportedRequirement[] = certification.requirements.map(({ requirement, ...verdict }) => ({
+    ...requirement,
+    specOperations: specOperationsOf(requirement),
+    ...verdict,
+  }));
   // A failed scenario's exchanges, and those of each failed attempt of a flaky one, carry their curl commands.
   const scenarios: ReportedScenario[] = inputs.scenarios.map((s) => ({
     ...s,
     requirements: requirementIdsOf(s.tags),
     exchanges: s.verdict === 'failed' ? s.exchanges.map(withCurl) : s.exchanges,
     ...(inputs.reproductions?.has(s.id) ? { reproduction: inputs.reproductions.get(s.id)! } : {}),
-    ...(s.earlierAttempts ? { earlierAttempts: s.earlierAttempts.map((a) => ({ ...a, exchanges: a.verdict === 'failed' ? a.exchanges.map(withCurl) : a.exchanges })) } : {}),
+    ...(s.earlierAttempts
+      ? {
+          earlierAttempts: s.earlierAttempts.map((a) => ({
+            ...a,
+            exchanges: a.verdict === 'failed' ? a.exchanges.map(withCurl) : a.exchanges,
+          })),
+        }
+      : {}),
   }));
   let exitCode = exitCodeOf(inputs.summary, certification);
   let baseline: ReportedBaseline | undefined;
@@ -150,15 +180,19 @@ export interface FailureRow {
 /** Every failed requirement with each scenario that failed it, in catalogue order: what the reports begin with. */
 export function failuresOf(report: Pick<CertificationReport, 'requirements' | 'scenarios'>): FailureRow[] {
   const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
-  return report.requirements.filter((r) => r.verdict === 'FAIL').flatMap((requirement) => requirement.scenarios
-    .filter((id) => requirement.scenarioVerdicts[id] === 'failed')
-    .map((id) => scenarioOf.get(id))
-    .filter((scenario): scenario is ReportedScenario => scenario !== undefined)
-    .map((scenario) => {
-      const all = scenario.failure?.findings ?? [];
-      const cited = all.filter((f) => requirement.checks?.includes(f.check));
-      return { requirement, scenario, findings: cited.length > 0 ? cited : all };
-    }));
+  return report.requirements
+    .filter((r) => r.verdict === 'FAIL')
+    .flatMap((requirement) =>
+      requirement.scenarios
+        .filter((id) => requirement.scenarioVerdicts[id] === 'failed')
+        .map((id) => scenarioOf.get(id))
+        .filter((scenario): scenario is ReportedScenario => scenario !== undefined)
+        .map((scenario) => {
+          const all = scenario.failure?.findings ?? [];
+          const cited = all.filter((f) => requirement.checks?.includes(f.check));
+          return { requirement, scenario, findings: cited.length > 0 ? cited : all };
+        }),
+    );
 }
 
 /** A finding as the terminal says it: the check, its source, the field and the difference, each part cut short. */
@@ -167,7 +201,9 @@ export function differenceOf(f: Finding): string {
 }
 
 function short(text: string): string {
-  return text.length > LONGEST_VALUE_IN_TERMINAL ? `${text.slice(0, LONGEST_VALUE_IN_TERMINAL)}… (${text.length} characters; the certification page has it whole)` : text;
+  return text.length > LONGEST_VALUE_IN_TERMINAL
+    ? `${text.slice(0, LONGEST_VALUE_IN_TERMINAL)}… (${text.length} characters; the certification page has it whole)`
+    : text;
 }
 
 const LONGEST_VALUE_IN_TERMINAL = 160;
@@ -186,13 +222,22 @@ function failureLines(failures: readonly FailureRow[], conformanceDir: string | 
     byScenario.set(scenario.id, entry);
   }
   const requirements = new Set(failures.map((f) => f.requirement.id)).size;
-  const lines = [`Failures: ${requirements} requirement${requirements === 1 ? '' : 's'} failed, in ${byScenario.size} scenario${byScenario.size === 1 ? '' : 's'}.`];
+  const lines = [
+    `Failures: ${requirements} requirement${requirements === 1 ? '' : 's'} failed, in ${byScenario.size} scenario${byScenario.size === 1 ? '' : 's'}.`,
+  ];
   for (const { scenario, requirements: ids, findings } of [...byScenario.values()].slice(0, FAILURES_LISTED)) {
-    lines.push(`  ✘ ${scenario.feature} › ${scenario.name} (${scenario.uri}${scenario.line ? `:${scenario.line}` : ''})`, `    fails ${ids.join(', ')}`);
+    lines.push(
+      `  ✘ ${scenario.feature} › ${scenario.name} (${scenario.uri}${scenario.line ? `:${scenario.line}` : ''})`,
+      `    fails ${ids.join(', ')}`,
+    );
     for (const f of findings) lines.push(`    ${differenceOf(f)}`);
-    if (scenario.reproduction) lines.push(`    reproduce: sh ${conformanceDir ? shortPath(join(conformanceDir, scenario.reproduction.file)) : scenario.reproduction.file}`);
+    if (scenario.reproduction)
+      lines.push(
+        `    reproduce: sh ${conformanceDir ? shortPath(join(conformanceDir, scenario.reproduction.file)) : scenario.reproduction.file}`,
+      );
   }
-  if (byScenario.size > FAILURES_LISTED) lines.push(`  … and ${byScenario.size - FAILURES_LISTED} more failed scenarios on the certification page.`);
+  if (byScenario.size > FAILURES_LISTED)
+    lines.push(`  … and ${byScenario.size - FAILURES_LISTED} more failed scenarios on the certification page.`);
   return lines;
 }
 
@@ -222,13 +267,18 @@ export function closingLines(report: CertificationReport, indexHtml: string, con
     if (group.requirements === 0) continue;
     const how = group.group === 'strict reading' ? 'run with --strict to check them' : 'run with --tags @beyond-spec to check them';
     const wanting = group.covered === 0 ? ` (${how})` : '';
-    lines.push(`Counted apart, ${group.group === 'strict reading' ? 'strict readings' : 'beyond the spec'}: ${group.covered} of ${group.requirements} covered, ${group.verdicts.PASS} passed${group.verdicts.FAIL > 0 ? `, ${group.verdicts.FAIL} FAIL` : ''}${wanting}.`);
+    lines.push(
+      `Counted apart, ${group.group === 'strict reading' ? 'strict readings' : 'beyond the spec'}: ${group.covered} of ${group.requirements} covered, ${group.verdicts.PASS} passed${group.verdicts.FAIL > 0 ? `, ${group.verdicts.FAIL} FAIL` : ''}${wanting}.`,
+    );
   }
   for (const problem of report.problems) lines.push(`WAIVER: ${problem}`);
   if (report.baseline) lines.push(...baselineLines(report));
   const exchanges = report.scenarios.flatMap((s) => s.exchanges);
   const omitted = exchanges.filter((e) => e.omitted !== undefined).length;
-  if (omitted > 0) lines.push(`Evidence: ${omitted} of ${exchanges.length} exchanges not recorded, the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.`);
+  if (omitted > 0)
+    lines.push(
+      `Evidence: ${omitted} of ${exchanges.length} exchanges not recorded, the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.`,
+    );
   lines.push(`Certification report: ${indexHtml}`);
   return lines;
 }
@@ -237,7 +287,10 @@ export function closingLines(report: CertificationReport, indexHtml: string, con
 function baselineLines(report: CertificationReport): string[] {
   const { baseline } = report;
   if (!baseline) return [];
-  const counted = (counts: ChangeCounts) => CHANGES.filter((c) => counts[c] > 0).map((c) => `${counts[c]} ${c}`).join(', ') || 'none';
+  const counted = (counts: ChangeCounts) =>
+    CHANGES.filter((c) => counts[c] > 0)
+      .map((c) => `${counts[c]} ${c}`)
+      .join(', ') || 'none';
   const lines = [
     `Since the baseline ${baseline.file} (${baseline.generatedAt}, ${reportSafe(baseline.target)}):`,
     `  requirements: ${counted(baseline.counts.requirements)}`,
@@ -246,8 +299,12 @@ function baselineLines(report: CertificationReport): string[] {
   const moved: Change[] = ['new failure', 'fixed', 'flaky'];
   for (const change of moved) {
     for (const r of report.requirements.filter((x) => x.change === change)) lines.push(`  ${change.toUpperCase()}: ${r.id} (${r.section})`);
-    for (const s of report.scenarios.filter((x) => x.change === change)) lines.push(`  ${change.toUpperCase()}: ${s.feature} › ${s.name} (${s.uri}${s.line ? `:${s.line}` : ''})`);
+    for (const s of report.scenarios.filter((x) => x.change === change))
+      lines.push(`  ${change.toUpperCase()}: ${s.feature} › ${s.name} (${s.uri}${s.line ? `:${s.line}` : ''})`);
   }
-  if (baseline.failOn === 'new') lines.push(`  --fail-on new: ${baseline.counts.scenarios['new failure'] + baseline.counts.requirements['new failure'] > 0 ? 'a new failure fails the run' : 'failures that failed in the baseline too do not fail the run'}.`);
+  if (baseline.failOn === 'new')
+    lines.push(
+      `  --fail-on new: ${baseline.counts.scenarios['new failure'] + baseline.counts.requirements['new failure'] > 0 ? 'a new failure fails the run' : 'failures that failed in the baseline too do not fail the run'}.`,
+    );
   return lines;
 }

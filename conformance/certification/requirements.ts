@@ -70,7 +70,11 @@ export function loadRequirements(file: string = DEFAULT_CATALOGUE): Requirement[
   const seen = new Set<string>();
   const repeated = new Set<string>();
   for (const { id } of requirements) (seen.has(id) ? repeated : seen).add(id);
-  if (repeated.size > 0) throw new CatalogueError(file, [...repeated].map((id) => `the id ${id} is used more than once`));
+  if (repeated.size > 0)
+    throw new CatalogueError(
+      file,
+      [...repeated].map((id) => `the id ${id} is used more than once`),
+    );
   return requirements;
 }
 

@@ -79,14 +79,21 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     scenarios,
     reproductions,
     waivers: inputs.waivers,
-    run: { profile: inputs.config.profile, ...(inputs.requested ? { requested: inputs.requested } : {}), expression: inputs.expression, ...(inputs.rerunOf ? { rerunOf: inputs.rerunOf } : {}) },
+    run: {
+      profile: inputs.config.profile,
+      ...(inputs.requested ? { requested: inputs.requested } : {}),
+      expression: inputs.expression,
+      ...(inputs.rerunOf ? { rerunOf: inputs.rerunOf } : {}),
+    },
     ...(inputs.baseline ? { baseline: inputs.baseline } : {}),
   });
 
   const dir = resolve(inputs.dir);
   mkdirSync(dir, { recursive: true });
   // The folder is one run's certification: an earlier run's files (its bundle above all) would mislead.
-  for (const name of readdirSync(dir)) if (name === 'index.html' || name === 'certification.json' || name === 'junit.xml' || /^certification-.*\.tar\.gz$/.test(name)) rmSync(join(dir, name));
+  for (const name of readdirSync(dir))
+    if (name === 'index.html' || name === 'certification.json' || name === 'junit.xml' || /^certification-.*\.tar\.gz$/.test(name))
+      rmSync(join(dir, name));
   const indexHtml = join(dir, 'index.html');
   writeFileSync(join(dir, 'certification.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(dir, 'junit.xml'), certificationJunit(report));
@@ -102,22 +109,38 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     ...entriesUnder(dir, 'certification'),
     ...(spec ? [{ path: `spec/${spec.file}`, source: specFile }] : []),
   ];
-  await writeBundle(bundle, entries, {
-    harness,
-    createdAt: now.toISOString(),
-    target: inputs.summary.target,
-    profile: { name: inputs.config.profile, behaviour: behaviourOf(inputs.config.profile) },
-    configuration: withoutSecrets(inputs.config),
-    spec: spec ? { path: `spec/${spec.file}`, sha256: spec.sha256 } : null,
-  }, inputs.signingKey && ((subjects) => signStatement(statementOf(subjects, testResultOf(report, subjects)), inputs.signingKey!)));
+  await writeBundle(
+    bundle,
+    entries,
+    {
+      harness,
+      createdAt: now.toISOString(),
+      target: inputs.summary.target,
+      profile: { name: inputs.config.profile, behaviour: behaviourOf(inputs.config.profile) },
+      configuration: withoutSecrets(inputs.config),
+      spec: spec ? { path: `spec/${spec.file}`, sha256: spec.sha256 } : null,
+    },
+    inputs.signingKey && ((subjects) => signStatement(statementOf(subjects, testResultOf(report, subjects)), inputs.signingKey!)),
+  );
 
   const lines = closingLines(report, indexHtml, inputs.conformanceDir);
   if (report.exitCode !== inputs.summary.exitCode) {
-    const verdict = { conforms: 'the target conforms', 'does not conform': 'the target does NOT conform', 'could not test': 'the run could NOT test the target fully' }[report.outcome];
-    lines.push(`Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers${report.baseline ? ` and --fail-on ${report.baseline.failOn}` : ''} counted.`);
+    const verdict = {
+      conforms: 'the target conforms',
+      'does not conform': 'the target does NOT conform',
+      'could not test': 'the run could NOT test the target fully',
+    }[report.outcome];
+    lines.push(
+      `Certification verdict: ${verdict} (exit code ${report.exitCode}), with the waivers${report.baseline ? ` and --fail-on ${report.baseline.failOn}` : ''} counted.`,
+    );
   }
-  lines.push(`Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with momo-harness verify ${shortPath(bundle)}`);
-  if (inputs.signingKey) lines.push(`Signed by key ${keyIdOf(inputs.signingKey)}: a reviewer checks it with momo-harness verify ${shortPath(bundle)} --key <your public key file>`);
+  lines.push(
+    `Evidence bundle: ${bundle} (SHA-256 ${sha256(readFileSync(bundle))}); check it with momo-harness verify ${shortPath(bundle)}`,
+  );
+  if (inputs.signingKey)
+    lines.push(
+      `Signed by key ${keyIdOf(inputs.signingKey)}: a reviewer checks it with momo-harness verify ${shortPath(bundle)} --key <your public key file>`,
+    );
   return { report, indexHtml, bundle, lines };
 }
 
@@ -159,10 +182,12 @@ export function withoutSecrets(config: HarnessConfig): Record<string, unknown> {
   const redacted = (value: string | undefined) => (value === undefined ? null : '[REDACTED]');
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(config)) {
-    out[name] = typeof value === 'string' && /^https?:\/\//.test(value) ? withoutCredentials(value) : value ?? null;
+    out[name] = typeof value === 'string' && /^https?:\/\//.test(value) ? withoutCredentials(value) : (value ?? null);
   }
   out.subscriptionKeys = Object.fromEntries(Object.entries(config.subscriptionKeys).map(([product, key]) => [product, redacted(key)]));
-  out.apiUsers = Object.fromEntries(Object.entries(config.apiUsers).map(([product, user]) => [product, user ? { userId: user.userId, apiKey: '[REDACTED]' } : null]));
+  out.apiUsers = Object.fromEntries(
+    Object.entries(config.apiUsers).map(([product, user]) => [product, user ? { userId: user.userId, apiKey: '[REDACTED]' } : null]),
+  );
   return out;
 }
 
@@ -178,7 +203,10 @@ function withoutCredentials(url: string): string {
  * The requirement catalogue and the waivers of a run, read before the target is touched: a mistake in
  * either is a configuration error (CatalogueError, WaiverError), not a finding after a long run.
  */
-export function loadCatalogueAndWaivers(cwd: string, waiversSetting: string | undefined): { requirements: Requirement[]; waivers: Waiver[] } {
+export function loadCatalogueAndWaivers(
+  cwd: string,
+  waiversSetting: string | undefined,
+): { requirements: Requirement[]; waivers: Waiver[] } {
   const requirements = loadRequirements();
   const waiversFile = waiversFileOf(cwd, waiversSetting);
   return { requirements, waivers: waiversFile ? loadWaivers(waiversFile, new Set(requirements.map((r) => r.id))) : [] };

@@ -53,7 +53,9 @@ export class KeyFileError extends Error {
 /** The key's id: the SHA-256 of its public key (SPKI, DER), as a reviewer compares it with the one they keep. */
 export function keyIdOf(key: KeyObject): string {
   const publicKey = key.type === 'private' ? createPublicKey(key) : key;
-  return `SHA256:${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`;
+  return `SHA256:${createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')}`;
 }
 
 /** An Ed25519 private key from a PEM file (as keygen writes it). */
@@ -74,15 +76,24 @@ function readKey(file: string, half: 'private' | 'public'): KeyObject {
   } catch (error) {
     throw new KeyFileError(file, `it cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  if (half === 'public' && /PRIVATE KEY-----/.test(text)) throw new KeyFileError(file, 'it holds a private key; give the public key (keygen wrote it as <prefix>.pub.pem), and keep the private key to yourself');
-  if (half === 'private' && !/PRIVATE KEY-----/.test(text) && /PUBLIC KEY-----/.test(text)) throw new KeyFileError(file, 'it holds a public key; signing needs the private key (keygen wrote it as <prefix>.key.pem)');
+  if (half === 'public' && /PRIVATE KEY-----/.test(text))
+    throw new KeyFileError(
+      file,
+      'it holds a private key; give the public key (keygen wrote it as <prefix>.pub.pem), and keep the private key to yourself',
+    );
+  if (half === 'private' && !/PRIVATE KEY-----/.test(text) && /PUBLIC KEY-----/.test(text))
+    throw new KeyFileError(file, 'it holds a public key; signing needs the private key (keygen wrote it as <prefix>.key.pem)');
   let key: KeyObject;
   try {
     key = half === 'private' ? createPrivateKey({ key: text, format: 'pem' }) : createPublicKey({ key: text, format: 'pem' });
   } catch {
     throw new KeyFileError(file, `it is not a PEM ${half} key (momo-harness keygen makes one)`);
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new KeyFileError(file, `it is a ${key.asymmetricKeyType ?? 'symmetric'} key; bundles are signed with Ed25519 (momo-harness keygen makes one)`);
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new KeyFileError(
+      file,
+      `it is a ${key.asymmetricKeyType ?? 'symmetric'} key; bundles are signed with Ed25519 (momo-harness keygen makes one)`,
+    );
   return key;
 }
 
@@ -94,7 +105,11 @@ export function generateKeyFiles(prefix: string): { privateFile: string; publicF
   const privateFile = `${prefix}.key.pem`;
   const publicFile = `${prefix}.pub.pem`;
   const present = [privateFile, publicFile].filter((file) => existsSync(file));
-  if (present.length > 0) throw new KeyFileError(present[0]!, 'it exists already, and a key is never overwritten; choose another --out <prefix>, or remove the old pair first');
+  if (present.length > 0)
+    throw new KeyFileError(
+      present[0]!,
+      'it exists already, and a key is never overwritten; choose another --out <prefix>, or remove the old pair first',
+    );
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   // 'wx': fails rather than replaces, should the file appear meanwhile.
   writeFileSync(privateFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
@@ -116,7 +131,11 @@ export function statementOf(subject: Subject[], predicate: TestResult): Statemen
 export function signStatement(statement: Statement, privateKey: KeyObject): string {
   const payload = Buffer.from(JSON.stringify(statement), 'utf8');
   const sig = sign(null, pae(PAYLOAD_TYPE, payload), privateKey);
-  const envelope: Envelope = { payloadType: PAYLOAD_TYPE, payload: payload.toString('base64'), signatures: [{ keyid: keyIdOf(privateKey), sig: sig.toString('base64') }] };
+  const envelope: Envelope = {
+    payloadType: PAYLOAD_TYPE,
+    payload: payload.toString('base64'),
+    signatures: [{ keyid: keyIdOf(privateKey), sig: sig.toString('base64') }],
+  };
   return `${JSON.stringify(envelope, null, 2)}\n`;
 }
 
@@ -134,7 +153,12 @@ export function openEnvelope(data: Buffer, publicKey: KeyObject): SignatureCheck
   } catch {
     return { valid: false, problem: `${ATTESTATION_FILE} is not JSON: not the DSSE envelope the harness writes` };
   }
-  if (envelope?.payloadType !== PAYLOAD_TYPE || typeof envelope.payload !== 'string' || !Array.isArray(envelope.signatures) || envelope.signatures.length === 0) {
+  if (
+    envelope?.payloadType !== PAYLOAD_TYPE ||
+    typeof envelope.payload !== 'string' ||
+    !Array.isArray(envelope.signatures) ||
+    envelope.signatures.length === 0
+  ) {
     return { valid: false, problem: `${ATTESTATION_FILE} is not a DSSE envelope of an in-toto statement` };
   }
   const expected = keyIdOf(publicKey);
@@ -142,10 +166,16 @@ export function openEnvelope(data: Buffer, publicKey: KeyObject): SignatureCheck
   const byKey = envelope.signatures.find((s) => s.keyid === expected);
   if (!byKey) {
     const named = envelope.signatures.map((s) => s.keyid).join(', ');
-    return { valid: false, problem: `WRONG KEY or SIGNED BY ANOTHER KEY: the bundle is signed by ${named}, not by the key you gave (${expected}); with the signer's genuine public key, this is a bundle someone else signed` };
+    return {
+      valid: false,
+      problem: `WRONG KEY or SIGNED BY ANOTHER KEY: the bundle is signed by ${named}, not by the key you gave (${expected}); with the signer's genuine public key, this is a bundle someone else signed`,
+    };
   }
   if (!verify(null, pae(envelope.payloadType, payload), publicKey, Buffer.from(String(byKey.sig), 'base64'))) {
-    return { valid: false, problem: `RE-SIGNED: the signature names your key (${expected}) but does not verify under it; the bundle was signed again with another key, or its signature or statement altered` };
+    return {
+      valid: false,
+      problem: `RE-SIGNED: the signature names your key (${expected}) but does not verify under it; the bundle was signed again with another key, or its signature or statement altered`,
+    };
   }
   let statement: Statement;
   try {
@@ -169,7 +199,12 @@ export function subjectProblems(statement: Statement, hashes: ReadonlyMap<string
   for (const [name, digest] of signed) {
     const actual = hashes.get(name);
     if (actual === undefined) problems.push(`${name}: signed, but missing from the bundle (removed after signing)`);
-    else if (actual !== digest) problems.push(name === 'manifest.json' ? 'manifest.json: TAMPERED MANIFEST, its SHA-256 is not the signed one (the manifest was rewritten after signing)' : `${name}: its SHA-256 is not the signed one (altered after signing)`);
+    else if (actual !== digest)
+      problems.push(
+        name === 'manifest.json'
+          ? 'manifest.json: TAMPERED MANIFEST, its SHA-256 is not the signed one (the manifest was rewritten after signing)'
+          : `${name}: its SHA-256 is not the signed one (altered after signing)`,
+      );
   }
   for (const name of hashes.keys()) if (!signed.has(name)) problems.push(`${name}: in the bundle but not signed (added after signing)`);
   return problems;

@@ -87,7 +87,12 @@ export interface Certification {
 }
 
 /** The verdict of every requirement of the catalogue, given every scenario of the suite and the waivers. */
-export function certify(requirements: readonly Requirement[], scenarios: readonly ScenarioOutcome[], waivers: readonly Waiver[], run: RunContext): Certification {
+export function certify(
+  requirements: readonly Requirement[],
+  scenarios: readonly ScenarioOutcome[],
+  waivers: readonly Waiver[],
+  run: RunContext,
+): Certification {
   const byRequirement = new Map<string, ScenarioOutcome[]>();
   for (const scenario of scenarios) {
     for (const id of requirementIdsOf(scenario.tags)) byRequirement.set(id, [...(byRequirement.get(id) ?? []), scenario]);
@@ -95,7 +100,8 @@ export function certify(requirements: readonly Requirement[], scenarios: readonl
   // A failed check also fails a requirement it cites that the scenario is not tagged with (citersOf).
   const citing = new Map(scenarios.map((scenario) => [scenario.id, citersOf(scenario, requirements)]));
   for (const scenario of scenarios) {
-    for (const r of citing.get(scenario.id)!) if (!requirementIdsOf(scenario.tags).includes(r.id)) byRequirement.set(r.id, [...(byRequirement.get(r.id) ?? []), scenario]);
+    for (const r of citing.get(scenario.id)!)
+      if (!requirementIdsOf(scenario.tags).includes(r.id)) byRequirement.set(r.id, [...(byRequirement.get(r.id) ?? []), scenario]);
   }
   const waiverOf = new Map(waivers.map((w) => [w.requirement, w]));
   const citingOf = (scenario: ScenarioOutcome) => citing.get(scenario.id) ?? [];
@@ -103,8 +109,13 @@ export function certify(requirements: readonly Requirement[], scenarios: readonl
     const judged = judgeRequirement(requirement, byRequirement.get(requirement.id) ?? [], run, citingOf);
     const waiver = waiverOf.get(requirement.id);
     if (judged.verdict === 'FAIL' && waiver) {
-      if (isExpired(waiver, run.date)) judged.explanation = `The waiver of ${waiver.owner} expired on ${waiver.expires}. ${judged.explanation}`;
-      else Object.assign(judged, { verdict: 'WAIVED', explanation: `Waived until ${waiver.expires} by ${waiver.owner}: ${waiver.reason}. ${judged.explanation}` });
+      if (isExpired(waiver, run.date))
+        judged.explanation = `The waiver of ${waiver.owner} expired on ${waiver.expires}. ${judged.explanation}`;
+      else
+        Object.assign(judged, {
+          verdict: 'WAIVED',
+          explanation: `Waived until ${waiver.expires} by ${waiver.owner}: ${waiver.reason}. ${judged.explanation}`,
+        });
     }
     return { ...judged, ...(waiver ? { waiver } : {}) };
   });
@@ -114,15 +125,32 @@ export function certify(requirements: readonly Requirement[], scenarios: readonl
   const problems: string[] = [];
   for (const waiver of waivers) {
     const verdict = verdictOf.get(waiver.requirement);
-    const status: WaiverStatus = isExpired(waiver, run.date) ? 'expired' : verdict === 'WAIVED' ? 'applied' : verdict === 'NOT APPLICABLE' || verdict === 'NOT TESTED' ? 'not in this run' : 'unused';
+    const status: WaiverStatus = isExpired(waiver, run.date)
+      ? 'expired'
+      : verdict === 'WAIVED'
+        ? 'applied'
+        : verdict === 'NOT APPLICABLE' || verdict === 'NOT TESTED'
+          ? 'not in this run'
+          : 'unused';
     waiverResults.push({ waiver, status });
-    if (status === 'expired') problems.push(`The waiver of ${waiver.requirement} (owner ${waiver.owner}) expired on ${waiver.expires}: fix the failure, or renew the waiver with a new expiry date.`);
-    if (status === 'unused') problems.push(`The waiver of ${waiver.requirement} (owner ${waiver.owner}) waived nothing: the requirement was checked and is ${verdict}. Remove the waiver.`);
+    if (status === 'expired')
+      problems.push(
+        `The waiver of ${waiver.requirement} (owner ${waiver.owner}) expired on ${waiver.expires}: fix the failure, or renew the waiver with a new expiry date.`,
+      );
+    if (status === 'unused')
+      problems.push(
+        `The waiver of ${waiver.requirement} (owner ${waiver.owner}) waived nothing: the requirement was checked and is ${verdict}. Remove the waiver.`,
+      );
   }
   return { requirements: results, waivers: waiverResults, problems };
 }
 
-function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[], run: RunContext, citingOf: (scenario: ScenarioOutcome) => Requirement[]): Omit<RequirementResult, 'waiver'> {
+function judgeRequirement(
+  requirement: Requirement,
+  scenarios: ScenarioOutcome[],
+  run: RunContext,
+  citingOf: (scenario: ScenarioOutcome) => Requirement[],
+): Omit<RequirementResult, 'waiver'> {
   const said = scenarios.map((scenario) => ({ scenario, verdict: verdictFor(requirement, scenario, citingOf(scenario)) }));
   const result = (verdict: RequirementVerdict, explanation: string, deviations: DifferenceName[] = []) => ({
     requirement,
@@ -132,8 +160,10 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
     deviations,
     scenarioVerdicts: Object.fromEntries(said.filter((s) => s.verdict !== 'not run').map((s) => [s.scenario.id, s.verdict])),
   });
-  if (requirement.verification === 'unprovokable') return result('UNPROVOKABLE', `No client can provoke it: ${requirement.why ?? 'the catalogue gives no reason'}`);
-  if (scenarios.length === 0 && run.rerunOf) return result('NOT APPLICABLE', `Not part of this run: it ran again only the failed and flaky scenarios of ${run.rerunOf}.`);
+  if (requirement.verification === 'unprovokable')
+    return result('UNPROVOKABLE', `No client can provoke it: ${requirement.why ?? 'the catalogue gives no reason'}`);
+  if (scenarios.length === 0 && run.rerunOf)
+    return result('NOT APPLICABLE', `Not part of this run: it ran again only the failed and flaky scenarios of ${run.rerunOf}.`);
   if (scenarios.length === 0) return result('NOT TESTED', 'No scenario verifies it.');
 
   const having = (verdict: RequirementScenarioVerdict) => said.filter((s) => s.verdict === verdict).map((s) => s.scenario);
@@ -148,7 +178,8 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
   const first = ([scenario]: ScenarioOutcome[]) => `${scenario?.name}: ${(scenario?.reason ?? 'no reason was recorded').split('\n')[0]}`;
   if (failed.length > 0) return result('FAIL', `${count(failed)} failed. ${first(failed)}`);
   if (notTested.length > 0) return result('NOT TESTED', `${count(notTested)} could not test the target. ${first(notTested)}`);
-  if (notReached.length > 0) return result('NOT TESTED', `Not reached: ${count(notReached)} failed before checking it. ${first(notReached)}`);
+  if (notReached.length > 0)
+    return result('NOT TESTED', `Not reached: ${count(notReached)} failed before checking it. ${first(notReached)}`);
   if (flaky.length > 0) return result('FLAKY', `${count(flaky)} passed only when run again. The first attempt of ${first(flaky)}`);
   if (passed.length > 0) {
     const left = scenarios.length - passed.length;
@@ -156,7 +187,11 @@ function judgeRequirement(requirement: Requirement, scenarios: ScenarioOutcome[]
     const deviations = activeDeviations(requirement.id, run.profile);
     if (deviations.length === 0) return result('PASS', passedText);
     const named = deviations.map((name) => `${name}: ${DIFFERENCES[name].explanation}`).join(' ');
-    return result('WARN', `${passedText} It passes only because the ${run.profile} profile accepts a documented deviation from the spec. ${named}`, deviations);
+    return result(
+      'WARN',
+      `${passedText} It passes only because the ${run.profile} profile accepts a documented deviation from the spec. ${named}`,
+      deviations,
+    );
   }
   if (skipped.length > 0) return result('NOT APPLICABLE', `${count(skipped)} skipped. ${first(skipped)}`);
   return result('NOT APPLICABLE', whyNotRun(requirement, scenarios, run));
@@ -172,7 +207,11 @@ export type RequirementScenarioVerdict = ScenarioOutcome['verdict'] | 'not reach
  * `citing` are the requirements of the catalogue that cite the scenario's failure (citersOf): when none does, every
  * requirement the scenario is tagged with fails, so that no failure is lost.
  */
-export function verdictFor(requirement: Requirement, scenario: Pick<ScenarioOutcome, 'verdict' | 'checks'>, citing: readonly Requirement[]): RequirementScenarioVerdict {
+export function verdictFor(
+  requirement: Requirement,
+  scenario: Pick<ScenarioOutcome, 'verdict' | 'checks'>,
+  citing: readonly Requirement[],
+): RequirementScenarioVerdict {
   if (scenario.verdict !== 'failed' || !requirement.checks) return scenario.verdict;
   const made = (scenario.checks ?? []).filter((e) => cites(requirement, e));
   if (made.some((e) => e.verdict === 'failed')) return 'failed';
@@ -204,10 +243,13 @@ export function citersOf(scenario: Pick<ScenarioOutcome, 'verdict' | 'checks' | 
 /** Whether the user's own selection left a scenario out, or what this target or run need not take part in. */
 function whyNotRun(requirement: Requirement, scenarios: ScenarioOutcome[], run: RunContext): string {
   const requested = run.requested ? parseTagExpression(run.requested) : undefined;
-  if (requested && scenarios.every((s) => !requested.evaluate(s.tags))) return `Not selected: its scenarios are outside --tags "${run.requested}".`;
+  if (requested && scenarios.every((s) => !requested.evaluate(s.tags)))
+    return `Not selected: its scenarios are outside --tags "${run.requested}".`;
   const leftOut = (tag: string) => scenarios.every((s) => s.tags.includes(tag)) && run.expression.includes(`not ${tag}`);
-  if (requirement.reading && leftOut(STRICT_TAG)) return `A strict reading (${requirement.reading}), beyond what the spec and the live service make definite: run with --strict to hold the target to it.`;
-  if (requirement.scope === 'beyond-spec' && leftOut(BEYOND_SPEC_TAG)) return `An operation beyond the spec, which a target need not offer: run with --tags ${BEYOND_SPEC_TAG} to check it.`;
+  if (requirement.reading && leftOut(STRICT_TAG))
+    return `A strict reading (${requirement.reading}), beyond what the spec and the live service make definite: run with --strict to hold the target to it.`;
+  if (requirement.scope === 'beyond-spec' && leftOut(BEYOND_SPEC_TAG))
+    return `An operation beyond the spec, which a target need not offer: run with --tags ${BEYOND_SPEC_TAG} to check it.`;
   return `Left out for this target: its scenarios are outside the run's selection "${run.expression}".`;
 }
 

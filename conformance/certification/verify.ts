@@ -70,17 +70,24 @@ export async function runVerify(argv: string[], cwd: string, log: (line: string)
     const { manifest } = check;
     log(`Intact: ${file}`);
     log(`  ${manifest.files.length} files match their SHA-256 in manifest.json`);
-    if (signature) log(`  signed by ${signature.keyId}, the key of ${parsed.key}: every file and the manifest as signed; result ${signature.result}`);
+    if (signature)
+      log(`  signed by ${signature.keyId}, the key of ${parsed.key}: every file and the manifest as signed; result ${signature.result}`);
     else if (check.attestation) log(`  signed, but the signature was not checked: give the signer's public key with --key <file>`);
     else log('  not signed: the manifest proves the files whole, not who made them (momo-harness run --sign-key signs)');
-    log(`  ${manifest.harness.name} ${manifest.harness.version}, profile ${manifest.profile.name}, target ${manifest.target}, ${manifest.createdAt}`);
-    log(`  spec: ${manifest.spec ? `${manifest.spec.path} (SHA-256 ${manifest.spec.sha256})` : 'not included (it was not found when the bundle was made)'}`);
+    log(
+      `  ${manifest.harness.name} ${manifest.harness.version}, profile ${manifest.profile.name}, target ${manifest.target}, ${manifest.createdAt}`,
+    );
+    log(
+      `  spec: ${manifest.spec ? `${manifest.spec.path} (SHA-256 ${manifest.spec.sha256})` : 'not included (it was not found when the bundle was made)'}`,
+    );
     return VERIFY_EXIT.intact;
   } catch (error) {
     if (error instanceof BundleLimitError) {
       log(error.message);
-      if (error.limit === 'size') log(`If the bundle is genuine and this large, allow more with --max-size <MiB> (now ${parsed.limits.maxBytes / MiB}).`);
-      if (error.limit === 'ratio') log(`If the bundle is genuine and compresses this well, allow it with --max-ratio <n> (now ${parsed.limits.maxRatio}).`);
+      if (error.limit === 'size')
+        log(`If the bundle is genuine and this large, allow more with --max-size <MiB> (now ${parsed.limits.maxBytes / MiB}).`);
+      if (error.limit === 'ratio')
+        log(`If the bundle is genuine and compresses this well, allow it with --max-ratio <n> (now ${parsed.limits.maxRatio}).`);
       return VERIFY_EXIT.unreadable;
     }
     if (error instanceof UnreadableBundleError) {
@@ -93,7 +100,8 @@ export async function runVerify(argv: string[], cwd: string, log: (line: string)
 
 /** What is wrong with a bundle's signature by the key, or whose it is and the result it states. */
 function signatureOf(check: BundleCheck, key: KeyObject): { problems: string[]; keyId?: string; result?: string } {
-  if (!check.attestation) return { problems: [`NOT SIGNED: the bundle has no ${ATTESTATION_FILE}; it was made without --sign-key, or its signature removed`] };
+  if (!check.attestation)
+    return { problems: [`NOT SIGNED: the bundle has no ${ATTESTATION_FILE}; it was made without --sign-key, or its signature removed`] };
   const opened = openEnvelope(check.attestation, key);
   if (!opened.valid) return { problems: [opened.problem] };
   const files = new Map([...check.hashes].filter(([path]) => path !== ATTESTATION_FILE));

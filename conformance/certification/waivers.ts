@@ -17,7 +17,9 @@ export class WaiverError extends Error {
     readonly file: string,
     readonly problems: string[],
   ) {
-    super(`The waivers file ${file} is wrong:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee schemas/waivers.schema.json and docs/conformance.md, "Waivers".`);
+    super(
+      `The waivers file ${file} is wrong:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee schemas/waivers.schema.json and docs/conformance.md, "Waivers".`,
+    );
     this.name = 'WaiverError';
   }
 }
@@ -58,7 +60,9 @@ export function loadWaivers(file: string, requirementIds: ReadonlySet<string>): 
   const seen = new Set<string>();
   waivers.forEach((waiver, i) => {
     if (!requirementIds.has(waiver.requirement)) {
-      problems.push(`/waivers/${i} names the requirement ${waiver.requirement}, which is not in the requirement catalogue (requirements/momo-api.requirements.json): correct the id or remove the waiver`);
+      problems.push(
+        `/waivers/${i} names the requirement ${waiver.requirement}, which is not in the requirement catalogue (requirements/momo-api.requirements.json): correct the id or remove the waiver`,
+      );
     } else if (seen.has(waiver.requirement)) {
       problems.push(`/waivers/${i} waives ${waiver.requirement} a second time: keep one waiver per requirement`);
     }

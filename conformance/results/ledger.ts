@@ -52,7 +52,13 @@ export interface RunSummary {
 }
 
 // Errors that mean "the target did not answer, or said it could not" rather than "it answered wrongly".
-const UNAVAILABLE = new Set(['TargetUnavailableError', 'TargetUnavailableAnswer', 'TargetUnreachableError', 'NotObservable', 'SettingRefusedError']);
+const UNAVAILABLE = new Set([
+  'TargetUnavailableError',
+  'TargetUnavailableAnswer',
+  'TargetUnreachableError',
+  'NotObservable',
+  'SettingRefusedError',
+]);
 // Errors that mean "the target departed from the API": the only ones that fail a scenario. A state a check waits
 // for that does not come in time is that check's finding (a ConformanceFailure, or NotObservable where the spec
 // gives no time); a bare deadline passed is the harness's own wait, never the target's departure.
@@ -97,7 +103,14 @@ export class ScenarioLedger {
       this.testCases.set(envelope.testCase.id, envelope.testCase.pickleId);
     } else if (envelope.testCaseStarted) {
       const { id, testCaseId } = envelope.testCaseStarted;
-      this.attempts.set(id, { pickleId: this.testCases.get(testCaseId) ?? '', steps: [], logs: [], warnings: [], checks: [], started: Date.now() });
+      this.attempts.set(id, {
+        pickleId: this.testCases.get(testCaseId) ?? '',
+        steps: [],
+        logs: [],
+        warnings: [],
+        checks: [],
+        started: Date.now(),
+      });
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === 'text/x.cucumber.log+plain') {
       this.attempts.get(envelope.attachment.testCaseStartedId)?.logs.push(envelope.attachment.body);
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === WARNINGS_MEDIA_TYPE) {
@@ -123,7 +136,8 @@ export class ScenarioLedger {
     const earlierAttempts = this.earlier.get(attempt.pickleId);
     // Passing on a rerun is not passing: the first attempt's failure is the news.
     const verdict: Verdict = earlierAttempts && judged.verdict === 'passed' ? 'flaky' : judged.verdict;
-    const reason = verdict === 'flaky' ? earlierAttempts?.[0]?.reason : judged.reason ?? (verdict === 'skipped' ? attempt.logs.at(-1) : undefined);
+    const reason =
+      verdict === 'flaky' ? earlierAttempts?.[0]?.reason : (judged.reason ?? (verdict === 'skipped' ? attempt.logs.at(-1) : undefined));
     const result: ScenarioResult = {
       id: attempt.pickleId,
       feature: this.features.get(pickle.uri) ?? pickle.uri,
@@ -164,12 +178,19 @@ export class ScenarioLedger {
     for (const block of blocks.values()) lines.push(...blockLines(block), '');
     lines.push(...warningLines(summary));
     const { totals } = summary;
-    lines.push(`${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals.flaky > 0 ? `${totals.flaky} flaky (passed only when run again; not counted as passed, and not failing the run), ` : ''}${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`);
-    lines.push({
-      0: 'Verdict: the target conforms to the scenarios run.',
-      1: 'Verdict: the target does NOT conform (see the failures above).',
-      2: summary.scenarios.length === 0 ? 'Verdict: nothing was tested (no scenario matched).' : 'Verdict: the run could NOT test the target fully (see "not tested" above); this is not a pass.',
-    }[summary.exitCode]);
+    lines.push(
+      `${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals.flaky > 0 ? `${totals.flaky} flaky (passed only when run again; not counted as passed, and not failing the run), ` : ''}${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`,
+    );
+    lines.push(
+      {
+        0: 'Verdict: the target conforms to the scenarios run.',
+        1: 'Verdict: the target does NOT conform (see the failures above).',
+        2:
+          summary.scenarios.length === 0
+            ? 'Verdict: nothing was tested (no scenario matched).'
+            : 'Verdict: the run could NOT test the target fully (see "not tested" above); this is not a pass.',
+      }[summary.exitCode],
+    );
     return lines;
   }
 }
@@ -185,7 +206,8 @@ export const NAMED_IN_BLOCK = 5;
 function blockLines(block: readonly ScenarioResult[]): string[] {
   const first = block[0]!;
   const label = { failed: 'FAILED', flaky: 'FLAKY', 'not tested': 'NOT TESTED' }[first.verdict as string];
-  const where = (r: ScenarioResult) => `${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})${r.verdict === 'flaky' ? `, passed on attempt ${(r.earlierAttempts?.length ?? 0) + 1}` : ''}`;
+  const where = (r: ScenarioResult) =>
+    `${r.feature} › ${r.scenario} (${r.uri}${r.line ? `:${r.line}` : ''})${r.verdict === 'flaky' ? `, passed on attempt ${(r.earlierAttempts?.length ?? 0) + 1}` : ''}`;
   const reason = first.reason ? first.reason.split('\n').map((l) => `    ${l}`) : [];
   if (block.length === 1) return [`${label}: ${where(first)}${first.verdict === 'flaky' ? '; the first failed:' : ''}`, ...reason];
   const named = block.length > NAMED_IN_BLOCK + 1 ? NAMED_IN_BLOCK : block.length;
@@ -225,7 +247,9 @@ export function warningLines(summary: RunSummary): string[] {
   const entries = [...byFinding.values()].sort((a, b) => a.warning.check.localeCompare(b.warning.check));
   const lines = [`WARNINGS (${entries.length}; they do not change the verdict):`];
   for (const { warning: w, scenarios } of entries) {
-    lines.push(`  ! ${w.check} (${describeSource(w.source)}): ${w.field !== undefined ? `${w.field}: ` : ''}expected ${w.expected}, got ${w.received}`);
+    lines.push(
+      `  ! ${w.check} (${describeSource(w.source)}): ${w.field !== undefined ? `${w.field}: ` : ''}expected ${w.expected}, got ${w.received}`,
+    );
     lines.push(`      ${w.context}; ${w.weight}; in ${scenarios.size} scenario${scenarios.size === 1 ? '' : 's'}`);
   }
   lines.push('');

@@ -35,16 +35,51 @@ export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const
  * from here.
  */
 export const RUN_OPTIONS = {
-  tags: { type: 'string', value: '<expression>', help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec' },
-  strict: { type: 'boolean', help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise' },
+  tags: {
+    type: 'string',
+    value: '<expression>',
+    help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec',
+  },
+  strict: {
+    type: 'boolean',
+    help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise',
+  },
   parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 2; 0 runs in this process)' },
-  reports: { type: 'string', value: '<dir>', help: 'where the reports go (default reports/conformance; the certification report in reports/certification, or <dir>/certification)' },
-  retries: { type: 'string', value: '<n>', help: 'run a failed scenario again up to n times (MOMO_RETRIES, default 1); one that passes on a rerun is FLAKY: reported apart, never PASS, and it does not fail the run' },
-  baseline: { type: 'string', value: '<file>', help: 'compare with an earlier run: its certification.json or its evidence bundle (.tar.gz); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new' },
-  'fail-on': { type: 'string', value: 'new|any', help: 'with --baseline: exit 1 only for new failures (new), or for any failure (any, the default)' },
-  history: { type: 'string', value: '<file>', help: 'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (reports/trend/index.html, or <dir>/trend)' },
-  'rerun-failed': { type: 'string', value: '<summary.json>', help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json' },
-  'sign-key': { type: 'string', value: '<file>', help: 'sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run\'s result over every file, in a DSSE envelope' },
+  reports: {
+    type: 'string',
+    value: '<dir>',
+    help: 'where the reports go (default reports/conformance; the certification report in reports/certification, or <dir>/certification)',
+  },
+  retries: {
+    type: 'string',
+    value: '<n>',
+    help: 'run a failed scenario again up to n times (MOMO_RETRIES, default 1); one that passes on a rerun is FLAKY: reported apart, never PASS, and it does not fail the run',
+  },
+  baseline: {
+    type: 'string',
+    value: '<file>',
+    help: 'compare with an earlier run: its certification.json or its evidence bundle (.tar.gz); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new',
+  },
+  'fail-on': {
+    type: 'string',
+    value: 'new|any',
+    help: 'with --baseline: exit 1 only for new failures (new), or for any failure (any, the default)',
+  },
+  history: {
+    type: 'string',
+    value: '<file>',
+    help: 'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (reports/trend/index.html, or <dir>/trend)',
+  },
+  'rerun-failed': {
+    type: 'string',
+    value: '<summary.json>',
+    help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json',
+  },
+  'sign-key': {
+    type: 'string',
+    value: '<file>',
+    help: "sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run's result over every file, in a DSSE envelope",
+  },
   help: { type: 'boolean', help: 'this text' },
 } as const satisfies Record<string, OptionSpec & { help: string }>;
 
@@ -54,10 +89,12 @@ Runs the conformance suite (features/) against the embedded reference sandbox, o
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
 certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).
 
-${Object.entries(RUN_OPTIONS).map(([name, flag]) => {
-  const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
-  return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
-}).join('\n')}
+${Object.entries(RUN_OPTIONS)
+  .map(([name, flag]) => {
+    const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
+    return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
+  })
+  .join('\n')}
 
 Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
 
@@ -150,13 +187,21 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     log(error.message);
     return EXIT.couldNotTest;
   }
-  if (rerun) log(`Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`);
+  if (rerun)
+    log(
+      `Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`,
+    );
 
   let config: HarnessConfig;
   let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
   let signingKey: KeyObject | undefined;
   try {
-    config = loadConfig({ ...dotEnv(cwd), ...env, ...(args.strict ? { MOMO_STRICT: 'true' } : {}), ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}) });
+    config = loadConfig({
+      ...dotEnv(cwd),
+      ...env,
+      ...(args.strict ? { MOMO_STRICT: 'true' } : {}),
+      ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}),
+    });
     certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
     // A key that cannot sign is found before the target is touched, not after a long run.
     signingKey = args['sign-key'] === undefined ? undefined : readPrivateKey(resolve(cwd, args['sign-key']));
@@ -185,7 +230,9 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     const runnable = parseTagExpression(tags);
     if (!selected.some((scenario) => runnable.evaluate(scenario.tags))) {
       for (const note of notes) log(note);
-      log(`--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`);
+      log(
+        `--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`,
+      );
       return EXIT.couldNotTest;
     }
   }
@@ -199,7 +246,10 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   }
   // A target that cannot be reached still gets its reports: the run goes on, and each selected scenario ends
   // at once as not tested with the cause (steps/support/hooks.ts), so every report lists every scenario.
-  const unreachable = await probeTarget(target.config).then(() => undefined, (error: Error) => error.message);
+  const unreachable = await probeTarget(target.config).then(
+    () => undefined,
+    (error: Error) => error.message,
+  );
   if (unreachable) log(`${unreachable}\nEvery selected scenario is reported as not tested, with this cause.`);
   // A setting the target refuses (a rotated key, another environment) is named before any scenario, and stops only
   // the scenarios that need it: they are not tested, and the run could not test rather than "does not conform".
@@ -216,7 +266,9 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
   mkdirSync(reportsDir, { recursive: true });
   log(`Testing ${target.description}`);
-  log(`Profile ${config.profile}${config.strict ? ', strict readings on' : ''}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`);
+  log(
+    `Profile ${config.profile}${config.strict ? ', strict readings on' : ''}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`,
+  );
 
   // A target the probe found down keeps every scenario from testing for the one cause said above: a line per
   // scenario as it ends would repeat it some 200 times. The closing lines name them, the cause said once.
@@ -229,29 +281,32 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     // The embedded sandbox took its deviations and variations; to the scenarios, which test it by URL, it is just the target.
     delete process.env.MOMO_SANDBOX_DEVIATIONS;
     delete process.env.MOMO_SANDBOX_VARIATIONS;
-    const { runConfiguration } = await loadConfiguration({
-      provided: {
-        // The package's own features and steps (compiled or not), wherever the run is started from.
-        paths: rerun ? rerun.map((path) => join(PACKAGE_ROOT, path)) : [join(PACKAGE_ROOT, 'features/**/*.feature')],
-        import: [join(codeDir('steps'), `**/*${CODE_EXTENSION}`)],
-        format: [
-          ['html', join(reportsDir, 'cucumber.html')],
-          ['json', join(reportsDir, 'cucumber.json')],
-          ['message', join(reportsDir, 'messages.ndjson')],
-          ['junit', join(reportsDir, 'junit.xml')],
-        ],
-        formatOptions: { junit: { suiteName: 'MoMo conformance' } },
-        tags,
-        parallel,
-        strict: true,
-        // A failed scenario runs again (MOMO_RETRIES); passing then makes it flaky (results/ledger.ts). Against a
-        // target that did not answer the probe, every scenario ends at once as not tested: nothing to retry.
-        retry: unreachable ? 0 : config.retries,
-        // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
-        worldParameters: { workers: Math.max(1, parallel), refusals, ...(unreachable ? { targetUnreachable: unreachable } : {}) },
+    const { runConfiguration } = await loadConfiguration(
+      {
+        provided: {
+          // The package's own features and steps (compiled or not), wherever the run is started from.
+          paths: rerun ? rerun.map((path) => join(PACKAGE_ROOT, path)) : [join(PACKAGE_ROOT, 'features/**/*.feature')],
+          import: [join(codeDir('steps'), `**/*${CODE_EXTENSION}`)],
+          format: [
+            ['html', join(reportsDir, 'cucumber.html')],
+            ['json', join(reportsDir, 'cucumber.json')],
+            ['message', join(reportsDir, 'messages.ndjson')],
+            ['junit', join(reportsDir, 'junit.xml')],
+          ],
+          formatOptions: { junit: { suiteName: 'MoMo conformance' } },
+          tags,
+          parallel,
+          strict: true,
+          // A failed scenario runs again (MOMO_RETRIES); passing then makes it flaky (results/ledger.ts). Against a
+          // target that did not answer the probe, every scenario ends at once as not tested: nothing to retry.
+          retry: unreachable ? 0 : config.retries,
+          // workers: how many processes share the evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) of the run.
+          worldParameters: { workers: Math.max(1, parallel), refusals, ...(unreachable ? { targetUnreachable: unreachable } : {}) },
+        },
+        // cucumber's cwd is the package: scenarios are named features/<file>, and no config file of the user's folder is read.
       },
-      // cucumber's cwd is the package: scenarios are named features/<file>, and no config file of the user's folder is read.
-    }, { cwd: PACKAGE_ROOT, env: process.env, stdout: process.stdout, stderr: process.stderr });
+      { cwd: PACKAGE_ROOT, env: process.env, stdout: process.stdout, stderr: process.stderr },
+    );
     // The ledger prints the progress and the summary; cucumber's own console formatter is not wanted.
     const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
     await runCucumber(runConfiguration, { cwd: PACKAGE_ROOT, env: process.env, stdout: quiet, stderr: process.stderr }, (envelope) => {
@@ -271,8 +326,24 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const reproductionTarget = { bases: { gateway: target.config.baseUrl!, provisioning: target.config.sandboxUrl! }, callbackHost: target.config.callbackHost };
-  const certification = await writeCertification({ dir: certificationDir, conformanceDir: reportsDir, config, target: reproductionTarget, summary, evidence, ...certificationBasis, requested: args.tags, expression: tags, ...(rerun ? { rerunOf: args['rerun-failed'] } : {}), ...(baseline ? { baseline: { baseline, failOn } } : {}), ...(signingKey ? { signingKey } : {}) });
+  const reproductionTarget = {
+    bases: { gateway: target.config.baseUrl!, provisioning: target.config.sandboxUrl! },
+    callbackHost: target.config.callbackHost,
+  };
+  const certification = await writeCertification({
+    dir: certificationDir,
+    conformanceDir: reportsDir,
+    config,
+    target: reproductionTarget,
+    summary,
+    evidence,
+    ...certificationBasis,
+    requested: args.tags,
+    expression: tags,
+    ...(rerun ? { rerunOf: args['rerun-failed'] } : {}),
+    ...(baseline ? { baseline: { baseline, failOn } } : {}),
+    ...(signingKey ? { signingKey } : {}),
+  });
   for (const line of certification.lines) log(line);
   // The history: this run appended as one line, every line before it kept; then the trend of them all.
   const trendDir = args.reports ? join(reportsDir, 'trend') : resolve(cwd, 'reports/trend');
@@ -282,12 +353,16 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     for (const warning of corruptLineWarnings(args.history!, history)) log(warning);
     mkdirSync(trendDir, { recursive: true });
     writeFileSync(join(trendDir, 'index.html'), renderTrend(history, args.history!));
-    log(`History: ${history.records.length} run${history.records.length === 1 ? '' : 's'} in ${args.history}; trend: ${join(trendDir, 'index.html')}`);
+    log(
+      `History: ${history.records.length} run${history.records.length === 1 ? '' : 's'} in ${args.history}; trend: ${join(trendDir, 'index.html')}`,
+    );
   }
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   const secrets = [
     ...Object.values(target.config.subscriptionKeys),
-    ...Object.values(target.config.apiUsers).flatMap((user) => (user ? [user.apiKey, Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')] : [])),
+    ...Object.values(target.config.apiUsers).flatMap((user) =>
+      user ? [user.apiKey, Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')] : [],
+    ),
   ].filter((s): s is string => typeof s === 'string');
   const leaks = [
     ...scanForSecrets(reportsDir, secrets),
@@ -312,27 +387,36 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
  * @callback scenarios need a callback host the target can reach (MOMO_CALLBACK_URL's, else MOMO_CALLBACK_HOST),
  * which loopback is not for a remote server.
  */
-export function selectScenarios(requested: string | undefined, target: Pick<Target, 'config' | 'embedded'>): { expression: string; notes: string[] } {
+export function selectScenarios(
+  requested: string | undefined,
+  target: Pick<Target, 'config' | 'embedded'>,
+): { expression: string; notes: string[] } {
   const parts = requested ? [`(${requested})`] : [];
   const notes: string[] = [];
   if (!target.config.strict) {
     parts.push(`not ${STRICT_TAG}`);
-    notes.push(`Leaving out ${STRICT_TAG} scenarios: they hold the target to strict readings beyond what the spec and the live service make definite; --strict runs them.`);
+    notes.push(
+      `Leaving out ${STRICT_TAG} scenarios: they hold the target to strict readings beyond what the spec and the live service make definite; --strict runs them.`,
+    );
   }
   if (!target.embedded) {
     if (!namesTag(requested, BEYOND_SPEC_TAG)) {
       parts.push(`not ${BEYOND_SPEC_TAG}`);
-      notes.push(`Leaving out ${BEYOND_SPEC_TAG} scenarios: they cover operations the live service has and the spec does not list; --tags ${BEYOND_SPEC_TAG} runs them.`);
+      notes.push(
+        `Leaving out ${BEYOND_SPEC_TAG} scenarios: they cover operations the live service has and the spec does not list; --tags ${BEYOND_SPEC_TAG} runs them.`,
+      );
     }
     parts.push('not @stateful', 'not @uncertain');
-    notes.push('Leaving out @stateful scenarios: they check the reference sandbox\'s bookkeeping, which a remote target need not keep.');
+    notes.push("Leaving out @stateful scenarios: they check the reference sandbox's bookkeeping, which a remote target need not keep.");
     notes.push('Leaving out @uncertain scenarios: they rest on test numbers the SDKs document but nobody observed on the live sandbox.');
     // The callbacks go to MOMO_CALLBACK_URL's host when it is set, else to MOMO_CALLBACK_HOST.
     const { callbackUrl, callbackHost } = target.config;
     const callbackTo = callbackUrl ? new URL(callbackUrl).hostname : callbackHost;
     if (isLoopback(callbackTo) && !isLoopback(new URL(target.config.baseUrl!).hostname)) {
       parts.push('not @callback');
-      notes.push(`Leaving out @callback scenarios: a remote target cannot reach the callback receiver at ${callbackUrl ?? callbackHost}; set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST to an address it can reach.`);
+      notes.push(
+        `Leaving out @callback scenarios: a remote target cannot reach the callback receiver at ${callbackUrl ?? callbackHost}; set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST to an address it can reach.`,
+      );
     }
   }
   return { expression: parts.join(' and '), notes };
@@ -356,9 +440,17 @@ export function selectWorkers(requested: number, config: HarnessConfig): { paral
 }
 
 /** The plugins a setting names (a comma-separated list), made by `make`; throws saying what is wrong. */
-function pluginsOf(setting: string, list: string | undefined, make: ((names: string[]) => SandboxPlugin[]) | undefined, what: string): SandboxPlugin[] {
+function pluginsOf(
+  setting: string,
+  list: string | undefined,
+  make: ((names: string[]) => SandboxPlugin[]) | undefined,
+  what: string,
+): SandboxPlugin[] {
   if (list === undefined) return [];
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   try {
     if (!make) throw new Error(`this program was built without ${what}`);
     return make(names);
@@ -374,5 +466,10 @@ function dotEnv(cwd: string): Record<string, string> {
 }
 
 function remoteTarget(config: HarnessConfig): Target {
-  return { description: `${config.baseUrl}${config.sandboxUrl !== config.baseUrl ? ` (provisioning at ${config.sandboxUrl})` : ''}`, config, embedded: false, stop: async () => {} };
+  return {
+    description: `${config.baseUrl}${config.sandboxUrl !== config.baseUrl ? ` (provisioning at ${config.sandboxUrl})` : ''}`,
+    config,
+    embedded: false,
+    stop: async () => {},
+  };
 }

@@ -30,7 +30,10 @@ export function checkTagExpression(expression: string, scenarios: readonly Tagge
     throw new TagSelectionError(expression, [`the operators are written in lower case: did you mean ${asArgument(lowered)}?`]);
   }
   const commas = words.filter((w) => w.includes(','));
-  if (commas.length > 0) throw new TagSelectionError(expression, [`tags are joined with "or" or "and", not commas: "${commas[0]!.split(',').filter(Boolean).join(' or ')}" runs the scenarios that carry any of them`]);
+  if (commas.length > 0)
+    throw new TagSelectionError(expression, [
+      `tags are joined with "or" or "and", not commas: "${commas[0]!.split(',').filter(Boolean).join(' or ')}" runs the scenarios that carry any of them`,
+    ]);
 
   let parsed;
   try {
@@ -44,13 +47,16 @@ export function checkTagExpression(expression: string, scenarios: readonly Tagge
   // A tag written without @ that is a tag with it: the whole expression, corrected, is the clearest answer.
   const bare = literals.filter((tag) => !tag.startsWith('@'));
   if (bare.length > 0 && bare.every((tag) => carried.includes(`@${tag}`))) {
-    throw new TagSelectionError(expression, [`tags start with @: did you mean ${asArgument(rewriteWords(expression, new Map(bare.map((tag) => [tag, `@${tag}`]))))}?`]);
+    throw new TagSelectionError(expression, [
+      `tags start with @: did you mean ${asArgument(rewriteWords(expression, new Map(bare.map((tag) => [tag, `@${tag}`]))))}?`,
+    ]);
   }
   const problems = literals.flatMap((tag) => tagProblem(tag, carried));
   if (problems.length > 0) throw new TagSelectionError(expression, problems);
 
   const selected = scenarios.filter((s) => parsed.evaluate(s.tags));
-  if (selected.length === 0) throw new TagSelectionError(expression, ['every tag it names is on a scenario, but no scenario has the combination it asks for']);
+  if (selected.length === 0)
+    throw new TagSelectionError(expression, ['every tag it names is on a scenario, but no scenario has the combination it asks for']);
   return selected;
 }
 
@@ -72,7 +78,10 @@ function syntaxProblem(message: string, words: readonly string[]): string {
 
 /** The expression with some of its words replaced, its spacing and parentheses kept. */
 function rewriteWords(expression: string, replacements: ReadonlyMap<string, string>): string {
-  return expression.split(/(\s+|[()])/).map((piece) => replacements.get(piece) ?? piece).join('');
+  return expression
+    .split(/(\s+|[()])/)
+    .map((piece) => replacements.get(piece) ?? piece)
+    .join('');
 }
 
 /** An expression as it is written after --tags in a shell: quoted when it has spaces. */
@@ -84,11 +93,17 @@ function asArgument(expression: string): string {
 function tagProblem(tag: string, carried: readonly string[]): string[] {
   if (!tag.startsWith('@')) {
     const meant = carried.includes(`@${tag}`) ? [`@${tag}`] : nearestWords(`@${tag}`, carried);
-    return [`tags start with @: ${meant.length > 0 ? `did you mean ${meant.join(' or ')}?` : `"${tag}" is no tag (${tagsInUse(carried)})`}`];
+    return [
+      `tags start with @: ${meant.length > 0 ? `did you mean ${meant.join(' or ')}?` : `"${tag}" is no tag (${tagsInUse(carried)})`}`,
+    ];
   }
   if (carried.includes(tag)) return [];
   const nearest = nearestWords(tag, carried);
-  return [nearest.length > 0 ? `no scenario carries ${tag}; did you mean ${nearest.join(' or ')}?` : `no scenario carries ${tag} (${tagsInUse(carried)})`];
+  return [
+    nearest.length > 0
+      ? `no scenario carries ${tag}; did you mean ${nearest.join(' or ')}?`
+      : `no scenario carries ${tag} (${tagsInUse(carried)})`,
+  ];
 }
 
 /** The tags a user can select by, short: each tag but the requirement ids, which are many and follow one form. */

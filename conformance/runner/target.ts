@@ -25,14 +25,21 @@ export const EMBEDDED_TIMINGS = {
  * timings; `plugins` are deliberate faults (MOMO_SANDBOX_DEVIATIONS) and `variations` conforming variations
  * (MOMO_SANDBOX_VARIATIONS), which its description then names.
  */
-export async function startEmbeddedTarget(config: HarnessConfig, plugins: readonly SandboxPlugin[] = [], variations: readonly SandboxPlugin[] = []): Promise<Target> {
-  const running = await startEmbeddedSandbox({
-    profile: config.profile,
-    currencies: [config.currency],
-    targetEnvironments: [config.targetEnvironment],
-    strict: config.strict,
-    ...EMBEDDED_TIMINGS,
-  }, { plugins: [...variations, ...plugins] });
+export async function startEmbeddedTarget(
+  config: HarnessConfig,
+  plugins: readonly SandboxPlugin[] = [],
+  variations: readonly SandboxPlugin[] = [],
+): Promise<Target> {
+  const running = await startEmbeddedSandbox(
+    {
+      profile: config.profile,
+      currencies: [config.currency],
+      targetEnvironments: [config.targetEnvironment],
+      strict: config.strict,
+      ...EMBEDDED_TIMINGS,
+    },
+    { plugins: [...variations, ...plugins] },
+  );
   const { baseUrl } = running;
   const faults = plugins.map((p) => p.name);
   const varied = variations.map((p) => p.name);
@@ -41,7 +48,15 @@ export async function startEmbeddedTarget(config: HarnessConfig, plugins: readon
     embedded: true,
     // A duplicate callback would come after the embedded sandbox's last retry delay; watch a little longer.
     // Its slowest outcome comes within its pending timeout, so a longer wait only slows a failing run.
-    config: { ...config, callbackQuietMs: Math.min(config.callbackQuietMs, 1000), slowOutcomeTimeoutMs: Math.min(config.slowOutcomeTimeoutMs, 2.5 * EMBEDDED_TIMINGS.pendingTimeoutMs), baseUrl, sandboxUrl: baseUrl, subscriptionKeys: running.subscriptionKeys, apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined } },
+    config: {
+      ...config,
+      callbackQuietMs: Math.min(config.callbackQuietMs, 1000),
+      slowOutcomeTimeoutMs: Math.min(config.slowOutcomeTimeoutMs, 2.5 * EMBEDDED_TIMINGS.pendingTimeoutMs),
+      baseUrl,
+      sandboxUrl: baseUrl,
+      subscriptionKeys: running.subscriptionKeys,
+      apiUsers: { collection: undefined, disbursement: undefined, remittance: undefined },
+    },
     stop: () => running.close(),
   };
 }

@@ -7,10 +7,24 @@ import type { HistoryRecord, OperationTimes } from './history.ts';
  * is wider than its "fixed", since a nightly reader wants to hear of a scenario tested again after a night
  * the target was down as much as of one repaired.
  */
-export const MOVES = ['newly failing', 'newly flaky', 'newly not tested', 'newly passing', 'appeared', 'disappeared', 'newly not checked'] as const;
+export const MOVES = [
+  'newly failing',
+  'newly flaky',
+  'newly not tested',
+  'newly passing',
+  'appeared',
+  'disappeared',
+  'newly not checked',
+] as const;
 export type Move = (typeof MOVES)[number];
 
-const MOVE_TO: Record<Standing, Move> = { failing: 'newly failing', passing: 'newly passing', flaky: 'newly flaky', untested: 'newly not tested', unchecked: 'newly not checked' };
+const MOVE_TO: Record<Standing, Move> = {
+  failing: 'newly failing',
+  passing: 'newly passing',
+  flaky: 'newly flaky',
+  untested: 'newly not tested',
+  unchecked: 'newly not checked',
+};
 
 /** A requirement (by id) or scenario (by scenarioKey) that moved, with its standing in each run it is in. */
 export interface Moved {
@@ -44,7 +58,9 @@ export function changesBetween(then: HistoryRecord, now: HistoryRecord): RunChan
     requirements: movesBetween(then.requirements, now.requirements, requirementStanding),
     scenarios: then.scenarios && now.scenarios ? movesBetween(then.scenarios, now.scenarios, scenarioStanding) : undefined,
     operations: Object.entries(now.operations)
-      .flatMap(([operation, times]) => (Object.hasOwn(then.operations, operation) ? [{ operation, before: then.operations[operation]!, now: times }] : []))
+      .flatMap(([operation, times]) =>
+        Object.hasOwn(then.operations, operation) ? [{ operation, before: then.operations[operation]!, now: times }] : [],
+      )
       .filter((o) => Math.abs(o.now.p95 - o.before.p95) >= NOTABLE_MS && ratio(o) >= NOTABLE_RATIO)
       .sort((a, b) => ratio(b) - ratio(a) || a.operation.localeCompare(b.operation)),
   };

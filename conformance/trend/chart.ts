@@ -37,14 +37,19 @@ const Y_TICKS = 5;
 
 export function lineChart(chart: Chart): string {
   const n = chart.runs.length;
-  const ticks = niceTicks(Math.max(0, ...chart.series.flatMap((s) => s.values.filter((v): v is number => v !== undefined))), { whole: chart.whole });
+  const ticks = niceTicks(Math.max(0, ...chart.series.flatMap((s) => s.values.filter((v): v is number => v !== undefined))), {
+    whole: chart.whole,
+  });
   const top = ticks.at(-1)!;
   const x = (i: number) => PAD.left + (n <= 1 ? PLOT.width / 2 : (i * PLOT.width) / (n - 1));
   const y = (value: number) => PAD.top + PLOT.height * (1 - value / top);
   const bottom = PAD.top + PLOT.height;
   const named = namedRuns(n);
   const yAxis = ticks
-    .map((t) => `<line class="grid" x1="${PAD.left}" y1="${f(y(t))}" x2="${PAD.left + PLOT.width}" y2="${f(y(t))}"/><text class="tick" x="${PAD.left - 6}" y="${f(y(t))}" dy=".32em" text-anchor="end">${t}</text>`)
+    .map(
+      (t) =>
+        `<line class="grid" x1="${PAD.left}" y1="${f(y(t))}" x2="${PAD.left + PLOT.width}" y2="${f(y(t))}"/><text class="tick" x="${PAD.left - 6}" y="${f(y(t))}" dy=".32em" text-anchor="end">${t}</text>`,
+    )
     .join('');
   const xAxis = named
     .map((i) => {
@@ -56,7 +61,9 @@ export function lineChart(chart: Chart): string {
     .map((s) => {
       const points = s.values.flatMap((v, i) => (v === undefined ? [] : [{ i, v }]));
       const coords = points.map((p) => `${f(x(p.i))},${f(y(p.v))}`).join(' ');
-      const dots = points.map((p) => `<circle class="${s.className}" cx="${f(x(p.i))}" cy="${f(y(p.v))}" r="3"><title>${s.title(p.i)}</title></circle>`).join('');
+      const dots = points
+        .map((p) => `<circle class="${s.className}" cx="${f(x(p.i))}" cy="${f(y(p.v))}" r="3"><title>${s.title(p.i)}</title></circle>`)
+        .join('');
       return `<polyline class="${s.className}" points="${coords}"/>${dots}`;
     })
     .join('');

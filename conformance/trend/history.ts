@@ -62,7 +62,11 @@ export function historyRecordOf(report: CertificationReport, durationMs: number)
     outcome: report.outcome,
     requirements: Object.fromEntries(report.requirements.filter((r) => r.verdict !== 'UNPROVOKABLE').map((r) => [r.id, r.verdict])),
     scenarios: Object.fromEntries(report.scenarios.map((s) => [scenarioKey(s), s.verdict] as const).sort(([a], [b]) => a.localeCompare(b))),
-    operations: Object.fromEntries([...times].sort(([a], [b]) => a.localeCompare(b)).map(([operation, ms]) => [operation, { count: ms.length, p50: percentile(ms, 50), p95: percentile(ms, 95) }])),
+    operations: Object.fromEntries(
+      [...times]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([operation, ms]) => [operation, { count: ms.length, p50: percentile(ms, 50), p95: percentile(ms, 95) }]),
+    ),
   };
 }
 
@@ -93,9 +97,19 @@ export function checkHistoryFile(file: string): void {
     // Read whole for the trend after the run: a file past the bound is refused now, before the run, never cut.
     if (statSync(file).size > MAX_HISTORY_BYTES) throw new FileTooLargeError(statSync(file).size, MAX_HISTORY_BYTES);
   } catch (error) {
-    if (error instanceof FileTooLargeError) throw new HistoryError(file, `${error.message}: start a new history file and keep this one (nothing in it is changed)`);
+    if (error instanceof FileTooLargeError)
+      throw new HistoryError(file, `${error.message}: start a new history file and keep this one (nothing in it is changed)`);
     const code = (error as NodeJS.ErrnoException).code;
-    throw new HistoryError(file, code === 'ENOENT' ? 'its folder does not exist' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'it may not be written' : `${code ?? (error as Error).message}`);
+    throw new HistoryError(
+      file,
+      code === 'ENOENT'
+        ? 'its folder does not exist'
+        : code === 'EISDIR'
+          ? 'it is a folder'
+          : code === 'EACCES'
+            ? 'it may not be written'
+            : `${code ?? (error as Error).message}`,
+    );
   }
 }
 
@@ -161,7 +175,8 @@ function whyNotARecord(value: unknown): string | undefined {
   if (typeof r.target !== 'string') return 'no target';
   if (!isVerdicts(r.requirements)) return 'no verdicts by requirement';
   if (r.scenarios !== undefined && !isVerdicts(r.scenarios)) return 'its verdicts by scenario are not verdicts';
-  if (typeof r.operations !== 'object' || r.operations === null || !Object.values(r.operations).every(isTimes)) return 'no response times by operation';
+  if (typeof r.operations !== 'object' || r.operations === null || !Object.values(r.operations).every(isTimes))
+    return 'no response times by operation';
   return undefined;
 }
 
@@ -171,10 +186,16 @@ function isVerdicts(value: unknown): boolean {
 
 function isTimes(value: unknown): boolean {
   const t = value as OperationTimes;
-  return typeof value === 'object' && value !== null && [t.count, t.p50, t.p95].every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    [t.count, t.p50, t.p95].every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0)
+  );
 }
 
 /** The warning the run prints for each corrupt line. */
 export function corruptLineWarnings(file: string, history: History): string[] {
-  return history.corrupt.map(({ line, why }) => `HISTORY: ${file} line ${line} is not a run record (${why}); it is kept as it is, and left out of the trend.`);
+  return history.corrupt.map(
+    ({ line, why }) => `HISTORY: ${file} line ${line} is not a run record (${why}); it is kept as it is, and left out of the trend.`,
+  );
 }

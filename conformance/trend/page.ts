@@ -6,7 +6,13 @@ import { CHART_STYLE, lineChart } from './chart.ts';
 import type { History, HistoryRecord } from './history.ts';
 
 /** A standing as the page says it, of a requirement or a scenario. */
-const STANDING_WORD: Record<Standing, string> = { passing: 'passed', failing: 'failed', flaky: 'flaky', untested: 'not tested', unchecked: 'not checked' };
+const STANDING_WORD: Record<Standing, string> = {
+  passing: 'passed',
+  failing: 'failed',
+  flaky: 'flaky',
+  untested: 'not tested',
+  unchecked: 'not checked',
+};
 /** The grid's order, and its legend's. */
 const STANDINGS: readonly Standing[] = ['passing', 'failing', 'flaky', 'untested', 'unchecked'];
 
@@ -78,7 +84,8 @@ function count(values: readonly string[], value: string): number {
 function changesSection(runs: readonly HistoryRecord[], names: readonly string[]): string {
   const heading = '<h2>What changed in the last run</h2>';
   if (runs.length === 0) return `<section id="changes">${heading}<p>The history holds no run yet.</p></section>`;
-  if (runs.length === 1) return `<section id="changes">${heading}<p>The history holds one run, ${names[0]} (${outcomeOf(runs[0]!)}): there is no run before it to compare it with.</p></section>`;
+  if (runs.length === 1)
+    return `<section id="changes">${heading}<p>The history holds one run, ${names[0]} (${outcomeOf(runs[0]!)}): there is no run before it to compare it with.</p></section>`;
   const changes = changesBetween(runs.at(-2)!, runs.at(-1)!);
   const { before: then, now } = changes;
   const [thenName, nowName] = names.slice(-2);
@@ -97,8 +104,11 @@ function verdictsNote(changes: RunChanges): string {
   const kinds = scenarios ? 'scenario and requirement' : 'requirement';
   const moved = anyMoved(requirements) || (scenarios !== undefined && anyMoved(scenarios));
   const sameOutcome = then.exitCode === now.exitCode && then.outcome === now.outcome;
-  if (!moved && sameOutcome) return `<p class="nothing">Nothing changed: every ${kinds} kept its verdict, and the outcome is the same, ${outcomeOf(now)}.</p>`;
-  const outcome = sameOutcome ? `<p class="outcome">The outcome is the same: ${outcomeOf(now)}.</p>` : `<p class="outcome">The outcome changed from ${outcomeOf(then)} to <b>${outcomeOf(now)}</b>.</p>`;
+  if (!moved && sameOutcome)
+    return `<p class="nothing">Nothing changed: every ${kinds} kept its verdict, and the outcome is the same, ${outcomeOf(now)}.</p>`;
+  const outcome = sameOutcome
+    ? `<p class="outcome">The outcome is the same: ${outcomeOf(now)}.</p>`
+    : `<p class="outcome">The outcome changed from ${outcomeOf(then)} to <b>${outcomeOf(now)}</b>.</p>`;
   if (!moved) return `${outcome}\n<p class="nothing">No ${kinds} changed its verdict.</p>`;
   return `${outcome}\n<ul class="moves">${[...(scenarios ? movesList(scenarios, 'scenario') : []), ...movesList(requirements, 'requirement')].join('\n')}</ul>`;
 }
@@ -110,9 +120,15 @@ function outcomeOf(run: HistoryRecord): string {
 /** What makes two runs' verdicts differ besides the target's behaviour: another target, profile or catalogue. */
 function contextNotes(then: HistoryRecord, now: HistoryRecord): string {
   const notes = [
-    ...(!sameTarget(then.target, now.target) ? [`The target changed: the run before was against <b>${text(then.target)}</b>, this one against <b>${text(now.target)}</b>.`] : []),
+    ...(!sameTarget(then.target, now.target)
+      ? [`The target changed: the run before was against <b>${text(then.target)}</b>, this one against <b>${text(now.target)}</b>.`]
+      : []),
     ...(then.profile !== now.profile ? [`The profile changed from ${text(then.profile)} to ${text(now.profile)}.`] : []),
-    ...(then.catalogue !== now.catalogue ? ['The operation catalogue changed between the two runs (another version of the harness): a verdict may have moved because the harness asks for other things, not because the target answers otherwise.'] : []),
+    ...(then.catalogue !== now.catalogue
+      ? [
+          'The operation catalogue changed between the two runs (another version of the harness): a verdict may have moved because the harness asks for other things, not because the target answers otherwise.',
+        ]
+      : []),
   ];
   return notes.map((n) => `<p class="warning">${n}</p>`).join('\n');
 }
@@ -137,7 +153,10 @@ const MOVE_PHRASE: Record<Move, [one: string, many: string]> = {
   'newly passing': ['newly passes', 'newly pass'],
   appeared: ['appeared (it was not in the run before)', 'appeared (they were not in the run before)'],
   disappeared: ['disappeared (it was in the run before, not in this one)', 'disappeared (they were in the run before, not in this one)'],
-  'newly not checked': ['was not checked this time (the selection or the kind of target left it out)', 'were not checked this time (the selection or the kind of target left them out)'],
+  'newly not checked': [
+    'was not checked this time (the selection or the kind of target left it out)',
+    'were not checked this time (the selection or the kind of target left them out)',
+  ],
 };
 /** A longer list is folded, so that the opening stays short. */
 const LIST_OPEN_UP_TO = 8;
@@ -160,10 +179,16 @@ function wasNote({ before: then, now }: Moved): string {
 function timesNote({ before: then, now, operations }: RunChanges): string {
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
   const percent = then.durationMs > 0 ? Math.round((100 * (now.durationMs - then.durationMs)) / then.durationMs) : 0;
-  const against = percent === 0 ? `about as long as the run before (${seconds(then.durationMs)})` : `${Math.abs(percent)}% ${percent > 0 ? 'longer' : 'shorter'} than the run before (${seconds(then.durationMs)})`;
+  const against =
+    percent === 0
+      ? `about as long as the run before (${seconds(then.durationMs)})`
+      : `${Math.abs(percent)}% ${percent > 0 ? 'longer' : 'shorter'} than the run before (${seconds(then.durationMs)})`;
   const duration = `<p>The run took ${seconds(now.durationMs)}, ${against}.</p>`;
   if (operations.length === 0) return `${duration}\n<p>No operation's p95 response time moved by half or more.</p>`;
-  const items = operations.map((o) => `<li>${text(o.operation)}: p95 ${o.before.p95} ms → <b>${o.now.p95} ms</b> <small>(p50 ${o.before.p50} → ${o.now.p50} ms)</small></li>`);
+  const items = operations.map(
+    (o) =>
+      `<li>${text(o.operation)}: p95 ${o.before.p95} ms → <b>${o.now.p95} ms</b> <small>(p50 ${o.before.p50} → ${o.now.p50} ms)</small></li>`,
+  );
   return `${duration}\n<p>Response times worth a glance (p95 ${operations.length === 1 ? 'moved' : 'of each moved'} by half or more):</p><ul class="times">${items.join('')}</ul>`;
 }
 
@@ -176,7 +201,10 @@ function corruptSection(history: History): string {
 
 function runsSection(runs: readonly HistoryRecord[], names: readonly string[]): string {
   const rows = runs
-    .map((r, i) => `<tr><td class="run">${names[i]}</td><td>${text(r.target)}</td><td>${text(r.profile)}</td><td class="outcome-${r.exitCode}">${text(r.outcome)} (${r.exitCode})</td><td class="n">${(r.durationMs / 1000).toFixed(1)} s</td></tr>`)
+    .map(
+      (r, i) =>
+        `<tr><td class="run">${names[i]}</td><td>${text(r.target)}</td><td>${text(r.profile)}</td><td class="outcome-${r.exitCode}">${text(r.outcome)} (${r.exitCode})</td><td class="n">${(r.durationMs / 1000).toFixed(1)} s</td></tr>`,
+    )
     .join('');
   return `<section id="runs"><h2>Runs</h2><table><thead><tr><th>Run</th><th>Target</th><th>Profile</th><th>Outcome</th><th>Run time</th></tr></thead><tbody>${rows}</tbody></table></section>`;
 }
@@ -186,8 +214,12 @@ function requirementsSection(runs: readonly HistoryRecord[], names: readonly str
   const head = names.map((name) => `<th class="run">${name}</th>`).join('');
   const rows = ids.map((id) => {
     const standings = runs.map((r) => requirementStanding(Object.hasOwn(r.requirements, id) ? r.requirements[id]! : 'NOT APPLICABLE'));
-    const cells = standings.map((s, i) => `<td class="cell s-${cssName(STANDING_WORD[s])}" title="${names[i]}: ${STANDING_WORD[s]}"></td>`).join('');
-    const counts = STANDINGS.filter((s) => s !== 'unchecked').map((s) => `<td class="n count-${cssName(STANDING_WORD[s])}">${standings.filter((x) => x === s).length}</td>`).join('');
+    const cells = standings
+      .map((s, i) => `<td class="cell s-${cssName(STANDING_WORD[s])}" title="${names[i]}: ${STANDING_WORD[s]}"></td>`)
+      .join('');
+    const counts = STANDINGS.filter((s) => s !== 'unchecked')
+      .map((s) => `<td class="n count-${cssName(STANDING_WORD[s])}">${standings.filter((x) => x === s).length}</td>`)
+      .join('');
     return `<tr data-requirement="${text(id)}"><td class="id">${text(id)}</td>${counts}${cells}</tr>`;
   });
   return `<section id="requirements"><h2>Requirements, run by run</h2>
@@ -212,8 +244,19 @@ function operationChart(operation: string, runs: readonly HistoryRecord[], names
     values: times.map((t) => t?.[key]),
     title: (i: number) => `${names[i]}: ${key} ${times[i]![key]} ms (${times[i]!.count} responses)`,
   });
-  const chart = lineChart({ description: `${text(operation)}: p50 and p95 response times by run`, yTitle: 'response time (ms)', runs: names, series: [series('p95'), series('p50')] });
-  const rows = times.flatMap((t, i) => (t ? [`<tr><td class="run">${names[i]}</td><td class="n">${t.p50}</td><td class="n">${t.p95}</td><td class="n">${t.count}</td></tr>`] : [])).join('');
+  const chart = lineChart({
+    description: `${text(operation)}: p50 and p95 response times by run`,
+    yTitle: 'response time (ms)',
+    runs: names,
+    series: [series('p95'), series('p50')],
+  });
+  const rows = times
+    .flatMap((t, i) =>
+      t
+        ? [`<tr><td class="run">${names[i]}</td><td class="n">${t.p50}</td><td class="n">${t.p95}</td><td class="n">${t.count}</td></tr>`]
+        : [],
+    )
+    .join('');
   return `<figure class="operation" data-operation="${text(operation)}">
 <figcaption>${text(operation)}</figcaption>
 ${chart}

@@ -17,7 +17,7 @@ export const HEADERS = {
   },
   'x-callback-url': {
     name: 'X-Callback-Url',
-    description: 'Where the final status record is sent; its host must be the API user\'s providerCallbackHost.',
+    description: "Where the final status record is sent; its host must be the API user's providerCallbackHost.",
     schema: { type: 'string', maxLength: 2048, format: 'uri', pattern: '^https?://[^/?#\\s]+' },
   },
   language: {

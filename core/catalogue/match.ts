@@ -11,7 +11,12 @@ export interface MatchedRoute {
 
 const matchers = routes().map((route) => ({
   route,
-  pattern: new RegExp(`^${route.path.replace(/\/$/, '').replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([A-Za-z]+)\\?\}/g, '(?<$1>[^/]+)')}/?$`),
+  pattern: new RegExp(
+    `^${route.path
+      .replace(/\/$/, '')
+      .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+      .replace(/\\?\{([A-Za-z]+)\\?\}/g, '(?<$1>[^/]+)')}/?$`,
+  ),
 }));
 
 /** The catalogue operation at a method and path (the path without its query), or undefined when none is. */

@@ -133,7 +133,13 @@ const everyProduct = (binding: ProductBinding): Record<Product, ProductBinding> 
 // Answers that recur across operations.
 const invalid = (description = 'Invalid data.'): ResponseSpec => ({ description, body: 'bad-request', source: 'spec' });
 // §7: 401 with {error}; the code invalid_token is RFC 6750's (§3.1), which the spec does not name.
-const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec => ({ description, body: 'oauth-error', codes: ['invalid_token'], source: 'spec', codeSource: 'sandbox' });
+const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec => ({
+  description,
+  body: 'oauth-error',
+  codes: ['invalid_token'],
+  source: 'spec',
+  codeSource: 'sandbox',
+});
 /**
  * A forbidden target environment: 500 NOT_ALLOWED_TARGET_ENVIRONMENT, which §7 rule 3 makes definite for the balance
  * and status operations; elsewhere the spec gives the 500 and not the code (codeSource: the sandbox's reading).
@@ -145,9 +151,19 @@ const forbiddenEnvironment = (more: readonly string[] = [], description?: string
   source: 'spec',
   ...(codeSource === 'spec' ? {} : { codeSource }),
 });
-const duplicate: ResponseSpec = { description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.', body: 'errors', codes: ['RESOURCE_ALREADY_EXIST'], source: 'spec' };
+const duplicate: ResponseSpec = {
+  description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.',
+  body: 'errors',
+  codes: ['RESOURCE_ALREADY_EXIST'],
+  source: 'spec',
+};
 const notFound = (description: string): ResponseSpec => ({ description, body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'spec' });
-const storeFull = (store: string): ResponseSpec => ({ description: `The ${store} store is full: SERVICE_UNAVAILABLE.`, body: 'errors', codes: ['SERVICE_UNAVAILABLE'], source: 'sandbox' });
+const storeFull = (store: string): ResponseSpec => ({
+  description: `The ${store} store is full: SERVICE_UNAVAILABLE.`,
+  body: 'errors',
+  codes: ['SERVICE_UNAVAILABLE'],
+  source: 'sandbox',
+});
 const setAOnCollection = (product: Product): ErrorSet => (product === 'collection' ? 'error-set-a' : 'error-set-b');
 
 /**
@@ -157,11 +173,13 @@ const setAOnCollection = (product: Product): ErrorSet => (product === 'collectio
  */
 const SOURCE = {
   collection: "MTN's collection API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/collection.json)",
-  disbursement: "MTN's disbursement API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/disbursement.json, identical in TJMusiitwa/mtn_momo_collections schemes/disbursement.json)",
-  remittance: "MTN's remittance API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/remittance.json, identical in TJMusiitwa/mtn_momo_collections schemes/remittance.json)",
+  disbursement:
+    "MTN's disbursement API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/disbursement.json, identical in TJMusiitwa/mtn_momo_collections schemes/disbursement.json)",
+  remittance:
+    "MTN's remittance API definition (momodeveloper portal export: maxkabechani/mtn-momo-sdk docs/remittance.json, identical in TJMusiitwa/mtn_momo_collections schemes/remittance.json)",
   sdks: "MTN's own SDKs (MTN-Group/MoMoAPIs_Php_sdk src/Common/Constants/API.php, MoMoAPIs_Javascript_sdk src/modules)",
   notebook: "MTN's sandbox notebook with captured answers (MoMoOpenAPI/MoMoOpenAPI_SandBox, SandBox NoteBook.ipynb)",
-  callbacks: 'the portal\'s callback page (momodeveloper.mtn.com/api-documentation/callback)',
+  callbacks: "the portal's callback page (momodeveloper.mtn.com/api-documentation/callback)",
 } as const;
 
 interface CreationOptions<S extends SchemaName, Q extends string> {
@@ -176,7 +194,9 @@ interface CreationOptions<S extends SchemaName, Q extends string> {
 }
 
 /** The creation of a transaction under a reference id: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10), and beyond the spec. */
-function creation<const S extends SchemaName, const Q extends string>(o: CreationOptions<S, Q>): OperationDefinition & { request: { schema: S; mediaType: 'application/json' }; store: TransactionStore; statusQuery: Q } {
+function creation<const S extends SchemaName, const Q extends string>(
+  o: CreationOptions<S, Q>,
+): OperationDefinition & { request: { schema: S; mediaType: 'application/json' }; store: TransactionStore; statusQuery: Q } {
   return {
     statusQuery: o.statusQuery,
     store: o.store,
@@ -193,7 +213,12 @@ function creation<const S extends SchemaName, const Q extends string>(o: Creatio
       400: invalid(),
       401: unauthorized(),
       409: duplicate,
-      500: { description: 'INVALID_CURRENCY, INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.', body: 'errors', codes: ['INVALID_CURRENCY', 'INVALID_CALLBACK_URL_HOST', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'spec' },
+      500: {
+        description: 'INVALID_CURRENCY, INVALID_CALLBACK_URL_HOST or NOT_ALLOWED_TARGET_ENVIRONMENT.',
+        body: 'errors',
+        codes: ['INVALID_CURRENCY', 'INVALID_CALLBACK_URL_HOST', 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
+        source: 'spec',
+      },
       503: storeFull('transaction'),
     },
     products: o.products,
@@ -202,7 +227,14 @@ function creation<const S extends SchemaName, const Q extends string>(o: Creatio
 }
 
 /** The status query of a transaction (§4.6): GET <path>/{referenceId}. */
-function statusQuery(label: string, path: string, products: Partial<Record<Product, ProductBinding>>, schema: SchemaName, reads: TransactionStore, spec?: SpecOperation): OperationDefinition & { params: typeof referenceIdParam; request: 'none'; reads: TransactionStore } {
+function statusQuery(
+  label: string,
+  path: string,
+  products: Partial<Record<Product, ProductBinding>>,
+  schema: SchemaName,
+  reads: TransactionStore,
+  spec?: SpecOperation,
+): OperationDefinition & { params: typeof referenceIdParam; request: 'none'; reads: TransactionStore } {
   return {
     reads,
     label,
@@ -228,11 +260,20 @@ function statusQuery(label: string, path: string, products: Partial<Record<Produ
 }
 
 /** One product's binding of an operation the spec does not list there. */
-const beyond = (section: string, errors: ErrorSet, source: string, host: Host = 'gateway'): ProductBinding => ({ section, host, errors, beyondSpec: source });
+const beyond = (section: string, errors: ErrorSet, source: string, host: Host = 'gateway'): ProductBinding => ({
+  section,
+  host,
+  errors,
+  beyondSpec: source,
+});
 const inSpec = (section: string, product: Product): ProductBinding => ({ section, host: 'gateway', errors: setAOnCollection(product) });
 
 /** A provisioning operation (§4.5): on {sandbox_url}, opened by any product's key, with no credential. */
-function provisioning<const D extends Pick<OperationDefinition, 'method' | 'path' | 'headers' | 'params' | 'request' | 'responses'>>(label: string, number: number, definition: D): OperationDefinition & D {
+function provisioning<const D extends Pick<OperationDefinition, 'method' | 'path' | 'headers' | 'params' | 'request' | 'responses'>>(
+  label: string,
+  number: number,
+  definition: D,
+): OperationDefinition & D {
   return {
     label,
     key: 'any',
@@ -255,9 +296,14 @@ const CONSENT_SOURCES: Record<Product, string> = {
  * one API user can complete the flow within its own product (beyond the spec, docs/beyond-spec.md §10).
  */
 function consentProducts(section: string, specProduct: Product, errors: (product: Product) => ErrorSet): Record<Product, ProductBinding> {
-  return Object.fromEntries(ALL_PRODUCTS.map((product) => [product, product === specProduct
-    ? { section, host: 'gateway', errors: errors(product) }
-    : beyond('docs/beyond-spec.md §10', errors(product), CONSENT_SOURCES[product])])) as Record<Product, ProductBinding>;
+  return Object.fromEntries(
+    ALL_PRODUCTS.map((product) => [
+      product,
+      product === specProduct
+        ? { section, host: 'gateway', errors: errors(product) }
+        : beyond('docs/beyond-spec.md §10', errors(product), CONSENT_SOURCES[product]),
+    ]),
+  ) as Record<Product, ProductBinding>;
 }
 
 /** The catalogue as written, its literals kept: the types of request bodies and path parameters are read from them. */
@@ -282,7 +328,13 @@ const definitions = defineOperations({
       201: { description: 'Created; no body.', source: 'spec' },
       400: invalid(),
       409: duplicate,
-      503: { description: 'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE, a code of set A (set C has none for it).', body: 'error-set-a', codes: ['SERVICE_UNAVAILABLE'], source: 'sandbox' },
+      503: {
+        description:
+          'The sandbox holds its maximum of API users (--max-api-users): SERVICE_UNAVAILABLE, a code of set A (set C has none for it).',
+        body: 'error-set-a',
+        codes: ['SERVICE_UNAVAILABLE'],
+        source: 'sandbox',
+      },
     },
   }),
   createApiKey: provisioning('create API key', 15, {
@@ -321,13 +373,35 @@ const definitions = defineOperations({
     request: 'none',
     responses: {
       200: { description: 'An access token.', body: 'access-token', source: 'spec' },
-      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec', codeSource: 'live' },
-      500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile), or NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
+      401: {
+        description: 'Unknown API user or wrong key (spec profile).',
+        body: 'oauth-error',
+        codes: ['login_failed'],
+        source: 'spec',
+        codeSource: 'live',
+      },
+      500: {
+        description:
+          'login_failed for an unknown API user or a wrong key (mtn-sandbox profile), or NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product.',
+        body: ['oauth-error', 'errors'],
+        codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
+        source: 'live',
+      },
     },
     products: {
       collection: { section: '§4.2 #1', host: 'provisioning', errors: 'error-set-a' },
-      disbursement: { section: '§4.2 #1, §5.2', host: 'gateway', errors: 'error-set-b', note: 'The live service has one token operation per product.' },
-      remittance: { section: '§4.2 #1, §5.2', host: 'gateway', errors: 'error-set-b', note: 'The live service has one token operation per product.' },
+      disbursement: {
+        section: '§4.2 #1, §5.2',
+        host: 'gateway',
+        errors: 'error-set-b',
+        note: 'The live service has one token operation per product.',
+      },
+      remittance: {
+        section: '§4.2 #1, §5.2',
+        host: 'gateway',
+        errors: 'error-set-b',
+        note: 'The live service has one token operation per product.',
+      },
     },
     spec: [{ key: '4.2 #1', title: 'collection: create access token', products: ALL_PRODUCTS }],
   },
@@ -341,24 +415,53 @@ const definitions = defineOperations({
     request: { schema: 'oauth-token-request', mediaType: 'application/x-www-form-urlencoded' },
     responses: {
       200: { description: 'A consent token.', body: 'consent-token', source: 'spec' },
-      400: { description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.', body: ['oauth-error', 'bad-request'], codes: ['authorization_pending', 'expired_token', 'invalid_grant'], source: 'sandbox' },
-      401: { description: 'Unknown API user or wrong key (spec profile).', body: 'oauth-error', codes: ['login_failed'], source: 'spec', codeSource: 'live' },
-      500: { description: 'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.', body: ['oauth-error', 'errors'], codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'], source: 'live' },
+      400: {
+        description: 'authorization_pending, expired_token or invalid_grant (RFC 6749 / CIBA), or invalid data.',
+        body: ['oauth-error', 'bad-request'],
+        codes: ['authorization_pending', 'expired_token', 'invalid_grant'],
+        source: 'sandbox',
+      },
+      401: {
+        description: 'Unknown API user or wrong key (spec profile).',
+        body: 'oauth-error',
+        codes: ['login_failed'],
+        source: 'spec',
+        codeSource: 'live',
+      },
+      500: {
+        description:
+          'login_failed for an unknown API user or a wrong key (mtn-sandbox profile); NOT_ALLOWED_TARGET_ENVIRONMENT for an API user of another product or a target environment this sandbox does not serve.',
+        body: ['oauth-error', 'errors'],
+        codes: ['login_failed', 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
+        source: 'live',
+      },
       503: storeFull('consent grant'),
     },
     products: consentProducts('§4.3 #11, §5.4', 'disbursement', setAOnCollection),
-    callerOfAnyProduct: 'The spec asks for the consent under collection (§4.2 #7) and lists this operation under disbursement (§4.3 #11): the API user that asked redeems its consent here, whatever its product.',
+    callerOfAnyProduct:
+      'The spec asks for the consent under collection (§4.2 #7) and lists this operation under disbursement (§4.3 #11): the API user that asked redeems its consent here, whatever its product.',
     spec: [{ key: '4.3 #11', title: 'disbursement: create OAuth 2.0 token', products: ['disbursement'] }],
   },
 
   // Payments (§4.2 #2–3, §4.3 #9–10) and their status queries (§4.6).
   requestToPay: creation({
     store: 'requesttopay',
-    label: 'request to pay', path: REQUEST_TO_PAY, products: { collection: inSpec('§4.2 #2', 'collection') }, schema: 'request-to-pay',
-    statusQuery: 'getRequestToPayStatus', callback: { method: 'PUT', source: 'real-api-notes.md: PUT for requesttopay [documented]' },
+    label: 'request to pay',
+    path: REQUEST_TO_PAY,
+    products: { collection: inSpec('§4.2 #2', 'collection') },
+    schema: 'request-to-pay',
+    statusQuery: 'getRequestToPayStatus',
+    callback: { method: 'PUT', source: 'real-api-notes.md: PUT for requesttopay [documented]' },
     spec: { key: '4.2 #2', title: 'collection: request to pay', products: ['collection'] },
   }),
-  getRequestToPayStatus: statusQuery('get request-to-pay status', REQUEST_TO_PAY, { collection: inSpec('§4.2 #2, §4.6', 'collection') }, 'request-to-pay-status', 'requesttopay', { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] }),
+  getRequestToPayStatus: statusQuery(
+    'get request-to-pay status',
+    REQUEST_TO_PAY,
+    { collection: inSpec('§4.2 #2, §4.6', 'collection') },
+    'request-to-pay-status',
+    'requesttopay',
+    { key: '4.6 request to pay', title: 'status query: request to pay', products: ['collection'] },
+  ),
   deliveryNotification: {
     label: 'request-to-pay delivery notification',
     method: 'POST',
@@ -371,14 +474,36 @@ const definitions = defineOperations({
     responses: {
       200: { description: 'Notification enqueued; no body.', source: 'spec' },
       // What MTN's JavaScript SDK docs captured under disbursement and remittance (9 Mar 2023); the sandbox answers 200 everywhere.
-      202: { description: 'Notification accepted; no body. Captured under disbursement and remittance in MTN\'s JavaScript SDK docs; the spec gives 200 for collection.', source: 'live' },
+      202: {
+        description:
+          "Notification accepted; no body. Captured under disbursement and remittance in MTN's JavaScript SDK docs; the spec gives 200 for collection.",
+        source: 'live',
+      },
       400: invalid(),
       401: unauthorized(),
       // §4.2 #3 names the statuses and not the codes: each code is the sandbox's reading (READINGS in core/profiles.ts).
       404: { ...notFound('Unknown reference id, or a transaction of another API user: RESOURCE_NOT_FOUND.'), codeSource: 'sandbox' },
-      409: { description: 'The transaction is not SUCCESSFUL: TRANSACTION_NOT_COMPLETED.', body: 'errors', codes: ['TRANSACTION_NOT_COMPLETED'], source: 'spec', codeSource: 'sandbox' },
-      410: { description: 'The notification window has passed: EXPIRED.', body: 'errors', codes: ['EXPIRED'], source: 'spec', codeSource: 'sandbox' },
-      429: { description: 'Notified for this id within the cool-down: NOT_ALLOWED.', body: 'errors', codes: ['NOT_ALLOWED'], source: 'spec', codeSource: 'sandbox' },
+      409: {
+        description: 'The transaction is not SUCCESSFUL: TRANSACTION_NOT_COMPLETED.',
+        body: 'errors',
+        codes: ['TRANSACTION_NOT_COMPLETED'],
+        source: 'spec',
+        codeSource: 'sandbox',
+      },
+      410: {
+        description: 'The notification window has passed: EXPIRED.',
+        body: 'errors',
+        codes: ['EXPIRED'],
+        source: 'spec',
+        codeSource: 'sandbox',
+      },
+      429: {
+        description: 'Notified for this id within the cool-down: NOT_ALLOWED.',
+        body: 'errors',
+        codes: ['NOT_ALLOWED'],
+        source: 'spec',
+        codeSource: 'sandbox',
+      },
       500: forbiddenEnvironment([], undefined, 'sandbox'),
     },
     products: {
@@ -392,64 +517,123 @@ const definitions = defineOperations({
   },
   refund: creation({
     store: 'refund',
-    label: 'refund', path: REFUND, products: { disbursement: inSpec('§4.3 #9', 'disbursement') }, schema: 'refund',
-    statusQuery: 'getRefundStatus', callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Refund-V1` },
+    label: 'refund',
+    path: REFUND,
+    products: { disbursement: inSpec('§4.3 #9', 'disbursement') },
+    schema: 'refund',
+    statusQuery: 'getRefundStatus',
+    callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Refund-V1` },
     spec: { key: '4.3 #9', title: 'disbursement: refund', products: ['disbursement'] },
   }),
-  getRefundStatus: statusQuery('get refund status', REFUND, { disbursement: inSpec('§4.3 #9, §4.6', 'disbursement') }, 'refund-status', 'refund', { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] }),
+  getRefundStatus: statusQuery(
+    'get refund status',
+    REFUND,
+    { disbursement: inSpec('§4.3 #9, §4.6', 'disbursement') },
+    'refund-status',
+    'refund',
+    { key: '4.6 refund', title: 'status query: refund', products: ['disbursement'] },
+  ),
   deposit: creation({
     store: 'deposit',
-    label: 'deposit', path: DEPOSIT, products: { disbursement: inSpec('§4.3 #10', 'disbursement') }, schema: 'deposit',
-    statusQuery: 'getDepositStatus', callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Deposit-V1; ${SOURCE.callbacks}` },
+    label: 'deposit',
+    path: DEPOSIT,
+    products: { disbursement: inSpec('§4.3 #10', 'disbursement') },
+    schema: 'deposit',
+    statusQuery: 'getDepositStatus',
+    callback: { method: 'POST', source: `${SOURCE.disbursement}: X-Callback-Url "(POST Method)" of Deposit-V1; ${SOURCE.callbacks}` },
     spec: { key: '4.3 #10', title: 'disbursement: deposit', products: ['disbursement'] },
   }),
-  getDepositStatus: statusQuery('get deposit status', DEPOSIT, { disbursement: inSpec('§4.3 #10, §4.6', 'disbursement') }, 'deposit-status', 'deposit', { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] }),
+  getDepositStatus: statusQuery(
+    'get deposit status',
+    DEPOSIT,
+    { disbursement: inSpec('§4.3 #10, §4.6', 'disbursement') },
+    'deposit-status',
+    'deposit',
+    { key: '4.6 deposit', title: 'status query: deposit', products: ['disbursement'] },
+  ),
 
   // Beyond the spec: the live service's other transactions, each read by a status query of its own or of v1.
   depositV2: creation({
     store: 'deposit',
-    label: 'deposit (v2)', path: '/disbursement/v2_0/deposit',
+    label: 'deposit (v2)',
+    path: '/disbursement/v2_0/deposit',
     products: { disbursement: beyond('docs/beyond-spec.md §3', 'error-set-b', `${SOURCE.disbursement}: Deposit-V2; ${SOURCE.sdks}`) },
     // Read where v1 deposits are: the definitions have no v2 status path, and MTN's SDKs read both versions there.
-    schema: 'deposit', statusQuery: 'getDepositStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Deposit-V2` },
+    schema: 'deposit',
+    statusQuery: 'getDepositStatus',
+    callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Deposit-V2` },
   }),
   refundV2: creation({
     store: 'refund',
-    label: 'refund (v2)', path: '/disbursement/v2_0/refund',
+    label: 'refund (v2)',
+    path: '/disbursement/v2_0/refund',
     products: { disbursement: beyond('docs/beyond-spec.md §3', 'error-set-b', `${SOURCE.disbursement}: Refund-V2; ${SOURCE.sdks}`) },
-    schema: 'refund', statusQuery: 'getRefundStatus', callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Refund-V2` },
+    schema: 'refund',
+    statusQuery: 'getRefundStatus',
+    callback: { method: 'PUT', source: `${SOURCE.disbursement}: X-Callback-Url "(PUT Method)" of Refund-V2` },
   }),
   transfer: creation({
     store: 'transfer',
-    label: 'transfer', path: TRANSFER,
+    label: 'transfer',
+    path: TRANSFER,
     products: {
       disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: Transfer; ${SOURCE.notebook}`),
       // The remittance definition's errors are the 26 codes of the spec's set A.
-      remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: Transfer (to be replaced by CashTransfer, the provider has announced)`),
+      remittance: beyond(
+        'docs/beyond-spec.md §2',
+        'error-set-a',
+        `${SOURCE.remittance}: Transfer (to be replaced by CashTransfer, the provider has announced)`,
+      ),
     },
     // The definitions do not say the callback's method; PUT, as for request to pay.
-    schema: 'transfer', statusQuery: 'getTransferStatus', callback: { method: 'PUT', source: 'not stated by the provider; PUT as for request to pay' },
+    schema: 'transfer',
+    statusQuery: 'getTransferStatus',
+    callback: { method: 'PUT', source: 'not stated by the provider; PUT as for request to pay' },
   }),
-  getTransferStatus: statusQuery('get transfer status', TRANSFER, {
-    disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: GetTransferStatus; ${SOURCE.notebook}`),
-    remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: GetTransferStatus`),
-  }, 'transfer-status', 'transfer'),
+  getTransferStatus: statusQuery(
+    'get transfer status',
+    TRANSFER,
+    {
+      disbursement: beyond('docs/beyond-spec.md §1', 'error-set-b', `${SOURCE.disbursement}: GetTransferStatus; ${SOURCE.notebook}`),
+      remittance: beyond('docs/beyond-spec.md §2', 'error-set-a', `${SOURCE.remittance}: GetTransferStatus`),
+    },
+    'transfer-status',
+    'transfer',
+  ),
   requestToWithdraw: creation({
     store: 'requesttowithdraw',
-    label: 'request to withdraw', path: REQUEST_TO_WITHDRAW,
-    products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V1; ${SOURCE.notebook}`) },
-    schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'POST', source: `${SOURCE.collection}: X-Callback-Url "POST Callback URL" of RequestToWithdraw-V1` },
+    label: 'request to withdraw',
+    path: REQUEST_TO_WITHDRAW,
+    products: {
+      collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V1; ${SOURCE.notebook}`),
+    },
+    schema: 'request-to-pay',
+    statusQuery: 'getRequestToWithdrawStatus',
+    callback: { method: 'POST', source: `${SOURCE.collection}: X-Callback-Url "POST Callback URL" of RequestToWithdraw-V1` },
   }),
   requestToWithdrawV2: creation({
     store: 'requesttowithdraw',
-    label: 'request to withdraw (v2)', path: '/collection/v2_0/requesttowithdraw',
+    label: 'request to withdraw (v2)',
+    path: '/collection/v2_0/requesttowithdraw',
     products: { collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdraw-V2`) },
-    schema: 'request-to-pay', statusQuery: 'getRequestToWithdrawStatus', callback: { method: 'PUT', source: `${SOURCE.collection}: X-Callback-Url "PUT Callback URL" of RequestToWithdraw-V2` },
+    schema: 'request-to-pay',
+    statusQuery: 'getRequestToWithdrawStatus',
+    callback: { method: 'PUT', source: `${SOURCE.collection}: X-Callback-Url "PUT Callback URL" of RequestToWithdraw-V2` },
   }),
   // Both versions are read here ("of both versions V1 and V2", MTN's JS SDK docs); the record is a request to pay's.
-  getRequestToWithdrawStatus: statusQuery('get request-to-withdraw status', REQUEST_TO_WITHDRAW, {
-    collection: beyond('docs/beyond-spec.md §4', 'error-set-a', `${SOURCE.collection}: RequestToWithdrawTransactionStatus; ${SOURCE.notebook}`),
-  }, 'request-to-pay-status', 'requesttowithdraw'),
+  getRequestToWithdrawStatus: statusQuery(
+    'get request-to-withdraw status',
+    REQUEST_TO_WITHDRAW,
+    {
+      collection: beyond(
+        'docs/beyond-spec.md §4',
+        'error-set-a',
+        `${SOURCE.collection}: RequestToWithdrawTransactionStatus; ${SOURCE.notebook}`,
+      ),
+    },
+    'request-to-pay-status',
+    'requesttowithdraw',
+  ),
 
   // Accounts (§4.2 #4–5, #8, §4.3 #12, §4.4 #13).
   getBalance: {
@@ -508,17 +692,38 @@ const definitions = defineOperations({
     },
     request: 'none',
     responses: {
-      200: { description: 'Whether the holder is registered and active: true or false (§4.2 #8), as {"result": …} on the live sandbox.', body: { difference: 'accountHolderShape', schemas: { either: 'account-holder-status', result: 'account-holder-status-observed' } }, source: 'spec' },
+      200: {
+        description: 'Whether the holder is registered and active: true or false (§4.2 #8), as {"result": …} on the live sandbox.',
+        body: { difference: 'accountHolderShape', schemas: { either: 'account-holder-status', result: 'account-holder-status-observed' } },
+        source: 'spec',
+      },
       400: invalid('Invalid data: an upper-case type, or an id that does not fit its type.'),
       401: unauthorized(),
-      404: { description: 'mtn-sandbox profile only: test number 46733123450 (documented by the SDKs).', body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'live' },
-      500: forbiddenEnvironment(['NOT_ALLOWED', 'INTERNAL_PROCESSING_ERROR'], 'NOT_ALLOWED, NOT_ALLOWED_TARGET_ENVIRONMENT or INTERNAL_PROCESSING_ERROR (test numbers).'),
-      503: { description: 'mtn-sandbox profile only: test number 46733123455 (documented by the SDKs).', body: 'errors', codes: ['SERVICE_UNAVAILABLE'], source: 'live' },
+      404: {
+        description: 'mtn-sandbox profile only: test number 46733123450 (documented by the SDKs).',
+        body: 'errors',
+        codes: ['RESOURCE_NOT_FOUND'],
+        source: 'live',
+      },
+      500: forbiddenEnvironment(
+        ['NOT_ALLOWED', 'INTERNAL_PROCESSING_ERROR'],
+        'NOT_ALLOWED, NOT_ALLOWED_TARGET_ENVIRONMENT or INTERNAL_PROCESSING_ERROR (test numbers).',
+      ),
+      503: {
+        description: 'mtn-sandbox profile only: test number 46733123455 (documented by the SDKs).',
+        body: 'errors',
+        codes: ['SERVICE_UNAVAILABLE'],
+        source: 'live',
+      },
     },
     products: {
       collection: { section: '§4.2 #8', host: 'gateway', errors: 'error-set-a' },
       disbursement: { section: '§4.3 #12', host: 'provisioning', errors: 'error-set-b' },
-      remittance: beyond('docs/beyond-spec.md §5', 'error-set-a', `${SOURCE.remittance}: ValidateAccountHolderStatus, captured {"result": true} in MTN's JS SDK docs`),
+      remittance: beyond(
+        'docs/beyond-spec.md §5',
+        'error-set-a',
+        `${SOURCE.remittance}: ValidateAccountHolderStatus, captured {"result": true} in MTN's JS SDK docs`,
+      ),
     },
     spec: [
       { key: '4.2 #8', title: 'collection: validate account holder status', products: ['collection'] },
@@ -535,15 +740,27 @@ const definitions = defineOperations({
     params: { accountHolderMSISDN: { $ref: schemaId('msisdn') } },
     request: 'none',
     responses: {
-      200: { description: 'Basic information of the holder.', body: { difference: 'basicUserInfo', schemas: { spec: 'basic-user-info', observed: 'basic-user-info-observed' } }, source: 'spec' },
+      200: {
+        description: 'Basic information of the holder.',
+        body: { difference: 'basicUserInfo', schemas: { spec: 'basic-user-info', observed: 'basic-user-info-observed' } },
+        source: 'spec',
+      },
       400: invalid(),
       401: unauthorized(),
       500: forbiddenEnvironment([], undefined, 'sandbox'),
     },
     products: {
       collection: { section: '§4.2 #5', host: 'gateway', errors: 'error-set-a' },
-      disbursement: beyond('docs/beyond-spec.md §6', 'error-set-b', `${SOURCE.disbursement}: GetBasicUserinfo; the "Sand Box" record captured in MTN's JS SDK docs`),
-      remittance: beyond('docs/beyond-spec.md §6', 'error-set-a', `${SOURCE.remittance}: GetBasicUserinfo; the "Sand Box" record captured in MTN's JS SDK docs`),
+      disbursement: beyond(
+        'docs/beyond-spec.md §6',
+        'error-set-b',
+        `${SOURCE.disbursement}: GetBasicUserinfo; the "Sand Box" record captured in MTN's JS SDK docs`,
+      ),
+      remittance: beyond(
+        'docs/beyond-spec.md §6',
+        'error-set-a',
+        `${SOURCE.remittance}: GetBasicUserinfo; the "Sand Box" record captured in MTN's JS SDK docs`,
+      ),
     },
     spec: [{ key: '4.2 #5', title: 'collection: get basic user information', products: ['collection'] }],
   },
@@ -559,7 +776,12 @@ const definitions = defineOperations({
     request: { schema: 'bc-authorize-request', mediaType: 'application/x-www-form-urlencoded' },
     responses: {
       200: { description: 'The consent request.', body: 'consent-request', source: 'spec' },
-      400: { description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.', body: ['errors', 'bad-request'], codes: ['UNSUPPORTED_SCOPE', 'MISSING_SCOPE_INSTRUCTION'], source: 'sandbox' },
+      400: {
+        description: 'Invalid data, or a scope this sandbox does not offer: UNSUPPORTED_SCOPE or MISSING_SCOPE_INSTRUCTION.',
+        body: ['errors', 'bad-request'],
+        codes: ['UNSUPPORTED_SCOPE', 'MISSING_SCOPE_INSTRUCTION'],
+        source: 'sandbox',
+      },
       401: unauthorized(),
       500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST'], undefined, 'sandbox'),
       503: storeFull('consent request'),
@@ -593,7 +815,9 @@ type Definitions = typeof definitions;
 export type RequestSchemaOf<Id extends OperationId> = Definitions[Id]['request'] extends { schema: infer S extends SchemaName } ? S : never;
 
 /** An operation's path parameters, by name, as the router gives them. */
-export type PathParamsOf<Id extends OperationId> = Definitions[Id] extends { params: infer P } ? { [K in keyof P as string extends K ? never : K]: string } : Record<string, never>;
+export type PathParamsOf<Id extends OperationId> = Definitions[Id] extends { params: infer P }
+  ? { [K in keyof P as string extends K ? never : K]: string }
+  : Record<string, never>;
 
 /** The operations that create a transaction. */
 export type CreationId = { [Id in OperationId]: Definitions[Id] extends { store: TransactionStore } ? Id : never }[OperationId];
@@ -609,5 +833,5 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> =
 export const OPERATION_IDS = Object.keys(definitions) as OperationId[];
 
 export function isOperationId(value: string): value is OperationId {
-  return  Object.hasOwn(definitions, value);
+  return Object.hasOwn(definitions, value);
 }

@@ -1,7 +1,20 @@
 import type { Product } from '../products.ts';
 import type { ProfileBehaviour } from '../profiles.ts';
 import type { SchemaName } from '../schema-ids.ts';
-import { OPERATIONS, OPERATION_IDS, isOperationId, type TransactionStore, type BodySchema, type ProfileDependentBody, type Host, type Operation, type OperationId, type ProductBinding, type ResponseSpec, type SpecOperation } from './operations.ts';
+import {
+  OPERATIONS,
+  OPERATION_IDS,
+  isOperationId,
+  type TransactionStore,
+  type BodySchema,
+  type ProfileDependentBody,
+  type Host,
+  type Operation,
+  type OperationId,
+  type ProductBinding,
+  type ResponseSpec,
+  type SpecOperation,
+} from './operations.ts';
 
 /**
  * What the rest of the project asks of the catalogue: an operation's binding under a product, its path and
@@ -20,7 +33,10 @@ export function productsOf(id: OperationId): Product[] {
 
 export function bindingOf(id: OperationId, product: Product): ProductBinding {
   const binding = OPERATIONS[id].products[product];
-  if (!binding) throw new Error(`The operation ${id} is not served under ${product} (core/catalogue/operations.ts serves it under ${productsOf(id).join(', ')}).`);
+  if (!binding)
+    throw new Error(
+      `The operation ${id} is not served under ${product} (core/catalogue/operations.ts serves it under ${productsOf(id).join(', ')}).`,
+    );
   return binding;
 }
 
@@ -101,7 +117,9 @@ export function routes(): Route[] {
 
 /** The statuses an operation answers in success (2xx). */
 export function successStatuses(id: OperationId): number[] {
-  return Object.keys(OPERATIONS[id].responses).map(Number).filter((s) => s >= 200 && s < 300);
+  return Object.keys(OPERATIONS[id].responses)
+    .map(Number)
+    .filter((s) => s >= 200 && s < 300);
 }
 
 /**
@@ -123,15 +141,18 @@ function isProfileDependent(body: BodySchema): body is ProfileDependentBody {
 }
 
 /** The 19 operations the spec counts, in the spec's order: §4.2 #1–#8, §4.3, §4.4, §4.5, then §4.6's status queries. */
-export const SPEC_OPERATIONS: readonly SpecOperation[] = OPERATION_IDS
-  .flatMap((id) => OPERATIONS[id].spec ?? [])
-  .sort((a, b) => specOrder(a.key) - specOrder(b.key));
+export const SPEC_OPERATIONS: readonly SpecOperation[] = OPERATION_IDS.flatMap((id) => OPERATIONS[id].spec ?? []).sort(
+  (a, b) => specOrder(a.key) - specOrder(b.key),
+);
 
 function specOrder(key: string): number {
   const match = /^4\.(\d) (?:#(\d+))?/.exec(key);
   if (!match) return Number.MAX_SAFE_INTEGER;
   // §4.6's status queries have no number; they keep the catalogue's order after the numbered ones.
-  return Number(match[1]) * 1000 + (match[2] ? Number(match[2]) : 900 + OPERATION_IDS.findIndex((id) => OPERATIONS[id].spec?.some((s) => s.key === key)));
+  return (
+    Number(match[1]) * 1000 +
+    (match[2] ? Number(match[2]) : 900 + OPERATION_IDS.findIndex((id) => OPERATIONS[id].spec?.some((s) => s.key === key)))
+  );
 }
 
 /** The key of the spec operation that `id` under `product` counts as, or undefined when it is none of the 19. */
@@ -145,13 +166,14 @@ export function labelOf(id: OperationId, product: Product): string {
 }
 
 /** The creations of transactions (request to pay, refund, deposit), each with the operation that reads its status. */
-export const TRANSACTIONS: readonly { create: OperationId; status: OperationId; store: TransactionStore }[] = OPERATION_IDS
-  .filter((id) => OPERATIONS[id].statusQuery !== undefined)
-  .map((id) => {
-    const { statusQuery, store } = OPERATIONS[id];
-    if (!store || !isOperationId(statusQuery!)) throw new Error(`The creation ${id} names no store, or a status query the catalogue lacks (core/catalogue/operations.ts).`);
-    return { create: id, status: statusQuery, store };
-  });
+export const TRANSACTIONS: readonly { create: OperationId; status: OperationId; store: TransactionStore }[] = OPERATION_IDS.filter(
+  (id) => OPERATIONS[id].statusQuery !== undefined,
+).map((id) => {
+  const { statusQuery, store } = OPERATIONS[id];
+  if (!store || !isOperationId(statusQuery!))
+    throw new Error(`The creation ${id} names no store, or a status query the catalogue lacks (core/catalogue/operations.ts).`);
+  return { create: id, status: statusQuery, store };
+});
 
 /** The status query of a creation. */
 export function statusQueryOf(create: OperationId): OperationId {

@@ -27,8 +27,10 @@ export const limitLengthByUnitsFirst: KeywordDefinition = {
   code(cxt: KeywordCxt) {
     const { keyword, data, schemaCode } = cxt;
     const characters = useFunc(cxt.gen, ucs2length);
-    cxt.fail$data(keyword === 'maxLength'
-      ? _`${data}.length > ${schemaCode} && ${characters}(${data}) > ${schemaCode}`
-      : _`${data}.length < ${schemaCode} || (${data}.length < 2 * ${schemaCode} && ${characters}(${data}) < ${schemaCode})`);
+    cxt.fail$data(
+      keyword === 'maxLength'
+        ? _`${data}.length > ${schemaCode} && ${characters}(${data}) > ${schemaCode}`
+        : _`${data}.length < ${schemaCode} || (${data}.length < 2 * ${schemaCode} && ${characters}(${data}) < ${schemaCode})`,
+    );
   },
 };

@@ -41,7 +41,8 @@ const derivedDocuments: readonly JsonSchema[] = [
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: schemaId('strict-reading'),
     title: 'Strict reading',
-    description: 'The name of a strict reading (STRICT_READINGS in core/profiles.ts): strictness beyond what the spec and the live service make definite.',
+    description:
+      'The name of a strict reading (STRICT_READINGS in core/profiles.ts): strictness beyond what the spec and the live service make definite.',
     enum: [...STRICT_READING_NAMES],
   },
 ];
@@ -71,9 +72,24 @@ export const SOURCE_KEYWORD = 'x-source';
 
 const SOURCE_META_SCHEMA = {
   oneOf: [
-    { type: 'object', additionalProperties: false, required: ['kind', 'clause'], properties: { kind: { const: 'spec' }, clause: { type: 'string', minLength: 1 } } },
-    { type: 'object', additionalProperties: false, required: ['kind', 'note'], properties: { kind: { const: 'observed' }, note: { type: 'string', minLength: 1 } } },
-    { type: 'object', additionalProperties: false, required: ['kind', 'reading'], properties: { kind: { const: 'reading' }, reading: { type: 'string', minLength: 1 } } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'clause'],
+      properties: { kind: { const: 'spec' }, clause: { type: 'string', minLength: 1 } },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'note'],
+      properties: { kind: { const: 'observed' }, note: { type: 'string', minLength: 1 } },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind', 'reading'],
+      properties: { kind: { const: 'reading' }, reading: { type: 'string', minLength: 1 } },
+    },
   ],
 };
 
@@ -97,9 +113,13 @@ export function ajvOverSchemas(options: Options & { readings?: 'enforce' | 'igno
       additionalProperties: false,
       properties: { reading: { enum: STRICT_READING_NAMES }, schema: { type: 'object' } },
     },
-    macro: (value: { reading: string; schema: { required?: string[] } }) => (readings === 'enforce'
-      ? { ...readingSchema(value.schema), [SOURCE_KEYWORD]: { kind: 'reading', reading: `the strict reading ${value.reading} (core/profiles.ts STRICT_READINGS)` } }
-      : true),
+    macro: (value: { reading: string; schema: { required?: string[] } }) =>
+      readings === 'enforce'
+        ? {
+            ...readingSchema(value.schema),
+            [SOURCE_KEYWORD]: { kind: 'reading', reading: `the strict reading ${value.reading} (core/profiles.ts STRICT_READINGS)` },
+          }
+        : true,
   });
   instance.addKeyword({ keyword: SOURCE_KEYWORD, metaSchema: SOURCE_META_SCHEMA });
   for (const schema of schemaDocuments) instance.addSchema(schema);
@@ -174,16 +194,25 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
   const lines: string[] = [];
   for (const error of errors) {
     // if/then and oneOf wrappers only restate their branches' errors.
-    if (error.keyword === 'if' || error.keyword === 'oneOf' || error.keyword === 'anyOf' || error.keyword === 'allOf' || error.keyword === STRICT_READING_KEYWORD) continue;
+    if (
+      error.keyword === 'if' ||
+      error.keyword === 'oneOf' ||
+      error.keyword === 'anyOf' ||
+      error.keyword === 'allOf' ||
+      error.keyword === STRICT_READING_KEYWORD
+    )
+      continue;
     const pointer = `${root}${error.instancePath}` || '/';
     const described = error.parentSchema?.description;
     let detail = error.message ?? 'is invalid';
     // A raw regular expression tells a person little; the schema's own description says what is meant.
     if (error.keyword === 'pattern' && typeof described === 'string') detail = `is invalid: ${firstSentence(described)}`;
     if (error.keyword === 'additionalProperties') detail = `has an unknown property "${String(error.params.additionalProperty)}"`;
-    if (error.keyword === 'enum') detail = `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    if (error.keyword === 'enum')
+      detail = `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     // The value is the user's own (a waivers file, a request): shown cut, so that a long one cannot flood the line.
-    if (error.keyword === 'format') detail = `must be ${formOf(String(error.params.format))}${'data' in error ? `, got ${shortJson(error.data)}` : ''}`;
+    if (error.keyword === 'format')
+      detail = `must be ${formOf(String(error.params.format))}${'data' in error ? `, got ${shortJson(error.data)}` : ''}`;
     lines.push(`${pointer} ${detail}`);
   }
   return [...new Set(lines)];
@@ -231,7 +260,7 @@ export function schemaProblems(name: string, value: unknown): SchemaProblem[] {
     // A missing field weighs as the field does; any other departure as the subschema that states it, else its field.
     const ofField = field !== undefined ? sourceOf(root.properties?.[field]) : undefined;
     const ofSubschema = error.parentSchema === root ? undefined : sourceOf(error.parentSchema);
-    const source = (missing !== undefined ? ofField ?? ofSubschema : ofSubschema ?? ofField) ?? sourceOf(root);
+    const source = (missing !== undefined ? (ofField ?? ofSubschema) : (ofSubschema ?? ofField)) ?? sourceOf(root);
     return { pointer, expected: expectedOf(error), value: missing !== undefined ? undefined : valueAt(value, error.instancePath), source };
   });
   const seen = new Set<string>();
@@ -244,7 +273,9 @@ export function schemaProblems(name: string, value: unknown): SchemaProblem[] {
 }
 
 function sourceOf(schema: unknown): Source | undefined {
-  return typeof schema === 'object' && schema !== null ? (schema as Record<string, unknown>)[SOURCE_KEYWORD] as Source | undefined : undefined;
+  return typeof schema === 'object' && schema !== null
+    ? ((schema as Record<string, unknown>)[SOURCE_KEYWORD] as Source | undefined)
+    : undefined;
 }
 
 /** What the constraint asks for, in a few words: "a string", "one of \"A\", \"B\"", the schema's description for a pattern. */
@@ -266,7 +297,9 @@ function expectedOf(error: ErrorObject): string {
     case 'not':
       return typeof described === 'string' ? described : 'not this';
     default:
-      return typeof described === 'string' && (error.keyword === 'if' || error.keyword === 'oneOf') ? described : (error.message ?? 'a valid value');
+      return typeof described === 'string' && (error.keyword === 'if' || error.keyword === 'oneOf')
+        ? described
+        : (error.message ?? 'a valid value');
   }
 }
 
@@ -306,9 +339,11 @@ export function namedPart(name: string, value: unknown): unknown {
 function namedIn(schema: SchemaObject, value: unknown): unknown {
   const properties = resolveRef(schema).properties;
   if (!properties || typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value as Record<string, unknown>)
-    .filter(([key]) => properties[key] !== undefined)
-    .map(([key, member]) => [key, namedIn(properties[key]!, member)]));
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>)
+      .filter(([key]) => properties[key] !== undefined)
+      .map(([key, member]) => [key, namedIn(properties[key]!, member)]),
+  );
 }
 
 function unknownIn(schema: SchemaObject, value: unknown, at: string): string[] {

@@ -48,7 +48,10 @@ export class CallbackReceiver {
   private readonly secret = randomBytes(12).toString('base64url');
 
   /** `host`: the host of the callback URLs when there is no public base URL (http://<host>:<port>). */
-  constructor(private readonly host: string, options: ReceiverOptions = {}) {
+  constructor(
+    private readonly host: string,
+    options: ReceiverOptions = {},
+  ) {
     this.bindAddress = options.bind ?? '127.0.0.1';
     this.publicBaseUrl = options.publicBaseUrl?.replace(/\/+$/, '');
   }
@@ -73,7 +76,9 @@ export class CallbackReceiver {
       this.server!.once('error', (error: Error & { code?: string }) => {
         this.server = undefined;
         const hint = error.code === 'EADDRINUSE' ? ': the port is taken (another run, or MOMO_CALLBACK_PORT with parallel workers)' : '';
-        reject(new Error(`The callback receiver cannot listen on ${this.bindAddress} port ${port}${hint}: ${error.message}`, { cause: error }));
+        reject(
+          new Error(`The callback receiver cannot listen on ${this.bindAddress} port ${port}${hint}: ${error.message}`, { cause: error }),
+        );
       });
       this.server!.listen(port, this.bindAddress, () => resolve());
     });

@@ -38,12 +38,23 @@ export function bodyForEvidence(redacted: string, read: BodyRead): { body: strin
   const end = cut && isHighSurrogate(redacted.charCodeAt(EVIDENCE_BODY_CHARS - 1)) ? EVIDENCE_BODY_CHARS - 1 : EVIDENCE_BODY_CHARS;
   const kept = cut ? redacted.slice(0, end) : redacted;
   const notes = [
-    ...(cut ? [`cut after ${kept.length} of ${redacted.length} characters (${read.bytes} bytes): the evidence keeps ${size(EVIDENCE_BODY_CHARS)} of a body`] : []),
-    ...(read.exceededLimit !== undefined ? [`the body exceeded ${size(read.exceededLimit)} (MOMO_MAX_RESPONSE_BYTES): the harness read that much of it and no further`] : []),
+    ...(cut
+      ? [
+          `cut after ${kept.length} of ${redacted.length} characters (${read.bytes} bytes): the evidence keeps ${size(EVIDENCE_BODY_CHARS)} of a body`,
+        ]
+      : []),
+    ...(read.exceededLimit !== undefined
+      ? [`the body exceeded ${size(read.exceededLimit)} (MOMO_MAX_RESPONSE_BYTES): the harness read that much of it and no further`]
+      : []),
   ];
   return {
     body: `${kept}\n… [${notes.join('; ')}]`,
-    bodyCut: { keptCharacters: kept.length, characters: redacted.length, bytes: read.bytes, ...(read.exceededLimit !== undefined ? { exceededLimit: read.exceededLimit } : {}) },
+    bodyCut: {
+      keptCharacters: kept.length,
+      characters: redacted.length,
+      bytes: read.bytes,
+      ...(read.exceededLimit !== undefined ? { exceededLimit: read.exceededLimit } : {}),
+    },
   };
 }
 
@@ -57,7 +68,10 @@ export class EvidenceBudget {
   omitted = 0;
 
   /** `bytes`: this worker's share; `described`: the budget as the omitted exchanges name it, e.g. "32 MiB, shared by 2 workers". */
-  constructor(readonly bytes: number, private readonly described: string = size(bytes)) {}
+  constructor(
+    readonly bytes: number,
+    private readonly described: string = size(bytes),
+  ) {}
 
   admit(exchange: Exchange): Exchange {
     const bytes = Buffer.byteLength(JSON.stringify(exchange));
@@ -66,7 +80,9 @@ export class EvidenceBudget {
       return exchange;
     }
     this.omitted += 1;
-    const outcome = exchange.response ? `HTTP ${exchange.response.status} in ${exchange.response.durationMs} ms` : `no response: ${exchange.transportError ?? 'unknown'}`;
+    const outcome = exchange.response
+      ? `HTTP ${exchange.response.status} in ${exchange.response.durationMs} ms`
+      : `no response: ${exchange.transportError ?? 'unknown'}`;
     return {
       operation: exchange.operation,
       request: { method: exchange.request.method, url: exchange.request.url, headers: {} },

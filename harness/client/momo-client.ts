@@ -79,7 +79,13 @@ export interface ApiResponse {
 export class TargetUnavailableError extends Error {
   readonly fatal = true;
   /** `explanation` says why there was no answer; with `called: false` the request was not sent, and the message names no call. */
-  constructor(readonly operation: string, readonly url: string, override readonly cause: Error, explanation: string, { called = true } = {}) {
+  constructor(
+    readonly operation: string,
+    readonly url: string,
+    override readonly cause: Error,
+    explanation: string,
+    { called = true } = {},
+  ) {
     // The explanation may quote what the server sent (a parser's complaint, a TLS alert): safe for every report.
     super(reportSafe(called ? `${operation}: the target did not answer ${url}: ${explanation}` : explanation));
     this.name = 'TargetUnavailableError';
@@ -154,12 +160,14 @@ export class MomoClient {
   private lastUnanswered: { error: Error; explanation: string } | undefined;
 
   constructor(private readonly options: ClientOptions) {
-    this.dispatcher = options.dispatcher ?? new Agent({
-      connect: { timeout: options.connectTimeoutMs },
-      headersTimeout: options.requestTimeoutMs,
-      bodyTimeout: options.requestTimeoutMs,
-      keepAliveTimeout: 10_000,
-    });
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({
+        connect: { timeout: options.connectTimeoutMs },
+        headersTimeout: options.requestTimeoutMs,
+        bodyTimeout: options.requestTimeoutMs,
+        keepAliveTimeout: 10_000,
+      });
   }
 
   // Provisioning (§4.5): the product names whose subscription key is sent (any product's opens it).
@@ -188,8 +196,19 @@ export class MomoClient {
   getRequestToPayStatus(bearer: string, referenceId: string, extra: CallOptions = {}) {
     return this.invoke('getRequestToPayStatus', 'collection', { authorization: bearer, params: { referenceId }, ...extra });
   }
-  deliveryNotification(bearer: string, referenceId: string, notificationMessage: string, extra: CallOptions = {}, product: Product = 'collection') {
-    return this.invoke('deliveryNotification', product, { authorization: bearer, params: { referenceId }, body: { notificationMessage }, ...extra });
+  deliveryNotification(
+    bearer: string,
+    referenceId: string,
+    notificationMessage: string,
+    extra: CallOptions = {},
+    product: Product = 'collection',
+  ) {
+    return this.invoke('deliveryNotification', product, {
+      authorization: bearer,
+      params: { referenceId },
+      body: { notificationMessage },
+      ...extra,
+    });
   }
   deposit(bearer: string, referenceId: string, body: PaymentBody, extra: CallOptions = {}) {
     return this.invoke('deposit', 'disbursement', { authorization: bearer, referenceId, body, ...extra });
@@ -211,7 +230,11 @@ export class MomoClient {
       : this.invoke('getBalanceInCurrency', product, { authorization: bearer, params: { currency }, ...extra });
   }
   accountHolderActive(product: Product, bearer: string, idType: string, id: string, extra: CallOptions = {}) {
-    return this.invoke('accountHolderActive', product, { authorization: bearer, params: { accountHolderIdType: idType, accountHolderId: id }, ...extra });
+    return this.invoke('accountHolderActive', product, {
+      authorization: bearer,
+      params: { accountHolderIdType: idType, accountHolderId: id },
+      ...extra,
+    });
   }
   basicUserInfo(bearer: string, msisdn: string, extra: CallOptions = {}, product: Product = 'collection') {
     return this.invoke('basicUserInfo', product, { authorization: bearer, params: { accountHolderMSISDN: msisdn }, ...extra });
@@ -252,17 +275,26 @@ export class MomoClient {
   private refuseUnusable(operation: OperationRef, o: CallOptions): void {
     const refusals = this.options.refusals;
     if (!refusals) return;
-    const keyOf = o.subscriptionKey !== undefined && o.subscriptionKey !== 'none' && 'product' in o.subscriptionKey ? o.subscriptionKey.product : undefined;
+    const keyOf =
+      o.subscriptionKey !== undefined && o.subscriptionKey !== 'none' && 'product' in o.subscriptionKey
+        ? o.subscriptionKey.product
+        : undefined;
     const keyRefusal = keyOf === undefined ? undefined : refusals[keyOf];
     if (keyRefusal?.scope === 'product') throw new SettingRefusedError(keyRefusal);
     const refusal = refusals[operation.product];
     if (!refusal) return;
-    const stops = { product: keyOf !== undefined, environment: o.targetEnvironment !== null, callbacks: o.callbackUrl !== undefined }[refusal.scope];
+    const stops = { product: keyOf !== undefined, environment: o.targetEnvironment !== null, callbacks: o.callbackUrl !== undefined }[
+      refusal.scope
+    ];
     if (stops) throw new SettingRefusedError(refusal);
   }
 
   /** Whose secrets a call sends: the product of its subscription key, and of the API user behind its Authorization. */
-  private credentialsOf(operation: OperationRef, key: CallOptions['subscriptionKey'], authorization: string | undefined): ExchangeCredentials | undefined {
+  private credentialsOf(
+    operation: OperationRef,
+    key: CallOptions['subscriptionKey'],
+    authorization: string | undefined,
+  ): ExchangeCredentials | undefined {
     const credentials: ExchangeCredentials = {};
     if (key !== undefined && key !== 'none' && 'product' in key) credentials.subscriptionKey = key.product;
     const [scheme, value = ''] = (authorization ?? '').split(' ');
@@ -275,7 +307,11 @@ export class MomoClient {
     }
     if (scheme?.toLowerCase() === 'bearer') {
       // The catalogue says which credential the operation takes: an API user's access token, or a consent token.
-      if (OPERATIONS[operation.id].credential === 'bearer' && isServedUnder('createAccessToken', operation.product) && held('access token')) {
+      if (
+        OPERATIONS[operation.id].credential === 'bearer' &&
+        isServedUnder('createAccessToken', operation.product) &&
+        held('access token')
+      ) {
         const bases = { gateway: this.options.baseUrl, provisioning: this.options.sandboxUrl };
         credentials.accessToken = { product: operation.product, tokenUrl: urlOf('createAccessToken', operation.product, bases) };
       } else {
@@ -316,7 +352,17 @@ export class MomoClient {
     }
     const redact = this.options.redactor;
     const credentials = this.credentialsOf(operation, key, o.authorization);
-    const evidence: Exchange = { operation: operation.label, startedAt: new Date().toISOString(), ...(credentials ? { credentials } : {}), request: { method, url, headers: redact.headers(headers), ...(body !== undefined ? requestBodyEvidence(redact.body(body), body) : {}) } };
+    const evidence: Exchange = {
+      operation: operation.label,
+      startedAt: new Date().toISOString(),
+      ...(credentials ? { credentials } : {}),
+      request: {
+        method,
+        url,
+        headers: redact.headers(headers),
+        ...(body !== undefined ? requestBodyEvidence(redact.body(body), body) : {}),
+      },
+    };
     const started = performance.now();
     const { connectTimeoutMs, requestTimeoutMs, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = this.options;
     let response: Dispatcher.ResponseData | undefined;
@@ -329,9 +375,10 @@ export class MomoClient {
       response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
       read = await readBounded(response.body, maxResponseBytes);
     } catch (error) {
-      const explanation = response === undefined
-        ? explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })
-        : explainUnfinishedBody(error, response.statusCode, { url, connectTimeoutMs, requestTimeoutMs });
+      const explanation =
+        response === undefined
+          ? explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })
+          : explainUnfinishedBody(error, response.statusCode, { url, connectTimeoutMs, requestTimeoutMs });
       this.unanswered += 1;
       this.lastUnanswered = { error: error as Error, explanation };
       evidence.transportError = redact.text(explanation);
@@ -342,9 +389,23 @@ export class MomoClient {
     const durationMs = Math.round(performance.now() - started);
     const responseHeaders = flattenHeaders(response.headers);
     const exceeded = read.exceeded ? { exceededLimit: maxResponseBytes } : {};
-    evidence.response = { status: response.statusCode, headers: redact.headers(responseHeaders), ...bodyForEvidence(redact.body(read.text), { bytes: read.bytes, ...exceeded }), durationMs };
+    evidence.response = {
+      status: response.statusCode,
+      headers: redact.headers(responseHeaders),
+      ...bodyForEvidence(redact.body(read.text), { bytes: read.bytes, ...exceeded }),
+      durationMs,
+    };
     this.options.onExchange?.(evidence);
-    const result: ApiResponse = { operation, status: response.statusCode, headers: responseHeaders, json: parseJson(read.text), text: read.text, ...exceeded, durationMs, exchange: evidence };
+    const result: ApiResponse = {
+      operation,
+      status: response.statusCode,
+      headers: responseHeaders,
+      json: parseJson(read.text),
+      text: read.text,
+      ...exceeded,
+      durationMs,
+      exchange: evidence,
+    };
     this.options.onResponse?.(result);
     return result;
   }

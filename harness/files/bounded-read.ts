@@ -5,7 +5,10 @@ import { readFileSync, statSync } from 'node:fs';
  * name a disk image or a log of gigabytes, which would take the run's memory before any check could say no.
  */
 export class FileTooLargeError extends Error {
-  constructor(readonly bytes: number, readonly maxBytes: number) {
+  constructor(
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
     super(`it is ${mib(bytes)}, more than the ${mib(maxBytes)} such a file can be`);
     this.name = 'FileTooLargeError';
   }

@@ -1,4 +1,14 @@
-import { describeSource, observed, reading, severityOf, spec, weightOf, type RunStrictness, type Severity, type Source } from '../../core/sources.ts';
+import {
+  describeSource,
+  observed,
+  reading,
+  severityOf,
+  spec,
+  weightOf,
+  type RunStrictness,
+  type Severity,
+  type Source,
+} from '../../core/sources.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 
@@ -12,10 +22,11 @@ import type { Product } from '../../core/products.ts';
 export const CHECKS = {
   'status-code': {
     title: 'The status code is the one the spec gives for the case.',
-    source: spec('§4 (each operation\'s statuses), §7'),
+    source: spec("§4 (each operation's statuses), §7"),
   },
   'body-schema': {
-    title: 'The body of a success is the record the operation gives, every field it names of its type. Records are open: a field the record does not name is never a failure.',
+    title:
+      'The body of a success is the record the operation gives, every field it names of its type. Records are open: a field the record does not name is never a failure.',
     source: spec('§2 (the records); per field, the "x-source" of schemas/*.schema.json'),
     general: true,
   },
@@ -46,17 +57,23 @@ export const CHECKS = {
   },
   'secret-not-disclosed': {
     title: 'No answer gives out a secret of the partner outside the one operation that issues it, in any encoding.',
-    source: spec('§5 rules 1–3 and §4.5 #15: the subscription key, the API key and the tokens are the partner\'s credentials, each issued by one operation (OWASP API3:2023)'),
+    source: spec(
+      "§5 rules 1–3 and §4.5 #15: the subscription key, the API key and the tokens are the partner's credentials, each issued by one operation (OWASP API3:2023)",
+    ),
     general: true,
   },
   'record-echoes-request': {
-    title: 'A record that names a field of what the partner sent shows it as sent: the amount as the same number, the party, texts and host unchanged.',
+    title:
+      'A record that names a field of what the partner sent shows it as sent: the amount as the same number, the party, texts and host unchanged.',
     source: spec('§2.2–§2.5, §2.12: the record is of the resource the partner created'),
     general: true,
   },
   'transaction-outcome': {
-    title: 'A transaction ends as its party\'s answer calls for: the test number that approves makes it SUCCESSFUL, one that declines FAILED, one that never answers keeps it PENDING.',
-    source: spec('§3: PENDING until the payer authorizes or declines it, or the system times it out; the payer\'s answer is the sandbox test number\'s (real-api-notes)'),
+    title:
+      "A transaction ends as its party's answer calls for: the test number that approves makes it SUCCESSFUL, one that declines FAILED, one that never answers keeps it PENDING.",
+    source: spec(
+      "§3: PENDING until the payer authorizes or declines it, or the system times it out; the payer's answer is the sandbox test number's (real-api-notes)",
+    ),
   },
   'failure-reason': {
     title: 'A FAILED transaction gives the reason its test number is documented to give.',
@@ -79,12 +96,16 @@ export const CHECKS = {
   },
   'token-type': {
     title: 'token_type names the kind of token, compared without regard to case.',
-    source: reading('§2.6 gives no value; §5.3 makes the access token a Bearer credential, and RFC 6749 §5.1 makes token_type case-insensitive'),
+    source: reading(
+      '§2.6 gives no value; §5.3 makes the access token a Bearer credential, and RFC 6749 §5.1 makes token_type case-insensitive',
+    ),
     general: true,
   },
   'token-not-cached': {
     title: 'An answer that carries a token tells caches not to keep it (Cache-Control: no-store).',
-    source: observed('real-api-notes, provisioning and tokens: the token answer carries cache-control: no-store; RFC 6749 §5.1 asks it of every answer with a token, and the spec does not say'),
+    source: observed(
+      'real-api-notes, provisioning and tokens: the token answer carries cache-control: no-store; RFC 6749 §5.1 asks it of every answer with a token, and the spec does not say',
+    ),
     general: true,
   },
   'token-honoured-until-expiry': {
@@ -93,23 +114,29 @@ export const CHECKS = {
   },
   'consent-token-lifetime': {
     title: 'A consent access token is valid 3600 seconds by default, and its expires_in says so.',
-    source: reading('§2.7 and §8 give the consent access token 3600 s by default, but word expires_in as the seconds until the auth_req_id expires: that expires_in is the token\'s life is our reading'),
+    source: reading(
+      "§2.7 and §8 give the consent access token 3600 s by default, but word expires_in as the seconds until the auth_req_id expires: that expires_in is the token's life is our reading",
+    ),
   },
   'consent-refresh': {
     title: 'A refresh token gives a new consent token while the consent lasts, with grant_type=refresh_token.',
-    source: reading('§2.7 gives a refresh token and how long the consent can be refreshed, not how: RFC 6749 §6 (grant_type=refresh_token) is our reading'),
+    source: reading(
+      '§2.7 gives a refresh token and how long the consent can be refreshed, not how: RFC 6749 §6 (grant_type=refresh_token) is our reading',
+    ),
   },
   'consent-scope-not-wider': {
-    title: 'A consent token\'s scope holds only scopes that were asked for.',
+    title: "A consent token's scope holds only scopes that were asked for.",
     source: spec('§2.7: scope is the scopes that belong to the authentication request ID'),
     general: true,
   },
   'callback-once': {
     title: 'A transaction whose callback the receiver answered 200 gets no second callback.',
-    source: reading('§6 leaves retries "not shown"; real-api-notes is uncertain whether the service retries; a second callback after a 200 makes a careless listener act twice'),
+    source: reading(
+      '§6 leaves retries "not shown"; real-api-notes is uncertain whether the service retries; a second callback after a 200 makes a careless listener act twice',
+    ),
   },
   'callback-record': {
-    title: 'The callback carries the transaction\'s status record, the same as the status query gives.',
+    title: "The callback carries the transaction's status record, the same as the status query gives.",
     source: observed('real-api-notes, callbacks: "Body: the same record as the status GET" [documented]'),
     general: true,
   },
@@ -123,12 +150,12 @@ export const CHECKS = {
     source: spec('§6: the service is to send a callback to the server there'),
   },
   'balance-in-currency': {
-    title: 'A balance is given in the currency asked for, or the partner\'s.',
+    title: "A balance is given in the currency asked for, or the partner's.",
     source: spec('§2.9, §4.2 #4'),
   },
   'balance-follows-payments': {
-    title: 'A successful payment credits the merchant\'s balance by its amount.',
-    source: reading('the spec does not say when a balance moves; the reference sandbox\'s bookkeeping (@stateful)'),
+    title: "A successful payment credits the merchant's balance by its amount.",
+    source: reading("the spec does not say when a balance moves; the reference sandbox's bookkeeping (@stateful)"),
   },
   'holder-status': {
     title: 'The account-holder check says true for a registered, active holder and false otherwise, as a bare boolean or {"result": …}.',
@@ -153,7 +180,7 @@ export const CHECKS = {
   },
   'gateway-refusal-shape': {
     title: 'The gateway refuses a call without a valid subscription key with {statusCode: 401, message}.',
-    source: observed('real-api-notes, provisioning and tokens: the gateway\'s 401 {statusCode, message}'),
+    source: observed("real-api-notes, provisioning and tokens: the gateway's 401 {statusCode, message}"),
   },
   'consent-pending': {
     title: 'A consent the holder has not answered yet gives no token: the CIBA grant is authorization_pending.',
@@ -193,7 +220,13 @@ export interface Finding {
 /** A finding of a check, with the check's own source unless the case cites a more precise one. */
 export function finding(check: CheckName, found: { field?: string; expected: string; received: string; source?: Source }): Finding {
   const source = found.source ?? CHECKS[check].source;
-  return { check, source, ...(found.field !== undefined ? { field: found.field } : {}), expected: found.expected, received: found.received };
+  return {
+    check,
+    source,
+    ...(found.field !== undefined ? { field: found.field } : {}),
+    expected: found.expected,
+    received: found.received,
+  };
 }
 
 export function severityOfFinding(f: Finding, run: RunStrictness): Severity {
@@ -225,7 +258,13 @@ export interface Evaluation {
 export const EVALUATIONS_MEDIA_TYPE = 'application/vnd.momo.checks+json';
 
 /** How each check made came out, given its findings: every check named, and every check a finding is of. */
-export function evaluationsOf(operation: OperationId, product: Product, checks: readonly CheckName[], findings: readonly Finding[], run: RunStrictness): Evaluation[] {
+export function evaluationsOf(
+  operation: OperationId,
+  product: Product,
+  checks: readonly CheckName[],
+  findings: readonly Finding[],
+  run: RunStrictness,
+): Evaluation[] {
   const made = [...new Set([...checks, ...findings.map((f) => f.check)])];
   return made.map((check) => {
     const severities = findings.filter((f) => f.check === check).map((f) => severityOfFinding(f, run));
@@ -245,7 +284,11 @@ export interface Warning extends Finding {
 }
 
 export function warningOf(f: Finding, context: string, run: RunStrictness): Warning {
-  return { ...f, context, weight: 'advisory' in CHECKS[f.check] ? 'a warning in every run: records are open' : weightOf(f.source, run, 'warning') };
+  return {
+    ...f,
+    context,
+    weight: 'advisory' in CHECKS[f.check] ? 'a warning in every run: records are open' : weightOf(f.source, run, 'warning'),
+  };
 }
 
 /** The findings of one judgement split by weight. */

@@ -14,7 +14,12 @@ export type { OperationId };
  * otherwise. 400 bodies are not shown in the spec (§7 rule 6) and are often empty on the live sandbox, so they
  * are not checked.
  */
-export function schemasFor(id: OperationId, product: Product, status: number, profile: ProfileBehaviour): string[] | 'no body' | 'unchecked' {
+export function schemasFor(
+  id: OperationId,
+  product: Product,
+  status: number,
+  profile: ProfileBehaviour,
+): string[] | 'no body' | 'unchecked' {
   const binding = bindingOf(id, product);
   const response = OPERATIONS[id].responses[status];
   if (status >= 200 && status < 300 && response) {
@@ -47,8 +52,12 @@ export function codeSourceOf(id: OperationId, product: Product, status: number):
 
 function sourceOfKind(kind: ResponseSource, id: OperationId, product: Product, statuses: readonly number[]): Source {
   const binding = bindingOf(id, product);
-  const descriptions = statuses.map((s) => OPERATIONS[id].responses[s]?.description).filter(Boolean).join(' ');
+  const descriptions = statuses
+    .map((s) => OPERATIONS[id].responses[s]?.description)
+    .filter(Boolean)
+    .join(' ');
   if (kind === 'live') return observed(`real-api-notes, ${OPERATIONS[id].label}: ${descriptions}`);
-  if (kind === 'sandbox') return reading(`the spec does not say; the reference sandbox answers so (${OPERATIONS[id].label}: ${descriptions})`);
+  if (kind === 'sandbox')
+    return reading(`the spec does not say; the reference sandbox answers so (${OPERATIONS[id].label}: ${descriptions})`);
   return spec(binding.beyondSpec !== undefined ? `beyond the spec, ${binding.section}: ${binding.beyondSpec}` : binding.section);
 }

@@ -9,7 +9,17 @@ import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { size } from '../client/evidence.ts';
 import { curlOf } from '../reproduction/curl.ts';
 import { schemaProblems, unknownFields, validatorFor, type SchemaProblem } from '../../core/validation/schemas.ts';
-import { evaluationsOf, failureLine, finding, warningOf, weigh, type CheckName, type Evaluation, type Finding, type Warning } from './checks.ts';
+import {
+  evaluationsOf,
+  failureLine,
+  finding,
+  warningOf,
+  weigh,
+  type CheckName,
+  type Evaluation,
+  type Finding,
+  type Warning,
+} from './checks.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 
@@ -122,8 +132,22 @@ const MAX_VALUE_IN_FINDING = 120;
  */
 export function judge(response: ApiResponse, expected: Expectation, context: JudgingContext): void {
   const findings = responseFindings(response, expected, context);
-  const checks: CheckName[] = ['status-code', ...(expected.code !== undefined ? ['error-code' as const] : []), ...bodyChecksOf(response, context)];
-  conclude({ header: headerOf(response, expected.what), operation: response.operation.id, product: response.operation.product, checks, findings, response }, context);
+  const checks: CheckName[] = [
+    'status-code',
+    ...(expected.code !== undefined ? ['error-code' as const] : []),
+    ...bodyChecksOf(response, context),
+  ];
+  conclude(
+    {
+      header: headerOf(response, expected.what),
+      operation: response.operation.id,
+      product: response.operation.product,
+      checks,
+      findings,
+      response,
+    },
+    context,
+  );
 }
 
 /** The checks a body is held to, when its status has a record: its schema, and its media type when it is JSON. */
@@ -144,12 +168,21 @@ export function responseFindings(response: ApiResponse, expected: Expectation, c
   // above all a 2xx, whoever answers at the configured URL claims to be the API, and a record the spec gives
   // as JSON that is HTML, or that does not parse, is a departure.
   if (!statuses.includes(response.status) && (UNAVAILABLE_STATUSES.has(response.status) || code === 'SERVICE_UNAVAILABLE')) {
-    throw new TargetUnavailableAnswer(`${response.operation.label}: the target answered HTTP ${response.status} ${bodyText(response.text, context.redactor)}; it was unavailable, so this could not be tested`);
+    throw new TargetUnavailableAnswer(
+      `${response.operation.label}: the target answered HTTP ${response.status} ${bodyText(response.text, context.redactor)}; it was unavailable, so this could not be tested`,
+    );
   }
   const findings: Finding[] = [];
   const { id, product } = response.operation;
   if (!statuses.includes(response.status)) {
-    findings.push(finding('status-code', { field: 'status', expected: statuses.join(' or '), received: String(response.status), source: expected.source ?? statusSourceOf(id, product, statuses) }));
+    findings.push(
+      finding('status-code', {
+        field: 'status',
+        expected: statuses.join(' or '),
+        received: String(response.status),
+        source: expected.source ?? statusSourceOf(id, product, statuses),
+      }),
+    );
   }
   findings.push(...bodyFindings(response, context));
   if (expected.code !== undefined && statuses.includes(response.status)) {
@@ -157,13 +190,25 @@ export function responseFindings(response: ApiResponse, expected: Expectation, c
     const actual = body?.code ?? body?.error;
     if (actual !== expected.code) {
       const field = body && 'error' in body && !('code' in body) ? '/error' : '/code';
-      findings.push(finding('error-code', { field, expected: JSON.stringify(expected.code), received: actual === undefined ? 'none' : JSON.stringify(actual), source: expected.codeSource ?? codeSourceFor(expected, id, product, response.status) }));
+      findings.push(
+        finding('error-code', {
+          field,
+          expected: JSON.stringify(expected.code),
+          received: actual === undefined ? 'none' : JSON.stringify(actual),
+          source: expected.codeSource ?? codeSourceFor(expected, id, product, response.status),
+        }),
+      );
     }
   }
   return findings;
 }
 
-function codeSourceFor(expected: Expectation, id: Parameters<typeof codeSourceOf>[0], product: Parameters<typeof codeSourceOf>[1], status: number): Source {
+function codeSourceFor(
+  expected: Expectation,
+  id: Parameters<typeof codeSourceOf>[0],
+  product: Parameters<typeof codeSourceOf>[1],
+  status: number,
+): Source {
   if (OPERATIONS[id].responses[status]?.codeSource !== undefined || expected.source === undefined) return codeSourceOf(id, product, status);
   return expected.source;
 }
@@ -180,15 +225,39 @@ export function judgeAnswer(response: ApiResponse, context: JudgingContext): voi
   const findings: Finding[] = [];
   if (response.exceededLimit !== undefined) {
     const limit = size(response.exceededLimit);
-    findings.push(finding('answer-bounded', { field: 'body', expected: `at most ${limit} (MOMO_MAX_RESPONSE_BYTES)`, received: `more: the harness read ${limit} of it and no further` }));
+    findings.push(
+      finding('answer-bounded', {
+        field: 'body',
+        expected: `at most ${limit} (MOMO_MAX_RESPONSE_BYTES)`,
+        received: `more: the harness read ${limit} of it and no further`,
+      }),
+    );
   }
-  const headers = Object.entries(response.headers).map(([name, value]) => `${name}: ${value}`).join('\n');
+  const headers = Object.entries(response.headers)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\n');
   const disclosed = secretsDisclosed(response.operation.id, `${headers}\n\n${response.text}`, context.redactor);
   if (disclosed.length > 0) {
-    findings.push(finding('secret-not-disclosed', { field: 'headers and body', expected: `no subscription key, API key, credential or token of the partner, in any encoding (${response.operation.label} issues none of them)`, received: disclosed.join(', ') }));
+    findings.push(
+      finding('secret-not-disclosed', {
+        field: 'headers and body',
+        expected: `no subscription key, API key, credential or token of the partner, in any encoding (${response.operation.label} issues none of them)`,
+        received: disclosed.join(', '),
+      }),
+    );
   }
   try {
-    conclude({ header: `${response.operation.label} — ${response.operation.section}: an answer the partner can read whole, giving out no secret`, operation: response.operation.id, product: response.operation.product, checks: ['answer-bounded', 'secret-not-disclosed'], findings, response }, context);
+    conclude(
+      {
+        header: `${response.operation.label} — ${response.operation.section}: an answer the partner can read whole, giving out no secret`,
+        operation: response.operation.id,
+        product: response.operation.product,
+        checks: ['answer-bounded', 'secret-not-disclosed'],
+        findings,
+        response,
+      },
+      context,
+    );
   } catch (failure) {
     throw Object.assign(failure as Error, { fatal: true });
   }
@@ -206,11 +275,13 @@ export function conclude({ header, operation, product, checks, findings, respons
   if (failures.length === 0) return;
   const shown = failures.map((f) => redactFinding(f, context.redactor));
   const receivedLine = received ?? (response ? `HTTP ${response.status} ${bodyText(response.text, context.redactor)}` : undefined);
-  throw new ConformanceFailure([
-    header,
-    ...shown.map((f) => failureLine(f, context.run)),
-    ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : []),
-  ].join('\n'), response, shown);
+  throw new ConformanceFailure(
+    [header, ...shown.map((f) => failureLine(f, context.run)), ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : [])].join(
+      '\n',
+    ),
+    response,
+    shown,
+  );
 }
 
 /** "request to pay (collection) — §4.2 #2: a duplicate reference id is refused": how a judgement of an answer begins. */
@@ -223,15 +294,18 @@ export function bodyFindings(response: ApiResponse, context: JudgingContext): Fi
   const schemas = schemasFor(response.operation.id, response.operation.product, response.status, context.behaviour);
   if (!Array.isArray(schemas)) return [];
   if (response.json === undefined) {
-    return [finding(bodyCheckOf(response.status), {
-      field: 'body',
-      expected: `JSON: ${schemas.map(file).join(' or ')} for ${response.status}`,
-      received: whyNotJson(response),
-      source: spec('§4: all payloads are JSON except where marked form-encoded'),
-    })];
+    return [
+      finding(bodyCheckOf(response.status), {
+        field: 'body',
+        expected: `JSON: ${schemas.map(file).join(' or ')} for ${response.status}`,
+        received: whyNotJson(response),
+        source: spec('§4: all payloads are JSON except where marked form-encoded'),
+      }),
+    ];
   }
   const matched = schemas.find((name) => validatorFor(name)(response.json));
-  if (matched === undefined) return schemaFindings(closestAlternative(schemas, response.json, context.run), response.json, bodyCheckOf(response.status));
+  if (matched === undefined)
+    return schemaFindings(closestAlternative(schemas, response.json, context.run), response.json, bodyCheckOf(response.status));
   return [
     ...mediaTypeFindings(response),
     ...reasonShapeFindings(response),
@@ -263,16 +337,20 @@ function rootSource(name: string): Source | undefined {
 }
 
 function schemaFindings(schema: string, value: unknown, check: 'body-schema' | 'error-body' = 'body-schema'): Finding[] {
-  return schemaProblems(schema, value).map((p: SchemaProblem) => finding(check, {
-    field: p.pointer,
-    expected: `${p.expected} (${file(schema)})`,
-    received: p.value === undefined ? 'none' : quote(p.value),
-    ...(p.source ? { source: p.source } : {}),
-  }));
+  return schemaProblems(schema, value).map((p: SchemaProblem) =>
+    finding(check, {
+      field: p.pointer,
+      expected: `${p.expected} (${file(schema)})`,
+      received: p.value === undefined ? 'none' : quote(p.value),
+      ...(p.source ? { source: p.source } : {}),
+    }),
+  );
 }
 
 function unknownFieldFindings(schema: string, value: unknown): Finding[] {
-  return unknownFields(schema, value).map((field) => finding('unknown-field', { field, expected: `only the fields ${file(schema)} names`, received: 'a field it does not name' }));
+  return unknownFields(schema, value).map((field) =>
+    finding('unknown-field', { field, expected: `only the fields ${file(schema)} names`, received: 'a field it does not name' }),
+  );
 }
 
 /** §4.1: Content-Type is the media type of the body; a JSON record labelled otherwise is not read as JSON by most clients. */
@@ -280,7 +358,13 @@ function mediaTypeFindings(response: ApiResponse): Finding[] {
   const contentType = response.headers['content-type'];
   const mediaType = contentType === undefined ? undefined : contentType.split(';')[0]!.trim().toLowerCase();
   if (mediaType === 'application/json' || mediaType?.endsWith('+json')) return [];
-  return [finding('media-type', { field: 'header Content-Type', expected: 'application/json', received: contentType === undefined ? 'none' : JSON.stringify(contentType) })];
+  return [
+    finding('media-type', {
+      field: 'header Content-Type',
+      expected: 'application/json',
+      received: contentType === undefined ? 'none' : JSON.stringify(contentType),
+    }),
+  ];
 }
 
 /** Why a body that should be JSON is not: empty, of another content type, or JSON that does not parse. */
@@ -297,14 +381,27 @@ function whyNotJson(response: ApiResponse): string {
   return `a body that is not valid JSON although its Content-Type is ${type}${parseError}`;
 }
 
-const STATUS_QUERIES = new Set(['getRequestToPayStatus', 'getDepositStatus', 'getRefundStatus', 'getTransferStatus', 'getRequestToWithdrawStatus']);
+const STATUS_QUERIES = new Set([
+  'getRequestToPayStatus',
+  'getDepositStatus',
+  'getRefundStatus',
+  'getTransferStatus',
+  'getRequestToWithdrawStatus',
+]);
 
 /** The live sandbox sends the reason of a FAILED record as a bare code; the spec does not show the record. */
 function reasonShapeFindings(response: ApiResponse): Finding[] {
   if (!STATUS_QUERIES.has(response.operation.id)) return [];
   const reason = (response.json as { reason?: unknown } | undefined)?.reason;
   if (reason === undefined || typeof reason === 'string') return [];
-  return [finding('reason-shape', { field: '/reason', expected: 'a bare code string', received: quote(reason), source: sourceOfDifference('failureReason', 'mtn-sandbox') })];
+  return [
+    finding('reason-shape', {
+      field: '/reason',
+      expected: 'a bare code string',
+      received: quote(reason),
+      source: sourceOfDifference('failureReason', 'mtn-sandbox'),
+    }),
+  ];
 }
 
 /** How the check of every answer's body (whether or not a step judged it) names what it holds the answer to. */
@@ -315,11 +412,18 @@ export function unjudgedHeader(response: ApiResponse): string {
 /** The lines that reproduce an exchange: a curl command with every secret an environment variable (harness/reproduction/curl.ts). */
 function reproduction(response: ApiResponse): string[] {
   const curl = response.exchange ? curlOf(response.exchange) : undefined;
-  return curl === undefined ? [] : ['  reproduce (the MOMO_* variables of .env.example set):', ...curl.split('\n').map((line) => `    ${line}`)];
+  return curl === undefined
+    ? []
+    : ['  reproduce (the MOMO_* variables of .env.example set):', ...curl.split('\n').map((line) => `    ${line}`)];
 }
 
 function redactFinding(f: Finding, redactor: Redactor): Finding {
-  return { ...f, expected: redactor.text(f.expected), received: redactor.text(f.received), ...(f.field !== undefined ? { field: redactor.text(f.field) } : {}) };
+  return {
+    ...f,
+    expected: redactor.text(f.expected),
+    received: redactor.text(f.received),
+    ...(f.field !== undefined ? { field: redactor.text(f.field) } : {}),
+  };
 }
 
 /** A value as a finding quotes it: JSON, cut short. */

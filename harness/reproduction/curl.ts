@@ -54,7 +54,9 @@ function authorization(name: string, value: string, exchange: Exchange, lines: s
     return ['-u', `"$${userId}:$${apiKey}"`];
   }
   if (credentials?.otherBasic) {
-    lines.push(`# ${BASIC_VARIABLE}: the run sent the credential of no API user of its own (a wrong key, say), redacted; set ${BASIC_VARIABLE} to such a one (base64 of <user id>:<key>)`);
+    lines.push(
+      `# ${BASIC_VARIABLE}: the run sent the credential of no API user of its own (a wrong key, say), redacted; set ${BASIC_VARIABLE} to such a one (base64 of <user id>:<key>)`,
+    );
     return ['-H', `${quote(`${name}: Basic `)}"$${BASIC_VARIABLE}"`];
   }
   if (credentials?.accessToken) {
@@ -65,7 +67,9 @@ function authorization(name: string, value: string, exchange: Exchange, lines: s
       `${TOKEN_VARIABLE}=$(curl -sS -X POST -u "$${names.userId}:$${names.apiKey}" -H ${quote(`${SUBSCRIPTION_KEY_HEADER}: `)}"$${names.subscriptionKey}" ${quote(tokenUrl)} | node -pe 'JSON.parse(require("fs").readFileSync(0, "utf8")).access_token')`,
     );
   } else {
-    lines.push(`# ${TOKEN_VARIABLE}: the token the run sent is redacted, and fetching one for the API user would not give its like (a consent token, or one the scenario made); set ${TOKEN_VARIABLE} to one of its kind`);
+    lines.push(
+      `# ${TOKEN_VARIABLE}: the token the run sent is redacted, and fetching one for the API user would not give its like (a consent token, or one the scenario made); set ${TOKEN_VARIABLE} to one of its kind`,
+    );
   }
   const scheme = value.split(' ')[0] ?? 'Bearer';
   return ['-H', `${quote(`${name}: ${scheme} `)}"$${TOKEN_VARIABLE}"`];

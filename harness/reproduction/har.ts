@@ -86,7 +86,8 @@ export function harOf(scenario: HarScenario, creator: { name: string; version: s
 function entryOf(exchange: Exchange, pageref: string, startedDateTime: string): HarEntry {
   const { request, response } = exchange;
   const url = new URL(request.url);
-  const contentType = (headers: Record<string, string>) => Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const contentType = (headers: Record<string, string>) =>
+    Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
   const time = response?.durationMs ?? 0;
   const noAnswer = exchange.omitted ?? (exchange.transportError !== undefined ? `no response: ${exchange.transportError}` : undefined);
   return {
@@ -100,39 +101,47 @@ function entryOf(exchange: Exchange, pageref: string, startedDateTime: string): 
       cookies: [],
       headers: nameValues(request.headers),
       queryString: [...url.searchParams].map(([name, value]) => ({ name, value })),
-      ...(request.body !== undefined ? { postData: { mimeType: contentType(request.headers) ?? '', text: request.body, ...(request.bodyCut ? { comment: cutNote(request.bodyCut) } : {}) } } : {}),
+      ...(request.body !== undefined
+        ? {
+            postData: {
+              mimeType: contentType(request.headers) ?? '',
+              text: request.body,
+              ...(request.bodyCut ? { comment: cutNote(request.bodyCut) } : {}),
+            },
+          }
+        : {}),
       headersSize: -1,
       bodySize: request.bodyCut?.bytes ?? (request.body !== undefined ? Buffer.byteLength(request.body) : 0),
     },
     response: response
       ? {
-        status: response.status,
-        statusText: '',
-        httpVersion: 'HTTP/1.1',
-        cookies: [],
-        headers: nameValues(response.headers),
-        content: {
-          size: response.bodyCut?.bytes ?? Buffer.byteLength(response.body),
-          mimeType: contentType(response.headers) ?? '',
-          text: response.body,
-          ...(response.bodyCut ? { comment: cutNote(response.bodyCut) } : {}),
-        },
-        redirectURL: '',
-        headersSize: -1,
-        bodySize: response.bodyCut?.bytes ?? Buffer.byteLength(response.body),
-      }
+          status: response.status,
+          statusText: '',
+          httpVersion: 'HTTP/1.1',
+          cookies: [],
+          headers: nameValues(response.headers),
+          content: {
+            size: response.bodyCut?.bytes ?? Buffer.byteLength(response.body),
+            mimeType: contentType(response.headers) ?? '',
+            text: response.body,
+            ...(response.bodyCut ? { comment: cutNote(response.bodyCut) } : {}),
+          },
+          redirectURL: '',
+          headersSize: -1,
+          bodySize: response.bodyCut?.bytes ?? Buffer.byteLength(response.body),
+        }
       : {
-        status: 0,
-        statusText: '',
-        httpVersion: '',
-        cookies: [],
-        headers: [],
-        content: { size: 0, mimeType: '' },
-        redirectURL: '',
-        headersSize: -1,
-        bodySize: -1,
-        comment: noAnswer ?? 'no response',
-      },
+          status: 0,
+          statusText: '',
+          httpVersion: '',
+          cookies: [],
+          headers: [],
+          content: { size: 0, mimeType: '' },
+          redirectURL: '',
+          headersSize: -1,
+          bodySize: -1,
+          comment: noAnswer ?? 'no response',
+        },
     cache: {},
     timings: { send: 0, wait: time, receive: 0 },
     comment: exchange.operation + (noAnswer ? `: ${noAnswer}` : ''),
@@ -144,6 +153,9 @@ function nameValues(headers: Record<string, string>): NameValue[] {
 }
 
 function cutNote(cut: NonNullable<Exchange['request']['bodyCut']>): string {
-  const exceeded = cut.exceededLimit !== undefined ? `; the body exceeded ${cut.exceededLimit} bytes (MOMO_MAX_RESPONSE_BYTES) and was read no further` : '';
+  const exceeded =
+    cut.exceededLimit !== undefined
+      ? `; the body exceeded ${cut.exceededLimit} bytes (MOMO_MAX_RESPONSE_BYTES) and was read no further`
+      : '';
   return `truncated: the evidence keeps ${cut.keptCharacters} of ${cut.characters} characters (${cut.bytes} bytes)${exceeded}`;
 }

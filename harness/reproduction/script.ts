@@ -96,8 +96,14 @@ function replayed(exchanges: readonly Exchange[], failedAt: number): number[] {
  */
 function sameCall(a: Exchange, b: Exchange): boolean {
   const changesNothing = a.request.method === 'GET' || a.response === undefined || a.response.status < 200 || a.response.status > 299;
-  return changesNothing && a.request.method === b.request.method && a.request.url === b.request.url && a.request.body === b.request.body
-    && a.response?.status === b.response?.status && a.response?.body === b.response?.body;
+  return (
+    changesNothing &&
+    a.request.method === b.request.method &&
+    a.request.url === b.request.url &&
+    a.request.body === b.request.body &&
+    a.response?.status === b.response?.status &&
+    a.response?.body === b.response?.body
+  );
 }
 
 class ScriptWriter {
@@ -129,24 +135,28 @@ class ScriptWriter {
   private header(failedAt: number): string[] {
     const { scenario } = this;
     const failing = scenario.exchanges[failedAt]!;
-    const about = scenario.failedAt === undefined
-      ? `# The failure came after its last call (a callback, or a state that did not come): this sends the calls and\n# prints the last answer; watch what follows.`
-      : `# The failure is about the answer to its call ${failedAt + 1}, ${comment(failing.operation)}.`;
+    const about =
+      scenario.failedAt === undefined
+        ? `# The failure came after its last call (a callback, or a state that did not come): this sends the calls and\n# prints the last answer; watch what follows.`
+        : `# The failure is about the answer to its call ${failedAt + 1}, ${comment(failing.operation)}.`;
     const products = [...new Set(scenario.exchanges.flatMap((e) => productsOf(e)))];
     return [
       '#!/bin/sh',
       `# Reproduces a failure of the MoMo conformance run: ${comment(scenario.title)}`,
-      ...scenario.findings.map((f) => `#   ${comment(`${f.check} (${describeSource(f.source)}): ${f.field !== undefined ? `${f.field}: ` : ''}expected ${f.expected}, got ${f.received}`)}`),
+      ...scenario.findings.map(
+        (f) =>
+          `#   ${comment(`${f.check} (${describeSource(f.source)}): ${f.field !== undefined ? `${f.field}: ` : ''}expected ${f.expected}, got ${f.received}`)}`,
+      ),
       about,
       '#',
-      '# It needs curl and node, and the MOMO_* variables of .env.example (the run\'s own settings):',
+      "# It needs curl and node, and the MOMO_* variables of .env.example (the run's own settings):",
       `#   MOMO_BASE_URL (default: the run's target, ${comment(scenario.bases.gateway)}; for the embedded sandbox, start one`,
       '#   with "npm run sandbox" and give its address), MOMO_SANDBOX_URL (default: MOMO_BASE_URL),',
       ...products.map((p) => {
         const names = secretVariablesOf(p);
         return `#   ${names.subscriptionKey}; ${names.userId} and ${names.apiKey}, or leave them unset and an API user is provisioned`;
       }),
-      '# Run it with sh; it prints each call\'s status, then the whole answer to the call that failed.',
+      "# Run it with sh; it prints each call's status, then the whole answer to the call that failed.",
       'set -eu',
     ];
   }
@@ -159,7 +169,7 @@ class ScriptWriter {
       'work=$(mktemp -d)',
       'trap \'rm -rf "$work"\' EXIT',
       '# A fresh UUID v4, as the run made one for each reference id.',
-      'uuid() { node -e \'console.log(crypto.randomUUID())\'; }',
+      "uuid() { node -e 'console.log(crypto.randomUUID())'; }",
       '# A string or number of a JSON answer by its pointer (/access_token); it fails when the answer has none.',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript for node -e, a template it evaluates itself
       'field() { node -e \'const [file, pointer] = process.argv.slice(1); let v = JSON.parse(require("fs").readFileSync(file, "utf8")); for (const k of pointer.split("/").slice(1)) v = v?.[k]; if (typeof v !== "string" && typeof v !== "number") { console.error(`no ${pointer} in the answer in ${file}`); process.exit(1); } console.log(v);\' "$1" "$2"; }',
@@ -307,10 +317,18 @@ class ScriptWriter {
       lines.push(`${variable}=$(field "$work/call-${index + 1}" /access_token)`);
       this.tokenAnswers.push({ index, variable, ...(tokenProduct ? { product: tokenProduct } : {}) });
     }
-    const later = this.scenario.exchanges.slice(index + 1).map((e) => `${e.request.url}\n${Object.values(e.request.headers).join('\n')}\n${e.request.body ?? ''}`).join('\n');
+    const later = this.scenario.exchanges
+      .slice(index + 1)
+      .map((e) => `${e.request.url}\n${Object.values(e.request.headers).join('\n')}\n${e.request.body ?? ''}`)
+      .join('\n');
     for (const [pointer, value] of leaves(json)) {
       if (value === REDACTED || value.length < SHORTEST_CARRIED_VALUE || this.substitutions.has(value) || !later.includes(value)) continue;
-      const variable = `ANSWER_${index + 1}_${pointer.replace(/[^A-Za-z0-9]/g, '_').replace(/^_+/, '').toUpperCase() || 'VALUE'}`;
+      const variable = `ANSWER_${index + 1}_${
+        pointer
+          .replace(/[^A-Za-z0-9]/g, '_')
+          .replace(/^_+/, '')
+          .toUpperCase() || 'VALUE'
+      }`;
       lines.push(`${variable}=$(field "$work/call-${index + 1}" ${quote(pointer)})`);
       this.substitutions.set(value, variable);
     }

@@ -29,7 +29,8 @@ const NAMED: Readonly<Record<SecretKind, string>> = {
  * its value. An empty list when the response discloses nothing.
  */
 export function secretsDisclosed(operationId: OperationId, responseText: string, redactor: Redactor): string[] {
-  const disclosed = redactor.seen(responseText)
+  const disclosed = redactor
+    .seen(responseText)
     .filter(({ kind }) => ISSUED_BY[kind] !== operationId)
     .map(({ kind, encoding }) => `${NAMED[kind]} (${encoding})`);
   return [...new Set(disclosed)];

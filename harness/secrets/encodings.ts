@@ -22,7 +22,10 @@ export interface Sighting {
 export function formsOf(secret: string): { encoding: Encoding; text: string }[] {
   const bytes = Buffer.from(secret, 'utf8');
   const hex = bytes.toString('hex');
-  const forms: { encoding: Encoding; text: string }[] = [{ encoding: 'plain', text: secret }, { encoding: 'hex', text: hex }];
+  const forms: { encoding: Encoding; text: string }[] = [
+    { encoding: 'plain', text: secret },
+    { encoding: 'hex', text: hex },
+  ];
   if (hex.toUpperCase() !== hex) forms.push({ encoding: 'hex', text: hex.toUpperCase() });
   for (const offset of [0, 1, 2]) {
     const base64 = base64Middle(bytes, offset);
@@ -60,7 +63,14 @@ const URL_ESCAPE = `%${BREAKS}[0-7]${BREAKS}[0-9a-fA-F]`;
 const WRAPPING = new RegExp(String.raw`[\r\n]+|(?<!\\)${JSON_ESCAPE}|\\{1,8}[nr]|${URL_ESCAPE}`, 'g');
 const BREAK = /[\r\n]|\\+[nr]/g;
 
-const [LF, CR, N, R, SLASH, PERCENT] = ['\n', '\r', 'n', 'r', '/', '%'].map((c) => c.charCodeAt(0)) as [number, number, number, number, number, number];
+const [LF, CR, N, R, SLASH, PERCENT] = ['\n', '\r', 'n', 'r', '/', '%'].map((c) => c.charCodeAt(0)) as [
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+];
 
 /** The character a wrapping stands for, or nothing for a line break (raw, escaped or encoded). */
 function seenThrough(wrapping: string): string {
@@ -96,7 +106,8 @@ class Unwrapped {
       this.seenStart.push(at - dropped);
       this.seenEnd.push(at - dropped + seen.length);
       const last = wrapping.charCodeAt(wrapping.length - 1);
-      if (last === N || last === R) this.escapedLineBreaks.push({ letter: wrapping[wrapping.length - 1]!, written: at + wrapping.length - 1, seen: at - dropped });
+      if (last === N || last === R)
+        this.escapedLineBreaks.push({ letter: wrapping[wrapping.length - 1]!, written: at + wrapping.length - 1, seen: at - dropped });
       dropped += wrapping.length - seen.length;
       return seen;
     });
@@ -191,13 +202,19 @@ export class SecretFinder {
     const unwrapped = new Unwrapped(written);
     this.search(unwrapped.text, (start, end, form) => {
       const [writtenStart, writtenEnd] = unwrapped.writtenSpan(start, end);
-      sightings.push({ secret: form.secret, encoding: describe(form, written.slice(writtenStart, writtenEnd)), start: writtenStart, end: writtenEnd });
+      sightings.push({
+        secret: form.secret,
+        encoding: describe(form, written.slice(writtenStart, writtenEnd)),
+        start: writtenStart,
+        end: writtenEnd,
+      });
     });
     for (const { letter, written: letterAt, seen } of unwrapped.escapedLineBreaks) {
       for (const text of this.textsByFirstLetter.get(letter) ?? []) {
         if (!unwrapped.text.startsWith(text.slice(1), seen)) continue;
         const end = text.length > 1 ? unwrapped.writtenSpan(seen, seen + text.length - 1)[1] : letterAt + 1;
-        for (const form of this.formsByText.get(text)!) sightings.push({ secret: form.secret, encoding: describe(form, written.slice(letterAt, end)), start: letterAt, end });
+        for (const form of this.formsByText.get(text)!)
+          sightings.push({ secret: form.secret, encoding: describe(form, written.slice(letterAt, end)), start: letterAt, end });
       }
     }
     return sightings;

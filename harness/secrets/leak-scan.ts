@@ -47,7 +47,11 @@ export class LeakSearch {
   private readonly encodings = new Map<number, Set<string>>();
   private readonly shapes = new Set<string>();
 
-  constructor(private readonly where: string, private readonly finder: SecretFinder, private readonly numbers: readonly number[]) {}
+  constructor(
+    private readonly where: string,
+    private readonly finder: SecretFinder,
+    private readonly numbers: readonly number[],
+  ) {}
 
   push(chunk: string): void {
     this.pending.push(chunk);
@@ -58,7 +62,8 @@ export class LeakSearch {
   /** What the whole text holds; call once it has all arrived. */
   leaks(): Leak[] {
     this.searchPending();
-    const configured = [...this.encodings].sort(([a], [b]) => a - b)
+    const configured = [...this.encodings]
+      .sort(([a], [b]) => a - b)
       .map(([secret, how]) => ({ file: this.where, kind: `configured secret #${this.numbers[secret]} (${[...how].join('; ')})` }));
     return [...configured, ...SHAPES.filter(({ kind }) => this.shapes.has(kind)).map(({ kind }) => ({ file: this.where, kind }))];
   }

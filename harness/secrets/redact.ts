@@ -6,7 +6,14 @@ import { reportSafe } from './report-text.ts';
 export const REDACTED = '[REDACTED]';
 
 /** What a secret is, which decides which operation may give it out (disclosure.ts). */
-export type SecretKind = 'subscription key' | 'API key' | 'Basic credential' | 'access token' | 'consent token' | 'refresh token' | 'secret';
+export type SecretKind =
+  | 'subscription key'
+  | 'API key'
+  | 'Basic credential'
+  | 'access token'
+  | 'consent token'
+  | 'refresh token'
+  | 'secret';
 
 const SECRET_HEADERS = new Set(['authorization', 'ocp-apim-subscription-key', 'proxy-authorization', 'cookie', 'set-cookie']);
 const SECRET_FIELDS = new Set(['apiKey', 'access_token', 'refresh_token', 'password', 'client_secret']);
@@ -99,7 +106,8 @@ export class Redactor {
     }
     // Without a backslash, parsing changes no string: a secret in none of the text is in none of its strings,
     // and only the secret fields need masking: the common case, and the cheaper one.
-    const plain = !text.includes('\\') && !HAS_JWT.test(text) && (this.secrets.size === 0 || this.compiled().search.find(text).length === 0);
+    const plain =
+      !text.includes('\\') && !HAS_JWT.test(text) && (this.secrets.size === 0 || this.compiled().search.find(text).length === 0);
     return reportSafe(JSON.stringify(plain ? this.walk(parsed, (string) => string) : this.json(parsed)));
   }
 
@@ -122,7 +130,9 @@ export class Redactor {
     if (typeof value === 'string') return masked(value);
     if (Array.isArray(value)) return value.map((v) => this.walk(v, masked));
     if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [masked(key), SECRET_FIELDS.has(key) ? REDACTED : this.walk(inner, masked)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [masked(key), SECRET_FIELDS.has(key) ? REDACTED : this.walk(inner, masked)]),
+    );
   }
 
   private compiled(): { values: string[]; search: SecretFinder } {
@@ -139,10 +149,12 @@ export class Redactor {
  * alone it would escape the mask's first character and break the JSON the text may be.
  */
 function mask(text: string, sightings: readonly { start: number; end: number }[]): string {
-  const spans = sightings.map(({ start, end }) => {
-    while (start > 0 && text.charCodeAt(start - 1) === 0x5c) start -= 1;
-    return { start, end };
-  }).sort((a, b) => a.start - b.start);
+  const spans = sightings
+    .map(({ start, end }) => {
+      while (start > 0 && text.charCodeAt(start - 1) === 0x5c) start -= 1;
+      return { start, end };
+    })
+    .sort((a, b) => a.start - b.start);
   let out = '';
   let done = 0;
   for (const { start, end } of spans) {

@@ -8,7 +8,8 @@
  * string, so a JSON body keeps its meaning; anywhere else it shows what came. Tab, line feed and carriage
  * return stay as they are.
  */
-const UNSAFE = /\]\]>|[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const UNSAFE =
+  /\]\]>|[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 export function reportSafe(text: string): string {
   return text.replace(UNSAFE, (unsafe) => (unsafe === ']]>' ? ']]\\u003e' : `\\u${unsafe.charCodeAt(0).toString(16).padStart(4, '0')}`));

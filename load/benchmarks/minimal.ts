@@ -14,9 +14,10 @@ const iterations = Number(__ENV.BENCH_ITERATIONS || 0);
 
 export const options = {
   scenarios: {
-    closed: iterations > 0
-      ? { executor: 'shared-iterations', vus, iterations, maxDuration: '10m' }
-      : { executor: 'constant-vus', vus, duration: `${__ENV.BENCH_SECONDS || 10}s` },
+    closed:
+      iterations > 0
+        ? { executor: 'shared-iterations', vus, iterations, maxDuration: '10m' }
+        : { executor: 'constant-vus', vus, duration: `${__ENV.BENCH_SECONDS || 10}s` },
   },
   summaryTrendStats: ['avg', 'p(50)', 'p(95)', 'p(99)'],
 };

@@ -38,7 +38,10 @@ export function createApiUser(product: Product, userId: string) {
 }
 
 export function createApiKey(product: Product, userId: string) {
-  return http.post(urlOf('createApiKey', product, bases, { referenceId: userId }), null, { headers: headers(product), tags: tagged('createApiKey') });
+  return http.post(urlOf('createApiKey', product, bases, { referenceId: userId }), null, {
+    headers: headers(product),
+    tags: tagged('createApiKey'),
+  });
 }
 
 export function createAccessToken(account: Account) {
@@ -52,7 +55,9 @@ export function createAccessToken(account: Account) {
 export type Creation = OperationId;
 
 const productOf = (id: Creation): Product => productsOf(id)[0]!;
-const creationUrls = Object.fromEntries(TRANSACTIONS.map(({ create }) => [create, urlOf(create, productOf(create), bases)])) as Partial<Record<Creation, string>>;
+const creationUrls = Object.fromEntries(TRANSACTIONS.map(({ create }) => [create, urlOf(create, productOf(create), bases)])) as Partial<
+  Record<Creation, string>
+>;
 
 // One headers object per VU and operation, refreshed in place: a creation differs from the last only in its
 // reference id (and token, callback), and building a fresh object per call showed up in the generator's profile.
@@ -86,9 +91,15 @@ export function readBalance(product: Product, bearer: string) {
 }
 
 export function accountHolderActive(product: 'collection' | 'disbursement', bearer: string, msisdn: string) {
-  return http.get(urlOf('accountHolderActive', product, bases, { accountHolderIdType: 'msisdn', accountHolderId: msisdn }), { headers: business(product, bearer), tags: tagged('accountHolderActive', product) });
+  return http.get(urlOf('accountHolderActive', product, bases, { accountHolderIdType: 'msisdn', accountHolderId: msisdn }), {
+    headers: business(product, bearer),
+    tags: tagged('accountHolderActive', product),
+  });
 }
 
 export function basicUserInfo(bearer: string, msisdn: string) {
-  return http.get(urlOf('basicUserInfo', 'collection', bases, { accountHolderMSISDN: msisdn }), { headers: business('collection', bearer), tags: tagged('basicUserInfo') });
+  return http.get(urlOf('basicUserInfo', 'collection', bases, { accountHolderMSISDN: msisdn }), {
+    headers: business('collection', bearer),
+    tags: tagged('basicUserInfo'),
+  });
 }

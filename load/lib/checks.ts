@@ -33,9 +33,9 @@ function expectedOf(id: OperationId, product: Product | undefined, status: numbe
 
 function lookUp(id: OperationId, product: Product | undefined, status: number): Expected {
   let byProduct = expectations.get(id);
-  if (!byProduct) expectations.set(id, byProduct = new Map());
+  if (!byProduct) expectations.set(id, (byProduct = new Map()));
   let byStatus = byProduct.get(product);
-  if (!byStatus) byProduct.set(product, byStatus = new Map());
+  if (!byStatus) byProduct.set(product, (byStatus = new Map()));
   let expected = byStatus.get(status);
   if (!expected) {
     const documented = operation(id).responses[status];

@@ -10,9 +10,15 @@ export type CapacityOperation = (typeof CAPACITY_OPERATIONS)[number];
 export type Mix = Partial<Record<CapacityOperation, number>>;
 
 export const MIXES: Record<string, { mix: Mix; describe: string }> = {
-  token: { mix: { createAccessToken: 1 }, describe: 'the token operation alone, no cache: what a fleet of clients that do not cache costs' },
+  token: {
+    mix: { createAccessToken: 1 },
+    describe: 'the token operation alone, no cache: what a fleet of clients that do not cache costs',
+  },
   'request-to-pay': { mix: { requestToPay: 1 }, describe: 'request to pay with cached tokens' },
-  mixed: { mix: { requestToPay: 6, deposit: 2, refund: 1, createAccessToken: 1 }, describe: 'request to pay 60%, deposit 20%, refund 10%, token 10%' },
+  mixed: {
+    mix: { requestToPay: 6, deposit: 2, refund: 1, createAccessToken: 1 },
+    describe: 'request to pay 60%, deposit 20%, refund 10%, token 10%',
+  },
 };
 
 /** A mix by name, or written out as "op:share,op:share" (a bare op has share 1). Throws, saying why, on anything else. */
@@ -23,7 +29,9 @@ export function parseMix(text: string): Mix {
   for (const part of text.split(',')) {
     const [op, share = '1', extra] = part.trim().split(':');
     if (extra !== undefined || !(CAPACITY_OPERATIONS as readonly string[]).includes(op ?? '')) {
-      throw new Error(`"${part.trim()}" is not an operation of a mix: name a mix (${Object.keys(MIXES).join(', ')}) or write operations with shares, such as requestToPay:3,deposit:1 (operations: ${CAPACITY_OPERATIONS.join(', ')})`);
+      throw new Error(
+        `"${part.trim()}" is not an operation of a mix: name a mix (${Object.keys(MIXES).join(', ')}) or write operations with shares, such as requestToPay:3,deposit:1 (operations: ${CAPACITY_OPERATIONS.join(', ')})`,
+      );
     }
     const value = Number(share);
     if (!Number.isFinite(value) || value <= 0) throw new Error(`the share of ${op} must be a positive number, got "${share}"`);
@@ -42,5 +50,7 @@ export function ratesOf(mix: Mix, total: number): [CapacityOperation, number][] 
 
 /** The mix written out, for the k6 script's LOAD_MIX. */
 export function mixText(mix: Mix): string {
-  return Object.entries(mix).map(([op, share]) => `${op}:${share}`).join(',');
+  return Object.entries(mix)
+    .map(([op, share]) => `${op}:${share}`)
+    .join(',');
 }

@@ -9,10 +9,11 @@ import { bearer, refused } from './tokens.ts';
 
 /** Creates a transaction with the VU's cached token; returns its reference id once accepted (202). */
 export function createTransaction(kind: Creation, account: Account, body: object | string, withCallback = false): string | undefined {
-  const callbackUrl = withCallback && config.callbackUrl
-    // The receiver measures callback latency from the creation time in the URL.
-    ? (referenceId: string) => `${config.callbackUrl}/callbacks/${referenceId}?createdAt=${Date.now()}`
-    : undefined;
+  const callbackUrl =
+    withCallback && config.callbackUrl
+      ? // The receiver measures callback latency from the creation time in the URL.
+        (referenceId: string) => `${config.callbackUrl}/callbacks/${referenceId}?createdAt=${Date.now()}`
+      : undefined;
   const { response, referenceId } = create(kind, bearer(account), body, callbackUrl);
   // Read once: each read of a k6 response's field goes through Go's reflection.
   const { status } = response;
@@ -26,7 +27,13 @@ export function createTransaction(kind: Creation, account: Account, body: object
  * Polls a transaction until its status is final, and records the time from its acceptance. A transaction
  * whose status cannot be read (404 after a 202) by the deadline is lost, which must never happen.
  */
-export function awaitFinal(kind: Creation, account: Account, referenceId: string, acceptedAt: number, options: { deadlineMs: number; intervalMs: number }): string | undefined {
+export function awaitFinal(
+  kind: Creation,
+  account: Account,
+  referenceId: string,
+  acceptedAt: number,
+  options: { deadlineMs: number; intervalMs: number },
+): string | undefined {
   const deadline = acceptedAt + options.deadlineMs;
   let readable = false;
   for (;;) {

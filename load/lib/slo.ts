@@ -5,7 +5,9 @@ import { SLO_SETTINGS, type SloName } from './slo-settings.ts';
  * The service-level objectives the load tests hold the target to, as named settings. A failed threshold
  * fails the run (k6 exits 99, npm run load exits 1). The settings, their names and defaults are in slo-settings.ts.
  */
-export const SLO = Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, setting]) => [name, number(setting.env, setting.fallback)])) as Record<SloName, number>;
+export const SLO = Object.fromEntries(
+  Object.entries(SLO_SETTINGS).map(([name, setting]) => [name, number(setting.env, setting.fallback)]),
+) as Record<SloName, number>;
 
 type Thresholds = Record<string, string[]>;
 

@@ -21,7 +21,10 @@ export function provisionAccounts(products: readonly Product[]): Record<string, 
     }
     const id = uuidv4();
     const created = createApiUser(product, id);
-    if (created.status !== 201) fail(`setup: provisioning a ${product} API user at ${config.sandboxUrl} answered ${created.status}: check MOMO_SANDBOX_URL and MOMO_${upper}_KEY`);
+    if (created.status !== 201)
+      fail(
+        `setup: provisioning a ${product} API user at ${config.sandboxUrl} answered ${created.status}: check MOMO_SANDBOX_URL and MOMO_${upper}_KEY`,
+      );
     const key = createApiKey(product, id);
     const body = key.status === 201 ? (JSON.parse(key.body as string) as { apiKey: string }) : undefined;
     if (!body) fail(`setup: creating the ${product} API key answered ${key.status}`);
@@ -64,7 +67,9 @@ export function fetchToken(account: Account): Cached {
 /** One call of the token operation, its body checked; undefined when it did not answer 200. */
 function requestToken(account: Account): IssuedToken | undefined {
   const started = Date.now();
-  const body = expectAnswer('createAccessToken', createAccessToken(account), 200, account.product) as { access_token: string; expires_in: number } | undefined;
+  const body = expectAnswer('createAccessToken', createAccessToken(account), 200, account.product) as
+    | { access_token: string; expires_in: number }
+    | undefined;
   return body ? { bearer: `Bearer ${body.access_token}`, expiresAt: started + body.expires_in * 1000 } : undefined;
 }
 

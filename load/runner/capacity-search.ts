@@ -96,7 +96,12 @@ export interface SearchOutcome {
  * failing rate until they are within `precision`. A failing first step is followed by steps down. A step is
  * begun only when it can end within maxDurationMs (its length estimated from the steps before).
  */
-export async function searchCapacity(settings: SearchSettings, measure: (rate: number) => Promise<Step>, progress: Progress, now = () => Date.now()): Promise<SearchOutcome> {
+export async function searchCapacity(
+  settings: SearchSettings,
+  measure: (rate: number) => Promise<Step>,
+  progress: Progress,
+  now = () => Date.now(),
+): Promise<SearchOutcome> {
   const started = now();
   const steps: Step[] = [];
   let lastPass: number | undefined;
@@ -116,7 +121,9 @@ export async function searchCapacity(settings: SearchSettings, measure: (rate: n
     // A rise of latency that one measurement shows may be a passing event as well: confirmed before it sets the knee.
     const knee = kneeOf(steps, settings.kneeFactor, settings.confirmMisses);
     const riseAgain = !again && passed(step) && knee.above === rate && !knee.confirmed;
-    progress(`${progressLine(step, steps.length, now() - started, settings)}${again ? '; measuring this rate again before taking the miss' : riseAgain ? '; latency rose past the knee: measuring this rate again before it sets the knee' : ''}`);
+    progress(
+      `${progressLine(step, steps.length, now() - started, settings)}${again ? '; measuring this rate again before taking the miss' : riseAgain ? '; latency rose past the knee: measuring this rate again before it sets the knee' : ''}`,
+    );
     if (again || riseAgain) continue;
     if (passed(step)) lastPass = Math.max(lastPass ?? 0, rate);
     else firstFail = Math.min(firstFail ?? Infinity, rate);
@@ -195,9 +202,16 @@ export function kneeOf(steps: readonly Step[], factor: number, confirmations = 0
   const rose = (r: { p95: number }) => r.p95 > factor * baseline && r.p95 - baseline >= minRiseMs;
   let index = rates.length;
   while (index > 0 && rose(rates[index - 1]!)) index -= 1;
-  if (index === rates.length) return { definition, baselineP95Ms: baseline, below: rates.at(-1)?.rate ?? null, above: null, confirmed: false };
+  if (index === rates.length)
+    return { definition, baselineP95Ms: baseline, below: rates.at(-1)?.rate ?? null, above: null, confirmed: false };
   const knee = rates[index]!;
-  return { definition, baselineP95Ms: baseline, below: rates[index - 1]?.rate ?? null, above: knee.rate, confirmed: knee.measured >= 1 + confirmations };
+  return {
+    definition,
+    baselineP95Ms: baseline,
+    below: rates[index - 1]?.rate ?? null,
+    above: knee.rate,
+    confirmed: knee.measured >= 1 + confirmations,
+  };
 }
 
 export interface Saturation {
@@ -270,12 +284,22 @@ export function verdictOf(outcome: SearchOutcome, settings: SearchSettings): Ver
   const generator = failing !== undefined && generatorLimited(failing, settings.generatorCoresLimit);
   const what = [...new Set(limitedBy.map((c) => sloLabel(c.slo)))].join('; ');
   let sentence: string;
-  if (capacity === null) sentence = `No rate met the SLOs, down to ${Math.min(...outcome.steps.map((s) => s.rate))}/s${what ? `: ${what}` : ''}.`;
-  else if (!failing) sentence = `At least ${capacity}/s: every rate measured met the SLOs (the search ended at ${outcome.ended === 'time' ? 'its time limit' : 'the highest rate allowed'}).`;
-  else if (generator) sentence = `At least ${capacity}/s: the generator, not the target, ran out (at ${failing.rate}/s k6 used ${failing.generatorCores.toFixed(2)} cores${failing.dropped > 0 ? ` and dropped ${failing.dropped} iterations` : ''}).`;
-  else sentence = `${capacity}/s: at ${failing.rate}/s the target broke the SLO on ${what}${failing.vusExhausted ? ` (its answers, p95 ${failing.latencyLowerBound ? 'at least ' : ''}${failing.latencyMs.p95.toFixed(1)} ms, kept all ${failing.vusMax} VUs busy)` : ''}.`;
+  if (capacity === null)
+    sentence = `No rate met the SLOs, down to ${Math.min(...outcome.steps.map((s) => s.rate))}/s${what ? `: ${what}` : ''}.`;
+  else if (!failing)
+    sentence = `At least ${capacity}/s: every rate measured met the SLOs (the search ended at ${outcome.ended === 'time' ? 'its time limit' : 'the highest rate allowed'}).`;
+  else if (generator)
+    sentence = `At least ${capacity}/s: the generator, not the target, ran out (at ${failing.rate}/s k6 used ${failing.generatorCores.toFixed(2)} cores${failing.dropped > 0 ? ` and dropped ${failing.dropped} iterations` : ''}).`;
+  else
+    sentence = `${capacity}/s: at ${failing.rate}/s the target broke the SLO on ${what}${failing.vusExhausted ? ` (its answers, p95 ${failing.latencyLowerBound ? 'at least ' : ''}${failing.latencyMs.p95.toFixed(1)} ms, kept all ${failing.vusMax} VUs busy)` : ''}.`;
   // A rate that held when measured again after a miss is counted as held, and said so: the reader may want margin.
-  const heldAgain = [...new Set(outcome.steps.filter((s, i) => !passed(s) && outcome.steps.slice(i + 1).some((later) => later.rate === s.rate && passed(later))).map((s) => s.rate))].sort((a, b) => a - b);
+  const heldAgain = [
+    ...new Set(
+      outcome.steps
+        .filter((s, i) => !passed(s) && outcome.steps.slice(i + 1).some((later) => later.rate === s.rate && passed(later)))
+        .map((s) => s.rate),
+    ),
+  ].sort((a, b) => a - b);
   if (heldAgain.length > 0) sentence += ` ${heldAgain.map((r) => `${r}/s`).join(', ')} missed once and held when measured again.`;
   return { capacity, limitedBy, generatorLimited: generator, sentence };
 }

@@ -25,11 +25,25 @@ const WARMUP_WINDOW_SECONDS = 2;
 /** A step's raw samples are gzipped past this many requests (k6 writes about 2 kB of JSON a request, a dozen samples, with the tags a step keeps). */
 const GZIP_SAMPLES_FROM = 200_000;
 
-const DEFAULTS = { start: 100, factor: 2, maxRate: 20_000, precision: 0.05, stepSeconds: 10, maxDurationSeconds: 300, vus: 200, kneeFactor: 3, followShare: 0.05, confirmMisses: 1, warmupSeconds: 10 };
+const DEFAULTS = {
+  start: 100,
+  factor: 2,
+  maxRate: 20_000,
+  precision: 0.05,
+  stepSeconds: 10,
+  maxDurationSeconds: 300,
+  vus: 200,
+  kneeFactor: 3,
+  followShare: 0.05,
+  confirmMisses: 1,
+  warmupSeconds: 10,
+};
 
 const USAGE = `Usage: npm run capacity -- <mix> [options]
 
-Mixes: ${Object.entries(MIXES).map(([name, m]) => `${name} (${m.describe})`).join('; ')};
+Mixes: ${Object.entries(MIXES)
+  .map(([name, m]) => `${name} (${m.describe})`)
+  .join('; ')};
 or operations with their shares of the rate, e.g. requestToPay:3,deposit:1.
 
 Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of one arrival
@@ -39,7 +53,9 @@ and the first that did not. Tokens are fetched in setup(), before any window. Ag
 MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.svg, capacity.json,
 junit.xml. What the figures mean and where they stop being true: docs/capacity.md.
 
-  --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}
+  --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS)
+    .map((s) => s.flag)
+    .join(', ')}
                             (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see docs/reference.md)
   --start <per second>      the first rate (default ${DEFAULTS.start})
   --factor <n>              each step up multiplies the rate by this (default ${DEFAULTS.factor})
@@ -86,22 +102,37 @@ function positive(flag: string, value: string | undefined, fallback: number, { i
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > max || (integer && !Number.isInteger(n))) {
-    throw new UsageError(`--${flag} must be a positive ${integer ? 'whole ' : ''}number${max < Infinity ? ` up to ${max}` : ''}, got "${value}".`);
+    throw new UsageError(
+      `--${flag} must be a positive ${integer ? 'whole ' : ''}number${max < Infinity ? ` up to ${max}` : ''}, got "${value}".`,
+    );
   }
   return n;
 }
 
 function whole(flag: string, value: string | undefined, fallback: number, max = 10): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) > max) throw new UsageError(`--${flag} must be a whole number from 0 to ${max}, got "${value}".`);
+  if (!/^\d+$/.test(value) || Number(value) > max)
+    throw new UsageError(`--${flag} must be a whole number from 0 to ${max}, got "${value}".`);
   return Number(value);
 }
 
 /** The options of `momo-harness capacity`, as USAGE describes them. */
 export const CAPACITY_OPTIONS = {
-  slo: { type: 'string', multiple: true }, start: { type: 'string' }, factor: { type: 'string' }, 'max-rate': { type: 'string' },
-  precision: { type: 'string' }, 'step-duration': { type: 'string' }, 'max-duration': { type: 'string' }, vus: { type: 'string' },
-  'knee-factor': { type: 'string' }, 'follow-share': { type: 'string' }, segments: { type: 'string' }, 'confirm-misses': { type: 'string' }, warmup: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+  slo: { type: 'string', multiple: true },
+  start: { type: 'string' },
+  factor: { type: 'string' },
+  'max-rate': { type: 'string' },
+  precision: { type: 'string' },
+  'step-duration': { type: 'string' },
+  'max-duration': { type: 'string' },
+  vus: { type: 'string' },
+  'knee-factor': { type: 'string' },
+  'follow-share': { type: 'string' },
+  segments: { type: 'string' },
+  'confirm-misses': { type: 'string' },
+  warmup: { type: 'string' },
+  reports: { type: 'string' },
+  help: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 function parse(argv: string[], env: Record<string, string | undefined>): Parsed | 'help' {
@@ -114,7 +145,8 @@ function parse(argv: string[], env: Record<string, string | undefined>): Parsed 
   }
   const { values, positionals } = parsed;
   if (values.help) return 'help';
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? 'Name a mix.' : `One mix at a time, got "${positionals.join(' ')}".`);
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length === 0 ? 'Name a mix.' : `One mix at a time, got "${positionals.join(' ')}".`);
   const mixName = positionals[0]!;
   let mix: Mix;
   try {
@@ -128,7 +160,11 @@ function parse(argv: string[], env: Record<string, string | undefined>): Parsed 
     const entry = Object.entries(SLO_SETTINGS).find(([, s]) => s.flag === flag);
     const n = Number(value);
     if (!entry || extra !== undefined || value === undefined || value === '' || !Number.isFinite(n) || n < 0) {
-      throw new UsageError(`--slo ${JSON.stringify(item)}: write name=value with a non-negative number, the name one of ${Object.values(SLO_SETTINGS).map((s) => s.flag).join(', ')}.`);
+      throw new UsageError(
+        `--slo ${JSON.stringify(item)}: write name=value with a non-negative number, the name one of ${Object.values(SLO_SETTINGS)
+          .map((s) => s.flag)
+          .join(', ')}.`,
+      );
     }
     slos[entry[0] as SloName] = n;
   }
@@ -136,9 +172,12 @@ function parse(argv: string[], env: Record<string, string | undefined>): Parsed 
   if (factor <= 1) throw new UsageError(`--factor must be above 1, got "${values.factor}".`);
   const stepSeconds = positive('step-duration', values['step-duration'], DEFAULTS.stepSeconds, { integer: true, max: 3600 });
   const maxDurationSeconds = positive('max-duration', values['max-duration'], DEFAULTS.maxDurationSeconds, { max: 86_400 });
-  if (maxDurationSeconds < stepSeconds) throw new UsageError(`--max-duration (${maxDurationSeconds} s) leaves no time for one step of --step-duration (${stepSeconds} s).`);
+  if (maxDurationSeconds < stepSeconds)
+    throw new UsageError(`--max-duration (${maxDurationSeconds} s) leaves no time for one step of --step-duration (${stepSeconds} s).`);
   return {
-    mixName, mix, slos,
+    mixName,
+    mix,
+    slos,
     search: {
       startRate: positive('start', values.start, DEFAULTS.start, { integer: true }),
       factor,
@@ -193,7 +232,9 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     log(error instanceof TargetUnreachableError ? error.message : `The capacity search could not test: ${(error as Error).message}`);
     return { code: 2 };
   }
-  log(`Capacity of ${options.mixName} (${mixText(options.mix)}) against ${embedded ? 'the embedded reference sandbox, a fresh one per step' : config.baseUrl}: steps of ${options.search.stepSeconds} s from ${options.search.startRate}/s, at most ${options.search.maxDurationMs / 1000} s in all`);
+  log(
+    `Capacity of ${options.mixName} (${mixText(options.mix)}) against ${embedded ? 'the embedded reference sandbox, a fresh one per step' : config.baseUrl}: steps of ${options.search.stepSeconds} s from ${options.search.startRate}/s, at most ${options.search.maxDurationMs / 1000} s in all`,
+  );
   const keys = new Set<string>(Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'));
   const loadAverage = loadavg()[0]!;
   const started = new Date();
@@ -204,10 +245,18 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
    * process is kept in steps/<name>.json; its raw samples, read for the window's figures, are not.
    */
   const measureAt = async (rate: number, seconds: number, name: string, rampSeconds = RAMP_SECONDS): Promise<Step> => {
-    const running = embedded ? await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment] }) : undefined;
+    const running = embedded
+      ? await startEmbeddedSandbox({
+          profile: config.profile,
+          currencies: [config.currency],
+          targetEnvironments: [config.targetEnvironment],
+        })
+      : undefined;
     const samplesDir = mkdtempSync(join(tmpdir(), 'momo-capacity-samples-'));
     try {
-      const target: HarnessConfig = running ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys } : config;
+      const target: HarnessConfig = running
+        ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys }
+        : config;
       for (const key of Object.values(target.subscriptionKeys)) if (typeof key === 'string') keys.add(key);
       const segments = segmentsOf(options.segments);
       const k6Env: Record<string, string> = {
@@ -228,17 +277,35 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
       const summaryFileOf = (i: number) => join(reports, 'steps', segments.length === 1 ? `${name}.json` : `${name}.segment-${i + 1}.json`);
       const gzip = rate * (rampSeconds + seconds) > GZIP_SAMPLES_FROM;
       const samples = segments.map((_, i) => join(samplesDir, `samples-${i + 1}.json${gzip ? '.gz' : ''}`));
-      const runs = await Promise.all(segments.map((segment, i) => runWatched(k6.stdout.trim(), [
-        'run', '--no-usage-report', '--quiet', '--summary-trend-stats', 'avg,min,med,max,p(90),p(95),p(99),p(99.9)',
-        // The raw samples carry only the tags the window's figures read: smaller lines, less of k6's CPU.
-        '--system-tags', 'scenario,status,expected_response,error_code', '--out', `json=${samples[i]}`,
-        '--summary-export', summaryFileOf(i),
-        ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence] : []),
-        script,
-      ], k6Env, rampSeconds + seconds)));
+      const runs = await Promise.all(
+        segments.map((segment, i) =>
+          runWatched(
+            k6.stdout.trim(),
+            [
+              'run',
+              '--no-usage-report',
+              '--quiet',
+              '--summary-trend-stats',
+              'avg,min,med,max,p(90),p(95),p(99),p(99.9)',
+              // The raw samples carry only the tags the window's figures read: smaller lines, less of k6's CPU.
+              '--system-tags',
+              'scenario,status,expected_response,error_code',
+              '--out',
+              `json=${samples[i]}`,
+              '--summary-export',
+              summaryFileOf(i),
+              ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence] : []),
+              script,
+            ],
+            k6Env,
+            rampSeconds + seconds,
+          ),
+        ),
+      );
       const cpu = process.cpuUsage(cpuBefore);
       const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
-      if (failed) throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
+      if (failed)
+        throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
       // k6 judged its thresholds over the whole run, ramp included: the step is judged over its window instead.
       const summaries = segments.map((_, i) => {
         const summary = withoutSetupData(JSON.parse(readFileSync(summaryFileOf(i), 'utf8')) as K6Summary);
@@ -272,9 +339,13 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
       // step missed on them goes down and never up again.
       // Reached slowly, over the whole warm-up: a cold target met at once with the full rate builds a backlog that
       // the first step then pays for.
-      log(`Warm-up: up to ${options.search.startRate}/s over ${options.warmupSeconds} s, then ${WARMUP_WINDOW_SECONDS} s at it, not judged (--warmup; the search's time starts after it)`);
+      log(
+        `Warm-up: up to ${options.search.startRate}/s over ${options.warmupSeconds} s, then ${WARMUP_WINDOW_SECONDS} s at it, not judged (--warmup; the search's time starts after it)`,
+      );
       const warm = await measureAt(options.search.startRate, WARMUP_WINDOW_SECONDS, 'warmup', options.warmupSeconds);
-      log(`Warm-up done: over its last ${warm.durationSeconds.toFixed(0)} s, ${warm.throughput.toFixed(0)}/s answered of ${options.search.startRate}/s asked, p95 ${warm.latencyLowerBound ? 'at least ' : ''}${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`);
+      log(
+        `Warm-up done: over its last ${warm.durationSeconds.toFixed(0)} s, ${warm.throughput.toFixed(0)}/s answered of ${options.search.startRate}/s asked, p95 ${warm.latencyLowerBound ? 'at least ' : ''}${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`,
+      );
     }
     outcome = await searchCapacity(options.search, measure, log);
   } catch (error) {
@@ -293,9 +364,27 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     durationSeconds: Math.round((Date.now() - started.getTime()) / 100) / 10,
     target: embedded ? 'the embedded reference sandbox (a fresh one per step)' : config.baseUrl!,
     mix: { name: options.mixName, operations: options.mix },
-    slos: Object.fromEntries(Object.entries(SLO_SETTINGS).map(([name, s]) => [name, { value: options.slos[name as SloName] ?? numberFrom(env[s.env], s.fallback), setting: s.env, describe: s.describe }])),
-    search: { ...options.search, rampSeconds: RAMP_SECONDS, vus: options.vus, followShare: options.followShare, segments: options.segments, warmupSeconds: embedded ? 0 : options.warmupSeconds, ended: outcome.ended },
-    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', loadAverageAtStart: Math.round(loadAverage * 100) / 100, node: process.version },
+    slos: Object.fromEntries(
+      Object.entries(SLO_SETTINGS).map(([name, s]) => [
+        name,
+        { value: options.slos[name as SloName] ?? numberFrom(env[s.env], s.fallback), setting: s.env, describe: s.describe },
+      ]),
+    ),
+    search: {
+      ...options.search,
+      rampSeconds: RAMP_SECONDS,
+      vus: options.vus,
+      followShare: options.followShare,
+      segments: options.segments,
+      warmupSeconds: embedded ? 0 : options.warmupSeconds,
+      ended: outcome.ended,
+    },
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? 'unknown',
+      loadAverageAtStart: Math.round(loadAverage * 100) / 100,
+      node: process.version,
+    },
     verdict,
     knee,
     saturation: saturationOf(outcome.steps),
@@ -311,9 +400,13 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     return { code: 2 };
   }
   log(`Capacity: ${verdict.sentence}`);
-  log(`Knee: ${knee.above === null ? `not reached up to ${knee.below}/s` : `between ${knee.below ?? 'below the lowest rate'} and ${knee.above}/s${knee.confirmed ? '' : ', seen in one measurement'}`} (${knee.definition}).`);
+  log(
+    `Knee: ${knee.above === null ? `not reached up to ${knee.below}/s` : `between ${knee.below ?? 'below the lowest rate'} and ${knee.above}/s${knee.confirmed ? '' : ', seen in one measurement'}`} (${knee.definition}).`,
+  );
   const { saturation } = report;
-  log(`Throughput: at most ${saturation.peakThroughput.toFixed(0)}/s answered${saturation.peakAtRate === null ? '' : ` (at ${saturation.peakAtRate}/s asked)`}; ${saturation.fellBehindAt === null ? `it kept up with every rate measured, up to ${saturation.keptUpTo}/s` : `it stops rising between ${saturation.keptUpTo ?? 'below the lowest rate'}/s and ${saturation.fellBehindAt}/s asked`}.`);
+  log(
+    `Throughput: at most ${saturation.peakThroughput.toFixed(0)}/s answered${saturation.peakAtRate === null ? '' : ` (at ${saturation.peakAtRate}/s asked)`}; ${saturation.fellBehindAt === null ? `it kept up with every rate measured, up to ${saturation.keptUpTo}/s` : `it stops rising between ${saturation.keptUpTo ?? 'below the lowest rate'}/s and ${saturation.fellBehindAt}/s asked`}.`,
+  );
   log(`Reports: ${reports}/ (index.html, capacity.svg, capacity.json, junit.xml, steps/)`);
   return { code: verdict.capacity === null ? 1 : 0, report };
 }
@@ -331,7 +424,12 @@ function segmentsOf(n: number): ({ segment: string; sequence: string } | undefin
 const numberFrom = (raw: string | undefined, fallback: number) => (raw === undefined || raw === '' ? fallback : Number(raw));
 
 /** A step's figures: those of its window (readWindow), with what the summaries of its processes and the process watch saw. */
-export function stepOf(rate: number, summaries: readonly K6Summary[], window: WindowFigures, watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; operations: string[] }): Step {
+export function stepOf(
+  rate: number,
+  summaries: readonly K6Summary[],
+  window: WindowFigures,
+  watch: { generatorCores: number; insufficientVus: boolean; targetCpuUs: number | null; operations: string[] },
+): Step {
   const m = (summary: K6Summary, name: string) => (summary.metrics[name] ?? {}) as Record<string, number>;
   // Each process has its share of the VUs: the step's are their sum.
   const vusMax = summaries.reduce((sum, s) => sum + (m(s, 'vus_max').max ?? m(s, 'vus_max').value ?? 0), 0);
@@ -362,7 +460,13 @@ export function stepOf(rate: number, summaries: readonly K6Summary[], window: Wi
     vusExhausted: watch.insufficientVus || (vusMax > 0 && vusPeak >= vusMax),
     generatorCores: Math.round(watch.generatorCores * 100) / 100,
     targetCpuPerRequestUs: watch.targetCpuUs === null || requests === 0 ? null : Math.round(watch.targetCpuUs / requests),
-    thresholds: window.thresholds.map((t) => ({ slo: sloOfThreshold(t.metric, t.expression), metric: t.metric, expression: t.expression, observed: `${t.expression.replace(/\s*(<=|>=|==|<|>|!=).*$/, '')}=${Number(t.observed.toFixed(3))}`, passed: t.passed })),
+    thresholds: window.thresholds.map((t) => ({
+      slo: sloOfThreshold(t.metric, t.expression),
+      metric: t.metric,
+      expression: t.expression,
+      observed: `${t.expression.replace(/\s*(<=|>=|==|<|>|!=).*$/, '')}=${Number(t.observed.toFixed(3))}`,
+      passed: t.passed,
+    })),
   };
 }
 
@@ -384,7 +488,12 @@ function cpuSecondsOf(pid: number): number | undefined {
  * Runs k6, sampling its CPU every half second; the generator's cores are its CPU over the load phase (the last
  * step's length before it ended, so starting VUs and setup() do not count). Stopped if it overruns the step by a minute.
  */
-function runWatched(k6: string, args: string[], env: Record<string, string>, stepSeconds: number): Promise<{ code: number; output: string; generatorCores: number }> {
+function runWatched(
+  k6: string,
+  args: string[],
+  env: Record<string, string>,
+  stepSeconds: number,
+): Promise<{ code: number; output: string; generatorCores: number }> {
   return new Promise((resolvePromise) => {
     const child = spawn(k6, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

@@ -56,8 +56,12 @@ export function k6OperatorManifests(scenario: string, script: string, options: M
   const name = `momo-load-${scenario}`;
   const file = `${scenario}.js`;
   // A literal block holds any printable text as it is; a carriage return or another control character it would not.
-  if (/[\r\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]/.test(script)) throw new Error(`the ${scenario} bundle holds a control character, which a YAML literal block cannot keep`);
-  const indented = script.split('\n').map((line) => (line ? `    ${line}` : '')).join('\n');
+  if (/[\r\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]/.test(script))
+    throw new Error(`the ${scenario} bundle holds a control character, which a YAML literal block cannot keep`);
+  const indented = script
+    .split('\n')
+    .map((line) => (line ? `    ${line}` : ''))
+    .join('\n');
   const configMap = [
     'apiVersion: v1',
     'kind: ConfigMap',
@@ -76,11 +80,13 @@ export function k6OperatorManifests(scenario: string, script: string, options: M
     MOMO_BASE_URL: options.baseUrl,
     MOMO_SANDBOX_URL: options.sandboxUrl ?? options.baseUrl,
     ...options.env,
-    ...(options.prometheusRemoteWrite ? {
-      K6_PROMETHEUS_RW_SERVER_URL: options.prometheusRemoteWrite,
-      // Histograms, not a few pre-computed percentiles per pod: percentiles of histograms summed over the pods are the run's own.
-      K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true',
-    } : {}),
+    ...(options.prometheusRemoteWrite
+      ? {
+          K6_PROMETHEUS_RW_SERVER_URL: options.prometheusRemoteWrite,
+          // Histograms, not a few pre-computed percentiles per pod: percentiles of histograms summed over the pods are the run's own.
+          K6_PROMETHEUS_RW_TREND_AS_NATIVE_HISTOGRAM: 'true',
+        }
+      : {}),
   };
   const envLines = [
     ...Object.entries(plain).flatMap(([k, v]) => [`        - name: ${k}`, `          value: ${q(v)}`]),
@@ -111,7 +117,9 @@ export function k6OperatorManifests(scenario: string, script: string, options: M
     `  arguments: ${q(`--no-usage-report --tag testid=${name}${options.prometheusRemoteWrite ? ' --out experimental-prometheus-rw' : ''}`)}`,
     '  runner:',
     `    image: ${q(options.image)}`,
-    ...(quantities.length > 0 ? ['    resources:', '      requests:', ...quantities.map((l) => l.slice(2)), '      limits:', ...quantities.map((l) => l.slice(2))] : []),
+    ...(quantities.length > 0
+      ? ['    resources:', '      requests:', ...quantities.map((l) => l.slice(2)), '      limits:', ...quantities.map((l) => l.slice(2))]
+      : []),
     '    env:',
     ...envLines,
     '',
@@ -171,17 +179,42 @@ Exit codes: 0 written, 2 the options are wrong.`;
 
 /** The options of `momo-harness load-k8s`, as USAGE describes them. */
 export const K8S_OPTIONS = {
-  parallelism: { type: 'string', value: '<n>' }, 'base-url': { type: 'string', value: '<url>' }, 'sandbox-url': { type: 'string', value: '<url>' },
-  rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' }, vus: { type: 'string' }, 'max-vus': { type: 'string' },
-  mix: { type: 'string', value: '<mix>' }, env: { type: 'string', multiple: true, value: '<LOAD_X=value>' }, image: { type: 'string' },
-  cpu: { type: 'string' }, memory: { type: 'string' }, separate: { type: 'boolean' }, cleanup: { type: 'boolean' }, 'prometheus-rw': { type: 'string', value: '<url>' },
-  out: { type: 'string' }, help: { type: 'boolean' },
+  parallelism: { type: 'string', value: '<n>' },
+  'base-url': { type: 'string', value: '<url>' },
+  'sandbox-url': { type: 'string', value: '<url>' },
+  rate: { type: 'string' },
+  duration: { type: 'string' },
+  iterations: { type: 'string' },
+  vus: { type: 'string' },
+  'max-vus': { type: 'string' },
+  mix: { type: 'string', value: '<mix>' },
+  env: { type: 'string', multiple: true, value: '<LOAD_X=value>' },
+  image: { type: 'string' },
+  cpu: { type: 'string' },
+  memory: { type: 'string' },
+  separate: { type: 'boolean' },
+  cleanup: { type: 'boolean' },
+  'prometheus-rw': { type: 'string', value: '<url>' },
+  out: { type: 'string' },
+  help: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 /** The options that stand for a LOAD_* setting. */
-const SETTING_OPTIONS = { rate: 'LOAD_RATE', duration: 'LOAD_DURATION_SECONDS', iterations: 'LOAD_ITERATIONS', vus: 'LOAD_VUS', 'max-vus': 'LOAD_MAX_VUS', mix: 'LOAD_MIX' } as const;
+const SETTING_OPTIONS = {
+  rate: 'LOAD_RATE',
+  duration: 'LOAD_DURATION_SECONDS',
+  iterations: 'LOAD_ITERATIONS',
+  vus: 'LOAD_VUS',
+  'max-vus': 'LOAD_MAX_VUS',
+  mix: 'LOAD_MIX',
+} as const;
 
-export async function main(argv: string[], env: Record<string, string | undefined> = process.env, log: (line: string) => void = console.log, fail: (line: string) => void = console.error): Promise<number> {
+export async function main(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+  log: (line: string) => void = console.log,
+  fail: (line: string) => void = console.error,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseCommandLine(argv, K8S_OPTIONS, { positionals: true, env });
@@ -198,11 +231,14 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const scenario = positionals[0];
   const parallelism = Number(values.parallelism);
   const problems: string[] = [];
-  if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario)) problems.push(`name one scenario: ${scenarioNames().join(', ')}`);
-  if (!Number.isInteger(parallelism) || parallelism < 1 || parallelism > 1000) problems.push('--parallelism must be a whole number from 1 to 1000');
+  if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario))
+    problems.push(`name one scenario: ${scenarioNames().join(', ')}`);
+  if (!Number.isInteger(parallelism) || parallelism < 1 || parallelism > 1000)
+    problems.push('--parallelism must be a whole number from 1 to 1000');
   for (const flag of ['base-url', 'sandbox-url', 'prometheus-rw'] as const) {
     const url = values[flag];
-    if ((flag === 'base-url' || url !== undefined) && !/^https?:\/\/[^\s/]+/.test(url ?? '')) problems.push(`--${flag} must be an http(s) URL the runner pods reach${url === undefined ? '' : `, got "${url}"`}`);
+    if ((flag === 'base-url' || url !== undefined) && !/^https?:\/\/[^\s/]+/.test(url ?? ''))
+      problems.push(`--${flag} must be an http(s) URL the runner pods reach${url === undefined ? '' : `, got "${url}"`}`);
   }
   for (const flag of ['rate', 'duration', 'iterations', 'vus', 'max-vus'] as const) {
     const value = values[flag];
@@ -217,7 +253,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   for (const flag of ['cpu', 'memory'] as const) {
     const value = values[flag];
-    if (value !== undefined && !QUANTITY.test(value)) problems.push(`--${flag} must be a Kubernetes quantity such as ${flag === 'cpu' ? '2 or 1500m' : '2Gi or 512Mi'}, got "${value}"`);
+    if (value !== undefined && !QUANTITY.test(value))
+      problems.push(`--${flag} must be a Kubernetes quantity such as ${flag === 'cpu' ? '2 or 1500m' : '2Gi or 512Mi'}, got "${value}"`);
   }
   if (problems.length > 0) {
     fail(`${problems.join('; ')}.\n\n${USAGE}`);
@@ -227,12 +264,16 @@ export async function main(argv: string[], env: Record<string, string | undefine
   await buildLoadScripts();
   const script = readFileSync(join(BUNDLE_DIR, `${scenario}.js`), 'utf8');
   const reads = settingsReadBy(script);
-  const settings: Record<string, string> = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && reads.includes(e[0])));
+  const settings: Record<string, string> = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && reads.includes(e[0])),
+  );
   for (const item of values.env ?? []) {
     const [setting, ...rest] = item.split('=');
     if (!setting || rest.length === 0 || !reads.includes(setting)) {
       const meant = setting ? nearestWords(setting, reads) : [];
-      fail(`--env ${JSON.stringify(item)}: write LOAD_NAME=value, LOAD_NAME one of the settings the ${scenario} scenario reads (${reads.join(', ')})${meant.length > 0 ? `; did you mean ${meant.join(' or ')}?` : ''}.`);
+      fail(
+        `--env ${JSON.stringify(item)}: write LOAD_NAME=value, LOAD_NAME one of the settings the ${scenario} scenario reads (${reads.join(', ')})${meant.length > 0 ? `; did you mean ${meant.join(' or ')}?` : ''}.`,
+      );
       return 2;
     }
     settings[setting] = rest.join('=');
@@ -248,26 +289,42 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   const image = values.image ?? projectK6Image();
   if (!image) {
-    fail('No k6 could be had to pin the runner image to (scripts/ensure-k6.sh, above): give the image with --image, e.g. --image grafana/k6:1.8.1.');
+    fail(
+      'No k6 could be had to pin the runner image to (scripts/ensure-k6.sh, above): give the image with --image, e.g. --image grafana/k6:1.8.1.',
+    );
     return 2;
   }
   const manifests = k6OperatorManifests(scenario!, script, {
-    parallelism, baseUrl: values['base-url']!, image, env: settings,
+    parallelism,
+    baseUrl: values['base-url']!,
+    image,
+    env: settings,
     ...(values['sandbox-url'] ? { sandboxUrl: values['sandbox-url'] } : {}),
     resources: { ...(values.cpu ? { cpu: values.cpu } : {}), ...(values.memory ? { memory: values.memory } : {}) },
-    separate: values.separate ?? false, cleanup: values.cleanup ?? false,
+    separate: values.separate ?? false,
+    cleanup: values.cleanup ?? false,
     ...(values['prometheus-rw'] ? { prometheusRemoteWrite: values['prometheus-rw'] } : {}),
   });
   const bytes = Buffer.byteLength(script);
   if (bytes > CONFIGMAP_LIMIT_BYTES) {
-    fail(`The ${scenario} bundle is ${bytes.toLocaleString('en')} bytes, more than the ${CONFIGMAP_LIMIT_BYTES.toLocaleString('en')} a ConfigMap may hold: give the runners the script from a volume (spec.script.volumeClaim) instead.`);
+    fail(
+      `The ${scenario} bundle is ${bytes.toLocaleString('en')} bytes, more than the ${CONFIGMAP_LIMIT_BYTES.toLocaleString('en')} a ConfigMap may hold: give the runners the script from a volume (spec.script.volumeClaim) instead.`,
+    );
     return 2;
   }
   const out = resolve(values.out ?? join('reports/load/k8s', scenario!));
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'configmap.yaml'), manifests.configMap);
   writeFileSync(join(out, 'testrun.yaml'), manifests.testRun);
-  log(`Wrote ${join(out, 'configmap.yaml')} (${bytes.toLocaleString('en')} bytes of script) and ${join(out, 'testrun.yaml')}: ${parallelism} runner pod${parallelism === 1 ? '' : 's'} of ${image}${Object.keys(settings).length > 0 ? `, with ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}.`);
+  log(
+    `Wrote ${join(out, 'configmap.yaml')} (${bytes.toLocaleString('en')} bytes of script) and ${join(out, 'testrun.yaml')}: ${parallelism} runner pod${parallelism === 1 ? '' : 's'} of ${image}${
+      Object.keys(settings).length > 0
+        ? `, with ${Object.entries(settings)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`
+        : ''
+    }.`,
+  );
   log(applyInstructions(out, `momo-load-${scenario}`));
   return 0;
 }

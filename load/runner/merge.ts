@@ -95,8 +95,11 @@ export interface MergeOptions {
 export function thresholdsOfSummaries(files: readonly string[]): { metric: string; expression: string }[] {
   return files.flatMap((file) => {
     const summary = JSON.parse(readFileSync(file, 'utf8')) as K6Summary;
-    if (typeof summary.metrics !== 'object' || summary.metrics === null) throw new Error(`${file} is not a k6 summary export (no "metrics")`);
-    return Object.entries(summary.metrics).flatMap(([metric, values]) => Object.keys(values.thresholds ?? {}).map((expression) => ({ metric, expression })));
+    if (typeof summary.metrics !== 'object' || summary.metrics === null)
+      throw new Error(`${file} is not a k6 summary export (no "metrics")`);
+    return Object.entries(summary.metrics).flatMap(([metric, values]) =>
+      Object.keys(values.thresholds ?? {}).map((expression) => ({ metric, expression })),
+    );
   });
 }
 
@@ -108,7 +111,20 @@ export async function mergeSamples(files: readonly string[], options: MergeOptio
   let last: string | null = null;
   const sinkOf = (name: string, kind: Kind): Sink => {
     let sink = sinks.get(name);
-    if (!sink) sinks.set(name, sink = { kind, sum: 0, count: 0, nonZero: 0, min: Infinity, max: -Infinity, last: 0, values: kind === 'trend' ? new Values() : undefined });
+    if (!sink)
+      sinks.set(
+        name,
+        (sink = {
+          kind,
+          sum: 0,
+          count: 0,
+          nonZero: 0,
+          min: Infinity,
+          max: -Infinity,
+          last: 0,
+          values: kind === 'trend' ? new Values() : undefined,
+        }),
+      );
     return sink;
   };
   const add = (sink: Sink, value: number) => {
@@ -157,7 +173,21 @@ export async function mergeSamples(files: readonly string[], options: MergeOptio
   }
   for (const [metric, expressions] of declared) {
     for (const expression of expressions) {
-      const values = metrics[metric] ?? valuesOf({ kind: kinds.get(metric) ?? kinds.get(metric.replace(/\{.*$/, '')) ?? kindOfExpression(expression), sum: 0, count: 0, nonZero: 0, min: 0, max: 0, last: 0, values: new Values() }, seconds);
+      const values =
+        metrics[metric] ??
+        valuesOf(
+          {
+            kind: kinds.get(metric) ?? kinds.get(metric.replace(/\{.*$/, '')) ?? kindOfExpression(expression),
+            sum: 0,
+            count: 0,
+            nonZero: 0,
+            min: 0,
+            max: 0,
+            last: 0,
+            values: new Values(),
+          },
+          seconds,
+        );
       thresholds.push({ metric, expression, ...judge(expression, values) });
     }
   }
@@ -168,7 +198,10 @@ export async function mergeSamples(files: readonly string[], options: MergeOptio
  * The lines of a file of k6's JSON output (gzipped when its name ends in .gz), parsed, streamed one at a time;
  * a line whose text `wanted` refuses is skipped without being parsed.
  */
-export async function* k6Lines(file: string, wanted: (text: string) => boolean = () => true): AsyncGenerator<{ line: Line; number: number }> {
+export async function* k6Lines(
+  file: string,
+  wanted: (text: string) => boolean = () => true,
+): AsyncGenerator<{ line: Line; number: number }> {
   const input = createReadStream(file);
   const lines = createInterface({ input: file.endsWith('.gz') ? input.pipe(createGunzip()) : input, crlfDelay: Infinity });
   let number = 0;
@@ -200,8 +233,14 @@ function valuesOf(sink: Sink, seconds: number): Record<string, number> {
     case 'trend': {
       const sorted = sink.values!.sorted();
       return {
-        count: sink.count, avg: sink.count ? sink.sum / sink.count : 0, min: sink.count ? sink.min : 0, med: percentile(sorted, 0.5),
-        max: sink.count ? sink.max : 0, 'p(90)': percentile(sorted, 0.9), 'p(95)': percentile(sorted, 0.95), 'p(99)': percentile(sorted, 0.99),
+        count: sink.count,
+        avg: sink.count ? sink.sum / sink.count : 0,
+        min: sink.count ? sink.min : 0,
+        med: percentile(sorted, 0.5),
+        max: sink.count ? sink.max : 0,
+        'p(90)': percentile(sorted, 0.9),
+        'p(95)': percentile(sorted, 0.95),
+        'p(99)': percentile(sorted, 0.99),
       };
     }
   }
@@ -209,16 +248,29 @@ function valuesOf(sink: Sink, seconds: number): Record<string, number> {
 
 /** A k6 threshold expression (p(95)<250, rate<=0.01, count<=0) judged against merged values. */
 export function judge(expression: string, values: Record<string, number>): { passed: boolean; observed: number } {
-  const match = /^\s*(avg|min|med|max|count|rate|value|p\(\d+(?:\.\d+)?\))\s*(<=|>=|==|===|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(expression);
+  const match = /^\s*(avg|min|med|max|count|rate|value|p\(\d+(?:\.\d+)?\))\s*(<=|>=|==|===|!=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(
+    expression,
+  );
   if (!match) throw new Error(`a threshold k6 declared cannot be judged after a merge: "${expression}"`);
   const [, stat, op, limitText] = match;
   let observed: number;
   if (stat!.startsWith('p(')) {
     observed = values[stat!] ?? Number.NaN;
     if (Number.isNaN(observed)) throw new Error(`the merge keeps p(90), p(95) and p(99); the threshold "${expression}" asks for another`);
-  } else observed = stat === 'rate' && 'value' in values && !('count' in values) ? values.value! : values[stat!] ?? 0;
+  } else observed = stat === 'rate' && 'value' in values && !('count' in values) ? values.value! : (values[stat!] ?? 0);
   const limit = Number(limitText);
-  const passed = op === '<' ? observed < limit : op === '<=' ? observed <= limit : op === '>' ? observed > limit : op === '>=' ? observed >= limit : op === '!=' ? observed !== limit : observed === limit;
+  const passed =
+    op === '<'
+      ? observed < limit
+      : op === '<='
+        ? observed <= limit
+        : op === '>'
+          ? observed > limit
+          : op === '>='
+            ? observed >= limit
+            : op === '!='
+              ? observed !== limit
+              : observed === limit;
   return { passed, observed };
 }
 
@@ -236,7 +288,12 @@ Writes <dir>/summary.json (default reports/load/merged).
 Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2 nothing could be merged.`;
 
 /** The options of `momo-harness load-merge`, as MERGE_USAGE describes them. */
-export const MERGE_OPTIONS = { reports: { type: 'string' }, summary: { type: 'string', multiple: true }, 'with-setup': { type: 'boolean' }, help: { type: 'boolean' } } as const satisfies OptionSpecs;
+export const MERGE_OPTIONS = {
+  reports: { type: 'string' },
+  summary: { type: 'string', multiple: true },
+  'with-setup': { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const satisfies OptionSpecs;
 
 export async function runMerge(argv: string[], log: (line: string) => void, workingDir: string): Promise<number> {
   let parsed;
@@ -259,7 +316,10 @@ export async function runMerge(argv: string[], log: (line: string) => void, work
   }
   let merged: MergedSummary;
   try {
-    merged = await mergeSamples(files, { withSetup: parsed.values['with-setup'], thresholds: thresholdsOfSummaries(parsed.values.summary ?? []) });
+    merged = await mergeSamples(files, {
+      withSetup: parsed.values['with-setup'],
+      thresholds: thresholdsOfSummaries(parsed.values.summary ?? []),
+    });
   } catch (error) {
     log(`Could not merge: ${(error as Error).message}`);
     return 2;
@@ -268,7 +328,9 @@ export async function runMerge(argv: string[], log: (line: string) => void, work
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify(merged, null, 2)}\n`);
   const m = merged.metrics;
-  log(`Merged ${files.length} files: ${m.iterations?.count ?? 0} iterations, ${m.http_reqs?.count ?? 0} requests, ${m.dropped_iterations?.count ?? 0} dropped, ${((m.http_req_failed?.value ?? 0) * 100).toFixed(2)}% failed`);
+  log(
+    `Merged ${files.length} files: ${m.iterations?.count ?? 0} iterations, ${m.http_reqs?.count ?? 0} requests, ${m.dropped_iterations?.count ?? 0} dropped, ${((m.http_req_failed?.value ?? 0) * 100).toFixed(2)}% failed`,
+  );
   for (const [name, v] of Object.entries(m).filter(([name]) => name.startsWith('http_req_duration'))) {
     log(`${name}: p50 ${v.med!.toFixed(2)} ms, p95 ${v['p(95)']!.toFixed(2)} ms, p99 ${v['p(99)']!.toFixed(2)} ms over ${v.count} samples`);
   }

@@ -36,8 +36,14 @@ Exit codes: 0 every threshold held, 1 a threshold (an SLO) was crossed, 2 the ru
 
 /** The options of `momo-harness load`, as USAGE describes them. */
 export const LOAD_OPTIONS = {
-  rate: { type: 'string' }, duration: { type: 'string' }, iterations: { type: 'string' },
-  segment: { type: 'string' }, 'segment-sequence': { type: 'string' }, samples: { type: 'string' }, reports: { type: 'string' }, help: { type: 'boolean' },
+  rate: { type: 'string' },
+  duration: { type: 'string' },
+  iterations: { type: 'string' },
+  segment: { type: 'string' },
+  'segment-sequence': { type: 'string' },
+  samples: { type: 'string' },
+  reports: { type: 'string' },
+  help: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 /** What the embedded sandbox needs to be for a scenario to mean something. */
@@ -82,17 +88,25 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
   }
   const scenario = positionals[0];
   if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario)) {
-    log(`${scenario ? `No load scenario "${positionals.join(' ')}".` : 'Name a load scenario.'} Scenarios: ${scenarioNames().join(', ')}.\n\n${USAGE}`);
+    log(
+      `${scenario ? `No load scenario "${positionals.join(' ')}".` : 'Name a load scenario.'} Scenarios: ${scenarioNames().join(', ')}.\n\n${USAGE}`,
+    );
     return { code: 2, output: '' };
   }
-  for (const [flag, value] of [['rate', values.rate], ['duration', values.duration], ['iterations', values.iterations]] as const) {
+  for (const [flag, value] of [
+    ['rate', values.rate],
+    ['duration', values.duration],
+    ['iterations', values.iterations],
+  ] as const) {
     if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) {
       log(`--${flag} must be a positive number, got "${value}".`);
       return { code: 2, output: '' };
     }
   }
   if ((values.segment === undefined) !== (values['segment-sequence'] === undefined)) {
-    log('--segment and --segment-sequence go together: name this run\'s segment and the whole sequence, e.g. --segment 0:1/2 --segment-sequence 0,1/2,1.');
+    log(
+      "--segment and --segment-sequence go together: name this run's segment and the whole sequence, e.g. --segment 0:1/2 --segment-sequence 0,1/2,1.",
+    );
     return { code: 2, output: '' };
   }
 
@@ -115,7 +129,12 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
   const stops: (() => Promise<void>)[] = [];
   try {
     if (!config.baseUrl) {
-      const running = await startEmbeddedSandbox({ profile: config.profile, currencies: [config.currency], targetEnvironments: [config.targetEnvironment], ...sandboxFor(scenario, env) });
+      const running = await startEmbeddedSandbox({
+        profile: config.profile,
+        currencies: [config.currency],
+        targetEnvironments: [config.targetEnvironment],
+        ...sandboxFor(scenario, env),
+      });
       stops.push(() => running.close());
       const url = running.baseUrl;
       config = { ...config, baseUrl: url, sandboxUrl: url, subscriptionKeys: running.subscriptionKeys };
@@ -172,7 +191,10 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
     }
     if (callbacksReachable) writeFileSync(join(reportsDir, 'callbacks.json'), `${JSON.stringify(callbackLatency(receiver), null, 2)}\n`);
 
-    const leaks = scanForSecrets(reportsDir, Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'));
+    const leaks = scanForSecrets(
+      reportsDir,
+      Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'),
+    );
     if (leaks.length > 0) {
       for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
       return { code: 2, output };
@@ -194,7 +216,12 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
   }
 }
 
-function runK6(k6: string, args: string[], env: Record<string, string>, output: 'inherit' | 'pipe'): Promise<{ code: number; output: string }> {
+function runK6(
+  k6: string,
+  args: string[],
+  env: Record<string, string>,
+  output: 'inherit' | 'pipe',
+): Promise<{ code: number; output: string }> {
   return new Promise((resolvePromise) => {
     const child = spawn(k6, args, { env, stdio: ['ignore', output, output] });
     let text = '';

@@ -63,7 +63,14 @@ export const TIMELINE_POINTS = 60;
  * Counters that count faults anywhere in the load, ramp and drain included: a lost transaction or a body off its
  * schema is one whenever it happens. Everything else is judged over the window.
  */
-const WHOLE_LOAD = new Set(['momo_schema_violations', 'momo_lost_transactions', 'momo_unexpected_401', 'momo_unexpected_answers', 'momo_token_requests', 'checks']);
+const WHOLE_LOAD = new Set([
+  'momo_schema_violations',
+  'momo_lost_transactions',
+  'momo_unexpected_401',
+  'momo_unexpected_answers',
+  'momo_token_requests',
+  'checks',
+]);
 
 /** The lines a step's figures need; the others (k6 writes a dozen samples per request) are skipped unparsed. */
 const NEEDED = /"metric":"(http_req_duration|dropped_iterations|momo_[a-z_0-9]+|checks)"/;
@@ -82,7 +89,10 @@ async function windowOf(file: string): Promise<Window> {
   }
   const opens = marks[WINDOW_MARKS.opens];
   const closes = marks[WINDOW_MARKS.closes];
-  if (opens === undefined || closes === undefined || !(closes > opens)) throw new Error(`${file} holds no measured window (the marks of ${WINDOW_METRIC} are missing): the step ended before its window closed`);
+  if (opens === undefined || closes === undefined || !(closes > opens))
+    throw new Error(
+      `${file} holds no measured window (the marks of ${WINDOW_METRIC} are missing): the step ended before its window closed`,
+    );
   return { opens, closes };
 }
 
@@ -93,7 +103,12 @@ class OperationSink {
 }
 
 const latencyOf = (sorted: Float64Array): LatencyFigures => ({
-  p50: percentile(sorted, 0.5), p90: percentile(sorted, 0.9), p95: percentile(sorted, 0.95), p99: percentile(sorted, 0.99), p999: percentile(sorted, 0.999), max: sorted.length ? sorted[sorted.length - 1]! : 0,
+  p50: percentile(sorted, 0.5),
+  p90: percentile(sorted, 0.9),
+  p95: percentile(sorted, 0.95),
+  p99: percentile(sorted, 0.99),
+  p999: percentile(sorted, 0.999),
+  max: sorted.length ? sorted[sorted.length - 1]! : 0,
 });
 
 function trendValues(values: Values): Record<string, number> {
@@ -102,8 +117,15 @@ function trendValues(values: Values): Record<string, number> {
   for (const v of sorted) sum += v;
   const figures = latencyOf(sorted);
   return {
-    count: sorted.length, avg: sorted.length ? sum / sorted.length : 0, min: sorted.length ? sorted[0]! : 0, med: figures.p50, max: figures.max,
-    'p(90)': figures.p90, 'p(95)': figures.p95, 'p(99)': figures.p99, 'p(99.9)': figures.p999,
+    count: sorted.length,
+    avg: sorted.length ? sum / sorted.length : 0,
+    min: sorted.length ? sorted[0]! : 0,
+    med: figures.p50,
+    max: figures.max,
+    'p(90)': figures.p90,
+    'p(95)': figures.p95,
+    'p(99)': figures.p99,
+    'p(99.9)': figures.p999,
   };
 }
 
@@ -111,7 +133,11 @@ function trendValues(values: Values): Record<string, number> {
  * A step's figures from its processes' raw samples. `mixOperations` are the operations the arrival rate is of
  * (the timeline follows them); `thresholds` the ones the script declared (from its summary export).
  */
-export async function readWindow(files: readonly string[], mixOperations: readonly string[], thresholds: readonly { metric: string; expression: string }[]): Promise<WindowFigures> {
+export async function readWindow(
+  files: readonly string[],
+  mixOperations: readonly string[],
+  thresholds: readonly { metric: string; expression: string }[],
+): Promise<WindowFigures> {
   const windows = await Promise.all(files.map(windowOf));
   const seconds = windows.reduce((sum, w) => sum + (w.closes - w.opens), 0) / windows.length / 1000;
   const slice = Math.max(1, Math.ceil(seconds / TIMELINE_POINTS));
@@ -183,7 +209,11 @@ export async function readWindow(files: readonly string[], mixOperations: readon
   let failures = 0;
   for (const [op, sink] of operations) {
     metrics[`http_req_duration{op:${op}}`] = trendValues(sink.latency);
-    metrics[`http_req_failed{op:${op}}`] = { passes: sink.failed, fails: sink.latency.length - sink.failed, value: sink.latency.length ? sink.failed / sink.latency.length : 0 };
+    metrics[`http_req_failed{op:${op}}`] = {
+      passes: sink.failed,
+      fails: sink.latency.length - sink.failed,
+      value: sink.latency.length ? sink.failed / sink.latency.length : 0,
+    };
     for (const v of sink.latency.sorted()) every.push(v);
     failures += sink.failed;
   }
@@ -195,20 +225,40 @@ export async function readWindow(files: readonly string[], mixOperations: readon
   metrics.dropped_iterations = { count: dropped, rate: dropped / seconds };
   const judged = thresholds.map(({ metric, expression }) => {
     // A metric with no sample in the window: a trend of nothing, a rate of nothing, a count of zero.
-    const values = metrics[metric] ?? (/^\s*rate/.test(expression) ? { value: 0 } : /^\s*count/.test(expression) ? { count: 0 } : trendValues(new Values()));
+    const values =
+      metrics[metric] ??
+      (/^\s*rate/.test(expression) ? { value: 0 } : /^\s*count/.test(expression) ? { count: 0 } : trendValues(new Values()));
     return { metric, expression, ...judge(expression, values) };
   });
 
   return {
     seconds,
-    operations: Object.fromEntries([...operations].sort(([a], [b]) => a.localeCompare(b)).map(([op, sink]) => [op, {
-      answered: sink.answered, throughput: sink.answered / seconds, started: sink.latency.length, failed: sink.failed, latencyMs: latencyOf(sink.latency.sorted()),
-    }])),
+    operations: Object.fromEntries(
+      [...operations]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([op, sink]) => [
+          op,
+          {
+            answered: sink.answered,
+            throughput: sink.answered / seconds,
+            started: sink.latency.length,
+            failed: sink.failed,
+            latencyMs: latencyOf(sink.latency.sorted()),
+          },
+        ]),
+    ),
     requestsPerSecond: answered / seconds,
     dropped,
     timeline: timeline.map((s, i) => {
       const figures = latencyOf(s.latency.sorted());
-      return { at: i * slice, throughput: s.answered / Math.min(slice, seconds - i * slice), p50: figures.p50, p95: figures.p95, p99: figures.p99, max: figures.max };
+      return {
+        at: i * slice,
+        throughput: s.answered / Math.min(slice, seconds - i * slice),
+        p50: figures.p50,
+        p95: figures.p95,
+        p99: figures.p99,
+        max: figures.max,
+      };
     }),
     timeToFinalP95Ms: trends.has('momo_time_to_final') ? trendValues(trends.get('momo_time_to_final')!)['p(95)']! : null,
     thresholds: judged,

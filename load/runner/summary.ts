@@ -17,7 +17,10 @@ export function thresholdResults(summary: K6Summary): ThresholdResult[] {
   const results: ThresholdResult[] = [];
   for (const [metric, values] of Object.entries(summary.metrics)) {
     for (const [expression, crossed] of Object.entries(values.thresholds ?? {})) {
-      const observed = Object.entries(values).filter(([k]) => k !== 'thresholds').map(([k, v]) => `${k}=${typeof v === 'number' ? Number(v.toFixed(3)) : String(v)}`).join(' ');
+      const observed = Object.entries(values)
+        .filter(([k]) => k !== 'thresholds')
+        .map(([k, v]) => `${k}=${typeof v === 'number' ? Number(v.toFixed(3)) : String(v)}`)
+        .join(' ');
       results.push({ metric, expression, passed: !crossed, observed });
     }
   }
@@ -56,8 +59,21 @@ export function withoutSetupData(summary: K6Summary): K6Summary {
  * least two sampling periods to draw its graphs.
  */
 export function htmlReport(scenario: string, summary: K6Summary): string {
-  const rows = thresholdResults(summary).map((t) => `<tr class="${t.passed ? 'ok' : 'bad'}"><td>${xml(t.metric)}</td><td>${xml(t.expression)}</td><td>${t.passed ? 'held' : 'CROSSED'}</td><td>${xml(t.observed)}</td></tr>`);
-  const metrics = Object.entries(summary.metrics).sort(([a], [b]) => a.localeCompare(b)).map(([name, v]) => `<tr><td>${xml(name)}</td><td>${xml(Object.entries(v).filter(([k]) => k !== 'thresholds').map(([k, x]) => `${k}=${typeof x === 'number' ? Number(x.toFixed(3)) : String(x)}`).join(' '))}</td></tr>`);
+  const rows = thresholdResults(summary).map(
+    (t) =>
+      `<tr class="${t.passed ? 'ok' : 'bad'}"><td>${xml(t.metric)}</td><td>${xml(t.expression)}</td><td>${t.passed ? 'held' : 'CROSSED'}</td><td>${xml(t.observed)}</td></tr>`,
+  );
+  const metrics = Object.entries(summary.metrics)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([name, v]) =>
+        `<tr><td>${xml(name)}</td><td>${xml(
+          Object.entries(v)
+            .filter(([k]) => k !== 'thresholds')
+            .map(([k, x]) => `${k}=${typeof x === 'number' ? Number(x.toFixed(3)) : String(x)}`)
+            .join(' '),
+        )}</td></tr>`,
+    );
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Load: ${xml(scenario)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}tr.ok td:nth-child(3){color:#176117}tr.bad td:nth-child(3){color:#a11;font-weight:bold}</style></head>
 <body><h1>Load scenario ${xml(scenario)}</h1><p>The run was too short for k6's web dashboard, which needs at least two sampling periods to draw graphs; this page lists its thresholds and metrics.</p>
@@ -74,8 +90,14 @@ export function junitReport(scenario: string, summary: K6Summary, durationSecond
   const checks = Object.values(summary.root_group?.checks ?? {});
   const failures = thresholds.filter((t) => !t.passed).length + checks.filter((c) => c.fails > 0).length;
   const cases = [
-    ...thresholds.map((t) => `    <testcase classname="load.${xml(scenario)}.thresholds" name="${xml(`${t.metric}: ${t.expression}`)}">${t.passed ? '' : `\n      <failure message="${xml(`threshold crossed: ${t.metric} ${t.expression}`)}">${xml(t.observed)}</failure>\n    `}</testcase>`),
-    ...checks.map((c) => `    <testcase classname="load.${xml(scenario)}.checks" name="${xml(c.name)}">${c.fails === 0 ? '' : `\n      <failure message="${xml(`${c.fails} of ${c.passes + c.fails} failed`)}"/>\n    `}</testcase>`),
+    ...thresholds.map(
+      (t) =>
+        `    <testcase classname="load.${xml(scenario)}.thresholds" name="${xml(`${t.metric}: ${t.expression}`)}">${t.passed ? '' : `\n      <failure message="${xml(`threshold crossed: ${t.metric} ${t.expression}`)}">${xml(t.observed)}</failure>\n    `}</testcase>`,
+    ),
+    ...checks.map(
+      (c) =>
+        `    <testcase classname="load.${xml(scenario)}.checks" name="${xml(c.name)}">${c.fails === 0 ? '' : `\n      <failure message="${xml(`${c.fails} of ${c.passes + c.fails} failed`)}"/>\n    `}</testcase>`,
+    ),
   ];
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

@@ -30,18 +30,39 @@ const creations = rates.map(([op]) => op).filter((op) => op !== 'createAccessTok
 const windowMarks = new Counter(WINDOW_METRIC);
 // One VU per process of a split step (LOAD_SEGMENTS): execution segments share the VUs out, one to each process,
 // and each process marks the window of its own schedule.
-const mark = (startTime: number) => ({ executor: 'per-vu-iterations', exec: 'markWindow', vus: number('LOAD_SEGMENTS', 1), iterations: 1, startTime: `${startTime}s`, maxDuration: '10s' });
+const mark = (startTime: number) => ({
+  executor: 'per-vu-iterations',
+  exec: 'markWindow',
+  vus: number('LOAD_SEGMENTS', 1),
+  iterations: 1,
+  startTime: `${startTime}s`,
+  maxDuration: '10s',
+});
 
 export const options = {
   scenarios: {
-    ...Object.fromEntries(rates.map(([op, opRate]) => {
-      const vus = Math.max(2, Math.round((totalVus * opRate) / rate));
-      // The ramp opens the VUs' connections gradually and lets the target settle; it is not measured.
-      return [op, {
-        executor: 'ramping-arrival-rate', exec: op, tags: { op }, startRate: Math.max(1, Math.round(opRate / 10)), timeUnit: '1s',
-        stages: [{ target: opRate, duration: `${rampSeconds}s` }, { target: opRate, duration: `${holdSeconds}s` }], preAllocatedVUs: vus, maxVUs: vus,
-      }];
-    })),
+    ...Object.fromEntries(
+      rates.map(([op, opRate]) => {
+        const vus = Math.max(2, Math.round((totalVus * opRate) / rate));
+        // The ramp opens the VUs' connections gradually and lets the target settle; it is not measured.
+        return [
+          op,
+          {
+            executor: 'ramping-arrival-rate',
+            exec: op,
+            tags: { op },
+            startRate: Math.max(1, Math.round(opRate / 10)),
+            timeUnit: '1s',
+            stages: [
+              { target: opRate, duration: `${rampSeconds}s` },
+              { target: opRate, duration: `${holdSeconds}s` },
+            ],
+            preAllocatedVUs: vus,
+            maxVUs: vus,
+          },
+        ];
+      }),
+    ),
     [WINDOW_MARKS.opens]: mark(rampSeconds),
     [WINDOW_MARKS.closes]: mark(rampSeconds + holdSeconds),
   },
@@ -62,7 +83,11 @@ interface Data {
 export function setup(): Data {
   const accounts = provisionAccounts(['collection', 'disbursement']);
   const needs = { collection: mix.requestToPay !== undefined, disbursement: mix.deposit !== undefined || mix.refund !== undefined };
-  const tokens = Object.fromEntries(Object.entries(needs).filter(([, needed]) => needed).map(([product]) => [product, issueTokens(accounts[product]!, tokenPool)]));
+  const tokens = Object.fromEntries(
+    Object.entries(needs)
+      .filter(([, needed]) => needed)
+      .map(([product]) => [product, issueTokens(accounts[product]!, tokenPool)]),
+  );
   return { accounts, refundable: mix.refund !== undefined ? refundablePayments(accounts.collection!) : [], tokens };
 }
 

@@ -22,23 +22,39 @@ const closedVus = number('LOAD_CLOSED_VUS', 0);
  * http_req_failed{op:<operation>}) shows the cache at work.
  */
 export const options = {
-  scenarios: Object.fromEntries(operations.map((op) => {
-    if (!CREATIONS.includes(op)) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (${CREATIONS.join(', ')})`);
-    return [op, iterations > 0
-      ? { executor: 'shared-iterations', exec: op, iterations, vus: number('LOAD_VUS', 4), maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s`, tags: { op } }
-      : closedVus > 0 ? { executor: 'constant-vus', exec: op, vus: closedVus, duration, tags: { op } }
-      : {
-        executor: 'constant-arrival-rate',
-        exec: op,
-        tags: { op },
-        rate,
-        timeUnit: '1s',
-        duration,
-        preAllocatedVUs: number('LOAD_VUS', 20),
-        maxVUs: number('LOAD_MAX_VUS', 200),
-      }];
-  })),
-  thresholds: Object.assign({ ...correctness(), ...noUnexpected401() }, ...operations.map((op) => ({ ...latencyOf(op), ...errorRateOf(op) }))),
+  scenarios: Object.fromEntries(
+    operations.map((op) => {
+      if (!CREATIONS.includes(op)) throw new Error(`LOAD_OPERATIONS: unknown operation "${op}" (${CREATIONS.join(', ')})`);
+      return [
+        op,
+        iterations > 0
+          ? {
+              executor: 'shared-iterations',
+              exec: op,
+              iterations,
+              vus: number('LOAD_VUS', 4),
+              maxDuration: `${number('LOAD_MAX_DURATION_SECONDS', 120)}s`,
+              tags: { op },
+            }
+          : closedVus > 0
+            ? { executor: 'constant-vus', exec: op, vus: closedVus, duration, tags: { op } }
+            : {
+                executor: 'constant-arrival-rate',
+                exec: op,
+                tags: { op },
+                rate,
+                timeUnit: '1s',
+                duration,
+                preAllocatedVUs: number('LOAD_VUS', 20),
+                maxVUs: number('LOAD_MAX_VUS', 200),
+              },
+      ];
+    }),
+  ),
+  thresholds: Object.assign(
+    { ...correctness(), ...noUnexpected401() },
+    ...operations.map((op) => ({ ...latencyOf(op), ...errorRateOf(op) })),
+  ),
 };
 
 interface Data {

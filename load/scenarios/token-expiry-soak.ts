@@ -34,7 +34,9 @@ export function setup() {
   const probe = fetchToken(accounts.collection!);
   const lifetimeSeconds = (probe.refreshAt - Date.now()) / 1000 / 0.8;
   if (lifetimeSeconds * MINIMUM_EXPIRIES > durationSeconds) {
-    fail(`setup: tokens live about ${Math.round(lifetimeSeconds)} s, so ${durationSeconds} s crosses fewer than ${MINIMUM_EXPIRIES} expiries; raise LOAD_DURATION_SECONDS or start the target with shorter-lived tokens (LOAD_TOKEN_LIFETIME)`);
+    fail(
+      `setup: tokens live about ${Math.round(lifetimeSeconds)} s, so ${durationSeconds} s crosses fewer than ${MINIMUM_EXPIRIES} expiries; raise LOAD_DURATION_SECONDS or start the target with shorter-lived tokens (LOAD_TOKEN_LIFETIME)`,
+    );
   }
   return accounts;
 }

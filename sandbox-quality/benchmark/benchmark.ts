@@ -88,11 +88,30 @@ const BENCHMARK_RETENTION_ENTRIES = 2_000_000;
 async function startServer(kind: 'sandbox' | 'bare' | 'prism', extraArgs: string[] = [], openapiFile?: string): Promise<Server> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const [program, args]: [string, string[]] = kind === 'prism'
-    ? [join(ROOT, '.tools/prism/node_modules/.bin/prism'), ['mock', openapiFile!, '-h', '127.0.0.1', '-p', String(port), '--errors']]
-    : [process.execPath, kind === 'sandbox'
-      ? ['--expose-gc', '--import', 'tsx', join(ROOT, 'cli/momo-harness.ts'), 'sandbox', '--port', String(port), '--log-level', 'warn', '--retention-max-bytes', String(BENCHMARK_RETENTION_BYTES), '--retention-max-entries', String(BENCHMARK_RETENTION_ENTRIES), ...extraArgs]
-      : ['--import', 'tsx', join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts'), String(port)]];
+  const [program, args]: [string, string[]] =
+    kind === 'prism'
+      ? [join(ROOT, '.tools/prism/node_modules/.bin/prism'), ['mock', openapiFile!, '-h', '127.0.0.1', '-p', String(port), '--errors']]
+      : [
+          process.execPath,
+          kind === 'sandbox'
+            ? [
+                '--expose-gc',
+                '--import',
+                'tsx',
+                join(ROOT, 'cli/momo-harness.ts'),
+                'sandbox',
+                '--port',
+                String(port),
+                '--log-level',
+                'warn',
+                '--retention-max-bytes',
+                String(BENCHMARK_RETENTION_BYTES),
+                '--retention-max-entries',
+                String(BENCHMARK_RETENTION_ENTRIES),
+                ...extraArgs,
+              ]
+            : ['--import', 'tsx', join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts'), String(port)],
+        ];
   const child = spawn(program, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   await waitForHttp(kind === 'sandbox' ? `${url}/health` : url);
   return { url, process: child };
@@ -106,8 +125,14 @@ const SANDBOX_COMPILED = join(ROOT, 'dist/node/cli/momo-harness.js');
 async function buildCompiledServers(): Promise<void> {
   if (!existsSync(SANDBOX_COMPILED)) throw new Error(`${SANDBOX_COMPILED} is missing: run npm run build first (npm run benchmark does)`);
   await build({
-    entryPoints: [join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts')], outfile: BARE_COMPILED,
-    bundle: true, packages: 'external', platform: 'node', target: 'node20', format: 'esm', logLevel: 'warning',
+    entryPoints: [join(ROOT, 'sandbox-quality/benchmark/bare-fastify.ts')],
+    outfile: BARE_COMPILED,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    logLevel: 'warning',
   });
 }
 
@@ -116,12 +141,37 @@ async function buildCompiledServers(): Promise<void> {
  * constant load its records, and so its heap, reach a steady size within seconds, as a long run's do once its
  * retention window is full, instead of growing for the whole measurement.
  */
-const SHORT_RETENTION = ['--retention-max-age-ms', '5000', '--notification-window-ms', '1000', '--pending-timeout-ms', '2000', '--delayed-success-ms', '1000', '--callback-retry-delays-ms', 'none', '--callback-timeout-ms', '500'];
+const SHORT_RETENTION = [
+  '--retention-max-age-ms',
+  '5000',
+  '--notification-window-ms',
+  '1000',
+  '--pending-timeout-ms',
+  '2000',
+  '--delayed-success-ms',
+  '1000',
+  '--callback-retry-delays-ms',
+  'none',
+  '--callback-timeout-ms',
+  '500',
+];
 
 /** The node arguments of a compiled server on a port (the sandbox with the benchmark's retention bounds, and any more). */
 function compiledProgram(kind: 'sandbox' | 'bare', port: number, extraArgs: string[] = []): string[] {
   return kind === 'sandbox'
-    ? [SANDBOX_COMPILED, 'sandbox', '--port', String(port), '--log-level', 'warn', '--retention-max-bytes', String(BENCHMARK_RETENTION_BYTES), '--retention-max-entries', String(BENCHMARK_RETENTION_ENTRIES), ...extraArgs]
+    ? [
+        SANDBOX_COMPILED,
+        'sandbox',
+        '--port',
+        String(port),
+        '--log-level',
+        'warn',
+        '--retention-max-bytes',
+        String(BENCHMARK_RETENTION_BYTES),
+        '--retention-max-entries',
+        String(BENCHMARK_RETENTION_ENTRIES),
+        ...extraArgs,
+      ]
     : [BARE_COMPILED, String(port)];
 }
 
@@ -145,7 +195,10 @@ async function stop(server: Server): Promise<void> {
 let k6PathFound: string | undefined;
 /** The k6 that npm run load uses (scripts/ensure-k6.sh), looked up once per benchmark. */
 function k6Binary(): string {
-  k6PathFound ??= spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).stdout.trim();
+  k6PathFound ??= spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).stdout.trim();
   return k6PathFound;
 }
 
@@ -159,7 +212,8 @@ function k6(script: string, env: Record<string, string>): K6Result {
   });
   if (!existsSync(summaryFile)) throw new Error(`k6 wrote no summary (exit ${run.status}): ${run.stderr}`);
   const metrics = (JSON.parse(readFileSync(summaryFile, 'utf8')) as { metrics: Record<string, Record<string, number>> }).metrics;
-  const duration = Object.entries(metrics).find(([name]) => name.startsWith('http_req_duration{op:'))?.[1] ?? metrics.http_req_duration ?? {};
+  const duration =
+    Object.entries(metrics).find(([name]) => name.startsWith('http_req_duration{op:'))?.[1] ?? metrics.http_req_duration ?? {};
   return {
     iterationsPerSecond: metrics.iterations?.rate ?? 0,
     iterations: metrics.iterations?.count ?? 0,
@@ -174,19 +228,44 @@ async function provision(baseUrl: string): Promise<{ userId: string; apiKey: str
   const userId = randomUUID();
   const headers = { 'ocp-apim-subscription-key': KEY };
   const bases = { gateway: baseUrl, provisioning: baseUrl };
-  await (await request(urlOf('createApiUser', 'collection', bases), { method: 'POST', headers: { ...headers, 'x-reference-id': userId, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }) })).body.dump();
-  const { apiKey } = (await (await request(urlOf('createApiKey', 'collection', bases, { referenceId: userId }), { method: 'POST', headers })).body.json()) as { apiKey: string };
+  await (
+    await request(urlOf('createApiUser', 'collection', bases), {
+      method: 'POST',
+      headers: { ...headers, 'x-reference-id': userId, 'content-type': 'application/json' },
+      body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }),
+    })
+  ).body.dump();
+  const { apiKey } = (await (
+    await request(urlOf('createApiKey', 'collection', bases, { referenceId: userId }), { method: 'POST', headers })
+  ).body.json()) as { apiKey: string };
   const basic = Buffer.from(`${userId}:${apiKey}`).toString('base64');
-  const { access_token: token } = (await (await request(urlOf('createAccessToken', 'collection', bases), { method: 'POST', headers: { ...headers, authorization: `Basic ${basic}` } })).body.json()) as { access_token: string };
+  const { access_token: token } = (await (
+    await request(urlOf('createAccessToken', 'collection', bases), {
+      method: 'POST',
+      headers: { ...headers, authorization: `Basic ${basic}` },
+    })
+  ).body.json()) as { access_token: string };
   return { userId, apiKey, token };
 }
 
-const RTP_BODY = JSON.stringify({ amount: '10', currency: 'EUR', externalId: 'bench', payer: { partyIdType: 'MSISDN', partyId: TEST_NUMBERS.ordinary.msisdn }, payerMessage: 'bench', payeeNote: 'bench' });
+const RTP_BODY = JSON.stringify({
+  amount: '10',
+  currency: 'EUR',
+  externalId: 'bench',
+  payer: { partyIdType: 'MSISDN', partyId: TEST_NUMBERS.ordinary.msisdn },
+  payerMessage: 'bench',
+  payeeNote: 'bench',
+});
 
 function minimalEnv(url: string, token: string): Record<string, string> {
   return {
     BENCH_URL: `${url}${pathOf('requestToPay')}`,
-    BENCH_HEADERS: JSON.stringify({ 'Ocp-Apim-Subscription-Key': KEY, Authorization: `Bearer ${token}`, 'X-Target-Environment': 'sandbox', 'Content-Type': 'application/json' }),
+    BENCH_HEADERS: JSON.stringify({
+      'Ocp-Apim-Subscription-Key': KEY,
+      Authorization: `Bearer ${token}`,
+      'X-Target-Environment': 'sandbox',
+      'Content-Type': 'application/json',
+    }),
     BENCH_BODY: RTP_BODY,
     BENCH_RUN: randomUUID().slice(0, 8),
     BENCH_VUS: String(VUS),
@@ -199,13 +278,22 @@ function minimalAgainst(url: string, token: string): K6Result {
 }
 
 function loadScriptEnv(url: string): Record<string, string> {
-  return { MOMO_BASE_URL: url, MOMO_COLLECTION_KEY: KEY, MOMO_DISBURSEMENT_KEY: 'sandbox-disbursement-key', MOMO_REMITTANCE_KEY: 'sandbox-remittance-key' };
+  return {
+    MOMO_BASE_URL: url,
+    MOMO_COLLECTION_KEY: KEY,
+    MOMO_DISBURSEMENT_KEY: 'sandbox-disbursement-key',
+    MOMO_REMITTANCE_KEY: 'sandbox-remittance-key',
+  };
 }
 
 async function ensurePrism(): Promise<void> {
   if (existsSync(join(ROOT, '.tools/prism/node_modules/.bin/prism'))) return;
   log('installing @stoplight/prism-cli into .tools/prism (once)');
-  const install = spawnSync('npm', ['install', '--prefix', join(ROOT, '.tools/prism'), '--no-audit', '--no-fund', '@stoplight/prism-cli@5'], { stdio: 'inherit' });
+  const install = spawnSync(
+    'npm',
+    ['install', '--prefix', join(ROOT, '.tools/prism'), '--no-audit', '--no-fund', '@stoplight/prism-cli@5'],
+    { stdio: 'inherit' },
+  );
   if (install.status !== 0) throw new Error('could not install @stoplight/prism-cli');
 }
 
@@ -214,9 +302,13 @@ async function ensurePrism(): Promise<void> {
  * averaged, so that the server warming up or filling its store favours neither.
  */
 function compareGenerator(url: string, token: string): { scriptResult: K6Result; minimalAgain: K6Result } {
-  const script = () => k6(join(ROOT, 'dist/load/creation-throughput.js'), {
-    ...loadScriptEnv(url), LOAD_OPERATIONS: 'requestToPay', LOAD_CLOSED_VUS: String(VUS), LOAD_DURATION_SECONDS: String(SECONDS),
-  });
+  const script = () =>
+    k6(join(ROOT, 'dist/load/creation-throughput.js'), {
+      ...loadScriptEnv(url),
+      LOAD_OPERATIONS: 'requestToPay',
+      LOAD_CLOSED_VUS: String(VUS),
+      LOAD_DURATION_SECONDS: String(SECONDS),
+    });
   const a1 = script();
   const b1 = minimalAgainst(url, token);
   const b2 = minimalAgainst(url, token);
@@ -226,7 +318,14 @@ function compareGenerator(url: string, token: string): { scriptResult: K6Result;
 
 function mean(x: K6Result, y: K6Result): K6Result {
   const avg = (key: keyof K6Result) => (x[key] + y[key]) / 2;
-  return { iterationsPerSecond: avg('iterationsPerSecond'), iterations: x.iterations + y.iterations, p95Ms: avg('p95Ms'), failedRate: avg('failedRate'), dropped: x.dropped + y.dropped, requests: x.requests + y.requests };
+  return {
+    iterationsPerSecond: avg('iterationsPerSecond'),
+    iterations: x.iterations + y.iterations,
+    p95Ms: avg('p95Ms'),
+    failedRate: avg('failedRate'),
+    dropped: x.dropped + y.dropped,
+    requests: x.requests + y.requests,
+  };
 }
 
 interface InstructionCount {
@@ -251,12 +350,16 @@ function instructionsPerIteration(url: string, token: string): InstructionCount 
   }
   const k6Path = k6Binary();
   const count = (script: string, env: Record<string, string>): number => {
-    const run = spawnSync('valgrind', ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', k6Path, 'run', '--no-usage-report', '--quiet', script], {
-      env: { ...process.env, ...env, GODEBUG: 'asyncpreemptoff=1', GOMAXPROCS: '1', K6_NO_USAGE_REPORT: 'true' },
-      encoding: 'utf8',
-      stdio: ['ignore', 'ignore', 'pipe'],
-      maxBuffer: 64 * 2 ** 20,
-    });
+    const run = spawnSync(
+      'valgrind',
+      ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', k6Path, 'run', '--no-usage-report', '--quiet', script],
+      {
+        env: { ...process.env, ...env, GODEBUG: 'asyncpreemptoff=1', GOMAXPROCS: '1', K6_NO_USAGE_REPORT: 'true' },
+        encoding: 'utf8',
+        stdio: ['ignore', 'ignore', 'pipe'],
+        maxBuffer: 64 * 2 ** 20,
+      },
+    );
     const refs = /I\s+refs:\s+([\d,]+)/.exec(run.stderr)?.[1];
     if (run.status !== 0 || !refs) throw new Error(`k6 under valgrind failed (exit ${run.status}): ${run.stderr.slice(-500)}`);
     return Number(refs.replaceAll(',', ''));
@@ -269,7 +372,12 @@ function instructionsPerIteration(url: string, token: string): InstructionCount 
   };
   const loadScript = perIteration(join(ROOT, 'dist/load/creation-throughput.js'), (n) => ({
     // Counted under valgrind, every call is slow: the latency SLOs would be crossed, and k6 would say so with its exit code.
-    ...loadScriptEnv(url), LOAD_OPERATIONS: 'requestToPay', LOAD_ITERATIONS: String(n), LOAD_VUS: String(VUS), LOAD_SLO_P95_MS: '1e9', LOAD_SLO_P99_MS: '1e9',
+    ...loadScriptEnv(url),
+    LOAD_OPERATIONS: 'requestToPay',
+    LOAD_ITERATIONS: String(n),
+    LOAD_VUS: String(VUS),
+    LOAD_SLO_P95_MS: '1e9',
+    LOAD_SLO_P99_MS: '1e9',
   }));
   const minimal = perIteration(minimalScript(), (n) => ({ ...minimalEnv(url, token), BENCH_ITERATIONS: String(n) }));
   return { loadScript, minimal, ratio: minimal / loadScript };
@@ -315,7 +423,10 @@ async function cpuPerRequest(): Promise<CpuPerRequest> {
     const run = (server: Server, iterations: number) => {
       const before = cpuSecondsOf(server.process.pid!);
       const result = k6(minimalScript(), { ...minimalEnv(server.url, token), BENCH_ITERATIONS: String(iterations) });
-      if (result.iterations !== iterations || result.failedRate > 0) throw new Error(`the CPU run against ${server.url} made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`);
+      if (result.iterations !== iterations || result.failedRate > 0)
+        throw new Error(
+          `the CPU run against ${server.url} made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`,
+        );
       return (cpuSecondsOf(server.process.pid!) - before) / iterations;
     };
     // Warm-up: the JIT compiles the hot path, and the sandbox's store reaches a steady size.
@@ -378,14 +489,29 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
   const perWindow = QUICK ? 2_000 : 5_000;
   // traffic: the minimal script's one request, or the creation-throughput scenario's mix (requests to pay, deposits
   // and refunds from many VUs, each with its own reference ids): what a performance change must pay on.
-  const count = async (kind: 'sandbox' | 'bare', sandboxToken?: string, traffic: 'minimal' | 'creation-throughput' = 'minimal'): Promise<{ figures: number[]; token: string }> => {
+  const count = async (
+    kind: 'sandbox' | 'bare',
+    sandboxToken?: string,
+    traffic: 'minimal' | 'creation-throughput' = 'minimal',
+  ): Promise<{ figures: number[]; token: string }> => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const outFile = join(mkdtempSync(join(tmpdir(), 'bench-callgrind-')), 'callgrind.out');
     const program = compiledProgram(kind, port);
     // V8 optimises on the main thread: its background compiler, serialised by valgrind, would otherwise hand
     // over optimised code windows late, and the counts would fall for longer than any warm-up.
-    const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${outFile}`, process.execPath, '--no-concurrent-recompilation', ...program], { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] });
+    const child = spawn(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        `--callgrind-out-file=${outFile}`,
+        process.execPath,
+        '--no-concurrent-recompilation',
+        ...program,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] },
+    );
     const server: Server = { url, process: child };
     try {
       // Node starts slowly under valgrind, even uncounted.
@@ -396,12 +522,22 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
       const run = (iterations: number): number => {
         if (traffic === 'creation-throughput') {
           const perOperation = Math.ceil(iterations / CREATIONS_OF_THE_SCENARIO);
-          const result = k6(join(ROOT, 'dist/load/creation-throughput.js'), { ...loadScriptEnv(url), LOAD_ITERATIONS: String(perOperation), LOAD_VUS: '8' });
-          if (result.iterations !== perOperation * CREATIONS_OF_THE_SCENARIO || result.failedRate > 0) throw new Error(`the counted creation-throughput run made ${result.iterations} of ${perOperation * CREATIONS_OF_THE_SCENARIO} creations, ${(result.failedRate * 100).toFixed(1)}% failed`);
+          const result = k6(join(ROOT, 'dist/load/creation-throughput.js'), {
+            ...loadScriptEnv(url),
+            LOAD_ITERATIONS: String(perOperation),
+            LOAD_VUS: '8',
+          });
+          if (result.iterations !== perOperation * CREATIONS_OF_THE_SCENARIO || result.failedRate > 0)
+            throw new Error(
+              `the counted creation-throughput run made ${result.iterations} of ${perOperation * CREATIONS_OF_THE_SCENARIO} creations, ${(result.failedRate * 100).toFixed(1)}% failed`,
+            );
           return result.requests;
         }
         const result = k6(minimalScript(), { ...minimalEnv(url, token), BENCH_ITERATIONS: String(iterations) });
-        if (result.iterations !== iterations || result.failedRate > 0) throw new Error(`the counted run against the ${kind} server made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`);
+        if (result.iterations !== iterations || result.failedRate > 0)
+          throw new Error(
+            `the counted run against the ${kind} server made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`,
+          );
         return iterations;
       };
       const control = (...args: string[]) => {
@@ -431,7 +567,16 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
   const sandbox = settledMedian(sandboxCount.figures);
   const bare = settledMedian(bareCount.figures);
   const mix = settledMedian(mixCount.figures);
-  return { bare, sandbox, ratio: sandbox / bare, sandboxWindows: sandboxCount.figures, bareWindows: bareCount.figures, requestsPerWindow: perWindow, mix, mixWindows: mixCount.figures };
+  return {
+    bare,
+    sandbox,
+    ratio: sandbox / bare,
+    sandboxWindows: sandboxCount.figures,
+    bareWindows: bareCount.figures,
+    requestsPerWindow: perWindow,
+    mix,
+    mixWindows: mixCount.figures,
+  };
 }
 
 /**
@@ -446,19 +591,26 @@ function settledMedian(figures: number[]): number {
   let first = 0;
   while (first < figures.length - 1 && figures[first]! > 1.1 * figures[first + 1]!) first += 1;
   const settled = figures.slice(first).sort((a, b) => a - b);
-  if (settled.length < 3) throw new Error(`the instruction counts did not settle (${figures.map((f) => Math.round(f)).join(', ')} per request): run again, or with a longer warm-up`);
+  if (settled.length < 3)
+    throw new Error(
+      `the instruction counts did not settle (${figures.map((f) => Math.round(f)).join(', ')} per request): run again, or with a longer warm-up`,
+    );
   const middle = Math.floor(settled.length / 2);
   return settled.length % 2 === 1 ? settled[middle]! : (settled[middle - 1]! + settled[middle]!) / 2;
 }
 
 function logInstructions(counted: InstructionsPerRequest): void {
   const windows = (xs: number[]) => xs.map((x) => fmt(x)).join(', ');
-  log(`server instructions per request (callgrind, compiled): sandbox request to pay ${fmt(counted.sandbox)}, bare Fastify ${fmt(counted.bare)}: ${fmt(counted.ratio, 2)}× (guard ≤ ${GUARD_RATIO}×; windows of ${fmt(counted.requestsPerWindow)} requests: sandbox ${windows(counted.sandboxWindows)}; bare ${windows(counted.bareWindows)})`);
+  log(
+    `server instructions per request (callgrind, compiled): sandbox request to pay ${fmt(counted.sandbox)}, bare Fastify ${fmt(counted.bare)}: ${fmt(counted.ratio, 2)}× (guard ≤ ${GUARD_RATIO}×; windows of ${fmt(counted.requestsPerWindow)} requests: sandbox ${windows(counted.sandboxWindows)}; bare ${windows(counted.bareWindows)})`,
+  );
   log(`sandbox instructions per request under the creation-throughput mix: ${fmt(counted.mix)} (windows: ${windows(counted.mixWindows)})`);
 }
 
 function logCpu(cpu: CpuPerRequest): void {
-  log(`server CPU per request: sandbox request to pay ${fmt(cpu.sandboxMicros, 1)} µs, bare Fastify ${fmt(cpu.bareMicros, 1)} µs: ${fmt(cpu.ratio, 2)}× (guard ≤ ${GUARD_RATIO}×; least of ${cpu.rounds} runs of ${fmt(cpu.requests)} requests each)`);
+  log(
+    `server CPU per request: sandbox request to pay ${fmt(cpu.sandboxMicros, 1)} µs, bare Fastify ${fmt(cpu.bareMicros, 1)} µs: ${fmt(cpu.ratio, 2)}× (guard ≤ ${GUARD_RATIO}×; least of ${cpu.rounds} runs of ${fmt(cpu.requests)} requests each)`,
+  );
 }
 
 /** `--cpu`: only the server CPU per request, for working on the sandbox's hot path. */
@@ -512,8 +664,13 @@ async function generatorOnly(): Promise<void> {
   const counted = await startServer('sandbox');
   const instructions = instructionsPerIteration(counted.url, (await provision(counted.url)).token);
   await stop(counted);
-  log(`load script ${fmt(scriptResult.iterationsPerSecond)} it/s, minimal script ${fmt(minimalAgain.iterationsPerSecond)} it/s: ${fmt((scriptResult.iterationsPerSecond / minimalAgain.iterationsPerSecond) * 100)}% (throughput, noisy)`);
-  if (instructions) log(`instructions per iteration (the load script validates every body): load script ${fmt(instructions.loadScript)}, minimal script ${fmt(instructions.minimal)}: ${fmt(instructions.ratio * 100)}% (target ≥ 90%)`);
+  log(
+    `load script ${fmt(scriptResult.iterationsPerSecond)} it/s, minimal script ${fmt(minimalAgain.iterationsPerSecond)} it/s: ${fmt((scriptResult.iterationsPerSecond / minimalAgain.iterationsPerSecond) * 100)}% (throughput, noisy)`,
+  );
+  if (instructions)
+    log(
+      `instructions per iteration (the load script validates every body): load script ${fmt(instructions.loadScript)}, minimal script ${fmt(instructions.minimal)}: ${fmt(instructions.ratio * 100)}% (target ≥ 90%)`,
+    );
 }
 
 async function main(): Promise<void> {
@@ -560,11 +717,27 @@ async function main(): Promise<void> {
   const prism = await startServer('prism', [], openapiFile);
   const prismResult = minimalAgainst(prism.url, token);
   await stop(prism);
-  results.nodeCeiling = { bareFastify: bareResult, sandbox: sandboxResult, ratio: sandboxResult.iterationsPerSecond / bareResult.iterationsPerSecond, target: 0.6 };
+  results.nodeCeiling = {
+    bareFastify: bareResult,
+    sandbox: sandboxResult,
+    ratio: sandboxResult.iterationsPerSecond / bareResult.iterationsPerSecond,
+    target: 0.6,
+  };
   results.cpuPerRequest = { ...cpu, target: GUARD_RATIO };
   if (serverInstructions) results.instructionsPerRequest = { ...serverInstructions, target: GUARD_RATIO };
-  results.prism = { prism: prismResult, sandbox: sandboxResult, ratio: sandboxResult.iterationsPerSecond / prismResult.iterationsPerSecond, target: 2 };
-  results.generator = { loadScript: scriptResult, minimal: minimalAgain, ratio: scriptResult.iterationsPerSecond / minimalAgain.iterationsPerSecond, instructions, target: 0.9 };
+  results.prism = {
+    prism: prismResult,
+    sandbox: sandboxResult,
+    ratio: sandboxResult.iterationsPerSecond / prismResult.iterationsPerSecond,
+    target: 2,
+  };
+  results.generator = {
+    loadScript: scriptResult,
+    minimal: minimalAgain,
+    ratio: scriptResult.iterationsPerSecond / minimalAgain.iterationsPerSecond,
+    instructions,
+    target: 0.9,
+  };
 
   // 3. Capacity: the highest arrival rate each operation sustains with p95 under the stated latency.
   const P95_LIMIT_MS = 50;
@@ -572,8 +745,28 @@ async function main(): Promise<void> {
   const capacity: Record<string, unknown> = { p95LimitMs: P95_LIMIT_MS };
   for (const [operation, script, extra] of [
     // VUs allocated up front: k6 starting VUs mid-run would drop iterations for its own sake, not the target's.
-    ['token', 'token-storm', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_RAMP_SECONDS: '1', LOAD_HOLD_SECONDS: String(SECONDS), LOAD_VUS: '200', LOAD_MAX_VUS: '400' })],
-    ['request to pay', 'creation-throughput', (rate: number) => ({ LOAD_RATE: String(rate), LOAD_OPERATIONS: 'requestToPay', LOAD_DURATION_SECONDS: String(SECONDS), LOAD_VUS: '200', LOAD_MAX_VUS: '400' })],
+    [
+      'token',
+      'token-storm',
+      (rate: number) => ({
+        LOAD_RATE: String(rate),
+        LOAD_RAMP_SECONDS: '1',
+        LOAD_HOLD_SECONDS: String(SECONDS),
+        LOAD_VUS: '200',
+        LOAD_MAX_VUS: '400',
+      }),
+    ],
+    [
+      'request to pay',
+      'creation-throughput',
+      (rate: number) => ({
+        LOAD_RATE: String(rate),
+        LOAD_OPERATIONS: 'requestToPay',
+        LOAD_DURATION_SECONDS: String(SECONDS),
+        LOAD_VUS: '200',
+        LOAD_MAX_VUS: '400',
+      }),
+    ],
   ] as const) {
     log(`phase 3: ${operation} capacity`);
     const steps: unknown[] = [];
@@ -584,7 +777,9 @@ async function main(): Promise<void> {
       await stop(server);
       steps.push({ rate, ...result });
       const held = result.p95Ms < P95_LIMIT_MS && result.dropped === 0 && result.failedRate === 0;
-      log(`  ${operation} at ${rate}/s: p95 ${result.p95Ms.toFixed(1)} ms, dropped ${result.dropped}, failed ${(result.failedRate * 100).toFixed(2)}% → ${held ? 'held' : 'not held'}`);
+      log(
+        `  ${operation} at ${rate}/s: p95 ${result.p95Ms.toFixed(1)} ms, dropped ${result.dropped}, failed ${(result.failedRate * 100).toFixed(2)}% → ${held ? 'held' : 'not held'}`,
+      );
       if (!held) break;
       sustained = rate;
     }
@@ -597,19 +792,29 @@ async function main(): Promise<void> {
   const [small, large] = QUICK ? [30_000, 150_000] : [100_000, 1_000_000];
   log(`phase 4: memory after ${small} and after ${large} creations`);
   const memorySandbox = await startServer('sandbox', SHORT_RETENTION);
-  memorySandbox.process.once('exit', (code, signal) => { if (code !== 0 && signal !== 'SIGTERM') log(`the memory sandbox exited early: code ${code}, signal ${signal}`); });
+  memorySandbox.process.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') log(`the memory sandbox exited early: code ${code}, signal ${signal}`);
+  });
   // A connection of its own each time: minutes of load lie between the two readings, longer than a kept-alive one lasts.
   const heap = async () => {
     const dispatcher = new Agent({ keepAliveTimeout: 10 });
     try {
-      return (await (await request(`${memorySandbox.url}/health?gc=1`, { dispatcher })).body.json()) as { memory: { heapUsedBytes: number; rssBytes: number }; records: { requestToPay: number } };
+      return (await (await request(`${memorySandbox.url}/health?gc=1`, { dispatcher })).body.json()) as {
+        memory: { heapUsedBytes: number; rssBytes: number };
+        records: { requestToPay: number };
+      };
     } finally {
       await dispatcher.close();
     }
   };
-  const create = (iterations: number) => k6(join(ROOT, 'dist/load/creation-throughput.js'), {
-    ...loadScriptEnv(memorySandbox.url), LOAD_OPERATIONS: 'requestToPay', LOAD_ITERATIONS: String(iterations), LOAD_VUS: String(VUS), LOAD_MAX_DURATION_SECONDS: '3600',
-  });
+  const create = (iterations: number) =>
+    k6(join(ROOT, 'dist/load/creation-throughput.js'), {
+      ...loadScriptEnv(memorySandbox.url),
+      LOAD_OPERATIONS: 'requestToPay',
+      LOAD_ITERATIONS: String(iterations),
+      LOAD_VUS: String(VUS),
+      LOAD_MAX_DURATION_SECONDS: '3600',
+    });
   // The heap holds what the window holds, which depends on the last seconds' rate; once the window has emptied
   // what is left is what retention failed to let go of, which is what the target is about.
   const drained = async () => {
@@ -617,7 +822,8 @@ async function main(): Promise<void> {
     for (;;) {
       const reading = await heap();
       if (reading.records.requestToPay === 0) return reading;
-      if (Date.now() > deadline) throw new Error(`the sandbox still held ${reading.records.requestToPay} records a minute after the load stopped (retention 5 s)`);
+      if (Date.now() > deadline)
+        throw new Error(`the sandbox still held ${reading.records.requestToPay} records a minute after the load stopped (retention 5 s)`);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   };
@@ -632,7 +838,10 @@ async function main(): Promise<void> {
     creations: [firstRun.iterations, firstRun.iterations + secondRun.iterations],
     heapUsedBytes: [afterSmallDrained.memory.heapUsedBytes, afterLargeDrained.memory.heapUsedBytes],
     rssBytes: [afterSmallDrained.memory.rssBytes, afterLargeDrained.memory.rssBytes],
-    atLoadEnd: { heapUsedBytes: [afterSmall.memory.heapUsedBytes, afterLarge.memory.heapUsedBytes], recordsHeld: [afterSmall.records.requestToPay, afterLarge.records.requestToPay] },
+    atLoadEnd: {
+      heapUsedBytes: [afterSmall.memory.heapUsedBytes, afterLarge.memory.heapUsedBytes],
+      recordsHeld: [afterSmall.records.requestToPay, afterLarge.records.requestToPay],
+    },
     ratio: afterLargeDrained.memory.heapUsedBytes / afterSmallDrained.memory.heapUsedBytes,
     target: 1.2,
   };
@@ -657,11 +866,23 @@ function writeGeneratedSection(r: Record<string, any>): void {
     '| comparison | measured | ratio | target | result |',
     '|---|---|---|---|---|',
     `| sandbox vs bare Fastify 202 (Node ceiling) | ${fmt(r.nodeCeiling.sandbox.iterationsPerSecond)} vs ${fmt(r.nodeCeiling.bareFastify.iterationsPerSecond)} req/s | ${fmt(r.nodeCeiling.ratio * 100)}% | ≥ 60% | ${verdict(r.nodeCeiling.ratio, 0.6)} |`,
-    ...(r.cpuPerRequest ? [`| server CPU per request, sandbox request to pay vs bare Fastify 202 (/proc, least of ${r.cpuPerRequest.rounds} runs of ${fmt(r.cpuPerRequest.requests)} requests) | ${fmt(r.cpuPerRequest.sandboxMicros, 1)} vs ${fmt(r.cpuPerRequest.bareMicros, 1)} µs | ${fmt(r.cpuPerRequest.ratio, 2)}× | ≤ ${GUARD_RATIO}× | ${verdict(r.cpuPerRequest.ratio, GUARD_RATIO, true)} |`] : []),
-    ...(r.instructionsPerRequest ? [`| server instructions per request, sandbox request to pay vs bare Fastify 202 (callgrind, compiled, windows of ${fmt(r.instructionsPerRequest.requestsPerWindow)} requests) | ${fmt(r.instructionsPerRequest.sandbox)} vs ${fmt(r.instructionsPerRequest.bare)} | ${fmt(r.instructionsPerRequest.ratio, 2)}× | ≤ ${GUARD_RATIO}× | ${verdict(r.instructionsPerRequest.ratio, GUARD_RATIO, true)} |`] : []),
+    ...(r.cpuPerRequest
+      ? [
+          `| server CPU per request, sandbox request to pay vs bare Fastify 202 (/proc, least of ${r.cpuPerRequest.rounds} runs of ${fmt(r.cpuPerRequest.requests)} requests) | ${fmt(r.cpuPerRequest.sandboxMicros, 1)} vs ${fmt(r.cpuPerRequest.bareMicros, 1)} µs | ${fmt(r.cpuPerRequest.ratio, 2)}× | ≤ ${GUARD_RATIO}× | ${verdict(r.cpuPerRequest.ratio, GUARD_RATIO, true)} |`,
+        ]
+      : []),
+    ...(r.instructionsPerRequest
+      ? [
+          `| server instructions per request, sandbox request to pay vs bare Fastify 202 (callgrind, compiled, windows of ${fmt(r.instructionsPerRequest.requestsPerWindow)} requests) | ${fmt(r.instructionsPerRequest.sandbox)} vs ${fmt(r.instructionsPerRequest.bare)} | ${fmt(r.instructionsPerRequest.ratio, 2)}× | ≤ ${GUARD_RATIO}× | ${verdict(r.instructionsPerRequest.ratio, GUARD_RATIO, true)} |`,
+        ]
+      : []),
     `| sandbox vs Prism mock (stateless) | ${fmt(r.prism.sandbox.iterationsPerSecond)} vs ${fmt(r.prism.prism.iterationsPerSecond)} req/s | ${fmt(r.prism.ratio, 2)}× | ≥ 2× | ${verdict(r.prism.ratio, 2)} |`,
     `| load script (every body validated) vs minimal k6 script, throughput (noisy here; see below) | ${fmt(r.generator.loadScript.iterationsPerSecond)} vs ${fmt(r.generator.minimal.iterationsPerSecond)} it/s | ${fmt(r.generator.ratio * 100)}% | ≥ 90% | ${verdict(r.generator.ratio, 0.9)} |`,
-    ...(r.generator.instructions ? [`| load script (every body validated) vs minimal k6 script, instructions per iteration (cachegrind) | ${fmt(r.generator.instructions.loadScript)} vs ${fmt(r.generator.instructions.minimal)} | ${fmt(r.generator.instructions.ratio * 100)}% | ≥ 90% | ${verdict(r.generator.instructions.ratio, 0.9)} |`] : []),
+    ...(r.generator.instructions
+      ? [
+          `| load script (every body validated) vs minimal k6 script, instructions per iteration (cachegrind) | ${fmt(r.generator.instructions.loadScript)} vs ${fmt(r.generator.instructions.minimal)} | ${fmt(r.generator.instructions.ratio * 100)}% | ≥ 90% | ${verdict(r.generator.instructions.ratio, 0.9)} |`,
+        ]
+      : []),
     `| heap after ${fmt(r.memory.creations[1])} vs ${fmt(r.memory.creations[0])} creations | ${mib(r.memory.heapUsedBytes[1])} vs ${mib(r.memory.heapUsedBytes[0])} | ${fmt(r.memory.ratio, 2)}× | ≤ 1.2× | ${verdict(r.memory.ratio, 1.2, true)} |`,
     '',
     `Capacity (open model, p95 under ${r.capacity.p95LimitMs} ms, nothing dropped or failed): token ${fmt(r.capacity.token.sustainedPerSecond)}/s, request to pay ${fmt(r.capacity['request to pay'].sustainedPerSecond)}/s.`,
@@ -669,7 +890,11 @@ function writeGeneratedSection(r: Record<string, any>): void {
     '| operation | arrival rate | p95 | dropped | failed |',
     '|---|---|---|---|---|',
     // biome-ignore lint/suspicious/noExplicitAny: a step as main() recorded it
-    ...['token', 'request to pay'].flatMap((op) => r.capacity[op].steps.map((s: any) => `| ${op} | ${fmt(s.rate)}/s | ${fmt(s.p95Ms, 1)} ms | ${fmt(s.dropped)} | ${fmt(s.failedRate * 100, 2)}% |`)),
+    ...['token', 'request to pay'].flatMap((op) =>
+      r.capacity[op].steps.map(
+        (s: any) => `| ${op} | ${fmt(s.rate)}/s | ${fmt(s.p95Ms, 1)} ms | ${fmt(s.dropped)} | ${fmt(s.failedRate * 100, 2)}% |`,
+      ),
+    ),
     '',
     `p95 latency in the closed-model runs: bare Fastify ${fmt(r.nodeCeiling.bareFastify.p95Ms, 1)} ms, sandbox ${fmt(r.nodeCeiling.sandbox.p95Ms, 1)} ms, Prism ${fmt(r.prism.prism.p95Ms, 1)} ms; Prism answered ${fmt(r.prism.prism.failedRate * 100, 1)}% of requests with an error status.`,
     `Memory is read once the 5 s retention window has emptied (no record held); RSS then ${mib(r.memory.rssBytes[0])} and ${mib(r.memory.rssBytes[1])}. At the end of the load, with ${fmt(r.memory.atLoadEnd.recordsHeld[0])} and ${fmt(r.memory.atLoadEnd.recordsHeld[1])} records in the window, the heap was ${mib(r.memory.atLoadEnd.heapUsedBytes[0])} and ${mib(r.memory.atLoadEnd.heapUsedBytes[1])}.`,
@@ -678,9 +903,10 @@ function writeGeneratedSection(r: Record<string, any>): void {
   const text = existsSync(doc) ? readFileSync(doc, 'utf8') : '';
   const start = text.indexOf('<!-- generated by npm run benchmark');
   const end = text.indexOf('<!-- end of generated section -->');
-  const next = start >= 0 && end > start
-    ? `${text.slice(0, start)}${lines.join('\n')}${text.slice(end + '<!-- end of generated section -->'.length)}`
-    : `${text}\n## Results\n\n${lines.join('\n')}\n`;
+  const next =
+    start >= 0 && end > start
+      ? `${text.slice(0, start)}${lines.join('\n')}${text.slice(end + '<!-- end of generated section -->'.length)}`
+      : `${text}\n## Results\n\n${lines.join('\n')}\n`;
   writeFileSync(doc, next);
 }
 

@@ -69,37 +69,70 @@ export async function fillEveryStore(sandbox: Sandbox, options: { maxRounds?: nu
     requests += 1;
     const form = typeof payload === 'string';
     return app.inject({
-      method, url,
-      headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' }) },
+      method,
+      url,
+      headers: {
+        ...headers,
+        ...(payload === undefined ? {} : { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' }),
+      },
       ...(payload === undefined ? {} : { payload: form ? payload : JSON.stringify(payload) }),
     });
   };
-  const createUser = (product: Product, userId = randomUUID()) => call('POST', pathOf('createApiUser'), { [SUBSCRIPTION_KEY_HEADER]: keys[product], 'x-reference-id': userId }, { providerCallbackHost: `http://${CALLBACK_HOST}/${'h'.repeat(2048 - CALLBACK_HOST.length - 8)}` });
+  const createUser = (product: Product, userId = randomUUID()) =>
+    call(
+      'POST',
+      pathOf('createApiUser'),
+      { [SUBSCRIPTION_KEY_HEADER]: keys[product], 'x-reference-id': userId },
+      { providerCallbackHost: `http://${CALLBACK_HOST}/${'h'.repeat(2048 - CALLBACK_HOST.length - 8)}` },
+    );
 
   const provision = async (product: Product): Promise<Credentials> => {
     const userId = randomUUID();
     const created = await createUser(product, userId);
-    const key = await call('POST', pathOf('createApiKey', undefined, { referenceId: userId }), { [SUBSCRIPTION_KEY_HEADER]: keys[product] });
+    const key = await call('POST', pathOf('createApiKey', undefined, { referenceId: userId }), {
+      [SUBSCRIPTION_KEY_HEADER]: keys[product],
+    });
     const apiKey = (key.json() as { apiKey: string }).apiKey;
-    const token = await call('POST', pathOf('createAccessToken', product), { [SUBSCRIPTION_KEY_HEADER]: keys[product], authorization: `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}` });
-    if (token.statusCode !== 200) throw new Error(`could not provision a ${product} caller: ${created.statusCode}, ${key.statusCode}, ${token.statusCode} ${token.body}`);
+    const token = await call('POST', pathOf('createAccessToken', product), {
+      [SUBSCRIPTION_KEY_HEADER]: keys[product],
+      authorization: `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`,
+    });
+    if (token.statusCode !== 200)
+      throw new Error(
+        `could not provision a ${product} caller: ${created.statusCode}, ${key.statusCode}, ${token.statusCode} ${token.body}`,
+      );
     return { key: keys[product], authorization: `Bearer ${(token.json() as { access_token: string }).access_token}`, userId, apiKey };
   };
   const collection = await provision('collection');
   const disbursement = await provision('disbursement');
 
   const business = (c: Credentials, extra: Record<string, string> = {}) => ({
-    [SUBSCRIPTION_KEY_HEADER]: c.key, authorization: c.authorization, 'x-target-environment': context.settings.targetEnvironments[0]!, ...extra,
+    [SUBSCRIPTION_KEY_HEADER]: c.key,
+    authorization: c.authorization,
+    'x-target-environment': context.settings.targetEnvironments[0]!,
+    ...extra,
   });
   let alternate = 0;
-  const party = () => (alternate++ % 2 === 0 ? { partyIdType: 'EMAIL', partyId: EMAIL } : { partyIdType: 'MSISDN', partyId: PENDING_MSISDN });
-  const money = () => ({ amount: '1', currency: context.settings.currencies[0]!, externalId: EXTERNAL_ID, payerMessage: TEXT, payeeNote: TEXT });
+  const party = () =>
+    alternate++ % 2 === 0 ? { partyIdType: 'EMAIL', partyId: EMAIL } : { partyIdType: 'MSISDN', partyId: PENDING_MSISDN };
+  const money = () => ({
+    amount: '1',
+    currency: context.settings.currencies[0]!,
+    externalId: EXTERNAL_ID,
+    payerMessage: TEXT,
+    payeeNote: TEXT,
+  });
   const create = (id: OperationId, c: Credentials, product: Product, body: unknown) =>
     call('POST', pathOf(id, product), business(c, { 'x-reference-id': randomUUID(), 'x-callback-url': ownCopy(LONG_URL) }), body);
   const consentForm = 'login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline';
   const unredeemed: string[] = [];
   const authorize = async () => {
-    const res = await call('POST', pathOf('bcAuthorize', 'collection'), business(collection, { 'x-callback-url': ownCopy(LONG_URL) }), consentForm);
+    const res = await call(
+      'POST',
+      pathOf('bcAuthorize', 'collection'),
+      business(collection, { 'x-callback-url': ownCopy(LONG_URL) }),
+      consentForm,
+    );
     if (res.statusCode === 200) unredeemed.push((res.json() as { auth_req_id: string }).auth_req_id);
     return res;
   };
@@ -116,7 +149,16 @@ export async function fillEveryStore(sandbox: Sandbox, options: { maxRounds?: nu
       const authReqId = unredeemed.shift();
       if (authReqId === undefined) return authorize();
       const basic = `Basic ${Buffer.from(`${collection.userId}:${collection.apiKey}`).toString('base64')}`;
-      return call('POST', pathOf('createOAuthToken', 'collection'), { [SUBSCRIPTION_KEY_HEADER]: collection.key, authorization: basic, 'x-target-environment': context.settings.targetEnvironments[0]! }, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`);
+      return call(
+        'POST',
+        pathOf('createOAuthToken', 'collection'),
+        {
+          [SUBSCRIPTION_KEY_HEADER]: collection.key,
+          authorization: basic,
+          'x-target-environment': context.settings.targetEnvironments[0]!,
+        },
+        `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`,
+      );
     },
   };
   const byStore = Object.fromEntries(Object.keys(kinds).map((k) => [k, { stored: 0, full: 0 }]));

@@ -47,7 +47,10 @@ async function healthMs(program: readonly string[]): Promise<number> {
   try {
     for (;;) {
       if (performance.now() - started > 30_000) throw new Error('the sandbox did not answer /health within 30 s');
-      const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return performance.now() - started;
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -58,7 +61,8 @@ async function healthMs(program: readonly string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(WAYS['compiled (dist/node)'][0])) throw new Error('no compiled CLI: run npm run build first (npm run benchmark:startup does)');
+  if (!existsSync(WAYS['compiled (dist/node)'][0]))
+    throw new Error('no compiled CLI: run npm run build first (npm run benchmark:startup does)');
   const rows: string[] = [];
   for (const [way, program] of Object.entries(WAYS)) {
     const help: number[] = [];
@@ -82,7 +86,10 @@ async function main(): Promise<void> {
   ].join('\n');
   const text = readFileSync(DOC, 'utf8');
   const start = text.indexOf(BEGIN);
-  const next = start >= 0 ? `${text.slice(0, start)}${section}${text.slice(text.indexOf(END) + END.length)}` : `${text.trimEnd()}\n\n## Start-up\n\n\`npm run benchmark:startup\` (sandbox-quality/benchmark/startup.ts) builds the compiled CLI, then times each way of running it, one process at a time.\n\n${section}\n`;
+  const next =
+    start >= 0
+      ? `${text.slice(0, start)}${section}${text.slice(text.indexOf(END) + END.length)}`
+      : `${text.trimEnd()}\n\n## Start-up\n\n\`npm run benchmark:startup\` (sandbox-quality/benchmark/startup.ts) builds the compiled CLI, then times each way of running it, one process at a time.\n\n${section}\n`;
   writeFileSync(DOC, next);
   console.log('Written to docs/benchmarks.md');
 }

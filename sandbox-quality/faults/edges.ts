@@ -14,7 +14,8 @@ import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
  * sandbox started without them.
  */
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether an answer is of one of the operations, with the status. */
 export const is = (answer: OutgoingAnswer, operations: OperationId | readonly OperationId[], status: number) =>
@@ -24,12 +25,15 @@ export const is = (answer: OutgoingAnswer, operations: OperationId | readonly Op
 const TRANSACTION_KINDS: ReadonlySet<string> = new Set<TransactionKind>(TRANSACTIONS.map((t) => t.store));
 
 /** A callback sink that sends a transaction's callback (not the consent ping) the given way, and the rest as before. */
-export const transactionCallbacks = (send: (sink: CallbackSink, ...callback: Parameters<CallbackSink['send']>) => void) => (sink: CallbackSink): CallbackSink => ({
-  send: (url, method, body, context) => (TRANSACTION_KINDS.has(context.kind ?? '') ? send(sink, url, method, body, context) : sink.send(url, method, body, context)),
-  sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
-  settled: () => sink.settled(),
-  close: () => sink.close(),
-});
+export const transactionCallbacks =
+  (send: (sink: CallbackSink, ...callback: Parameters<CallbackSink['send']>) => void) =>
+  (sink: CallbackSink): CallbackSink => ({
+    send: (url, method, body, context) =>
+      TRANSACTION_KINDS.has(context.kind ?? '') ? send(sink, url, method, body, context) : sink.send(url, method, body, context),
+    sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
+    settled: () => sink.settled(),
+    close: () => sink.close(),
+  });
 
 /** The catalogue operation of a request, and the product it was called under, if it is an operation of the API. */
 export function routeOf(request: FastifyRequest): { operation: OperationId; product: Product | undefined; credential: string } | undefined {
@@ -65,7 +69,15 @@ export function rewriteAnswers(app: FastifyInstance, context: SandboxContext, re
     } catch {
       return done(null, payload);
     }
-    const answer: OutgoingAnswer = { operation: route.operation, product: route.product, request, reply, status: reply.statusCode, body, contentType };
+    const answer: OutgoingAnswer = {
+      operation: route.operation,
+      product: route.product,
+      request,
+      reply,
+      status: reply.statusCode,
+      body,
+      contentType,
+    };
     rewrite(answer, context);
     reply.code(answer.status);
     if (answer.contentType !== contentType && answer.contentType) reply.header('content-type', answer.contentType);
@@ -88,7 +100,10 @@ export function onRequests(
   operations: readonly OperationId[] | ((route: NonNullable<ReturnType<typeof routeOf>>) => boolean),
   change: (request: FastifyRequest, context: SandboxContext, route: NonNullable<ReturnType<typeof routeOf>>) => void,
 ): void {
-  const applies = typeof operations === 'function' ? operations : (route: NonNullable<ReturnType<typeof routeOf>>) => operations.includes(route.operation);
+  const applies =
+    typeof operations === 'function'
+      ? operations
+      : (route: NonNullable<ReturnType<typeof routeOf>>) => operations.includes(route.operation);
   app.addHook(stage as 'onRequest', (request, _reply, done) => {
     const route = routeOf(request);
     if (route && applies(route)) change(request, context, route);
@@ -108,7 +123,12 @@ export function unverifiedClaims(token: string): TokenClaims | undefined {
   if (!payload) return undefined;
   try {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Partial<TokenClaims>;
-    return typeof claims.sub === 'string' && typeof claims.prd === 'string' && typeof claims.use === 'string' && typeof claims.exp === 'number' ? claims as TokenClaims : undefined;
+    return typeof claims.sub === 'string' &&
+      typeof claims.prd === 'string' &&
+      typeof claims.use === 'string' &&
+      typeof claims.exp === 'number'
+      ? (claims as TokenClaims)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -117,14 +137,21 @@ export function unverifiedClaims(token: string): TokenClaims | undefined {
 /** A token the sandbox signs with `claims`, living as long as the original has left (at least a second). */
 export function reissue(context: SandboxContext, claims: TokenClaims, change: Partial<Pick<TokenClaims, 'prd' | 'use'>>): string {
   const { sub, msisdn, scope } = claims;
-  return context.tokens.issue({ sub, prd: change.prd ?? claims.prd, use: change.use ?? claims.use, ...(msisdn ? { msisdn } : {}), ...(scope ? { scope } : {}) }, Math.max(1, Math.ceil(context.tokens.secondsLeft(claims))));
+  return context.tokens.issue(
+    { sub, prd: change.prd ?? claims.prd, use: change.use ?? claims.use, ...(msisdn ? { msisdn } : {}), ...(scope ? { scope } : {}) },
+    Math.max(1, Math.ceil(context.tokens.secondsLeft(claims))),
+  );
 }
 
 /**
  * A catalogue of named plugins (the faults, the variations): its names, a guard, and the plugins a list of names asks
  * for, each once; an unknown name throws, saying which flag lists the known ones.
  */
-export function pluginCatalogue<Name extends string>(entries: Readonly<Record<Name, { plugin: Omit<SandboxPlugin, 'name'> }>>, noun: string, listFlag: string) {
+export function pluginCatalogue<Name extends string>(
+  entries: Readonly<Record<Name, { plugin: Omit<SandboxPlugin, 'name'> }>>,
+  noun: string,
+  listFlag: string,
+) {
   const names = Object.keys(entries) as Name[];
   const isName = (name: string): name is Name => Object.hasOwn(entries, name);
   const plugins = (list: readonly string[]): SandboxPlugin[] => {

@@ -8,7 +8,18 @@ import { basicCredentialOf } from '../../sandbox/http/credentials.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
-import { bearerOf, is, isRecord, onRequests, pluginCatalogue, reissue, rewriteAnswers, transactionCallbacks, unverifiedClaims, type AnswerRewrite } from './edges.ts';
+import {
+  bearerOf,
+  is,
+  isRecord,
+  onRequests,
+  pluginCatalogue,
+  reissue,
+  rewriteAnswers,
+  transactionCallbacks,
+  unverifiedClaims,
+  type AnswerRewrite,
+} from './edges.ts';
 
 /**
  * Deliberate faults: realistic ways a MoMo server departs from the API, which the reference sandbox can be
@@ -44,7 +55,10 @@ export interface Fault {
 
 /** The profile and strictness of the conformance run that can catch a fault: where its rule weighs as a failure. */
 export function runCatching(fault: Fault): { profile: 'spec' | 'mtn-sandbox'; strict: boolean } {
-  return { profile: fault.breaks === 'observed' ? 'mtn-sandbox' : 'spec', strict: fault.reading !== undefined || fault.breaks === 'reading' };
+  return {
+    profile: fault.breaks === 'observed' ? 'mtn-sandbox' : 'spec',
+    strict: fault.reading !== undefined || fault.breaks === 'reading',
+  };
 }
 
 type Json = Record<string, unknown>;
@@ -63,7 +77,11 @@ const answer = (feature: FeatureName, summary: string, rewrite: AnswerRewrite, b
 });
 
 /** The transaction a request names by its referenceId path parameter, of the kind its operation reads. */
-function namedTransaction(request: { params: unknown }, operation: OperationId, state: { transactions: Record<TransactionKind, { get(key: string): Transaction | undefined }> }): Transaction | undefined {
+function namedTransaction(
+  request: { params: unknown },
+  operation: OperationId,
+  state: { transactions: Record<TransactionKind, { get(key: string): Transaction | undefined }> },
+): Transaction | undefined {
   const kind = operation === 'deliveryNotification' ? 'requesttopay' : TRANSACTIONS.find((t) => t.status === operation)?.store;
   const referenceId = (request.params as { referenceId?: string }).referenceId;
   return kind && referenceId ? state.transactions[kind].get(idKey(referenceId)) : undefined;
@@ -74,51 +92,71 @@ const idReused = (feature: FeatureName, summary: string, operation: OperationId,
   feature,
   summary,
   plugin: {
-    install: (app, context) => onRequests(app, context, 'preHandler', [operation], (request, { state }) => {
-      const id = idKey(request.headers['x-reference-id'] as string);
-      if (kind === 'apiUser') state.apiUsers.delete(id);
-      else state.transactions[kind].delete(id);
-    }),
+    install: (app, context) =>
+      onRequests(app, context, 'preHandler', [operation], (request, { state }) => {
+        const id = idKey(request.headers['x-reference-id'] as string);
+        if (kind === 'apiUser') state.apiUsers.delete(id);
+        else state.transactions[kind].delete(id);
+      }),
   },
 });
 
 /** A ledger that answers as the given one, except for what `changed` replaces. */
-const ledgerWith = (changed: Partial<Ledger>) => (ledger: Ledger): Ledger => ({
-  accepts: (currency) => ledger.accepts(currency),
-  balance: (user, product, currency) => ledger.balance(user, product, currency),
-  covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
-  credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
-  debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
-  moved: () => ledger.moved(),
-  ...changed,
-});
-
+const ledgerWith =
+  (changed: Partial<Ledger>) =>
+  (ledger: Ledger): Ledger => ({
+    accepts: (currency) => ledger.accepts(currency),
+    balance: (user, product, currency) => ledger.balance(user, product, currency),
+    covers: (user, product, currency, amount) => ledger.covers(user, product, currency, amount),
+    credit: (user, product, currency, amount) => ledger.credit(user, product, currency, amount),
+    debit: (user, product, currency, amount) => ledger.debit(user, product, currency, amount),
+    moved: () => ledger.moved(),
+    ...changed,
+  });
 
 const definitions = {
   // provisioning.feature
   'api-user-created-200': answer('provisioning', 'Creating an API user answers 200 instead of 201 Created.', (a) => {
     if (is(a, 'createApiUser', 201)) a.status = 200;
   }),
-  'api-user-id-reused': idReused('provisioning', 'A reused API user id is accepted (201) and replaces the first API user instead of 409 RESOURCE_ALREADY_EXIST.', 'createApiUser', 'apiUser'),
-  'api-user-id-not-validated': answer('provisioning', 'An API user id that is not a UUID v4 is accepted (201) instead of refused with 400.', (a) => {
-    if (is(a, 'createApiUser', 400) && /X-Reference-Id/i.test(String((a.body as Json | undefined)?.message))) {
-      a.status = 201;
-      a.body = undefined;
-    }
-  }),
+  'api-user-id-reused': idReused(
+    'provisioning',
+    'A reused API user id is accepted (201) and replaces the first API user instead of 409 RESOURCE_ALREADY_EXIST.',
+    'createApiUser',
+    'apiUser',
+  ),
+  'api-user-id-not-validated': answer(
+    'provisioning',
+    'An API user id that is not a UUID v4 is accepted (201) instead of refused with 400.',
+    (a) => {
+      if (is(a, 'createApiUser', 400) && /X-Reference-Id/i.test(String((a.body as Json | undefined)?.message))) {
+        a.status = 201;
+        a.body = undefined;
+      }
+    },
+  ),
   'api-key-missing': answer('provisioning', 'Creating an API key answers 201 with an empty object, without apiKey.', (a) => {
     if (is(a, 'createApiKey', 201)) a.body = {};
   }),
-  'api-key-for-unknown-user': answer('provisioning', 'An API key is created (201) for an API user that does not exist instead of 404 RESOURCE_NOT_FOUND.', (a) => {
-    if (is(a, 'createApiKey', 404)) {
-      a.status = 201;
-      a.body = { apiKey: randomBytes(16).toString('hex') };
-    }
-  }),
-  'api-user-record-without-host': answer('provisioning', 'The API user record reads back without its providerCallbackHost.', (a) => {
-    if (is(a, 'getApiUser', 200) && isRecord(a.body)) delete a.body.providerCallbackHost;
-  }, 'observed'),
-  'api-user-record-discloses-key': answer('provisioning', 'The API user record gives out the user\'s API key.', (a, { state }) => {
+  'api-key-for-unknown-user': answer(
+    'provisioning',
+    'An API key is created (201) for an API user that does not exist instead of 404 RESOURCE_NOT_FOUND.',
+    (a) => {
+      if (is(a, 'createApiKey', 404)) {
+        a.status = 201;
+        a.body = { apiKey: randomBytes(16).toString('hex') };
+      }
+    },
+  ),
+  'api-user-record-without-host': answer(
+    'provisioning',
+    'The API user record reads back without its providerCallbackHost.',
+    (a) => {
+      if (is(a, 'getApiUser', 200) && isRecord(a.body)) delete a.body.providerCallbackHost;
+    },
+    'observed',
+  ),
+  'api-user-record-discloses-key': answer('provisioning', "The API user record gives out the user's API key.", (a, { state }) => {
     if (!is(a, 'getApiUser', 200) || !isRecord(a.body)) return;
     const id = (a.request.params as { referenceId?: string }).referenceId;
     const apiKey = id ? state.apiUsers.get(idKey(id))?.apiKey : undefined;
@@ -139,48 +177,85 @@ const definitions = {
     reading: 'tokenProduct',
     summary: 'An access token of one product opens the operations of another product.',
     plugin: {
-      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.product !== undefined && route.credential !== 'basic', (request, ctx, route) => {
-        const token = bearerOf(request);
-        const claims = token ? ctx.tokens.claimsOf(token) : undefined;
-        if (claims && claims.prd !== route.product && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, { prd: route.product! })}`;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          (route) => route.product !== undefined && route.credential !== 'basic',
+          (request, ctx, route) => {
+            const token = bearerOf(request);
+            const claims = token ? ctx.tokens.claimsOf(token) : undefined;
+            if (claims && claims.prd !== route.product && ctx.tokens.secondsLeft(claims) > 0)
+              request.headers.authorization = `Bearer ${reissue(ctx, claims, { prd: route.product! })}`;
+          },
+        ),
     },
   },
   'token-signature-not-checked': {
     feature: 'tokens',
     summary: 'A bearer token whose signature is wrong (forged) is accepted: the server decodes it without verifying it.',
     plugin: {
-      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'bearer' || route.credential === 'consent', (request, ctx) => {
-        const token = bearerOf(request);
-        if (!token || ctx.tokens.claimsOf(token)) return;
-        const claims = unverifiedClaims(token);
-        if (claims && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, {})}`;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          (route) => route.credential === 'bearer' || route.credential === 'consent',
+          (request, ctx) => {
+            const token = bearerOf(request);
+            if (!token || ctx.tokens.claimsOf(token)) return;
+            const claims = unverifiedClaims(token);
+            if (claims && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, {})}`;
+          },
+        ),
     },
   },
   'token-wrong-api-key-accepted': {
     feature: 'tokens',
     summary: 'An access token is issued for a known API user whatever API key comes with it.',
     plugin: {
-      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'basic', (request, { state }) => {
-        const credential = basicCredentialOf(request.headers.authorization);
-        const user = credential ? state.apiUsers.get(idKey(credential.userId)) : undefined;
-        if (credential && user?.apiKey) request.headers.authorization = `Basic ${Buffer.from(`${credential.userId}:${user.apiKey}`).toString('base64')}`;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          (route) => route.credential === 'basic',
+          (request, { state }) => {
+            const credential = basicCredentialOf(request.headers.authorization);
+            const user = credential ? state.apiUsers.get(idKey(credential.userId)) : undefined;
+            if (credential && user?.apiKey)
+              request.headers.authorization = `Basic ${Buffer.from(`${credential.userId}:${user.apiKey}`).toString('base64')}`;
+          },
+        ),
     },
   },
-  'token-for-other-product-user': answer('tokens', 'An API user provisioned for one product gets an access token of another product.', (a, context) => {
-    if (!is(a, 'createAccessToken', 500) || (a.body as Json | undefined)?.code !== 'NOT_ALLOWED_TARGET_ENVIRONMENT' || !a.product) return;
-    const credential = basicCredentialOf(a.request.headers.authorization);
-    const user = credential ? context.state.apiUsers.get(idKey(credential.userId)) : undefined;
-    if (!user) return;
-    a.status = 200;
-    a.body = { access_token: context.tokens.issue({ sub: user.id, prd: a.product, use: 'access' }, context.settings.tokenLifetimeSeconds), token_type: context.profile.tokenType, expires_in: context.settings.tokenLifetimeSeconds };
-    a.reply.header('cache-control', 'no-store');
-  }, 'observed'),
-  'token-cacheable': answer('tokens', 'The token answer lacks Cache-Control: no-store, so caches on the way may keep the token.', (a) => {
-    if (a.operation === 'createAccessToken') a.reply.removeHeader('cache-control');
-  }, 'observed'),
+  'token-for-other-product-user': answer(
+    'tokens',
+    'An API user provisioned for one product gets an access token of another product.',
+    (a, context) => {
+      if (!is(a, 'createAccessToken', 500) || (a.body as Json | undefined)?.code !== 'NOT_ALLOWED_TARGET_ENVIRONMENT' || !a.product) return;
+      const credential = basicCredentialOf(a.request.headers.authorization);
+      const user = credential ? context.state.apiUsers.get(idKey(credential.userId)) : undefined;
+      if (!user) return;
+      a.status = 200;
+      a.body = {
+        access_token: context.tokens.issue({ sub: user.id, prd: a.product, use: 'access' }, context.settings.tokenLifetimeSeconds),
+        token_type: context.profile.tokenType,
+        expires_in: context.settings.tokenLifetimeSeconds,
+      };
+      a.reply.header('cache-control', 'no-store');
+    },
+    'observed',
+  ),
+  'token-cacheable': answer(
+    'tokens',
+    'The token answer lacks Cache-Control: no-store, so caches on the way may keep the token.',
+    (a) => {
+      if (a.operation === 'createAccessToken') a.reply.removeHeader('cache-control');
+    },
+    'observed',
+  ),
   'token-expires-in-string': answer('tokens', 'expires_in of an access token is a string ("3600") instead of an integer.', (a) => {
     if (is(a, 'createAccessToken', 200) && isRecord(a.body)) a.body.expires_in = String(a.body.expires_in);
   }),
@@ -215,7 +290,11 @@ const definitions = {
     feature: 'collection',
     breaks: 'observed',
     summary: 'The callback is sent 30 s after the transaction is final, later than a client waits by default (MOMO_POLL_TIMEOUT_MS, 10 s).',
-    plugin: { wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.sendLater(LATE_CALLBACK_MS, url, method, body, context)) } },
+    plugin: {
+      wrap: {
+        callbacks: transactionCallbacks((sink, url, method, body, context) => sink.sendLater(LATE_CALLBACK_MS, url, method, body, context)),
+      },
+    },
   },
   'callback-disagrees-with-status': {
     feature: 'collection',
@@ -225,7 +304,14 @@ const definitions = {
       wrap: {
         callbacks: transactionCallbacks((inner, url, method, body, context) => {
           if (!isRecord(body)) return inner.send(url, method, body, context);
-          inner.send(url, method, body.status === 'SUCCESSFUL' ? { ...body, status: 'FAILED', reason: 'APPROVAL_REJECTED' } : { ...body, status: 'SUCCESSFUL', reason: undefined }, context);
+          inner.send(
+            url,
+            method,
+            body.status === 'SUCCESSFUL'
+              ? { ...body, status: 'FAILED', reason: 'APPROVAL_REJECTED' }
+              : { ...body, status: 'SUCCESSFUL', reason: undefined },
+            context,
+          );
         }),
       },
     },
@@ -233,7 +319,9 @@ const definitions = {
   'callback-to-other-path': {
     feature: 'collection',
     summary: 'The callback goes to another path than the X-Callback-Url given: the URL with "/notify" after it.',
-    plugin: { wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.send(`${url}/notify`, method, body, context)) } },
+    plugin: {
+      wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.send(`${url}/notify`, method, body, context)) },
+    },
   },
   'final-state-reverts': {
     feature: 'collection',
@@ -256,69 +344,102 @@ const definitions = {
   },
   'callback-host-not-checked': {
     feature: 'collection',
-    summary: 'An X-Callback-Url on another host than the API user\'s providerCallbackHost is accepted instead of 500 INVALID_CALLBACK_URL_HOST.',
+    summary:
+      "An X-Callback-Url on another host than the API user's providerCallbackHost is accepted instead of 500 INVALID_CALLBACK_URL_HOST.",
     plugin: {
       // The caller is taken to have registered whatever host the callback names.
-      install: (app, context) => onRequests(app, context, 'preHandler', CREATIONS, (request) => {
-        const url = request.headers['x-callback-url'];
-        if (typeof url !== 'string' || !request.caller || !URL.canParse(url)) return;
-        request.caller = { ...request.caller, providerCallbackHost: new URL(url).hostname };
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', CREATIONS, (request) => {
+          const url = request.headers['x-callback-url'];
+          if (typeof url !== 'string' || !request.caller || !URL.canParse(url)) return;
+          request.caller = { ...request.caller, providerCallbackHost: new URL(url).hostname };
+        }),
     },
   },
   'payment-readable-by-others': {
     feature: 'collection',
-    summary: 'Any API user can read another API user\'s transaction by its reference id.',
+    summary: "Any API user can read another API user's transaction by its reference id.",
     plugin: {
       // The request is served as if its owner had made it.
-      install: (app, context) => onRequests(app, context, 'preHandler', [...STATUS_QUERIES, 'deliveryNotification'], (request, { state }, route) => {
-        const tx = namedTransaction(request, route.operation, state);
-        if (tx && request.caller && tx.apiUserId !== request.caller.id) request.caller = state.apiUsers.get(tx.apiUserId) ?? { ...request.caller, id: tx.apiUserId };
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', [...STATUS_QUERIES, 'deliveryNotification'], (request, { state }, route) => {
+          const tx = namedTransaction(request, route.operation, state);
+          if (tx && request.caller && tx.apiUserId !== request.caller.id)
+            request.caller = state.apiUsers.get(tx.apiUserId) ?? { ...request.caller, id: tx.apiUserId };
+        }),
     },
   },
   'notification-repeat-allowed': {
     feature: 'collection',
     summary: 'Delivery notifications for the same payment are accepted back to back instead of 429.',
     plugin: {
-      install: (app, context) => onRequests(app, context, 'preHandler', ['deliveryNotification'], (request, { state }, route) => {
-        const tx = namedTransaction(request, route.operation, state);
-        if (tx) delete tx.lastNotificationAt;
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', ['deliveryNotification'], (request, { state }, route) => {
+          const tx = namedTransaction(request, route.operation, state);
+          if (tx) delete tx.lastNotificationAt;
+        }),
     },
   },
-  'notification-of-unfinished-payment': answer('collection', 'A delivery notification for a payment that is not SUCCESSFUL is accepted (200) instead of 409 TRANSACTION_NOT_COMPLETED.', (a) => {
-    if (is(a, 'deliveryNotification', 409) && (a.body as Json | undefined)?.code === 'TRANSACTION_NOT_COMPLETED') {
-      a.status = 200;
-      a.body = undefined;
-    }
-  }),
-  'failure-reason-free-text': answer('collection', 'A FAILED status gives its reason as a free-text sentence instead of a failure-reason code.', (a) => {
-    if (is(a, STATUS_QUERIES, 200) && isRecord(a.body) && a.body.reason !== undefined) a.body.reason = 'The payment could not be completed.';
-  }, 'observed'),
+  'notification-of-unfinished-payment': answer(
+    'collection',
+    'A delivery notification for a payment that is not SUCCESSFUL is accepted (200) instead of 409 TRANSACTION_NOT_COMPLETED.',
+    (a) => {
+      if (is(a, 'deliveryNotification', 409) && (a.body as Json | undefined)?.code === 'TRANSACTION_NOT_COMPLETED') {
+        a.status = 200;
+        a.body = undefined;
+      }
+    },
+  ),
+  'failure-reason-free-text': answer(
+    'collection',
+    'A FAILED status gives its reason as a free-text sentence instead of a failure-reason code.',
+    (a) => {
+      if (is(a, STATUS_QUERIES, 200) && isRecord(a.body) && a.body.reason !== undefined)
+        a.body.reason = 'The payment could not be completed.';
+    },
+    'observed',
+  ),
   'balance-not-credited': {
     feature: 'collection',
     breaks: 'reading',
-    summary: 'A successful request to pay does not credit the merchant\'s collection balance.',
-    plugin: { wrap: { ledger: (ledger) => ledgerWith({ credit: (user, product, currency, amount) => (product === 'collection' ? undefined : ledger.credit(user, product, currency, amount)) })(ledger) } },
+    summary: "A successful request to pay does not credit the merchant's collection balance.",
+    plugin: {
+      wrap: {
+        ledger: (ledger) =>
+          ledgerWith({
+            credit: (user, product, currency, amount) =>
+              product === 'collection' ? undefined : ledger.credit(user, product, currency, amount),
+          })(ledger),
+      },
+    },
   },
   'account-holder-kind-any-case': {
     feature: 'collection',
     summary: 'An upper-case account holder id type (MSISDN) is accepted instead of refused with 400.',
     plugin: {
       // Before validation, which would refuse the upper-case type.
-      install: (app, context) => onRequests(app, context, 'preValidation', ['accountHolderActive'], (request) => {
-        const params = request.params as { accountHolderIdType?: string };
-        if (typeof params.accountHolderIdType === 'string') params.accountHolderIdType = params.accountHolderIdType.toLowerCase();
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preValidation', ['accountHolderActive'], (request) => {
+          const params = request.params as { accountHolderIdType?: string };
+          if (typeof params.accountHolderIdType === 'string') params.accountHolderIdType = params.accountHolderIdType.toLowerCase();
+        }),
     },
   },
-  'account-holder-result-string': answer('collection', 'The account holder status gives result as a string ("true") instead of a boolean.', (a) => {
-    if (is(a, 'accountHolderActive', 200) && isRecord(a.body)) a.body.result = String(a.body.result);
-  }),
+  'account-holder-result-string': answer(
+    'collection',
+    'The account holder status gives result as a string ("true") instead of a boolean.',
+    (a) => {
+      if (is(a, 'accountHolderActive', 200) && isRecord(a.body)) a.body.result = String(a.body.result);
+    },
+  ),
 
   // disbursement.feature
-  'deposit-id-reused': idReused('disbursement', 'A reused deposit reference id is accepted (202) instead of 409 RESOURCE_ALREADY_EXIST.', 'deposit', 'deposit'),
+  'deposit-id-reused': idReused(
+    'disbursement',
+    'A reused deposit reference id is accepted (202) instead of 409 RESOURCE_ALREADY_EXIST.',
+    'deposit',
+    'deposit',
+  ),
   'deposit-overdraws': {
     feature: 'disbursement',
     summary: 'A deposit larger than the disbursement balance succeeds instead of failing with NOT_ENOUGH_FUNDS.',
@@ -329,27 +450,42 @@ const definitions = {
     summary: 'A refund naming a request to pay that does not exist succeeds.',
     plugin: {
       // The server makes up the request to pay it was asked to refund: a successful one, large enough, that no API user owns.
-      install: (app, context) => onRequests(app, context, 'preHandler', ['refund'], (request, { state, clock }) => {
-        const body = request.body as { referenceIdToRefund?: string; currency?: string };
-        if (!body.referenceIdToRefund || !body.currency) return;
-        const id = idKey(body.referenceIdToRefund);
-        if (state.transactions.requesttopay.has(id)) return;
-        const now = clock.now();
-        try {
-          state.transactions.requesttopay.add(id, {
-            kind: 'requesttopay', referenceId: id, apiUserId: 'made-up', product: 'collection',
-            targetEnvironment: request.headers['x-target-environment'] as string, amountMinor: 10n ** 18n, amount: '100000000000000',
-            currency: body.currency, status: 'SUCCESSFUL', completedAt: now, refundedMinor: 0n, callbackMethod: 'PUT',
-          });
-        } catch {
-          // A full store: the refund then fails as it would without the fault.
-        }
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', ['refund'], (request, { state, clock }) => {
+          const body = request.body as { referenceIdToRefund?: string; currency?: string };
+          if (!body.referenceIdToRefund || !body.currency) return;
+          const id = idKey(body.referenceIdToRefund);
+          if (state.transactions.requesttopay.has(id)) return;
+          const now = clock.now();
+          try {
+            state.transactions.requesttopay.add(id, {
+              kind: 'requesttopay',
+              referenceId: id,
+              apiUserId: 'made-up',
+              product: 'collection',
+              targetEnvironment: request.headers['x-target-environment'] as string,
+              amountMinor: 10n ** 18n,
+              amount: '100000000000000',
+              currency: body.currency,
+              status: 'SUCCESSFUL',
+              completedAt: now,
+              refundedMinor: 0n,
+              callbackMethod: 'PUT',
+            });
+          } catch {
+            // A full store: the refund then fails as it would without the fault.
+          }
+        }),
     },
   },
-  'deposit-status-amount-number': answer('disbursement', 'The deposit status record gives amount as a number instead of a string.', (a) => {
-    if (is(a, 'getDepositStatus', 200) && isRecord(a.body)) a.body.amount = Number(a.body.amount);
-  }, 'observed'),
+  'deposit-status-amount-number': answer(
+    'disbursement',
+    'The deposit status record gives amount as a number instead of a string.',
+    (a) => {
+      if (is(a, 'getDepositStatus', 200) && isRecord(a.body)) a.body.amount = Number(a.body.amount);
+    },
+    'observed',
+  ),
 
   // remittance.feature
   'remittance-balance-without-currency': answer('remittance', 'The remittance balance record lacks its currency.', (a) => {
@@ -359,22 +495,38 @@ const definitions = {
     feature: 'remittance',
     summary: 'Remittance operations serve any X-Target-Environment instead of 500 NOT_ALLOWED_TARGET_ENVIRONMENT.',
     plugin: {
-      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.product === 'remittance', (request, { settings }) => {
-        if (request.headers['x-target-environment'] !== undefined) request.headers['x-target-environment'] = settings.targetEnvironments[0]!;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          (route) => route.product === 'remittance',
+          (request, { settings }) => {
+            if (request.headers['x-target-environment'] !== undefined)
+              request.headers['x-target-environment'] = settings.targetEnvironments[0]!;
+          },
+        ),
     },
   },
 
   // consent.feature
   'user-info-with-access-token': {
     feature: 'consent',
-    summary: 'User information is given for an ordinary access token, without the customer\'s consent.',
+    summary: "User information is given for an ordinary access token, without the customer's consent.",
     plugin: {
-      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'consent', (request, ctx) => {
-        const token = bearerOf(request);
-        const claims = token ? ctx.tokens.claimsOf(token) : undefined;
-        if (claims?.use === 'access' && ctx.tokens.secondsLeft(claims) > 0) request.headers.authorization = `Bearer ${reissue(ctx, claims, { use: 'consent' })}`;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          (route) => route.credential === 'consent',
+          (request, ctx) => {
+            const token = bearerOf(request);
+            const claims = token ? ctx.tokens.claimsOf(token) : undefined;
+            if (claims?.use === 'access' && ctx.tokens.secondsLeft(claims) > 0)
+              request.headers.authorization = `Bearer ${reissue(ctx, claims, { use: 'consent' })}`;
+          },
+        ),
     },
   },
   'consent-redeemable-twice': {
@@ -391,36 +543,59 @@ const definitions = {
       },
     },
   },
-  'consent-scope-widened': answer('consent', 'A consent token\'s scope holds scopes that were not asked for (all_info and openid besides profile).', (a) => {
-    if (!is(a, 'createOAuthToken', 200) || !isRecord(a.body) || typeof a.body.scope !== 'string') return;
-    a.body.scope = [...new Set([...a.body.scope.split(' '), 'all_info', 'openid'])].join(' ');
-  }),
+  'consent-scope-widened': answer(
+    'consent',
+    "A consent token's scope holds scopes that were not asked for (all_info and openid besides profile).",
+    (a) => {
+      if (!is(a, 'createOAuthToken', 200) || !isRecord(a.body) || typeof a.body.scope !== 'string') return;
+      a.body.scope = [...new Set([...a.body.scope.split(' '), 'all_info', 'openid'])].join(' ');
+    },
+  ),
   'consent-scope-not-checked': {
     feature: 'consent',
     breaks: 'reading',
     summary: 'bc-authorize accepts a scope the service does not offer (it grants one it offers instead) rather than 400 UNSUPPORTED_SCOPE.',
     plugin: {
-      install: (app, context) => onRequests(app, context, 'preHandler', ['bcAuthorize'], (request, { settings }) => {
-        const form = request.body as { scope?: string };
-        if (typeof form.scope === 'string') form.scope = form.scope.split(' ').map((s) => (s === '' || settings.scopes.includes(s) ? s : settings.scopes[0]!)).join(' ');
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', ['bcAuthorize'], (request, { settings }) => {
+          const form = request.body as { scope?: string };
+          if (typeof form.scope === 'string')
+            form.scope = form.scope
+              .split(' ')
+              .map((s) => (s === '' || settings.scopes.includes(s) ? s : settings.scopes[0]!))
+              .join(' ');
+        }),
     },
   },
-  'consent-refresh-refused': answer('consent', 'A refresh token is refused (invalid_grant) while the consent still lasts.', (a) => {
-    if (is(a, 'createOAuthToken', 200) && (a.request.body as { grant_type?: string } | undefined)?.grant_type === 'refresh_token') {
-      a.status = 400;
-      a.body = { error: 'invalid_grant' };
-    }
-  }, 'reading'),
+  'consent-refresh-refused': answer(
+    'consent',
+    'A refresh token is refused (invalid_grant) while the consent still lasts.',
+    (a) => {
+      if (is(a, 'createOAuthToken', 200) && (a.request.body as { grant_type?: string } | undefined)?.grant_type === 'refresh_token') {
+        a.status = 400;
+        a.body = { error: 'invalid_grant' };
+      }
+    },
+    'reading',
+  ),
 
   // errors.feature
-  'payment-reference-reused': idReused('errors', 'A reused request-to-pay reference id is accepted (202) and makes a second payment instead of 409.', 'requestToPay', 'requesttopay'),
-  'payment-body-not-validated': answer('errors', 'Request-to-pay bodies are not validated: a malformed one is accepted (202) instead of 400.', (a) => {
-    if (is(a, 'requestToPay', 400) && /body/.test(String((a.body as Json | undefined)?.message))) {
-      a.status = 202;
-      a.body = undefined;
-    }
-  }),
+  'payment-reference-reused': idReused(
+    'errors',
+    'A reused request-to-pay reference id is accepted (202) and makes a second payment instead of 409.',
+    'requestToPay',
+    'requesttopay',
+  ),
+  'payment-body-not-validated': answer(
+    'errors',
+    'Request-to-pay bodies are not validated: a malformed one is accepted (202) instead of 400.',
+    (a) => {
+      if (is(a, 'requestToPay', 400) && /body/.test(String((a.body as Json | undefined)?.message))) {
+        a.status = 202;
+        a.body = undefined;
+      }
+    },
+  ),
   'currency-not-checked': {
     feature: 'errors',
     summary: 'Payments (and balances) in a currency the service does not take are accepted instead of 500 INVALID_CURRENCY.',
@@ -428,37 +603,61 @@ const definitions = {
   },
   'gateway-key-not-enforced': {
     feature: 'errors',
-    summary: 'The gateway lets calls through without a subscription key, or with another product\'s key.',
+    summary: "The gateway lets calls through without a subscription key, or with another product's key.",
     plugin: {
       // Whatever key came, or none: the call goes through as the operation's product (collection for provisioning).
-      install: (app, context) => onRequests(app, context, 'onRequest', () => true, (request, { settings }, route) => {
-        const keys = settings.subscriptionKeys;
-        const given = request.headers['ocp-apim-subscription-key'];
-        const known = Object.values(keys).includes(given as string);
-        if (route.product !== undefined) request.headers['ocp-apim-subscription-key'] = keys[route.product];
-        else if (!known) request.headers['ocp-apim-subscription-key'] = keys.collection;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          () => true,
+          (request, { settings }, route) => {
+            const keys = settings.subscriptionKeys;
+            const given = request.headers['ocp-apim-subscription-key'];
+            const known = Object.values(keys).includes(given as string);
+            if (route.product !== undefined) request.headers['ocp-apim-subscription-key'] = keys[route.product];
+            else if (!known) request.headers['ocp-apim-subscription-key'] = keys.collection;
+          },
+        ),
     },
   },
-  'duplicate-code-misspelled': answer('errors', 'A duplicate reference id is refused with code RESOURCE_ALREADY_EXISTS, which is not in the code set (RESOURCE_ALREADY_EXIST).', (a) => {
-    if (a.status === 409 && isRecord(a.body) && a.body.code === 'RESOURCE_ALREADY_EXIST') a.body.code = 'RESOURCE_ALREADY_EXISTS';
-  }),
-  'unknown-payment-is-500': answer('errors', 'Reading a payment that does not exist answers 500 INTERNAL_PROCESSING_ERROR instead of 404 RESOURCE_NOT_FOUND.', (a) => {
-    if (is(a, STATUS_QUERIES, 404)) {
-      a.status = 500;
-      a.body = { code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred.' };
-    }
-  }, 'observed'),
+  'duplicate-code-misspelled': answer(
+    'errors',
+    'A duplicate reference id is refused with code RESOURCE_ALREADY_EXISTS, which is not in the code set (RESOURCE_ALREADY_EXIST).',
+    (a) => {
+      if (a.status === 409 && isRecord(a.body) && a.body.code === 'RESOURCE_ALREADY_EXIST') a.body.code = 'RESOURCE_ALREADY_EXISTS';
+    },
+  ),
+  'unknown-payment-is-500': answer(
+    'errors',
+    'Reading a payment that does not exist answers 500 INTERNAL_PROCESSING_ERROR instead of 404 RESOURCE_NOT_FOUND.',
+    (a) => {
+      if (is(a, STATUS_QUERIES, 404)) {
+        a.status = 500;
+        a.body = { code: 'INTERNAL_PROCESSING_ERROR', message: 'An internal error occurred.' };
+      }
+    },
+    'observed',
+  ),
   'bearer-token-not-required': {
     feature: 'errors',
     summary: 'Business operations called without an access token are accepted instead of 401.',
     plugin: {
       // A server that falls back to some merchant of the product when no token comes.
-      install: (app, context) => onRequests(app, context, 'onRequest', (route) => route.credential === 'bearer' && route.product !== undefined, (request, { state, tokens }, route) => {
-        if (bearerOf(request)) return;
-        const fallback = [...state.apiUsers.values()].find((user) => user.product === route.product);
-        if (fallback) request.headers.authorization = `Bearer ${tokens.issue({ sub: fallback.id, prd: route.product!, use: 'access' }, 60)}`;
-      }),
+      install: (app, context) =>
+        onRequests(
+          app,
+          context,
+          'onRequest',
+          (route) => route.credential === 'bearer' && route.product !== undefined,
+          (request, { state, tokens }, route) => {
+            if (bearerOf(request)) return;
+            const fallback = [...state.apiUsers.values()].find((user) => user.product === route.product);
+            if (fallback)
+              request.headers.authorization = `Bearer ${tokens.issue({ sub: fallback.id, prd: route.product!, use: 'access' }, 60)}`;
+          },
+        ),
     },
   },
   'json-labelled-text-plain': answer('errors', 'JSON bodies are sent with Content-Type: text/plain.', (a) => {
@@ -480,10 +679,12 @@ function stoppedAt(moment: number) {
   return { now: () => moment };
 }
 
-
 /** A comma-separated list of names, as --deviations and MOMO_SANDBOX_DEVIATIONS give them. */
 export function faultNamesOf(list: string | undefined): string[] {
-  return (list ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (list ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** The sandbox command's setting that names the faults to start with. */
@@ -492,7 +693,8 @@ export const DEVIATIONS_SETTING: ExtraSetting = {
   env: 'MOMO_SANDBOX_DEVIATIONS',
   type: 'string',
   fallback: '',
-  describe: 'Comma-separated deliberate deviations from the API, to see the conformance suite fail (see --list-deviations); none by default.',
+  describe:
+    'Comma-separated deliberate deviations from the API, to see the conformance suite fail (see --list-deviations); none by default.',
 };
 
 export const LIST_DEVIATIONS_SETTING: ExtraSetting = {
@@ -507,7 +709,9 @@ export function faultsText(): string {
   const byFeature = new Map<FeatureName, FaultName[]>();
   for (const name of FAULT_NAMES) byFeature.set(FAULTS[name].feature, [...(byFeature.get(FAULTS[name].feature) ?? []), name]);
   const width = Math.max(...FAULT_NAMES.map((n) => n.length));
-  const lines = [`${FAULT_NAMES.length} deliberate deviations; start the sandbox with --deviations <name>[,<name>...] (MOMO_SANDBOX_DEVIATIONS).`];
+  const lines = [
+    `${FAULT_NAMES.length} deliberate deviations; start the sandbox with --deviations <name>[,<name>...] (MOMO_SANDBOX_DEVIATIONS).`,
+  ];
   for (const [feature, names] of byFeature) {
     lines.push('', `features/${feature}.feature:`);
     for (const name of names) lines.push(`  ${name.padEnd(width)}  ${FAULTS[name].summary}`);

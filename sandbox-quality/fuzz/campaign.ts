@@ -151,22 +151,30 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       // Episodes average a little under half the longest; fast-check draws them until the target is met.
       const numRuns = Math.max(1, Math.ceil((options.requests - result.requests) / (options.episodeLength * 0.45)));
       let run = 0;
-      await fc.assert(fc.asyncProperty(arbitrary, async (episode) => {
-        const path = String(run++);
-        if (result.requests >= options.requests) return;
-        const outcome = await runEpisode(episode, env, (o) => record(result, o, { seed, path }));
-        result.episodes += 1;
-        result.setupRequests += outcome.setupRequests;
-        result.unsendable += outcome.unsendable;
-        for (const v of outcome.violations) {
-          const key = `${v.property}|${v.operation}`;
-          if (!failing.some((f) => f.key === key)) failing.push({ seed, path, key });
-        }
-        if (options.onProgress && Date.now() - lastProgress >= (options.progressEveryMs ?? 2000)) {
-          lastProgress = Date.now();
-          options.onProgress({ requests: result.requests, target: options.requests, elapsedMs: Date.now() - started, violations: sum(result.violationCounts) });
-        }
-      }), { seed, numRuns });
+      await fc.assert(
+        fc.asyncProperty(arbitrary, async (episode) => {
+          const path = String(run++);
+          if (result.requests >= options.requests) return;
+          const outcome = await runEpisode(episode, env, (o) => record(result, o, { seed, path }));
+          result.episodes += 1;
+          result.setupRequests += outcome.setupRequests;
+          result.unsendable += outcome.unsendable;
+          for (const v of outcome.violations) {
+            const key = `${v.property}|${v.operation}`;
+            if (!failing.some((f) => f.key === key)) failing.push({ seed, path, key });
+          }
+          if (options.onProgress && Date.now() - lastProgress >= (options.progressEveryMs ?? 2000)) {
+            lastProgress = Date.now();
+            options.onProgress({
+              requests: result.requests,
+              target: options.requests,
+              elapsedMs: Date.now() - started,
+              violations: sum(result.violationCounts),
+            });
+          }
+        }),
+        { seed, numRuns },
+      );
     }
     result.durationMs = Date.now() - started;
     const episodes = [...new Map(failing.map((f) => [`${f.seed}:${f.path}`, f])).values()].slice(0, options.shrink);
@@ -203,11 +211,16 @@ async function openEnvironment(options: CampaignOptions): Promise<Environment> {
   for (const profile of options.profiles) models.set(profile, await documentOf(profile, options.strict));
   // Every profile serves the same operations; generation uses the first one's document.
   const ids = [...models.values()].map((m) => m.operations.map((op) => op.id).join(','));
-  if (new Set(ids).size > 1) throw new Error('the profiles\' documents list different operations; fuzz one profile at a time (--profile)');
+  if (new Set(ids).size > 1) throw new Error("the profiles' documents list different operations; fuzz one profile at a time (--profile)");
   const redactor = new Redactor();
   for (const key of Object.values(settingsFor('spec', false, options.strict).subscriptionKeys)) redactor.add(key);
   return {
-    models, strict: options.strict, receiver, transport: options.transport, redactor, processErrors,
+    models,
+    strict: options.strict,
+    receiver,
+    transport: options.transport,
+    redactor,
+    processErrors,
     agent: options.transport === 'http' ? new Agent({ keepAliveTimeout: 10_000, connections: 4 }) : undefined,
     detach: () => {
       process.off('uncaughtException', onError);
@@ -224,7 +237,10 @@ async function closeEnvironment(env: Environment): Promise<void> {
 
 /** The document the sandbox serves in a profile, read through its own GET /openapi.json. */
 async function documentOf(profile: ProfileName, strict: boolean): Promise<ApiModel> {
-  const sandbox = await buildSandbox(settingsFor(profile, false, strict), { clock: new ManualClock(START), logger: pino({ level: 'silent' }) });
+  const sandbox = await buildSandbox(settingsFor(profile, false, strict), {
+    clock: new ManualClock(START),
+    logger: pino({ level: 'silent' }),
+  });
   try {
     const response = await sandbox.app.inject({ method: 'GET', url: '/openapi.json' });
     if (response.statusCode !== 200) throw new Error(`GET /openapi.json answered ${response.statusCode}`);
@@ -273,7 +289,12 @@ interface EpisodeOutcome {
 }
 
 /** One episode: a fresh sandbox, the fuzzer's API users, then the plans in order, each judged. */
-async function runEpisode(episode: Episode, env: Environment, observe: (o: Observation) => void, stopAtFirstViolation = false): Promise<EpisodeOutcome> {
+async function runEpisode(
+  episode: Episode,
+  env: Environment,
+  observe: (o: Observation) => void,
+  stopAtFirstViolation = false,
+): Promise<EpisodeOutcome> {
   const model = env.models.get(episode.profile)!;
   const settings = settingsFor(episode.profile, episode.tight, env.strict);
   const clock = new ManualClock(START);
@@ -318,9 +339,14 @@ async function runEpisode(episode: Episode, env: Environment, observe: (o: Obser
       }
       const after = snapshotState(sandbox.context, clock.now());
       const routeMiss = (plan.mutation !== null && ROUTE_MISSES.has(plan.mutation.kind)) || hasDotSegment(request.url);
-      violations.push(...judge({ op, method: request.method, answer: sent.answer, routeMiss, before, after, internalErrors: [...internalErrors] }, model));
+      violations.push(
+        ...judge({ op, method: request.method, answer: sent.answer, routeMiss, before, after, internalErrors: [...internalErrors] }, model),
+      );
       if (Object.getOwnPropertyNames(Object.prototype).length !== prototypeKeys || ({} as Record<string, unknown>).polluted !== undefined) {
-        violations.push({ property: 'no-prototype-pollution', detail: `${op.id}: Object.prototype gained ${Object.getOwnPropertyNames(Object.prototype).slice(prototypeKeys).join(', ') || 'polluted'}` });
+        violations.push({
+          property: 'no-prototype-pollution',
+          detail: `${op.id}: Object.prototype gained ${Object.getOwnPropertyNames(Object.prototype).slice(prototypeKeys).join(', ') || 'polluted'}`,
+        });
         delete (Object.prototype as Record<string, unknown>).polluted;
       }
       for (const error of env.processErrors.splice(0)) violations.push({ property: 'no-crash', detail: `the process saw: ${error}` });
@@ -354,8 +380,18 @@ async function transportFor(sandbox: Sandbox, env: Environment): Promise<(reques
   if (env.transport === 'inject') {
     return async (request): Promise<Sent> => {
       try {
-        const response = await limit(sandbox.app.inject({ method: request.method as 'GET', url: request.url, headers: request.headers, ...(request.body !== undefined ? { payload: request.body } : {}) }));
-        return { kind: 'answered', answer: { status: response.statusCode, headers: response.headers as Answer['headers'], body: response.body } };
+        const response = await limit(
+          sandbox.app.inject({
+            method: request.method as 'GET',
+            url: request.url,
+            headers: request.headers,
+            ...(request.body !== undefined ? { payload: request.body } : {}),
+          }),
+        );
+        return {
+          kind: 'answered',
+          answer: { status: response.statusCode, headers: response.headers as Answer['headers'], body: response.body },
+        };
       } catch (error) {
         return { kind: 'failed', reason: (error as Error).message };
       }
@@ -368,7 +404,12 @@ async function transportFor(sandbox: Sandbox, env: Environment): Promise<(reques
     if (Object.keys(request.headers).some((name) => name.toLowerCase() === 'expect')) return { kind: 'unsendable' };
     let response;
     try {
-      response = httpRequest(`${address}${request.url}`, { method: request.method as 'GET', headers: request.headers, body: request.body, dispatcher: env.agent });
+      response = httpRequest(`${address}${request.url}`, {
+        method: request.method as 'GET',
+        headers: request.headers,
+        body: request.body,
+        dispatcher: env.agent,
+      });
     } catch {
       return { kind: 'unsendable' };
     }
@@ -385,7 +426,12 @@ async function transportFor(sandbox: Sandbox, env: Environment): Promise<(reques
 }
 
 /** The fuzzer's own API user per product: created, given a key and a token, as any client would. */
-async function provision(model: ApiModel, world: EpisodeWorld, context: EpisodeContext, send: (r: FuzzRequest) => Promise<Sent>): Promise<number> {
+async function provision(
+  model: ApiModel,
+  world: EpisodeWorld,
+  context: EpisodeContext,
+  send: (r: FuzzRequest) => Promise<Sent>,
+): Promise<number> {
   const op = (id: string) => {
     const found = model.operations.find((o) => o.id === id);
     if (!found) throw new Error(`the document has no operation ${id}, which the fuzzer provisions its API users with`);
@@ -395,7 +441,8 @@ async function provision(model: ApiModel, world: EpisodeWorld, context: EpisodeC
   const call = async (operation: ModelOperation, request: FuzzRequest, pathParams: Record<string, string>) => {
     requests += 1;
     const sent = await send(request);
-    if (sent.kind !== 'answered' || sent.answer.status >= 300) throw new Error(`provisioning ${operation.id} failed: ${sent.kind === 'answered' ? sent.answer.status : sent.kind}`);
+    if (sent.kind !== 'answered' || sent.answer.status >= 300)
+      throw new Error(`provisioning ${operation.id} failed: ${sent.kind === 'answered' ? sent.answer.status : sent.kind}`);
     world.learn(operation, { headers: request.headers, pathParams }, sent.answer);
   };
   for (const product of PRODUCTS) {
@@ -403,10 +450,31 @@ async function provision(model: ApiModel, world: EpisodeWorld, context: EpisodeC
     const key = context.keys[product]!;
     world.adoptUser(id, product);
     const host = new URL(context.callbackBaseUrl).host;
-    await call(op('provisioning.createApiUser'), { method: 'POST', url: pathOf('createApiUser'), headers: { 'ocp-apim-subscription-key': key, 'x-reference-id': id, 'content-type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: host }) }, {});
-    await call(op('provisioning.createApiKey'), { method: 'POST', url: pathOf('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } }, { referenceId: id });
+    await call(
+      op('provisioning.createApiUser'),
+      {
+        method: 'POST',
+        url: pathOf('createApiUser'),
+        headers: { 'ocp-apim-subscription-key': key, 'x-reference-id': id, 'content-type': 'application/json' },
+        body: JSON.stringify({ providerCallbackHost: host }),
+      },
+      {},
+    );
+    await call(
+      op('provisioning.createApiKey'),
+      { method: 'POST', url: pathOf('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } },
+      { referenceId: id },
+    );
     const basic = world.credential(world.basicScheme ?? '', product);
-    await call(op(`${product}.createAccessToken`), { method: 'POST', url: pathOf('createAccessToken', product), headers: { 'ocp-apim-subscription-key': key, authorization: basic ?? '' } }, {});
+    await call(
+      op(`${product}.createAccessToken`),
+      {
+        method: 'POST',
+        url: pathOf('createAccessToken', product),
+        headers: { 'ocp-apim-subscription-key': key, authorization: basic ?? '' },
+      },
+      {},
+    );
   }
   return requests;
 }
@@ -441,24 +509,48 @@ function record(result: CampaignResult, o: Observation, replay: { seed: number; 
   }
 }
 
-async function shrinkFailure(arbitrary: fc.Arbitrary<Episode>, env: Environment, seed: number, path: string, timeMs: number): Promise<ShrunkFailure | undefined> {
-  const details = await fc.check(fc.asyncProperty(arbitrary, async (episode) => {
-    const outcome = await runEpisode(episode, env, () => undefined, true);
-    return outcome.violations.length === 0;
-  }), { seed, path, plugins: [fc.interruptAfterTimeLimit(timeMs)] });
+async function shrinkFailure(
+  arbitrary: fc.Arbitrary<Episode>,
+  env: Environment,
+  seed: number,
+  path: string,
+  timeMs: number,
+): Promise<ShrunkFailure | undefined> {
+  const details = await fc.check(
+    fc.asyncProperty(arbitrary, async (episode) => {
+      const outcome = await runEpisode(episode, env, () => undefined, true);
+      return outcome.violations.length === 0;
+    }),
+    { seed, path, plugins: [fc.interruptAfterTimeLimit(timeMs)] },
+  );
   if (!details.failed || !details.counterexample) return undefined;
   const [episode] = details.counterexample as [Episode];
   let failing: Observation | undefined;
-  await runEpisode(episode, env, (o) => {
-    if (!failing && o.violations.length > 0) failing = o;
-  }, true);
+  await runEpisode(
+    episode,
+    env,
+    (o) => {
+      if (!failing && o.violations.length > 0) failing = o;
+    },
+    true,
+  );
   if (!failing) return undefined;
-  const body = failing.request.body === undefined ? '' : Buffer.isBuffer(failing.request.body) ? `<${failing.request.body.length} bytes>` : failing.request.body;
+  const body =
+    failing.request.body === undefined
+      ? ''
+      : Buffer.isBuffer(failing.request.body)
+        ? `<${failing.request.body.length} bytes>`
+        : failing.request.body;
   return {
     replay: { seed, path: details.counterexamplePath ?? path },
     requestsInEpisode: episode.plans.length,
     violations: failing.violations,
-    request: { method: failing.request.method, url: failing.request.url, headers: env.redactor.headers(failing.request.headers), body: excerpt(env.redactor.body(body), 400) },
+    request: {
+      method: failing.request.method,
+      url: failing.request.url,
+      headers: env.redactor.headers(failing.request.headers),
+      body: excerpt(env.redactor.body(body), 400),
+    },
     answer: { status: failing.answer.status, body: excerpt(env.redactor.body(failing.answer.body), 400) },
     plan: failing.plan,
   };
@@ -466,9 +558,24 @@ async function shrinkFailure(arbitrary: fc.Arbitrary<Episode>, env: Environment,
 
 function emptyResult(options: CampaignOptions): CampaignResult {
   return {
-    seed: options.seed, transport: options.transport, profiles: options.profiles,
-    requests: 0, valid: 0, malformed: 0, episodes: 0, setupRequests: 0, unsendable: 0, durationMs: 0,
-    byOperation: {}, byMutation: {}, statuses: {}, validRefused: {}, violationCounts: {}, violations: [], failures: [], callbacksReceived: 0,
+    seed: options.seed,
+    transport: options.transport,
+    profiles: options.profiles,
+    requests: 0,
+    valid: 0,
+    malformed: 0,
+    episodes: 0,
+    setupRequests: 0,
+    unsendable: 0,
+    durationMs: 0,
+    byOperation: {},
+    byMutation: {},
+    statuses: {},
+    validRefused: {},
+    violationCounts: {},
+    violations: [],
+    failures: [],
+    callbacksReceived: 0,
   };
 }
 

@@ -44,7 +44,17 @@ export type Mutation =
 
 export type MutationKind = Mutation['kind'];
 
-type ForgedToken = 'alg-none' | 'other-secret' | 'bad-signature' | 'expired' | 'unknown-user' | 'other-product' | 'wrong-use' | 'missing-claims' | 'random' | 'not-a-jwt';
+type ForgedToken =
+  | 'alg-none'
+  | 'other-secret'
+  | 'bad-signature'
+  | 'expired'
+  | 'unknown-user'
+  | 'other-product'
+  | 'wrong-use'
+  | 'missing-claims'
+  | 'random'
+  | 'not-a-jwt';
 type BadBasic = 'unknown-user' | 'wrong-key' | 'no-colon' | 'not-base64' | 'empty' | 'upper-case-id' | 'huge' | 'other-text';
 
 /** Mutations that send the request to a path or method no operation serves: the framework's 404 (or 400, 405, 414) answers them. */
@@ -63,16 +73,63 @@ export interface MutationContext {
 }
 
 // Header values an HTTP request can carry: visible ASCII, space and obs-text.
-const headerText = (maxLength: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0xff }).filter((c) => c !== 0x7f).map((c) => String.fromCharCode(c)), maxLength });
+const headerText = (maxLength: number) =>
+  fc.string({
+    unit: fc
+      .integer({ min: 0x20, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength,
+  });
 const printable = (maxLength: number) => fc.string({ unit: 'grapheme-ascii', maxLength });
 
-const ODD_STRINGS = ['', ' ', '-1', '0', '00', '1e999', 'NaN', 'Infinity', 'null', 'true', '[]', '{}', '../../etc/passwd', '<script>alert(1)</script>',
-  "' OR 1=1 --", '%00', '\u0000', '\ud800', 'EUR ', 'eur', '\u0661\u0662\u0663', '\uff11\uff12\uff13', '12,50', '+1', '0x10', '1_000', '\u202e46733123450',
-  'ID:46733123450/msisdn', 'MSISDN', 'http://', 'ftp://127.0.0.1/', 'javascript:alert(1)', 'http://127.0.0.1:99999/', '\u{1F4A9}', 'a\r\nb'];
+const ODD_STRINGS = [
+  '',
+  ' ',
+  '-1',
+  '0',
+  '00',
+  '1e999',
+  'NaN',
+  'Infinity',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '%00',
+  '\u0000',
+  '\ud800',
+  'EUR ',
+  'eur',
+  '\u0661\u0662\u0663',
+  '\uff11\uff12\uff13',
+  '12,50',
+  '+1',
+  '0x10',
+  '1_000',
+  '\u202e46733123450',
+  'ID:46733123450/msisdn',
+  'MSISDN',
+  'http://',
+  'ftp://127.0.0.1/',
+  'javascript:alert(1)',
+  'http://127.0.0.1:99999/',
+  '\u{1F4A9}',
+  'a\r\nb',
+];
 
 const ANY_JSON: fc.Arbitrary<unknown> = fc.oneof(
-  fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 4 }), { maxLength: 3 }),
-  fc.dictionary(fc.string({ maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 3 }), fc.constant({}), fc.constant([]),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string({ maxLength: 4 }), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 4 }), fc.string({ maxLength: 4 }), { maxKeys: 3 }),
+  fc.constant({}),
+  fc.constant([]),
 );
 
 const pick = fc.nat();
@@ -82,55 +139,221 @@ export function mutationArbitrary(op: ModelOperation): fc.Arbitrary<Mutation> {
   const options: fc.Arbitrary<Mutation>[] = [
     fc.constant({ kind: 'no-subscription-key' as const }),
     fc.record({ kind: fc.constant('unknown-subscription-key' as const), value: headerText(80) }),
-    fc.record({ kind: fc.constant('extra-headers' as const), headers: fc.array(fc.tuple(fc.oneof(fc.constantFrom('x-http-method-override', 'x-forwarded-host', 'x-original-url', 'expect', 'x-reference-id', 'accept'), fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/)), headerText(40)), { minLength: 1, maxLength: 4 }) }),
+    fc.record({
+      kind: fc.constant('extra-headers' as const),
+      headers: fc.array(
+        fc.tuple(
+          fc.oneof(
+            fc.constantFrom('x-http-method-override', 'x-forwarded-host', 'x-original-url', 'expect', 'x-reference-id', 'accept'),
+            fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
+          ),
+          headerText(40),
+        ),
+        { minLength: 1, maxLength: 4 },
+      ),
+    }),
     fc.record({ kind: fc.constant('wrong-method' as const), method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') }),
     fc.constant({ kind: 'path-case' as const }),
-    fc.record({ kind: fc.constant('path-junk' as const), suffix: fc.constantFrom('/x', '//', '/..', '/%2e%2e', '/.', ';x', '.json', '/%00', '/%ZZ') }),
-    fc.record({ kind: fc.constant('query-junk' as const), query: fc.oneof(fc.constantFrom('?', '?a=1&a=2', '?__proto__[x]=1', '?%ZZ', '?x=%00'), printable(30).map((q) => `?${encodeURIComponent(q)}`)) }),
+    fc.record({
+      kind: fc.constant('path-junk' as const),
+      suffix: fc.constantFrom('/x', '//', '/..', '/%2e%2e', '/.', ';x', '.json', '/%00', '/%ZZ'),
+    }),
+    fc.record({
+      kind: fc.constant('query-junk' as const),
+      query: fc.oneof(
+        fc.constantFrom('?', '?a=1&a=2', '?__proto__[x]=1', '?%ZZ', '?x=%00'),
+        printable(30).map((q) => `?${encodeURIComponent(q)}`),
+      ),
+    }),
   ];
   if (op.product !== 'provisioning') options.push(fc.record({ kind: fc.constant('other-product-key' as const), pick }));
   if (op.credential) {
     options.push(
       fc.constant({ kind: 'no-credential' as const }),
-      fc.record({ kind: fc.constant('garbage-authorization' as const), value: fc.oneof(fc.constantFrom('Bearer', 'Bearer ', 'Basic', 'Basic ', 'Bearer a b', 'Digest x', 'bearer', 'Token abc'), headerText(60)) }),
+      fc.record({
+        kind: fc.constant('garbage-authorization' as const),
+        value: fc.oneof(
+          fc.constantFrom('Bearer', 'Bearer ', 'Basic', 'Basic ', 'Bearer a b', 'Digest x', 'bearer', 'Token abc'),
+          headerText(60),
+        ),
+      }),
       fc.record({ kind: fc.constant('other-product-credential' as const), pick }),
     );
-    options.push(op.credential === 'apiUserBasic'
-      ? fc.record({ kind: fc.constant('bad-basic' as const), variant: fc.constantFrom<BadBasic>('unknown-user', 'wrong-key', 'no-colon', 'not-base64', 'empty', 'upper-case-id', 'huge', 'other-text'), value: printable(40) })
-      : fc.record({ kind: fc.constant('forged-token' as const), variant: fc.constantFrom<ForgedToken>('alg-none', 'other-secret', 'bad-signature', 'expired', 'unknown-user', 'other-product', 'wrong-use', 'missing-claims', 'random', 'not-a-jwt'), value: fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/) }));
+    options.push(
+      op.credential === 'apiUserBasic'
+        ? fc.record({
+            kind: fc.constant('bad-basic' as const),
+            variant: fc.constantFrom<BadBasic>(
+              'unknown-user',
+              'wrong-key',
+              'no-colon',
+              'not-base64',
+              'empty',
+              'upper-case-id',
+              'huge',
+              'other-text',
+            ),
+            value: printable(40),
+          })
+        : fc.record({
+            kind: fc.constant('forged-token' as const),
+            variant: fc.constantFrom<ForgedToken>(
+              'alg-none',
+              'other-secret',
+              'bad-signature',
+              'expired',
+              'unknown-user',
+              'other-product',
+              'wrong-use',
+              'missing-claims',
+              'random',
+              'not-a-jwt',
+            ),
+            value: fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/),
+          }),
+    );
     if (op.credential !== 'apiUserBasic') options.push(fc.constant({ kind: 'wrong-token-kind' as const }));
   }
   const headers = op.parameters.filter((p) => p.in === 'header');
   if (headers.some((p) => p.required)) options.push(fc.record({ kind: fc.constant('missing-header' as const), pick }));
   if (headers.length > 0) {
-    options.push(fc.record({ kind: fc.constant('malformed-header' as const), pick, value: fc.oneof(fc.constantFrom(...ODD_STRINGS.filter((s) => /^[\x20-\x7e\x80-\xff]*$/.test(s))), headerText(40), fc.constantFrom('a'.repeat(5000), '6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'SANDBOX', 'sandbox ', 'http://callbacks.example.com/x', 'http://127.0.0.1:1/x')) }));
+    options.push(
+      fc.record({
+        kind: fc.constant('malformed-header' as const),
+        pick,
+        value: fc.oneof(
+          fc.constantFrom(...ODD_STRINGS.filter((s) => /^[\x20-\x7e\x80-\xff]*$/.test(s))),
+          headerText(40),
+          fc.constantFrom(
+            'a'.repeat(5000),
+            '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+            'SANDBOX',
+            'sandbox ',
+            'http://callbacks.example.com/x',
+            'http://127.0.0.1:1/x',
+          ),
+        ),
+      }),
+    );
   }
   if (op.parameters.some((p) => p.in === 'path')) {
-    options.push(fc.record({
-      kind: fc.constant('bad-path-param' as const),
-      pick,
-      value: fc.oneof(printable(30), fc.string({ unit: 'grapheme', maxLength: 10 }), fc.constantFrom('', '.', '..', '/', 'a'.repeat(201), 'a'.repeat(2000), '6BA7B810-9DAD-41D1-80B4-00C04FD430C8', '6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'EUR ', 'eur', 'MSISDN', 'msisdn', '46733123450', '%', '%ZZ', '%2F', '%00', '%C0%AF', '%E2%80%AE', '%u0041')),
-      raw: fc.boolean(),
-    }));
+    options.push(
+      fc.record({
+        kind: fc.constant('bad-path-param' as const),
+        pick,
+        value: fc.oneof(
+          printable(30),
+          fc.string({ unit: 'grapheme', maxLength: 10 }),
+          fc.constantFrom(
+            '',
+            '.',
+            '..',
+            '/',
+            'a'.repeat(201),
+            'a'.repeat(2000),
+            '6BA7B810-9DAD-41D1-80B4-00C04FD430C8',
+            '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+            'EUR ',
+            'eur',
+            'MSISDN',
+            'msisdn',
+            '46733123450',
+            '%',
+            '%ZZ',
+            '%2F',
+            '%00',
+            '%C0%AF',
+            '%E2%80%AE',
+            '%u0041',
+          ),
+        ),
+        raw: fc.boolean(),
+      }),
+    );
   }
   if (op.body) {
     options.push(
       fc.record({ kind: fc.constant('missing-field' as const), pick }),
-      fc.record({ kind: fc.constant('extra-field' as const), name: fc.oneof(fc.constantFrom('extra', 'status', 'amount2', 'Amount', 'financialTransactionId', ''), printable(12)), value: ANY_JSON }),
+      fc.record({
+        kind: fc.constant('extra-field' as const),
+        name: fc.oneof(fc.constantFrom('extra', 'status', 'amount2', 'Amount', 'financialTransactionId', ''), printable(12)),
+        value: ANY_JSON,
+      }),
       fc.record({ kind: fc.constant('mistyped-field' as const), pick, value: ANY_JSON }),
       fc.record({ kind: fc.constant('wrong-format' as const), pick, value: fc.oneof(fc.constantFrom(...ODD_STRINGS), printable(30)) }),
-      fc.record({ kind: fc.constant('huge-string' as const), pick, length: fc.integer({ min: 161, max: 80_000 }), unit: fc.constantFrom('a', '9', 'é', '\u{1D11E}', ' ') }),
-      fc.record({ kind: fc.constant('unicode-string' as const), pick, value: fc.oneof(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 })) }),
-      fc.record({ kind: fc.constant('prototype-pollution' as const), variant: fc.constantFrom('proto-top' as const, 'proto-nested' as const, 'constructor-prototype' as const) }),
-      fc.record({ kind: fc.constant('garbage-body' as const), value: fc.oneof(fc.constantFrom('{', '{"amount":', 'null', '[]', '"text"', '42', 'true', '{}}', "{'a':1}", 'NaN', '\u0000', '<xml/>', 'a=1&a=2', '%', '\ufeff{}'), printable(60), fc.uint8Array({ minLength: 1, maxLength: 64 })) }),
+      fc.record({
+        kind: fc.constant('huge-string' as const),
+        pick,
+        length: fc.integer({ min: 161, max: 80_000 }),
+        unit: fc.constantFrom('a', '9', 'é', '\u{1D11E}', ' '),
+      }),
+      fc.record({
+        kind: fc.constant('unicode-string' as const),
+        pick,
+        value: fc.oneof(
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+          fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+        ),
+      }),
+      fc.record({
+        kind: fc.constant('prototype-pollution' as const),
+        variant: fc.constantFrom('proto-top' as const, 'proto-nested' as const, 'constructor-prototype' as const),
+      }),
+      fc.record({
+        kind: fc.constant('garbage-body' as const),
+        value: fc.oneof(
+          fc.constantFrom(
+            '{',
+            '{"amount":',
+            'null',
+            '[]',
+            '"text"',
+            '42',
+            'true',
+            '{}}',
+            "{'a':1}",
+            'NaN',
+            '\u0000',
+            '<xml/>',
+            'a=1&a=2',
+            '%',
+            '\ufeff{}',
+          ),
+          printable(60),
+          fc.uint8Array({ minLength: 1, maxLength: 64 }),
+        ),
+      }),
       fc.record({ kind: fc.constant('empty-body' as const), withContentType: fc.boolean() }),
       fc.constant({ kind: 'no-body' as const }),
-      fc.record({ kind: fc.constant('wrong-content-type' as const), value: fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/jsonp', 'application/x-www-form-urlencoded', 'application/json', '', 'garbage', '*/*', 'application/merge-patch+json', 'application/x-www-form-urlencoded; charset=utf-8') }),
+      fc.record({
+        kind: fc.constant('wrong-content-type' as const),
+        value: fc.constantFrom(
+          'text/plain',
+          'application/xml',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=utf-8',
+          'APPLICATION/JSON',
+          'application/jsonp',
+          'application/x-www-form-urlencoded',
+          'application/json',
+          '',
+          'garbage',
+          '*/*',
+          'application/merge-patch+json',
+          'application/x-www-form-urlencoded; charset=utf-8',
+        ),
+      }),
       fc.record({ kind: fc.constant('deep-nesting' as const), pick, depth: fc.integer({ min: 50, max: 20_000 }) }),
       fc.record({ kind: fc.constant('duplicate-key' as const), pick, value: ANY_JSON }),
     );
   } else {
-    options.push(fc.record({ kind: fc.constant('body-on-bodyless' as const), value: fc.oneof(fc.constantFrom('{}', '{"a":1}', 'x', '\u0000'), printable(40)), contentType: fc.constantFrom('application/json', 'text/plain', null) }));
+    options.push(
+      fc.record({
+        kind: fc.constant('body-on-bodyless' as const),
+        value: fc.oneof(fc.constantFrom('{}', '{"a":1}', 'x', '\u0000'), printable(40)),
+        contentType: fc.constantFrom('application/json', 'text/plain', null),
+      }),
+    );
   }
   return fc.oneof(...options);
 }
@@ -166,7 +389,9 @@ export function applyMutation(parts: RequestParts, mutation: Mutation, op: Model
       break;
     }
     case 'wrong-token-kind': {
-      const other = context.world.allCredentials().find((c) => c.scheme !== op.credential && c.product === op.product && c.value.startsWith('Bearer '));
+      const other = context.world
+        .allCredentials()
+        .find((c) => c.scheme !== op.credential && c.product === op.product && c.value.startsWith('Bearer '));
       if (other) headers.authorization = other.value;
       else delete headers.authorization;
       break;
@@ -213,16 +438,20 @@ export function applyMutation(parts: RequestParts, mutation: Mutation, op: Model
       const deep = `${'['.repeat(mutation.depth)}1${']'.repeat(mutation.depth)}`;
       if (paths.length > 0) setAt(parts.body, paths[mutation.pick % paths.length]!, marker);
       const encoded = encodeBody(parts.body, op.body?.mediaType);
-      parts.rawBody = op.body?.mediaType === 'application/json' ? encoded.replace(JSON.stringify(marker), deep) : encoded.replace(marker, encodeURIComponent(deep));
+      parts.rawBody =
+        op.body?.mediaType === 'application/json'
+          ? encoded.replace(JSON.stringify(marker), deep)
+          : encoded.replace(marker, encodeURIComponent(deep));
       break;
     }
     case 'duplicate-key': {
       const paths = fields().filter((p) => p.length === 1);
       const name = paths.length > 0 ? paths[mutation.pick % paths.length]![0]! : 'amount';
       const encoded = encodeBody(parts.body, op.body?.mediaType);
-      parts.rawBody = op.body?.mediaType === 'application/json'
-        ? encoded.replace(/^\{/, `{${JSON.stringify(name)}:${JSON.stringify(mutation.value)},`).replace(/,\}$/, '}')
-        : `${encoded}&${encodeURIComponent(name)}=${encodeURIComponent(JSON.stringify(mutation.value))}`;
+      parts.rawBody =
+        op.body?.mediaType === 'application/json'
+          ? encoded.replace(/^\{/, `{${JSON.stringify(name)}:${JSON.stringify(mutation.value)},`).replace(/,\}$/, '}')
+          : `${encoded}&${encodeURIComponent(name)}=${encodeURIComponent(JSON.stringify(mutation.value))}`;
       break;
     }
     case 'prototype-pollution':
@@ -259,7 +488,11 @@ export function applyMutation(parts: RequestParts, mutation: Mutation, op: Model
       break;
     }
     case 'path-case':
-      parts.path = op.path.toUpperCase().replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(parts.pathParams[name.toLowerCase()] ?? parts.pathParams[name] ?? 'x'));
+      parts.path = op.path
+        .toUpperCase()
+        .replace(/\{([^}]+)\}/g, (_, name: string) =>
+          encodeURIComponent(parts.pathParams[name.toLowerCase()] ?? parts.pathParams[name] ?? 'x'),
+        );
       break;
     case 'path-junk':
       parts.path = `${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(parts.pathParams[name] ?? ''))}${mutation.suffix}`;
@@ -286,10 +519,15 @@ export function encodeBody(body: unknown, mediaType = 'application/json'): strin
 
 function polluted(encoded: string, variant: 'proto-top' | 'proto-nested' | 'constructor-prototype', json: boolean): string {
   if (!json) {
-    const extra = { 'proto-top': '__proto__[polluted]=yes', 'proto-nested': '__proto__=polluted', 'constructor-prototype': 'constructor[prototype][polluted]=yes' }[variant];
+    const extra = {
+      'proto-top': '__proto__[polluted]=yes',
+      'proto-nested': '__proto__=polluted',
+      'constructor-prototype': 'constructor[prototype][polluted]=yes',
+    }[variant];
     return encoded ? `${encoded}&${extra}` : extra;
   }
-  const injected = variant === 'constructor-prototype' ? '"constructor":{"prototype":{"polluted":"yes"}}' : '"__proto__":{"polluted":"yes"}';
+  const injected =
+    variant === 'constructor-prototype' ? '"constructor":{"prototype":{"polluted":"yes"}}' : '"__proto__":{"polluted":"yes"}';
   if (variant === 'proto-nested') {
     // Into the first nested object (payer, payee), else at the top.
     const nested = encoded.replace(/:\{/, `:{${injected},`);
@@ -300,8 +538,16 @@ function polluted(encoded: string, variant: 'proto-top' | 'proto-nested' | 'cons
 
 function forgeToken(variant: ForgedToken, text: string, op: ModelOperation, context: MutationContext): string {
   const current = context.world.credential(op.credential ?? '', op.product)?.replace(/^Bearer /, '');
-  const claims = decodeClaims(current) ?? { sub: '00000000-0000-4000-8000-000000000000', prd: op.product, use: 'access', iat: 0, exp: Math.ceil(context.now() / 1000) + 3600, jti: 'fuzz' };
-  const sign = (payload: Record<string, unknown>, key = context.jwtSecret) => createSigner({ key, algorithm: 'HS256', noTimestamp: true })(payload);
+  const claims = decodeClaims(current) ?? {
+    sub: '00000000-0000-4000-8000-000000000000',
+    prd: op.product,
+    use: 'access',
+    iat: 0,
+    exp: Math.ceil(context.now() / 1000) + 3600,
+    jti: 'fuzz',
+  };
+  const sign = (payload: Record<string, unknown>, key = context.jwtSecret) =>
+    createSigner({ key, algorithm: 'HS256', noTimestamp: true })(payload);
   const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   switch (variant) {
     case 'alg-none':
@@ -371,7 +617,9 @@ function leafPaths(value: unknown, nested: boolean, prefix: Path = []): Path[] {
   if (!isObject(value)) return prefix.length > 0 ? [prefix] : [];
   const entries = Object.entries(value);
   if (entries.length === 0) return prefix.length > 0 ? [prefix] : [];
-  return entries.flatMap(([key, inner]) => (nested && isObject(inner) ? [[...prefix, key], ...leafPaths(inner, nested, [...prefix, key])] : [[...prefix, key]]));
+  return entries.flatMap(([key, inner]) =>
+    nested && isObject(inner) ? [[...prefix, key], ...leafPaths(inner, nested, [...prefix, key])] : [[...prefix, key]],
+  );
 }
 
 function setAt(root: unknown, path: Path, value: unknown): void {

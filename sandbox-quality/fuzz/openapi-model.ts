@@ -62,9 +62,15 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
  * answers are judged by the document as served, not by the files it was built from.
  */
 export function loadModel(doc: unknown): ApiModel {
-  const document = doc as { openapi?: string; paths?: Record<string, Record<string, unknown>>; components?: { schemas?: Record<string, Schema>; securitySchemes?: ApiModel['schemes'] } };
+  const document = doc as {
+    openapi?: string;
+    paths?: Record<string, Record<string, unknown>>;
+    components?: { schemas?: Record<string, Schema>; securitySchemes?: ApiModel['schemes'] };
+  };
   if (typeof document?.openapi !== 'string' || !document.openapi.startsWith('3.1')) {
-    throw new DocumentError(`expected an OpenAPI 3.1 document, got ${typeof document?.openapi === 'string' ? `version ${document.openapi}` : 'something else'}`);
+    throw new DocumentError(
+      `expected an OpenAPI 3.1 document, got ${typeof document?.openapi === 'string' ? `version ${document.openapi}` : 'something else'}`,
+    );
   }
   if (!document.paths || !document.components?.schemas) throw new DocumentError('the document has no paths or no components.schemas');
 
@@ -77,7 +83,13 @@ export function loadModel(doc: unknown): ApiModel {
 
   const resolve = (ref: string): Schema => {
     if (!ref.startsWith('#/')) throw new DocumentError(`only local references are supported, got ${ref}`);
-    const target = ref.slice(2).split('/').reduce<unknown>((node, token) => (node as Record<string, unknown> | undefined)?.[token.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>(
+        (node, token) => (node as Record<string, unknown> | undefined)?.[token.replace(/~1/g, '/').replace(/~0/g, '~')],
+        doc,
+      );
     if (target === undefined || target === null || typeof target !== 'object') throw new DocumentError(`unresolved reference ${ref}`);
     return target as Schema;
   };
@@ -94,7 +106,7 @@ export function loadModel(doc: unknown): ApiModel {
   const validatorOf = (component: string): ValidateFunction => {
     if (!document.components!.schemas![component]) throw new DocumentError(`the document has no component schema ${component}`);
     let validate = componentValidators.get(component);
-    if (!validate) componentValidators.set(component, validate = compile({ $ref: `#/components/schemas/${component}` }));
+    if (!validate) componentValidators.set(component, (validate = compile({ $ref: `#/components/schemas/${component}` })));
     return validate;
   };
   /**
@@ -102,7 +114,9 @@ export function loadModel(doc: unknown): ApiModel {
    * for any target, and the sandbox's own answers are held to exactly their shapes with this.
    */
   const unknownFieldsOf = (components: readonly string[], body: unknown): string[] => {
-    const fits = components.filter((name) => validatorOf(name)(body)).map((name) => fieldsNotNamed(resolve(`#/components/schemas/${name}`), body, resolve, ''));
+    const fits = components
+      .filter((name) => validatorOf(name)(body))
+      .map((name) => fieldsNotNamed(resolve(`#/components/schemas/${name}`), body, resolve, ''));
     return fits.length === 0 ? [] : fits.reduce((best, fit) => (fit.length < best.length ? fit : best));
   };
   return { operations, schemes: document.components.securitySchemes ?? {}, resolve, validatorOf, unknownFieldsOf };
@@ -118,22 +132,42 @@ function fieldsNotNamed(schema: Schema, value: unknown, resolve: (ref: string) =
   });
 }
 
-function operationOf(path: string, method: string, op: Record<string, unknown>, compile: (s: Schema) => ValidateFunction, resolve: (ref: string) => Schema): ModelOperation {
+function operationOf(
+  path: string,
+  method: string,
+  op: Record<string, unknown>,
+  compile: (s: Schema) => ValidateFunction,
+  resolve: (ref: string) => Schema,
+): ModelOperation {
   const id = String(op.operationId ?? `${method.toUpperCase()} ${path}`);
-  const parameters = ((op.parameters ?? []) as { name: string; in: string; required?: boolean; schema?: Schema }[]).map((p): ModelParameter => {
-    if (p.in !== 'path' && p.in !== 'header') throw new DocumentError(`${id}: parameter ${p.name} is in ${p.in}; the fuzzer knows path and header parameters`);
-    const schema = p.schema ?? { type: 'string' };
-    return { name: p.in === 'header' ? p.name.toLowerCase() : p.name, in: p.in, required: p.required === true || p.in === 'path', schema, validate: compile(schema) };
-  });
+  const parameters = ((op.parameters ?? []) as { name: string; in: string; required?: boolean; schema?: Schema }[]).map(
+    (p): ModelParameter => {
+      if (p.in !== 'path' && p.in !== 'header')
+        throw new DocumentError(`${id}: parameter ${p.name} is in ${p.in}; the fuzzer knows path and header parameters`);
+      const schema = p.schema ?? { type: 'string' };
+      return {
+        name: p.in === 'header' ? p.name.toLowerCase() : p.name,
+        in: p.in,
+        required: p.required === true || p.in === 'path',
+        schema,
+        validate: compile(schema),
+      };
+    },
+  );
   const content = (op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined)?.content;
-  const [mediaType, media] = content ? Object.entries(content)[0] ?? [] : [];
+  const [mediaType, media] = content ? (Object.entries(content)[0] ?? []) : [];
   const body = mediaType && media ? { mediaType, schema: media.schema, validate: compile(media.schema) } : undefined;
 
   const security = ((op.security ?? []) as Record<string, unknown>[])[0] ?? {};
   const credential = Object.keys(security).find((name) => name !== 'subscriptionKey');
 
   const responses = new Map<number, ModelResponse>();
-  for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, { description?: string; content?: Record<string, { schema: Schema }>; 'x-error-codes'?: string[] }>)) {
+  for (const [status, response] of Object.entries(
+    (op.responses ?? {}) as Record<
+      string,
+      { description?: string; content?: Record<string, { schema: Schema }>; 'x-error-codes'?: string[] }
+    >,
+  )) {
     const schema = response.content?.['application/json']?.schema;
     const components = schema ? componentsOf(schema) : [];
     const enums = new Set(components.flatMap((name) => enumStrings(resolve(`#/components/schemas/${name}`), resolve)));
@@ -141,7 +175,13 @@ function operationOf(path: string, method: string, op: Record<string, unknown>, 
     // The codes the document lists for the status (x-error-codes), else those its description names.
     const listed = response['x-error-codes'] ?? description.match(/\b[A-Z][A-Z_]{2,}[A-Z]\b/g) ?? [];
     const codes = [...new Set(listed.filter((word) => enums.has(word) || enums.has(`${word}.`)))];
-    responses.set(Number(status), { status: Number(status), description, validate: schema ? compile(schema) : undefined, components, codes });
+    responses.set(Number(status), {
+      status: Number(status),
+      description,
+      validate: schema ? compile(schema) : undefined,
+      components,
+      codes,
+    });
   }
   const tags = (op.tags ?? []) as string[];
   return { id, method: method.toUpperCase(), path, product: tags[0] ?? 'provisioning', credential, parameters, body, responses };
@@ -151,14 +191,19 @@ function operationOf(path: string, method: string, op: Record<string, unknown>, 
 function repoint(value: unknown, documentId = ''): unknown {
   if (Array.isArray(value)) return value.map((v) => repoint(v, documentId));
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [
-    key,
-    key === '$ref' && typeof inner === 'string' ? inner.replace('#/components/schemas/', `${documentId}#/$defs/`) : repoint(inner, documentId),
-  ]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [
+      key,
+      key === '$ref' && typeof inner === 'string'
+        ? inner.replace('#/components/schemas/', `${documentId}#/$defs/`)
+        : repoint(inner, documentId),
+    ]),
+  );
 }
 
 function componentsOf(schema: Schema): string[] {
-  const refs = typeof schema.$ref === 'string' ? [schema.$ref] : ((schema.anyOf ?? schema.oneOf ?? []) as Schema[]).map((s) => String(s.$ref ?? ''));
+  const refs =
+    typeof schema.$ref === 'string' ? [schema.$ref] : ((schema.anyOf ?? schema.oneOf ?? []) as Schema[]).map((s) => String(s.$ref ?? ''));
   return refs.map((ref) => ref.replace('#/components/schemas/', '')).filter(Boolean);
 }
 
@@ -167,7 +212,9 @@ function enumStrings(schema: unknown, resolve: (ref: string) => Schema, seen = n
   if (schema === null || typeof schema !== 'object' || seen.has(schema)) return [];
   seen.add(schema);
   const s = schema as Schema;
-  const own = [...((Array.isArray(s.enum) ? s.enum : []) as unknown[]), ...(typeof s.const === 'string' ? [s.const] : [])].filter((v): v is string => typeof v === 'string');
+  const own = [...((Array.isArray(s.enum) ? s.enum : []) as unknown[]), ...(typeof s.const === 'string' ? [s.const] : [])].filter(
+    (v): v is string => typeof v === 'string',
+  );
   const nested = Object.entries(s).flatMap(([key, inner]) => {
     if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/')) return enumStrings(resolve(inner), resolve, seen);
     return typeof inner === 'object' ? enumStrings(inner, resolve, seen) : [];

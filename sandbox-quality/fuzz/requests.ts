@@ -67,10 +67,12 @@ export function planArbitrary(model: ApiModel, hints: Map<string, fc.Arbitrary<u
 }
 
 function operationPlan(op: ModelOperation, model: ApiModel, context: SchemaArbitraryContext): fc.Arbitrary<RequestPlan> {
-  const params = Object.fromEntries(op.parameters.map((p) => {
-    const value = arbitraryFor(p.schema, context, p.name).filter((v) => p.validate(v));
-    return [p.name, p.required ? value : fc.option(value, { nil: undefined, freq: 3 })];
-  }));
+  const params = Object.fromEntries(
+    op.parameters.map((p) => {
+      const value = arbitraryFor(p.schema, context, p.name).filter((v) => p.validate(v));
+      return [p.name, p.required ? value : fc.option(value, { nil: undefined, freq: 3 })];
+    }),
+  );
   const body = op.body ? arbitraryFor(op.body.schema, context).filter((v) => op.body!.validate(v)) : fc.constant(undefined);
   const known = Object.fromEntries(slotsOf(op, model).map((slot) => [slot, fc.record({ roll: fc.nat(99), pick: fc.nat() })]));
   return fc.record({
@@ -122,7 +124,7 @@ export function partsOf(plan: RequestPlan, op: ModelOperation, context: EpisodeC
     if (p.in === 'path') pathParams[p.name] = String(value);
     else headers[p.name] = String(value).replace(CALLBACK_PLACEHOLDER, context.callbackBaseUrl);
   }
-  const body = plan.body === undefined ? undefined : structuredClone(plan.body) as Record<string, unknown>;
+  const body = plan.body === undefined ? undefined : (structuredClone(plan.body) as Record<string, unknown>);
   for (const [slot, choice] of Object.entries(plan.known)) {
     const [where, name] = slot.split(':') as ['path' | 'header' | 'body', string];
     const pool = world.pool(world.poolFor(op, slot) ?? '');
@@ -133,17 +135,24 @@ export function partsOf(plan: RequestPlan, op: ModelOperation, context: EpisodeC
     else if (body && typeof body === 'object') body[name] = value;
   }
   const parts: RequestParts = {
-    method: op.method, pathParams, rawPathParams: new Set(), query: '', headers, body,
+    method: op.method,
+    pathParams,
+    rawPathParams: new Set(),
+    query: '',
+    headers,
+    body,
     contentType: op.body ? op.body.mediaType : null,
   };
   return plan.mutation ? applyMutation(parts, plan.mutation, op, context) : parts;
 }
 
 export function serialise(parts: RequestParts, op: ModelOperation): FuzzRequest {
-  const path = parts.path ?? op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
-    const value = parts.pathParams[name] ?? '';
-    return parts.rawPathParams.has(name) ? value : encodeURIComponent(value);
-  });
+  const path =
+    parts.path ??
+    op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+      const value = parts.pathParams[name] ?? '';
+      return parts.rawPathParams.has(name) ? value : encodeURIComponent(value);
+    });
   const headers = { ...parts.headers };
   let body: string | Buffer | undefined = parts.rawBody;
   // The bytes follow the operation's media type; a mutated Content-Type only changes what they are called.

@@ -30,9 +30,17 @@ class UsageError extends Error {}
 
 /** The options of `npm run fuzz`, as USAGE describes them. */
 export const FUZZ_OPTIONS = {
-  requests: { type: 'string' }, seed: { type: 'string' }, 'episode-length': { type: 'string' }, profile: { type: 'string' },
-  http: { type: 'boolean' }, strict: { type: 'boolean' }, shrink: { type: 'string' }, 'shrink-time': { type: 'string' }, path: { type: 'string' },
-  report: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+  requests: { type: 'string' },
+  seed: { type: 'string' },
+  'episode-length': { type: 'string' },
+  profile: { type: 'string' },
+  http: { type: 'boolean' },
+  strict: { type: 'boolean' },
+  shrink: { type: 'string' },
+  'shrink-time': { type: 'string' },
+  path: { type: 'string' },
+  report: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
 } as const satisfies OptionSpecs;
 
 function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report: string; help: boolean } {
@@ -46,13 +54,17 @@ function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report:
   const { values } = parsed;
   const whole = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {
     if (raw === undefined) return fallback;
-    if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+      throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
     return Number(raw);
   };
   const profile = values.profile ?? 'both';
-  if (profile !== 'both' && !(PROFILES as readonly string[]).includes(profile)) throw new UsageError(`--profile must be ${PROFILES.join(', ')} or both, got "${profile}"`);
-  if (values.path !== undefined && values.seed === undefined) throw new UsageError('--path replays one episode of a run, and needs that run\'s --seed too');
-  if (values.path !== undefined && !/^\d+(:\d+)*$/.test(values.path)) throw new UsageError(`--path must be a fast-check path such as 12:0:3, got "${values.path}"`);
+  if (profile !== 'both' && !(PROFILES as readonly string[]).includes(profile))
+    throw new UsageError(`--profile must be ${PROFILES.join(', ')} or both, got "${profile}"`);
+  if (values.path !== undefined && values.seed === undefined)
+    throw new UsageError("--path replays one episode of a run, and needs that run's --seed too");
+  if (values.path !== undefined && !/^\d+(:\d+)*$/.test(values.path))
+    throw new UsageError(`--path must be a fast-check path such as 12:0:3, got "${values.path}"`);
   return {
     help: values.help === true,
     requests: whole('requests', values.requests, 100_000, 1, 100_000_000),
@@ -71,14 +83,20 @@ function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report:
 const number = (n: number) => n.toLocaleString('en-US');
 
 function statusList(statuses: Record<string, number>): string {
-  return Object.entries(statuses).sort(([a], [b]) => Number(a) - Number(b)).map(([status, count]) => `${status}×${number(count)}`).join(' ');
+  return Object.entries(statuses)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([status, count]) => `${status}×${number(count)}`)
+    .join(' ');
 }
 
 function table(title: string, rows: [string, Tally][]): string[] {
   const width = Math.max(title.length, ...rows.map(([name]) => name.length));
   return [
     `  ${title.padEnd(width)}  ${'requests'.padStart(9)}  ${'valid'.padStart(8)}  ${'malformed'.padStart(9)}  statuses`,
-    ...rows.map(([name, t]) => `  ${name.padEnd(width)}  ${number(t.requests).padStart(9)}  ${number(t.valid).padStart(8)}  ${number(t.malformed).padStart(9)}  ${statusList(t.statuses)}`),
+    ...rows.map(
+      ([name, t]) =>
+        `  ${name.padEnd(width)}  ${number(t.requests).padStart(9)}  ${number(t.valid).padStart(8)}  ${number(t.malformed).padStart(9)}  ${statusList(t.statuses)}`,
+    ),
   ];
 }
 
@@ -103,9 +121,15 @@ export function summaryLines(result: CampaignResult): string[] {
     `Seed ${result.seed}, ${result.transport === 'inject' ? 'in-process (fastify.inject)' : 'HTTP on 127.0.0.1'}, profiles ${result.profiles.join(', ')}`,
     `Statuses: ${statusList(result.statuses)}`,
     '',
-    ...table('operation', Object.entries(result.byOperation).sort(([a], [b]) => a.localeCompare(b))),
+    ...table(
+      'operation',
+      Object.entries(result.byOperation).sort(([a], [b]) => a.localeCompare(b)),
+    ),
     '',
-    ...table('mutation', Object.entries(result.byMutation).sort(([, a], [, b]) => b.requests - a.requests)),
+    ...table(
+      'mutation',
+      Object.entries(result.byMutation).sort(([, a], [, b]) => b.requests - a.requests),
+    ),
   ];
   const refused = Object.entries(result.validRefused);
   if (refused.length > 0) {
@@ -113,10 +137,15 @@ export function summaryLines(result: CampaignResult): string[] {
     for (const [op, r] of refused) lines.push(`  ${op}: ${number(r.count)}, e.g. ${r.example}`);
   }
   lines.push('', 'Properties:');
-  for (const [property, meaning] of Object.entries(PROPERTIES)) lines.push(`  ${String(result.violationCounts[property as Property] ?? 0).padStart(7)}  ${property}: ${meaning}`);
+  for (const [property, meaning] of Object.entries(PROPERTIES))
+    lines.push(`  ${String(result.violationCounts[property as Property] ?? 0).padStart(7)}  ${property}: ${meaning}`);
   if (broken > 0) {
     lines.push('', `Violations (the first ${3} of each property and operation):`);
-    for (const v of result.violations) lines.push(`  ${v.property} · ${v.operation} · ${v.mutation} · ${v.status}: ${v.detail}`, `    replay: npm run fuzz -- --seed ${v.replay.seed} --path ${v.replay.path}`);
+    for (const v of result.violations)
+      lines.push(
+        `  ${v.property} · ${v.operation} · ${v.mutation} · ${v.status}: ${v.detail}`,
+        `    replay: npm run fuzz -- --seed ${v.replay.seed} --path ${v.replay.path}`,
+      );
     if (result.failures.length > 0) lines.push('', 'Shrunk failures:');
     for (const failure of result.failures) lines.push(...failureLines(failure));
   }
@@ -150,10 +179,15 @@ export async function main(argv: string[], log: (line: string) => void): Promise
       for (const line of failureLines(failure)) log(line);
       return 1;
     }
-    log(`Fuzzing the reference sandbox: ${number(options.requests)} requests, seed ${options.seed}, episodes of up to ${options.episodeLength}, profiles ${options.profiles.join(', ')}, ${options.transport === 'inject' ? 'in-process' : 'over HTTP'}`);
+    log(
+      `Fuzzing the reference sandbox: ${number(options.requests)} requests, seed ${options.seed}, episodes of up to ${options.episodeLength}, profiles ${options.profiles.join(', ')}, ${options.transport === 'inject' ? 'in-process' : 'over HTTP'}`,
+    );
     const result = await runCampaign({
       ...options,
-      onProgress: (p) => log(`  ${number(p.requests)} / ${number(p.target)} requests · ${number(Math.round(p.requests / (p.elapsedMs / 1000)))}/s · ${p.violations} violations`),
+      onProgress: (p) =>
+        log(
+          `  ${number(p.requests)} / ${number(p.target)} requests · ${number(Math.round(p.requests / (p.elapsedMs / 1000)))}/s · ${p.violations} violations`,
+        ),
     });
     for (const line of summaryLines(result)) log(line);
     mkdirSync(dirname(options.report), { recursive: true });

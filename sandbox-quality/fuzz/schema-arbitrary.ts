@@ -89,13 +89,22 @@ function objectArbitrary(schema: Schema, context: SchemaArbitraryContext): fc.Ar
   return fc.oneof(...branches);
 }
 
-function branchesOf(conditional: Schema, properties: Record<string, Schema | boolean>, required: string[], context: SchemaArbitraryContext): fc.Arbitrary<unknown>[] {
+function branchesOf(
+  conditional: Schema,
+  properties: Record<string, Schema | boolean>,
+  required: string[],
+  context: SchemaArbitraryContext,
+): fc.Arbitrary<unknown>[] {
   const condition = (conditional.if as Schema).properties as Record<string, Schema> | undefined;
   const [key, test] = Object.entries(condition ?? {})[0] ?? [];
   if (key === undefined || test === undefined || !('const' in test)) return [recordOf(properties, required, context)];
   const merge = (branch: Schema | undefined, value: Schema): [Record<string, Schema | boolean>, string[]] => [
     // A branch's `true` only admits the property; its schema stays the one the object gives it.
-    { ...properties, ...Object.fromEntries(Object.entries((branch?.properties ?? {}) as Record<string, Schema | boolean>).filter(([, s]) => s !== true)), [key]: value },
+    {
+      ...properties,
+      ...Object.fromEntries(Object.entries((branch?.properties ?? {}) as Record<string, Schema | boolean>).filter(([, s]) => s !== true)),
+      [key]: value,
+    },
     [...new Set([...required, ...((branch?.required ?? []) as string[]), key])],
   ];
   const result = [recordOf(...merge(conditional.then as Schema | undefined, { const: test.const }), context)];
@@ -105,11 +114,17 @@ function branchesOf(conditional: Schema, properties: Record<string, Schema | boo
   return result;
 }
 
-function recordOf(properties: Record<string, Schema | boolean>, required: string[], context: SchemaArbitraryContext): fc.Arbitrary<unknown> {
-  const model = Object.fromEntries(Object.entries(properties)
-    .filter(([, schema]) => schema !== false)
-    // A property allowed by `true` alone (a conditional's placeholder) has its real schema elsewhere; skip it.
-    .map(([key, schema]) => [key, schema === true ? fc.string({ maxLength: FREE_STRING_MAX }) : arbitraryFor(schema, context, key)]));
+function recordOf(
+  properties: Record<string, Schema | boolean>,
+  required: string[],
+  context: SchemaArbitraryContext,
+): fc.Arbitrary<unknown> {
+  const model = Object.fromEntries(
+    Object.entries(properties)
+      .filter(([, schema]) => schema !== false)
+      // A property allowed by `true` alone (a conditional's placeholder) has its real schema elsewhere; skip it.
+      .map(([key, schema]) => [key, schema === true ? fc.string({ maxLength: FREE_STRING_MAX }) : arbitraryFor(schema, context, key)]),
+  );
   return fc.record(model, { requiredKeys: required.filter((key) => key in model) });
 }
 

@@ -25,10 +25,12 @@ export function snapshotState({ state, ledger }: { state: SandboxState; ledger: 
 
 /** The stores whose contents differ, each with its record counts before and after. */
 export function stateDifferences(before: StateSnapshot, after: StateSnapshot): string[] {
-  return Object.keys(before).filter((store) => before[store] !== after[store]).map((store) => {
-    const count = (s: string | undefined) => (s ? (JSON.parse(s) as unknown[]).length : 0);
-    return `${store} (${count(before[store])} → ${count(after[store])} records)`;
-  });
+  return Object.keys(before)
+    .filter((store) => before[store] !== after[store])
+    .map((store) => {
+      const count = (s: string | undefined) => (s ? (JSON.parse(s) as unknown[]).length : 0);
+      return `${store} (${count(before[store])} → ${count(after[store])} records)`;
+    });
 }
 
 function text(values: unknown[]): string {

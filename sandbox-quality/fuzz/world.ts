@@ -89,7 +89,10 @@ export class EpisodeWorld {
     const userProduct = userId === undefined ? undefined : this.users.get(userId);
     if (typeof record.apiKey === 'string' && userProduct !== undefined && this.basicScheme) {
       // A new key replaces the old one: the fuzzer's own user now signs in with it.
-      this.credentials.set(`${this.basicScheme}:${userProduct}`, `Basic ${Buffer.from(`${request.pathParams.referenceId}:${record.apiKey}`).toString('base64')}`);
+      this.credentials.set(
+        `${this.basicScheme}:${userProduct}`,
+        `Basic ${Buffer.from(`${request.pathParams.referenceId}:${record.apiKey}`).toString('base64')}`,
+      );
     }
   }
 }

@@ -39,7 +39,13 @@ Exit codes: 0 every deviation detected and every faithful run passed, 1 not so, 
 
 interface SuiteSummary {
   totals: Record<'passed' | 'failed' | 'not tested' | 'skipped', number>;
-  scenarios: { scenario: string; feature: string; uri: string; verdict: string; warnings?: { check: string; field?: string; expected: string; received: string }[] }[];
+  scenarios: {
+    scenario: string;
+    feature: string;
+    uri: string;
+    verdict: string;
+    warnings?: { check: string; field?: string; expected: string; received: string }[];
+  }[];
 }
 
 export interface RunResult {
@@ -98,7 +104,19 @@ async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefi
     ...(spec.variation ? { MOMO_SANDBOX_VARIATIONS: spec.variation } : {}),
   };
   const { code: exitCode, output, timedOut } = await runConformanceProcess(argv, env, 10 * 60_000);
-  const result: RunResult = { label: spec.label, deviation: spec.deviation, ...(spec.variation ? { variation: spec.variation } : {}), profile: spec.profile, strict: spec.strict, exitCode, durationMs: Date.now() - started, failed: [], notTested: 0, passed: 0, warnings: 0 };
+  const result: RunResult = {
+    label: spec.label,
+    deviation: spec.deviation,
+    ...(spec.variation ? { variation: spec.variation } : {}),
+    profile: spec.profile,
+    strict: spec.strict,
+    exitCode,
+    durationMs: Date.now() - started,
+    failed: [],
+    notTested: 0,
+    passed: 0,
+    warnings: 0,
+  };
   const lastLines = `${timedOut ? 'killed after 10 minutes\n' : ''}${output.trim().split('\n').slice(-5).join('\n')}`;
   const summaryFile = join(reportsDir, 'summary.json');
   if (!existsSync(summaryFile)) return { ...result, problem: lastLines };
@@ -106,7 +124,9 @@ async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefi
   result.failed = summary.scenarios.filter((s) => s.verdict === 'failed').map((s) => ({ scenario: s.scenario, uri: s.uri }));
   result.notTested = summary.totals['not tested'];
   result.passed = summary.totals.passed;
-  result.warnings = new Set(summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received])))).size;
+  result.warnings = new Set(
+    summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received]))),
+  ).size;
   if (exitCode !== 0 && exitCode !== 1) result.problem = lastLines;
   else if (spec.variation && exitCode !== 0) result.problem = lastLines;
   return result;
@@ -128,34 +148,77 @@ async function pooled<T>(tasks: (() => Promise<T>)[], jobs: number, onDone: (res
   return results;
 }
 
-export async function runMutation(options: { only: FaultName[]; variations?: VariationName[]; jobs: number; faithfulRuns: number; scoped: boolean; reportsDir: string; log: (line: string) => void }): Promise<MutationReport> {
+export async function runMutation(options: {
+  only: FaultName[];
+  variations?: VariationName[];
+  jobs: number;
+  faithfulRuns: number;
+  scoped: boolean;
+  reportsDir: string;
+  log: (line: string) => void;
+}): Promise<MutationReport> {
   const { log } = options;
   const started = Date.now();
   const variationRuns = (options.variations ?? []).flatMap((name) => VARIATIONS[name].profiles.map((profile) => ({ name, profile })));
   const total = options.only.length + variationRuns.length + options.faithfulRuns;
-  log(`${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`);
+  log(
+    `${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`,
+  );
   const tasks = [
-    ...options.only.map((name) => () => runSuite({ label: name, deviation: name, ...runCatching(FAULTS[name]) }, join(options.reportsDir, name), options.scoped ? `@${FAULTS[name].feature}` : undefined)),
-    ...variationRuns.map(({ name, profile }) => () => runSuite({ label: `${name} (${profile})`, variation: name, profile, strict: false }, join(options.reportsDir, 'variations', `${name}-${profile}`), undefined)),
-    ...Array.from({ length: options.faithfulRuns }, (_, i) => () => runSuite({ label: `faithful #${i + 1}`, profile: 'spec', strict: false }, join(options.reportsDir, `faithful-${i + 1}`), undefined)),
+    ...options.only.map(
+      (name) => () =>
+        runSuite(
+          { label: name, deviation: name, ...runCatching(FAULTS[name]) },
+          join(options.reportsDir, name),
+          options.scoped ? `@${FAULTS[name].feature}` : undefined,
+        ),
+    ),
+    ...variationRuns.map(
+      ({ name, profile }) =>
+        () =>
+          runSuite(
+            { label: `${name} (${profile})`, variation: name, profile, strict: false },
+            join(options.reportsDir, 'variations', `${name}-${profile}`),
+            undefined,
+          ),
+    ),
+    ...Array.from(
+      { length: options.faithfulRuns },
+      (_, i) => () =>
+        runSuite({ label: `faithful #${i + 1}`, profile: 'spec', strict: false }, join(options.reportsDir, `faithful-${i + 1}`), undefined),
+    ),
   ];
   const results = await pooled(tasks, options.jobs, (r, done) => {
     const verdict = r.deviation
-      ? (r.exitCode === 1 && r.failed.length > 0 ? `detected (${r.failed.length} failed)` : `NOT DETECTED (exit ${r.exitCode})`)
-      : (r.exitCode === 0 ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})` : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`);
+      ? r.exitCode === 1 && r.failed.length > 0
+        ? `detected (${r.failed.length} failed)`
+        : `NOT DETECTED (exit ${r.exitCode})`
+      : r.exitCode === 0
+        ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})`
+        : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`;
     log(`[${done}/${total}] ${r.label}: ${verdict} in ${(r.durationMs / 1000).toFixed(1)} s`);
     for (const f of r.deviation ? [] : r.failed) log(`    failed: ${f.uri} › ${f.scenario}`);
-    if (r.problem) log(r.problem.split('\n').map((l) => `    ${l}`).join('\n'));
+    if (r.problem)
+      log(
+        r.problem
+          .split('\n')
+          .map((l) => `    ${l}`)
+          .join('\n'),
+      );
   });
-  const deviations = results.filter((r) => r.deviation).map((r) => {
-    const { feature, summary } = FAULTS[r.deviation!];
-    const detected = r.exitCode === 1 && r.failed.length > 0;
-    return { ...r, feature, summary, detected, caughtByItsFeature: r.failed.some((f) => f.uri === `features/${feature}.feature`) };
-  });
-  const variations = results.filter((r) => r.variation).map((r) => {
-    const { summary, allowedBy } = VARIATIONS[r.variation!];
-    return { ...r, summary, allowedBy, conforms: r.exitCode === 0 && r.failed.length === 0 };
-  });
+  const deviations = results
+    .filter((r) => r.deviation)
+    .map((r) => {
+      const { feature, summary } = FAULTS[r.deviation!];
+      const detected = r.exitCode === 1 && r.failed.length > 0;
+      return { ...r, feature, summary, detected, caughtByItsFeature: r.failed.some((f) => f.uri === `features/${feature}.feature`) };
+    });
+  const variations = results
+    .filter((r) => r.variation)
+    .map((r) => {
+      const { summary, allowedBy } = VARIATIONS[r.variation!];
+      return { ...r, summary, allowedBy, conforms: r.exitCode === 0 && r.failed.length === 0 };
+    });
   const faithful = results.filter((r) => !r.deviation && !r.variation);
   return {
     when: new Date().toISOString(),
@@ -176,22 +239,35 @@ const runOf = (r: RunResult) => `${r.profile}${r.strict ? ' --strict' : ''}`;
 export function mutationTable(report: MutationReport): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
   const lines = [
-    `Measured ${report.when.slice(0, 10)} by \`npm run mutation\`${report.scoped ? ' -- --scoped' : ''} in ${(report.durationMs / 60_000).toFixed(1)} min: `
-      + `**${report.detected} of ${report.deviations.length} deviations detected**, `
-      + `**${report.variationsPassed} of ${report.variations.length} runs of conforming variations passed**, `
-      + `**${report.faithfulPassed} of ${report.faithful.length} faithful runs passed**.`,
+    `Measured ${report.when.slice(0, 10)} by \`npm run mutation\`${report.scoped ? ' -- --scoped' : ''} in ${(report.durationMs / 60_000).toFixed(1)} min: ` +
+      `**${report.detected} of ${report.deviations.length} deviations detected**, ` +
+      `**${report.variationsPassed} of ${report.variations.length} runs of conforming variations passed**, ` +
+      `**${report.faithfulPassed} of ${report.faithful.length} faithful runs passed**.`,
     '',
     '| deviation | feature | run | detected | scenarios that failed |',
     '|---|---|---|---|---|',
-    ...report.deviations.map((d) => `| \`${d.deviation}\`: ${cell(d.summary)} | ${d.feature} | ${runOf(d)} | ${d.detected ? (d.caughtByItsFeature ? 'yes' : 'yes (by another feature)') : `**no** (exit ${d.exitCode})`} | ${cell(scenarioList(d.failed))} |`),
+    ...report.deviations.map(
+      (d) =>
+        `| \`${d.deviation}\`: ${cell(d.summary)} | ${d.feature} | ${runOf(d)} | ${d.detected ? (d.caughtByItsFeature ? 'yes' : 'yes (by another feature)') : `**no** (exit ${d.exitCode})`} | ${cell(scenarioList(d.failed))} |`,
+    ),
   ];
   if (report.variations.length > 0) {
-    lines.push('', '| conforming variation | allowed by | profile | passed | warnings | scenarios that failed |', '|---|---|---|---|---|---|');
-    for (const v of report.variations) lines.push(`| \`${v.variation}\`: ${cell(v.summary)} | ${cell(v.allowedBy)} | ${v.profile} | ${v.conforms ? 'yes' : `**no** (exit ${v.exitCode})`} | ${v.warnings} | ${cell(scenarioList(v.failed))} |`);
+    lines.push(
+      '',
+      '| conforming variation | allowed by | profile | passed | warnings | scenarios that failed |',
+      '|---|---|---|---|---|---|',
+    );
+    for (const v of report.variations)
+      lines.push(
+        `| \`${v.variation}\`: ${cell(v.summary)} | ${cell(v.allowedBy)} | ${v.profile} | ${v.conforms ? 'yes' : `**no** (exit ${v.exitCode})`} | ${v.warnings} | ${cell(scenarioList(v.failed))} |`,
+      );
   }
   if (report.faithful.length > 0) {
     lines.push('', '| faithful run | exit | passed | failed | not tested | seconds |', '|---|---|---|---|---|---|');
-    for (const r of report.faithful) lines.push(`| ${r.label} | ${r.exitCode} | ${r.passed} | ${r.failed.length} | ${r.notTested} | ${(r.durationMs / 1000).toFixed(1)} |`);
+    for (const r of report.faithful)
+      lines.push(
+        `| ${r.label} | ${r.exitCode} | ${r.passed} | ${r.failed.length} | ${r.notTested} | ${(r.durationMs / 1000).toFixed(1)} |`,
+      );
   }
   return lines.join('\n');
 }
@@ -208,14 +284,21 @@ function writeDoc(report: MutationReport): void {
   const current = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '';
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
-  const next = start >= 0 && end > start ? `${current.slice(0, start)}${section}${current.slice(end + END.length)}` : `${current}\n${section}\n`;
+  const next =
+    start >= 0 && end > start ? `${current.slice(0, start)}${section}${current.slice(end + END.length)}` : `${current}\n${section}\n`;
   writeFileSync(DOC, next);
 }
 
 /** The options of `npm run mutation`, as USAGE describes them. */
 export const MUTATION_OPTIONS = {
-  only: { type: 'string' }, variations: { type: 'string' }, jobs: { type: 'string' }, 'faithful-runs': { type: 'string' }, scoped: { type: 'boolean' },
-  reports: { type: 'string' }, 'no-docs': { type: 'boolean' }, help: { type: 'boolean' },
+  only: { type: 'string' },
+  variations: { type: 'string' },
+  jobs: { type: 'string' },
+  'faithful-runs': { type: 'string' },
+  scoped: { type: 'boolean' },
+  reports: { type: 'string' },
+  'no-docs': { type: 'boolean' },
+  help: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
 async function main(argv: string[]): Promise<number> {
@@ -231,7 +314,15 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const namesOf = (list: string | undefined, all: readonly string[]) => (list === undefined ? all : list === 'none' ? [] : list.split(',').map((s) => s.trim()).filter(Boolean));
+  const namesOf = (list: string | undefined, all: readonly string[]) =>
+    list === undefined
+      ? all
+      : list === 'none'
+        ? []
+        : list
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
   const only = namesOf(values.only, FAULT_NAMES);
   const variations = namesOf(values.variations, VARIATION_NAMES);
   const unknown = only.filter((name) => !isFaultName(name));
@@ -244,8 +335,14 @@ async function main(argv: string[]): Promise<number> {
   let jobs: number;
   let faithfulRuns: number;
   try {
-    if (unknown.length > 0) throw new Error(`--only names ${unknown.map((n) => `"${n}"`).join(', ')}, which are not deviations; npm run sandbox -- --list-deviations lists them`);
-    if (unknownVariations.length > 0) throw new Error(`--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`);
+    if (unknown.length > 0)
+      throw new Error(
+        `--only names ${unknown.map((n) => `"${n}"`).join(', ')}, which are not deviations; npm run sandbox -- --list-deviations lists them`,
+      );
+    if (unknownVariations.length > 0)
+      throw new Error(
+        `--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`,
+      );
     jobs = Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32));
     faithfulRuns = count('faithful-runs', values['faithful-runs'], 10, 100);
   } catch (error) {
@@ -254,7 +351,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
   mkdirSync(reportsDir, { recursive: true });
-  const report = await runMutation({ only: only as FaultName[], variations: variations as VariationName[], jobs, faithfulRuns, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
+  const report = await runMutation({
+    only: only as FaultName[],
+    variations: variations as VariationName[],
+    jobs,
+    faithfulRuns,
+    scoped: Boolean(values.scoped),
+    reportsDir,
+    log: (line) => console.log(line),
+  });
   writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${mutationTable(report)}\n`);
   console.log(`Results: ${relative(process.cwd(), join(reportsDir, 'results.json'))}`);
@@ -265,13 +370,19 @@ async function main(argv: string[]): Promise<number> {
   const runs = [...report.deviations, ...report.variations, ...report.faithful];
   const couldNotRun = runs.filter((r) => r.exitCode === 2 || r.exitCode === null);
   if (couldNotRun.length > 0 && couldNotRun.length === runs.length) return 2;
-  const all = report.detected === report.deviations.length && report.variationsPassed === report.variations.length && report.faithfulPassed === report.faithful.length;
+  const all =
+    report.detected === report.deviations.length &&
+    report.variationsPassed === report.variations.length &&
+    report.faithfulPassed === report.faithful.length;
   return all ? 0 : 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (error: unknown) => {
-    console.error(`npm run mutation stopped on an unexpected error: ${(error as Error).message}`);
-    process.exit(2);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`npm run mutation stopped on an unexpected error: ${(error as Error).message}`);
+      process.exit(2);
+    },
+  );
 }

@@ -7,7 +7,16 @@ import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
 import { idKey } from '../../sandbox/domain/state.ts';
-import { is, isRecord, onRequests, pluginCatalogue, rewriteAnswers, transactionCallbacks, type AnswerRewrite, type OutgoingAnswer } from '../faults/edges.ts';
+import {
+  is,
+  isRecord,
+  onRequests,
+  pluginCatalogue,
+  rewriteAnswers,
+  transactionCallbacks,
+  type AnswerRewrite,
+  type OutgoingAnswer,
+} from '../faults/edges.ts';
 
 /**
  * Conforming variations: ways a MoMo server may answer that the spec allows (or, in the mtn-sandbox profile, that
@@ -47,10 +56,21 @@ const answers = (summary: string, allowedBy: string, rewrite: AnswerRewrite, pro
 });
 
 /** A variation that adds fields to the JSON records of some operations' successful answers. */
-const extraFields = (summary: string, allowedBy: string, operations: readonly OperationId[], extra: (answer: OutgoingAnswer) => Json, profiles: readonly ProfileName[] = BOTH): Variation =>
-  answers(summary, allowedBy, (a) => {
-    if (operations.includes(a.operation) && a.status >= 200 && a.status < 300 && isRecord(a.body)) a.body = { ...a.body, ...extra(a) };
-  }, profiles);
+const extraFields = (
+  summary: string,
+  allowedBy: string,
+  operations: readonly OperationId[],
+  extra: (answer: OutgoingAnswer) => Json,
+  profiles: readonly ProfileName[] = BOTH,
+): Variation =>
+  answers(
+    summary,
+    allowedBy,
+    (a) => {
+      if (operations.includes(a.operation) && a.status >= 200 && a.status < 300 && isRecord(a.body)) a.body = { ...a.body, ...extra(a) };
+    },
+    profiles,
+  );
 
 /** Every {code, message} error body. */
 const isCodeMessage = (body: unknown): body is Json => isRecord(body) && typeof body.code === 'string' && typeof body.message === 'string';
@@ -59,7 +79,11 @@ const isCodeMessage = (body: unknown): body is Json => isRecord(body) && typeof 
 function reversed(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversed);
   if (!isRecord(value)) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, inner]) => [key, reversed(inner)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, inner]) => [key, reversed(inner)]),
+  );
 }
 
 /** JSON with the first character of every string (keys too) escaped as \\uXXXX, and every "/" as "\\/": the same value. */
@@ -69,7 +93,10 @@ function escapedJson(value: unknown): string {
     return `"\\u${value.charCodeAt(0).toString(16).padStart(4, '0')}${JSON.stringify(value.slice(1)).slice(1, -1).replace(/\//g, '\\/')}"`;
   }
   if (Array.isArray(value)) return `[${value.map(escapedJson).join(',')}]`;
-  if (isRecord(value)) return `{${Object.entries(value).map(([key, inner]) => `${escapedJson(key)}:${escapedJson(inner)}`).join(',')}}`;
+  if (isRecord(value))
+    return `{${Object.entries(value)
+      .map(([key, inner]) => `${escapedJson(key)}:${escapedJson(inner)}`)
+      .join(',')}}`;
   return JSON.stringify(value);
 }
 
@@ -90,22 +117,31 @@ const records = (summary: string, allowedBy: string, rewrite: RecordRewrite, pro
   allowedBy,
   profiles,
   plugin: {
-    install: (app, context) => rewriteAnswers(app, context, (a) => {
-      if (is(a, STATUS_QUERIES, 200) && isRecord(a.body)) a.body = rewrite(a.body, { kind: KIND_OF_QUERY.get(a.operation) ?? '', referenceId: referenceIdOf(a) });
-    }),
+    install: (app, context) =>
+      rewriteAnswers(app, context, (a) => {
+        if (is(a, STATUS_QUERIES, 200) && isRecord(a.body))
+          a.body = rewrite(a.body, { kind: KIND_OF_QUERY.get(a.operation) ?? '', referenceId: referenceIdOf(a) });
+      }),
     wrap: {
       callbacks: transactionCallbacks((sink, url, method, body, context) => {
-        sink.send(url, method, isRecord(body) ? rewrite(body, { kind: context.kind ?? '', referenceId: (context.referenceId ?? '').toLowerCase() }) : body, context);
+        sink.send(
+          url,
+          method,
+          isRecord(body) ? rewrite(body, { kind: context.kind ?? '', referenceId: (context.referenceId ?? '').toLowerCase() }) : body,
+          context,
+        );
       }),
     },
   },
 });
 
 /** Payments whose outcomes all come `delayMs` later than the sandbox would give them. */
-const delayedPayments = (delayMs: number) => (payments: Payments, { components }: { components: { clock?: { setTimer(ms: number, fire: () => void): unknown } } }): Payments => ({
-  begin: (tx) => void components.clock!.setTimer(delayMs, () => payments.begin(tx)),
-  statusRecord: (tx) => payments.statusRecord(tx),
-});
+const delayedPayments =
+  (delayMs: number) =>
+  (payments: Payments, { components }: { components: { clock?: { setTimer(ms: number, fire: () => void): unknown } } }): Payments => ({
+    begin: (tx) => void components.clock!.setTimer(delayMs, () => payments.begin(tx)),
+    statusRecord: (tx) => payments.statusRecord(tx),
+  });
 
 /** A token authority whose tokens carry a few kilobytes of claims: long JWTs, as some gateways issue. */
 class LongTokenAuthority extends TokenAuthority {
@@ -124,11 +160,12 @@ function amountsAsSent(): { remember: NonNullable<SandboxPlugin['install']>; rew
   const sent = new Map<string, string>();
   return {
     sent,
-    remember: (app, context) => onRequests(app, context, 'preHandler', CREATIONS, (request) => {
-      const amount = (request.body as { amount?: unknown } | undefined)?.amount;
-      const id = request.headers['x-reference-id'];
-      if (typeof amount === 'string' && typeof id === 'string' && !sent.has(id.toLowerCase())) sent.set(id.toLowerCase(), amount);
-    }),
+    remember: (app, context) =>
+      onRequests(app, context, 'preHandler', CREATIONS, (request) => {
+        const amount = (request.body as { amount?: unknown } | undefined)?.amount;
+        const id = request.headers['x-reference-id'];
+        if (typeof amount === 'string' && typeof id === 'string' && !sent.has(id.toLowerCase())) sent.set(id.toLowerCase(), amount);
+      }),
     rewrite: (a) => {
       const amount = sent.get(referenceIdOf(a));
       if (is(a, STATUS_QUERIES, 200) && isRecord(a.body) && amount !== undefined) a.body.amount = amount;
@@ -138,158 +175,277 @@ function amountsAsSent(): { remember: NonNullable<SandboxPlugin['install']>; rew
 
 const definitions = {
   // Records are open: a field the record does not name is never a departure.
-  'token-extra-fields': extraFields('The access token record carries ext_expires_in and scope besides its three fields.',
-    'RFC 6749 §5.1: clients ignore unrecognized members of a token response; §2.6 closes no record', ['createAccessToken'], (a) => ({ ext_expires_in: (a.body as Json).expires_in, scope: 'momo' })),
-  'status-record-extra-fields': extraFields('Status records carry referenceId and createdAt besides the live record\'s fields (the callback does not).',
-    '§2.5, §4.6: the status record is not shown; the spec closes no record', STATUS_QUERIES, (a) => ({ referenceId: referenceIdOf(a), createdAt: '2026-01-01T00:00:00Z' })),
-  'party-extra-field': records('The payer or payee of a status record and of its callback carries a partyName besides its two fields.',
-    '§2.1 lists the party\'s fields and closes no record; §2.5 does not show the status record', (record) => {
+  'token-extra-fields': extraFields(
+    'The access token record carries ext_expires_in and scope besides its three fields.',
+    'RFC 6749 §5.1: clients ignore unrecognized members of a token response; §2.6 closes no record',
+    ['createAccessToken'],
+    (a) => ({ ext_expires_in: (a.body as Json).expires_in, scope: 'momo' }),
+  ),
+  'status-record-extra-fields': extraFields(
+    "Status records carry referenceId and createdAt besides the live record's fields (the callback does not).",
+    '§2.5, §4.6: the status record is not shown; the spec closes no record',
+    STATUS_QUERIES,
+    (a) => ({ referenceId: referenceIdOf(a), createdAt: '2026-01-01T00:00:00Z' }),
+  ),
+  'party-extra-field': records(
+    'The payer or payee of a status record and of its callback carries a partyName besides its two fields.',
+    "§2.1 lists the party's fields and closes no record; §2.5 does not show the status record",
+    (record) => {
       const out = { ...record };
       for (const key of ['payer', 'payee']) if (isRecord(out[key])) out[key] = { ...(out[key] as Json), partyName: 'Sand Box' };
       return out;
-    }),
-  'api-user-extra-fields': extraFields('The API user record carries apiUserId and createdAt besides providerCallbackHost and targetEnvironment.',
-    '§4.5 #16: the 200 body is not shown; real-api-notes shows two fields, and the spec closes no record', ['getApiUser'], (a) => ({ apiUserId: referenceIdOf(a), createdAt: '2026-01-01T00:00:00Z' })),
-  'api-key-extra-field': extraFields('The API key record carries createdAt besides apiKey.',
-    '§2.12 names apiKey and closes no record', ['createApiKey'], () => ({ createdAt: '2026-01-01T00:00:00Z' })),
-  'balance-extra-field': extraFields('The balance record carries updatedAt besides availableBalance and currency.',
-    '§2.9 lists two fields and closes no record', ['getBalance', 'getBalanceInCurrency'], () => ({ updatedAt: '2026-01-01T00:00:00Z' })),
-  'basic-user-info-extra-fields': extraFields('Basic user information carries sub, name and middle_name besides the fields of §2.10.',
-    '§2.10 closes no record; the live sandbox sends sub and name beside them (real-api-notes)', ['basicUserInfo'], () => ({ sub: '0', name: 'Sand Box', middle_name: '' })),
-  'consent-request-extra-field': extraFields('The consent request carries binding_message besides auth_req_id, interval and expires_in.',
-    '§2.8 closes no record; CIBA Core §7.3 lets the answer carry more', ['bcAuthorize'], () => ({ binding_message: 'Sandbox consent' })),
-  'consent-token-extra-field': extraFields('The consent token record carries id_token_hint_expires_in besides the fields of §2.7.',
-    'RFC 6749 §5.1: clients ignore unrecognized members; §2.7 closes no record', ['createOAuthToken'], () => ({ id_token_hint_expires_in: 600 })),
-  'userinfo-extra-claims': extraFields('User information carries the OpenID claims nickname and zoneinfo besides those of §2.11.',
-    'OIDC Core §5.1: other claims may be returned; §2.11 closes no record', ['userInfo'], () => ({ nickname: 'Sandy', zoneinfo: 'Europe/Stockholm' })),
-  'error-extra-field': answers('Every {code, message} error carries a details field as well.',
-    '§2.14 names code and message and closes no record', (a) => {
+    },
+  ),
+  'api-user-extra-fields': extraFields(
+    'The API user record carries apiUserId and createdAt besides providerCallbackHost and targetEnvironment.',
+    '§4.5 #16: the 200 body is not shown; real-api-notes shows two fields, and the spec closes no record',
+    ['getApiUser'],
+    (a) => ({ apiUserId: referenceIdOf(a), createdAt: '2026-01-01T00:00:00Z' }),
+  ),
+  'api-key-extra-field': extraFields(
+    'The API key record carries createdAt besides apiKey.',
+    '§2.12 names apiKey and closes no record',
+    ['createApiKey'],
+    () => ({ createdAt: '2026-01-01T00:00:00Z' }),
+  ),
+  'balance-extra-field': extraFields(
+    'The balance record carries updatedAt besides availableBalance and currency.',
+    '§2.9 lists two fields and closes no record',
+    ['getBalance', 'getBalanceInCurrency'],
+    () => ({ updatedAt: '2026-01-01T00:00:00Z' }),
+  ),
+  'basic-user-info-extra-fields': extraFields(
+    'Basic user information carries sub, name and middle_name besides the fields of §2.10.',
+    '§2.10 closes no record; the live sandbox sends sub and name beside them (real-api-notes)',
+    ['basicUserInfo'],
+    () => ({ sub: '0', name: 'Sand Box', middle_name: '' }),
+  ),
+  'consent-request-extra-field': extraFields(
+    'The consent request carries binding_message besides auth_req_id, interval and expires_in.',
+    '§2.8 closes no record; CIBA Core §7.3 lets the answer carry more',
+    ['bcAuthorize'],
+    () => ({ binding_message: 'Sandbox consent' }),
+  ),
+  'consent-token-extra-field': extraFields(
+    'The consent token record carries id_token_hint_expires_in besides the fields of §2.7.',
+    'RFC 6749 §5.1: clients ignore unrecognized members; §2.7 closes no record',
+    ['createOAuthToken'],
+    () => ({ id_token_hint_expires_in: 600 }),
+  ),
+  'userinfo-extra-claims': extraFields(
+    'User information carries the OpenID claims nickname and zoneinfo besides those of §2.11.',
+    'OIDC Core §5.1: other claims may be returned; §2.11 closes no record',
+    ['userInfo'],
+    () => ({ nickname: 'Sandy', zoneinfo: 'Europe/Stockholm' }),
+  ),
+  'error-extra-field': answers(
+    'Every {code, message} error carries a details field as well.',
+    '§2.14 names code and message and closes no record',
+    (a) => {
       if (isCodeMessage(a.body)) a.body = { ...a.body, details: `refused by ${a.operation}` };
-    }),
-  'oauth-error-description': answers('Every {error} body carries error_description.',
-    'RFC 6749 §5.2: error_description is an optional member; §2.14 closes no record', (a) => {
-      if (isRecord(a.body) && typeof a.body.error === 'string' && a.body.error_description === undefined) a.body.error_description = 'See the error code.';
-    }),
-  'gateway-error-extra-field': answers('The gateway\'s refusal carries a requestId besides statusCode and message.',
-    'real-api-notes shows {statusCode, message}; the spec closes no record', (a) => {
-      if (a.status === 401 && isRecord(a.body) && typeof a.body.statusCode === 'number') a.body.requestId = '00000000-0000-4000-8000-000000000000';
-    }),
+    },
+  ),
+  'oauth-error-description': answers(
+    'Every {error} body carries error_description.',
+    'RFC 6749 §5.2: error_description is an optional member; §2.14 closes no record',
+    (a) => {
+      if (isRecord(a.body) && typeof a.body.error === 'string' && a.body.error_description === undefined)
+        a.body.error_description = 'See the error code.';
+    },
+  ),
+  'gateway-error-extra-field': answers(
+    "The gateway's refusal carries a requestId besides statusCode and message.",
+    'real-api-notes shows {statusCode, message}; the spec closes no record',
+    (a) => {
+      if (a.status === 401 && isRecord(a.body) && typeof a.body.statusCode === 'number')
+        a.body.requestId = '00000000-0000-4000-8000-000000000000';
+    },
+  ),
 
   // JSON is JSON, however written and sent.
-  'keys-reordered': answers('Every JSON body has the keys of each object in reverse order.',
-    'RFC 8259 §4: an object is an unordered collection; real-api-notes: key order varies', (a) => {
+  'keys-reordered': answers(
+    'Every JSON body has the keys of each object in reverse order.',
+    'RFC 8259 §4: an object is an unordered collection; real-api-notes: key order varies',
+    (a) => {
       if (a.body !== undefined && typeof a.body !== 'string') a.body = reversed(a.body);
-    }),
-  'json-pretty-printed': answers('Every JSON body is indented over several lines.',
-    'RFC 8259 §2: insignificant whitespace is allowed around any token', (a) => {
+    },
+  ),
+  'json-pretty-printed': answers(
+    'Every JSON body is indented over several lines.',
+    'RFC 8259 §2: insignificant whitespace is allowed around any token',
+    (a) => {
       if (a.body !== undefined && typeof a.body !== 'string') {
         a.body = JSON.stringify(a.body, null, 2);
         a.contentType = 'application/json; charset=utf-8';
       }
-    }),
-  'json-escaped-characters': answers('Every JSON body writes the first character of each string, keys included, as a \\u escape, and "/" as "\\/".',
-    'RFC 8259 §7: any character may be escaped', (a) => {
+    },
+  ),
+  'json-escaped-characters': answers(
+    'Every JSON body writes the first character of each string, keys included, as a \\u escape, and "/" as "\\/".',
+    'RFC 8259 §7: any character may be escaped',
+    (a) => {
       if (a.body !== undefined && typeof a.body !== 'string') {
         a.body = escapedJson(a.body);
         a.contentType = 'application/json; charset=utf-8';
       }
-    }),
-  'content-type-without-charset': answers('JSON bodies are sent as application/json, without a charset parameter.',
-    '§4.1: Content-Type is the media type; RFC 8259 §11: application/json defines no charset parameter', (a) => {
+    },
+  ),
+  'content-type-without-charset': answers(
+    'JSON bodies are sent as application/json, without a charset parameter.',
+    '§4.1: Content-Type is the media type; RFC 8259 §11: application/json defines no charset parameter',
+    (a) => {
       if (a.body !== undefined && a.contentType?.startsWith('application/json')) a.contentType = 'application/json';
-    }),
-  'content-type-charset-upper-case': answers('JSON bodies are sent as application/json;charset=UTF-8.',
-    'RFC 9110 §8.3.1: the type, subtype and parameter names are case-insensitive, and whitespace around ";" optional', (a) => {
+    },
+  ),
+  'content-type-charset-upper-case': answers(
+    'JSON bodies are sent as application/json;charset=UTF-8.',
+    'RFC 9110 §8.3.1: the type, subtype and parameter names are case-insensitive, and whitespace around ";" optional',
+    (a) => {
       if (a.body !== undefined && a.contentType?.startsWith('application/json')) a.contentType = 'application/json;charset=UTF-8';
-    }),
+    },
+  ),
   'chunked-bodies': {
     summary: 'Every body is sent with Transfer-Encoding: chunked, without Content-Length.',
     allowedBy: 'RFC 9112 §7.1: chunked transfer coding frames any HTTP/1.1 message body',
     profiles: BOTH,
     plugin: {
-      install: (app) => app.addHook('onSend', (_request, reply, payload, done) => {
-        if (typeof payload !== 'string' || payload === '') return done(null, payload);
-        reply.removeHeader('content-length');
-        done(null, Readable.from([payload.slice(0, 5), payload.slice(5)]));
-      }),
+      install: (app) =>
+        app.addHook('onSend', (_request, reply, payload, done) => {
+          if (typeof payload !== 'string' || payload === '') return done(null, payload);
+          reply.removeHeader('content-length');
+          done(null, Readable.from([payload.slice(0, 5), payload.slice(5)]));
+        }),
     },
   },
-  'extra-response-headers': answers('Every answer carries X-Request-Id, Server and Cache-Control headers of its own.',
-    'RFC 9110 §5.1: a recipient ignores header fields it does not recognize; the spec lists none it forbids', (a) => {
+  'extra-response-headers': answers(
+    'Every answer carries X-Request-Id, Server and Cache-Control headers of its own.',
+    'RFC 9110 §5.1: a recipient ignores header fields it does not recognize; the spec lists none it forbids',
+    (a) => {
       a.reply.header('x-request-id', '00000000-0000-4000-8000-000000000000');
       a.reply.header('server', 'momo-gateway');
       if (a.reply.getHeader('cache-control') === undefined) a.reply.header('cache-control', 'private, max-age=0');
-    }),
+    },
+  ),
 
   // Tokens.
-  'token-type-in-other-case': answers('token_type is written in another case: "bearer", "ACCESS_TOKEN".',
-    'RFC 6749 §5.1: the value of token_type is case-insensitive; §2.6 gives no value', (a) => {
+  'token-type-in-other-case': answers(
+    'token_type is written in another case: "bearer", "ACCESS_TOKEN".',
+    'RFC 6749 §5.1: the value of token_type is case-insensitive; §2.6 gives no value',
+    (a) => {
       if (is(a, TOKEN_OPERATIONS, 200) && isRecord(a.body) && typeof a.body.token_type === 'string') {
-        a.body.token_type = a.body.token_type === a.body.token_type.toLowerCase() ? a.body.token_type.toUpperCase() : a.body.token_type.toLowerCase();
+        a.body.token_type =
+          a.body.token_type === a.body.token_type.toLowerCase() ? a.body.token_type.toUpperCase() : a.body.token_type.toLowerCase();
       }
-    }),
+    },
+  ),
   'token-long-jwt': {
     summary: 'Access and consent tokens are JWTs of several kilobytes, with many claims.',
     allowedBy: '§2.6, §5.3: the token is a JWT, its claims and size not shown',
     profiles: BOTH,
     plugin: { wrap: { tokens: (_tokens, { settings, components }) => new LongTokenAuthority(settings.jwtSecret, components.clock!) } },
   },
-  'token-expires-in-understated': answers('expires_in says a second less than the token lives.',
-    '§5.3, §8: the token is valid expires_in seconds; honouring it a little longer takes nothing from a client', (a) => {
-      if (is(a, 'createAccessToken', 200) && isRecord(a.body) && typeof a.body.expires_in === 'number' && a.body.expires_in > 1) a.body.expires_in -= 1;
-    }),
-  'token-pragma-no-cache': answers('Token answers carry Pragma: no-cache besides Cache-Control: no-store.',
-    'RFC 6749 §5.1 asks for both headers', (a) => {
+  'token-expires-in-understated': answers(
+    'expires_in says a second less than the token lives.',
+    '§5.3, §8: the token is valid expires_in seconds; honouring it a little longer takes nothing from a client',
+    (a) => {
+      if (is(a, 'createAccessToken', 200) && isRecord(a.body) && typeof a.body.expires_in === 'number' && a.body.expires_in > 1)
+        a.body.expires_in -= 1;
+    },
+  ),
+  'token-pragma-no-cache': answers(
+    'Token answers carry Pragma: no-cache besides Cache-Control: no-store.',
+    'RFC 6749 §5.1 asks for both headers',
+    (a) => {
       if (is(a, TOKEN_OPERATIONS, 200)) a.reply.header('pragma', 'no-cache');
-    }),
-  'www-authenticate-on-401': answers('A 401 carries WWW-Authenticate naming its scheme.',
-    'RFC 9110 §11.6.1: a 401 sends WWW-Authenticate', (a) => {
-      if (a.status === 401) a.reply.header('www-authenticate', a.operation === 'createAccessToken' || a.operation === 'createOAuthToken' ? 'Basic realm="momo"' : 'Bearer realm="momo"');
-    }),
+    },
+  ),
+  'www-authenticate-on-401': answers(
+    'A 401 carries WWW-Authenticate naming its scheme.',
+    'RFC 9110 §11.6.1: a 401 sends WWW-Authenticate',
+    (a) => {
+      if (a.status === 401)
+        a.reply.header(
+          'www-authenticate',
+          a.operation === 'createAccessToken' || a.operation === 'createOAuthToken' ? 'Basic realm="momo"' : 'Bearer realm="momo"',
+        );
+    },
+  ),
 
   // Error codes and texts the spec does not fix.
-  'error-messages-in-other-words': answers('Every error message is written in other words.',
-    '§2.14: message is a string; no text is given', (a) => {
+  'error-messages-in-other-words': answers(
+    'Every error message is written in other words.',
+    '§2.14: message is a string; no text is given',
+    (a) => {
       if (isCodeMessage(a.body)) a.body.message = `The request was not carried out (${a.body.code}).`;
-      if (isRecord(a.body) && typeof a.body.statusCode === 'number' && typeof a.body.message === 'string') a.body.message = 'Access denied.';
-    }),
-  'oauth-error-other-codes': answers('A 401 {error} says unauthorized_client or invalid_request rather than login_failed or invalid_token.',
-    '§2.14, §7 rule 4: 401 with {error}, an error code the spec does not name', (a) => {
-      if (a.status === 401 && isRecord(a.body) && typeof a.body.error === 'string') a.body.error = a.operation === 'createAccessToken' ? 'unauthorized_client' : 'invalid_request';
-    }, SPEC_ONLY),
-  'gateway-refusal-as-error': answers('The gateway refuses a missing or unknown subscription key with 401 {"error": "access_denied"}.',
-    '§7: 401 Unauthorized, body {error}; the {statusCode, message} shape is the live gateway\'s (real-api-notes)', (a) => {
+      if (isRecord(a.body) && typeof a.body.statusCode === 'number' && typeof a.body.message === 'string')
+        a.body.message = 'Access denied.';
+    },
+  ),
+  'oauth-error-other-codes': answers(
+    'A 401 {error} says unauthorized_client or invalid_request rather than login_failed or invalid_token.',
+    '§2.14, §7 rule 4: 401 with {error}, an error code the spec does not name',
+    (a) => {
+      if (a.status === 401 && isRecord(a.body) && typeof a.body.error === 'string')
+        a.body.error = a.operation === 'createAccessToken' ? 'unauthorized_client' : 'invalid_request';
+    },
+    SPEC_ONLY,
+  ),
+  'gateway-refusal-as-error': answers(
+    'The gateway refuses a missing or unknown subscription key with 401 {"error": "access_denied"}.',
+    "§7: 401 Unauthorized, body {error}; the {statusCode, message} shape is the live gateway's (real-api-notes)",
+    (a) => {
       if (a.status === 401 && isRecord(a.body) && typeof a.body.statusCode === 'number') a.body = { error: 'access_denied' };
-    }, SPEC_ONLY),
-  'notification-codes-of-its-own': answers('A refused delivery notification carries other codes of set A: TRANSACTION_NOT_FOUND (404), PAYMENT_NOT_APPROVED (409), NOT_ALLOWED (410), NOT_ALLOWED (429 kept).',
-    '§4.2 #3 names the statuses of a delivery notification, not the codes', (a) => {
+    },
+    SPEC_ONLY,
+  ),
+  'notification-codes-of-its-own': answers(
+    'A refused delivery notification carries other codes of set A: TRANSACTION_NOT_FOUND (404), PAYMENT_NOT_APPROVED (409), NOT_ALLOWED (410), NOT_ALLOWED (429 kept).',
+    '§4.2 #3 names the statuses of a delivery notification, not the codes',
+    (a) => {
       if (a.operation !== 'deliveryNotification' || !isCodeMessage(a.body)) return;
       const codes: Record<number, string> = { 404: 'TRANSACTION_NOT_FOUND', 409: 'PAYMENT_NOT_APPROVED', 410: 'NOT_ALLOWED' };
       if (codes[a.status]) a.body.code = codes[a.status];
-    }),
-  'callback-host-refused-with-400': answers('A callback URL on a host other than the registered one is refused with 400 INVALID_CALLBACK_URL_HOST.',
-    '§6 names the code, not the status; 500 is the live service\'s (real-api-notes)', (a) => {
+    },
+  ),
+  'callback-host-refused-with-400': answers(
+    'A callback URL on a host other than the registered one is refused with 400 INVALID_CALLBACK_URL_HOST.',
+    "§6 names the code, not the status; 500 is the live service's (real-api-notes)",
+    (a) => {
       if (a.status === 500 && isCodeMessage(a.body) && a.body.code === 'INVALID_CALLBACK_URL_HOST') a.status = 400;
-    }, SPEC_ONLY),
-  'foreign-currency-refused-with-400': answers('A currency the service does not take is refused with 400 INVALID_CURRENCY.',
-    'real-api-notes: "one source lists it as 400"; the spec shows 500 for refund and deposit only', (a) => {
+    },
+    SPEC_ONLY,
+  ),
+  'foreign-currency-refused-with-400': answers(
+    'A currency the service does not take is refused with 400 INVALID_CURRENCY.',
+    'real-api-notes: "one source lists it as 400"; the spec shows 500 for refund and deposit only',
+    (a) => {
       if (is(a, ['requestToPay'], 500) && isCodeMessage(a.body) && a.body.code === 'INVALID_CURRENCY') a.status = 400;
-    }, SPEC_ONLY),
-  'unknown-transaction-code-of-its-own': answers('The request-to-pay status query answers an unknown reference id with 404 TRANSACTION_NOT_FOUND, a code of set A.',
-    '§4.6: the status queries\' answers are not shown; RESOURCE_NOT_FOUND is the live service\'s (real-api-notes)', (a) => {
+    },
+    SPEC_ONLY,
+  ),
+  'unknown-transaction-code-of-its-own': answers(
+    'The request-to-pay status query answers an unknown reference id with 404 TRANSACTION_NOT_FOUND, a code of set A.',
+    "§4.6: the status queries' answers are not shown; RESOURCE_NOT_FOUND is the live service's (real-api-notes)",
+    (a) => {
       if (is(a, ['getRequestToPayStatus'], 404) && isCodeMessage(a.body)) a.body.code = 'TRANSACTION_NOT_FOUND';
-    }, SPEC_ONLY),
+    },
+    SPEC_ONLY,
+  ),
 
   // Records the spec does not show, written otherwise.
-  'account-holder-bare-boolean': answers('The account-holder check answers a bare true or false.',
-    '§4.2 #8: "true if … registered and active; false if …"; the format of the body is not shown', (a) => {
+  'account-holder-bare-boolean': answers(
+    'The account-holder check answers a bare true or false.',
+    '§4.2 #8: "true if … registered and active; false if …"; the format of the body is not shown',
+    (a) => {
       if (is(a, 'accountHolderActive', 200) && isRecord(a.body) && typeof a.body.result === 'boolean') a.body = a.body.result;
-    }, SPEC_ONLY),
+    },
+    SPEC_ONLY,
+  ),
   'amounts-echoed-as-sent': (() => {
     const echo = amountsAsSent();
     return {
       summary: 'Status records and callbacks give the amount exactly as it was sent ("12.50", "30.00"), not normalised.',
-      allowedBy: '§2.5: the status record is not shown; normalising is the live sandbox\'s (real-api-notes)',
+      allowedBy: "§2.5: the status record is not shown; normalising is the live sandbox's (real-api-notes)",
       profiles: SPEC_ONLY,
       plugin: {
         install: (app, context) => {
@@ -305,66 +461,107 @@ const definitions = {
       },
     } satisfies Variation;
   })(),
-  'reason-as-code-and-message': records('A FAILED status record, and its callback, give the reason as {code, message}.',
-    '§2.5: the record is not shown; Swagger-derived implementations send {code, message} (real-api-notes)', (record) => (
-      typeof record.reason === 'string' ? { ...record, reason: { code: record.reason, message: 'The transaction failed.' } } : record
-    ), SPEC_ONLY),
-  'status-record-without-texts': records('Status records and callbacks leave out externalId, payerMessage and payeeNote.',
-    '§2.5, §4.6: the status record is not shown', ({ externalId: _, payerMessage: __, payeeNote: ___, ...rest }) => rest, SPEC_ONLY),
-  'successful-deposit-without-transaction-id': records('A SUCCESSFUL deposit or refund, and its callback, have no financialTransactionId.',
-    'real-api-notes: a successful deposit was seen without financialTransactionId [observed]; §2.5 does not show the record', (record, { kind }) => {
+  'reason-as-code-and-message': records(
+    'A FAILED status record, and its callback, give the reason as {code, message}.',
+    '§2.5: the record is not shown; Swagger-derived implementations send {code, message} (real-api-notes)',
+    (record) =>
+      typeof record.reason === 'string' ? { ...record, reason: { code: record.reason, message: 'The transaction failed.' } } : record,
+    SPEC_ONLY,
+  ),
+  'status-record-without-texts': records(
+    'Status records and callbacks leave out externalId, payerMessage and payeeNote.',
+    '§2.5, §4.6: the status record is not shown',
+    ({ externalId: _, payerMessage: __, payeeNote: ___, ...rest }) => rest,
+    SPEC_ONLY,
+  ),
+  'successful-deposit-without-transaction-id': records(
+    'A SUCCESSFUL deposit or refund, and its callback, have no financialTransactionId.',
+    'real-api-notes: a successful deposit was seen without financialTransactionId [observed]; §2.5 does not show the record',
+    (record, { kind }) => {
       if (kind !== 'deposit' && kind !== 'refund') return record;
       const { financialTransactionId: _, ...rest } = record;
       return rest;
-    }),
-  'financial-transaction-id-as-uuid': records('financialTransactionId is a UUID rather than digits, in status records and callbacks alike.',
-    '§2.5: the record is not shown; real-api-notes shows digits in one capture and no rule', (record) => (
+    },
+  ),
+  'financial-transaction-id-as-uuid': records(
+    'financialTransactionId is a UUID rather than digits, in status records and callbacks alike.',
+    '§2.5: the record is not shown; real-api-notes shows digits in one capture and no rule',
+    (record) =>
       typeof record.financialTransactionId === 'string'
-        ? { ...record, financialTransactionId: `00000000-0000-4000-8000-${record.financialTransactionId.replace(/\D/g, '').padStart(12, '0').slice(-12)}` }
-        : record
-    )),
+        ? {
+            ...record,
+            financialTransactionId: `00000000-0000-4000-8000-${record.financialTransactionId.replace(/\D/g, '').padStart(12, '0').slice(-12)}`,
+          }
+        : record,
+  ),
   'transient-created': (() => {
     const seen = new Set<string>();
-    return answers('A successful transaction reads CREATED on its first status query, then its real status.',
-      'real-api-notes: "a transient CREATED was seen once before SUCCESSFUL" [observed]', (a) => {
+    return answers(
+      'A successful transaction reads CREATED on its first status query, then its real status.',
+      'real-api-notes: "a transient CREATED was seen once before SUCCESSFUL" [observed]',
+      (a) => {
         if (!is(a, STATUS_QUERIES, 200) || !isRecord(a.body) || a.body.status !== 'SUCCESSFUL') return;
         const id = referenceIdOf(a);
         if (seen.has(id)) return;
         seen.add(id);
         const { financialTransactionId: _, ...created } = a.body;
         a.body = { ...created, status: 'CREATED' };
-      }, MTN_ONLY);
+      },
+      MTN_ONLY,
+    );
   })(),
-  'api-user-record-of-its-own': answers('The API user record is {apiUserId, callbackHost}, with other names than the live sandbox\'s.',
-    '§4.5 #16: the 200 body is not shown', (a) => {
+  'api-user-record-of-its-own': answers(
+    "The API user record is {apiUserId, callbackHost}, with other names than the live sandbox's.",
+    '§4.5 #16: the 200 body is not shown',
+    (a) => {
       if (is(a, 'getApiUser', 200) && isRecord(a.body)) a.body = { apiUserId: referenceIdOf(a), callbackHost: a.body.providerCallbackHost };
-    }, SPEC_ONLY),
-  'balance-with-decimals': answers('availableBalance is written with at least two decimals ("1000.00", "12.50").',
-    '§2.9: availableBalance is a string; its form is not given', (a) => {
+    },
+    SPEC_ONLY,
+  ),
+  'balance-with-decimals': answers(
+    'availableBalance is written with at least two decimals ("1000.00", "12.50").',
+    '§2.9: availableBalance is a string; its form is not given',
+    (a) => {
       if (is(a, ['getBalance', 'getBalanceInCurrency'], 200) && isRecord(a.body) && typeof a.body.availableBalance === 'string') {
         const [whole, fraction = ''] = a.body.availableBalance.split('.');
         a.body.availableBalance = `${whole}.${fraction.padEnd(2, '0')}`;
       }
-    }),
-  'basic-user-info-locale-underscore': answers('Basic user information writes locale with an underscore ("sv_SE").',
-    '§2.10: "An underscore separator may also appear"', (a) => {
-      if (is(a, 'basicUserInfo', 200) && isRecord(a.body) && typeof a.body.locale === 'string') a.body.locale = a.body.locale.replace('-', '_');
-    }),
-  'basic-user-info-gender-other': answers('Basic user information gives gender "unspecified".',
-    '§2.10: gender is female, male, "or another value when neither applies"', (a) => {
+    },
+  ),
+  'basic-user-info-locale-underscore': answers(
+    'Basic user information writes locale with an underscore ("sv_SE").',
+    '§2.10: "An underscore separator may also appear"',
+    (a) => {
+      if (is(a, 'basicUserInfo', 200) && isRecord(a.body) && typeof a.body.locale === 'string')
+        a.body.locale = a.body.locale.replace('-', '_');
+    },
+  ),
+  'basic-user-info-gender-other': answers(
+    'Basic user information gives gender "unspecified".',
+    '§2.10: gender is female, male, "or another value when neither applies"',
+    (a) => {
       if (is(a, 'basicUserInfo', 200) && isRecord(a.body)) a.body.gender = 'unspecified';
-    }, SPEC_ONLY),
-  'userinfo-gender-upper-case': answers('User information writes gender in upper case ("MALE").',
-    '§2.11: gender is a string; the live sandbox writes "MALE" (real-api-notes)', (a) => {
+    },
+    SPEC_ONLY,
+  ),
+  'userinfo-gender-upper-case': answers(
+    'User information writes gender in upper case ("MALE").',
+    '§2.11: gender is a string; the live sandbox writes "MALE" (real-api-notes)',
+    (a) => {
       if (is(a, 'userInfo', 200) && isRecord(a.body) && typeof a.body.gender === 'string') a.body.gender = a.body.gender.toUpperCase();
-    }, SPEC_ONLY),
-  'creation-answers-with-a-body': answers('An accepted creation (202) and an enqueued delivery notification (200) carry a small JSON body.',
-    '§4.2 #2, #3, §4.3 #9–10: "no body described", which does not forbid one', (a) => {
+    },
+    SPEC_ONLY,
+  ),
+  'creation-answers-with-a-body': answers(
+    'An accepted creation (202) and an enqueued delivery notification (200) carry a small JSON body.',
+    '§4.2 #2, #3, §4.3 #9–10: "no body described", which does not forbid one',
+    (a) => {
       if ((is(a, CREATIONS, 202) || is(a, 'deliveryNotification', 200)) && a.body === undefined) {
         a.body = { status: 'ACCEPTED' };
         a.contentType = 'application/json; charset=utf-8';
       }
-    }),
+    },
+  ),
 
   // Outcomes and callbacks in their own time.
   'outcomes-a-second-later': {
@@ -389,31 +586,40 @@ const definitions = {
     summary: 'Every transaction callback is sent a second after the transaction is final.',
     allowedBy: '§6: callback timing is not shown',
     profiles: BOTH,
-    plugin: { wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.sendLater(1000, url, method, body, context)) } },
+    plugin: {
+      wrap: { callbacks: transactionCallbacks((sink, url, method, body, context) => sink.sendLater(1000, url, method, body, context)) },
+    },
   },
   'consent-at-once': {
     summary: 'The holder consents at once: the consent token is issued on the first try, with no authorization_pending.',
-    allowedBy: '§4.3 #11 lists only 200; the spec gives no time for the holder\'s answer',
+    allowedBy: "§4.3 #11 lists only 200; the spec gives no time for the holder's answer",
     profiles: BOTH,
     plugin: {
-      install: (app, context) => onRequests(app, context, 'preHandler', ['createOAuthToken'], (request, { state, clock }) => {
-        const authReqId = (request.body as { auth_req_id?: unknown } | undefined)?.auth_req_id;
-        const consent = typeof authReqId === 'string' ? state.consentRequests.get(idKey(authReqId)) : undefined;
-        if (consent) consent.grantedAt = Math.min(consent.grantedAt, clock.now());
-      }),
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', ['createOAuthToken'], (request, { state, clock }) => {
+          const authReqId = (request.body as { auth_req_id?: unknown } | undefined)?.auth_req_id;
+          const consent = typeof authReqId === 'string' ? state.consentRequests.get(idKey(authReqId)) : undefined;
+          if (consent) consent.grantedAt = Math.min(consent.grantedAt, clock.now());
+        }),
     },
   },
-  'consent-token-expires-in-of-the-request': answers('The consent token\'s expires_in gives the seconds until the auth_req_id expires, as §2.7 words it, not the token\'s life.',
-    '§2.7: expires_in is "Seconds until the authentication request ID expires"', (a) => {
+  'consent-token-expires-in-of-the-request': answers(
+    "The consent token's expires_in gives the seconds until the auth_req_id expires, as §2.7 words it, not the token's life.",
+    '§2.7: expires_in is "Seconds until the authentication request ID expires"',
+    (a) => {
       if (is(a, 'createOAuthToken', 200) && isRecord(a.body) && typeof a.body.expires_in === 'number') a.body.expires_in = 120;
-    }),
-  'consent-interval-longer': answers('bc-authorize asks the client to wait 2 seconds between tries, and a consent request lives 10 minutes.',
-    '§2.8: interval and expires_in are numbers, their values not given', (a) => {
+    },
+  ),
+  'consent-interval-longer': answers(
+    'bc-authorize asks the client to wait 2 seconds between tries, and a consent request lives 10 minutes.',
+    '§2.8: interval and expires_in are numbers, their values not given',
+    (a) => {
       if (is(a, 'bcAuthorize', 200) && isRecord(a.body) && typeof a.body.interval === 'number') {
         a.body.interval += 1;
         a.body.expires_in = 600;
       }
-    }),
+    },
+  ),
 } satisfies Record<string, Variation>;
 
 export type VariationName = keyof typeof definitions;
@@ -431,7 +637,8 @@ export const VARIATIONS_SETTING: ExtraSetting = {
   env: 'MOMO_SANDBOX_VARIATIONS',
   type: 'string',
   fallback: '',
-  describe: 'Comma-separated conforming variations: answers the spec allows and the sandbox does not give by default, to try a client or a harness against another legal server (see --list-variations); none by default.',
+  describe:
+    'Comma-separated conforming variations: answers the spec allows and the sandbox does not give by default, to try a client or a harness against another legal server (see --list-variations); none by default.',
 };
 
 export const LIST_VARIATIONS_SETTING: ExtraSetting = {
@@ -444,10 +651,16 @@ export const LIST_VARIATIONS_SETTING: ExtraSetting = {
 /** The catalogue as text, for --list-variations and the docs. */
 export function variationsText(): string {
   const width = Math.max(...VARIATION_NAMES.map((n) => n.length));
-  const lines = [`${VARIATION_NAMES.length} conforming variations; start the sandbox with --variations <name>[,<name>...] (MOMO_SANDBOX_VARIATIONS).`, ''];
+  const lines = [
+    `${VARIATION_NAMES.length} conforming variations; start the sandbox with --variations <name>[,<name>...] (MOMO_SANDBOX_VARIATIONS).`,
+    '',
+  ];
   for (const name of VARIATION_NAMES) {
     const { summary, allowedBy, profiles } = VARIATIONS[name];
-    lines.push(`  ${name.padEnd(width)}  ${summary}`, `  ${' '.repeat(width)}  allowed by ${allowedBy}${profiles.length === 1 ? ` (profile ${profiles[0]} only)` : ''}`);
+    lines.push(
+      `  ${name.padEnd(width)}  ${summary}`,
+      `  ${' '.repeat(width)}  allowed by ${allowedBy}${profiles.length === 1 ? ` (profile ${profiles[0]} only)` : ''}`,
+    );
   }
   return lines.join('\n');
 }

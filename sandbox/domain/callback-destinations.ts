@@ -89,7 +89,9 @@ export class CallbackDestinations {
 
   /** Why an address is refused whatever --callback-hosts says, or undefined: what a resolved name is held to. */
   refusalOfAddress(address: string): string | undefined {
-    return ALWAYS_REFUSED.check(address, familyOf(address)) ? `${address} is link-local, a cloud metadata address or unspecified` : undefined;
+    return ALWAYS_REFUSED.check(address, familyOf(address))
+      ? `${address} is link-local, a cloud metadata address or unspecified`
+      : undefined;
   }
 
   /**
@@ -101,14 +103,22 @@ export class CallbackDestinations {
       if (error) return callback(error, '');
       if (list.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), '');
       const refused = list.map((a) => this.refusalOfAddress(a.address)).find((r) => r !== undefined);
-      if (refused) return callback(Object.assign(new Error(`callback destination refused: ${hostname} resolves to ${refused}`), { code: 'MOMO_CALLBACK_REFUSED' }), '');
+      if (refused)
+        return callback(
+          Object.assign(new Error(`callback destination refused: ${hostname} resolves to ${refused}`), { code: 'MOMO_CALLBACK_REFUSED' }),
+          '',
+        );
       if (options.all) return callback(null, list);
       return callback(null, list[0]!.address, list[0]!.family);
     });
   };
 
   /** The resolver behind `lookup`: the system's, unless a test gives its own. */
-  resolve: (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void = dnsLookup;
+  resolve: (
+    hostname: string,
+    options: LookupAllOptions,
+    callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+  ) => void = dnsLookup;
 }
 
 function familyOf(address: string): 'ipv4' | 'ipv6' {

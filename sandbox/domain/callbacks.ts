@@ -32,7 +32,11 @@ export class CallbackSender implements CallbackSink {
   private readonly timers = new Set<Timer>();
   private closed = false;
 
-  constructor(private readonly policy: CallbackPolicy, private readonly log: FastifyBaseLogger, private readonly clock: Clock = systemClock) {
+  constructor(
+    private readonly policy: CallbackPolicy,
+    private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.agent = new Agent({
       connectTimeout: policy.timeoutMs,
       headersTimeout: policy.timeoutMs,
@@ -69,7 +73,8 @@ export class CallbackSender implements CallbackSink {
         this.retryOrGiveUp(url, method, payload, context, index, `answered ${status}`);
       },
       (error: Error & { code?: string; cause?: { code?: string } }) => {
-        const refused = error instanceof RefusedDestination || error.code === 'MOMO_CALLBACK_REFUSED' || error.cause?.code === 'MOMO_CALLBACK_REFUSED';
+        const refused =
+          error instanceof RefusedDestination || error.code === 'MOMO_CALLBACK_REFUSED' || error.cause?.code === 'MOMO_CALLBACK_REFUSED';
         if (refused) this.log.warn({ ...context, callbackUrl: url, problem: error.message }, 'callback destination refused; not sent');
         else this.retryOrGiveUp(url, method, payload, context, index, error.message);
       },
@@ -78,7 +83,14 @@ export class CallbackSender implements CallbackSink {
     void done.finally(() => this.inFlight.delete(done));
   }
 
-  private retryOrGiveUp(url: string, method: 'PUT' | 'POST', payload: string, context: Record<string, string>, index: number, problem: string): void {
+  private retryOrGiveUp(
+    url: string,
+    method: 'PUT' | 'POST',
+    payload: string,
+    context: Record<string, string>,
+    index: number,
+    problem: string,
+  ): void {
     const delay = this.policy.retryDelaysMs[index];
     if (delay === undefined || this.closed) {
       this.log.warn({ ...context, callbackUrl: url, attempts: index + 1, problem }, 'callback not delivered; giving up');
@@ -145,7 +157,10 @@ export function callbackHostMatches(callbackUrl: string, providerCallbackHost: s
   } catch {
     return false;
   }
-  const registered = /^https?:\/\//i.test(providerCallbackHost) && URL.canParse(providerCallbackHost) ? new URL(providerCallbackHost).host : providerCallbackHost;
+  const registered =
+    /^https?:\/\//i.test(providerCallbackHost) && URL.canParse(providerCallbackHost)
+      ? new URL(providerCallbackHost).host
+      : providerCallbackHost;
   const expected = registered.toLowerCase();
   return expected.includes(':') ? url.host.toLowerCase() === expected : url.hostname.toLowerCase() === expected;
 }

@@ -49,9 +49,9 @@ export class InMemoryLedger implements Ledger {
   /** An API user's accounts under a product, made when first credited. */
   private accountsOf(apiUserId: string, product: Product): Map<string, bigint> {
     let products = this.balances.get(apiUserId);
-    if (!products) this.balances.set(apiUserId, products = new Map());
+    if (!products) this.balances.set(apiUserId, (products = new Map()));
     let accounts = products.get(product);
-    if (!accounts) products.set(product, accounts = new Map());
+    if (!accounts) products.set(product, (accounts = new Map()));
     return accounts;
   }
 

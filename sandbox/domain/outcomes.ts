@@ -19,10 +19,14 @@ export type OutcomeTable = ReadonlyMap<string, Outcome>;
 
 /** The test numbers of core/test-numbers.ts as the sandbox plays them; a delayed outcome takes `delayedSuccessMs`. */
 export function builtInOutcomes(delayedSuccessMs: number): Map<string, Outcome> {
-  return new Map(Object.values(TEST_NUMBERS).filter((n) => n !== TEST_NUMBERS.ordinary).map(({ msisdn, payment }) => {
-    const { status, reason, delayed } = payment as PaymentOutcome;
-    return [msisdn, { status, ...(reason ? { reason } : {}), ...(delayed ? { delayMs: delayedSuccessMs } : {}) }];
-  }));
+  return new Map(
+    Object.values(TEST_NUMBERS)
+      .filter((n) => n !== TEST_NUMBERS.ordinary)
+      .map(({ msisdn, payment }) => {
+        const { status, reason, delayed } = payment as PaymentOutcome;
+        return [msisdn, { status, ...(reason ? { reason } : {}), ...(delayed ? { delayMs: delayedSuccessMs } : {}) }];
+      }),
+  );
 }
 
 export const SUCCESS_AT_ONCE: Outcome = { status: 'SUCCESSFUL' };
@@ -37,7 +41,9 @@ export function loadOutcomes(file: string | undefined, delayedSuccessMs: number)
     throw new Error(`--outcomes ${file}: cannot read it as JSON (${(error as Error).message})`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`--outcomes ${file}: expected an object keyed by MSISDN, e.g. {"46733123455": {"status": "FAILED", "reason": "PAYER_NOT_FOUND"}}`);
+    throw new Error(
+      `--outcomes ${file}: expected an object keyed by MSISDN, e.g. {"46733123455": {"status": "FAILED", "reason": "PAYER_NOT_FOUND"}}`,
+    );
   }
   for (const [msisdn, value] of Object.entries(parsed)) {
     table.set(msisdn.replace(/^\+/, ''), checkOutcome(file, msisdn, value));
@@ -50,13 +56,20 @@ function checkOutcome(file: string, msisdn: string, value: unknown): Outcome {
   if (!/^\+?[1-9]\d{6,14}$/.test(msisdn)) throw new Error(`${where} is not an E.164 MSISDN`);
   const v = value as Partial<Outcome> | null;
   if (typeof v !== 'object' || v === null) throw new Error(`${where} must be an object with status, reason and delayMs`);
-  if (!['SUCCESSFUL', 'FAILED', 'PENDING'].includes(String(v.status))) throw new Error(`${where}: status must be SUCCESSFUL, FAILED or PENDING`);
-  if (v.status === 'FAILED' && !(typeof v.reason === 'string' && /^[A-Z_]+\.?$/.test(v.reason))) throw new Error(`${where}: a FAILED outcome needs a reason code such as "PAYER_NOT_FOUND"`);
-  if (v.delayMs !== undefined && !(Number.isInteger(v.delayMs) && v.delayMs >= 0 && v.delayMs <= 86_400_000)) throw new Error(`${where}: delayMs must be a whole number of ms up to 86400000`);
+  if (!['SUCCESSFUL', 'FAILED', 'PENDING'].includes(String(v.status)))
+    throw new Error(`${where}: status must be SUCCESSFUL, FAILED or PENDING`);
+  if (v.status === 'FAILED' && !(typeof v.reason === 'string' && /^[A-Z_]+\.?$/.test(v.reason)))
+    throw new Error(`${where}: a FAILED outcome needs a reason code such as "PAYER_NOT_FOUND"`);
+  if (v.delayMs !== undefined && !(Number.isInteger(v.delayMs) && v.delayMs >= 0 && v.delayMs <= 86_400_000))
+    throw new Error(`${where}: delayMs must be a whole number of ms up to 86400000`);
   const known = new Set(['status', 'reason', 'delayMs']);
   const extra = Object.keys(v).find((k) => !known.has(k));
   if (extra) throw new Error(`${where}: unknown field "${extra}" (allowed: status, reason, delayMs)`);
-  return { status: v.status as Outcome['status'], ...(v.reason ? { reason: v.reason } : {}), ...(v.delayMs !== undefined ? { delayMs: v.delayMs } : {}) };
+  return {
+    status: v.status as Outcome['status'],
+    ...(v.reason ? { reason: v.reason } : {}),
+    ...(v.delayMs !== undefined ? { delayMs: v.delayMs } : {}),
+  };
 }
 
 export type { HolderAnswer };

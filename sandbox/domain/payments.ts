@@ -99,7 +99,8 @@ export class PaymentEngine implements Payments {
     }
     tx.completedAt = now;
     this.log.debug({ kind: tx.kind, referenceId: tx.referenceId, status: tx.status, reason: tx.reason }, 'transaction settled');
-    if (tx.callbackUrl) this.callbacks.send(tx.callbackUrl, tx.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
+    if (tx.callbackUrl)
+      this.callbacks.send(tx.callbackUrl, tx.callbackMethod, this.statusRecord(tx), { kind: tx.kind, referenceId: tx.referenceId });
   }
 
   /** Why a payment that would succeed must fail instead, or undefined when it may succeed. */

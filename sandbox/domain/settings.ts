@@ -82,59 +82,302 @@ interface SettingSpec<K extends keyof SandboxSettings> {
   switch?: boolean;
 }
 
-const integer = (min: number, max: number, unit = ''): Parse<number> => (raw) => {
-  if (!/^-?\d+$/.test(raw.trim())) invalid(`must be a whole number${unit}, got "${raw}"`);
-  const value = Number(raw);
-  return value >= min && value <= max ? value : invalid(`must be between ${min} and ${max}${unit}, got ${value}`);
-};
-const text = (max = 256): Parse<string> => (raw) =>
-  raw.length > 0 && raw.length <= max ? raw : invalid(`must be 1 to ${max} characters`);
-const list = (item: RegExp, what: string): Parse<string[]> => (raw) => {
-  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  if (items.length === 0) invalid(`must list at least one ${what}`);
-  const bad = items.find((s) => !item.test(s));
-  return bad === undefined ? items : invalid(`"${bad}" is not a valid ${what}`);
-};
-const boolean: Parse<boolean> = (raw) => (['true', '1', 'yes'].includes(raw.trim().toLowerCase()) ? true : ['false', '0', 'no', ''].includes(raw.trim().toLowerCase()) ? false : invalid(`must be true or false, got "${raw}"`));
-const oneOf = <T extends string>(values: readonly T[]): Parse<T> => (raw) =>
-  (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
+const integer =
+  (min: number, max: number, unit = ''): Parse<number> =>
+  (raw) => {
+    if (!/^-?\d+$/.test(raw.trim())) invalid(`must be a whole number${unit}, got "${raw}"`);
+    const value = Number(raw);
+    return value >= min && value <= max ? value : invalid(`must be between ${min} and ${max}${unit}, got ${value}`);
+  };
+const text =
+  (max = 256): Parse<string> =>
+  (raw) =>
+    raw.length > 0 && raw.length <= max ? raw : invalid(`must be 1 to ${max} characters`);
+const list =
+  (item: RegExp, what: string): Parse<string[]> =>
+  (raw) => {
+    const items = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (items.length === 0) invalid(`must list at least one ${what}`);
+    const bad = items.find((s) => !item.test(s));
+    return bad === undefined ? items : invalid(`"${bad}" is not a valid ${what}`);
+  };
+const boolean: Parse<boolean> = (raw) =>
+  ['true', '1', 'yes'].includes(raw.trim().toLowerCase())
+    ? true
+    : ['false', '0', 'no', ''].includes(raw.trim().toLowerCase())
+      ? false
+      : invalid(`must be true or false, got "${raw}"`);
+const oneOf =
+  <T extends string>(values: readonly T[]): Parse<T> =>
+  (raw) =>
+    (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
 
 const HOUR = 3_600_000;
 const MIB = 1024 * 1024;
 
 const SPECS = [
   spec({ key: 'host', flag: 'host', env: 'MOMO_SANDBOX_HOST', fallback: '127.0.0.1', describe: 'Address to listen on.', parse: text(255) }),
-  spec({ key: 'port', flag: 'port', env: 'PORT', fallback: '8080', describe: 'Port to listen on (0 picks a free one).', parse: integer(0, 65535) }),
-  spec({ key: 'profile', flag: 'profile', env: 'MOMO_PROFILE', fallback: 'spec', describe: `Behaviour profile: ${PROFILES.join(' or ')} (see --list-differences).`, parse: oneOf(PROFILES) }),
-  spec({ key: 'tokenLifetimeSeconds', flag: 'token-lifetime', env: 'MOMO_SANDBOX_TOKEN_LIFETIME', fallback: '3600', describe: 'expires_in of access tokens, in seconds.', parse: integer(1, 31_536_000, ' seconds') }),
-  spec({ key: 'currencies', flag: 'currencies', env: 'MOMO_SANDBOX_CURRENCIES', fallback: 'EUR', describe: 'Comma-separated ISO 4217 codes accepted in payments (others: INVALID_CURRENCY).', parse: list(/^[A-Z]{3}$/, 'ISO 4217 code') }),
-  spec({ key: 'targetEnvironments', flag: 'target-environments', env: 'MOMO_SANDBOX_TARGET_ENVIRONMENTS', fallback: 'sandbox', describe: 'Comma-separated X-Target-Environment values accepted (others: NOT_ALLOWED_TARGET_ENVIRONMENT).', parse: list(/^[A-Za-z0-9_.-]{1,64}$/, 'target environment') }),
-  spec({ key: 'outcomesFile', flag: 'outcomes', env: 'MOMO_SANDBOX_OUTCOMES', fallback: '', describe: 'JSON file of test-number outcomes that replace or extend the built-in table.', parse: (raw) => raw || undefined }),
-  spec({ key: 'delayedSuccessMs', flag: 'delayed-success-ms', env: 'MOMO_SANDBOX_DELAYED_SUCCESS_MS', fallback: '25000', describe: 'How long the delayed-success test number (46733123454) stays PENDING, in ms.', parse: integer(0, 24 * HOUR, ' ms') }),
-  spec({ key: 'pendingTimeoutMs', flag: 'pending-timeout-ms', env: 'MOMO_SANDBOX_PENDING_TIMEOUT_MS', fallback: '120000', describe: 'After this many ms a PENDING transaction times out: FAILED with reason EXPIRED.', parse: integer(1, 24 * HOUR, ' ms') }),
-  spec({ key: 'callbackMethod', flag: 'callback-method', env: 'MOMO_SANDBOX_CALLBACK_METHOD', fallback: 'documented', describe: 'HTTP method of transaction callbacks: documented (each operation\'s own: PUT for request to pay, POST for v1 deposits and refunds, ...), PUT or POST.', parse: oneOf(['documented', 'PUT', 'POST'] as const) }),
-  spec({ key: 'callbackHosts', flag: 'callback-hosts', env: 'MOMO_SANDBOX_CALLBACK_HOSTS', fallback: 'any', describe: 'Where callbacks may go: "any" host, or a comma-separated list of host names ("*.example.com" for a suffix), IP addresses and CIDR ranges. Link-local and cloud metadata addresses are refused whatever it says (docs/callbacks.md).', parse: callbackHosts }),
-  spec({ key: 'callbackTimeoutMs', flag: 'callback-timeout-ms', env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS', fallback: '2000', describe: 'Timeout of one callback attempt, in ms.', parse: integer(1, 60_000, ' ms') }),
-  spec({ key: 'callbackRetryDelaysMs', flag: 'callback-retry-delays-ms', env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', fallback: '1000,5000', describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.', parse: retryDelays }),
-  spec({ key: 'notificationWindowMs', flag: 'notification-window-ms', env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS', fallback: String(HOUR / 2), describe: 'How long after completion a delivery notification may be sent (then 410), in ms; must end inside the retention age.', parse: integer(1, 30 * 24 * HOUR, ' ms') }),
-  spec({ key: 'notificationCooldownMs', flag: 'notification-cooldown-ms', env: 'MOMO_SANDBOX_NOTIFICATION_COOLDOWN_MS', fallback: '60000', describe: 'After a delivery notification, repeats for the same id within this many ms get 429.', parse: integer(0, 24 * HOUR, ' ms') }),
-  spec({ key: 'openingBalance', flag: 'opening-balance', env: 'MOMO_SANDBOX_OPENING_BALANCE', fallback: '1000000', describe: 'Opening balance of every account (API user, product, currency), a decimal string.', parse: (raw) => /^(?:0|[1-9]\d{0,14})(?:\.\d{1,4})?$/.test(raw) ? raw : invalid(`must be a non-negative decimal string such as "1000000", got "${raw}"`) }),
-  spec({ key: 'retentionMaxEntries', flag: 'retention-max-entries', env: 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES', fallback: '500000', describe: 'At most this many transactions of each kind are kept; when full and none is older than the age limit, creations get 503.', parse: integer(1, 50_000_000) }),
-  spec({ key: 'retentionMaxAgeMs', flag: 'retention-max-age-ms', env: 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS', fallback: String(HOUR), describe: 'Transactions older than this many ms are forgotten; consent requests and grants live as long as they can be redeemed or refreshed.', parse: integer(1000, 30 * 24 * HOUR, ' ms') }),
-  spec({ key: 'retentionMaxBytes', flag: 'retention-max-bytes', env: 'MOMO_SANDBOX_RETENTION_MAX_BYTES', fallback: String(256 * MIB), describe: 'All records together (transactions, consents, API users) may take at most this many estimated bytes, whatever they carry (long callback URLs, say); when full and none has expired, creations get 503. The default fits the default heap of Node.', parse: integer(MIB, 64 * 1024 * MIB, ' bytes') }),
-  spec({ key: 'maxApiUsers', flag: 'max-api-users', env: 'MOMO_SANDBOX_MAX_API_USERS', fallback: '10000', describe: 'At most this many API users (they do not expire).', parse: integer(1, 10_000_000) }),
-  spec({ key: 'consentIntervalSeconds', flag: 'consent-interval', env: 'MOMO_SANDBOX_CONSENT_INTERVAL', fallback: '2', describe: 'bc-authorize interval; the consent is granted after it, in seconds.', parse: integer(0, 3600, ' seconds') }),
-  spec({ key: 'consentRequestLifetimeSeconds', flag: 'consent-request-lifetime', env: 'MOMO_SANDBOX_CONSENT_REQUEST_LIFETIME', fallback: '600', describe: 'expires_in of an auth_req_id, in seconds.', parse: integer(1, 86_400, ' seconds') }),
-  spec({ key: 'consentTokenLifetimeSeconds', flag: 'consent-token-lifetime', env: 'MOMO_SANDBOX_CONSENT_TOKEN_LIFETIME', fallback: '3600', describe: 'expires_in of consent access tokens, in seconds (spec default 3600).', parse: integer(1, 31_536_000, ' seconds') }),
-  spec({ key: 'consentValidSeconds', flag: 'consent-valid-in', env: 'MOMO_SANDBOX_CONSENT_VALID_IN', fallback: '86400', describe: 'Default refresh validity of a consent when bc-authorize names no consent_valid_in, in seconds.', parse: integer(1, 31_536_000, ' seconds') }),
-  spec({ key: 'scopes', flag: 'scopes', env: 'MOMO_SANDBOX_SCOPES', fallback: 'profile,openid,all_info', describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).', parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope') }),
-  spec({ key: 'jwtSecret', flag: 'jwt-secret', env: 'MOMO_SANDBOX_JWT_SECRET', fallback: '', describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).', parse: (raw) => raw || randomBytes(32).toString('base64url') }),
-  spec({ key: 'strict', flag: 'strict', env: 'MOMO_SANDBOX_STRICT', fallback: 'false', describe: 'Refuse what the strict readings refuse (--list-differences lists them): unknown body fields, a body where an operation defines none, empty optional headers, a providerCallbackHost that is not a host name, JSON on form operations.', parse: boolean, switch: true }),
-  spec({ key: 'headersTimeoutMs', flag: 'headers-timeout-ms', env: 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS', fallback: '10000', describe: 'A connection that has not sent its request headers within this many ms is dropped (slow or stalled callers).', parse: integer(100, 600_000, ' ms') }),
-  spec({ key: 'requestTimeoutMs', flag: 'request-timeout-ms', env: 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS', fallback: '30000', describe: 'A connection that has not sent its whole request, body included, within this many ms is answered 408 and dropped; nothing of it is stored. At least --headers-timeout-ms.', parse: integer(100, 600_000, ' ms') }),
-  spec({ key: 'keepAliveTimeoutMs', flag: 'keep-alive-timeout-ms', env: 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS', fallback: '5000', describe: 'An idle kept-alive connection is closed after this many ms.', parse: integer(1, 600_000, ' ms') }),
-  spec({ key: 'maxConnections', flag: 'max-connections', env: 'MOMO_SANDBOX_MAX_CONNECTIONS', fallback: '1024', describe: 'At most this many connections are open at once; one more is closed as soon as it is accepted.', parse: integer(1, 1_000_000) }),
-  spec({ key: 'logLevel', flag: 'log-level', env: 'MOMO_SANDBOX_LOG_LEVEL', fallback: 'info', describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.', parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const) }),
+  spec({
+    key: 'port',
+    flag: 'port',
+    env: 'PORT',
+    fallback: '8080',
+    describe: 'Port to listen on (0 picks a free one).',
+    parse: integer(0, 65535),
+  }),
+  spec({
+    key: 'profile',
+    flag: 'profile',
+    env: 'MOMO_PROFILE',
+    fallback: 'spec',
+    describe: `Behaviour profile: ${PROFILES.join(' or ')} (see --list-differences).`,
+    parse: oneOf(PROFILES),
+  }),
+  spec({
+    key: 'tokenLifetimeSeconds',
+    flag: 'token-lifetime',
+    env: 'MOMO_SANDBOX_TOKEN_LIFETIME',
+    fallback: '3600',
+    describe: 'expires_in of access tokens, in seconds.',
+    parse: integer(1, 31_536_000, ' seconds'),
+  }),
+  spec({
+    key: 'currencies',
+    flag: 'currencies',
+    env: 'MOMO_SANDBOX_CURRENCIES',
+    fallback: 'EUR',
+    describe: 'Comma-separated ISO 4217 codes accepted in payments (others: INVALID_CURRENCY).',
+    parse: list(/^[A-Z]{3}$/, 'ISO 4217 code'),
+  }),
+  spec({
+    key: 'targetEnvironments',
+    flag: 'target-environments',
+    env: 'MOMO_SANDBOX_TARGET_ENVIRONMENTS',
+    fallback: 'sandbox',
+    describe: 'Comma-separated X-Target-Environment values accepted (others: NOT_ALLOWED_TARGET_ENVIRONMENT).',
+    parse: list(/^[A-Za-z0-9_.-]{1,64}$/, 'target environment'),
+  }),
+  spec({
+    key: 'outcomesFile',
+    flag: 'outcomes',
+    env: 'MOMO_SANDBOX_OUTCOMES',
+    fallback: '',
+    describe: 'JSON file of test-number outcomes that replace or extend the built-in table.',
+    parse: (raw) => raw || undefined,
+  }),
+  spec({
+    key: 'delayedSuccessMs',
+    flag: 'delayed-success-ms',
+    env: 'MOMO_SANDBOX_DELAYED_SUCCESS_MS',
+    fallback: '25000',
+    describe: 'How long the delayed-success test number (46733123454) stays PENDING, in ms.',
+    parse: integer(0, 24 * HOUR, ' ms'),
+  }),
+  spec({
+    key: 'pendingTimeoutMs',
+    flag: 'pending-timeout-ms',
+    env: 'MOMO_SANDBOX_PENDING_TIMEOUT_MS',
+    fallback: '120000',
+    describe: 'After this many ms a PENDING transaction times out: FAILED with reason EXPIRED.',
+    parse: integer(1, 24 * HOUR, ' ms'),
+  }),
+  spec({
+    key: 'callbackMethod',
+    flag: 'callback-method',
+    env: 'MOMO_SANDBOX_CALLBACK_METHOD',
+    fallback: 'documented',
+    describe:
+      "HTTP method of transaction callbacks: documented (each operation's own: PUT for request to pay, POST for v1 deposits and refunds, ...), PUT or POST.",
+    parse: oneOf(['documented', 'PUT', 'POST'] as const),
+  }),
+  spec({
+    key: 'callbackHosts',
+    flag: 'callback-hosts',
+    env: 'MOMO_SANDBOX_CALLBACK_HOSTS',
+    fallback: 'any',
+    describe:
+      'Where callbacks may go: "any" host, or a comma-separated list of host names ("*.example.com" for a suffix), IP addresses and CIDR ranges. Link-local and cloud metadata addresses are refused whatever it says (docs/callbacks.md).',
+    parse: callbackHosts,
+  }),
+  spec({
+    key: 'callbackTimeoutMs',
+    flag: 'callback-timeout-ms',
+    env: 'MOMO_SANDBOX_CALLBACK_TIMEOUT_MS',
+    fallback: '2000',
+    describe: 'Timeout of one callback attempt, in ms.',
+    parse: integer(1, 60_000, ' ms'),
+  }),
+  spec({
+    key: 'callbackRetryDelaysMs',
+    flag: 'callback-retry-delays-ms',
+    env: 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS',
+    fallback: '1000,5000',
+    describe: 'Comma-separated waits before each retry of a failed callback, in ms; "none" sends once.',
+    parse: retryDelays,
+  }),
+  spec({
+    key: 'notificationWindowMs',
+    flag: 'notification-window-ms',
+    env: 'MOMO_SANDBOX_NOTIFICATION_WINDOW_MS',
+    fallback: String(HOUR / 2),
+    describe: 'How long after completion a delivery notification may be sent (then 410), in ms; must end inside the retention age.',
+    parse: integer(1, 30 * 24 * HOUR, ' ms'),
+  }),
+  spec({
+    key: 'notificationCooldownMs',
+    flag: 'notification-cooldown-ms',
+    env: 'MOMO_SANDBOX_NOTIFICATION_COOLDOWN_MS',
+    fallback: '60000',
+    describe: 'After a delivery notification, repeats for the same id within this many ms get 429.',
+    parse: integer(0, 24 * HOUR, ' ms'),
+  }),
+  spec({
+    key: 'openingBalance',
+    flag: 'opening-balance',
+    env: 'MOMO_SANDBOX_OPENING_BALANCE',
+    fallback: '1000000',
+    describe: 'Opening balance of every account (API user, product, currency), a decimal string.',
+    parse: (raw) =>
+      /^(?:0|[1-9]\d{0,14})(?:\.\d{1,4})?$/.test(raw)
+        ? raw
+        : invalid(`must be a non-negative decimal string such as "1000000", got "${raw}"`),
+  }),
+  spec({
+    key: 'retentionMaxEntries',
+    flag: 'retention-max-entries',
+    env: 'MOMO_SANDBOX_RETENTION_MAX_ENTRIES',
+    fallback: '500000',
+    describe: 'At most this many transactions of each kind are kept; when full and none is older than the age limit, creations get 503.',
+    parse: integer(1, 50_000_000),
+  }),
+  spec({
+    key: 'retentionMaxAgeMs',
+    flag: 'retention-max-age-ms',
+    env: 'MOMO_SANDBOX_RETENTION_MAX_AGE_MS',
+    fallback: String(HOUR),
+    describe:
+      'Transactions older than this many ms are forgotten; consent requests and grants live as long as they can be redeemed or refreshed.',
+    parse: integer(1000, 30 * 24 * HOUR, ' ms'),
+  }),
+  spec({
+    key: 'retentionMaxBytes',
+    flag: 'retention-max-bytes',
+    env: 'MOMO_SANDBOX_RETENTION_MAX_BYTES',
+    fallback: String(256 * MIB),
+    describe:
+      'All records together (transactions, consents, API users) may take at most this many estimated bytes, whatever they carry (long callback URLs, say); when full and none has expired, creations get 503. The default fits the default heap of Node.',
+    parse: integer(MIB, 64 * 1024 * MIB, ' bytes'),
+  }),
+  spec({
+    key: 'maxApiUsers',
+    flag: 'max-api-users',
+    env: 'MOMO_SANDBOX_MAX_API_USERS',
+    fallback: '10000',
+    describe: 'At most this many API users (they do not expire).',
+    parse: integer(1, 10_000_000),
+  }),
+  spec({
+    key: 'consentIntervalSeconds',
+    flag: 'consent-interval',
+    env: 'MOMO_SANDBOX_CONSENT_INTERVAL',
+    fallback: '2',
+    describe: 'bc-authorize interval; the consent is granted after it, in seconds.',
+    parse: integer(0, 3600, ' seconds'),
+  }),
+  spec({
+    key: 'consentRequestLifetimeSeconds',
+    flag: 'consent-request-lifetime',
+    env: 'MOMO_SANDBOX_CONSENT_REQUEST_LIFETIME',
+    fallback: '600',
+    describe: 'expires_in of an auth_req_id, in seconds.',
+    parse: integer(1, 86_400, ' seconds'),
+  }),
+  spec({
+    key: 'consentTokenLifetimeSeconds',
+    flag: 'consent-token-lifetime',
+    env: 'MOMO_SANDBOX_CONSENT_TOKEN_LIFETIME',
+    fallback: '3600',
+    describe: 'expires_in of consent access tokens, in seconds (spec default 3600).',
+    parse: integer(1, 31_536_000, ' seconds'),
+  }),
+  spec({
+    key: 'consentValidSeconds',
+    flag: 'consent-valid-in',
+    env: 'MOMO_SANDBOX_CONSENT_VALID_IN',
+    fallback: '86400',
+    describe: 'Default refresh validity of a consent when bc-authorize names no consent_valid_in, in seconds.',
+    parse: integer(1, 31_536_000, ' seconds'),
+  }),
+  spec({
+    key: 'scopes',
+    flag: 'scopes',
+    env: 'MOMO_SANDBOX_SCOPES',
+    fallback: 'profile,openid,all_info',
+    describe: 'Comma-separated consent scopes bc-authorize accepts (others: UNSUPPORTED_SCOPE).',
+    parse: list(/^[A-Za-z0-9_:.-]{1,64}$/, 'scope'),
+  }),
+  spec({
+    key: 'jwtSecret',
+    flag: 'jwt-secret',
+    env: 'MOMO_SANDBOX_JWT_SECRET',
+    fallback: '',
+    describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).',
+    parse: (raw) => raw || randomBytes(32).toString('base64url'),
+  }),
+  spec({
+    key: 'strict',
+    flag: 'strict',
+    env: 'MOMO_SANDBOX_STRICT',
+    fallback: 'false',
+    describe:
+      'Refuse what the strict readings refuse (--list-differences lists them): unknown body fields, a body where an operation defines none, empty optional headers, a providerCallbackHost that is not a host name, JSON on form operations.',
+    parse: boolean,
+    switch: true,
+  }),
+  spec({
+    key: 'headersTimeoutMs',
+    flag: 'headers-timeout-ms',
+    env: 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS',
+    fallback: '10000',
+    describe: 'A connection that has not sent its request headers within this many ms is dropped (slow or stalled callers).',
+    parse: integer(100, 600_000, ' ms'),
+  }),
+  spec({
+    key: 'requestTimeoutMs',
+    flag: 'request-timeout-ms',
+    env: 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS',
+    fallback: '30000',
+    describe:
+      'A connection that has not sent its whole request, body included, within this many ms is answered 408 and dropped; nothing of it is stored. At least --headers-timeout-ms.',
+    parse: integer(100, 600_000, ' ms'),
+  }),
+  spec({
+    key: 'keepAliveTimeoutMs',
+    flag: 'keep-alive-timeout-ms',
+    env: 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS',
+    fallback: '5000',
+    describe: 'An idle kept-alive connection is closed after this many ms.',
+    parse: integer(1, 600_000, ' ms'),
+  }),
+  spec({
+    key: 'maxConnections',
+    flag: 'max-connections',
+    env: 'MOMO_SANDBOX_MAX_CONNECTIONS',
+    fallback: '1024',
+    describe: 'At most this many connections are open at once; one more is closed as soon as it is accepted.',
+    parse: integer(1, 1_000_000),
+  }),
+  spec({
+    key: 'logLevel',
+    flag: 'log-level',
+    env: 'MOMO_SANDBOX_LOG_LEVEL',
+    fallback: 'info',
+    describe: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+    parse: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  }),
 ] as const;
 
 const KEY_SPECS = PRODUCTS.map((product) => ({
@@ -149,18 +392,24 @@ function spec<K extends keyof SandboxSettings>(s: SettingSpec<K>): SettingSpec<K
 
 function callbackHosts(raw: string): 'any' | CallbackHostRule[] {
   if (raw.trim().toLowerCase() === 'any') return 'any';
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (entries.length === 0) invalid('must be "any" or list at least one host name, address or CIDR range');
   return entries.map((entry) => {
     const rule = parseCallbackHostRule(entry);
-    return typeof rule === 'string' ? invalid(`${rule}; list host names, IP addresses or CIDR ranges such as 10.0.0.0/8, or say "any"`) : rule;
+    return typeof rule === 'string'
+      ? invalid(`${rule}; list host names, IP addresses or CIDR ranges such as 10.0.0.0/8, or say "any"`)
+      : rule;
   });
 }
 
 function retryDelays(raw: string): number[] {
   if (raw.trim() === 'none') return [];
   const parts = raw.split(',').map((s) => s.trim());
-  if (parts.some((p) => !/^\d{1,7}$/.test(p))) invalid(`must be "none" or comma-separated whole numbers of ms such as "1000,5000", got "${raw}"`);
+  if (parts.some((p) => !/^\d{1,7}$/.test(p)))
+    invalid(`must be "none" or comma-separated whole numbers of ms such as "1000,5000", got "${raw}"`);
   if (parts.length > 10) invalid('allows at most 10 retries');
   return parts.map(Number);
 }
@@ -189,7 +438,10 @@ export function resolveSettings(options: SettingsOptions = {}): SandboxSettings 
 }
 
 /** resolveSettings, with the values of the caller's own extra settings (by flag) beside the sandbox's. */
-export function resolveSettingsWith(options: SettingsOptions, extras: readonly ExtraSetting[]): { settings: SandboxSettings; extras: Record<string, string | boolean> } {
+export function resolveSettingsWith(
+  options: SettingsOptions,
+  extras: readonly ExtraSetting[],
+): { settings: SandboxSettings; extras: Record<string, string | boolean> } {
   const env = options.env ?? {};
   const { values } = parseFlags(options.argv ?? [], extras, env);
   const extraValues: Record<string, string | boolean> = {};
@@ -201,7 +453,7 @@ export function resolveSettingsWith(options: SettingsOptions, extras: readonly E
   const settings: Record<string, unknown> = {};
   for (const s of SPECS) {
     const fromFlag = values[s.flag];
-    const raw = typeof fromFlag === 'string' ? fromFlag : fromFlag === true ? 'true' : env[s.env] ?? s.fallback;
+    const raw = typeof fromFlag === 'string' ? fromFlag : fromFlag === true ? 'true' : (env[s.env] ?? s.fallback);
     try {
       settings[s.key] = (s.parse as Parse<unknown>)(raw);
     } catch (error) {
@@ -230,13 +482,20 @@ export function resolveSettingsWith(options: SettingsOptions, extras: readonly E
 
 function crossChecks(s: SandboxSettings): string[] {
   const problems: string[] = [];
-  const longest = Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) + s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) + s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
+  const longest =
+    Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) +
+    s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) +
+    s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
   if (s.retentionMaxAgeMs <= longest + s.notificationWindowMs) {
-    problems.push(`--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms) and --notification-window-ms; otherwise records would be forgotten while still in use`);
+    problems.push(
+      `--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms) and --notification-window-ms; otherwise records would be forgotten while still in use`,
+    );
   }
   // Node refuses to start a server whose headers may take longer than its whole request.
   if (s.headersTimeoutMs > s.requestTimeoutMs) {
-    problems.push(`--headers-timeout-ms (MOMO_SANDBOX_HEADERS_TIMEOUT_MS) is ${s.headersTimeoutMs} ms but must not exceed --request-timeout-ms (MOMO_SANDBOX_REQUEST_TIMEOUT_MS), ${s.requestTimeoutMs} ms: the headers are part of the request`);
+    problems.push(
+      `--headers-timeout-ms (MOMO_SANDBOX_HEADERS_TIMEOUT_MS) is ${s.headersTimeoutMs} ms but must not exceed --request-timeout-ms (MOMO_SANDBOX_REQUEST_TIMEOUT_MS), ${s.requestTimeoutMs} ms: the headers are part of the request`,
+    );
   }
   return problems;
 }
@@ -271,7 +530,12 @@ export function wantsHelp(argv: string[]): 'help' | 'differences' | undefined {
 export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly string[] = []): string {
   const rows = [
     ...SPECS.map((s) => [`--${s.flag}`, s.env, s.key === 'jwtSecret' ? '(random)' : s.fallback || '(none)', s.describe]),
-    ...KEY_SPECS.map((k) => [`--${k.flag}`, k.env, DEVELOPMENT_KEYS[k.product], `Subscription key (Ocp-Apim-Subscription-Key) of the ${k.product} product.`]),
+    ...KEY_SPECS.map((k) => [
+      `--${k.flag}`,
+      k.env,
+      DEVELOPMENT_KEYS[k.product],
+      `Subscription key (Ocp-Apim-Subscription-Key) of the ${k.product} product.`,
+    ]),
     ...extras.map((e) => [`--${e.flag}`, e.env ?? '', e.type === 'boolean' ? '' : e.fallback || '(none)', e.describe]),
   ];
   const width = (i: number) => Math.max(...rows.map((r) => r[i]!.length));

@@ -102,10 +102,25 @@ const text = (value: unknown) => (typeof value === 'string' ? value.length : 0);
  * with every field). The party has the two fields partyOf gives it.
  */
 export function transactionBytes(key: string, tx: Transaction): number {
-  const characters = text(tx.kind) + text(tx.referenceId) + text(tx.apiUserId) + text(tx.product) + text(tx.targetEnvironment)
-    + text(tx.amount) + text(tx.currency) + text(tx.externalId) + text(tx.payerMessage) + text(tx.payeeNote) + text(tx.referenceIdToRefund)
-    + text(tx.status) + text(tx.reason) + text(tx.financialTransactionId) + text(tx.callbackUrl) + text(tx.callbackMethod) + text(tx.unpayable)
-    + (tx.party ? text(tx.party.partyIdType) + text(tx.party.partyId) : 0);
+  const characters =
+    text(tx.kind) +
+    text(tx.referenceId) +
+    text(tx.apiUserId) +
+    text(tx.product) +
+    text(tx.targetEnvironment) +
+    text(tx.amount) +
+    text(tx.currency) +
+    text(tx.externalId) +
+    text(tx.payerMessage) +
+    text(tx.payeeNote) +
+    text(tx.referenceIdToRefund) +
+    text(tx.status) +
+    text(tx.reason) +
+    text(tx.financialTransactionId) +
+    text(tx.callbackUrl) +
+    text(tx.callbackMethod) +
+    text(tx.unpayable) +
+    (tx.party ? text(tx.party.partyIdType) + text(tx.party.partyId) : 0);
   return RECORD_OVERHEAD_BYTES + 2 * key.length + 2 * characters;
 }
 
@@ -119,7 +134,7 @@ export class SandboxState {
   readonly budget: ByteBudget;
 
   constructor(settings: SandboxSettings, clock: Clock) {
-    const budget = this.budget = new ByteBudget(settings.retentionMaxBytes);
+    const budget = (this.budget = new ByteBudget(settings.retentionMaxBytes));
     const retention = { maxEntries: settings.retentionMaxEntries, maxAgeMs: settings.retentionMaxAgeMs, budget };
     const transactions = { onForget: (t: Transaction) => t.timer?.cancel(), sizeOf: transactionBytes };
     this.apiUsers = new BoundedStore('API user', { maxEntries: settings.maxApiUsers, maxAgeMs: Number.MAX_SAFE_INTEGER, budget }, clock);
@@ -132,13 +147,23 @@ export class SandboxState {
     };
     // Consents live exactly as long as they can be used: an auth_req_id until it expires, a grant while it
     // can be refreshed (consent_valid_in); either may be longer or shorter than the transactions' age limit.
-    this.consentRequests = new BoundedStore('consent request', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER, budget }, clock, {
-      // Remembered for as long again after it expires, so a late client hears expired_token, not invalid_grant.
-      expiresAt: (request) => request.expiresAt + (request.expiresAt - request.createdAt),
-    });
-    this.consentGrants = new BoundedStore('consent grant', { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER, budget }, clock, {
-      expiresAt: (grant) => grant.refreshableUntil,
-    });
+    this.consentRequests = new BoundedStore(
+      'consent request',
+      { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER, budget },
+      clock,
+      {
+        // Remembered for as long again after it expires, so a late client hears expired_token, not invalid_grant.
+        expiresAt: (request) => request.expiresAt + (request.expiresAt - request.createdAt),
+      },
+    );
+    this.consentGrants = new BoundedStore(
+      'consent grant',
+      { maxEntries: retention.maxEntries, maxAgeMs: Number.MAX_SAFE_INTEGER, budget },
+      clock,
+      {
+        expiresAt: (grant) => grant.refreshableUntil,
+      },
+    );
   }
 
   /** Forgets what is past retention, so memory falls back even when no request arrives. */

@@ -1,10 +1,17 @@
 import type { Clock } from './clock.ts';
 
 export class StoreFullError extends Error {
-  constructor(readonly storeName: string, readonly maxEntries: number, readonly limit: 'entries' | 'bytes' = 'entries', budgetBytes = 0) {
-    super(limit === 'entries'
-      ? `The ${storeName} store holds its maximum of ${maxEntries} records, all still in use`
-      : `The sandbox's records fill their budget of ${budgetBytes} bytes, all still in use; no ${storeName} can be added`);
+  constructor(
+    readonly storeName: string,
+    readonly maxEntries: number,
+    readonly limit: 'entries' | 'bytes' = 'entries',
+    budgetBytes = 0,
+  ) {
+    super(
+      limit === 'entries'
+        ? `The ${storeName} store holds its maximum of ${maxEntries} records, all still in use`
+        : `The sandbox's records fill their budget of ${budgetBytes} bytes, all still in use; no ${storeName} can be added`,
+    );
     this.name = 'StoreFullError';
   }
 }

@@ -24,9 +24,7 @@ const VERIFIED_CACHE_SIZE = 10_000;
 const SIGNATURE_KEY_LENGTH = 43;
 const WHITE_SPACE = /\s/;
 
-export type TokenCheck =
-  | { ok: true; claims: TokenClaims }
-  | { ok: false; description: string };
+export type TokenCheck = { ok: true; claims: TokenClaims } | { ok: false; description: string };
 
 /**
  * Signs and checks the sandbox's HS256 JWTs. Expiry is checked against the sandbox clock rather than by
@@ -43,7 +41,10 @@ export class TokenAuthority {
    */
   private readonly verified = new Map<string, { token: string; claims: TokenClaims }>();
 
-  constructor(secret: string, private readonly clock: Pick<Clock, 'now'>) {
+  constructor(
+    secret: string,
+    private readonly clock: Pick<Clock, 'now'>,
+  ) {
     this.sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
     this.verify = createVerifier({
       key: secret,
@@ -88,9 +89,16 @@ export class TokenAuthority {
     const claims = this.claimsOf(token);
     if (!claims) return { ok: false, description: 'The access token is malformed or its signature is not valid.' };
     if (claims.exp * 1000 <= this.clock.now()) return { ok: false, description: 'The access token expired.' };
-    if (product !== undefined && claims.prd !== product) return { ok: false, description: `The access token was issued for the ${claims.prd} product, not ${product}.` };
+    if (product !== undefined && claims.prd !== product)
+      return { ok: false, description: `The access token was issued for the ${claims.prd} product, not ${product}.` };
     if (claims.use !== use) {
-      return { ok: false, description: use === 'consent' ? 'This operation needs a consent token from the OAuth 2.0 token operation.' : 'A consent token cannot be used here; use an access token.' };
+      return {
+        ok: false,
+        description:
+          use === 'consent'
+            ? 'This operation needs a consent token from the OAuth 2.0 token operation.'
+            : 'A consent token cannot be used here; use an access token.',
+      };
     }
     return { ok: true, claims };
   }

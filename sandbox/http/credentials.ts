@@ -10,7 +10,12 @@ import { sendBusinessError, sendOAuthError } from './replies.ts';
  * is the profile's (401 by the spec, 500 on the live sandbox), and a user of another product than `product`
  * is refused with NOT_ALLOWED_TARGET_ENVIRONMENT as observed live (`product` undefined: any product's user).
  */
-export function authenticateBasic(context: SandboxContext, request: FastifyRequest, reply: FastifyReply, product: Product | undefined): ApiUser | undefined {
+export function authenticateBasic(
+  context: SandboxContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  product: Product | undefined,
+): ApiUser | undefined {
   const credential = basicCredentialOf(request.headers.authorization);
   const user = credential ? context.state.apiUsers.get(idKey(credential.userId)) : undefined;
   if (!credential || !user || user.apiKey === undefined || !sameSecret(user.apiKey, credential.apiKey)) {
@@ -18,7 +23,12 @@ export function authenticateBasic(context: SandboxContext, request: FastifyReque
     return undefined;
   }
   if (product !== undefined && user.product !== product) {
-    sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `This API user was provisioned for the ${user.product} product and cannot be used with ${product}.`);
+    sendBusinessError(
+      reply,
+      500,
+      'NOT_ALLOWED_TARGET_ENVIRONMENT',
+      `This API user was provisioned for the ${user.product} product and cannot be used with ${product}.`,
+    );
     return undefined;
   }
   return user;

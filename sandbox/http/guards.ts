@@ -9,7 +9,14 @@ import { matchRoute } from '../../core/catalogue/match.ts';
 import { routes } from '../../core/catalogue/routes.ts';
 import { authenticateBasic } from './credentials.ts';
 import type { RouteGuards, ServedRoute } from './serving.ts';
-import { frameworkErrorMessage, sendBadRequest, sendBusinessError, sendGatewayError, sendOAuthError, validationMessage } from './replies.ts';
+import {
+  frameworkErrorMessage,
+  sendBadRequest,
+  sendBusinessError,
+  sendGatewayError,
+  sendOAuthError,
+  validationMessage,
+} from './replies.ts';
 
 /**
  * What every request passes before an operation's handler runs: the gateway, the caller, the body's media
@@ -34,8 +41,9 @@ export function routeValidator(schema: unknown, part: string | undefined, strict
   const key = `${lenient ? 'lenient' : 'strict'} ${JSON.stringify(schema)}`;
   let validate = routeValidators.get(key);
   if (!validate) {
-    const compile = () => (lenient ? (lenientAjv ??= ajvOverSchemas({ removeAdditional: true, readings: 'ignore' })) : ajv).compile(schema as object);
-    routeValidators.set(key, validate = compiledOnFirstCall(compile));
+    const compile = () =>
+      (lenient ? (lenientAjv ??= ajvOverSchemas({ removeAdditional: true, readings: 'ignore' })) : ajv).compile(schema as object);
+    routeValidators.set(key, (validate = compiledOnFirstCall(compile)));
   }
   return validate;
 }
@@ -68,7 +76,9 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
     onArrival: (route, request, reply) => {
       request.servedRoute = route;
       guards.dropEmptyOptionalHeaders(route, request);
-      return guards.subscriptionKey(route, request, reply) ?? guards.caller(route, request, reply) ?? guards.mediaType(route, request, reply);
+      return (
+        guards.subscriptionKey(route, request, reply) ?? guards.caller(route, request, reply) ?? guards.mediaType(route, request, reply)
+      );
     },
     onValidated: (route, request, reply) => guards.targetEnvironment(route, request, reply),
   };
@@ -92,10 +102,14 @@ class CatalogueGuards {
    * in the subscription-key query parameter the provider's definitions give as its alternative.
    */
   subscriptionKey(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-    const key = request.headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
+    const key =
+      request.headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
     if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
     // The route's own product's key is the usual one: compared first, it needs no lookup.
-    const keyProduct = route.product !== undefined && key === this.context.settings.subscriptionKeys[route.product] ? route.product : this.productByKey.get(key);
+    const keyProduct =
+      route.product !== undefined && key === this.context.settings.subscriptionKeys[route.product]
+        ? route.product
+        : this.productByKey.get(key);
     if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
     request.keyProduct = keyProduct;
     return undefined;
@@ -110,16 +124,26 @@ class CatalogueGuards {
     const { operation } = route;
     const { settings, state, tokens } = this.context;
     if (operation.credential === 'basic') {
-      const user = authenticateBasic(this.context, request, reply, operation.callerOfAnyProduct === undefined ? request.keyProduct! : undefined);
+      const user = authenticateBasic(
+        this.context,
+        request,
+        reply,
+        operation.callerOfAnyProduct === undefined ? request.keyProduct! : undefined,
+      );
       if (!user) return reply;
       request.caller = user;
     }
     if (operation.credential === 'bearer' || operation.credential === 'consent') {
       const token = bearerToken(request.headers.authorization);
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: SEND_BEARER });
-      const check = tokens.check(token, settings.strict ? request.keyProduct! : undefined, operation.credential === 'consent' ? 'consent' : 'access');
+      const check = tokens.check(
+        token,
+        settings.strict ? request.keyProduct! : undefined,
+        operation.credential === 'consent' ? 'consent' : 'access',
+      );
       // A token with white space in it is no token (the authority refuses it unread): say how to send one.
-      if (!check.ok) return sendOAuthError(reply, 401, 'invalid_token', { description: WHITE_SPACE.test(token) ? SEND_BEARER : check.description });
+      if (!check.ok)
+        return sendOAuthError(reply, 401, 'invalid_token', { description: WHITE_SPACE.test(token) ? SEND_BEARER : check.description });
       const caller = state.apiUsers.get(check.claims.sub);
       if (!caller) return sendOAuthError(reply, 401, 'invalid_token', { description: 'The API user of this token no longer exists.' });
       request.caller = caller;
@@ -140,7 +164,9 @@ class CatalogueGuards {
     const contentLength = headers['content-length'];
     const hasBody = (contentLength !== undefined && contentLength !== '0') || headers['transfer-encoding'] !== undefined;
     if (operation.request === 'none') {
-      return hasBody && strict ? sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`) : undefined;
+      return hasBody && strict
+        ? sendBadRequest(reply, `${capitalised(operation.label)} takes no body; send the request without one.`)
+        : undefined;
     }
     if (!hasBody) return undefined;
     const contentType = headers['content-type'];
@@ -151,7 +177,11 @@ class CatalogueGuards {
     if (contentType === operation.request.mediaType) return undefined;
     const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
     if (mediaType === operation.request.mediaType || (!strict && mediaType === 'application/json')) return undefined;
-    return sendBadRequest(reply, `Content-Type "${contentType}" is not accepted by this operation; send ${operation.request.mediaType}.`, 415);
+    return sendBadRequest(
+      reply,
+      `Content-Type "${contentType}" is not accepted by this operation; send ${operation.request.mediaType}.`,
+      415,
+    );
   }
 
   /** The target environment, once the headers are known to be well formed. */
@@ -160,7 +190,12 @@ class CatalogueGuards {
     const allowed = this.context.settings.targetEnvironments;
     const environment = request.headers['x-target-environment'] as string;
     if (allowed.includes(environment)) return undefined;
-    return sendBusinessError(reply, 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT', `Access to target environment "${environment}" is forbidden; this sandbox serves ${allowed.join(', ')}.`);
+    return sendBusinessError(
+      reply,
+      500,
+      'NOT_ALLOWED_TARGET_ENVIRONMENT',
+      `Access to target environment "${environment}" is forbidden; this sandbox serves ${allowed.join(', ')}.`,
+    );
   }
 }
 
@@ -201,14 +236,18 @@ export function installBodyParsers(app: FastifyInstance): void {
     if (definesNoBody(request)) return done(null, undefined);
     const text = body as string;
     // A body that opens an object is not blank, and needs no trimmed copy to say so.
-    if (text.charCodeAt(0) !== OPEN_BRACE && text.trim() === '') return fail(done, 'The body is empty, but Content-Type says application/json; send a JSON object.');
+    if (text.charCodeAt(0) !== OPEN_BRACE && text.trim() === '')
+      return fail(done, 'The body is empty, but Content-Type says application/json; send a JSON object.');
     try {
       done(null, secureJson.parse(text, undefined, REFUSE_PROTOTYPE_KEYS));
     } catch (error) {
       const message = (error as Error).message;
-      fail(done, /prototype/i.test(message)
-        ? 'The body contains a "__proto__" or "constructor.prototype" key, which is refused; remove it.'
-        : `The body is not valid JSON (${message}).`);
+      fail(
+        done,
+        /prototype/i.test(message)
+          ? 'The body contains a "__proto__" or "constructor.prototype" key, which is refused; remove it.'
+          : `The body is not valid JSON (${message}).`,
+      );
     }
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
@@ -231,15 +270,31 @@ export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogge
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply) => {
     if (error.validation) return sendBadRequest(reply, validationMessage(error));
     if (error instanceof StoreFullError) {
-      log.warn({ reqId: request.id, store: error.storeName, limit: error.limit, maxEntries: error.maxEntries }, 'store full; refusing a creation');
+      log.warn(
+        { reqId: request.id, store: error.storeName, limit: error.limit, maxEntries: error.maxEntries },
+        'store full; refusing a creation',
+      );
       reply.header('retry-after', '10');
-      const remedy = error.limit === 'bytes' ? 'a larger --retention-max-bytes (within the heap: docs/sandbox.md, "Reliability")' : 'a larger --retention-max-entries';
-      return sendBusinessError(reply, 503, 'SERVICE_UNAVAILABLE', `${error.message}; retry later, or start the sandbox with ${remedy} (or, for transactions, a shorter --retention-max-age-ms).`);
+      const remedy =
+        error.limit === 'bytes'
+          ? 'a larger --retention-max-bytes (within the heap: docs/sandbox.md, "Reliability")'
+          : 'a larger --retention-max-entries';
+      return sendBusinessError(
+        reply,
+        503,
+        'SERVICE_UNAVAILABLE',
+        `${error.message}; retry later, or start the sandbox with ${remedy} (or, for transactions, a shorter --retention-max-age-ms).`,
+      );
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendBadRequest(reply, frameworkErrorMessage(error, request), status);
     log.error({ reqId: request.id, err: error }, 'unexpected error');
-    return sendBusinessError(reply, 500, 'INTERNAL_PROCESSING_ERROR', 'An internal error occurred while processing; the sandbox log has the details.');
+    return sendBusinessError(
+      reply,
+      500,
+      'INTERNAL_PROCESSING_ERROR',
+      'An internal error occurred while processing; the sandbox log has the details.',
+    );
   });
 
   app.setNotFoundHandler((request, reply) => {
@@ -249,7 +304,11 @@ export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogge
       reply.header('allow', allowed.join(', '));
       return sendBadRequest(reply, `${request.method} is not served at ${path}; it takes ${allowed.join(', ')}.`, 405);
     }
-    return sendBadRequest(reply, `No operation ${request.method} ${path}. GET /openapi.json lists every operation this sandbox serves.`, 404);
+    return sendBadRequest(
+      reply,
+      `No operation ${request.method} ${path}. GET /openapi.json lists every operation this sandbox serves.`,
+      404,
+    );
   });
 }
 

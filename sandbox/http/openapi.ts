@@ -6,7 +6,11 @@ import { behaviourOf, type ProfileName, type ProfileBehaviour } from '../../core
 
 /** "request-to-pay.schema.json" → "RequestToPay". */
 function componentName(file: string): string {
-  return file.replace(/\.schema\.json$/, '').split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+  return file
+    .replace(/\.schema\.json$/, '')
+    .split('-')
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 }
 
 /**
@@ -25,7 +29,8 @@ function localise(value: unknown, strict = false, component?: string): unknown {
   }
   // A strict reading is part of the document only when the sandbox enforces it: as one more schema to satisfy.
   const reading = (value as Record<string, unknown>)[STRICT_READING_KEYWORD] as { schema: { required?: string[] } } | undefined;
-  if (reading && strict) out.allOf = [...((out.allOf as unknown[] | undefined) ?? []), localise(readingSchema(reading.schema), strict, component)];
+  if (reading && strict)
+    out.allOf = [...((out.allOf as unknown[] | undefined) ?? []), localise(readingSchema(reading.schema), strict, component)];
   return out;
 }
 
@@ -47,10 +52,12 @@ const oneOrAnyOf = (schemas: object[]) => (schemas.length === 1 ? schemas[0]! : 
  * readings' constraints when it enforces them (--strict), without them otherwise.
  */
 export function buildOpenApiDocument(profile: ProfileName, version: string, strict: boolean): Record<string, unknown> {
-  const schemas = Object.fromEntries(schemaDocuments.map((doc) => {
-    const name = componentName(doc.$id.replace(SCHEMA_BASE, ''));
-    return [name, localise(doc, strict, name)];
-  }));
+  const schemas = Object.fromEntries(
+    schemaDocuments.map((doc) => {
+      const name = componentName(doc.$id.replace(SCHEMA_BASE, ''));
+      return [name, localise(doc, strict, name)];
+    }),
+  );
   const behaviour = behaviourOf(profile);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes()) {
@@ -72,7 +79,12 @@ export function buildOpenApiDocument(profile: ProfileName, version: string, stri
         subscriptionKey: { type: 'apiKey', in: 'header', name: 'Ocp-Apim-Subscription-Key' },
         apiUserBasic: { type: 'http', scheme: 'basic', description: 'API user id and API key.' },
         accessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        consentToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A consent token from the OAuth 2.0 token operation (the CIBA grant), not an access token.' },
+        consentToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A consent token from the OAuth 2.0 token operation (the CIBA grant), not an access token.',
+        },
       },
     },
   };
@@ -111,10 +123,20 @@ function operationObject(route: Route, behaviour: ProfileBehaviour, strict: bool
   };
   // What the framework answers before the operation's own code runs, whatever the operation lists.
   const badRequest = { content: { 'application/json': { schema: ref('bad-request') } } };
-  responses['400'] ??= { description: 'A malformed request: a header or path parameter that does not fit its schema, or a body where the operation takes none.', ...badRequest };
-  if (op.params) responses['414'] = { description: `A path segment of more than ${MAX_PARAM_LENGTH} UTF-16 code units once decoded (no path parameter may exceed ${LONGEST_PATH_PARAMETER} characters).`, ...badRequest };
+  responses['400'] ??= {
+    description: 'A malformed request: a header or path parameter that does not fit its schema, or a body where the operation takes none.',
+    ...badRequest,
+  };
+  if (op.params)
+    responses['414'] = {
+      description: `A path segment of more than ${MAX_PARAM_LENGTH} UTF-16 code units once decoded (no path parameter may exceed ${LONGEST_PATH_PARAMETER} characters).`,
+      ...badRequest,
+    };
   // Without --strict a form operation takes the same fields as JSON too (STRICT_READINGS.formMediaType).
-  const mediaTypes = op.request === 'none' ? [] : [op.request.mediaType, ...(!strict && op.request.mediaType !== 'application/json' ? ['application/json'] : [])];
+  const mediaTypes =
+    op.request === 'none'
+      ? []
+      : [op.request.mediaType, ...(!strict && op.request.mediaType !== 'application/json' ? ['application/json'] : [])];
   if (op.request !== 'none') {
     responses['413'] = { description: 'A body larger than 64 KiB.', ...badRequest };
     responses['415'] = { description: `A Content-Type other than ${mediaTypes.join(' or ')}.`, ...badRequest };
@@ -131,7 +153,14 @@ function operationObject(route: Route, behaviour: ProfileBehaviour, strict: bool
     ...(binding.beyondSpec ? { 'x-beyond-spec': true } : {}),
     security: [{ subscriptionKey: [], ...credential }],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(op.request !== 'none' ? { requestBody: { required: true, content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: ref((op.request as { schema: string }).schema) }])) } } : {}),
+    ...(op.request !== 'none'
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: ref((op.request as { schema: string }).schema) }])),
+          },
+        }
+      : {}),
     responses,
   };
 }

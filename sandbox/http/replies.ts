@@ -16,9 +16,12 @@ export function sendOAuthError(
 ): FastifyReply {
   if (status === 401) {
     const { scheme = 'Bearer', description } = challenge;
-    reply.header('www-authenticate', scheme === 'Basic'
-      ? 'Basic realm="MoMo API user"'
-      : `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`);
+    reply.header(
+      'www-authenticate',
+      scheme === 'Basic'
+        ? 'Basic realm="MoMo API user"'
+        : `Bearer error="${error}"${description ? `, error_description="${description}"` : ''}`,
+    );
   }
   return reply.code(status).send({ error });
 }

@@ -10,7 +10,8 @@ import type { ApiUser } from '../domain/state.ts';
 import type { TokenClaims } from '../domain/tokens.ts';
 
 /** The body of an operation's request, typed from its JSON Schema (core/catalogue/request-bodies.generated.ts). */
-export type BodyOf<Id extends OperationId> = RequestSchemaOf<Id> extends keyof RequestBodies ? RequestBodies[RequestSchemaOf<Id>] : undefined;
+export type BodyOf<Id extends OperationId> =
+  RequestSchemaOf<Id> extends keyof RequestBodies ? RequestBodies[RequestSchemaOf<Id>] : undefined;
 
 /** A request to an operation as its handler sees it: the route's schemas validated its body and path parameters. */
 export type RequestOf<Id extends OperationId> = FastifyRequest<{ Body: BodyOf<Id>; Params: PathParamsOf<Id> }>;
@@ -40,7 +41,6 @@ declare module 'fastify' {
     mediaType?: string;
   }
 }
-
 
 /**
  * The checks of sandbox/http/guards.ts each route runs: `onArrival` as its request arrives (the subscription key,
@@ -74,11 +74,19 @@ export function serveCatalogue(app: FastifyInstance, handlers: RouteHandlers, gu
  * A route's handler, for Fastify, which knows requests only as FastifyRequest: the route's schemas (below) hold the
  * body and path parameters to the operation's, which is what Handler<Id> takes them to be.
  */
-function handlerOf<Id extends OperationId>(handlers: RouteHandlers, route: Route & { operation: { id: Id } }): (request: FastifyRequest, reply: FastifyReply) => unknown {
+function handlerOf<Id extends OperationId>(
+  handlers: RouteHandlers,
+  route: Route & { operation: { id: Id } },
+): (request: FastifyRequest, reply: FastifyReply) => unknown {
   return handlers[route.operation.id](route.product) as (request: FastifyRequest, reply: FastifyReply) => unknown;
 }
 
-function register(app: FastifyInstance, route: Route, handler: (request: FastifyRequest, reply: FastifyReply) => unknown, guards: RouteGuards): void {
+function register(
+  app: FastifyInstance,
+  route: Route,
+  handler: (request: FastifyRequest, reply: FastifyReply) => unknown,
+  guards: RouteGuards,
+): void {
   const { operation } = route;
   const { required, optional } = operation.headers;
   const schema: Record<string, object> = {};
@@ -117,8 +125,16 @@ function longestPathParameter(): number {
       const ref = (schema as { $ref?: string }).$ref;
       const resolved = ref === undefined ? schema : schemaDocuments.find((doc) => doc.$id === ref);
       const { maxLength: stated, enum: values } = (resolved ?? {}) as { maxLength?: unknown; enum?: unknown[] };
-      const maxLength = typeof stated === 'number' ? stated : values?.every((v) => typeof v === 'string') ? Math.max(...values.map((v) => v.length)) : undefined;
-      if (typeof maxLength !== 'number') throw new Error(`The path parameter ${name} of ${operation.id} states no maxLength nor enum (core/catalogue/operations.ts or its schema); the router needs one to bound the segment.`);
+      const maxLength =
+        typeof stated === 'number'
+          ? stated
+          : values?.every((v) => typeof v === 'string')
+            ? Math.max(...values.map((v) => v.length))
+            : undefined;
+      if (typeof maxLength !== 'number')
+        throw new Error(
+          `The path parameter ${name} of ${operation.id} states no maxLength nor enum (core/catalogue/operations.ts or its schema); the router needs one to bound the segment.`,
+        );
       longest = Math.max(longest, maxLength);
     }
   }

@@ -9,7 +9,12 @@ import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
  * URL is 400; a host other than the API user's providerCallbackHost is 500 INVALID_CALLBACK_URL_HOST, as live;
  * a host the destination rules refuse (docs/callbacks.md) is answered the same way, saying why.
  */
-export function refuseCallbackUrl(context: SandboxContext, reply: FastifyReply, callbackUrl: string | undefined, caller: ApiUser): FastifyReply | undefined {
+export function refuseCallbackUrl(
+  context: SandboxContext,
+  reply: FastifyReply,
+  callbackUrl: string | undefined,
+  caller: ApiUser,
+): FastifyReply | undefined {
   if (callbackUrl === undefined) return undefined;
   if (!isCallbackUrl(callbackUrl)) {
     return sendBadRequest(reply, 'Invalid request: header X-Callback-Url is not an absolute http(s) URL with a host and a valid port.');
@@ -18,6 +23,7 @@ export function refuseCallbackUrl(context: SandboxContext, reply: FastifyReply, 
     return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', 'Callback URL does not match the configured value.');
   }
   const refusal = context.destinations.refusalOfUrl(callbackUrl);
-  if (refusal) return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', `Callback URL host is refused: ${refusal} (docs/callbacks.md).`);
+  if (refusal)
+    return sendBusinessError(reply, 500, 'INVALID_CALLBACK_URL_HOST', `Callback URL host is refused: ${refusal} (docs/callbacks.md).`);
   return undefined;
 }

@@ -29,7 +29,13 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
   const scopes = form.scope.split(' ').filter(Boolean);
   if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
   const unknown = scopes.find((s) => !settings.scopes.includes(s));
-  if (unknown) return sendBusinessError(reply, 400, 'UNSUPPORTED_SCOPE', `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`);
+  if (unknown)
+    return sendBusinessError(
+      reply,
+      400,
+      'UNSUPPORTED_SCOPE',
+      `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`,
+    );
   const callbackUrl = request.headers['x-callback-url'] as string | undefined;
   const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller!);
   if (refused) return refused;
@@ -49,9 +55,19 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
   };
   state.consentRequests.add(consent.authReqId, consent);
   if (callbackUrl !== undefined) {
-    context.callbacks.sendLater(consent.grantedAt - now, callbackUrl, 'POST', { auth_req_id: consent.authReqId }, { kind: 'bc-authorize', authReqId: consent.authReqId });
+    context.callbacks.sendLater(
+      consent.grantedAt - now,
+      callbackUrl,
+      'POST',
+      { auth_req_id: consent.authReqId },
+      { kind: 'bc-authorize', authReqId: consent.authReqId },
+    );
   }
-  return reply.send({ auth_req_id: consent.authReqId, interval: settings.consentIntervalSeconds, expires_in: settings.consentRequestLifetimeSeconds });
+  return reply.send({
+    auth_req_id: consent.authReqId,
+    interval: settings.consentIntervalSeconds,
+    expires_in: settings.consentRequestLifetimeSeconds,
+  });
 }
 
 async function createOAuthToken(context: SandboxContext, request: RequestOf<'createOAuthToken'>, reply: FastifyReply) {
@@ -97,7 +113,10 @@ function refreshConsent(context: SandboxContext, apiUserId: string, refreshToken
 }
 
 function sendConsentToken(context: SandboxContext, grant: ConsentGrant, reply: FastifyReply, now: number, lifetimeSeconds: number) {
-  const accessToken = context.tokens.issue({ sub: grant.apiUserId, prd: grant.product, use: 'consent', msisdn: grant.msisdn, scope: grant.scope }, lifetimeSeconds);
+  const accessToken = context.tokens.issue(
+    { sub: grant.apiUserId, prd: grant.product, use: 'consent', msisdn: grant.msisdn, scope: grant.scope },
+    lifetimeSeconds,
+  );
   reply.header('cache-control', 'no-store');
   return reply.send({
     access_token: accessToken,
@@ -114,12 +133,30 @@ const PROFILE_CLAIMS = ['name', 'given_name', 'family_name', 'middle_name', 'gen
 /** What the holder consented to share: openid gives the subject, profile adds the OpenID profile claims, all_info gives everything. */
 function userInfoFor(msisdn: string, scopes: string[], gender: string): Record<string, unknown> {
   const everything: Record<string, unknown> = {
-    sub: msisdn, name: 'Sand Box', given_name: 'Sand', family_name: 'Box', middle_name: '',
-    email: 'sand.box@example.com', email_verified: true, gender, locale: 'sv_SE',
-    phone_number: msisdn, phone_number_verified: true, address: 'Sandbox Street 1, Stockholm',
-    updated_at: 1678355127, status: 'ACTIVE', birthdate: '1976-08-13', credit_score: '0', active: true,
-    country_of_birth: 'SE', region_of_birth: 'Stockholm', city_of_birth: 'Stockholm',
-    occupation: 'Tester', employer_name: 'Sandbox AB', identification_type: 'PASS', identification_value: 'SE0000000',
+    sub: msisdn,
+    name: 'Sand Box',
+    given_name: 'Sand',
+    family_name: 'Box',
+    middle_name: '',
+    email: 'sand.box@example.com',
+    email_verified: true,
+    gender,
+    locale: 'sv_SE',
+    phone_number: msisdn,
+    phone_number_verified: true,
+    address: 'Sandbox Street 1, Stockholm',
+    updated_at: 1678355127,
+    status: 'ACTIVE',
+    birthdate: '1976-08-13',
+    credit_score: '0',
+    active: true,
+    country_of_birth: 'SE',
+    region_of_birth: 'Stockholm',
+    city_of_birth: 'Stockholm',
+    occupation: 'Tester',
+    employer_name: 'Sandbox AB',
+    identification_type: 'PASS',
+    identification_value: 'SE0000000',
   };
   if (scopes.includes('all_info')) return everything;
   const shared = new Set(['sub', ...(scopes.includes('profile') ? PROFILE_CLAIMS : [])]);

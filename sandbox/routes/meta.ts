@@ -40,6 +40,8 @@ export function registerMeta(app: FastifyInstance, context: SandboxContext): voi
 
   app.get('/profile', async () => ({
     profile: settings.profile,
-    differences: Object.fromEntries(Object.entries(DIFFERENCES).map(([key, d]) => [key, { active: d[settings.profile], explanation: d.explanation }])),
+    differences: Object.fromEntries(
+      Object.entries(DIFFERENCES).map(([key, d]) => [key, { active: d[settings.profile], explanation: d.explanation }]),
+    ),
   }));
 }

@@ -12,7 +12,9 @@ import { validatorFor } from '../../core/validation/schemas.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
 
 /** The body of any creation: each creation's own body (RequestOf<CreationId>) is one of these, with the fields it has. */
-type CreationBody = Partial<RequestBodies['request-to-pay'] & RequestBodies['deposit'] & RequestBodies['refund'] & RequestBodies['transfer']>;
+type CreationBody = Partial<
+  RequestBodies['request-to-pay'] & RequestBodies['deposit'] & RequestBodies['refund'] & RequestBodies['transfer']
+>;
 
 /** A creation's request as the payment takes it. */
 type CreationRequest = Pick<FastifyRequest, 'caller' | 'headers'> & { body: CreationBody };
@@ -41,9 +43,10 @@ export function paymentHandlers(context: SandboxContext): Pick<RouteHandlers, Cr
     const store = TRANSACTIONS.find((t) => t.create === id)!.store;
     // A synchronous handler that answers and returns nothing: an async one costs a promise and a microtask a
     // request, and what it throws reaches the error handler all the same.
-    return (product: Product | undefined) => (request: CreationRequest, reply: FastifyReply): void => {
-      createPayment(context, id, store, product!, request, reply);
-    };
+    return (product: Product | undefined) =>
+      (request: CreationRequest, reply: FastifyReply): void => {
+        createPayment(context, id, store, product!, request, reply);
+      };
   };
   const statusQuery = (id: StatusQueryId) => {
     const store = TRANSACTIONS.find((t) => t.status === id)!.store;
@@ -72,7 +75,14 @@ export function paymentHandlers(context: SandboxContext): Pick<RouteHandlers, Cr
   };
 }
 
-function createPayment(context: SandboxContext, id: CreationId, store: TransactionStore, product: Product, request: CreationRequest, reply: FastifyReply): FastifyReply {
+function createPayment(
+  context: SandboxContext,
+  id: CreationId,
+  store: TransactionStore,
+  product: Product,
+  request: CreationRequest,
+  reply: FastifyReply,
+): FastifyReply {
   const { state, ledger, profile, payments } = context;
   const caller = request.caller!;
   // Fastify's headers is a getter: read once.
@@ -85,15 +95,27 @@ function createPayment(context: SandboxContext, id: CreationId, store: Transacti
   const { body } = request;
   if (profile.strictTextCharacters) {
     const field = (['externalId', 'payerMessage', 'payeeNote'] as const).find((f) => LIVE_FORBIDDEN_CHARACTERS.test(body[f] ?? ''));
-    if (field) return sendBadRequest(reply, `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`);
+    if (field)
+      return sendBadRequest(
+        reply,
+        `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`,
+      );
   }
   const callbackUrl = headers['x-callback-url'] as string | undefined;
   const refused = refuseCallbackUrl(context, reply, callbackUrl, caller);
   if (refused) return refused;
   if (body.currency === undefined || !ledger.accepts(body.currency)) {
-    return sendBusinessError(reply, 500, 'INVALID_CURRENCY', `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`);
+    return sendBusinessError(
+      reply,
+      500,
+      'INVALID_CURRENCY',
+      `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`,
+    );
   }
-  const party = store === 'refund' ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party : partyOf(body.payer ?? body.payee);
+  const party =
+    store === 'refund'
+      ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party
+      : partyOf(body.payer ?? body.payee);
   const { payable, minor: amountMinor, canonical } = readAmount(body.amount);
   const tx: Transaction = {
     kind: store,
@@ -113,7 +135,13 @@ function createPayment(context: SandboxContext, id: CreationId, store: Transacti
     callbackUrl,
     callbackMethod: context.settings.callbackMethod === 'documented' ? operation(id).callback!.method : context.settings.callbackMethod,
     refundedMinor: 0n,
-    unpayable: !payable ? 'NOT_ALLOWED' : store !== 'refund' && !party ? (PAYER_KINDS.has(store) ? 'PAYER_NOT_FOUND' : 'PAYEE_NOT_FOUND') : undefined,
+    unpayable: !payable
+      ? 'NOT_ALLOWED'
+      : store !== 'refund' && !party
+        ? PAYER_KINDS.has(store)
+          ? 'PAYER_NOT_FOUND'
+          : 'PAYEE_NOT_FOUND'
+        : undefined,
     // Set as the payment goes on.
     reason: undefined,
     financialTransactionId: undefined,
@@ -132,13 +160,22 @@ function createPayment(context: SandboxContext, id: CreationId, store: Transacti
 type NamingATransaction = Pick<FastifyRequest, 'caller'> & { params: { referenceId: string } };
 
 /** The transaction of a kind made under a product named by the referenceId path parameter, whoever made it. */
-function transactionOf(context: SandboxContext, store: TransactionStore, product: Product, request: NamingATransaction): Transaction | undefined {
+function transactionOf(
+  context: SandboxContext,
+  store: TransactionStore,
+  product: Product,
+  request: NamingATransaction,
+): Transaction | undefined {
   const tx = context.state.transactions[store].get(idKey(request.params.referenceId));
   return tx?.product === product ? tx : undefined;
 }
 
 /** The caller's transaction of one of these kinds named by the referenceId path parameter. */
-function ownedTransaction(context: SandboxContext, stores: readonly TransactionStore[], request: NamingATransaction): Transaction | undefined {
+function ownedTransaction(
+  context: SandboxContext,
+  stores: readonly TransactionStore[],
+  request: NamingATransaction,
+): Transaction | undefined {
   const id = idKey(request.params.referenceId);
   for (const store of stores) {
     const tx = context.state.transactions[store].get(id);
@@ -156,14 +193,24 @@ function deliveryNotification(context: SandboxContext, product: Product): Handle
     const tx = ownedTransaction(context, stores, request);
     if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
     if (tx.status !== 'SUCCESSFUL') {
-      return sendBusinessError(reply, 409, 'TRANSACTION_NOT_COMPLETED', `The transaction is ${tx.status}; only a SUCCESSFUL one can be notified.`);
+      return sendBusinessError(
+        reply,
+        409,
+        'TRANSACTION_NOT_COMPLETED',
+        `The transaction is ${tx.status}; only a SUCCESSFUL one can be notified.`,
+      );
     }
     const now = clock.now();
     if (now - tx.completedAt! > settings.notificationWindowMs) {
       return sendBusinessError(reply, 410, 'EXPIRED', 'The delivery notification opportunity has expired.');
     }
     if (tx.lastNotificationAt !== undefined && now - tx.lastNotificationAt < settings.notificationCooldownMs) {
-      return sendBusinessError(reply, 429, 'NOT_ALLOWED', 'Too many delivery notifications for this transaction recently; try again later.');
+      return sendBusinessError(
+        reply,
+        429,
+        'NOT_ALLOWED',
+        'Too many delivery notifications for this transaction recently; try again later.',
+      );
     }
     tx.lastNotificationAt = now;
     return reply.code(200).send();

@@ -7,32 +7,36 @@ import { idKey } from '../domain/state.ts';
 const NOT_FOUND = 'Requested resource was not found.';
 
 /** Sandbox user provisioning (§4.5): API users and their keys. */
-export function provisioningHandlers({ state, settings }: SandboxContext): Pick<RouteHandlers, 'createApiUser' | 'createApiKey' | 'getApiUser'> {
+export function provisioningHandlers({
+  state,
+  settings,
+}: SandboxContext): Pick<RouteHandlers, 'createApiUser' | 'createApiKey' | 'getApiUser'> {
   return {
-  createApiUser: () => async (request, reply) => {
-    const id = idKey(request.headers['x-reference-id'] as string);
-    if (state.apiUsers.has(id)) return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
-    const { providerCallbackHost } = request.body;
-    state.apiUsers.add(id, {
-      id,
-      product: request.keyProduct!,
-      providerCallbackHost,
-      targetEnvironment: settings.targetEnvironments[0]!,
-    });
-    return reply.code(201).send();
-  },
+    createApiUser: () => async (request, reply) => {
+      const id = idKey(request.headers['x-reference-id'] as string);
+      if (state.apiUsers.has(id))
+        return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
+      const { providerCallbackHost } = request.body;
+      state.apiUsers.add(id, {
+        id,
+        product: request.keyProduct!,
+        providerCallbackHost,
+        targetEnvironment: settings.targetEnvironments[0]!,
+      });
+      return reply.code(201).send();
+    },
 
-  createApiKey: () => async (request, reply) => {
-    const user = state.apiUsers.get(idKey(request.params.referenceId));
-    if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
-    user.apiKey = randomBytes(16).toString('hex');
-    return reply.code(201).send({ apiKey: user.apiKey });
-  },
+    createApiKey: () => async (request, reply) => {
+      const user = state.apiUsers.get(idKey(request.params.referenceId));
+      if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
+      user.apiKey = randomBytes(16).toString('hex');
+      return reply.code(201).send({ apiKey: user.apiKey });
+    },
 
-  getApiUser: () => async (request, reply) => {
-    const user = state.apiUsers.get(idKey(request.params.referenceId));
-    if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
-    return reply.send({ providerCallbackHost: user.providerCallbackHost, targetEnvironment: user.targetEnvironment });
-  },
+    getApiUser: () => async (request, reply) => {
+      const user = state.apiUsers.get(idKey(request.params.referenceId));
+      if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
+      return reply.send({ providerCallbackHost: user.providerCallbackHost, targetEnvironment: user.targetEnvironment });
+    },
   };
 }

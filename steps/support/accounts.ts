@@ -25,21 +25,38 @@ import type { MomoWorld } from './world.ts';
 export function simplestCallOf(product: Product): OperationId {
   const found = OPERATION_IDS.find((id) => {
     const op = OPERATIONS[id];
-    return op.method === 'GET' && op.credential === 'bearer' && !Object.keys(op.params ?? {}).includes('referenceId')
-      && productsOf(id).includes(product) && bindingOf(id, product).beyondSpec === undefined;
+    return (
+      op.method === 'GET' &&
+      op.credential === 'bearer' &&
+      !Object.keys(op.params ?? {}).includes('referenceId') &&
+      productsOf(id).includes(product) &&
+      bindingOf(id, product).beyondSpec === undefined
+    );
   });
   if (!found) throw new Error(`The catalogue lists no business read of the spec under ${product}.`);
   return found;
 }
 
 /** Calls a product's simplest business call (simplestCallOf) with the given credential, its parameters filled in. */
-export async function readAccount(world: MomoWorld, product: Product, authorization: string, extra: CallOptions = {}): Promise<ApiResponse> {
+export async function readAccount(
+  world: MomoWorld,
+  product: Product,
+  authorization: string,
+  extra: CallOptions = {},
+): Promise<ApiResponse> {
   const id = simplestCallOf(product);
-  const values: Record<string, string> = { currency: world.config.currency, accountHolderIdType: 'msisdn', accountHolderId: ORDINARY_CUSTOMER.msisdn, accountHolderMSISDN: ORDINARY_CUSTOMER.msisdn };
-  const params = Object.fromEntries(Object.keys(OPERATIONS[id].params ?? {}).map((name) => {
-    if (values[name] === undefined) throw new Error(`No value for the parameter ${name} of ${id}.`);
-    return [name, values[name]!];
-  }));
+  const values: Record<string, string> = {
+    currency: world.config.currency,
+    accountHolderIdType: 'msisdn',
+    accountHolderId: ORDINARY_CUSTOMER.msisdn,
+    accountHolderMSISDN: ORDINARY_CUSTOMER.msisdn,
+  };
+  const params = Object.fromEntries(
+    Object.keys(OPERATIONS[id].params ?? {}).map((name) => {
+      if (values[name] === undefined) throw new Error(`No value for the parameter ${name} of ${id}.`);
+      return [name, values[name]!];
+    }),
+  );
   return world.client.invoke(id, product, { authorization, params, ...extra });
 }
 
@@ -58,7 +75,10 @@ export async function introduceOtherPartner(world: MomoWorld, product: Product):
  * the spec lists); disbursement and remittance have the operation without a currency (§4.4 #13), unless
  * `inCurrency` asks for the one in a currency they have beyond the spec.
  */
-export async function readBalance(world: MomoWorld, options: { targetEnvironment?: string; inCurrency?: boolean } = {}): Promise<ApiResponse> {
+export async function readBalance(
+  world: MomoWorld,
+  options: { targetEnvironment?: string; inCurrency?: boolean } = {},
+): Promise<ApiResponse> {
   const { product } = world.actor;
   const { inCurrency = product === 'collection', ...extra } = options;
   const currency = inCurrency ? world.config.currency : undefined;
@@ -84,9 +104,20 @@ export async function rememberBalance(world: MomoWorld): Promise<void> {
 
 export function expectBalanceInCurrency(world: MomoWorld): void {
   const balance = balanceOf(world, 'the balance is readable');
-  world.check('balance-in-currency', world.response!, 'the balance is in the currency the partner trades in', balance.currency === world.config.currency ? [] : [
-    finding('balance-in-currency', { field: '/currency', expected: JSON.stringify(world.config.currency), received: quote(balance.currency) }),
-  ]);
+  world.check(
+    'balance-in-currency',
+    world.response!,
+    'the balance is in the currency the partner trades in',
+    balance.currency === world.config.currency
+      ? []
+      : [
+          finding('balance-in-currency', {
+            field: '/currency',
+            expected: JSON.stringify(world.config.currency),
+            received: quote(balance.currency),
+          }),
+        ],
+  );
 }
 
 /** The balance now is the one read earlier plus `amount`, to the last decimal (core/money.ts). */
@@ -95,9 +126,20 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
   await readBalance(world);
   const balance = balanceOf(world, 'the balance is read after the payment');
   const expected = fromMinor(toMinor(world.balanceBefore) + toMinor(amount));
-  world.check('balance-follows-payments', world.response!, `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`, toMinor(balance.availableBalance) === toMinor(expected) ? [] : [
-    finding('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(expected), received: quote(balance.availableBalance) }),
-  ]);
+  world.check(
+    'balance-follows-payments',
+    world.response!,
+    `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`,
+    toMinor(balance.availableBalance) === toMinor(expected)
+      ? []
+      : [
+          finding('balance-follows-payments', {
+            field: '/availableBalance',
+            expected: JSON.stringify(expected),
+            received: quote(balance.availableBalance),
+          }),
+        ],
+  );
 }
 
 /** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */
@@ -120,7 +162,12 @@ export function expectInactiveHolder(world: MomoWorld): void {
  */
 export function expectUnregisteredHolder(world: MomoWorld): void {
   if (world.harness.behaviour.accountHolderErrors === 'documented') {
-    world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', source: sourceOfDifference('accountHolderErrors', 'mtn-sandbox'), what: 'a holder who is not registered is refused as not found (the SDKs\' test number, profile mtn-sandbox)' });
+    world.expect({
+      status: 404,
+      code: 'RESOURCE_NOT_FOUND',
+      source: sourceOfDifference('accountHolderErrors', 'mtn-sandbox'),
+      what: "a holder who is not registered is refused as not found (the SDKs' test number, profile mtn-sandbox)",
+    });
     return;
   }
   expectHolderResult(world, false, 'an account holder who is not registered is reported so');
@@ -129,7 +176,8 @@ export function expectUnregisteredHolder(world: MomoWorld): void {
 /** Whether the holder of an id of a kind (msisdn, email, party_code) is active, in the partner's own product. */
 export async function checkHolderId(world: MomoWorld, idType: string, id: string): Promise<void> {
   const { product } = world.actor;
-  if (!isServedUnder('accountHolderActive', product)) throw new Error(`Account-holder status is not an operation of ${product} in the catalogue.`);
+  if (!isServedUnder('accountHolderActive', product))
+    throw new Error(`Account-holder status is not an operation of ${product} in the catalogue.`);
   world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, id));
 }
 
@@ -138,9 +186,20 @@ function expectHolderResult(world: MomoWorld, result: boolean, what: string): vo
   const response = world.expect({ status: 200, what });
   const body = response.json as boolean | { result?: unknown };
   const given = typeof body === 'boolean' ? body : body?.result;
-  world.check('holder-status', response, what, given === result ? [] : [
-    finding('holder-status', { field: typeof body === 'boolean' ? 'body' : '/result', expected: String(result), received: quote(given) }),
-  ]);
+  world.check(
+    'holder-status',
+    response,
+    what,
+    given === result
+      ? []
+      : [
+          finding('holder-status', {
+            field: typeof body === 'boolean' ? 'body' : '/result',
+            expected: String(result),
+            received: quote(given),
+          }),
+        ],
+  );
 }
 
 function balanceOf(world: MomoWorld, what: string): { availableBalance: string; currency: string } {

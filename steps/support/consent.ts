@@ -23,7 +23,9 @@ export function consentFlowOf(world: MomoWorld): ConsentFlow {
 }
 
 /** The spec gives no time for the holder's answer: the live service's is an observation. */
-const CONSENT_TIMING = observed('real-api-notes, other operations: the holder of the sandbox consents after `interval`; the spec gives no time (§4.3 #11, §5.4)');
+const CONSENT_TIMING = observed(
+  'real-api-notes, other operations: the holder of the sandbox consents after `interval`; the spec gives no time (§4.3 #11, §5.4)',
+);
 
 const CIBA_GRANT = 'urn:openid:params:grant-type:ciba';
 /** A scope the spec names nowhere and no service offers (§5 rule 7: allowed scopes "not shown"). */
@@ -52,7 +54,16 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
   const response = world.remember(await world.client.bcAuthorize(flow.ask, await world.bearer(account), form, extra));
   const body = response.json as { auth_req_id?: unknown; interval?: unknown } | undefined;
   if (response.status === 200 && typeof body?.auth_req_id === 'string' && typeof body.interval === 'number') {
-    world.consent = { account, flow, msisdn, scope, authReqId: body.auth_req_id, interval: body.interval, lastAskedAt: askedAt, ...(callbackKey ? { callbackKey } : {}) };
+    world.consent = {
+      account,
+      flow,
+      msisdn,
+      scope,
+      authReqId: body.auth_req_id,
+      interval: body.interval,
+      lastAskedAt: askedAt,
+      ...(callbackKey ? { callbackKey } : {}),
+    };
   }
 }
 
@@ -69,7 +80,9 @@ export function expectUnofferedScopeRefused(world: MomoWorld): void {
   world.expect({
     status: [400, 500],
     code: 'UNSUPPORTED_SCOPE',
-    source: reading('§5 rule 7: allowed scopes "not shown"; real-api-notes saw an unknown scope refused, its status and code not recorded; UNSUPPORTED_SCOPE is set A\'s code for it'),
+    source: reading(
+      '§5 rule 7: allowed scopes "not shown"; real-api-notes saw an unknown scope refused, its status and code not recorded; UNSUPPORTED_SCOPE is set A\'s code for it',
+    ),
     what: 'a scope the service does not offer is refused',
   });
 }
@@ -87,15 +100,25 @@ export async function expectConsentCallback(world: MomoWorld): Promise<void> {
   const receiver = world.harness.receiver;
   const slow = 3 * (consent.interval ?? 0) * 1000 > world.config.pollTimeoutMs;
   const where = `bc-authorize (${consent.flow.ask}) — §6, §4.2 #7: a callback arrives at the X-Callback-Url of the consent request once the customer has answered`;
-  await world.awaitState('callback-arrives', `a callback for the consent request ${consent.authReqId}`, async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined), { slow, timing: CONSENT_TIMING, where, operation: 'bcAuthorize', product: consent.flow.ask });
+  await world.awaitState(
+    'callback-arrives',
+    `a callback for the consent request ${consent.authReqId}`,
+    async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined),
+    { slow, timing: CONSENT_TIMING, where, operation: 'bcAuthorize', product: consent.flow.ask },
+  );
 }
 
 /** expires_in of the consent token the partner holds: its lifetime (READINGS in core/profiles.ts), 3600 s by default (§2.7, §8). */
 export function expectConsentTokenLifetime(world: MomoWorld, seconds: number): void {
   const consent = currentConsent(world);
-  world.check('consent-token-lifetime', world.response!, `a consent access token is valid ${seconds} seconds by default`, consent.tokenExpiresIn === seconds ? [] : [
-    finding('consent-token-lifetime', { field: '/expires_in', expected: String(seconds), received: quote(consent.tokenExpiresIn) }),
-  ]);
+  world.check(
+    'consent-token-lifetime',
+    world.response!,
+    `a consent access token is valid ${seconds} seconds by default`,
+    consent.tokenExpiresIn === seconds
+      ? []
+      : [finding('consent-token-lifetime', { field: '/expires_in', expected: String(seconds), received: quote(consent.tokenExpiresIn) })],
+  );
 }
 
 /** One call of the token operation with the CIBA grant for the scenario's auth_req_id, by the API user that asked. */
@@ -109,7 +132,9 @@ export async function redeemConsent(world: MomoWorld): Promise<ApiResponse> {
 /** Whether an answer of the token operation says the holder has not answered yet (CIBA Core §11), in whatever status. */
 function isPending(response: ApiResponse): 'authorization_pending' | 'slow_down' | undefined {
   const error = (response.json as { error?: unknown } | undefined)?.error;
-  return response.status >= 400 && response.status < 500 && (error === 'authorization_pending' || error === 'slow_down') ? error : undefined;
+  return response.status >= 400 && response.status < 500 && (error === 'authorization_pending' || error === 'slow_down')
+    ? error
+    : undefined;
 }
 
 /**
@@ -125,12 +150,19 @@ export function expectPending(world: MomoWorld): void {
     keepConsentToken(world, 'a consent the customer answered at once gives its token');
     return;
   }
-  world.expect({ status: 400, code: 'authorization_pending', source: CHECK_READINGS.pending, what: 'a consent the customer has not answered yet gives no token' });
+  world.expect({
+    status: 400,
+    code: 'authorization_pending',
+    source: CHECK_READINGS.pending,
+    what: 'a consent the customer has not answered yet gives no token',
+  });
 }
 
 const CHECK_READINGS = {
   pending: reading('§4.3 #11 lists only 200; CIBA Core §11 answers 400 authorization_pending while the holder has not answered'),
-  singleUse: reading('§2.7 and §5.4 do not say a consent is redeemed once; CIBA Core §11 and RFC 6749 §5.2 answer a used auth_req_id with 400 invalid_grant'),
+  singleUse: reading(
+    '§2.7 and §5.4 do not say a consent is redeemed once; CIBA Core §11 and RFC 6749 §5.2 answer a used auth_req_id with 400 invalid_grant',
+  ),
 };
 
 /**
@@ -144,21 +176,26 @@ export async function redeemOnceConsented(world: MomoWorld): Promise<void> {
   // A long interval (a real service may ask for 5 s or more) needs the slow deadline to allow a few polls.
   const slow = 3 * intervalMs > world.config.pollTimeoutMs;
   const where = `create OAuth 2.0 token (${consent.flow.redeem}) — §4.3 #11, §5.4: the consent token is issued once the customer has consented`;
-  await world.awaitState('consent-granted', `the customer consents and the consent token is issued (polling every ${intervalMs / 1000} s)`, async () => {
-    if (Date.now() - (consent.lastAskedAt ?? 0) < intervalMs) return undefined;
-    const response = await redeemConsent(world);
-    const pending = isPending(response);
-    if (pending) {
-      if (pending === 'slow_down') intervalMs += SLOW_DOWN_STEP_MS;
-      throw new Error(`the token operation answers ${pending}`);
-    }
-    try {
-      keepConsentToken(world, 'the consent token is issued once the customer has consented');
-    } catch (failure) {
-      throw Object.assign(failure as Error, { fatal: true });
-    }
-    return response;
-  }, { slow, timing: CONSENT_TIMING, where, operation: 'createOAuthToken', product: consent.flow.redeem });
+  await world.awaitState(
+    'consent-granted',
+    `the customer consents and the consent token is issued (polling every ${intervalMs / 1000} s)`,
+    async () => {
+      if (Date.now() - (consent.lastAskedAt ?? 0) < intervalMs) return undefined;
+      const response = await redeemConsent(world);
+      const pending = isPending(response);
+      if (pending) {
+        if (pending === 'slow_down') intervalMs += SLOW_DOWN_STEP_MS;
+        throw new Error(`the token operation answers ${pending}`);
+      }
+      try {
+        keepConsentToken(world, 'the consent token is issued once the customer has consented');
+      } catch (failure) {
+        throw Object.assign(failure as Error, { fatal: true });
+      }
+      return response;
+    },
+    { slow, timing: CONSENT_TIMING, where, operation: 'createOAuthToken', product: consent.flow.redeem },
+  );
 }
 
 /** The scenario's consent, answered and redeemed: a consent token in hand. */
@@ -183,22 +220,39 @@ export async function refreshConsentToken(world: MomoWorld): Promise<string | un
 }
 
 export function expectAlreadyRedeemed(world: MomoWorld): void {
-  world.expect({ status: 400, code: 'invalid_grant', source: CHECK_READINGS.singleUse, what: 'an auth_req_id already redeemed gives no second token' });
+  world.expect({
+    status: 400,
+    code: 'invalid_grant',
+    source: CHECK_READINGS.singleUse,
+    what: 'an auth_req_id already redeemed gives no second token',
+  });
 }
 
 /** userinfo with the consent token: the user-information record of §2.11, gender written as the profile writes it. */
 export async function readUserInfo(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
-  const what = 'the consent token reads the customer\'s user information';
+  const what = "the consent token reads the customer's user information";
   const response = world.remember(await world.client.userInfo(consent.flow.read, `Bearer ${consent.accessToken}`));
   world.expect({ status: 200, what });
   const gender = (response.json as { gender?: unknown }).gender;
   const expectedCase = world.harness.behaviour.genderCase;
   const inCase = typeof gender !== 'string' || gender === (expectedCase === 'upper' ? gender.toUpperCase() : gender.toLowerCase());
-  world.check('gender-case', response, what, inCase ? [] : [
-    finding('gender-case', { field: '/gender', expected: `${expectedCase} case`, received: quote(gender), source: sourceOfDifference('genderCase', world.config.profile) }),
-  ]);
+  world.check(
+    'gender-case',
+    response,
+    what,
+    inCase
+      ? []
+      : [
+          finding('gender-case', {
+            field: '/gender',
+            expected: `${expectedCase} case`,
+            received: quote(gender),
+            source: sourceOfDifference('genderCase', world.config.profile),
+          }),
+        ],
+  );
 }
 
 /** userinfo with the partner's ordinary access token instead of a consent token. */
@@ -225,9 +279,20 @@ function keepConsentToken(world: MomoWorld, what: string): void {
   const body = response.json as { access_token: string; refresh_token: string; expires_in: number; scope?: unknown };
   const asked = new Set(consent.scope.split(' ').filter(Boolean));
   const wider = typeof body.scope === 'string' ? body.scope.split(' ').filter((s) => s !== '' && !asked.has(s)) : [];
-  world.check('consent-scope-not-wider', response, what, wider.length === 0 ? [] : [
-    finding('consent-scope-not-wider', { field: '/scope', expected: `only ${JSON.stringify(consent.scope)}`, received: `${quote(body.scope)}, adding ${wider.join(', ')}` }),
-  ]);
+  world.check(
+    'consent-scope-not-wider',
+    response,
+    what,
+    wider.length === 0
+      ? []
+      : [
+          finding('consent-scope-not-wider', {
+            field: '/scope',
+            expected: `only ${JSON.stringify(consent.scope)}`,
+            received: `${quote(body.scope)}, adding ${wider.join(', ')}`,
+          }),
+        ],
+  );
   consent.accessToken = body.access_token;
   consent.refreshToken = body.refresh_token;
   consent.tokenExpiresIn = body.expires_in;
@@ -238,6 +303,7 @@ function keepConsentToken(world: MomoWorld, what: string): void {
 }
 
 function currentConsent(world: MomoWorld): Consent {
-  if (!world.consent?.authReqId) throw new Error('No consent was asked for in this scenario: start with "the partner has asked a customer for consent".');
+  if (!world.consent?.authReqId)
+    throw new Error('No consent was asked for in this scenario: start with "the partner has asked a customer for consent".');
   return world.consent;
 }

@@ -11,10 +11,23 @@ export interface NotifyOptions {
   language?: string;
 }
 
-export async function notifyDelivery(world: MomoWorld, referenceId: string = world.lastPayment.referenceId, message = 'Your order has been delivered. Thank you!', options: NotifyOptions = {}): Promise<void> {
+export async function notifyDelivery(
+  world: MomoWorld,
+  referenceId: string = world.lastPayment.referenceId,
+  message = 'Your order has been delivered. Thank you!',
+  options: NotifyOptions = {},
+): Promise<void> {
   const account = options.account ?? world.payment?.account ?? world.actor;
   const extra = options.language === undefined ? {} : { language: options.language };
-  world.remember(await world.client.deliveryNotification(await world.bearer(account), referenceId, message, extra, world.payment?.product ?? account.product));
+  world.remember(
+    await world.client.deliveryNotification(
+      await world.bearer(account),
+      referenceId,
+      message,
+      extra,
+      world.payment?.product ?? account.product,
+    ),
+  );
 }
 
 /** Another partner notifies delivery of this scenario's payment, which it does not own. */
@@ -39,7 +52,10 @@ export async function notifiedDelivery(world: MomoWorld): Promise<void> {
 /** 200 (§4.2 #3); beyond the spec, under disbursement and remittance, the 202 MTN's SDK docs captured there too. */
 export function expectNotificationEnqueued(world: MomoWorld): void {
   const product = world.payment?.product ?? 'collection';
-  world.expect({ status: product === 'collection' ? 200 : [200, 202], what: 'a delivery notification for a successful payment is enqueued' });
+  world.expect({
+    status: product === 'collection' ? 200 : [200, 202],
+    what: 'a delivery notification for a successful payment is enqueued',
+  });
 }
 
 export function expectTooManyNotifications(world: MomoWorld): void {
@@ -48,5 +64,9 @@ export function expectTooManyNotifications(world: MomoWorld): void {
 }
 
 export function expectNotCompleted(world: MomoWorld): void {
-  world.expect({ status: 409, code: 'TRANSACTION_NOT_COMPLETED', what: 'only a successfully completed payment can be notified of delivery (§3)' });
+  world.expect({
+    status: 409,
+    code: 'TRANSACTION_NOT_COMPLETED',
+    what: 'only a successfully completed payment can be notified of delivery (§3)',
+  });
 }

@@ -5,7 +5,17 @@ import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '..
 import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { EvidenceBudget, size } from '../../harness/client/evidence.ts';
-import { bodyChecksOf, bodyFindings, conclude, judge, judgeAnswer, unjudgedHeader, type Expectation, type Judgement, type JudgingContext } from '../../harness/judging/judge.ts';
+import {
+  bodyChecksOf,
+  bodyFindings,
+  conclude,
+  judge,
+  judgeAnswer,
+  unjudgedHeader,
+  type Expectation,
+  type Judgement,
+  type JudgingContext,
+} from '../../harness/judging/judge.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { finding, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
@@ -52,14 +62,19 @@ export class Harness implements JudgingContext {
    */
   constructor(config: HarnessConfig, { workers = 1, refusals }: { workers?: number; refusals?: PreflightRefusals } = {}) {
     this.config = config;
-    if (!this.config.baseUrl || !this.config.sandboxUrl) throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
+    if (!this.config.baseUrl || !this.config.sandboxUrl)
+      throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
     this.behaviour = behaviourOf(this.config.profile);
     this.run = { profile: this.config.profile, strict: this.config.strict };
     // Each secret with its kind, which says the one operation that may give it out (harness/secrets/disclosure.ts).
     for (const key of Object.values(this.config.subscriptionKeys)) this.redactor.add(key, 'subscription key');
-    for (const [product, user] of Object.entries(this.config.apiUsers)) if (user) this.redactor.addBasicCredential(user.userId, user.apiKey, product as Product);
+    for (const [product, user] of Object.entries(this.config.apiUsers))
+      if (user) this.redactor.addBasicCredential(user.userId, user.apiKey, product as Product);
     const budget = this.config.evidenceBudgetBytes;
-    this.evidenceBudget = new EvidenceBudget(Math.floor(budget / workers), workers > 1 ? `${size(budget)} shared by ${workers} workers` : size(budget));
+    this.evidenceBudget = new EvidenceBudget(
+      Math.floor(budget / workers),
+      workers > 1 ? `${size(budget)} shared by ${workers} workers` : size(budget),
+    );
     this.client = new MomoClient({
       baseUrl: this.config.baseUrl,
       sandboxUrl: this.config.sandboxUrl,
@@ -73,7 +88,10 @@ export class Harness implements JudgingContext {
       onResponse: (response) => this.checkAnswer(response),
       ...(refusals ? { refusals } : {}),
     });
-    this.receiver = new CallbackReceiver(this.config.callbackHost, { bind: this.config.callbackBind, publicBaseUrl: this.config.callbackUrl });
+    this.receiver = new CallbackReceiver(this.config.callbackHost, {
+      bind: this.config.callbackBind,
+      publicBaseUrl: this.config.callbackUrl,
+    });
     this.tokens = new TokenCache({ fetch: (key) => this.fetchToken(key) });
   }
 
@@ -152,7 +170,17 @@ export class Harness implements JudgingContext {
     // A gateway's 502, 503 or 504 says the target could not serve: a step that needed the answer says not tested.
     if (UNAVAILABLE_STATUSES.has(response.status)) return;
     try {
-      conclude({ header: unjudgedHeader(response), operation: response.operation.id, product: response.operation.product, checks: bodyChecksOf(response, this), findings: bodyFindings(response, this), response }, this);
+      conclude(
+        {
+          header: unjudgedHeader(response),
+          operation: response.operation.id,
+          product: response.operation.product,
+          checks: bodyChecksOf(response, this),
+          findings: bodyFindings(response, this),
+          response,
+        },
+        this,
+      );
     } catch (failure) {
       if (!(failure instanceof ConformanceFailure)) throw failure;
       this.bodyFailures.push(failure);
@@ -174,14 +202,26 @@ export class Harness implements JudgingContext {
       return;
     }
     try {
-      conclude({
-        header: `${response.operation.label} — §3: a transaction that reached a final status keeps it`,
-        operation: response.operation.id,
-        product: response.operation.product,
-        checks: ['final-state-is-final'],
-        findings: status === first ? [] : [finding('final-state-is-final', { field: '/status', expected: `${JSON.stringify(first)}, as read before`, received: JSON.stringify(status) })],
-        response,
-      }, this);
+      conclude(
+        {
+          header: `${response.operation.label} — §3: a transaction that reached a final status keeps it`,
+          operation: response.operation.id,
+          product: response.operation.product,
+          checks: ['final-state-is-final'],
+          findings:
+            status === first
+              ? []
+              : [
+                  finding('final-state-is-final', {
+                    field: '/status',
+                    expected: `${JSON.stringify(first)}, as read before`,
+                    received: JSON.stringify(status),
+                  }),
+                ],
+          response,
+        },
+        this,
+      );
     } catch (failure) {
       throw Object.assign(failure as Error, { fatal: true });
     }
@@ -202,8 +242,16 @@ export class Harness implements JudgingContext {
   /** A new API user of a product, for a scenario that must not share one (ownership, balances). */
   async provision(product: Product, providerCallbackHost = this.config.callbackHost): Promise<Account> {
     const userId = randomUUID();
-    this.judge(await this.client.createApiUser(product, userId, providerCallbackHost), { status: 201, source: spec('§4.5 #14'), what: 'provisioning an API user for the run' });
-    const keyResponse = this.judge(await this.client.createApiKey(product, userId), { status: 201, source: spec('§4.5 #15'), what: 'creating the API key of an API user for the run' });
+    this.judge(await this.client.createApiUser(product, userId, providerCallbackHost), {
+      status: 201,
+      source: spec('§4.5 #14'),
+      what: 'provisioning an API user for the run',
+    });
+    const keyResponse = this.judge(await this.client.createApiKey(product, userId), {
+      status: 201,
+      source: spec('§4.5 #15'),
+      what: 'creating the API key of an API user for the run',
+    });
     const account = { product, userId, apiKey: (keyResponse.json as { apiKey: string }).apiKey };
     this.redactor.addBasicCredential(userId, account.apiKey, product);
     this.accountsById.set(`${product}:${userId}`, account);

@@ -55,9 +55,11 @@ After(async function (this: MomoWorld, { result }) {
   const warnings = this.harness.takeWarnings();
   const evaluations = this.harness.takeEvaluations();
   this.harness.recordInto(undefined);
-  if (warnings.length > 0) await this.attach(JSON.stringify(warnings, null, 2), { mediaType: WARNINGS_MEDIA_TYPE, fileName: 'warnings.json' });
+  if (warnings.length > 0)
+    await this.attach(JSON.stringify(warnings, null, 2), { mediaType: WARNINGS_MEDIA_TYPE, fileName: 'warnings.json' });
   // The checks the scenario made, and how each came out: a requirement's verdict is made of those that cite it.
-  if (evaluations.length > 0) await this.attach(JSON.stringify(evaluations), { mediaType: EVALUATIONS_MEDIA_TYPE, fileName: 'checks.json' });
+  if (evaluations.length > 0)
+    await this.attach(JSON.stringify(evaluations), { mediaType: EVALUATIONS_MEDIA_TYPE, fileName: 'checks.json' });
   if (this.evidence.length === 0) return;
   // The failure, if any: what its checks found, and which exchange's answer it is about (its reproduction ends there).
   const failedBody = result?.status === Status.PASSED && bodyFailures.length > 0;
@@ -68,13 +70,21 @@ After(async function (this: MomoWorld, { result }) {
     ...(failure ? { failure: failureEvidence(failedBody ? bodyFailures : [failure], this.evidence) } : {}),
   };
   await this.attach(JSON.stringify(evidence, null, 2), { mediaType: 'application/json', fileName: 'evidence.json' });
-  if (failedBody) throw new ConformanceFailure(bodyFailures.map((f) => f.message).join('\n\n'), undefined, bodyFailures.flatMap((f) => f.findings));
+  if (failedBody)
+    throw new ConformanceFailure(
+      bodyFailures.map((f) => f.message).join('\n\n'),
+      undefined,
+      bodyFailures.flatMap((f) => f.findings),
+    );
 });
 
 /** A failure as the evidence holds it: its findings, and the index of the exchange it is about, when it is about one. */
 function failureEvidence(failures: readonly ConformanceFailure[], exchanges: readonly Exchange[]): FailureEvidence {
   const about = failures[0]!.exchange;
   // The evidence budget may have kept the exchange as an omitted copy: the same call, started at the same moment.
-  const at = about === undefined ? -1 : exchanges.findIndex((e) => e === about || (e.startedAt === about.startedAt && e.operation === about.operation));
+  const at =
+    about === undefined
+      ? -1
+      : exchanges.findIndex((e) => e === about || (e.startedAt === about.startedAt && e.operation === about.operation));
   return { findings: failures.flatMap((f) => f.findings), ...(at >= 0 ? { exchange: at } : {}) };
 }

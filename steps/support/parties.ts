@@ -39,7 +39,13 @@ const PHRASES: Record<string, TestNumberName> = {
 
 const PARTIES: Party[] = Object.entries(PHRASES).map(([phrase, name]) => {
   const { msisdn, payment } = TEST_NUMBERS[name] as TestNumber;
-  return { phrase, msisdn, outcome: payment.status, ...(payment.reason ? { reason: payment.reason } : {}), ...(payment.delayed ? { slow: true } : {}) };
+  return {
+    phrase,
+    msisdn,
+    outcome: payment.status,
+    ...(payment.reason ? { reason: payment.reason } : {}),
+    ...(payment.delayed ? { slow: true } : {}),
+  };
 });
 
 const byPhrase = new Map(PARTIES.map((p) => [p.phrase, p]));

@@ -59,14 +59,27 @@ export async function expectApiUserReadsBack(world: MomoWorld): Promise<void> {
   const what = 'an API user reads back with its callback host';
   const response = world.expect({ status: 200, what });
   const host = (response.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
-  world.check('record-echoes-request', response, what, host === world.config.callbackHost ? [] : [
-    finding('record-echoes-request', {
-      field: '/providerCallbackHost',
-      expected: JSON.stringify(world.config.callbackHost),
-      received: host === undefined ? 'none' : quote(host),
-      ...(host === undefined ? { source: observed('real-api-notes, provisioning: GET /v1_0/apiuser/{id} answers {"providerCallbackHost", "targetEnvironment"}') } : {}),
-    }),
-  ]);
+  world.check(
+    'record-echoes-request',
+    response,
+    what,
+    host === world.config.callbackHost
+      ? []
+      : [
+          finding('record-echoes-request', {
+            field: '/providerCallbackHost',
+            expected: JSON.stringify(world.config.callbackHost),
+            received: host === undefined ? 'none' : quote(host),
+            ...(host === undefined
+              ? {
+                  source: observed(
+                    'real-api-notes, provisioning: GET /v1_0/apiuser/{id} answers {"providerCallbackHost", "targetEnvironment"}',
+                  ),
+                }
+              : {}),
+          }),
+        ],
+  );
 }
 
 /**

@@ -24,7 +24,9 @@ interface Mistake extends CreateOptions {
 }
 
 /** The live service refuses texts over 160 characters; §8 leaves string bounds "not shown". */
-const TEXT_BOUND = observed('real-api-notes, errors and inputs: payerMessage, payeeNote and notificationMessage over 160 characters give 400; §8: string-length bounds not shown');
+const TEXT_BOUND = observed(
+  'real-api-notes, errors and inputs: payerMessage, payeeNote and notificationMessage over 160 characters give 400; §8: string-length bounds not shown',
+);
 const AMOUNT_VALUE = reading('the strict reading amountValue (core/profiles.ts): §2.2 declares amount a string, and §8 sets no bounds');
 const REQUIRED_FIELDS = reading('the strict reading requiredFields (core/profiles.ts): §2.2 does not say which fields are required');
 
@@ -33,17 +35,33 @@ const INVALID_PAYMENTS: Record<string, Mistake> = {
   'a negative amount': { body: { amount: '-5' }, rule: AMOUNT_VALUE },
   'an amount that is not a number': { body: { amount: 'ten' }, rule: AMOUNT_VALUE },
   'an amount given as a number, not a string': { body: { amount: 10 }, rule: spec('§2.2: amount is a string; §4.2 #2: 400 invalid data') },
-  'a reference id that is not a UUID': { referenceId: 'order-42', rule: spec('§2.5, §4.1: X-Reference-Id is a UUID v4; §4.2 #2: 400 invalid data') },
-  'a payer number that is not a phone number': { body: { payer: { partyIdType: 'MSISDN', partyId: 'call me' } }, rule: spec('§2.1: an MSISDN partyId is an E.164 number, validated by partyIdType') },
-  'a payer e-mail address that is not an e-mail address': { body: { payer: { partyIdType: 'EMAIL', partyId: 'not-an-address' } }, rule: spec('§2.1: an EMAIL partyId is a valid e-mail address, validated by partyIdType') },
-  'a kind of payer id the service does not know': { body: { payer: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } }, rule: spec('§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE') },
+  'a reference id that is not a UUID': {
+    referenceId: 'order-42',
+    rule: spec('§2.5, §4.1: X-Reference-Id is a UUID v4; §4.2 #2: 400 invalid data'),
+  },
+  'a payer number that is not a phone number': {
+    body: { payer: { partyIdType: 'MSISDN', partyId: 'call me' } },
+    rule: spec('§2.1: an MSISDN partyId is an E.164 number, validated by partyIdType'),
+  },
+  'a payer e-mail address that is not an e-mail address': {
+    body: { payer: { partyIdType: 'EMAIL', partyId: 'not-an-address' } },
+    rule: spec('§2.1: an EMAIL partyId is a valid e-mail address, validated by partyIdType'),
+  },
+  'a kind of payer id the service does not know': {
+    body: { payer: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } },
+    rule: spec('§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE'),
+  },
   'a payer message longer than 160 characters': { body: { payerMessage: 'x'.repeat(161) }, rule: TEXT_BOUND },
   'no payer': { body: { payer: undefined }, rule: REQUIRED_FIELDS },
 };
 
 defineParameterType({
   name: 'invalid payment',
-  regexp: new RegExp(Object.keys(INVALID_PAYMENTS).sort((a, b) => b.length - a.length).join('|')),
+  regexp: new RegExp(
+    Object.keys(INVALID_PAYMENTS)
+      .sort((a, b) => b.length - a.length)
+      .join('|'),
+  ),
   transformer: (phrase: string) => phrase,
 });
 
@@ -54,12 +72,19 @@ export async function requestInvalidPayment(world: MomoWorld, problem: string): 
 
 const INVALID_DEPOSITS: Record<string, Mistake> = {
   'an amount of zero': { body: { amount: '0' }, rule: AMOUNT_VALUE },
-  'a payee number that is not a phone number': { body: { payee: { partyIdType: 'MSISDN', partyId: 'call me' } }, rule: spec('§2.1, §2.3: an MSISDN partyId is an E.164 number, validated by partyIdType') },
+  'a payee number that is not a phone number': {
+    body: { payee: { partyIdType: 'MSISDN', partyId: 'call me' } },
+    rule: spec('§2.1, §2.3: an MSISDN partyId is an E.164 number, validated by partyIdType'),
+  },
 };
 
 defineParameterType({
   name: 'invalid deposit',
-  regexp: new RegExp(Object.keys(INVALID_DEPOSITS).sort((a, b) => b.length - a.length).join('|')),
+  regexp: new RegExp(
+    Object.keys(INVALID_DEPOSITS)
+      .sort((a, b) => b.length - a.length)
+      .join('|'),
+  ),
   transformer: (phrase: string) => phrase,
 });
 
@@ -70,12 +95,19 @@ export async function depositInvalid(world: MomoWorld, problem: string): Promise
 
 const INVALID_REFUNDS: Record<string, Mistake> = {
   'an amount of zero': { body: { amount: '0' }, rule: AMOUNT_VALUE },
-  'a reference to refund that is not a UUID': { body: { referenceIdToRefund: 'order-42' }, rule: spec('§2.4: referenceIdToRefund is a UUID') },
+  'a reference to refund that is not a UUID': {
+    body: { referenceIdToRefund: 'order-42' },
+    rule: spec('§2.4: referenceIdToRefund is a UUID'),
+  },
 };
 
 defineParameterType({
   name: 'invalid refund',
-  regexp: new RegExp(Object.keys(INVALID_REFUNDS).sort((a, b) => b.length - a.length).join('|')),
+  regexp: new RegExp(
+    Object.keys(INVALID_REFUNDS)
+      .sort((a, b) => b.length - a.length)
+      .join('|'),
+  ),
   transformer: (phrase: string) => phrase,
 });
 
@@ -139,10 +171,19 @@ export async function expectFirstPaymentUnchanged(world: MomoWorld): Promise<voi
   const response = world.expect({ status: 200, what: 'the first payment still reads back' }, await readStatus(world, first));
   const record = response.json as { amount?: unknown; externalId?: unknown };
   const changed = [
-    ...(record.amount !== undefined && !sameNumber(record.amount, first.body.amount) ? [{ field: '/amount', expected: quote(first.body.amount), received: quote(record.amount) }] : []),
-    ...(record.externalId !== undefined && record.externalId !== first.body.externalId ? [{ field: '/externalId', expected: quote(first.body.externalId), received: quote(record.externalId) }] : []),
+    ...(record.amount !== undefined && !sameNumber(record.amount, first.body.amount)
+      ? [{ field: '/amount', expected: quote(first.body.amount), received: quote(record.amount) }]
+      : []),
+    ...(record.externalId !== undefined && record.externalId !== first.body.externalId
+      ? [{ field: '/externalId', expected: quote(first.body.externalId), received: quote(record.externalId) }]
+      : []),
   ];
-  world.check('refusal-changes-nothing', response, what, changed.map((c) => finding('refusal-changes-nothing', c)));
+  world.check(
+    'refusal-changes-nothing',
+    response,
+    what,
+    changed.map((c) => finding('refusal-changes-nothing', c)),
+  );
 }
 
 function sameNumber(recorded: unknown, sent: string): boolean {
@@ -156,7 +197,9 @@ function sameNumber(recorded: unknown, sent: string): boolean {
 const KEY_MISTAKES = {
   'without a subscription key': (): CallOptions['subscriptionKey'] => 'none',
   'with a subscription key the gateway does not know': (): CallOptions['subscriptionKey'] => ({ key: `unknown-${randomUUID()}` }),
-  'with the subscription key of another product': (world: MomoWorld): CallOptions['subscriptionKey'] => ({ product: PRODUCTS.find((p) => p !== world.actor.product)! }),
+  'with the subscription key of another product': (world: MomoWorld): CallOptions['subscriptionKey'] => ({
+    product: PRODUCTS.find((p) => p !== world.actor.product)!,
+  }),
 };
 
 defineParameterType({
@@ -175,12 +218,27 @@ export async function readBalanceWithKeyMistake(world: MomoWorld, mistake: strin
  * that the body is the gateway's {statusCode: 401, message} is the live service's (real-api-notes, observed).
  */
 export function expectGatewayRefusal(world: MomoWorld): void {
-  const what = 'the gateway refuses a call without the product\'s subscription key';
-  const response = world.expect({ status: 401, source: spec('§5 rule 1: every operation requires the subscription key; §7: 401 Unauthorized'), what });
+  const what = "the gateway refuses a call without the product's subscription key";
+  const response = world.expect({
+    status: 401,
+    source: spec('§5 rule 1: every operation requires the subscription key; §7: 401 Unauthorized'),
+    what,
+  });
   const body = response.json as { statusCode?: unknown } | undefined;
-  world.check('gateway-refusal-shape', response, what, body?.statusCode === 401 ? [] : [
-    finding('gateway-refusal-shape', { field: '/statusCode', expected: '401, with a message', received: body?.statusCode === undefined ? 'none' : quote(body.statusCode) }),
-  ]);
+  world.check(
+    'gateway-refusal-shape',
+    response,
+    what,
+    body?.statusCode === 401
+      ? []
+      : [
+          finding('gateway-refusal-shape', {
+            field: '/statusCode',
+            expected: '401, with a message',
+            received: body?.statusCode === undefined ? 'none' : quote(body.statusCode),
+          }),
+        ],
+  );
 }
 
 const FORBIDDEN_ENVIRONMENT = (world: MomoWorld) => (world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda');
@@ -193,7 +251,11 @@ export async function readStatusInForbiddenEnvironment(world: MomoWorld): Promis
 
 export async function checkHolderInForbiddenEnvironment(world: MomoWorld): Promise<void> {
   const product = world.actor.product === 'disbursement' ? 'disbursement' : 'collection';
-  world.remember(await world.client.accountHolderActive(product, await world.bearer(), 'msisdn', ORDINARY_CUSTOMER.msisdn, { targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+  world.remember(
+    await world.client.accountHolderActive(product, await world.bearer(), 'msisdn', ORDINARY_CUSTOMER.msisdn, {
+      targetEnvironment: FORBIDDEN_ENVIRONMENT(world),
+    }),
+  );
 }
 
 export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<void> {
@@ -208,16 +270,29 @@ export function expectOAuthRefusal(world: MomoWorld): void {
   const source = spec('§7: 401 Unauthorized, body {error}; §2.14: error is an error code');
   const response = world.expect({ status: 401, source, what });
   const body = response.json as { error?: unknown } | undefined;
-  world.check('error-code', response, what, typeof body?.error === 'string' ? [] : [
-    finding('error-code', { field: '/error', expected: 'an error code', received: body?.error === undefined ? 'none' : quote(body.error), source }),
-  ]);
+  world.check(
+    'error-code',
+    response,
+    what,
+    typeof body?.error === 'string'
+      ? []
+      : [
+          finding('error-code', {
+            field: '/error',
+            expected: 'an error code',
+            received: body?.error === undefined ? 'none' : quote(body.error),
+            source,
+          }),
+        ],
+  );
 }
 
 export async function readStatusOfReference(world: MomoWorld, which: 'malformed' | 'unknown'): Promise<void> {
   // §4.6 does not show how the status query answers either: the live sandbox's 400 and 404 are observations.
-  world.rule = which === 'malformed'
-    ? observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400')
-    : observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND');
+  world.rule =
+    which === 'malformed'
+      ? observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400')
+      : observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND');
   const referenceId = which === 'malformed' ? 'order-42' : randomUUID();
   world.remember(await world.client.getRequestToPayStatus(await world.bearer(), referenceId));
 }

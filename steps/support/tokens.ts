@@ -44,9 +44,21 @@ export function expectTokenIssued(world: MomoWorld): void {
   const response = world.expect({ status: 200, what });
   const { token_type: tokenType } = response.json as { token_type: string };
   const expected = world.harness.behaviour.tokenType;
-  world.check('token-type', response, what, tokenType.toLowerCase() === expected.toLowerCase() ? [] : [
-    finding('token-type', { field: '/token_type', expected: `${JSON.stringify(expected)}, in any case`, received: quote(tokenType), source: sourceOfDifference('tokenType', world.config.profile) }),
-  ]);
+  world.check(
+    'token-type',
+    response,
+    what,
+    tokenType.toLowerCase() === expected.toLowerCase()
+      ? []
+      : [
+          finding('token-type', {
+            field: '/token_type',
+            expected: `${JSON.stringify(expected)}, in any case`,
+            received: quote(tokenType),
+            source: sourceOfDifference('tokenType', world.config.profile),
+          }),
+        ],
+  );
 }
 
 /**
@@ -61,7 +73,12 @@ export function expectNoToken(world: MomoWorld): void {
   const credential = sent && Object.keys(sent).some((name) => name.toLowerCase() === 'authorization') ? 'wrong' : 'none';
   const what = `a token request ${credential === 'none' ? 'without a credential' : 'with a wrong API key'} is refused`;
   if (profile === 'mtn-sandbox' && credential === 'wrong') {
-    world.expect({ status: world.harness.behaviour.tokenFailureStatus, code: 'login_failed', source: sourceOfDifference('tokenFailureStatus', profile), what });
+    world.expect({
+      status: world.harness.behaviour.tokenFailureStatus,
+      code: 'login_failed',
+      source: sourceOfDifference('tokenFailureStatus', profile),
+      what,
+    });
     return;
   }
   const source = sourceOfDifference('tokenFailureStatus', 'spec');
@@ -71,7 +88,10 @@ export function expectNoToken(world: MomoWorld): void {
 /** The token just issued opens its product's simplest business call (readAccount). */
 export async function expectTokenOpensAccount(world: MomoWorld, product: Product): Promise<void> {
   const token = issuedToken(world);
-  world.expect({ status: 200, what: `the access token opens the ${product} account it was issued for` }, await readAccount(world, product, `Bearer ${token.accessToken}`));
+  world.expect(
+    { status: 200, what: `the access token opens the ${product} account it was issued for` },
+    await readAccount(world, product, `Bearer ${token.accessToken}`),
+  );
 }
 
 /**
@@ -84,9 +104,20 @@ export function expectNotCached(world: MomoWorld): void {
   const response = world.expect({ status: 200, what });
   const cacheControl = response.headers['cache-control'];
   const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
-  world.check('token-not-cached', response, what, directives.includes('no-store') ? [] : [
-    finding('token-not-cached', { field: 'header Cache-Control', expected: 'no-store', received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl) }),
-  ]);
+  world.check(
+    'token-not-cached',
+    response,
+    what,
+    directives.includes('no-store')
+      ? []
+      : [
+          finding('token-not-cached', {
+            field: 'header Cache-Control',
+            expected: 'no-store',
+            received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl),
+          }),
+        ],
+  );
 }
 
 /** Presents the partner's own (cached) access token to another product's simplest business call. */
@@ -98,7 +129,8 @@ export async function presentTokenTo(world: MomoWorld, product: Product): Promis
 /** Presents the partner's access token with one character of its signature changed. */
 export async function presentForgedToken(world: MomoWorld): Promise<void> {
   const [header, payload, signature] = (await world.bearer()).slice('Bearer '.length).split('.');
-  if (!header || !payload || !signature) throw new Error('The access token is not a JWT of three parts, so its signature cannot be altered.');
+  if (!header || !payload || !signature)
+    throw new Error('The access token is not a JWT of three parts, so its signature cannot be altered.');
   // The first character, not the last: the last one of a base64url signature may carry only padding bits.
   const forged = `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
   world.remember(await readAccount(world, world.actor.product, `Bearer ${header}.${payload}.${forged}`));
@@ -130,13 +162,21 @@ export async function presentExpiredToken(world: MomoWorld): Promise<string | un
   if (expiresAt - Date.now() > world.config.slowOutcomeTimeoutMs) {
     return skipLongLifetime(world, token.expiresIn, 'waiting for an access token to expire');
   }
-  await world.eventually(`the access token's expires_in of ${token.expiresIn} s has passed`, async () => (Date.now() >= expiresAt ? true : undefined), { slow: true });
+  await world.eventually(
+    `the access token's expires_in of ${token.expiresIn} s has passed`,
+    async () => (Date.now() >= expiresAt ? true : undefined),
+    { slow: true },
+  );
   // Presented until refused, or until the leeway is over: the last answer is what the Then step judges.
   const refusedBy = expiresAt + leewayMs;
-  await world.eventually(`the access token refused within ${leewayMs} ms past its expires_in`, async () => {
-    const response = world.remember(await readAccount(world, token.account.product, `Bearer ${token.accessToken}`));
-    return response.status !== 200 || Date.now() >= refusedBy ? true : undefined;
-  }, { slow: true });
+  await world.eventually(
+    `the access token refused within ${leewayMs} ms past its expires_in`,
+    async () => {
+      const response = world.remember(await readAccount(world, token.account.product, `Bearer ${token.accessToken}`));
+      return response.status !== 200 || Date.now() >= refusedBy ? true : undefined;
+    },
+    { slow: true },
+  );
   return undefined;
 }
 
@@ -160,14 +200,18 @@ export async function callThroughALifetime(world: MomoWorld): Promise<string | u
   world.clientCalls = calls;
   const started = Date.now();
   let lastCallAt = Number.NEGATIVE_INFINITY;
-  await world.eventually(`a call each second for ${periodMs} ms`, async () => {
-    if (Date.now() - lastCallAt >= CALL_EVERY_MS) {
-      lastCallAt = Date.now();
-      const credential = await world.bearer(account);
-      calls.push({ atMs: lastCallAt - started, credential, response: await readAccount(world, account.product, credential) });
-    }
-    return Date.now() - started >= periodMs ? calls : undefined;
-  }, { slow: true });
+  await world.eventually(
+    `a call each second for ${periodMs} ms`,
+    async () => {
+      if (Date.now() - lastCallAt >= CALL_EVERY_MS) {
+        lastCallAt = Date.now();
+        const credential = await world.bearer(account);
+        calls.push({ atMs: lastCallAt - started, credential, response: await readAccount(world, account.product, credential) });
+      }
+      return Date.now() - started >= periodMs ? calls : undefined;
+    },
+    { slow: true },
+  );
   return undefined;
 }
 
@@ -175,25 +219,36 @@ export function expectNoCallRefused(world: MomoWorld): void {
   const calls = clientCalls(world);
   const refused = calls.filter((c) => c.response.status !== 200);
   const shown = refused[0]?.response ?? calls.at(-1)!.response;
-  world.check('token-honoured-until-expiry', shown, 'a client that renews its token before expires_in passes is never refused', refused.length === 0 ? [] : [
-    finding('token-honoured-until-expiry', {
-      field: 'status',
-      expected: `200 for each of ${calls.length} calls`,
-      received: `${refused.length} refused: ${refused.map((c) => `at ${c.atMs} ms HTTP ${c.response.status}`).join(', ')}`,
-    }),
-  ]);
+  world.check(
+    'token-honoured-until-expiry',
+    shown,
+    'a client that renews its token before expires_in passes is never refused',
+    refused.length === 0
+      ? []
+      : [
+          finding('token-honoured-until-expiry', {
+            field: 'status',
+            expected: `200 for each of ${calls.length} calls`,
+            received: `${refused.length} refused: ${refused.map((c) => `at ${c.atMs} ms HTTP ${c.response.status}`).join(', ')}`,
+          }),
+        ],
+  );
 }
 
 export function expectTokenRenewed(world: MomoWorld): void {
   const calls = clientCalls(world);
   const tokens = new Set(calls.map((c) => c.credential)).size;
   if (tokens < 2) {
-    throw new Error(`The token cache (harness/client/token-cache.ts) used ${tokens} access token for ${calls.length} calls over ${calls.at(-1)?.atMs ?? 0} ms, longer than one lifetime: it did not renew its token.`);
+    throw new Error(
+      `The token cache (harness/client/token-cache.ts) used ${tokens} access token for ${calls.length} calls over ${calls.at(-1)?.atMs ?? 0} ms, longer than one lifetime: it did not renew its token.`,
+    );
   }
 }
 
 function skipLongLifetime(world: MomoWorld, lifetimeSeconds: number, what: string): string {
-  world.log(`Skipped: the target's access tokens live ${lifetimeSeconds} s, longer than the slow deadline of ${world.config.slowOutcomeTimeoutMs / 1000} s (MOMO_SLOW_OUTCOME_TIMEOUT_MS), so ${what} cannot be done within this run.`);
+  world.log(
+    `Skipped: the target's access tokens live ${lifetimeSeconds} s, longer than the slow deadline of ${world.config.slowOutcomeTimeoutMs / 1000} s (MOMO_SLOW_OUTCOME_TIMEOUT_MS), so ${what} cannot be done within this run.`,
+  );
   return 'skipped';
 }
 

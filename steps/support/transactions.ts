@@ -40,13 +40,27 @@ export async function deposit(world: MomoWorld, party: Party, amount: string, op
 }
 
 /** A creation whose party pays (request to pay, request to withdraw): the party is the payer. */
-export async function payFrom(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+export async function payFrom(
+  world: MomoWorld,
+  create: OperationId,
+  product: Product,
+  party: Party,
+  amount: string,
+  options: CreateOptions = {},
+): Promise<ApiResponse> {
   const body: PaymentBody = { ...texts(world, 'order'), amount, currency: world.config.currency, payer: msisdnOf(party) };
   return createTransaction(world, create, product, body, party, options);
 }
 
 /** A creation that pays the party (deposit, transfer): the party is the payee. */
-export async function payTo(world: MomoWorld, create: OperationId, product: Product, party: Party, amount: string, options: CreateOptions = {}): Promise<ApiResponse> {
+export async function payTo(
+  world: MomoWorld,
+  create: OperationId,
+  product: Product,
+  party: Party,
+  amount: string,
+  options: CreateOptions = {},
+): Promise<ApiResponse> {
   const body: PaymentBody = { ...texts(world, 'payout'), amount, currency: world.config.currency, payee: msisdnOf(party) };
   return createTransaction(world, create, product, body, party, options);
 }
@@ -88,9 +102,19 @@ export async function askToWithdraw(world: MomoWorld, party: Party, amount: stri
 }
 
 /** A refund by the acting (disbursement) partner of the scenario's request to pay: all of it, or `amount`; v1 unless told. */
-export async function refundPayment(world: MomoWorld, amount?: string, options: CreateOptions = {}, create: OperationId = 'refund'): Promise<ApiResponse> {
+export async function refundPayment(
+  world: MomoWorld,
+  amount?: string,
+  options: CreateOptions = {},
+  create: OperationId = 'refund',
+): Promise<ApiResponse> {
   const original = requestToPayOf(world);
-  const body: PaymentBody = { ...texts(world, 'refund'), amount: amount ?? original.body.amount, currency: original.body.currency, referenceIdToRefund: original.referenceId };
+  const body: PaymentBody = {
+    ...texts(world, 'refund'),
+    amount: amount ?? original.body.amount,
+    currency: original.body.currency,
+    referenceIdToRefund: original.referenceId,
+  };
   return createTransaction(world, create, 'disbursement', body, original.party, options);
 }
 
@@ -148,22 +172,52 @@ export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promi
     return;
   }
   // Refused at creation instead: as invalid data (400), or naming the missing request to pay.
-  world.expect({ status: [400, 404, 500], source: spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'), what: 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation' });
-  if (creation.status !== 400) world.expect({ status: creation.status, code: 'RESOURCE_NOT_FOUND', source: UNKNOWN_REFUND_READING, what: 'a refund refused at creation names the missing request to pay' });
+  world.expect({
+    status: [400, 404, 500],
+    source: spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'),
+    what: 'a refund of an unknown request to pay is accepted and ends FAILED, or is refused at creation',
+  });
+  if (creation.status !== 400)
+    world.expect({
+      status: creation.status,
+      code: 'RESOURCE_NOT_FOUND',
+      source: UNKNOWN_REFUND_READING,
+      what: 'a refund refused at creation names the missing request to pay',
+    });
 }
 
-const UNKNOWN_REFUND_READING = reading('the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox\'s (READINGS in core/profiles.ts)');
+const UNKNOWN_REFUND_READING = reading(
+  "the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox's (READINGS in core/profiles.ts)",
+);
 
-async function createTransaction(world: MomoWorld, create: OperationId, product: Product, asked: PaymentBody, party: Party | undefined, o: CreateOptions): Promise<ApiResponse> {
+async function createTransaction(
+  world: MomoWorld,
+  create: OperationId,
+  product: Product,
+  asked: PaymentBody,
+  party: Party | undefined,
+  o: CreateOptions,
+): Promise<ApiResponse> {
   const body = { ...asked, ...o.body } as PaymentBody;
   const account = o.account ?? world.actor;
   const referenceId = o.referenceId ?? randomUUID();
   const callbackUrl = o.callback?.(world, referenceId);
-  const payment: Payment = { create, product, kind: operation(create).label, referenceId, body, account, ...(callbackUrl ? { callbackUrl } : {}), ...(party ? { party } : {}) };
+  const payment: Payment = {
+    create,
+    product,
+    kind: operation(create).label,
+    referenceId,
+    body,
+    account,
+    ...(callbackUrl ? { callbackUrl } : {}),
+    ...(party ? { party } : {}),
+  };
   world.payment = payment;
   world.payments.push(payment);
   const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...o.call };
-  return world.remember(await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }));
+  return world.remember(
+    await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }),
+  );
 }
 
 function msisdnOf(party: Party): { partyIdType: string; partyId: string } {

@@ -160,7 +160,14 @@ export class MomoWorld extends World {
    * each failed check, its source and the field; a warning is reported apart; either way the checks count as made.
    */
   check(checks: CheckName | readonly CheckName[], response: ApiResponse, what: string, findings: readonly Finding[]): void {
-    this.harness.conclude({ header: headerOf(response, what), operation: response.operation.id, product: response.operation.product, checks: typeof checks === 'string' ? [checks] : checks, findings, response });
+    this.harness.conclude({
+      header: headerOf(response, what),
+      operation: response.operation.id,
+      product: response.operation.product,
+      checks: typeof checks === 'string' ? [checks] : checks,
+      findings,
+      response,
+    });
   }
 
   /**
@@ -169,7 +176,12 @@ export class MomoWorld extends World {
    * mtn-sandbox profile a failure of the check; in the spec profile the run could not observe it (not tested),
    * saying which deadline to raise.
    */
-  async awaitState<T>(check: CheckName, description: string, probe: () => Promise<T | undefined>, options: { slow?: boolean; timing: Source; where: string; operation: OperationId; product: Product }): Promise<T> {
+  async awaitState<T>(
+    check: CheckName,
+    description: string,
+    probe: () => Promise<T | undefined>,
+    options: { slow?: boolean; timing: Source; where: string; operation: OperationId; product: Product },
+  ): Promise<T> {
     try {
       const state = await this.eventually(description, probe, options);
       this.harness.evaluated([{ check, operation: options.operation, product: options.product, verdict: 'passed' }]);
@@ -177,10 +189,27 @@ export class MomoWorld extends World {
     } catch (error) {
       if (!(error instanceof DeadlineExceededError)) throw error;
       const setting = options.slow ? 'MOMO_SLOW_OUTCOME_TIMEOUT_MS' : 'MOMO_POLL_TIMEOUT_MS';
-      const last = error.lastProblem instanceof Error ? error.lastProblem.message : error.lastProblem === undefined ? 'nothing' : String(error.lastProblem);
-      const found = finding(check, { expected: `${description} within ${error.timeoutMs} ms (${setting})`, received: last, source: options.timing });
-      this.harness.conclude({ header: options.where, operation: options.operation, product: options.product, checks: [check], findings: [found] });
-      throw new NotObservable(`${options.where}\n  ${describeCheck(found)}: ${describeDifference(found)}\n  The spec gives no time for this; if the target is slower than ${error.timeoutMs} ms here, raise ${setting}.`);
+      const last =
+        error.lastProblem instanceof Error
+          ? error.lastProblem.message
+          : error.lastProblem === undefined
+            ? 'nothing'
+            : String(error.lastProblem);
+      const found = finding(check, {
+        expected: `${description} within ${error.timeoutMs} ms (${setting})`,
+        received: last,
+        source: options.timing,
+      });
+      this.harness.conclude({
+        header: options.where,
+        operation: options.operation,
+        product: options.product,
+        checks: [check],
+        findings: [found],
+      });
+      throw new NotObservable(
+        `${options.where}\n  ${describeCheck(found)}: ${describeDifference(found)}\n  The spec gives no time for this; if the target is slower than ${error.timeoutMs} ms here, raise ${setting}.`,
+      );
     }
   }
 

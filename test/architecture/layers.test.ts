@@ -36,7 +36,11 @@ function sourceFiles(dir: string): string[] {
 /** The project files a file imports (static, re-exports, dynamic), as absolute paths. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g)]
+  const specifiers = [
+    ...text.matchAll(
+      /(?:^|\n)\s*(?:import|export)\s[^'"`]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g,
+    ),
+  ]
     .map((m) => m[1] ?? m[2] ?? m[3]!)
     .filter((s) => s.startsWith('.'));
   return specifiers.map((s) => resolve(dirname(file), s));
@@ -50,8 +54,17 @@ const edges = files.flatMap((file) => importsOf(file).map((target) => ({ file, t
 
 test('every folder of code is in a layer, and every import goes to its own folder or a lower layer', () => {
   // bin/ holds the JavaScript launcher npm links (package.json bin), which imports no folder of code.
-  const topFolders = readdirSync(ROOT).filter((name) => statSync(join(ROOT, name)).isDirectory() && !name.startsWith('.') && !['node_modules', 'dist', 'reports', 'docs', 'schemas', 'requirements', 'features', 'scripts', 'test', 'bin'].includes(name));
-  assert.deepEqual(topFolders.sort(), [...layerOf.keys()].sort(), 'a top-level folder of code that no layer names (or a layer whose folder is gone)');
+  const topFolders = readdirSync(ROOT).filter(
+    (name) =>
+      statSync(join(ROOT, name)).isDirectory() &&
+      !name.startsWith('.') &&
+      !['node_modules', 'dist', 'reports', 'docs', 'schemas', 'requirements', 'features', 'scripts', 'test', 'bin'].includes(name),
+  );
+  assert.deepEqual(
+    topFolders.sort(),
+    [...layerOf.keys()].sort(),
+    'a top-level folder of code that no layer names (or a layer whose folder is gone)',
+  );
   const upward = edges.flatMap(({ file, target }) => {
     const from = topFolderOf(file);
     const to = topFolderOf(target);
@@ -59,7 +72,9 @@ test('every folder of code is in a layer, and every import goes to its own folde
     const fromLayer = layerOf.get(from)!;
     const toLayer = layerOf.get(to);
     if (toLayer === undefined) return [`${relative(ROOT, file)} imports ${relative(ROOT, target)}, outside every layer`];
-    return toLayer < fromLayer ? [] : [`${relative(ROOT, file)} (${from}, layer ${fromLayer}) imports ${relative(ROOT, target)} (${to}, layer ${toLayer})`];
+    return toLayer < fromLayer
+      ? []
+      : [`${relative(ROOT, file)} (${from}, layer ${fromLayer}) imports ${relative(ROOT, target)} (${to}, layer ${toLayer})`];
   });
   assert.deepEqual(upward, []);
 });
@@ -104,21 +119,38 @@ test('no folder imports, through others, a folder that imports it', () => {
     }
   };
   for (const node of graph.keys()) if (!indices.has(node)) visit(node);
-  const described = circles.map((circle) => `${circle.join(' ↔ ')}: ${edges.filter(({ file, target }) => circle.includes(folderOf(file)) && circle.includes(folderOf(target)) && folderOf(file) !== folderOf(target)).map(({ file, target }) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`).join(', ')}`);
+  const described = circles.map(
+    (circle) =>
+      `${circle.join(' ↔ ')}: ${edges
+        .filter(
+          ({ file, target }) => circle.includes(folderOf(file)) && circle.includes(folderOf(target)) && folderOf(file) !== folderOf(target),
+        )
+        .map(({ file, target }) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`)
+        .join(', ')}`,
+  );
   assert.deepEqual(described, []);
 });
 
-test('the sandbox\'s own code knows nothing of deliberate faults', () => {
-  const mentions = sourceFiles(join(ROOT, 'sandbox')).filter((file) => /\bdeviations?\b|\bfaults?\b/i.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')));
-  assert.deepEqual(mentions.map((file) => relative(ROOT, file)), []);
+test("the sandbox's own code knows nothing of deliberate faults", () => {
+  const mentions = sourceFiles(join(ROOT, 'sandbox')).filter((file) =>
+    /\bdeviations?\b|\bfaults?\b/i.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')),
+  );
+  assert.deepEqual(
+    mentions.map((file) => relative(ROOT, file)),
+    [],
+  );
 });
 
 test('tests import code of the layers, never a script', () => {
-  const scripts = sourceFiles(join(ROOT, 'test')).flatMap((file) => importsOf(file).filter((target) => topFolderOf(target) === 'scripts').map((target) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`));
+  const scripts = sourceFiles(join(ROOT, 'test')).flatMap((file) =>
+    importsOf(file)
+      .filter((target) => topFolderOf(target) === 'scripts')
+      .map((target) => `${relative(ROOT, file)} → ${relative(ROOT, target)}`),
+  );
   assert.deepEqual(scripts, []);
 });
 
-test('CONTRIBUTING\'s layout section names every folder of the layers', () => {
+test("CONTRIBUTING's layout section names every folder of the layers", () => {
   const contributing = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
   const start = contributing.indexOf('## Project layout');
   assert.ok(start >= 0, 'CONTRIBUTING.md has no "## Project layout"');

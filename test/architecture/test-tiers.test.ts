@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { TIERS, filesOf, testFiles, tiersOf, type Tier } from '../tiers.ts';
 
-const SCRIPTS = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const SCRIPTS = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 const tiers = Object.keys(TIERS) as Tier[];
 
 test('every test file belongs to exactly one tier, and every tier has files', () => {
@@ -28,11 +29,14 @@ test('a name with a suffix no tier knows belongs to none', () => {
   assert.deepEqual(tiersOf('test/x/Payments.test.ts'), []);
 });
 
-test('each tier has its npm script, which runs that tier\'s files, and npm test runs every tier', () => {
+test("each tier has its npm script, which runs that tier's files, and npm test runs every tier", () => {
   const scriptOf = (tier: Tier) => `test:${tier}`;
   for (const tier of tiers) {
     const script = SCRIPTS[scriptOf(tier)];
-    assert.ok(script?.includes(`$(tsx test/tiers.ts ${tier})`), `package.json's ${scriptOf(tier)} runs $(tsx test/tiers.ts ${tier}): ${script}`);
+    assert.ok(
+      script?.includes(`$(tsx test/tiers.ts ${tier})`),
+      `package.json's ${scriptOf(tier)} runs $(tsx test/tiers.ts ${tier}): ${script}`,
+    );
     assert.ok(SCRIPTS.test?.includes(`npm run ${scriptOf(tier)}`), `npm test runs ${scriptOf(tier)}`);
   }
   assert.ok(SCRIPTS.test?.startsWith('npm run typecheck && '), 'npm test type-checks first');

@@ -4,7 +4,14 @@ import { mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { BaselineError, catalogueFingerprint, compareWithBaseline, exitCodeWithBaseline, loadBaseline, type Baseline } from '../../conformance/certification/baseline.ts';
+import {
+  BaselineError,
+  catalogueFingerprint,
+  compareWithBaseline,
+  exitCodeWithBaseline,
+  loadBaseline,
+  type Baseline,
+} from '../../conformance/certification/baseline.ts';
 import { writeBundle } from '../../conformance/certification/bundle.ts';
 
 const FINGERPRINT = catalogueFingerprint();
@@ -48,7 +55,14 @@ test('a certification.json and an evidence bundle of an earlier run are read ali
   assert.deepEqual(fromJson.scenarios, [{ uri: 'features/a.feature', name: 'a', verdict: 'passed' }]);
 
   const bundle = join(mkdtempSync(join(tmpdir(), 'momo-baseline-')), 'certification-x.tar.gz');
-  await writeBundle(bundle, [{ path: 'certification/certification.json', source: json }], { harness: { name: 'h', version: '0' }, createdAt: '2026-03-10T02:00:00.000Z', target: 't', profile: { name: 'spec', behaviour: {} }, configuration: {}, spec: null });
+  await writeBundle(bundle, [{ path: 'certification/certification.json', source: json }], {
+    harness: { name: 'h', version: '0' },
+    createdAt: '2026-03-10T02:00:00.000Z',
+    target: 't',
+    profile: { name: 'spec', behaviour: {} },
+    configuration: {},
+    spec: null,
+  });
   const fromBundle = await loadBaseline(bundle);
   assert.deepEqual({ ...fromBundle, file: '' }, { ...fromJson, file: '' });
 });
@@ -58,7 +72,10 @@ test('a baseline that is missing, a folder, not JSON, or not a certification rep
   await refused(mkdtempSync(join(tmpdir(), 'momo-baseline-')), /it is a folder/);
   await refused(file('certification.json', '<html>'), /neither JSON nor a gzipped evidence bundle/);
   await refused(file('certification.json', '[1, 2]'), /not a certification report \(not a JSON object\)/);
-  await refused(file('summary.json', JSON.stringify({ scenarios: [], totals: {} })), /not a certification report \(no list of requirements/);
+  await refused(
+    file('summary.json', JSON.stringify({ scenarios: [], totals: {} })),
+    /not a certification report \(no list of requirements/,
+  );
   await refused(file('certification.json', JSON.stringify(report({ scenarios: [{ uri: 1 }] }))), /no list of scenarios/);
 });
 
@@ -69,16 +86,29 @@ test('a baseline far larger than any certification.json is refused before it is 
 });
 
 test('a baseline of another catalogue version, or of none, cannot be compared with', async () => {
-  await refused(file('certification.json', JSON.stringify(report({ catalogue: { operations: 25, fingerprint: '0'.repeat(64) } }))), /another version of the operation catalogue \(fingerprint 000000000000…, this harness's is [0-9a-f]{12}…\)/);
+  await refused(
+    file('certification.json', JSON.stringify(report({ catalogue: { operations: 25, fingerprint: '0'.repeat(64) } }))),
+    /another version of the operation catalogue \(fingerprint 000000000000…, this harness's is [0-9a-f]{12}…\)/,
+  );
   const { catalogue: _, ...older } = report();
   await refused(file('certification.json', JSON.stringify(older)), /names no catalogue version/);
 });
 
 test('a gzipped file that is not a bundle, or a bundle without a certification, is refused through the bundle reader', async () => {
-  await refused(file('x.tar.gz', gzipSync('not a tar at all, just text')), /not a readable evidence bundle|holds no certification\/certification.json/);
+  await refused(
+    file('x.tar.gz', gzipSync('not a tar at all, just text')),
+    /not a readable evidence bundle|holds no certification\/certification.json/,
+  );
   const other = file('other.txt', 'hello');
   const bundle = join(mkdtempSync(join(tmpdir(), 'momo-baseline-')), 'b.tar.gz');
-  await writeBundle(bundle, [{ path: 'conformance/other.txt', source: other }], { harness: { name: 'h', version: '0' }, createdAt: 'x', target: 't', profile: { name: 'spec', behaviour: {} }, configuration: {}, spec: null });
+  await writeBundle(bundle, [{ path: 'conformance/other.txt', source: other }], {
+    harness: { name: 'h', version: '0' },
+    createdAt: 'x',
+    target: 't',
+    profile: { name: 'spec', behaviour: {} },
+    configuration: {},
+    spec: null,
+  });
   await refused(bundle, /holds no certification\/certification.json/);
 });
 
@@ -87,33 +117,72 @@ const BASELINE: Baseline = {
   generatedAt: '2026-03-10T02:00:00.000Z',
   target: 't',
   requirements: [
-    { id: 'STILL-PASS', verdict: 'PASS' }, { id: 'BREAKS', verdict: 'PASS' }, { id: 'GETS-FIXED', verdict: 'FAIL' }, { id: 'STILL-FAIL', verdict: 'FAIL' },
-    { id: 'GOES-FLAKY', verdict: 'PASS' }, { id: 'GOES-DOWN', verdict: 'PASS' }, { id: 'LEFT-OUT', verdict: 'PASS' }, { id: 'WAS-UNTESTED', verdict: 'NOT TESTED' },
+    { id: 'STILL-PASS', verdict: 'PASS' },
+    { id: 'BREAKS', verdict: 'PASS' },
+    { id: 'GETS-FIXED', verdict: 'FAIL' },
+    { id: 'STILL-FAIL', verdict: 'FAIL' },
+    { id: 'GOES-FLAKY', verdict: 'PASS' },
+    { id: 'GOES-DOWN', verdict: 'PASS' },
+    { id: 'LEFT-OUT', verdict: 'PASS' },
+    { id: 'WAS-UNTESTED', verdict: 'NOT TESTED' },
   ],
-  scenarios: [{ uri: 'f', name: 'a', verdict: 'passed' }, { uri: 'f', name: 'b', verdict: 'failed' }, { uri: 'f', name: 'c', verdict: 'failed' }],
+  scenarios: [
+    { uri: 'f', name: 'a', verdict: 'passed' },
+    { uri: 'f', name: 'b', verdict: 'failed' },
+    { uri: 'f', name: 'c', verdict: 'failed' },
+  ],
 };
 
 test('every requirement and scenario falls in one class of change', () => {
   const comparison = compareWithBaseline(BASELINE, {
     requirements: [
-      { id: 'STILL-PASS', verdict: 'WARN' }, { id: 'BREAKS', verdict: 'FAIL' }, { id: 'GETS-FIXED', verdict: 'PASS' }, { id: 'STILL-FAIL', verdict: 'FAIL' },
-      { id: 'GOES-FLAKY', verdict: 'FLAKY' }, { id: 'GOES-DOWN', verdict: 'NOT TESTED' }, { id: 'LEFT-OUT', verdict: 'NOT APPLICABLE' }, { id: 'WAS-UNTESTED', verdict: 'FAIL' },
+      { id: 'STILL-PASS', verdict: 'WARN' },
+      { id: 'BREAKS', verdict: 'FAIL' },
+      { id: 'GETS-FIXED', verdict: 'PASS' },
+      { id: 'STILL-FAIL', verdict: 'FAIL' },
+      { id: 'GOES-FLAKY', verdict: 'FLAKY' },
+      { id: 'GOES-DOWN', verdict: 'NOT TESTED' },
+      { id: 'LEFT-OUT', verdict: 'NOT APPLICABLE' },
+      { id: 'WAS-UNTESTED', verdict: 'FAIL' },
       { id: 'ADDED', verdict: 'PASS' },
     ],
-    scenarios: [{ uri: 'f', name: 'a', verdict: 'failed' }, { uri: 'f', name: 'b', verdict: 'passed' }, { uri: 'f', name: 'c', verdict: 'failed' }, { uri: 'f', name: 'd', verdict: 'flaky' }],
+    scenarios: [
+      { uri: 'f', name: 'a', verdict: 'failed' },
+      { uri: 'f', name: 'b', verdict: 'passed' },
+      { uri: 'f', name: 'c', verdict: 'failed' },
+      { uri: 'f', name: 'd', verdict: 'flaky' },
+    ],
   });
   assert.deepEqual(Object.fromEntries(comparison.requirements), {
-    'STILL-PASS': 'still passing', BREAKS: 'new failure', 'GETS-FIXED': 'fixed', 'STILL-FAIL': 'still failing', 'GOES-FLAKY': 'flaky',
-    'GOES-DOWN': 'not tested', 'LEFT-OUT': 'not applicable', 'WAS-UNTESTED': 'new failure', ADDED: 'new',
+    'STILL-PASS': 'still passing',
+    BREAKS: 'new failure',
+    'GETS-FIXED': 'fixed',
+    'STILL-FAIL': 'still failing',
+    'GOES-FLAKY': 'flaky',
+    'GOES-DOWN': 'not tested',
+    'LEFT-OUT': 'not applicable',
+    'WAS-UNTESTED': 'new failure',
+    ADDED: 'new',
   });
-  assert.deepEqual(Object.fromEntries(comparison.scenarios), { 'f › a': 'new failure', 'f › b': 'fixed', 'f › c': 'still failing', 'f › d': 'new' });
+  assert.deepEqual(Object.fromEntries(comparison.scenarios), {
+    'f › a': 'new failure',
+    'f › b': 'fixed',
+    'f › c': 'still failing',
+    'f › d': 'new',
+  });
   assert.equal(comparison.counts.requirements['new failure'], 2);
   assert.equal(comparison.counts.scenarios['still failing'], 1);
 });
 
-test('--fail-on new: only a new failure (or a failing waiver) fails the run; any keeps the run\'s exit code; 2 stays 2', () => {
-  const old = compareWithBaseline(BASELINE, { requirements: [{ id: 'STILL-FAIL', verdict: 'FAIL' }], scenarios: [{ uri: 'f', name: 'c', verdict: 'failed' }] });
-  const fresh = compareWithBaseline(BASELINE, { requirements: [{ id: 'BREAKS', verdict: 'FAIL' }], scenarios: [{ uri: 'f', name: 'a', verdict: 'failed' }] });
+test("--fail-on new: only a new failure (or a failing waiver) fails the run; any keeps the run's exit code; 2 stays 2", () => {
+  const old = compareWithBaseline(BASELINE, {
+    requirements: [{ id: 'STILL-FAIL', verdict: 'FAIL' }],
+    scenarios: [{ uri: 'f', name: 'c', verdict: 'failed' }],
+  });
+  const fresh = compareWithBaseline(BASELINE, {
+    requirements: [{ id: 'BREAKS', verdict: 'FAIL' }],
+    scenarios: [{ uri: 'f', name: 'a', verdict: 'failed' }],
+  });
   assert.equal(exitCodeWithBaseline(1, old, 'new', []), 0);
   assert.equal(exitCodeWithBaseline(1, old, 'new', ['The waiver of X expired']), 1);
   assert.equal(exitCodeWithBaseline(1, fresh, 'new', []), 1);

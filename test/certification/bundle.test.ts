@@ -12,19 +12,27 @@ import { loadConfig } from '../../harness/config.ts';
 import { filesUnder } from '../../harness/secrets/leak-scan.ts';
 import { BUNDLE_ABOUT as ABOUT } from './fixtures.ts';
 
-
 /** A bundle of three small files and a spec copy; returns its path and the folder it was made in. */
 async function makeBundle(): Promise<{ bundle: string; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'momo-bundle-test-'));
-  const files = { 'summary.json': '{"exitCode":0}\n', 'junit.xml': '<testsuite/>\n', 'index.html': '<h1>Summary</h1>\n', 'spec.md': '# The spec\n' };
+  const files = {
+    'summary.json': '{"exitCode":0}\n',
+    'junit.xml': '<testsuite/>\n',
+    'index.html': '<h1>Summary</h1>\n',
+    'spec.md': '# The spec\n',
+  };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   const bundle = join(dir, 'certification-test.tar.gz');
-  await writeBundle(bundle, [
-    { path: 'conformance/summary.json', source: join(dir, 'summary.json') },
-    { path: 'conformance/junit.xml', source: join(dir, 'junit.xml') },
-    { path: 'certification/index.html', source: join(dir, 'index.html') },
-    { path: 'spec/momo-api-spec.md', source: join(dir, 'spec.md') },
-  ], ABOUT);
+  await writeBundle(
+    bundle,
+    [
+      { path: 'conformance/summary.json', source: join(dir, 'summary.json') },
+      { path: 'conformance/junit.xml', source: join(dir, 'junit.xml') },
+      { path: 'certification/index.html', source: join(dir, 'index.html') },
+      { path: 'spec/momo-api-spec.md', source: join(dir, 'spec.md') },
+    ],
+    ABOUT,
+  );
   return { bundle, dir };
 }
 
@@ -34,7 +42,10 @@ async function repack(bundle: string, change: (root: string) => void): Promise<s
   await extract({ file: bundle, cwd: root });
   change(root);
   const altered = join(root, '..', `${root.split('/').pop()}-altered.tar.gz`);
-  await create({ gzip: true, file: altered, cwd: root }, filesUnder(root).map((file) => relative(root, file)));
+  await create(
+    { gzip: true, file: altered, cwd: root },
+    filesUnder(root).map((file) => relative(root, file)),
+  );
   return altered;
 }
 
@@ -47,9 +58,15 @@ async function verifyOutput(bundle: string): Promise<{ code: number; output: str
 test('a bundle holds every file with its SHA-256 in the manifest, and verifies as intact (exit 0)', async () => {
   const { bundle } = await makeBundle();
   const files = await readBundle(bundle);
-  assert.deepEqual([...files.keys()], [MANIFEST_FILE, 'conformance/summary.json', 'conformance/junit.xml', 'certification/index.html', 'spec/momo-api-spec.md']);
+  assert.deepEqual(
+    [...files.keys()],
+    [MANIFEST_FILE, 'conformance/summary.json', 'conformance/junit.xml', 'certification/index.html', 'spec/momo-api-spec.md'],
+  );
   const manifest = JSON.parse(files.get(MANIFEST_FILE)!.toString()) as Manifest;
-  assert.deepEqual(manifest.files.find((f) => f.path === 'conformance/summary.json'), { path: 'conformance/summary.json', sha256: sha256('{"exitCode":0}\n'), bytes: 15 });
+  assert.deepEqual(
+    manifest.files.find((f) => f.path === 'conformance/summary.json'),
+    { path: 'conformance/summary.json', sha256: sha256('{"exitCode":0}\n'), bytes: 15 },
+  );
   assert.equal(manifest.harness.version, '0.1.0');
   const check = await verifyBundle(bundle);
   assert.equal(check.intact, true);
@@ -63,7 +80,10 @@ test('a bundle with an altered file is tampered (exit 1), naming the file', asyn
   const altered = await repack(bundle, (root) => writeFileSync(join(root, 'conformance/summary.json'), '{"exitCode":0} \n'));
   const { code, output } = await verifyOutput(altered);
   assert.equal(code, 1, output);
-  assert.match(output, /TAMPERED: .* does not match its manifest:\n {2}- conformance\/summary\.json: its SHA-256 is not the manifest's \(altered\)$/);
+  assert.match(
+    output,
+    /TAMPERED: .* does not match its manifest:\n {2}- conformance\/summary\.json: its SHA-256 is not the manifest's \(altered\)$/,
+  );
 });
 
 test('a bundle with a removed file, or an added one, is tampered, naming the file', async () => {
@@ -76,11 +96,14 @@ test('a bundle with a removed file, or an added one, is tampered, naming the fil
   assert.match(added.output, /certification\/extra\.html: in the bundle but not in the manifest \(added\)/);
 });
 
-test('a manifest whose spec hash is not the spec copy\'s is tampered', async () => {
+test("a manifest whose spec hash is not the spec copy's is tampered", async () => {
   const { bundle } = await makeBundle();
   const altered = await repack(bundle, (root) => {
     const manifest = JSON.parse(readFileSync(join(root, MANIFEST_FILE), 'utf8')) as Manifest;
-    writeFileSync(join(root, MANIFEST_FILE), JSON.stringify({ ...manifest, spec: { path: 'spec/momo-api-spec.md', sha256: sha256('another spec') } }));
+    writeFileSync(
+      join(root, MANIFEST_FILE),
+      JSON.stringify({ ...manifest, spec: { path: 'spec/momo-api-spec.md', sha256: sha256('another spec') } }),
+    );
   });
   const { code, output } = await verifyOutput(altered);
   assert.equal(code, 1, output);
@@ -108,7 +131,7 @@ test('what is not a bundle cannot be read (exit 2), with the reason', async () =
   assert.equal(usage, 2);
 });
 
-test('the manifest\'s configuration has no secret: keys redacted, credentials taken out of URLs', () => {
+test("the manifest's configuration has no secret: keys redacted, credentials taken out of URLs", () => {
   const config = loadConfig({
     MOMO_BASE_URL: 'https://partner:s3cret-pass@sandbox.example.com',
     MOMO_COLLECTION_KEY: 'collection-key-123456',
@@ -119,7 +142,8 @@ test('the manifest\'s configuration has no secret: keys redacted, credentials ta
   });
   const shown = withoutSecrets(config);
   const text = JSON.stringify(shown);
-  for (const secret of ['s3cret-pass', 'collection-key-123456', 'disbursement-key-123456', 'remittance-key-123456', 'api-key-abcdef123456']) assert.ok(!text.includes(secret), `${secret} is in ${text}`);
+  for (const secret of ['s3cret-pass', 'collection-key-123456', 'disbursement-key-123456', 'remittance-key-123456', 'api-key-abcdef123456'])
+    assert.ok(!text.includes(secret), `${secret} is in ${text}`);
   assert.equal(shown.baseUrl, 'https://sandbox.example.com');
   assert.deepEqual(shown.subscriptionKeys, { collection: '[REDACTED]', disbursement: '[REDACTED]', remittance: '[REDACTED]' });
   assert.deepEqual(shown.apiUsers, { collection: { userId: '5b6a3c1e-8d2f-4a7b-9c0d-1e2f3a4b5c6d', apiKey: '[REDACTED]' } });
@@ -131,5 +155,7 @@ test('the leak scan reads inside a bundle and names the file that holds a secret
   writeFileSync(join(dir, 'evidence.json'), '{"Ocp-Apim-Subscription-Key": "configured-key-987654"}');
   const bundle = join(dir, 'certification-leaky.tar.gz');
   await writeBundle(bundle, [{ path: 'conformance/evidence.json', source: join(dir, 'evidence.json') }], ABOUT);
-  assert.deepEqual(await scanBundleForSecrets(bundle, ['configured-key-987654']), [{ file: 'certification-leaky.tar.gz:conformance/evidence.json', kind: 'configured secret #1 (in the clear)' }]);
+  assert.deepEqual(await scanBundleForSecrets(bundle, ['configured-key-987654']), [
+    { file: 'certification-leaky.tar.gz:conformance/evidence.json', kind: 'configured secret #1 (in the clear)' },
+  ]);
 });

@@ -10,11 +10,24 @@ import { sha256, type Manifest } from '../../conformance/certification/bundle.ts
 
 /** A requirement of a small fixture catalogue: a collection request to pay rule unless told otherwise. */
 export function requirement(id: string, more: Partial<Requirement> = {}): Requirement {
-  return { id, section: '§4.2 #2', text: `the statement of ${id}`, products: ['collection'], operations: ['requestToPay'], verification: 'scenario', ...more };
+  return {
+    id,
+    section: '§4.2 #2',
+    text: `the statement of ${id}`,
+    products: ['collection'],
+    operations: ['requestToPay'],
+    verification: 'scenario',
+    ...more,
+  };
 }
 
 /** A scenario verifying the given requirements, with the ledger's verdict (or 'not run'). */
-export function scenario(name: string, verdict: ScenarioOutcome['verdict'], requirements: string[], more: Partial<ScenarioOutcome> = {}): ScenarioOutcome {
+export function scenario(
+  name: string,
+  verdict: ScenarioOutcome['verdict'],
+  requirements: string[],
+  more: Partial<ScenarioOutcome> = {},
+): ScenarioOutcome {
   return {
     id: `pickle-${name}`,
     feature: 'Collection',
@@ -28,7 +41,12 @@ export function scenario(name: string, verdict: ScenarioOutcome['verdict'], requ
 }
 
 /** A waiver that holds (of the fixture requirement COL-A) until long after any run. */
-export const VALID_WAIVER: Waiver = { requirement: 'COL-A', reason: 'the gateway fix ships in 2.4 (TICKET-12)', owner: 'payments team', expires: '2099-12-31' };
+export const VALID_WAIVER: Waiver = {
+  requirement: 'COL-A',
+  reason: 'the gateway fix ships in 2.4 (TICKET-12)',
+  owner: 'payments team',
+  expires: '2099-12-31',
+};
 
 /** A waivers file with the given content (an object is written as JSON), in a folder of its own. */
 export function waiversFile(content: unknown): string {

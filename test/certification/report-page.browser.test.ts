@@ -18,7 +18,7 @@ before(async () => {
   ({ dir, report } = await smokeRun());
 });
 
-test('index.html opens in headless Chromium, fetching nothing, and shows the summary and a requirement\'s evidence', async (t) => {
+test("index.html opens in headless Chromium, fetching nothing, and shows the summary and a requirement's evidence", async (t) => {
   const executablePath = chromiumOnPath();
   if (!executablePath) {
     if (process.env.CI) assert.fail('Chromium is not installed: scripts/ensure-chromium.sh installs it (CI runs it before the tests).');
@@ -30,7 +30,8 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
   const scenarioOf = new Map(report.scenarios.map((s) => [s.id, s]));
   const firstListedBy = new Map<string, string>();
   for (const r of report.requirements) for (const id of r.scenarios) if (!firstListedBy.has(id)) firstListedBy.set(id, r.id);
-  const showsItsOwn = (r: (typeof report.requirements)[number], id: string) => firstListedBy.get(id) === r.id && (scenarioOf.get(id)?.exchanges.length ?? 0) > 0;
+  const showsItsOwn = (r: (typeof report.requirements)[number], id: string) =>
+    firstListedBy.get(id) === r.id && (scenarioOf.get(id)?.exchanges.length ?? 0) > 0;
   const shown = report.requirements.find((r) => r.verdict === 'PASS' && r.scenarios.some((id) => showsItsOwn(r, id)));
   assert.ok(shown, 'a requirement passed with evidence');
 
@@ -43,7 +44,10 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
     const summary = page.locator('#summary');
     await summary.waitFor({ state: 'visible' });
     assert.match(await summary.innerText(), /The target conforms \(exit code 0\)\./);
-    assert.match(await summary.innerText(), new RegExp(`${report.coverage.total.covered} / ${report.coverage.total.requirements}\\s+requirements covered`));
+    assert.match(
+      await summary.innerText(),
+      new RegExp(`${report.coverage.total.covered} / ${report.coverage.total.requirements}\\s+requirements covered`),
+    );
     assert.match(await summary.innerText(), new RegExp(`${report.coverage.operationsCovered} / 19\\s+operations covered`));
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, 'certification-summary.png') });
@@ -62,7 +66,8 @@ test('index.html opens in headless Chromium, fetching nothing, and shows the sum
     const exchange = scenarioOf.get(shown.scenarios[withExchanges] ?? '')?.exchanges[0];
     assert.ok(exchange);
     assert.ok((await request.innerText()).startsWith(`${exchange.request.method} ${exchange.request.url}`));
-    if (exchange.response) assert.match(await scenario.locator('pre.response').first().innerText(), new RegExp(`^HTTP ${exchange.response.status}`));
+    if (exchange.response)
+      assert.match(await scenario.locator('pre.response').first().innerText(), new RegExp(`^HTTP ${exchange.response.status}`));
     await request.scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SCREENSHOTS, 'certification-evidence.png') });
     assert.deepEqual(fetched, [], 'the report is self-contained');

@@ -18,10 +18,15 @@ before(async () => {
   ({ run, dir, report } = await smokeRun());
 });
 
-test('npm start ends with requirements covered and passed out of the total, operations out of 19, and the report\'s path', () => {
+test("npm start ends with requirements covered and passed out of the total, operations out of 19, and the report's path", () => {
   assert.equal(run.code, 0, run.output);
   const { total } = report.coverage;
-  assert.match(run.output, new RegExp(`\\nRequirements: ${total.covered} of ${total.requirements} covered, ${total.verdicts.PASS} of ${total.requirements} passed.*; ${total.unprovokable} more no client can provoke\\.\\n`));
+  assert.match(
+    run.output,
+    new RegExp(
+      `\\nRequirements: ${total.covered} of ${total.requirements} covered, ${total.verdicts.PASS} of ${total.requirements} passed.*; ${total.unprovokable} more no client can provoke\\.\\n`,
+    ),
+  );
   assert.match(run.output, new RegExp(`\\nOperations: ${report.coverage.operationsCovered} of 19 covered\\.\\n`));
   assert.ok(run.output.includes(`\nCertification report: ${join(dir, 'index.html')}\n`), run.output);
   assert.ok(total.covered > 0 && report.coverage.operationsCovered > 0, 'the smoke scenarios cover something');
@@ -42,7 +47,16 @@ test('the bundle of a real run holds every artifact and the spec, and verifies a
   assert.ok(bundleName, `no bundle in ${dir}`);
   const bundle = join(dir, bundleName);
   const files = await readBundle(bundle);
-  for (const path of [MANIFEST_FILE, 'conformance/summary.json', 'conformance/messages.ndjson', 'conformance/cucumber.html', 'conformance/junit.xml', 'certification/index.html', 'certification/certification.json', 'spec/momo-api-spec.md']) {
+  for (const path of [
+    MANIFEST_FILE,
+    'conformance/summary.json',
+    'conformance/messages.ndjson',
+    'conformance/cucumber.html',
+    'conformance/junit.xml',
+    'certification/index.html',
+    'certification/certification.json',
+    'spec/momo-api-spec.md',
+  ]) {
     assert.ok(files.has(path), `${path} is not in the bundle`);
   }
   const manifest = JSON.parse(files.get(MANIFEST_FILE)!.toString()) as Manifest;

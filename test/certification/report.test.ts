@@ -16,7 +16,12 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 
 const EXCHANGE: Exchange = {
   operation: 'request to pay (collection)',
-  request: { method: 'POST', url: RTP_URL, headers: { Authorization: 'Bearer [REDACTED]', 'X-Reference-Id': '0b6f1c9e-3f3a-4c41-9d0e-1f2a3b4c5d6e' }, body: '{"amount":"12.50","payerMessage":"<script>alert(1)</script>"}' },
+  request: {
+    method: 'POST',
+    url: RTP_URL,
+    headers: { Authorization: 'Bearer [REDACTED]', 'X-Reference-Id': '0b6f1c9e-3f3a-4c41-9d0e-1f2a3b4c5d6e' },
+    body: '{"amount":"12.50","payerMessage":"<script>alert(1)</script>"}',
+  },
   response: { status: 202, headers: { 'content-length': '0' }, body: '', durationMs: 4 },
 };
 
@@ -29,7 +34,11 @@ function inputs(more: Partial<ReportInputs> = {}): ReportInputs {
     harness: { name: 'momo-conformance-harness', version: '0.1.0' },
     generatedAt: new Date('2026-03-10T12:00:00Z'),
     spec: { file: 'momo-api-spec.md', sha256: 'a'.repeat(64) },
-    summary: { target: 'the embedded reference sandbox', exitCode: 0, scenarios: [{ ...scenario('pays', 'passed', ['COL-RTP']), verdict: 'passed', scenario: 'pays', line: 10, durationMs: 3 }] },
+    summary: {
+      target: 'the embedded reference sandbox',
+      exitCode: 0,
+      scenarios: [{ ...scenario('pays', 'passed', ['COL-RTP']), verdict: 'passed', scenario: 'pays', line: 10, durationMs: 3 }],
+    },
     requirements: [
       requirement('COL-RTP'),
       requirement('DIS-REFUND', { products: ['disbursement'], operations: ['refund'], section: '§4.3 #9' }),
@@ -46,7 +55,14 @@ test('certification.json follows its schema, with verdicts, coverage out of 19 a
   const report = buildReport(inputs());
   const validate = validatorFor('certification-report');
   assert.ok(validate(report), describeErrors(validate.errors).join('\n'));
-  assert.deepEqual(report.requirements.map((r) => [r.id, r.verdict]), [['COL-RTP', 'PASS'], ['DIS-REFUND', 'NOT APPLICABLE'], ['ERR-RATE', 'UNPROVOKABLE']]);
+  assert.deepEqual(
+    report.requirements.map((r) => [r.id, r.verdict]),
+    [
+      ['COL-RTP', 'PASS'],
+      ['DIS-REFUND', 'NOT APPLICABLE'],
+      ['ERR-RATE', 'UNPROVOKABLE'],
+    ],
+  );
   assert.deepEqual(report.requirements[0]?.specOperations, ['4.2 #2']);
   assert.equal(report.coverage.operations.length, 19);
   assert.equal(report.coverage.operationsCovered, 1);
@@ -64,7 +80,7 @@ test('a report that does not follow the schema is caught by it', () => {
   assert.equal(validate({ ...report, requirements: [{ id: 'X' }] }), false);
 });
 
-test('the closing lines give requirements covered and passed out of the total, operations out of 19, and the report\'s path', () => {
+test("the closing lines give requirements covered and passed out of the total, operations out of 19, and the report's path", () => {
   const lines = closingLines(buildReport(inputs()), '/reports/certification/index.html');
   assert.deepEqual(lines, [
     'Requirements: 1 of 2 covered, 1 of 2 passed (1 NOT APPLICABLE); 1 more no client can provoke.',
@@ -73,7 +89,7 @@ test('the closing lines give requirements covered and passed out of the total, o
   ]);
 });
 
-test('index.html shows the summary, the coverage, each requirement\'s verdict and evidence, escaped, and fetches nothing', () => {
+test("index.html shows the summary, the coverage, each requirement's verdict and evidence, escaped, and fetches nothing", () => {
   const html = renderHtml(buildReport(inputs()));
   assert.match(html, /<section id="summary">[\s\S]*<span class="number">1 \/ 2<\/span> requirements covered/);
   assert.match(html, /<h3>By operation: 1 of 19 covered<\/h3>/);
@@ -86,48 +102,106 @@ test('index.html shows the summary, the coverage, each requirement\'s verdict an
   assert.doesNotMatch(html, /<(script|link|img|iframe)\b|src=|https?:\/\/(?!127\.0\.0\.1)/, 'nothing is loaded from elsewhere');
 });
 
-test('index.html shows a scenario\'s exchanges once, under the first requirement it verifies, and links there from the others', () => {
+test("index.html shows a scenario's exchanges once, under the first requirement it verifies, and links there from the others", () => {
   const both = { ...scenario('pays twice', 'passed', ['COL-RTP', 'COL-RTP-2']), exchanges: [EXCHANGE] };
-  const html = renderHtml(buildReport(inputs({
-    requirements: [requirement('COL-RTP'), requirement('COL-RTP-2')],
-    scenarios: [both],
-    summary: { target: 'the embedded reference sandbox', exitCode: 0, scenarios: [{ ...both, verdict: 'passed', scenario: 'pays twice', line: 10, durationMs: 3 }] },
-  })));
+  const html = renderHtml(
+    buildReport(
+      inputs({
+        requirements: [requirement('COL-RTP'), requirement('COL-RTP-2')],
+        scenarios: [both],
+        summary: {
+          target: 'the embedded reference sandbox',
+          exitCode: 0,
+          scenarios: [{ ...both, verdict: 'passed', scenario: 'pays twice', line: 10, durationMs: 3 }],
+        },
+      }),
+    ),
+  );
   assert.equal(html.split(`POST ${RTP_URL}`).length - 1, 1, 'the exchange is shown once');
-  assert.match(html, /<article class="requirement" id="req-col-rtp-2">[\s\S]*Its exchanges are shown under <a href="#req-col-rtp">COL-RTP<\/a>\./);
+  assert.match(
+    html,
+    /<article class="requirement" id="req-col-rtp-2">[\s\S]*Its exchanges are shown under <a href="#req-col-rtp">COL-RTP<\/a>\./,
+  );
 });
 
 test('evidence the budget left out, or a body cut, is named in the report: each omitted exchange, a note in the summary, a closing line', () => {
   const omitted: Exchange = {
     operation: 'request to pay (collection)',
     request: { method: 'POST', url: RTP_URL, headers: {} },
-    omitted: 'HTTP 202 in 4 ms; not recorded: the run\'s evidence budget (MOMO_EVIDENCE_BUDGET_BYTES, 32 MiB) was spent, so only the call and its outcome are kept',
+    omitted:
+      "HTTP 202 in 4 ms; not recorded: the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES, 32 MiB) was spent, so only the call and its outcome are kept",
   };
-  const cut: Exchange = { ...EXCHANGE, response: { status: 200, headers: {}, body: 'x\n… [the body exceeded 1 MiB (MOMO_MAX_RESPONSE_BYTES): the harness read that much of it and no further]', durationMs: 4, bodyCut: { keptCharacters: 32768, characters: 1048576, bytes: 1048576, exceededLimit: 1048576 } } };
+  const cut: Exchange = {
+    ...EXCHANGE,
+    response: {
+      status: 200,
+      headers: {},
+      body: 'x\n… [the body exceeded 1 MiB (MOMO_MAX_RESPONSE_BYTES): the harness read that much of it and no further]',
+      durationMs: 4,
+      bodyCut: { keptCharacters: 32768, characters: 1048576, bytes: 1048576, exceededLimit: 1048576 },
+    },
+  };
   const pays = { ...scenario('pays', 'passed', ['COL-RTP']), exchanges: [EXCHANGE, cut, omitted] };
   const report = buildReport(inputs({ scenarios: [pays] }));
   const validate = validatorFor('certification-report');
   assert.ok(validate(report), describeErrors(validate.errors).join('\n'));
   const html = renderHtml(report);
-  assert.match(html, /<div class="evidence-note"><p>1 of 3 exchanges are not recorded: the run&#39;s evidence budget \(MOMO_EVIDENCE_BUDGET_BYTES\) was spent, so each shows only its call and its outcome\.<\/p><p>1 exchange has a body cut in the evidence, each saying where and how long it was; 1 of them exceeded what the harness reads \(MOMO_MAX_RESPONSE_BYTES\)\.<\/p><\/div>/);
+  assert.match(
+    html,
+    /<div class="evidence-note"><p>1 of 3 exchanges are not recorded: the run&#39;s evidence budget \(MOMO_EVIDENCE_BUDGET_BYTES\) was spent, so each shows only its call and its outcome\.<\/p><p>1 exchange has a body cut in the evidence, each saying where and how long it was; 1 of them exceeded what the harness reads \(MOMO_MAX_RESPONSE_BYTES\)\.<\/p><\/div>/,
+  );
   assert.match(html, /<p class="omitted-note">HTTP 202 in 4 ms; not recorded: the run&#39;s evidence budget/);
   assert.match(html, /the body exceeded 1 MiB \(MOMO_MAX_RESPONSE_BYTES\): the harness read that much of it and no further/);
-  assert.ok(closingLines(report, 'index.html').includes('Evidence: 1 of 3 exchanges not recorded, the run\'s evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.'));
+  assert.ok(
+    closingLines(report, 'index.html').includes(
+      "Evidence: 1 of 3 exchanges not recorded, the run's evidence budget (MOMO_EVIDENCE_BUDGET_BYTES) was spent; each keeps only its call and outcome.",
+    ),
+  );
 });
 
 test('target text in the evidence cannot end a block of index.html or leave it unsafe: a pretty-printed body keeps its escapes', () => {
-  const hostile: Exchange = { ...EXCHANGE, response: { status: 200, headers: { 'x-echo': '</script><!--]]\\u003e' }, body: JSON.stringify({ m: '</pre></script><!-- ]]>' }).replace(']]>', ']]\\u003e'), durationMs: 4 } };
+  const hostile: Exchange = {
+    ...EXCHANGE,
+    response: {
+      status: 200,
+      headers: { 'x-echo': '</script><!--]]\\u003e' },
+      body: JSON.stringify({ m: '</pre></script><!-- ]]>' }).replace(']]>', ']]\\u003e'),
+      durationMs: 4,
+    },
+  };
   const html = renderHtml(buildReport(inputs({ scenarios: [{ ...scenario('pays', 'passed', ['COL-RTP']), exchanges: [hostile] }] })));
   assert.doesNotMatch(html, /<\/script|<!--|<\/pre><\/script|]]>/);
   assert.match(html, /&lt;\/pre&gt;&lt;\/script&gt;&lt;!-- ]]\\u003e/);
 });
 
-test('the evidence collector lists every scenario of the suite, run or not, with the last attempt\'s exchanges', () => {
+test("the evidence collector lists every scenario of the suite, run or not, with the last attempt's exchanges", () => {
   const collector = new EvidenceCollector();
-  const pickle = (id: string, name: string, tags: string[]): Envelope => ({ pickle: { id, uri: 'features/collection.feature', name, language: 'en', steps: [], tags: tags.map((t) => ({ name: t, astNodeId: 't' })), astNodeIds: [] } }) as Envelope;
-  const attach = (testCaseStartedId: string, exchanges: Exchange[]): Envelope => ({ attachment: { testCaseStartedId, body: JSON.stringify({ passed: true, exchanges }), mediaType: 'application/json', fileName: 'evidence.json', contentEncoding: 'IDENTITY' } }) as Envelope;
+  const pickle = (id: string, name: string, tags: string[]): Envelope =>
+    ({
+      pickle: {
+        id,
+        uri: 'features/collection.feature',
+        name,
+        language: 'en',
+        steps: [],
+        tags: tags.map((t) => ({ name: t, astNodeId: 't' })),
+        astNodeIds: [],
+      },
+    }) as Envelope;
+  const attach = (testCaseStartedId: string, exchanges: Exchange[]): Envelope =>
+    ({
+      attachment: {
+        testCaseStartedId,
+        body: JSON.stringify({ passed: true, exchanges }),
+        mediaType: 'application/json',
+        fileName: 'evidence.json',
+        contentEncoding: 'IDENTITY',
+      },
+    }) as Envelope;
   const envelopes: Envelope[] = [
-    { gherkinDocument: { uri: 'features/collection.feature', comments: [], feature: { name: 'Collection', children: [] } } } as unknown as Envelope,
+    {
+      gherkinDocument: { uri: 'features/collection.feature', comments: [], feature: { name: 'Collection', children: [] } },
+    } as unknown as Envelope,
     pickle('p1', 'pays', ['@req:COL-RTP']),
     pickle('p2', 'refunds', ['@req:DIS-REFUND']),
     { testCase: { id: 'tc1', pickleId: 'p1', testSteps: [] } } as Envelope,
@@ -137,9 +211,23 @@ test('the evidence collector lists every scenario of the suite, run or not, with
     attach('retry', [EXCHANGE]),
   ];
   for (const envelope of envelopes) collector.record(envelope);
-  const scenarios = collector.scenarios([{ id: 'p1', feature: 'Collection', scenario: 'pays', uri: 'features/collection.feature', line: 7, tags: ['@req:COL-RTP'], verdict: 'passed', durationMs: 1 }]);
-  assert.deepEqual(scenarios.map((s) => [s.id, s.feature, s.name, s.verdict, s.line, s.exchanges.map((e) => e.operation)]), [
-    ['p1', 'Collection', 'pays', 'passed', 7, ['request to pay (collection)']],
-    ['p2', 'Collection', 'refunds', 'not run', undefined, []],
+  const scenarios = collector.scenarios([
+    {
+      id: 'p1',
+      feature: 'Collection',
+      scenario: 'pays',
+      uri: 'features/collection.feature',
+      line: 7,
+      tags: ['@req:COL-RTP'],
+      verdict: 'passed',
+      durationMs: 1,
+    },
   ]);
+  assert.deepEqual(
+    scenarios.map((s) => [s.id, s.feature, s.name, s.verdict, s.line, s.exchanges.map((e) => e.operation)]),
+    [
+      ['p1', 'Collection', 'pays', 'passed', 7, ['request to pay (collection)']],
+      ['p2', 'Collection', 'refunds', 'not run', undefined, []],
+    ],
+  );
 });

@@ -21,16 +21,18 @@ interface Case {
   spared: string[];
 }
 
-const embedded = (deviation: string, profile: ProfileName, tags: string) => () => runSuite(['--tags', tags, '--parallel', '0'], { MOMO_SANDBOX_DEVIATIONS: deviation, MOMO_PROFILE: profile, MOMO_RETRIES: '0' });
+const embedded = (deviation: string, profile: ProfileName, tags: string) => () =>
+  runSuite(['--tags', tags, '--parallel', '0'], { MOMO_SANDBOX_DEVIATIONS: deviation, MOMO_PROFILE: profile, MOMO_RETRIES: '0' });
 
 const CASES: Case[] = [
   {
     rule: 'a request-to-pay status record gives amount 13.5 for 12.50 (record-echoes-request on the status query)',
-    run: () => runAgainstDeviation((x) => {
-      if (x.operation !== 'getRequestToPayStatus' || x.status !== 200) return undefined;
-      const record = JSON.parse(x.body) as Record<string, unknown>;
-      return record.amount === '12.5' ? { body: JSON.stringify({ ...record, amount: '13.5' }) } : undefined;
-    }, '@collection and @smoke'),
+    run: () =>
+      runAgainstDeviation((x) => {
+        if (x.operation !== 'getRequestToPayStatus' || x.status !== 200) return undefined;
+        const record = JSON.parse(x.body) as Record<string, unknown>;
+        return record.amount === '12.5' ? { body: JSON.stringify({ ...record, amount: '13.5' }) } : undefined;
+      }, '@collection and @smoke'),
     fails: ['COL-RTP-STATUS-QUERY'],
     spared: ['COL-RTP-ACCEPTED-202', 'COL-RTP-AUTHORIZED', 'VER-PATHS-V1-0'],
   },
@@ -72,8 +74,19 @@ for (const c of CASES) {
     assert.equal(run.code, 1, run.output);
     const report = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as CertificationReport;
     const verdictOf = new Map(report.requirements.map((r) => [r.id, r]));
-    assert.deepEqual(report.requirements.filter((r) => r.verdict === 'FAIL').map((r) => r.id).sort(), [...c.fails].sort(), run.output);
-    for (const id of c.spared) assert.ok(['PASS', 'NOT TESTED', 'WARN'].includes(verdictOf.get(id)!.verdict), `${id}: ${verdictOf.get(id)!.verdict} ${verdictOf.get(id)!.explanation}`);
+    assert.deepEqual(
+      report.requirements
+        .filter((r) => r.verdict === 'FAIL')
+        .map((r) => r.id)
+        .sort(),
+      [...c.fails].sort(),
+      run.output,
+    );
+    for (const id of c.spared)
+      assert.ok(
+        ['PASS', 'NOT TESTED', 'WARN'].includes(verdictOf.get(id)!.verdict),
+        `${id}: ${verdictOf.get(id)!.verdict} ${verdictOf.get(id)!.explanation}`,
+      );
     // The certification's JUnit has one failure per failed requirement, and no other.
     const junit = readFileSync(join(run.reportsDir, 'certification', 'junit.xml'), 'utf8');
     assert.equal((junit.match(/<failure /g) ?? []).length, c.fails.length, junit);
@@ -84,7 +97,11 @@ for (const c of CASES) {
     assert.ok(summary.indexOf('\nFailures: ') < summary.indexOf('\nRequirements: '), run.output);
     const failuresBlock = summary.slice(0, summary.indexOf('\nRequirements: '));
     for (const id of c.fails) assert.match(failuresBlock, new RegExp(`fails .*\\b${id}\\b`), failuresBlock);
-    assert.match(failuresBlock, /\n {4}[a-z-]+ \((definite|observed|reading)[^\n]*: .*expected .*, got .*\n {4}reproduce: sh .*\.sh/, failuresBlock);
+    assert.match(
+      failuresBlock,
+      /\n {4}[a-z-]+ \((definite|observed|reading)[^\n]*: .*expected .*, got .*\n {4}reproduce: sh .*\.sh/,
+      failuresBlock,
+    );
     const html = readFileSync(join(run.reportsDir, 'certification', 'index.html'), 'utf8');
     const main = html.slice(html.indexOf('<main>'));
     assert.ok(main.indexOf('<section id="failures">') < main.indexOf('<section id="summary">'), 'the page begins with the failures');

@@ -10,11 +10,20 @@ import { join, relative } from 'node:path';
 import { create, extract } from 'tar';
 import { MANIFEST_FILE, sha256, writeBundle, type Manifest } from '../../conformance/certification/bundle.ts';
 import { generateKeys } from '../../conformance/certification/keygen.ts';
-import { ATTESTATION_FILE, PAYLOAD_TYPE, keyIdOf, readPrivateKey, readPublicKey, signStatement, statementOf, type Envelope, type Statement } from '../../conformance/certification/signing.ts';
+import {
+  ATTESTATION_FILE,
+  PAYLOAD_TYPE,
+  keyIdOf,
+  readPrivateKey,
+  readPublicKey,
+  signStatement,
+  statementOf,
+  type Envelope,
+  type Statement,
+} from '../../conformance/certification/signing.ts';
 import { runVerify } from '../../conformance/certification/verify.ts';
 import { filesUnder } from '../../harness/secrets/leak-scan.ts';
 import { BUNDLE_ABOUT as ABOUT } from './fixtures.ts';
-
 
 const dir = mkdtempSync(join(tmpdir(), 'momo-signing-test-'));
 const run = (argv: string[]) => {
@@ -33,11 +42,20 @@ async function signedBundle(keyFile: string): Promise<string> {
   for (const [name, text] of Object.entries(files)) writeFileSync(join(source, name), text);
   const bundle = join(source, 'certification-test.tar.gz');
   const key = readPrivateKey(keyFile);
-  await writeBundle(bundle, [
-    { path: 'conformance/summary.json', source: join(source, 'summary.json') },
-    { path: 'certification/index.html', source: join(source, 'index.html') },
-    { path: 'spec/momo-api-spec.md', source: join(source, 'spec.md') },
-  ], ABOUT, (subjects) => signStatement(statementOf(subjects, { result: 'PASSED', configuration: [], passedTests: ['COL-RTP-202'], warnedTests: [], failedTests: [] }), key));
+  await writeBundle(
+    bundle,
+    [
+      { path: 'conformance/summary.json', source: join(source, 'summary.json') },
+      { path: 'certification/index.html', source: join(source, 'index.html') },
+      { path: 'spec/momo-api-spec.md', source: join(source, 'spec.md') },
+    ],
+    ABOUT,
+    (subjects) =>
+      signStatement(
+        statementOf(subjects, { result: 'PASSED', configuration: [], passedTests: ['COL-RTP-202'], warnedTests: [], failedTests: [] }),
+        key,
+      ),
+  );
   return bundle;
 }
 
@@ -47,7 +65,10 @@ async function repack(bundle: string, change: (root: string) => void): Promise<s
   await extract({ file: bundle, cwd: root });
   change(root);
   const altered = `${root}-altered.tar.gz`;
-  await create({ gzip: true, file: altered, cwd: root }, filesUnder(root).map((file) => relative(root, file)));
+  await create(
+    { gzip: true, file: altered, cwd: root },
+    filesUnder(root).map((file) => relative(root, file)),
+  );
   return altered;
 }
 
@@ -67,7 +88,9 @@ function alterWithManifest(root: string): void {
 
 /** Signs the unpacked bundle's files again with another key: the statement over its files as they now are. */
 function resign(root: string, keyFile: string, keyId?: string): void {
-  const subjects = filesUnder(root).map((file) => relative(root, file)).filter((name) => name !== ATTESTATION_FILE)
+  const subjects = filesUnder(root)
+    .map((file) => relative(root, file))
+    .filter((name) => name !== ATTESTATION_FILE)
     .map((name) => ({ name, digest: { sha256: sha256(readFileSync(join(root, name))) } }));
   const old = JSON.parse(readFileSync(join(root, ATTESTATION_FILE), 'utf8')) as Envelope;
   const statement = JSON.parse(Buffer.from(old.payload, 'base64').toString()) as Statement;
@@ -96,7 +119,10 @@ test('a signed bundle holds an in-toto statement over every file in a DSSE envel
   const statement = JSON.parse(Buffer.from(envelope.payload, 'base64').toString()) as Statement;
   assert.equal(statement._type, 'https://in-toto.io/Statement/v1');
   assert.equal(statement.predicateType, 'https://in-toto.io/attestation/test-result/v0.1');
-  assert.deepEqual(statement.subject.map((s) => s.name), [MANIFEST_FILE, 'conformance/summary.json', 'certification/index.html', 'spec/momo-api-spec.md']);
+  assert.deepEqual(
+    statement.subject.map((s) => s.name),
+    [MANIFEST_FILE, 'conformance/summary.json', 'certification/index.html', 'spec/momo-api-spec.md'],
+  );
   assert.equal(statement.subject[0]!.digest.sha256, sha256(readFileSync(join(root, MANIFEST_FILE))));
   assert.equal(statement.predicate.result, 'PASSED');
 
@@ -109,7 +135,9 @@ test('a signed bundle holds an in-toto statement over every file in a DSSE envel
 });
 
 test('a tampered file is caught, named, against the manifest and the signature', async () => {
-  const altered = await repack(await signedBundle(LAB.private), (root) => writeFileSync(join(root, 'conformance/summary.json'), '{"exitCode":1}\n'));
+  const altered = await repack(await signedBundle(LAB.private), (root) =>
+    writeFileSync(join(root, 'conformance/summary.json'), '{"exitCode":1}\n'),
+  );
   const { code, output } = await verify(altered, LAB.public);
   assert.equal(code, 1);
   assert.match(output, /conformance\/summary\.json: its SHA-256 is not the manifest's \(altered\)/);
@@ -127,17 +155,23 @@ test('a tampered manifest (rewritten to match an altered file) passes the hashes
 
 test('a bundle signed again with another key is caught, whichever key id it names', async () => {
   const genuine = await signedBundle(LAB.private);
-  const own = await verify(await repack(genuine, (root) => {
-    alterWithManifest(root);
-    return resign(root, INTRUDER.private);
-  }), LAB.public);
+  const own = await verify(
+    await repack(genuine, (root) => {
+      alterWithManifest(root);
+      return resign(root, INTRUDER.private);
+    }),
+    LAB.public,
+  );
   assert.equal(own.code, 1);
   assert.match(own.output, /SIGNED BY ANOTHER KEY: the bundle is signed by SHA256:\w+, not by the key you gave/);
   const labId = keyIdOf(readPublicKey(LAB.public));
-  const spoofed = await verify(await repack(genuine, (root) => {
-    alterWithManifest(root);
-    return resign(root, INTRUDER.private, labId);
-  }), LAB.public);
+  const spoofed = await verify(
+    await repack(genuine, (root) => {
+      alterWithManifest(root);
+      return resign(root, INTRUDER.private, labId);
+    }),
+    LAB.public,
+  );
   assert.equal(spoofed.code, 1);
   assert.match(spoofed.output, /RE-SIGNED: the signature names your key \(SHA256:\w+\) but does not verify under it/);
 });
@@ -176,10 +210,12 @@ test('a key file that cannot be used is a clear error, exit 2, never a stack tra
   assert.throws(() => readPrivateKey(LAB.public), /it holds a public key; signing needs the private key/);
 });
 
-
 test('run --sign-key with a key that cannot sign stops before the target is touched, exit 2, one line', async () => {
   const { runConformance } = await import('../../conformance/runner/conformance.ts');
-  for (const [key, message] of [[join(dir, 'missing.key.pem'), /there is no such file/], [LAB.public, /it holds a public key; signing needs the private key/]] as const) {
+  for (const [key, message] of [
+    [join(dir, 'missing.key.pem'), /there is no such file/],
+    [LAB.public, /it holds a public key; signing needs the private key/],
+  ] as const) {
     const lines: string[] = [];
     const code = await runConformance({ argv: ['--sign-key', key], env: {}, cwd: dir, log: (line) => lines.push(line) });
     assert.equal(code, 2);

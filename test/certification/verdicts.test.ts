@@ -21,17 +21,29 @@ function summaryOf(scenarios: ScenarioOutcome[], exitCode: 0 | 1 | 2) {
   return { exitCode, scenarios: ran.map((s) => ({ ...s, scenario: s.name, line: s.line, durationMs: 1 })) };
 }
 
-const waiver = (requirementId: string, expires = '2026-03-31'): Waiver => ({ requirement: requirementId, reason: 'fixed in release 2.4 (TICKET-12)', owner: 'payments team', expires });
+const waiver = (requirementId: string, expires = '2026-03-31'): Waiver => ({
+  requirement: requirementId,
+  reason: 'fixed in release 2.4 (TICKET-12)',
+  owner: 'payments team',
+  expires,
+});
 
 test('a requirement whose scenarios all passed is PASS, with its scenarios', () => {
-  const result = verdictOf([scenario('a', 'passed', ['COL-A']), scenario('b', 'passed', ['COL-A']), scenario('other', 'failed', ['COL-B'])]);
+  const result = verdictOf([
+    scenario('a', 'passed', ['COL-A']),
+    scenario('b', 'passed', ['COL-A']),
+    scenario('other', 'failed', ['COL-B']),
+  ]);
   assert.equal(result.verdict, 'PASS');
   assert.deepEqual(result.scenarios, ['pickle-a', 'pickle-b']);
   assert.equal(result.explanation, '2 of 2 scenarios passed.');
 });
 
 test('one failed scenario makes the requirement FAIL, naming the scenario and the first line of why', () => {
-  const result = verdictOf([scenario('a', 'passed', ['COL-A']), scenario('duplicate', 'failed', ['COL-A'], { reason: 'request to pay: expected 409, got 202\n  body: {}' })]);
+  const result = verdictOf([
+    scenario('a', 'passed', ['COL-A']),
+    scenario('duplicate', 'failed', ['COL-A'], { reason: 'request to pay: expected 409, got 202\n  body: {}' }),
+  ]);
   assert.equal(result.verdict, 'FAIL');
   assert.equal(result.explanation, '1 of 2 scenarios failed. duplicate: request to pay: expected 409, got 202');
 });
@@ -61,7 +73,7 @@ test('a requirement no scenario verifies is NOT TESTED, and says so', () => {
   assert.deepEqual(result.scenarios, []);
 });
 
-test('a requirement whose scenarios the user\'s --tags left out is NOT APPLICABLE, naming the selection', () => {
+test("a requirement whose scenarios the user's --tags left out is NOT APPLICABLE, naming the selection", () => {
   const run = { ...RUN, requested: '@smoke', expression: '(@smoke)' };
   const result = verdictOf([scenario('a', 'not run', ['COL-A'])], run);
   assert.equal(result.verdict, 'NOT APPLICABLE');
@@ -72,7 +84,10 @@ test('a requirement whose scenarios this kind of target cannot take part in is N
   const run = { ...RUN, requested: '@collection', expression: '(@collection) and not @stateful' };
   const result = verdictOf([scenario('a', 'not run', ['COL-A'], { tags: ['@collection', '@stateful', '@req:COL-A'] })], run);
   assert.equal(result.verdict, 'NOT APPLICABLE');
-  assert.equal(result.explanation, 'Left out for this target: its scenarios are outside the run\'s selection "(@collection) and not @stateful".');
+  assert.equal(
+    result.explanation,
+    'Left out for this target: its scenarios are outside the run\'s selection "(@collection) and not @stateful".',
+  );
 });
 
 test('a requirement whose scenarios skipped themselves is NOT APPLICABLE with their reason', () => {
@@ -90,10 +105,13 @@ test('a requirement with one scenario passed and another left out is PASS, and s
 test('a scenario that verifies several requirements counts for each of them', () => {
   const both = scenario('both', 'failed', ['COL-A', 'COL-B'], { reason: 'wrong' });
   const { requirements } = certify([requirement('COL-A'), requirement('COL-B')], [both], [], RUN);
-  assert.deepEqual(requirements.map((r) => [r.requirement.id, r.verdict, r.scenarios]), [
-    ['COL-A', 'FAIL', ['pickle-both']],
-    ['COL-B', 'FAIL', ['pickle-both']],
-  ]);
+  assert.deepEqual(
+    requirements.map((r) => [r.requirement.id, r.verdict, r.scenarios]),
+    [
+      ['COL-A', 'FAIL', ['pickle-both']],
+      ['COL-B', 'FAIL', ['pickle-both']],
+    ],
+  );
 });
 
 test('an unprovokable requirement is listed as such with why, whatever the scenarios', () => {
@@ -110,9 +128,16 @@ test('a requirement bent by a difference of the active profile passes as WARN, n
   const warned = verdictOf(passed, { ...RUN, profile: 'mtn-sandbox' }, id);
   assert.equal(warned.verdict, 'WARN');
   assert.deepEqual(warned.deviations, ['tokenFailureStatus']);
-  assert.match(warned.explanation, /only because the mtn-sandbox profile accepts a documented deviation from the spec\. tokenFailureStatus: A failed token request .* answers 500/);
+  assert.match(
+    warned.explanation,
+    /only because the mtn-sandbox profile accepts a documented deviation from the spec\. tokenFailureStatus: A failed token request .* answers 500/,
+  );
   assert.equal(verdictOf(passed, RUN, id).verdict, 'PASS', 'the spec profile accepts no deviation');
-  assert.equal(verdictOf([scenario('wrong key', 'failed', [id])], { ...RUN, profile: 'mtn-sandbox' }, id).verdict, 'FAIL', 'a deviation excuses no failure');
+  assert.equal(
+    verdictOf([scenario('wrong key', 'failed', [id])], { ...RUN, profile: 'mtn-sandbox' }, id).verdict,
+    'FAIL',
+    'a deviation excuses no failure',
+  );
 });
 
 test('every requirement a profile difference names is in the catalogue', () => {
@@ -127,8 +152,14 @@ test('a valid waiver turns a FAIL into WAIVED, and the run whose only failure it
   const certification = certify([requirement('COL-A'), requirement('COL-B')], scenarios, [waiver('COL-A')], RUN);
   const [waived] = certification.requirements;
   assert.equal(waived?.verdict, 'WAIVED');
-  assert.equal(waived?.explanation, 'Waived until 2026-03-31 by payments team: fixed in release 2.4 (TICKET-12). 1 of 1 scenario failed. dup: expected 409');
-  assert.deepEqual(certification.waivers.map((w) => w.status), ['applied']);
+  assert.equal(
+    waived?.explanation,
+    'Waived until 2026-03-31 by payments team: fixed in release 2.4 (TICKET-12). 1 of 1 scenario failed. dup: expected 409',
+  );
+  assert.deepEqual(
+    certification.waivers.map((w) => w.status),
+    ['applied'],
+  );
   assert.deepEqual(certification.problems, []);
   assert.equal(exitCodeOf(summaryOf(scenarios, 1), certification), 0);
 });
@@ -142,16 +173,27 @@ test('an expired waiver waives nothing: the requirement FAILS, and the run fails
   const scenarios = [scenario('dup', 'failed', ['COL-A'], { reason: 'expected 409' })];
   const certification = certify([requirement('COL-A')], scenarios, [waiver('COL-A', '2026-03-09')], RUN);
   assert.equal(certification.requirements[0]?.verdict, 'FAIL');
-  assert.equal(certification.requirements[0]?.explanation, 'The waiver of payments team expired on 2026-03-09. 1 of 1 scenario failed. dup: expected 409');
-  assert.deepEqual(certification.waivers.map((w) => w.status), ['expired']);
-  assert.deepEqual(certification.problems, ['The waiver of COL-A (owner payments team) expired on 2026-03-09: fix the failure, or renew the waiver with a new expiry date.']);
+  assert.equal(
+    certification.requirements[0]?.explanation,
+    'The waiver of payments team expired on 2026-03-09. 1 of 1 scenario failed. dup: expected 409',
+  );
+  assert.deepEqual(
+    certification.waivers.map((w) => w.status),
+    ['expired'],
+  );
+  assert.deepEqual(certification.problems, [
+    'The waiver of COL-A (owner payments team) expired on 2026-03-09: fix the failure, or renew the waiver with a new expiry date.',
+  ]);
   assert.equal(exitCodeOf(summaryOf(scenarios, 1), certification), 1);
 });
 
 test('an expired waiver fails the run even when its requirement now passes', () => {
   const scenarios = [scenario('dup', 'passed', ['COL-A'])];
   const certification = certify([requirement('COL-A')], scenarios, [waiver('COL-A', '2026-01-01')], RUN);
-  assert.deepEqual(certification.waivers.map((w) => w.status), ['expired']);
+  assert.deepEqual(
+    certification.waivers.map((w) => w.status),
+    ['expired'],
+  );
   assert.equal(exitCodeOf(summaryOf(scenarios, 0), certification), 1);
 });
 
@@ -159,15 +201,26 @@ test('an unused waiver (its requirement was checked and passed) fails the run wi
   const scenarios = [scenario('dup', 'passed', ['COL-A'])];
   const certification = certify([requirement('COL-A')], scenarios, [waiver('COL-A')], RUN);
   assert.equal(certification.requirements[0]?.verdict, 'PASS');
-  assert.deepEqual(certification.waivers.map((w) => w.status), ['unused']);
-  assert.deepEqual(certification.problems, ['The waiver of COL-A (owner payments team) waived nothing: the requirement was checked and is PASS. Remove the waiver.']);
+  assert.deepEqual(
+    certification.waivers.map((w) => w.status),
+    ['unused'],
+  );
+  assert.deepEqual(certification.problems, [
+    'The waiver of COL-A (owner payments team) waived nothing: the requirement was checked and is PASS. Remove the waiver.',
+  ]);
   assert.equal(exitCodeOf(summaryOf(scenarios, 0), certification), 1);
 });
 
 test('a waiver whose requirement this run did not check is kept, not counted as unused', () => {
   const scenarios = [scenario('dup', 'not run', ['COL-A']), scenario('ok', 'passed', ['COL-B'])];
-  const certification = certify([requirement('COL-A'), requirement('COL-B')], scenarios, [waiver('COL-A')], { ...RUN, requested: '@smoke' });
-  assert.deepEqual(certification.waivers.map((w) => w.status), ['not in this run']);
+  const certification = certify([requirement('COL-A'), requirement('COL-B')], scenarios, [waiver('COL-A')], {
+    ...RUN,
+    requested: '@smoke',
+  });
+  assert.deepEqual(
+    certification.waivers.map((w) => w.status),
+    ['not in this run'],
+  );
   assert.deepEqual(certification.problems, []);
   assert.equal(exitCodeOf(summaryOf(scenarios, 0), certification), 0);
 });
@@ -175,7 +228,10 @@ test('a waiver whose requirement this run did not check is kept, not counted as 
 test('a failed scenario still fails the run when one of its requirements is not waived, or it names none', () => {
   const partly = [scenario('both', 'failed', ['COL-A', 'COL-B'])];
   const certification = certify([requirement('COL-A'), requirement('COL-B')], partly, [waiver('COL-A')], RUN);
-  assert.deepEqual(certification.requirements.map((r) => r.verdict), ['WAIVED', 'FAIL']);
+  assert.deepEqual(
+    certification.requirements.map((r) => r.verdict),
+    ['WAIVED', 'FAIL'],
+  );
   assert.equal(exitCodeOf(summaryOf(partly, 1), certification), 1);
 
   const untagged = [scenario('waived', 'failed', ['COL-A']), scenario('untagged', 'failed', [])];
@@ -188,9 +244,10 @@ test('with its failures waived, a run that could not test the rest is still exit
   assert.equal(exitCodeOf(summaryOf(scenarios, 1), certification), 2);
 });
 
-test('without waivers the exit code is the scenarios\' own', () => {
+test("without waivers the exit code is the scenarios' own", () => {
   const scenarios = [scenario('ok', 'passed', ['COL-A'])];
-  for (const code of [0, 1, 2] as const) assert.equal(exitCodeOf(summaryOf(scenarios, code), certify([requirement('COL-A')], scenarios, [], RUN)), code);
+  for (const code of [0, 1, 2] as const)
+    assert.equal(exitCodeOf(summaryOf(scenarios, code), certify([requirement('COL-A')], scenarios, [], RUN)), code);
 });
 
 test('coverage counts requirements covered per product and per spec operation, unprovokable ones apart', () => {
@@ -200,13 +257,27 @@ test('coverage counts requirements covered per product and per spec operation, u
     requirement('PROV-USER', { products: ['provisioning'], operations: ['createApiUser'] }),
     requirement('COL-RATE', { verification: 'unprovokable', why: 'not shown' }),
   ];
-  const scenarios = [scenario('rtp', 'passed', ['COL-RTP']), scenario('dep', 'not run', ['DIS-DEP']), scenario('user', 'failed', ['PROV-USER'])];
+  const scenarios = [
+    scenario('rtp', 'passed', ['COL-RTP']),
+    scenario('dep', 'not run', ['DIS-DEP']),
+    scenario('user', 'failed', ['PROV-USER']),
+  ];
   const coverage = coverageOf(certify(requirements, scenarios, [], { ...RUN, requested: '@collection or @provisioning' }).requirements);
   assert.equal(coverage.total.requirements, 3);
   assert.equal(coverage.total.covered, 2);
   assert.equal(coverage.total.unprovokable, 1);
-  assert.deepEqual({ ...coverage.total.verdicts }, { PASS: 1, FAIL: 1, FLAKY: 0, WARN: 0, WAIVED: 0, 'NOT TESTED': 0, 'NOT APPLICABLE': 1, UNPROVOKABLE: 0 });
-  assert.deepEqual(coverage.products.map((p) => [p.product, p.covered, p.requirements]), [['collection', 1, 1], ['disbursement', 0, 1], ['provisioning', 1, 1]]);
+  assert.deepEqual(
+    { ...coverage.total.verdicts },
+    { PASS: 1, FAIL: 1, FLAKY: 0, WARN: 0, WAIVED: 0, 'NOT TESTED': 0, 'NOT APPLICABLE': 1, UNPROVOKABLE: 0 },
+  );
+  assert.deepEqual(
+    coverage.products.map((p) => [p.product, p.covered, p.requirements]),
+    [
+      ['collection', 1, 1],
+      ['disbursement', 0, 1],
+      ['provisioning', 1, 1],
+    ],
+  );
   assert.equal(coverage.operations.length, 19);
   const covered = coverage.operations.filter((o) => o.covered > 0).map((o) => o.key);
   assert.deepEqual(covered, ['4.2 #2', '4.5 #14', '4.6 request to pay']);
@@ -217,15 +288,29 @@ test('coverage counts requirements covered per product and per spec operation, u
 test('a strict reading left out of a run without --strict is NOT APPLICABLE, saying --strict checks it', () => {
   const strict = requirement('AMOUNT-RULE', { reading: 'amountValue' });
   const run = { ...RUN, expression: 'not @strict' };
-  const [result] = certify([strict], [scenario('zero', 'not run', ['AMOUNT-RULE'], { tags: ['@strict', '@req:AMOUNT-RULE'] })], [], run).requirements;
+  const [result] = certify(
+    [strict],
+    [scenario('zero', 'not run', ['AMOUNT-RULE'], { tags: ['@strict', '@req:AMOUNT-RULE'] })],
+    [],
+    run,
+  ).requirements;
   assert.equal(result!.verdict, 'NOT APPLICABLE');
   assert.match(result!.explanation, /strict reading \(amountValue\).*--strict/);
 });
 
 test('an operation beyond the spec left out for a remote target is NOT APPLICABLE, never FAIL, saying how to ask for it', () => {
-  const beyond = requirement('BEY-X', { scope: 'beyond-spec', source: 'the provider\'s definition', section: 'beyond the spec: docs/beyond-spec.md §1' });
+  const beyond = requirement('BEY-X', {
+    scope: 'beyond-spec',
+    source: "the provider's definition",
+    section: 'beyond the spec: docs/beyond-spec.md §1',
+  });
   const run = { ...RUN, expression: 'not @beyond-spec and not @stateful' };
-  const [result] = certify([beyond], [scenario('transfer', 'not run', ['BEY-X'], { tags: ['@beyond-spec', '@req:BEY-X'] })], [], run).requirements;
+  const [result] = certify(
+    [beyond],
+    [scenario('transfer', 'not run', ['BEY-X'], { tags: ['@beyond-spec', '@req:BEY-X'] })],
+    [],
+    run,
+  ).requirements;
   assert.equal(result!.verdict, 'NOT APPLICABLE');
   assert.match(result!.explanation, /beyond the spec.*--tags @beyond-spec/);
 });
@@ -246,6 +331,8 @@ test('the coverage of the spec leaves out the strict readings and the operations
   const coverage = coverageOf(certify(requirements, scenarios, [], { ...RUN, expression: 'not @strict' }).requirements);
   assert.equal(coverage.total.requirements, 1);
   assert.equal(coverage.total.covered, 1);
-  const apart = Object.fromEntries(coverage.apart.map((g) => [g.group, [g.covered, g.requirements, g.verdicts.PASS, g.verdicts.FAIL, g.verdicts['NOT APPLICABLE']]]));
+  const apart = Object.fromEntries(
+    coverage.apart.map((g) => [g.group, [g.covered, g.requirements, g.verdicts.PASS, g.verdicts.FAIL, g.verdicts['NOT APPLICABLE']]]),
+  );
   assert.deepEqual(apart, { 'strict reading': [0, 1, 0, 0, 1], 'beyond the spec': [2, 2, 1, 1, 0] });
 });

@@ -22,8 +22,14 @@ test('npm start with an expired waiver fails the run (exit 1) and says which wai
   const run = await runSuite(['--tags', '@provisioning and @smoke', '--parallel', '0'], { MOMO_WAIVERS: file });
   assert.equal(run.code, 1, run.output);
   assert.match(run.output, new RegExp(`WAIVER: The waiver of ${first.id} \\(owner payments team\\) expired on 2020-01-31`));
-  const report = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as { waivers: { status: string }[]; exitCode: number };
-  assert.deepEqual(report.waivers.map((w) => w.status), ['expired']);
+  const report = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as {
+    waivers: { status: string }[];
+    exitCode: number;
+  };
+  assert.deepEqual(
+    report.waivers.map((w) => w.status),
+    ['expired'],
+  );
   assert.equal(report.exitCode, 1);
 });
 
@@ -36,14 +42,25 @@ test('npm start with waivers for every failure it finds shows them WAIVED and co
   assert.equal(failing.code, 1, failing.output);
   type Report = { exitCode: number; requirements: { id: string; verdict: string }[]; waivers: { requirement: string; status: string }[] };
   const readReport = (dir: string) => JSON.parse(readFileSync(join(dir, 'certification', 'certification.json'), 'utf8')) as Report;
-  const failed = readReport(failing.reportsDir).requirements.filter((r) => r.verdict === 'FAIL').map((r) => r.id);
+  const failed = readReport(failing.reportsDir)
+    .requirements.filter((r) => r.verdict === 'FAIL')
+    .map((r) => r.id);
   assert.ok(failed.includes('PROV-APIUSER-READ-200'), failed.join(', '));
 
-  const waived = await runSuite(args, { ...env, MOMO_WAIVERS: waiversFile({ waivers: failed.map((requirement) => ({ ...VALID, requirement })) }) });
+  const waived = await runSuite(args, {
+    ...env,
+    MOMO_WAIVERS: waiversFile({ waivers: failed.map((requirement) => ({ ...VALID, requirement })) }),
+  });
   assert.equal(waived.code, 0, waived.output);
   assert.match(waived.output, /Certification verdict: the target conforms \(exit code 0\), with the waivers counted\./);
   const report = readReport(waived.reportsDir);
-  assert.deepEqual(report.requirements.filter((r) => failed.includes(r.id)).map((r) => r.verdict), failed.map(() => 'WAIVED'));
-  assert.deepEqual(report.waivers.map((w) => w.status), failed.map(() => 'applied'));
+  assert.deepEqual(
+    report.requirements.filter((r) => failed.includes(r.id)).map((r) => r.verdict),
+    failed.map(() => 'WAIVED'),
+  );
+  assert.deepEqual(
+    report.waivers.map((w) => w.status),
+    failed.map(() => 'applied'),
+  );
   assert.equal(report.exitCode, 0);
 });

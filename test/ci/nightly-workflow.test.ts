@@ -34,7 +34,8 @@ test('actionlint finds nothing in the nightly workflow', (t) => {
 test('the workflow passes every secret the harness reads, and names no variable the harness does not read', () => {
   const text = readFileSync(WORKFLOW, 'utf8');
   const passed = new Set([...text.matchAll(/^\s+(MOMO_[A-Z_]+): \$\{\{/gm)].map((m) => m[1]!));
-  for (const product of PRODUCTS) for (const name of Object.values(secretVariablesOf(product))) assert.ok(passed.has(name), `${name} reaches the run`);
+  for (const product of PRODUCTS)
+    for (const name of Object.values(secretVariablesOf(product))) assert.ok(passed.has(name), `${name} reaches the run`);
   for (const name of passed) assert.ok(name in CONFIG_VARIABLES, `${name} is a setting of harness/config.ts`);
   assert.ok(passed.has('MOMO_BASE_URL'), 'the target comes from a secret');
 });

@@ -25,14 +25,19 @@ const DEVIATIONS: Deviation[] = [
     tags: '@provisioning',
     alteration: (x) => (x.operation === 'createApiUser' && x.status === 409 ? { status: 201, body: '' } : undefined),
     failing: ['An API user id cannot be registered twice'],
-    mentions: ['create API user (disbursement) — §4.5 #14', '✘ status-code (definite: §4.5 #14): status: expected 409, got 201', 'received: HTTP 201'],
+    mentions: [
+      'create API user (disbursement) — §4.5 #14',
+      '✘ status-code (definite: §4.5 #14): status: expected 409, got 201',
+      'received: HTTP 201',
+    ],
   },
   {
     rule: 'tokens: a refused access token (forged, say) opens the balance anyway',
     tags: '@tokens',
-    alteration: (x) => (x.operation === 'getBalance' && x.status === 401
-      ? { status: 200, body: JSON.stringify({ availableBalance: '0', currency: 'EUR' }), headers: { 'content-type': 'application/json' } }
-      : undefined),
+    alteration: (x) =>
+      x.operation === 'getBalance' && x.status === 401
+        ? { status: 200, body: JSON.stringify({ availableBalance: '0', currency: 'EUR' }), headers: { 'content-type': 'application/json' } }
+        : undefined,
     // The remittance balance is the one the token scenarios call (the expired token's is disbursement's account-holder check).
     failing: ['A forged access token is refused'],
     mentions: ['✘ status-code (definite: §4.4 #13): status: expected 401, got 200', 'received: HTTP 200'],
@@ -42,7 +47,11 @@ const DEVIATIONS: Deviation[] = [
     tags: '@collection and not @slow',
     alteration: (x) => (x.operation === 'deliveryNotification' && x.status === 429 ? { status: 200, body: '' } : undefined),
     failing: ['A second delivery notification soon after the first is refused'],
-    mentions: ['request-to-pay delivery notification (collection) — §4.2 #3', '✘ status-code (definite: §4.2 #3): status: expected 429, got 200', 'received: HTTP 200'],
+    mentions: [
+      'request-to-pay delivery notification (collection) — §4.2 #3',
+      '✘ status-code (definite: §4.2 #3): status: expected 429, got 200',
+      'received: HTTP 200',
+    ],
   },
   {
     rule: 'disbursement: a reused deposit reference id is accepted',
@@ -54,36 +63,56 @@ const DEVIATIONS: Deviation[] = [
   {
     rule: 'remittance: the balance is served in a forbidden target environment',
     tags: '@remittance',
-    alteration: (x) => (x.operation === 'getBalance' && x.product === 'remittance' && x.status === 500
-      ? { status: 200, body: JSON.stringify({ availableBalance: '0', currency: 'EUR' }), headers: { 'content-type': 'application/json' } }
-      : undefined),
+    alteration: (x) =>
+      x.operation === 'getBalance' && x.product === 'remittance' && x.status === 500
+        ? { status: 200, body: JSON.stringify({ availableBalance: '0', currency: 'EUR' }), headers: { 'content-type': 'application/json' } }
+        : undefined,
     failing: ['The balance cannot be read in a target environment the partner may not use'],
-    mentions: ['get account balance (remittance) — §4.4 #13', '✘ status-code (definite: §4.4 #13): status: expected 500, got 200', 'received: HTTP 200'],
+    mentions: [
+      'get account balance (remittance) — §4.4 #13',
+      '✘ status-code (definite: §4.4 #13): status: expected 500, got 200',
+      'received: HTTP 200',
+    ],
   },
   {
     rule: 'consent: user information is given for an ordinary access token',
     tags: '@consent',
-    alteration: (x) => (x.operation === 'userInfo' && x.status === 401
-      ? { status: 200, body: JSON.stringify({ sub: '46733123450', name: 'Sand Box' }), headers: { 'content-type': 'application/json' } }
-      : undefined),
+    alteration: (x) =>
+      x.operation === 'userInfo' && x.status === 401
+        ? { status: 200, body: JSON.stringify({ sub: '46733123450', name: 'Sand Box' }), headers: { 'content-type': 'application/json' } }
+        : undefined,
     failing: ['User information needs a consent token, not an ordinary access token'],
-    mentions: ['get user information with consent (collection)', '✘ status-code (definite: §4.2 #6, §5.4): status: expected 401, got 200', 'received: HTTP 200'],
+    mentions: [
+      'get user information with consent (collection)',
+      '✘ status-code (definite: §4.2 #6, §5.4): status: expected 401, got 200',
+      'received: HTTP 200',
+    ],
   },
   {
     rule: 'errors: a duplicate is refused with a code outside its code set (RESOURCE_ALREADY_EXISTS)',
     tags: '@errors',
-    alteration: (x) => (x.operation === 'requestToPay' && x.status === 409
-      ? { body: JSON.stringify({ code: 'RESOURCE_ALREADY_EXISTS', message: 'Duplicated reference id.' }) }
-      : undefined),
+    alteration: (x) =>
+      x.operation === 'requestToPay' && x.status === 409
+        ? { body: JSON.stringify({ code: 'RESOURCE_ALREADY_EXISTS', message: 'Duplicated reference id.' }) }
+        : undefined,
     failing: ['A reference id used twice makes one payment, not two'],
-    mentions: ['request to pay (collection) — §4.2 #2', '✘ error-body (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of', '(error-set-a.schema.json), got "RESOURCE_ALREADY_EXISTS"', '✘ error-code (definite: §4.2 #2): /code: expected "RESOURCE_ALREADY_EXIST", got "RESOURCE_ALREADY_EXISTS"'],
+    mentions: [
+      'request to pay (collection) — §4.2 #2',
+      '✘ error-body (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of',
+      '(error-set-a.schema.json), got "RESOURCE_ALREADY_EXISTS"',
+      '✘ error-code (definite: §4.2 #2): /code: expected "RESOURCE_ALREADY_EXIST", got "RESOURCE_ALREADY_EXISTS"',
+    ],
   },
   {
     rule: 'collection: a payment that read SUCCESSFUL reads PENDING again on a later GET',
     tags: '@collection and @smoke',
     alteration: finalStateReverts(),
     failing: ['A customer who approves pays what was asked', 'A reference id used twice makes one payment, not two'],
-    mentions: ['get request-to-pay status (collection) — §3: a transaction that reached a final status keeps it', '✘ final-state-is-final (definite: §3: ', '/status: expected "SUCCESSFUL", as read before, got "PENDING"'],
+    mentions: [
+      'get request-to-pay status (collection) — §3: a transaction that reached a final status keeps it',
+      '✘ final-state-is-final (definite: §3: ',
+      '/status: expected "SUCCESSFUL", as read before, got "PENDING"',
+    ],
   },
 ];
 
@@ -104,7 +133,9 @@ function finalStateReverts(): Alteration {
 }
 
 function failedScenarios(run: SuiteRun): string[] {
-  const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8')) as { scenarios: { scenario: string; verdict: string }[] };
+  const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8')) as {
+    scenarios: { scenario: string; verdict: string }[];
+  };
   return summary.scenarios.filter((s) => s.verdict !== 'passed').map((s) => `${s.scenario}: ${s.verdict}`);
 }
 

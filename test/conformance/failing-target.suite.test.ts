@@ -8,7 +8,12 @@ import { FaultyServer, UNRESOLVABLE_URL, refusingUrl, selfSignedCertificate, typ
 import { runSuite, startReferenceSandbox, targetEnv, type SuiteRun } from '../support/suite.ts';
 
 // Short timeouts, so that a target that does not answer costs seconds. The slow faults answer after 3 s.
-const TIMEOUTS = { MOMO_CONNECT_TIMEOUT_MS: '500', MOMO_REQUEST_TIMEOUT_MS: '1000', MOMO_POLL_TIMEOUT_MS: '2000', MOMO_SLOW_OUTCOME_TIMEOUT_MS: '3000' };
+const TIMEOUTS = {
+  MOMO_CONNECT_TIMEOUT_MS: '500',
+  MOMO_REQUEST_TIMEOUT_MS: '1000',
+  MOMO_POLL_TIMEOUT_MS: '2000',
+  MOMO_SLOW_OUTCOME_TIMEOUT_MS: '3000',
+};
 const SLOW_ANSWER_MS = 3_000;
 /**
  * A run against a failing target is bounded by what it waits for, not by a time measured here (which a busy
@@ -36,10 +41,16 @@ interface TargetRun extends SuiteRun {
 }
 
 async function runAgainst(url: string, tags: string | undefined, env: Record<string, string> = {}): Promise<TargetRun> {
-  const run = await runSuite([...(tags ? ['--tags', tags] : []), '--parallel', '0'], { ...targetEnv(url), ...TIMEOUTS, ...env }, HUNG_AFTER_MS);
+  const run = await runSuite(
+    [...(tags ? ['--tags', tags] : []), '--parallel', '0'],
+    { ...targetEnv(url), ...TIMEOUTS, ...env },
+    HUNG_AFTER_MS,
+  );
   const file = join(run.reportsDir, 'summary.json');
   const certification = join(run.reportsDir, 'certification', 'certification.json');
-  const scenarios = existsSync(certification) ? (JSON.parse(readFileSync(certification, 'utf8')) as { scenarios: { exchanges: { transportError?: string }[] }[] }).scenarios : [];
+  const scenarios = existsSync(certification)
+    ? (JSON.parse(readFileSync(certification, 'utf8')) as { scenarios: { exchanges: { transportError?: string }[] }[] }).scenarios
+    : [];
   const unanswered = scenarios.flatMap((s) => s.exchanges).filter((e) => e.transportError !== undefined).length;
   return { ...run, unanswered, summary: existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as RunSummary) : undefined };
 }
@@ -61,7 +72,10 @@ async function withFaultyServer(options: FaultyServerOptions, use: (url: string,
  */
 function assertNotTested(run: TargetRun, cause: RegExp, { passedBeforeTheFault = false } = {}): void {
   assert.equal(run.code, 2, run.output);
-  assert.ok(run.unanswered <= GIVE_UP_AFTER_UNANSWERED, `the scenarios made ${run.unanswered} calls that got no answer; the client stops after ${GIVE_UP_AFTER_UNANSWERED}`);
+  assert.ok(
+    run.unanswered <= GIVE_UP_AFTER_UNANSWERED,
+    `the scenarios made ${run.unanswered} calls that got no answer; the client stops after ${GIVE_UP_AFTER_UNANSWERED}`,
+  );
   assert.match(run.output, cause);
   assert.match(run.output, /Verdict: the run could NOT test the target/);
   assert.doesNotMatch(run.output, /does NOT conform|^FAILED[: ]/m);
@@ -85,7 +99,8 @@ describe('a failing target', () => {
     // Everything a remote target can be tested with: only @stateful and @uncertain are left out.
     assert.ok(run.summary!.scenarios.length >= 60, `only ${run.summary!.scenarios.length} scenarios listed`);
     assert.equal(run.summary!.totals['not tested'], run.summary!.scenarios.length);
-    for (const file of ['cucumber.html', 'cucumber.json', 'messages.ndjson']) assert.ok(existsSync(join(run.reportsDir, file)), `${file} was not written`);
+    for (const file of ['cucumber.html', 'cucumber.json', 'messages.ndjson'])
+      assert.ok(existsSync(join(run.reportsDir, file)), `${file} was not written`);
     const junit = readFileSync(join(run.reportsDir, 'junit.xml'), 'utf8');
     assert.equal((junit.match(/<testcase /g) ?? []).length, run.summary!.scenarios.length);
   });
@@ -103,7 +118,10 @@ describe('a failing target', () => {
       assertNotTested(run, /connection reset/, { passedBeforeTheFault: true });
       assert.ok(run.summary!.totals.passed >= 1, `nothing passed before the target died:\n${run.output}`);
       const reasons = run.summary!.scenarios.map((s) => s.reason ?? '');
-      assert.ok(reasons.some((r) => r.includes(`Not called: the last ${GIVE_UP_AFTER_UNANSWERED} calls to the target got no answer`)), reasons.join('\n'));
+      assert.ok(
+        reasons.some((r) => r.includes(`Not called: the last ${GIVE_UP_AFTER_UNANSWERED} calls to the target got no answer`)),
+        reasons.join('\n'),
+      );
       // Only the calls before the client gave up reached the dead target.
       assert.ok(server.received <= 24 + GIVE_UP_AFTER_UNANSWERED, `${server.received} requests reached the target`);
     });
@@ -118,7 +136,10 @@ describe('a failing target', () => {
       const run = await runAgainst(url, FEW);
       assertNotTested(run, timedOut);
       // Without giving up, each scenario would wait out its own timeout; the client stops after a few.
-      assert.ok(run.summary!.scenarios.some((s) => s.reason?.startsWith(`Not called: the last ${GIVE_UP_AFTER_UNANSWERED} calls`)), run.output);
+      assert.ok(
+        run.summary!.scenarios.some((s) => s.reason?.startsWith(`Not called: the last ${GIVE_UP_AFTER_UNANSWERED} calls`)),
+        run.output,
+      );
     });
   });
 
@@ -127,7 +148,10 @@ describe('a failing target', () => {
       const run = await runAgainst(url, PROVISIONING);
       assert.equal(run.code, 1, run.output);
       assert.match(run.output, /create API key \(collection\) — §4\.5 #15/);
-      assert.match(run.output, /✘ body-schema \(definite: §4: all payloads are JSON except where marked form-encoded\): body: expected JSON: api-key\.schema\.json for 201, got a body that is not JSON \(Content-Type text\/html; charset=utf-8\)/);
+      assert.match(
+        run.output,
+        /✘ body-schema \(definite: §4: all payloads are JSON except where marked form-encoded\): body: expected JSON: api-key\.schema\.json for 201, got a body that is not JSON \(Content-Type text\/html; charset=utf-8\)/,
+      );
       assert.match(run.output, /Verdict: the target does NOT conform/);
     });
   });
@@ -136,13 +160,19 @@ describe('a failing target', () => {
     await withFaultyServer({ fault: 'broken-json', upstream: sandbox.url }, async (url) => {
       const run = await runAgainst(url, PROVISIONING);
       assert.equal(run.code, 1, run.output);
-      assert.match(run.output, /body: expected JSON: api-key\.schema\.json for 201, got a body that is not valid JSON although its Content-Type is application\/json \(.+\)/);
+      assert.match(
+        run.output,
+        /body: expected JSON: api-key\.schema\.json for 201, got a body that is not valid JSON although its Content-Type is application\/json \(.+\)/,
+      );
     });
   });
 
-  test('a gateway\'s HTML 502 page mid-run is not tested, never a failure', async () => {
+  test("a gateway's HTML 502 page mid-run is not tested, never a failure", async () => {
     await withFaultyServer({ fault: 'gateway-html', healthyRequests: 1, upstream: sandbox.url }, async (url) => {
-      assertNotTested(await runAgainst(url, PROVISIONING), /the target answered HTTP 502 \(an HTML page titled "502 Bad Gateway", \d+ characters\); it was unavailable, so this could not be tested/);
+      assertNotTested(
+        await runAgainst(url, PROVISIONING),
+        /the target answered HTTP 502 \(an HTML page titled "502 Bad Gateway", \d+ characters\); it was unavailable, so this could not be tested/,
+      );
     });
   });
 
@@ -154,20 +184,31 @@ describe('a failing target', () => {
 
   test('https:// to a port that speaks plain HTTP: not tested, a TLS error that says to use http://', async () => {
     const plain = sandbox.url.replace('http://', 'https://');
-    assertNotTested(await runAgainst(plain, FEW), /TLS error: the TLS handshake with 127\.0\.0\.1:\d+ failed \(ERR_SSL_WRONG_VERSION_NUMBER: wrong version number\); if the server speaks plain HTTP on this port, the URL must begin with http:\/\//);
+    assertNotTested(
+      await runAgainst(plain, FEW),
+      /TLS error: the TLS handshake with 127\.0\.0\.1:\d+ failed \(ERR_SSL_WRONG_VERSION_NUMBER: wrong version number\); if the server speaks plain HTTP on this port, the URL must begin with http:\/\//,
+    );
   });
 
   const certificate = selfSignedCertificate();
-  test('a self-signed certificate: not tested, a TLS error naming NODE_EXTRA_CA_CERTS, which then lets the run through', { skip: 'unavailable' in certificate ? certificate.unavailable : false }, async () => {
+  test('a self-signed certificate: not tested, a TLS error naming NODE_EXTRA_CA_CERTS, which then lets the run through', {
+    skip: 'unavailable' in certificate ? certificate.unavailable : false,
+  }, async () => {
     if ('unavailable' in certificate) return;
     await withFaultyServer({ fault: 'none', upstream: sandbox.url, tls: certificate }, async (url) => {
-      assertNotTested(await runAgainst(url, PROVISIONING), /TLS error: the server's certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT: self[- ]signed certificate\); .*NODE_EXTRA_CA_CERTS=<ca\.pem>/);
+      assertNotTested(
+        await runAgainst(url, PROVISIONING),
+        /TLS error: the server's certificate is not trusted \(DEPTH_ZERO_SELF_SIGNED_CERT: self[- ]signed certificate\); .*NODE_EXTRA_CA_CERTS=<ca\.pem>/,
+      );
       const trusted = await runAgainst(url, PROVISIONING, { NODE_EXTRA_CA_CERTS: certificate.certFile });
       assert.equal(trusted.code, 0, trusted.output);
     });
   });
 
   test('a host name that does not resolve: not tested, a DNS error naming the host', async () => {
-    assertNotTested(await runAgainst(UNRESOLVABLE_URL, FEW), /DNS error: the host name momo-target\.invalid (does not resolve|could not be resolved now)/);
+    assertNotTested(
+      await runAgainst(UNRESOLVABLE_URL, FEW),
+      /DNS error: the host name momo-target\.invalid (does not resolve|could not be resolved now)/,
+    );
   });
 });

@@ -46,7 +46,13 @@ test('one deviation per feature file is caught by that feature, a sample of conf
   }
   for (const variation of report.variations) assert.ok(variation.conforms, `${variation.label} failed:\n${lines.join('\n')}`);
   assert.equal(report.faithfulPassed, 1, lines.join('\n'));
-  assert.match(table, /\*\*7 of 7 deviations detected\*\*, \*\*4 of 4 runs of conforming variations passed\*\*, \*\*1 of 1 faithful runs passed\*\*/);
+  assert.match(
+    table,
+    /\*\*7 of 7 deviations detected\*\*, \*\*4 of 4 runs of conforming variations passed\*\*, \*\*1 of 1 faithful runs passed\*\*/,
+  );
   assert.match(table, /\| `token-extra-fields`: .* \| RFC 6749 §5\.1: .* \| mtn-sandbox \| yes \|/);
-  assert.match(table, /\| `callback-duplicated`: The callback is sent twice .* \| collection \| spec --strict \| yes \| collection: A merchant that gives a callback address is told the outcome once/);
+  assert.match(
+    table,
+    /\| `callback-duplicated`: The callback is sent twice .* \| collection \| spec --strict \| yes \| collection: A merchant that gives a callback address is told the outcome once/,
+  );
 });

@@ -18,7 +18,10 @@ import { runSuite, startReferenceSandbox, targetEnv, type SuiteRun } from '../su
 /** The remittance balance without its currency: the two smoke scenarios that read it fail. */
 const FAULT = { MOMO_SANDBOX_DEVIATIONS: 'remittance-balance-without-currency' };
 const SMOKE = ['--tags', '@smoke', '--parallel', '0'];
-const FAILING = ['features/remittance.feature › A partner reads its remittance balance', 'features/tokens.feature › The remittance product issues an access token to its own API user'];
+const FAILING = [
+  'features/remittance.feature › A partner reads its remittance balance',
+  'features/tokens.feature › The remittance product issues an access token to its own API user',
+];
 
 interface Night extends SuiteRun {
   report: CertificationReport;
@@ -39,7 +42,8 @@ function night(run: SuiteRun): Night {
   };
 }
 
-const changesOf = (report: CertificationReport) => Object.fromEntries(report.scenarios.filter((s) => s.change !== 'not applicable').map((s) => [`${s.uri} › ${s.name}`, s.change]));
+const changesOf = (report: CertificationReport) =>
+  Object.fromEntries(report.scenarios.filter((s) => s.change !== 'not applicable').map((s) => [`${s.uri} › ${s.name}`, s.change]));
 
 let history: string;
 let first: Night;
@@ -64,11 +68,17 @@ test('a new failure since the baseline fails the run, and is named in the termin
   const changes = changesOf(broken.report);
   for (const scenario of FAILING) assert.equal(changes[scenario], 'new failure', scenario);
   assert.equal(Object.values(changes).filter((c) => c === 'new failure').length, 2);
-  assert.ok(Object.values(changes).every((c) => c === 'new failure' || c === 'still passing'), JSON.stringify(changes));
+  assert.ok(
+    Object.values(changes).every((c) => c === 'new failure' || c === 'still passing'),
+    JSON.stringify(changes),
+  );
   assert.equal(broken.report.baseline?.counts.scenarios['new failure'], 2);
   assert.ok((broken.report.baseline?.counts.requirements['new failure'] ?? 0) > 0);
   assert.match(broken.output, /Since the baseline .*certification\.json/);
-  assert.match(broken.output, /NEW FAILURE: Remittance balance › A partner reads its remittance balance \(features\/remittance\.feature:\d+\)/);
+  assert.match(
+    broken.output,
+    /NEW FAILURE: Remittance balance › A partner reads its remittance balance \(features\/remittance\.feature:\d+\)/,
+  );
   const validate = validatorFor('certification-report');
   assert.ok(validate(broken.report), describeErrors(validate.errors).join('\n'));
   const html = readFileSync(join(broken.reportsDir, 'certification', 'index.html'), 'utf8');
@@ -94,12 +104,20 @@ test('the night the fault is gone, its scenarios are fixed', () => {
 
 test('the history holds every night, keeps a corrupt line and names it, and the trend page is written', () => {
   const { records, corrupt } = readHistory(history);
-  assert.deepEqual(records.map((r) => r.exitCode), [0, 1, 0, 0]);
+  assert.deepEqual(
+    records.map((r) => r.exitCode),
+    [0, 1, 0, 0],
+  );
   assert.equal(corrupt.length, 1);
-  assert.match(fixed.output, /HISTORY: .*history\.ndjson line 3 is not a run record \(not JSON\); it is kept as it is, and left out of the trend\./);
+  assert.match(
+    fixed.output,
+    /HISTORY: .*history\.ndjson line 3 is not a run record \(not JSON\); it is kept as it is, and left out of the trend\./,
+  );
   assert.match(readFileSync(history, 'utf8'), /cut off by a killed run/);
   const [faithful, failing] = records;
-  const balance = Object.keys(faithful!.requirements).find((id) => faithful!.requirements[id] === 'PASS' && failing!.requirements[id] === 'FAIL');
+  const balance = Object.keys(faithful!.requirements).find(
+    (id) => faithful!.requirements[id] === 'PASS' && failing!.requirements[id] === 'FAIL',
+  );
   assert.ok(balance, 'a requirement passed the first night and failed the second');
   const times = faithful!.operations['get account balance (remittance)'];
   assert.ok(times && times.count > 0 && times.p50 <= times.p95, JSON.stringify(faithful!.operations));
@@ -110,9 +128,17 @@ test('the history holds every night, keeps a corrupt line and names it, and the 
   const changes = trend.match(/<section id="changes">[\s\S]*?<\/section>/)?.[0] ?? assert.fail('no "what changed" section');
   assert.match(changes, /2 scenarios newly pass:/);
   for (const scenario of FAILING) assert.ok(changes.includes(`${scenario} <small>(failed before)</small>`), scenario);
-  assert.equal(Object.keys(records.at(-1)!.scenarios ?? {}).length, fixed.report.scenarios.length, 'every scenario of the suite, run or not, is recorded');
+  assert.equal(
+    Object.keys(records.at(-1)!.scenarios ?? {}).length,
+    fixed.report.scenarios.length,
+    'every scenario of the suite, run or not, is recorded',
+  );
   // A record holds verdicts and percentiles only: its size does not grow with what the run saw.
-  const largest = Math.max(...readFileSync(history, 'utf8').split('\n').map((line) => Buffer.byteLength(line)));
+  const largest = Math.max(
+    ...readFileSync(history, 'utf8')
+      .split('\n')
+      .map((line) => Buffer.byteLength(line)),
+  );
   assert.ok(largest < 64 * 1024, `the largest record is ${largest} bytes`);
 });
 
@@ -137,7 +163,9 @@ test('a scenario that fails its first attempt only is flaky: counted apart, neve
   const proxy = new AlteringProxy(sandbox.url, firstOnly);
   try {
     const url = await proxy.start();
-    const run = night(await runSuite(['--tags', '@smoke and @remittance', '--parallel', '0', '--baseline', first.certificationJson], targetEnv(url)));
+    const run = night(
+      await runSuite(['--tags', '@smoke and @remittance', '--parallel', '0', '--baseline', first.certificationJson], targetEnv(url)),
+    );
     assert.equal(run.code, 0, run.output);
     const flaky = run.summary.scenarios.filter((s) => s.verdict === 'flaky');
     assert.equal(flaky.length, 1, run.output);
@@ -161,7 +189,12 @@ test('a scenario that fails its first attempt only is flaky: counted apart, neve
 });
 
 test('a target that cannot be tested puts what it kept from testing in "not tested", with exit 2', async () => {
-  const run = night(await runSuite(['--tags', '@smoke', '--parallel', '0', '--baseline', first.certificationJson], { ...targetEnv('http://127.0.0.1:9'), MOMO_CONNECT_TIMEOUT_MS: '500' }));
+  const run = night(
+    await runSuite(['--tags', '@smoke', '--parallel', '0', '--baseline', first.certificationJson], {
+      ...targetEnv('http://127.0.0.1:9'),
+      MOMO_CONNECT_TIMEOUT_MS: '500',
+    }),
+  );
   assert.equal(run.code, 2, run.output);
   assert.ok(run.report.baseline!.counts.scenarios['not tested'] > 0);
   assert.ok(run.report.requirements.filter((r) => r.change === 'not tested').length > 0);

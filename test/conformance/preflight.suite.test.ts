@@ -15,7 +15,14 @@ const CASES = [
   { setting: 'MOMO_COLLECTION_KEY', env: { MOMO_COLLECTION_KEY: 'a-rotated-collection-key' }, untouched: 'disbursement' },
   { setting: 'MOMO_TARGET_ENVIRONMENT', env: { MOMO_TARGET_ENVIRONMENT: 'mtnuganda' }, untouched: undefined },
   // An API user the target knows, with a key that is not its own.
-  { setting: 'MOMO_DISBURSEMENT_API_KEY', env: async (url: string) => ({ MOMO_DISBURSEMENT_USER_ID: (await provisionApiUser(url, 'disbursement')).userId, MOMO_DISBURSEMENT_API_KEY: '0123456789abcdef0123456789abcdef' }), untouched: 'collection' },
+  {
+    setting: 'MOMO_DISBURSEMENT_API_KEY',
+    env: async (url: string) => ({
+      MOMO_DISBURSEMENT_USER_ID: (await provisionApiUser(url, 'disbursement')).userId,
+      MOMO_DISBURSEMENT_API_KEY: '0123456789abcdef0123456789abcdef',
+    }),
+    untouched: 'collection',
+  },
 ] as const;
 
 for (const c of CASES) {
@@ -31,12 +38,17 @@ for (const c of CASES) {
       assert.equal(summary.totals.failed, 0, run.output);
       const notTested = summary.scenarios.filter((s) => s.verdict === 'not tested');
       assert.ok(notTested.length > 0, run.output);
-      for (const s of notTested) assert.match(s.reason ?? '', /^Not tested: the (gateway|target) refused|^Not tested: the target does not know/, s.scenario);
+      for (const s of notTested)
+        assert.match(s.reason ?? '', /^Not tested: the (gateway|target) refused|^Not tested: the target does not know/, s.scenario);
       const report = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as CertificationReport;
       assert.equal(report.outcome, 'could not test');
       assert.equal(report.requirements.filter((r) => r.verdict === 'FAIL').length, 0);
       // One product's bad key does not stop the others: their scenarios ran and passed.
-      if (c.untouched) assert.ok(summary.scenarios.some((s) => s.verdict === 'passed' && s.tags.includes(`@${c.untouched}`)), run.output);
+      if (c.untouched)
+        assert.ok(
+          summary.scenarios.some((s) => s.verdict === 'passed' && s.tags.includes(`@${c.untouched}`)),
+          run.output,
+        );
     } finally {
       await sandbox.close();
     }

@@ -24,8 +24,13 @@ test('a target that takes EUR and USD: the default refused currency fails the re
     const hars = readdirSync(join(named.reportsDir, 'har'));
     assert.equal(hars.length, 3, hars.join(', '));
     for (const file of hars) {
-      const har = JSON.parse(readFileSync(join(named.reportsDir, 'har', file), 'utf8')) as { log: { entries: { request: { postData?: { text?: string } } }[] } };
-      const currencies = har.log.entries.map((e) => e.request.postData?.text).filter((t): t is string => t !== undefined).map((t) => (JSON.parse(t) as { currency?: string }).currency);
+      const har = JSON.parse(readFileSync(join(named.reportsDir, 'har', file), 'utf8')) as {
+        log: { entries: { request: { postData?: { text?: string } } }[] };
+      };
+      const currencies = har.log.entries
+        .map((e) => e.request.postData?.text)
+        .filter((t): t is string => t !== undefined)
+        .map((t) => (JSON.parse(t) as { currency?: string }).currency);
       assert.ok(currencies.includes('GBP'), `${file}: ${currencies.join(', ')}`);
     }
   } finally {

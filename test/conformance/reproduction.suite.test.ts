@@ -30,9 +30,11 @@ const BROKEN_BALANCE = JSON.stringify({ currency: 'EUR' });
 
 test('every exchange of a failed scenario carries a curl command that reproduces it; every scenario is a HAR 1.2 file in the bundle', async () => {
   const sandbox = await startReferenceSandbox();
-  const proxy = new AlteringProxy(sandbox.url, (x) => (x.operation === 'getBalanceInCurrency' && x.product === 'collection' && x.status === 200
-    ? { body: BROKEN_BALANCE, headers: { 'content-type': 'application/json' } }
-    : undefined));
+  const proxy = new AlteringProxy(sandbox.url, (x) =>
+    x.operation === 'getBalanceInCurrency' && x.product === 'collection' && x.status === 200
+      ? { body: BROKEN_BALANCE, headers: { 'content-type': 'application/json' } }
+      : undefined,
+  );
   try {
     const url = await proxy.start();
     const user = await provisionApiUser(sandbox.url, 'collection');
@@ -50,14 +52,22 @@ test('every exchange of a failed scenario carries a curl command that reproduces
     assert.ok(exchanges.length >= 2, 'the token and the balance');
     for (const exchange of exchanges) {
       assert.ok(exchange.curl, `${exchange.operation} carries its curl command`);
-      for (const secret of [user.apiKey, DEVELOPMENT_KEYS.collection]) assert.ok(!exchange.curl.includes(secret), 'no secret in a command, only variables');
+      for (const secret of [user.apiKey, DEVELOPMENT_KEYS.collection])
+        assert.ok(!exchange.curl.includes(secret), 'no secret in a command, only variables');
       // Each command, run in the scenario's order with the variables set, gets the answer the run got.
-      const { stdout } = await promisify(execFile)('bash', ['-c', exchange.curl], { encoding: 'utf8', env: { PATH: process.env.PATH!, ...env } });
+      const { stdout } = await promisify(execFile)('bash', ['-c', exchange.curl], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH!, ...env },
+      });
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(stdout)?.[1]);
       assert.equal(status, exchange.response?.status, `${exchange.operation}:\n${exchange.curl}\n${stdout}`);
-      if (exchange.response?.body === BROKEN_BALANCE) assert.equal(stdout.split('\r\n\r\n')[1], BROKEN_BALANCE, 'the reproduction shows the same departure');
+      if (exchange.response?.body === BROKEN_BALANCE)
+        assert.equal(stdout.split('\r\n\r\n')[1], BROKEN_BALANCE, 'the reproduction shows the same departure');
     }
-    assert.ok(exchanges.some((e) => e.response?.body === BROKEN_BALANCE), 'the failing exchange is among them');
+    assert.ok(
+      exchanges.some((e) => e.response?.body === BROKEN_BALANCE),
+      'the failing exchange is among them',
+    );
 
     // The failure message cucumber shows ends with the command of its exchange.
     const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8')) as RunSummary;
@@ -91,12 +101,17 @@ function newAnswerOf(output: string): { status: number; headers: Map<string, str
   assert.ok(answer !== undefined, output);
   const [head = '', ...rest] = answer.split('\r\n\r\n');
   const [statusLine = '', ...headerLines] = head.split('\r\n');
-  const headers = new Map(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = new Map(
+    headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   return { status: Number(/^HTTP\/[\d.]+ (\d{3})/.exec(statusLine)?.[1]), headers, body: rest.join('\r\n\r\n').replace(/\n$/, '') };
 }
 
 function at(json: unknown, pointer: string): unknown {
-  return pointer.split('/').slice(1).reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], json);
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], json);
 }
 
 const parse = (text: string): unknown => {
@@ -107,11 +122,15 @@ const parse = (text: string): unknown => {
   }
 };
 
-test('each failure\'s reproduction script, run as written with only the MOMO_* variables, gets the same failure from a target with the same fault', async () => {
+test("each failure's reproduction script, run as written with only the MOMO_* variables, gets the same failure from a target with the same fault", async () => {
   // Faults of different shapes: a wrong code on a replayed duplicate, a record lacking a field, a state reached after
   // a wait (a notification twice after success), and the consent flow's values carried from answer to request.
   const deviations = 'duplicate-code-misspelled,remittance-balance-without-currency,notification-repeat-allowed,consent-scope-widened';
-  const run = await runSuite(['--tags', '@smoke or @remittance or @consent or @req:COL-DN-REPEAT-429', '--retries', '0'], { MOMO_SANDBOX_DEVIATIONS: deviations }, 180_000);
+  const run = await runSuite(
+    ['--tags', '@smoke or @remittance or @consent or @req:COL-DN-REPEAT-429', '--retries', '0'],
+    { MOMO_SANDBOX_DEVIATIONS: deviations },
+    180_000,
+  );
   assert.equal(run.code, 1, run.output);
   const report = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8')) as CertificationReport;
   const failed = report.scenarios.filter((s) => s.verdict === 'failed');
@@ -120,7 +139,12 @@ test('each failure\'s reproduction script, run as written with only the MOMO_* v
   // The same fault, in another sandbox, as a user would start one; the run's own is gone.
   const sandbox = await startEmbeddedSandbox({ ...EMBEDDED_TIMINGS }, { plugins: faultPlugins(deviations.split(',')) });
   try {
-    const variables = { MOMO_BASE_URL: sandbox.baseUrl, MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection, MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement, MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance };
+    const variables = {
+      MOMO_BASE_URL: sandbox.baseUrl,
+      MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
+      MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
+      MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    };
     for (const scenario of failed) {
       const { reproduction, failure } = scenario;
       assert.ok(reproduction && failure, `${scenario.name} has a reproduction and its failure`);
@@ -128,7 +152,11 @@ test('each failure\'s reproduction script, run as written with only the MOMO_* v
       const file = join(run.reportsDir, reproduction.file);
       assert.equal(readFileSync(file, 'utf8'), reproduction.script);
       for (const secret of Object.values(DEVELOPMENT_KEYS)) assert.ok(!reproduction.script.includes(secret), 'secrets stay variables');
-      const { stdout } = await promisify(execFile)('sh', [file], { encoding: 'utf8', env: { PATH: process.env.PATH!, ...variables }, timeout: 60_000 });
+      const { stdout } = await promisify(execFile)('sh', [file], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH!, ...variables },
+        timeout: 60_000,
+      });
       const got = newAnswerOf(stdout);
       assert.ok(failure.exchange !== undefined, `${scenario.name}: the failure is about an answer`);
       const recorded = scenario.exchanges[failure.exchange]!.response!;
@@ -136,7 +164,11 @@ test('each failure\'s reproduction script, run as written with only the MOMO_* v
       for (const finding of failure.findings) {
         const field = finding.field ?? '';
         if (field.startsWith('/')) {
-          assert.deepEqual(at(parse(got.body), field), at(parse(recorded.body), field), `${scenario.name}: ${field} as the run got it\n${stdout}`);
+          assert.deepEqual(
+            at(parse(got.body), field),
+            at(parse(recorded.body), field),
+            `${scenario.name}: ${field} as the run got it\n${stdout}`,
+          );
         } else if (field.startsWith('header ')) {
           const name = field.slice('header '.length).toLowerCase();
           const runValue = Object.entries(recorded.headers).find(([n]) => n.toLowerCase() === name)?.[1];

@@ -11,15 +11,35 @@ function summary(content: unknown): string {
   return file;
 }
 
-const scenario = (uri: string, line: number | undefined, verdict: string) => ({ id: 'x', feature: 'F', scenario: 's', uri, line, tags: [], verdict, durationMs: 1 });
+const scenario = (uri: string, line: number | undefined, verdict: string) => ({
+  id: 'x',
+  feature: 'F',
+  scenario: 's',
+  uri,
+  line,
+  tags: [],
+  verdict,
+  durationMs: 1,
+});
 
 test('the failed and flaky scenarios of a run, by file and line; passed, skipped and not tested ones are left', () => {
-  const file = summary({ scenarios: [scenario('features/a.feature', 9, 'failed'), scenario('features/a.feature', 20, 'passed'), scenario('features/b.feature', 5, 'flaky'), scenario('features/c.feature', 7, 'not tested')] });
+  const file = summary({
+    scenarios: [
+      scenario('features/a.feature', 9, 'failed'),
+      scenario('features/a.feature', 20, 'passed'),
+      scenario('features/b.feature', 5, 'flaky'),
+      scenario('features/c.feature', 7, 'not tested'),
+    ],
+  });
   assert.deepEqual(scenariosToRerun(file), ['features/a.feature:9', 'features/b.feature:5']);
 });
 
 test('a bad summary.json: a clear error naming the file', () => {
-  const refused = (file: string, why: RegExp) => assert.throws(() => scenariosToRerun(file), (e: Error) => e instanceof RerunError && e.message.startsWith(`--rerun-failed ${file}: `) && why.test(e.message));
+  const refused = (file: string, why: RegExp) =>
+    assert.throws(
+      () => scenariosToRerun(file),
+      (e: Error) => e instanceof RerunError && e.message.startsWith(`--rerun-failed ${file}: `) && why.test(e.message),
+    );
   refused('/no/such/summary.json', /there is no such file/);
   refused(mkdtempSync(join(tmpdir(), 'momo-rerun-')), /it is a folder/);
   refused(summary('{"scenarios": ['), /it is not JSON/);
@@ -33,5 +53,8 @@ test('a summary.json far larger than any run writes is refused before it is read
   const huge = join(mkdtempSync(join(tmpdir(), 'momo-rerun-')), 'summary.json');
   writeFileSync(huge, '{');
   truncateSync(huge, 3 * 1024 * 1024 * 1024); // sparse: 3 GiB to the reader, nothing on disk
-  assert.throws(() => scenariosToRerun(huge), (e: Error) => e instanceof RerunError && /it is 3072\.0 MiB, more than the 64\.0 MiB/.test(e.message));
+  assert.throws(
+    () => scenariosToRerun(huge),
+    (e: Error) => e instanceof RerunError && /it is 3072\.0 MiB, more than the 64\.0 MiB/.test(e.message),
+  );
 });

@@ -45,7 +45,10 @@ test('a target that is down cannot be tested: exit 2 after one probe, and no rep
   // Each scenario ended at once with the probe's cause: none called the target and waited for an answer.
   for (const scenario of summary.scenarios) assert.match(scenario.reason, /could not be tested: connection refused/, scenario.scenario);
   const certification = JSON.parse(readFileSync(join(run.reportsDir, 'certification', 'certification.json'), 'utf8'));
-  assert.deepEqual(certification.scenarios.flatMap((s: { exchanges: unknown[] }) => s.exchanges), []);
+  assert.deepEqual(
+    certification.scenarios.flatMap((s: { exchanges: unknown[] }) => s.exchanges),
+    [],
+  );
 });
 
 test('an unknown option is refused with the nearest one and the usage', async () => {
@@ -81,11 +84,16 @@ for (const profile of ['spec', 'mtn-sandbox'] as const) {
 }
 
 test('the suite gives the same results in parallel as in one process', async () => {
-  const [serial, parallel] = await Promise.all([runSuite(['--parallel', '0', '--tags', 'not @slow']), runSuite(['--parallel', '2', '--tags', 'not @slow'])]);
+  const [serial, parallel] = await Promise.all([
+    runSuite(['--parallel', '0', '--tags', 'not @slow']),
+    runSuite(['--parallel', '2', '--tags', 'not @slow']),
+  ]);
   assert.equal(serial.code, 0, serial.output);
   assert.equal(parallel.code, 0, parallel.output);
-  const verdicts = (dir: string) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')).scenarios
-    .map((s: { uri: string; scenario: string; verdict: string }) => `${s.uri} ${s.scenario} ${s.verdict}`).sort();
+  const verdicts = (dir: string) =>
+    JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
+      .scenarios.map((s: { uri: string; scenario: string; verdict: string }) => `${s.uri} ${s.scenario} ${s.verdict}`)
+      .sort();
   assert.deepEqual(verdicts(parallel.reportsDir), verdicts(serial.reportsDir));
 });
 
@@ -97,10 +105,12 @@ test('a target that answers 503 to every third call could not be tested: exit 2,
   assert.doesNotMatch(run.output, /does NOT conform/);
 });
 
-
 test('callbacks reach a receiver on a fixed port through a public base URL, in one process', async () => {
   const port = await closedPort();
-  const run = await runSuite(['--tags', '@callback', '--parallel', '2'], { MOMO_CALLBACK_PORT: String(port), MOMO_CALLBACK_URL: `http://127.0.0.1:${port}` });
+  const run = await runSuite(['--tags', '@callback', '--parallel', '2'], {
+    MOMO_CALLBACK_PORT: String(port),
+    MOMO_CALLBACK_URL: `http://127.0.0.1:${port}`,
+  });
   assert.equal(run.code, 0, run.output);
   assert.match(run.output, new RegExp(`Running in one process rather than 2 parallel workers: .* fixed port ${port}`));
   assert.match(run.output, /no parallel workers/);

@@ -13,9 +13,18 @@ function remote(env: Record<string, string>): Target {
 
 test('a remote target leaves out @callback unless MOMO_CALLBACK_URL or MOMO_CALLBACK_HOST is reachable from it', () => {
   const loopback = selectScenarios('@collection', remote({}));
-  assert.equal(loopback.expression, '(@collection) and not @strict and not @beyond-spec and not @stateful and not @uncertain and not @callback');
-  assert.ok(loopback.notes.some((n) => n.includes('set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST')), loopback.notes.join('\n'));
-  const reachable: Record<string, string>[] = [{ MOMO_CALLBACK_URL: 'https://abc.example.app' }, { MOMO_CALLBACK_HOST: 'harness.example.com' }];
+  assert.equal(
+    loopback.expression,
+    '(@collection) and not @strict and not @beyond-spec and not @stateful and not @uncertain and not @callback',
+  );
+  assert.ok(
+    loopback.notes.some((n) => n.includes('set MOMO_CALLBACK_URL (e.g. a tunnel) or MOMO_CALLBACK_HOST')),
+    loopback.notes.join('\n'),
+  );
+  const reachable: Record<string, string>[] = [
+    { MOMO_CALLBACK_URL: 'https://abc.example.app' },
+    { MOMO_CALLBACK_HOST: 'harness.example.com' },
+  ];
   for (const env of reachable) {
     const selected = selectScenarios(undefined, remote(env));
     assert.equal(selected.expression, 'not @strict and not @beyond-spec and not @stateful and not @uncertain', JSON.stringify(env));
@@ -40,9 +49,15 @@ function embedded(env: Record<string, string> = {}): Target {
 test('@strict scenarios run only with --strict (MOMO_STRICT), against any target, and the notes say how to run them', () => {
   const lenient = selectScenarios(undefined, embedded());
   assert.equal(lenient.expression, 'not @strict');
-  assert.ok(lenient.notes.some((n) => n.includes('--strict runs them')), lenient.notes.join('\n'));
+  assert.ok(
+    lenient.notes.some((n) => n.includes('--strict runs them')),
+    lenient.notes.join('\n'),
+  );
   assert.equal(selectScenarios(undefined, embedded({ MOMO_STRICT: 'true' })).expression, '');
-  assert.doesNotMatch(selectScenarios('@errors', remote({ MOMO_STRICT: '1', MOMO_CALLBACK_HOST: 'harness.example.com' })).expression, /@strict/);
+  assert.doesNotMatch(
+    selectScenarios('@errors', remote({ MOMO_STRICT: '1', MOMO_CALLBACK_HOST: 'harness.example.com' })).expression,
+    /@strict/,
+  );
 });
 
 test('@beyond-spec scenarios run against the embedded sandbox; a remote target runs them only when the selection names the tag', () => {
@@ -50,9 +65,16 @@ test('@beyond-spec scenarios run against the embedded sandbox; a remote target r
   const reachable = { MOMO_CALLBACK_HOST: 'harness.example.com' };
   const left = selectScenarios(undefined, remote(reachable));
   assert.match(left.expression, /not @beyond-spec/);
-  assert.ok(left.notes.some((n) => n.includes('--tags @beyond-spec runs them')), left.notes.join('\n'));
+  assert.ok(
+    left.notes.some((n) => n.includes('--tags @beyond-spec runs them')),
+    left.notes.join('\n'),
+  );
   for (const asked of ['@beyond-spec', '@smoke or @beyond-spec', '@beyond-spec and @disbursement']) {
     assert.doesNotMatch(selectScenarios(asked, remote(reachable)).expression, /not @beyond-spec/, asked);
   }
-  assert.match(selectScenarios('@beyond-spec-extra', remote(reachable)).expression, /not @beyond-spec/, 'another tag that starts the same is not the tag');
+  assert.match(
+    selectScenarios('@beyond-spec-extra', remote(reachable)).expression,
+    /not @beyond-spec/,
+    'another tag that starts the same is not the tag',
+  );
 });

@@ -32,28 +32,49 @@ test('a malformed expression says what is wrong and shows a good one', () => {
   assert.equal(problemOf('(@smoke or @slow'), `--tags "(@smoke or @slow": a "(" is not closed. ${example}`);
   assert.equal(problemOf('@smoke)'), `--tags "@smoke)": a ")" closes nothing. ${example}`);
   assert.equal(problemOf(' '), `--tags " ": it is empty. ${example}`);
-  assert.equal(problemOf('@smoke AND not @slow'), '--tags "@smoke AND not @slow": the operators are written in lower case: did you mean "@smoke and not @slow"?');
+  assert.equal(
+    problemOf('@smoke AND not @slow'),
+    '--tags "@smoke AND not @slow": the operators are written in lower case: did you mean "@smoke and not @slow"?',
+  );
   assert.match(problemOf('@smoke,@slow'), /not commas: "@smoke or @slow"/);
 });
 
 test('a tag without @ is explained, with the expression corrected', () => {
   assert.equal(problemOf('smoke'), '--tags "smoke": tags start with @: did you mean @smoke?');
-  assert.equal(problemOf('collection and not slow'), '--tags "collection and not slow": tags start with @: did you mean "@collection and not @slow"?');
+  assert.equal(
+    problemOf('collection and not slow'),
+    '--tags "collection and not slow": tags start with @: did you mean "@collection and not @slow"?',
+  );
   assert.equal(problemOf('smok'), '--tags "smok": tags start with @: did you mean @smoke?');
 });
 
 test('a tag that no scenario carries is named, with the nearest tags the scenarios carry', () => {
   assert.equal(problemOf('@smok'), '--tags "@smok": no scenario carries @smok; did you mean @smoke?');
-  assert.equal(problemOf('@collection and not @slwo'), '--tags "@collection and not @slwo": no scenario carries @slwo; did you mean @slow?');
-  assert.equal(problemOf('@req:COL-RTP-DUPLICATE-40'), '--tags "@req:COL-RTP-DUPLICATE-40": no scenario carries @req:COL-RTP-DUPLICATE-40; did you mean @req:COL-RTP-DUPLICATE-409?');
+  assert.equal(
+    problemOf('@collection and not @slwo'),
+    '--tags "@collection and not @slwo": no scenario carries @slwo; did you mean @slow?',
+  );
+  assert.equal(
+    problemOf('@req:COL-RTP-DUPLICATE-40'),
+    '--tags "@req:COL-RTP-DUPLICATE-40": no scenario carries @req:COL-RTP-DUPLICATE-40; did you mean @req:COL-RTP-DUPLICATE-409?',
+  );
   // Nothing near: the tags one selects by are listed, the requirement ids by their form.
-  assert.match(problemOf('@nightly'), /no scenario carries @nightly \(the scenarios carry @beyond-spec, @callback, @collection, .*@smoke.*, and @req:<requirement id>/);
+  assert.match(
+    problemOf('@nightly'),
+    /no scenario carries @nightly \(the scenarios carry @beyond-spec, @callback, @collection, .*@smoke.*, and @req:<requirement id>/,
+  );
 });
 
 test('tags that exist but never meet select nothing, which is said before the run', () => {
-  const scenarios = [{ location: 'a.feature:1', name: 'a', tags: ['@smoke'] }, { location: 'a.feature:5', name: 'b', tags: ['@slow'] }];
+  const scenarios = [
+    { location: 'a.feature:1', name: 'a', tags: ['@smoke'] },
+    { location: 'a.feature:5', name: 'b', tags: ['@slow'] },
+  ];
   assert.match(problemOf('@smoke and @slow', scenarios), /no scenario has the combination it asks for/);
-  assert.deepEqual(checkTagExpression('@smoke or @slow', scenarios).map((s) => s.name), ['a', 'b']);
+  assert.deepEqual(
+    checkTagExpression('@smoke or @slow', scenarios).map((s) => s.name),
+    ['a', 'b'],
+  );
 });
 
 test('a good expression gives the scenarios it selects: those cucumber would run', () => {
@@ -81,10 +102,18 @@ test('a selection that this target leaves out entirely stops before the target i
   const cwd = mkdtempSync(join(tmpdir(), 'momo-tags-'));
   const lines: string[] = [];
   // Nothing listens on port 9: had the run gone on, it would say the target could not be tested.
-  const env = { MOMO_BASE_URL: 'http://127.0.0.1:9', MOMO_COLLECTION_KEY: 'ck-1234567', MOMO_DISBURSEMENT_KEY: 'dk-1234567', MOMO_REMITTANCE_KEY: 'rk-1234567' };
+  const env = {
+    MOMO_BASE_URL: 'http://127.0.0.1:9',
+    MOMO_COLLECTION_KEY: 'ck-1234567',
+    MOMO_DISBURSEMENT_KEY: 'dk-1234567',
+    MOMO_REMITTANCE_KEY: 'rk-1234567',
+  };
   const code = await runConformance({ argv: ['--tags', '@stateful'], env, cwd, log: (line) => lines.push(line) });
   assert.equal(code, EXIT.couldNotTest);
   assert.match(lines.join('\n'), /Leaving out @stateful scenarios/);
-  assert.match(lines.at(-1)!, /^--tags "@stateful" selects \d+ scenarios, and this run leaves out each of them \(see above\): nothing is left to test\.$/);
+  assert.match(
+    lines.at(-1)!,
+    /^--tags "@stateful" selects \d+ scenarios, and this run leaves out each of them \(see above\): nothing is left to test\.$/,
+  );
   assert.ok(!lines.some((line) => /could not be tested|^Testing /.test(line)), lines.join('\n'));
 });

@@ -30,12 +30,31 @@ function specBindings(): { id: OperationId; product: Product; key: string }[] {
   });
 }
 
-test('the catalogue counts the 19 operations of the spec, each once, in the spec\'s order', () => {
-  assert.deepEqual(SPEC_OPERATIONS.map((o) => o.key), [
-    '4.2 #1', '4.2 #2', '4.2 #3', '4.2 #4', '4.2 #5', '4.2 #6', '4.2 #7', '4.2 #8',
-    '4.3 #9', '4.3 #10', '4.3 #11', '4.3 #12', '4.4 #13', '4.5 #14', '4.5 #15', '4.5 #16',
-    '4.6 request to pay', '4.6 refund', '4.6 deposit',
-  ]);
+test("the catalogue counts the 19 operations of the spec, each once, in the spec's order", () => {
+  assert.deepEqual(
+    SPEC_OPERATIONS.map((o) => o.key),
+    [
+      '4.2 #1',
+      '4.2 #2',
+      '4.2 #3',
+      '4.2 #4',
+      '4.2 #5',
+      '4.2 #6',
+      '4.2 #7',
+      '4.2 #8',
+      '4.3 #9',
+      '4.3 #10',
+      '4.3 #11',
+      '4.3 #12',
+      '4.4 #13',
+      '4.5 #14',
+      '4.5 #15',
+      '4.5 #16',
+      '4.6 request to pay',
+      '4.6 refund',
+      '4.6 deposit',
+    ],
+  );
 });
 
 test('each operation the spec counts is at the method, path and host the spec gives', () => {
@@ -45,7 +64,8 @@ test('each operation the spec counts is at the method, path and host the spec gi
     // §4.6 names a status query by the tail of its path ("GET /refund/{referenceId}").
     const found = specified.find((s) => s.method === method && (s.path === path || (key.startsWith('4.6') && path.endsWith(s.path))));
     assert.ok(found, `${id} (${product}, §${key}): the spec has no ${method} \`${path}\``);
-    if (found.host) assert.equal(bindingOf(id, product).host, found.host, `${id} (${product}, §${key}) is on the spec's ${found.host} host`);
+    if (found.host)
+      assert.equal(bindingOf(id, product).host, found.host, `${id} (${product}, §${key}) is on the spec's ${found.host} host`);
   }
 });
 
@@ -61,16 +81,31 @@ test('every path of the catalogue is unique per method, and every parameter of a
     assert.ok(!seen.has(key), `two routes at ${key}`);
     seen.add(key);
     const named = [...route.path.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]);
-    assert.deepEqual(named.sort(), Object.keys(route.operation.params ?? {}).sort(), `${route.operation.id}: its path parameters and params differ`);
+    assert.deepEqual(
+      named.sort(),
+      Object.keys(route.operation.params ?? {}).sort(),
+      `${route.operation.id}: its path parameters and params differ`,
+    );
   }
 });
 
-test('a URL is built on the binding\'s host, with its parameters percent-encoded', () => {
+test("a URL is built on the binding's host, with its parameters percent-encoded", () => {
   const bases = { gateway: 'https://gw.example', provisioning: 'https://sb.example' };
-  assert.equal(urlOf('createAccessToken', 'collection', bases), `https://sb.example${pathOf('createAccessToken', 'collection')}`, 'the collection token is on {sandbox_url} (§4.2)');
+  assert.equal(
+    urlOf('createAccessToken', 'collection', bases),
+    `https://sb.example${pathOf('createAccessToken', 'collection')}`,
+    'the collection token is on {sandbox_url} (§4.2)',
+  );
   assert.equal(urlOf('createAccessToken', 'disbursement', bases), `https://gw.example${pathOf('createAccessToken', 'disbursement')}`);
-  assert.equal(pathOf('createAccessToken', 'remittance').replace('remittance', '{product}'), OPERATIONS.createAccessToken.path, 'a product-named path names its product');
-  assert.equal(urlOf('getRequestToPayStatus', 'collection', bases, { referenceId: 'a/b c' }), `https://gw.example${pathOf('requestToPay', 'collection')}/a%2Fb%20c`);
+  assert.equal(
+    pathOf('createAccessToken', 'remittance').replace('remittance', '{product}'),
+    OPERATIONS.createAccessToken.path,
+    'a product-named path names its product',
+  );
+  assert.equal(
+    urlOf('getRequestToPayStatus', 'collection', bases, { referenceId: 'a/b c' }),
+    `https://gw.example${pathOf('requestToPay', 'collection')}/a%2Fb%20c`,
+  );
   assert.throws(() => pathOf('requestToPay', 'disbursement'), /not served under disbursement/);
   assert.throws(() => pathOf('getApiUser', undefined, {}), /needs the parameter referenceId/);
 });

@@ -13,12 +13,16 @@ function bigintMinor(amount: string): bigint {
 }
 
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
-const amounts = fc.tuple(fc.boolean(), digits(1, 30), fc.option(digits(1, 4), { nil: undefined }))
+const amounts = fc
+  .tuple(fc.boolean(), digits(1, 30), fc.option(digits(1, 4), { nil: undefined }))
   .map(([negative, whole, fraction]) => `${negative ? '-' : ''}${whole}${fraction === undefined ? '' : `.${fraction}`}`);
 
 describe('amounts', () => {
   it('reads every decimal amount exactly, however many digits', () => {
-    fc.assert(fc.property(amounts, (amount) => assert.equal(toMinor(amount), bigintMinor(amount))), { numRuns: 5000 });
+    fc.assert(
+      fc.property(amounts, (amount) => assert.equal(toMinor(amount), bigintMinor(amount))),
+      { numRuns: 5000 },
+    );
     assert.equal(toMinor('99999999999.9999'), 999_999_999_999_999n);
     assert.equal(toMinor('999999999999.9999'), 9_999_999_999_999_999n);
   });
@@ -26,21 +30,27 @@ describe('amounts', () => {
   it('refuses exactly what is not a decimal amount with at most 4 decimals', () => {
     const decimal = /^-?\d+(?:\.\d{1,4})?$/;
     const text = fc.string({ unit: fc.constantFrom(...'0123456789.-+ e\u0661'), maxLength: 12 });
-    fc.assert(fc.property(text, (amount) => {
-      if (decimal.test(amount)) assert.equal(toMinor(amount), bigintMinor(amount));
-      else assert.throws(() => toMinor(amount), /is not a decimal amount with at most 4 decimals/, JSON.stringify(amount));
-    }), { numRuns: 20000 });
+    fc.assert(
+      fc.property(text, (amount) => {
+        if (decimal.test(amount)) assert.equal(toMinor(amount), bigintMinor(amount));
+        else assert.throws(() => toMinor(amount), /is not a decimal amount with at most 4 decimals/, JSON.stringify(amount));
+      }),
+      { numRuns: 20000 },
+    );
     for (const refused of ['', '-', '1.', '.5', '1.23456', '--1', '1-', '+1', ' 1', '1 ', '1e3', '\u0661', '1.2.3', '0x10']) {
       assert.throws(() => toMinor(refused), /is not a decimal amount/, JSON.stringify(refused));
     }
   });
 
   it('writes every minor amount back in canonical form', () => {
-    fc.assert(fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), (minor) => {
-      const text = fromMinor(minor);
-      assert.match(text, /^-?(0|[1-9]\d*)(\.\d{0,3}[1-9])?$/);
-      assert.equal(bigintMinor(text), minor);
-    }), { numRuns: 5000 });
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), (minor) => {
+        const text = fromMinor(minor);
+        assert.match(text, /^-?(0|[1-9]\d*)(\.\d{0,3}[1-9])?$/);
+        assert.equal(bigintMinor(text), minor);
+      }),
+      { numRuns: 5000 },
+    );
     const edge = BigInt(Number.MAX_SAFE_INTEGER);
     for (const minor of [edge - 1n, edge, edge + 1n, 9_007_199_254_739_999n, 0n, -1n, 10_000n, 5_000n, -125_000n]) {
       assert.equal(bigintMinor(fromMinor(minor)), minor, `${minor}`);

@@ -14,19 +14,22 @@ describe('maxLength and minLength', () => {
   it('count characters as ajv does, with the same errors in the same order', () => {
     // ajv's own keywords, as the project's instances had them before they counted units first.
     const reference = new Ajv2020({ strict: true, allErrors: true, verbose: true });
-    fc.assert(fc.property(texts, fc.nat(8), fc.nat(8), (text, min, max) => {
-      const schema = { type: 'string', minLength: min, maxLength: max, pattern: '^a' };
-      const ours = ajv.compile(schema);
-      const theirs = reference.compile(schema);
-      const valid = ours(text);
-      assert.equal(valid, characters(text) >= min && characters(text) <= max && text.startsWith('a'));
-      assert.equal(valid, theirs(text));
-      const strip = (errors: typeof ours.errors) => (errors ?? []).map(({ keyword, message, params }) => ({ keyword, message, params }));
-      assert.deepEqual(strip(ours.errors), strip(theirs.errors));
-    }), { numRuns: 3000 });
+    fc.assert(
+      fc.property(texts, fc.nat(8), fc.nat(8), (text, min, max) => {
+        const schema = { type: 'string', minLength: min, maxLength: max, pattern: '^a' };
+        const ours = ajv.compile(schema);
+        const theirs = reference.compile(schema);
+        const valid = ours(text);
+        assert.equal(valid, characters(text) >= min && characters(text) <= max && text.startsWith('a'));
+        assert.equal(valid, theirs(text));
+        const strip = (errors: typeof ours.errors) => (errors ?? []).map(({ keyword, message, params }) => ({ keyword, message, params }));
+        assert.deepEqual(strip(ours.errors), strip(theirs.errors));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
-  it('hold in every instance the project makes, the sandbox\'s lenient one among them', () => {
+  it("hold in every instance the project makes, the sandbox's lenient one among them", () => {
     const lenient = ajvOverSchemas({ removeAdditional: true, readings: 'ignore' });
     const validate = lenient.compile({ type: 'object', properties: { note: { type: 'string', maxLength: 2 } } });
     assert.equal(validate({ note: '😀😀' }), true, 'two characters, four units');

@@ -12,7 +12,19 @@ import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/run.ts';
 import { scenarioNames } from '../../load/build.ts';
 import { parseMix } from '../../load/lib/mixes.ts';
 import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
-import { BENCHMARK_OPTIONS, DOCUMENTS, NPM_SCRIPTS, allDocCommands, docCommands, documentText, harnessWordsOf, shellCommands, shellWords, withoutComment, type DocCommand } from '../support/doc-commands.ts';
+import {
+  BENCHMARK_OPTIONS,
+  DOCUMENTS,
+  NPM_SCRIPTS,
+  allDocCommands,
+  docCommands,
+  documentText,
+  harnessWordsOf,
+  shellCommands,
+  shellWords,
+  withoutComment,
+  type DocCommand,
+} from '../support/doc-commands.ts';
 
 /** The options of the npm scripts that are not momo-harness subcommands but take options of their own. */
 const SCRIPT_OPTIONS: Record<string, OptionSpecs> = { fuzz: FUZZ_OPTIONS, mutation: MUTATION_OPTIONS, benchmark: BENCHMARK_OPTIONS };
@@ -23,7 +35,8 @@ const NPM_COMMANDS = new Set(['ci', 'install', 'pack']);
 /** What would not run as written, one line each; none for a command that runs. */
 async function problemsOf(command: DocCommand): Promise<string[]> {
   const where = `${command.file}:${command.line} \`${command.text}\``;
-  if (command.kind === 'npm') return NPM_COMMANDS.has(command.args[0] ?? '') ? [] : [`${where}: npm ${command.args[0]} is not a command these documents should need`];
+  if (command.kind === 'npm')
+    return NPM_COMMANDS.has(command.args[0] ?? '') ? [] : [`${where}: npm ${command.args[0]} is not a command these documents should need`];
   const problems: string[] = [];
   let options: OptionSpecs | undefined;
   let args = command.args;
@@ -32,7 +45,10 @@ async function problemsOf(command: DocCommand): Promise<string[]> {
     if (command.takenByNpm.length > 0) problems.push(`${where}: npm takes ${command.takenByNpm.join(' ')} for itself; write them after --`);
     if (harnessWordsOf(command.script!) === undefined) {
       options = SCRIPT_OPTIONS[command.script!];
-      if (args.length > 0 && !options) problems.push(`${where}: gives arguments to npm run ${command.script}, whose options this test does not know: add them to SCRIPT_OPTIONS`);
+      if (args.length > 0 && !options)
+        problems.push(
+          `${where}: gives arguments to npm run ${command.script}, whose options this test does not know: add them to SCRIPT_OPTIONS`,
+        );
       if (!options) return problems;
     }
   }
@@ -56,7 +72,8 @@ async function problemsOf(command: DocCommand): Promise<string[]> {
   // The arguments that name something: a load scenario, a capacity mix.
   const [subcommand] = command.kind === 'momo-harness' || harnessWordsOf(command.script ?? '') ? command.args : [];
   const [named] = positionals;
-  if (subcommand === 'load' && named !== undefined && !scenarioNames().includes(named)) problems.push(`${where}: no load scenario "${named}" (${scenarioNames().join(', ')})`);
+  if (subcommand === 'load' && named !== undefined && !scenarioNames().includes(named))
+    problems.push(`${where}: no load scenario "${named}" (${scenarioNames().join(', ')})`);
   if (subcommand === 'capacity' && named !== undefined) {
     try {
       parseMix(named);
@@ -79,11 +96,19 @@ test('README is a door: the two commands first, a block per job, the index of ev
   assert.ok(readme.split('\n').length <= 200, `README.md has ${readme.split('\n').length} lines`);
   const commands = docCommands('README.md');
   assert.deepEqual(commands.find((c) => c.kind !== 'npm')?.args, ['run'], 'the first command is the conformance run');
-  for (const command of ['npm ci && npm start', 'npm test']) assert.match(readme, new RegExp(`^${command} `, 'm'), `README shows ${command} on a line of its own`);
-  assert.ok(commands.some((c) => c.script === 'capacity'), 'README shows npm run capacity');
-  for (const flag of ['--sign-key', '--baseline', '--rerun-failed']) assert.ok(commands.some((c) => c.args.includes(flag)), `README shows ${flag}`);
+  for (const command of ['npm ci && npm start', 'npm test'])
+    assert.match(readme, new RegExp(`^${command} `, 'm'), `README shows ${command} on a line of its own`);
+  assert.ok(
+    commands.some((c) => c.script === 'capacity'),
+    'README shows npm run capacity',
+  );
+  for (const flag of ['--sign-key', '--baseline', '--rerun-failed'])
+    assert.ok(
+      commands.some((c) => c.args.includes(flag)),
+      `README shows ${flag}`,
+    );
   const unlisted = DOCUMENTS.filter((file) => file !== 'README.md' && !readme.includes(`](${file})`));
-  assert.deepEqual(unlisted, [], 'README\'s index links every document');
+  assert.deepEqual(unlisted, [], "README's index links every document");
 });
 
 test('the check finds what would not run: a missing script or subcommand, an unknown option, an option npm would take', async () => {
@@ -134,7 +159,15 @@ function mixProblem(mix: string): string {
 test('a command line is split as a shell splits it, and its comment left out', () => {
   assert.deepEqual(shellCommands('npm ci && npm start; npm test || true'), ['npm ci', 'npm start', 'npm test', 'true']);
   assert.deepEqual(shellCommands(`npm run sandbox & echo 'a; b' | cat`), ['npm run sandbox', `echo 'a; b'`, 'cat']);
-  assert.deepEqual(shellWords('npm start -- --tags "@collection and not @slow" --parallel 0'), ['npm', 'start', '--', '--tags', '@collection and not @slow', '--parallel', '0']);
+  assert.deepEqual(shellWords('npm start -- --tags "@collection and not @slow" --parallel 0'), [
+    'npm',
+    'start',
+    '--',
+    '--tags',
+    '@collection and not @slow',
+    '--parallel',
+    '0',
+  ]);
   assert.deepEqual(shellWords(`K='a b' x ""`), ['K=a b', 'x', '']);
   assert.equal(withoutComment('npm start -- --tags "@a # b"   # a comment'), 'npm start -- --tags "@a # b"');
   assert.equal(withoutComment('curl localbox/#anchor'), 'curl localbox/#anchor');

@@ -34,7 +34,11 @@ export function anchorsOf(markdown: string): Set<string> {
     if (/^\s*```/.test(line)) inBlock = !inBlock;
     const heading = inBlock ? undefined : /^#{1,6}\s+(.*)$/.exec(line)?.[1];
     if (heading === undefined) continue;
-    const base = heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     let anchor = base;
     for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
     anchors.add(anchor);
@@ -53,14 +57,20 @@ test('every relative link of the documents leads to a file, and every #anchor to
         broken.push(`${file}:${line} ${target}: no ${linked}`);
         continue;
       }
-      if (anchor !== undefined && linked.endsWith('.md') && !anchorsOf(documentText(linked)).has(anchor)) broken.push(`${file}:${line} ${target}: ${linked} has no heading #${anchor}`);
+      if (anchor !== undefined && linked.endsWith('.md') && !anchorsOf(documentText(linked)).has(anchor))
+        broken.push(`${file}:${line} ${target}: ${linked} has no heading #${anchor}`);
     }
   }
   assert.deepEqual(broken, []);
 });
 
 test('anchors are made as GitHub makes them', () => {
-  const anchors = anchorsOf('# Reference\n## The command, in a clone and installed\n## Capacity search: `npm run capacity`\n## §1 Transfer\n## Results\n## Results\n```sh\n# not a heading\n```');
-  assert.deepEqual([...anchors], ['reference', 'the-command-in-a-clone-and-installed', 'capacity-search-npm-run-capacity', '1-transfer', 'results', 'results-1']);
+  const anchors = anchorsOf(
+    '# Reference\n## The command, in a clone and installed\n## Capacity search: `npm run capacity`\n## §1 Transfer\n## Results\n## Results\n```sh\n# not a heading\n```',
+  );
+  assert.deepEqual(
+    [...anchors],
+    ['reference', 'the-command-in-a-clone-and-installed', 'capacity-search-npm-run-capacity', '1-transfer', 'results', 'results-1'],
+  );
   assert.deepEqual(linksOf('see [a](a.md#x) and `[b](b.md)`\n```\n[c](c.md)\n```'), [{ line: 1, target: 'a.md#x' }]);
 });

@@ -30,15 +30,26 @@ function section(heading: string): string {
 
 /** The table rows of a text, each as its cells without the backticks. */
 function rows(text: string): string[][] {
-  return text.split('\n').filter((line) => /^\| `/.test(line)).map((line) => line.slice(1, -1).split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/`/g, '')));
+  return text
+    .split('\n')
+    .filter((line) => /^\| `/.test(line))
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((cell) => cell.trim().replace(/`/g, '')),
+    );
 }
 
 /** The options a section's table names: the first word of each row's first cell, without its dashes. */
 function optionsIn(text: string): string[] {
-  return rows(text).map(([first]) => /^--([\w-]+)/.exec(first!)?.[1]).filter((name): name is string => name !== undefined).sort();
+  return rows(text)
+    .map(([first]) => /^--([\w-]+)/.exec(first!)?.[1])
+    .filter((name): name is string => name !== undefined)
+    .sort();
 }
 
-test('each momo-harness command\'s section lists exactly the options it declares', async () => {
+test("each momo-harness command's section lists exactly the options it declares", async () => {
   for (const [name, command] of Object.entries(COMMANDS)) {
     const declared = Object.keys((await command.load()).options).sort();
     assert.deepEqual(optionsIn(section(`momo-harness ${name}`)), declared, `momo-harness ${name}`);
@@ -51,8 +62,9 @@ test('the sections of npm run fuzz, mutation and benchmark list exactly their op
   }
 });
 
-test('the sandbox\'s table gives each setting the variable and the default the sandbox reads', () => {
-  const fromHelp = helpText([DEVIATIONS_SETTING, VARIATIONS_SETTING]).split('\n')
+test("the sandbox's table gives each setting the variable and the default the sandbox reads", () => {
+  const fromHelp = helpText([DEVIATIONS_SETTING, VARIATIONS_SETTING])
+    .split('\n')
     .map((line) => /^ {2}(--[\w-]+)\s+(\S+)\s+(\S+)/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null)
     .map(([, flag, env, fallback]): [string, string, string] => [flag!, env!, fallback!]);
@@ -63,13 +75,18 @@ test('the sandbox\'s table gives each setting the variable and the default the s
 
 test('every variable the harness, the reproductions and the load scripts read has its row', () => {
   const named = new Set(rows(reference).flatMap(([first]) => first!.split(/,\s*/)));
-  const loadFiles = (dir: string): string[] => readdirSync(join(PACKAGE_ROOT, dir), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => join(entry.parentPath, entry.name));
-  const loadSource = loadFiles('load').map((file) => readFileSync(file, 'utf8')).join('\n');
+  const loadFiles = (dir: string): string[] =>
+    readdirSync(join(PACKAGE_ROOT, dir), { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+      .map((entry) => join(entry.parentPath, entry.name));
+  const loadSource = loadFiles('load')
+    .map((file) => readFileSync(file, 'utf8'))
+    .join('\n');
   // Names of the code itself (LOAD_OPTIONS, the options of momo-harness load) are not variables.
   const identifiers = new Set([...loadSource.matchAll(/\bconst (LOAD_\w+)/g)].map((m) => m[1]!));
-  const loadVariables = new Set([...loadSource.matchAll(/\bLOAD_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((name) => !identifiers.has(name)));
+  const loadVariables = new Set(
+    [...loadSource.matchAll(/\bLOAD_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((name) => !identifiers.has(name)),
+  );
   assert.ok(loadVariables.has('LOAD_RATE') && loadVariables.has('LOAD_SLO_P95_MS'), [...loadVariables].join(', '));
   const missing = [...Object.keys(CONFIG_VARIABLES), TOKEN_VARIABLE, BASIC_VARIABLE, ...loadVariables].filter((name) => !named.has(name));
   assert.deepEqual(missing, []);

@@ -9,7 +9,16 @@ import { pathOf } from '../../core/catalogue/routes.ts';
 import { PROFILES } from '../../core/profiles.ts';
 import { startSandbox } from '../support/sandbox.ts';
 
-const FAST: CampaignOptions = { requests: 3000, seed: 20260521, episodeLength: 300, profiles: PROFILES, strict: false, transport: 'inject', shrink: 1, shrinkTimeMs: 30_000 };
+const FAST: CampaignOptions = {
+  requests: 3000,
+  seed: 20260521,
+  episodeLength: 300,
+  profiles: PROFILES,
+  strict: false,
+  transport: 'inject',
+  shrink: 1,
+  shrinkTimeMs: 30_000,
+};
 
 test('a few thousand generated requests, valid and malformed, break no property of the sandbox', async () => {
   const result = await runCampaign(FAST);
@@ -21,9 +30,19 @@ test('a few thousand generated requests, valid and malformed, break no property 
     assert.ok(tally && tally.valid > 0 && tally.malformed > 0, `${op.id} got valid and malformed requests`);
   }
   // Valid requests get past the rules to the success paths, creations included, not only to refusals.
-  for (const id of ['provisioning.createApiUser', 'collection.requestToPay', 'disbursement.deposit', 'disbursement.refund', 'collection.bcAuthorize', 'collection.createOAuthToken']) {
+  for (const id of [
+    'provisioning.createApiUser',
+    'collection.requestToPay',
+    'disbursement.deposit',
+    'disbursement.refund',
+    'collection.bcAuthorize',
+    'collection.createOAuthToken',
+  ]) {
     const statuses = Object.keys(result.byOperation[id]!.statuses);
-    assert.ok(statuses.some((s) => s.startsWith('2')), `${id} succeeded at least once: ${statuses.join(', ')}`);
+    assert.ok(
+      statuses.some((s) => s.startsWith('2')),
+      `${id} succeeded at least once: ${statuses.join(', ')}`,
+    );
   }
   assert.ok(Object.keys(result.byMutation).length >= 25, 'most kinds of malformation were sent');
 });
@@ -54,8 +73,17 @@ const unchanged = { apiUsers: '[]', balances: '[]' };
 function exchange(model: ApiModel, id: string, status: number, body: unknown, extra: Partial<Exchange> = {}): Exchange {
   const op = model.operations.find((o) => o.id === id)!;
   return {
-    op, method: op.method, routeMiss: false, before: unchanged, after: unchanged, internalErrors: [],
-    answer: { status, headers: { 'content-type': 'application/json; charset=utf-8' }, body: body === undefined ? '' : JSON.stringify(body) },
+    op,
+    method: op.method,
+    routeMiss: false,
+    before: unchanged,
+    after: unchanged,
+    internalErrors: [],
+    answer: {
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: body === undefined ? '' : JSON.stringify(body),
+    },
     ...extra,
   };
 }
@@ -67,25 +95,68 @@ test('the properties catch what they are for, and pass what the document allows'
 
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser)), []);
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 418, {})), ['documented-status']);
-  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 502, { code: 'SERVICE_UNAVAILABLE', message: 'x' })), ['no-undocumented-5xx']);
-  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })), ['no-undocumented-5xx'],
-    'a documented 5xx status with a code its description does not name');
-  assert.deepEqual(broken(exchange(model, 'collection.accountHolderActive', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })), [],
-    'the account-holder test number that answers INTERNAL_PROCESSING_ERROR is documented');
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, { code: 'RESOURCE_ALREADY_EXIST', message: 'x' })), ['documented-error-code']);
+  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 502, { code: 'SERVICE_UNAVAILABLE', message: 'x' })), [
+    'no-undocumented-5xx',
+  ]);
+  assert.deepEqual(
+    broken(exchange(model, 'collection.requestToPay', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })),
+    ['no-undocumented-5xx'],
+    'a documented 5xx status with a code its description does not name',
+  );
+  assert.deepEqual(
+    broken(exchange(model, 'collection.accountHolderActive', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })),
+    [],
+    'the account-holder test number that answers INTERNAL_PROCESSING_ERROR is documented',
+  );
+  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, { code: 'RESOURCE_ALREADY_EXIST', message: 'x' })), [
+    'documented-error-code',
+  ]);
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, { ...apiUser, extra: 1 })), ['body-matches-schema']);
-  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 202, { status: 'PENDING' })), ['body-matches-schema'], 'a body where the document gives none');
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, { answer: { status: 200, headers: { 'content-type': 'text/plain' }, body: JSON.stringify(apiUser) } })), ['json-content-type']);
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, { internalErrors: ['the sandbox logged "unexpected error"'] })), ['no-internal-error']);
+  assert.deepEqual(
+    broken(exchange(model, 'collection.requestToPay', 202, { status: 'PENDING' })),
+    ['body-matches-schema'],
+    'a body where the document gives none',
+  );
+  assert.deepEqual(
+    broken(
+      exchange(model, 'provisioning.getApiUser', 200, apiUser, {
+        answer: { status: 200, headers: { 'content-type': 'text/plain' }, body: JSON.stringify(apiUser) },
+      }),
+    ),
+    ['json-content-type'],
+  );
+  assert.deepEqual(
+    broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, { internalErrors: ['the sandbox logged "unexpected error"'] })),
+    ['no-internal-error'],
+  );
 
-  const notFound = { statusCode: 404, error: 'Not Found', message: `No operation DELETE ${pathOf('getApiUser', undefined, { referenceId: 'x' })}.` };
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, notFound, { routeMiss: true })), [], 'the router answers a request that names no operation');
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, notFound)), ['body-matches-schema'], 'an operation\'s own 404 has its own body');
+  const notFound = {
+    statusCode: 404,
+    error: 'Not Found',
+    message: `No operation DELETE ${pathOf('getApiUser', undefined, { referenceId: 'x' })}.`,
+  };
+  assert.deepEqual(
+    broken(exchange(model, 'provisioning.getApiUser', 404, notFound, { routeMiss: true })),
+    [],
+    'the router answers a request that names no operation',
+  );
+  assert.deepEqual(
+    broken(exchange(model, 'provisioning.getApiUser', 404, notFound)),
+    ['body-matches-schema'],
+    "an operation's own 404 has its own body",
+  );
 
   const changed = { before: unchanged, after: { ...unchanged, balances: '[["u|collection|EUR","5"]]' } };
-  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 400, { statusCode: 400, error: 'Bad Request', message: 'x' }, changed)), ['rejection-changes-nothing']);
+  assert.deepEqual(
+    broken(exchange(model, 'collection.requestToPay', 400, { statusCode: 400, error: 'Bad Request', message: 'x' }, changed)),
+    ['rejection-changes-nothing'],
+  );
   assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, changed)), ['read-changes-nothing']);
-  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 202, undefined, changed)), [], 'an accepted creation changes the state');
+  assert.deepEqual(
+    broken(exchange(model, 'collection.requestToPay', 202, undefined, changed)),
+    [],
+    'an accepted creation changes the state',
+  );
 });
 
 test('the state snapshot sees every store and balance, and leaves out records past their life', async () => {
@@ -97,9 +168,20 @@ test('the state snapshot sees every store and balance, and leaves out records pa
     const before = snapshotState({ state, ledger }, now());
     ledger.credit(caller.userId, 'collection', 'EUR', 1n);
     state.apiUsers.get(caller.userId)!.apiKey = 'another key';
-    assert.deepEqual(stateDifferences(before, snapshotState({ state, ledger }, now())), ['apiUsers (1 → 1 records)', 'balances (0 → 1 records)']);
+    assert.deepEqual(stateDifferences(before, snapshotState({ state, ledger }, now())), [
+      'apiUsers (1 → 1 records)',
+      'balances (0 → 1 records)',
+    ]);
 
-    state.consentGrants.add('grant', { refreshToken: 'grant', authReqId: 'a', apiUserId: caller.userId, product: 'collection', msisdn: '46733123450', scope: 'openid', refreshableUntil: now() + 1000 });
+    state.consentGrants.add('grant', {
+      refreshToken: 'grant',
+      authReqId: 'a',
+      apiUserId: caller.userId,
+      product: 'collection',
+      msisdn: '46733123450',
+      scope: 'openid',
+      refreshableUntil: now() + 1000,
+    });
     const withGrant = snapshotState({ state, ledger }, now());
     sandbox.clock.advance(1000);
     const expired = snapshotState({ state, ledger }, now());
@@ -108,14 +190,30 @@ test('the state snapshot sees every store and balance, and leaves out records pa
     assert.deepEqual(stateDifferences(expired, snapshotState({ state, ledger }, now())), [], 'so the sweeper forgetting it is no change');
 
     state.transactions.requesttopay.add('payment', {
-      kind: 'requesttopay', referenceId: 'payment', apiUserId: caller.userId, product: 'collection', targetEnvironment: 'sandbox',
-      amountMinor: 1n, currency: 'EUR', status: 'PENDING', refundedMinor: 0n, callbackMethod: 'PUT',
+      kind: 'requesttopay',
+      referenceId: 'payment',
+      apiUserId: caller.userId,
+      product: 'collection',
+      targetEnvironment: 'sandbox',
+      amountMinor: 1n,
+      currency: 'EUR',
+      status: 'PENDING',
+      refundedMinor: 0n,
+      callbackMethod: 'PUT',
     });
     const withPayment = snapshotState({ state, ledger }, now());
     sandbox.clock.advance(settings.retentionMaxAgeMs);
-    assert.deepEqual(stateDifferences(withPayment, snapshotState({ state, ledger }, now())), [], 'a payment is kept for the whole retention window');
+    assert.deepEqual(
+      stateDifferences(withPayment, snapshotState({ state, ledger }, now())),
+      [],
+      'a payment is kept for the whole retention window',
+    );
     sandbox.clock.advance(1);
-    assert.deepEqual(stateDifferences(withPayment, snapshotState({ state, ledger }, now())), ['requesttopay (1 → 0 records)'], 'and no longer counts past it');
+    assert.deepEqual(
+      stateDifferences(withPayment, snapshotState({ state, ledger }, now())),
+      ['requesttopay (1 → 0 records)'],
+      'and no longer counts past it',
+    );
   } finally {
     await sandbox.close();
   }

@@ -30,17 +30,25 @@ test('every check has a title and a source', () => {
   }
 });
 
-test('a finding without a source of its own takes its check\'s; one that cites a clause keeps it', () => {
+test("a finding without a source of its own takes its check's; one that cites a clause keeps it", () => {
   assert.deepEqual(finding('final-state-is-final', { expected: 'a', received: 'b' }).source, CHECKS['final-state-is-final'].source);
-  assert.deepEqual(finding('status-code', { expected: '409', received: '202', source: { kind: 'spec', clause: '§7 rule 1' } }).source, { kind: 'spec', clause: '§7 rule 1' });
-  assert.equal(describeDifference(finding('record-echoes-request', { field: '/amount', expected: '"12.5"', received: '"13.5"' })), '/amount: expected "12.5", got "13.5"');
+  assert.deepEqual(finding('status-code', { expected: '409', received: '202', source: { kind: 'spec', clause: '§7 rule 1' } }).source, {
+    kind: 'spec',
+    clause: '§7 rule 1',
+  });
+  assert.equal(
+    describeDifference(finding('record-echoes-request', { field: '/amount', expected: '"12.5"', received: '"13.5"' })),
+    '/amount: expected "12.5", got "13.5"',
+  );
 });
 
 test('only a definite source fails in the spec profile; an observation fails on mtn-sandbox; a reading only with --strict; an advisory check never', () => {
   const spec: Source = { kind: 'spec', clause: '§3' };
   const observed: Source = { kind: 'observed', note: 'real-api-notes' };
   const reading: Source = { kind: 'reading', reading: 'ours' };
-  const table = PROFILES.flatMap((profile) => [false, true].map((strict) => [profile, strict, ...[spec, observed, reading].map((s) => severityOf(s, { profile, strict }))]));
+  const table = PROFILES.flatMap((profile) =>
+    [false, true].map((strict) => [profile, strict, ...[spec, observed, reading].map((s) => severityOf(s, { profile, strict }))]),
+  );
   assert.deepEqual(table, [
     ['spec', false, 'failure', 'warning', 'warning'],
     ['spec', true, 'failure', 'warning', 'failure'],
@@ -49,10 +57,22 @@ test('only a definite source fails in the spec profile; an observation fails on 
   ]);
   const unknown = finding('unknown-field', { field: '/extra', expected: 'only named fields', received: 'a field' });
   for (const profile of PROFILES) assert.equal(severityOfFinding(unknown, { profile, strict: true }), 'warning');
-  const { failures, warnings } = weigh([finding('status-code', { expected: '1', received: '2', source: observed }), finding('status-code', { expected: '1', received: '2', source: spec })], { profile: 'spec', strict: false });
+  const { failures, warnings } = weigh(
+    [
+      finding('status-code', { expected: '1', received: '2', source: observed }),
+      finding('status-code', { expected: '1', received: '2', source: spec }),
+    ],
+    { profile: 'spec', strict: false },
+  );
   assert.equal(failures.length, 1);
   assert.equal(warnings.length, 1);
-  assert.match(failureLine(finding('token-type', { field: '/token_type', expected: '"Bearer"', received: '"mac"' }), { profile: 'spec', strict: true }), /✘ token-type \(reading: .*; a failure because the run is --strict\): \/token_type: expected "Bearer", got "mac"/);
+  assert.match(
+    failureLine(finding('token-type', { field: '/token_type', expected: '"Bearer"', received: '"mac"' }), {
+      profile: 'spec',
+      strict: true,
+    }),
+    /✘ token-type \(reading: .*; a failure because the run is --strict\): \/token_type: expected "Bearer", got "mac"/,
+  );
   assert.equal(describeSource(spec), 'definite: §3');
 });
 

@@ -58,7 +58,15 @@ test('blank values count as unset', () => {
 });
 
 test('a remote target: the sandbox URL defaults to the base URL, trailing slashes removed, keys read', () => {
-  const config = loadConfig({ MOMO_BASE_URL: 'https://sandbox.momodeveloper.mtn.com//', ...KEYS, MOMO_TARGET_ENVIRONMENT: 'mtnghana', MOMO_CURRENCY: 'GHS', MOMO_PROFILE: 'mtn-sandbox', MOMO_CALLBACK_HOST: 'cb.example.com', MOMO_REQUEST_TIMEOUT_MS: '30000' });
+  const config = loadConfig({
+    MOMO_BASE_URL: 'https://sandbox.momodeveloper.mtn.com//',
+    ...KEYS,
+    MOMO_TARGET_ENVIRONMENT: 'mtnghana',
+    MOMO_CURRENCY: 'GHS',
+    MOMO_PROFILE: 'mtn-sandbox',
+    MOMO_CALLBACK_HOST: 'cb.example.com',
+    MOMO_REQUEST_TIMEOUT_MS: '30000',
+  });
   assert.equal(config.baseUrl, 'https://sandbox.momodeveloper.mtn.com');
   assert.equal(config.sandboxUrl, 'https://sandbox.momodeveloper.mtn.com');
   assert.deepEqual(config.subscriptionKeys, { collection: 'ck-123456', disbursement: 'dk-123456', remittance: 'rk-123456' });
@@ -121,7 +129,10 @@ test('bad numbers, profile, currency and callback host are each named with the v
     [{ MOMO_SLOW_OUTCOME_TIMEOUT_MS: '-5' }, /^MOMO_SLOW_OUTCOME_TIMEOUT_MS .* got "-5"$/],
     [{ MOMO_PROFILE: 'live' }, /^MOMO_PROFILE must be spec or mtn-sandbox, got "live"$/],
     [{ MOMO_CURRENCY: 'eur' }, /^MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "eur"$/],
-    [{ MOMO_CALLBACK_HOST: 'http://cb.example.com:8080' }, /^MOMO_CALLBACK_HOST must be a host name or IPv4 address .* got "http:\/\/cb\.example\.com:8080"$/],
+    [
+      { MOMO_CALLBACK_HOST: 'http://cb.example.com:8080' },
+      /^MOMO_CALLBACK_HOST must be a host name or IPv4 address .* got "http:\/\/cb\.example\.com:8080"$/,
+    ],
   ];
   for (const [env, expected] of cases) {
     const problems = problemsOf(env);
@@ -168,11 +179,19 @@ test('MOMO_CALLBACK_URL: its origin is the callback base and its host the regist
   assert.equal(tunnel.callbackHost, 'abc.example.app');
   assert.equal(tunnel.callbackPort, 8090);
   assert.equal(tunnel.callbackBind, '0.0.0.0');
-  const withPort = loadConfig({ MOMO_CALLBACK_URL: 'http://203.0.113.9:8090', MOMO_CALLBACK_HOST: '203.0.113.9', MOMO_CALLBACK_BIND: '127.0.0.1' });
+  const withPort = loadConfig({
+    MOMO_CALLBACK_URL: 'http://203.0.113.9:8090',
+    MOMO_CALLBACK_HOST: '203.0.113.9',
+    MOMO_CALLBACK_BIND: '127.0.0.1',
+  });
   assert.equal(withPort.callbackUrl, 'http://203.0.113.9:8090');
   assert.equal(withPort.callbackHost, '203.0.113.9');
   assert.equal(withPort.callbackBind, '127.0.0.1');
-  assert.equal(loadConfig({ MOMO_CALLBACK_URL: 'https://abc.example.app:443' }).callbackUrl, 'https://abc.example.app', 'the default port is dropped');
+  assert.equal(
+    loadConfig({ MOMO_CALLBACK_URL: 'https://abc.example.app:443' }).callbackUrl,
+    'https://abc.example.app',
+    'the default port is dropped',
+  );
   const local = loadConfig({ MOMO_CALLBACK_URL: 'http://127.0.0.1:8090' });
   assert.deepEqual([local.callbackHost, local.callbackBind], ['127.0.0.1', '127.0.0.1']);
 });
@@ -184,10 +203,16 @@ test('bad callback settings are each named with the value given', () => {
     [{ MOMO_CALLBACK_BIND: 'my-laptop' }, /^MOMO_CALLBACK_BIND must be an IP address .* got "my-laptop"$/],
     [{ MOMO_CALLBACK_URL: 'abc.example.app' }, /^MOMO_CALLBACK_URL must be .* an absolute http\(s\) URL; got "abc\.example\.app"$/],
     [{ MOMO_CALLBACK_URL: 'ftp://abc.example.app' }, /^MOMO_CALLBACK_URL must be .* with the scheme http or https; got/],
-    [{ MOMO_CALLBACK_URL: 'https://abc.example.app/hooks' }, /^MOMO_CALLBACK_URL must be .* without a path, query or credentials .*; got "https:\/\/abc\.example\.app\/hooks"$/],
+    [
+      { MOMO_CALLBACK_URL: 'https://abc.example.app/hooks' },
+      /^MOMO_CALLBACK_URL must be .* without a path, query or credentials .*; got "https:\/\/abc\.example\.app\/hooks"$/,
+    ],
     [{ MOMO_CALLBACK_URL: 'https://user:secret@abc.example.app' }, /without a path, query or credentials/],
     [{ MOMO_CALLBACK_URL: 'http://[::1]:8090' }, /with a host name or IPv4 address/],
-    [{ MOMO_CALLBACK_URL: 'https://abc.example.app', MOMO_CALLBACK_HOST: 'other.example.com' }, /^MOMO_CALLBACK_HOST \("other\.example\.com"\) is not the host of MOMO_CALLBACK_URL \("abc\.example\.app"\)/],
+    [
+      { MOMO_CALLBACK_URL: 'https://abc.example.app', MOMO_CALLBACK_HOST: 'other.example.com' },
+      /^MOMO_CALLBACK_HOST \("other\.example\.com"\) is not the host of MOMO_CALLBACK_URL \("abc\.example\.app"\)/,
+    ],
   ];
   for (const [env, expected] of cases) {
     const problems = problemsOf(env);
@@ -199,11 +224,23 @@ test('bad callback settings are each named with the value given', () => {
 test('deliberate deviations and conforming variations are for the embedded sandbox only', () => {
   const remote = { MOMO_BASE_URL: 'http://127.0.0.1:9', MOMO_COLLECTION_KEY: 'a', MOMO_DISBURSEMENT_KEY: 'b', MOMO_REMITTANCE_KEY: 'c' };
   assert.equal(loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late' }).embeddedDeviations, 'callback-late');
-  assert.throws(() => loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late', ...remote }), (error: Error) =>
-    error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names'));
+  assert.throws(
+    () => loadConfig({ MOMO_SANDBOX_DEVIATIONS: 'callback-late', ...remote }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message.includes(
+        'MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names',
+      ),
+  );
   assert.equal(loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered' }).embeddedVariations, 'keys-reordered');
-  assert.throws(() => loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered', ...remote }), (error: Error) =>
-    error instanceof ConfigError && error.message.includes('MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names'));
+  assert.throws(
+    () => loadConfig({ MOMO_SANDBOX_VARIATIONS: 'keys-reordered', ...remote }),
+    (error: Error) =>
+      error instanceof ConfigError &&
+      error.message.includes(
+        'MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names',
+      ),
+  );
 });
 
 test('.env.example copied as it is tests the embedded sandbox: its target and keys are commented out', () => {
@@ -219,11 +256,15 @@ test('the currency a target refuses: by default one that is not MOMO_CURRENCY; a
   assert.equal(loadConfig({ MOMO_CURRENCY: 'USD' }).refusedCurrency, 'XOF');
   // A target that takes both EUR and USD names one it refuses.
   assert.equal(loadConfig({ MOMO_CURRENCY: 'EUR', MOMO_REFUSED_CURRENCY: 'GBP' }).refusedCurrency, 'GBP');
-  assert.deepEqual(problemsOf({ MOMO_REFUSED_CURRENCY: 'usd' }), ['MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "usd"']);
-  assert.deepEqual(problemsOf({ MOMO_CURRENCY: 'GHS', MOMO_REFUSED_CURRENCY: 'GHS' }), ['MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("GHS"), the one it takes']);
+  assert.deepEqual(problemsOf({ MOMO_REFUSED_CURRENCY: 'usd' }), [
+    'MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "usd"',
+  ]);
+  assert.deepEqual(problemsOf({ MOMO_CURRENCY: 'GHS', MOMO_REFUSED_CURRENCY: 'GHS' }), [
+    'MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("GHS"), the one it takes',
+  ]);
 });
 
-test('the bounds on what a target can make the harness hold: a response body, and the run\'s evidence', () => {
+test("the bounds on what a target can make the harness hold: a response body, and the run's evidence", () => {
   const config = loadConfig({ MOMO_MAX_RESPONSE_BYTES: '16777216', MOMO_EVIDENCE_BUDGET_BYTES: '0' });
   assert.equal(config.maxResponseBytes, 16 * 1024 * 1024);
   assert.equal(config.evidenceBudgetBytes, 0);
@@ -238,7 +279,12 @@ test('every setting the harness reads is in .env.example, and the scenarios are 
   // Listed as a line of its own, set or commented out (the target and its keys are, so that a copy stays local).
   const listed = [...example.matchAll(/^(?:# )?(MOMO_[A-Z_]+)=/gm)].map((m) => m[1]);
   assert.deepEqual(listed.sort(), Object.keys(CONFIG_VARIABLES).sort());
-  const config = loadConfig({ MOMO_BASE_URL: 'http://127.0.0.1:1', ...KEYS, MOMO_MAX_RESPONSE_BYTES: '2048', MOMO_EVIDENCE_BUDGET_BYTES: '4096' });
+  const config = loadConfig({
+    MOMO_BASE_URL: 'http://127.0.0.1:1',
+    ...KEYS,
+    MOMO_MAX_RESPONSE_BYTES: '2048',
+    MOMO_EVIDENCE_BUDGET_BYTES: '4096',
+  });
   // What the scenarios read back is what the runner read.
   const { waiversFile: _w, embeddedDeviations: _d, ...read } = config;
   const { waiversFile: _w2, embeddedDeviations: _d2, ...again } = loadConfig(environmentFor(config));

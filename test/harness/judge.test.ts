@@ -1,16 +1,34 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiResponse, OperationRef } from '../../harness/client/momo-client.ts';
-import { ConformanceFailure, TargetUnavailableAnswer, judge, judgeAnswer, recordFindings, type Expectation, type JudgingContext } from '../../harness/judging/judge.ts';
+import {
+  ConformanceFailure,
+  TargetUnavailableAnswer,
+  judge,
+  judgeAnswer,
+  recordFindings,
+  type Expectation,
+  type JudgingContext,
+} from '../../harness/judging/judge.ts';
 import type { Warning } from '../../harness/judging/checks.ts';
 import { secretsIn } from '../../harness/secrets/leak-scan.ts';
 import { behaviourOf, type ProfileName } from '../../core/profiles.ts';
 import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
 
 /** A judging context of a run: its profile and strictness, a redactor, and the warnings it kept. */
-function contextOf(profile: ProfileName = 'spec', { strict = false, redactor = new Redactor() }: { strict?: boolean; redactor?: Redactor } = {}): JudgingContext & { warnings: Warning[] } {
+function contextOf(
+  profile: ProfileName = 'spec',
+  { strict = false, redactor = new Redactor() }: { strict?: boolean; redactor?: Redactor } = {},
+): JudgingContext & { warnings: Warning[] } {
   const warnings: Warning[] = [];
-  return { run: { profile, strict }, behaviour: behaviourOf(profile), redactor, warn: (w) => warnings.push(w), evaluated: () => undefined, warnings };
+  return {
+    run: { profile, strict },
+    behaviour: behaviourOf(profile),
+    redactor,
+    warn: (w) => warnings.push(w),
+    evaluated: () => undefined,
+    warnings,
+  };
 }
 
 const SPEC = contextOf('spec');
@@ -19,7 +37,12 @@ const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4eXoifQ.c2lnbmF0dXJlLXZhbHVl';
 
 const OPS = {
   requestToPay: { id: 'requestToPay', product: 'collection', label: 'request to pay (collection)', section: '§4.2 #2' },
-  getRequestToPayStatus: { id: 'getRequestToPayStatus', product: 'collection', label: 'get request-to-pay status (collection)', section: '§4.2 #2, §4.6' },
+  getRequestToPayStatus: {
+    id: 'getRequestToPayStatus',
+    product: 'collection',
+    label: 'get request-to-pay status (collection)',
+    section: '§4.2 #2, §4.6',
+  },
   deposit: { id: 'deposit', product: 'disbursement', label: 'deposit (disbursement)', section: '§4.3 #10' },
   createApiKey: { id: 'createApiKey', product: 'collection', label: 'create API key (collection)', section: '§4.5 #15' },
   createAccessToken: { id: 'createAccessToken', product: 'collection', label: 'create access token (collection)', section: '§4.2 #1' },
@@ -36,7 +59,14 @@ function response(operation: OperationRef, status: number, body?: unknown): ApiR
   } catch {
     json = undefined;
   }
-  return { operation, status, headers: json === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' }, json, text, durationMs: 3 };
+  return {
+    operation,
+    status,
+    headers: json === undefined ? {} : { 'content-type': 'application/json; charset=utf-8' },
+    json,
+    text,
+    durationMs: 3,
+  };
 }
 
 /** Runs judge and returns the ConformanceFailure's message; fails the test when judge does not throw one. */
@@ -51,19 +81,38 @@ function failureOf(r: ApiResponse, expected: Expectation, context: JudgingContex
   assert.fail(`judge accepted HTTP ${r.status} ${r.text}`);
 }
 
-const STATUS_RECORD = { amount: '10', currency: 'EUR', externalId: 'ext-1', payer: { partyIdType: 'MSISDN', partyId: '46733123499' }, payerMessage: 'hi', payeeNote: 'note', status: 'PENDING' };
+const STATUS_RECORD = {
+  amount: '10',
+  currency: 'EUR',
+  externalId: 'ext-1',
+  payer: { partyIdType: 'MSISDN', partyId: '46733123499' },
+  payerMessage: 'hi',
+  payeeNote: 'note',
+  status: 'PENDING',
+};
 const E = (status: Expectation['status'], more: Partial<Expectation> = {}): Expectation => ({ status, what: 'the case', ...more });
 
 test('the expected status with a conforming body passes', () => {
   judge(response(OPS.requestToPay, 202), E(202), SPEC);
   judge(response(OPS.getRequestToPayStatus, 200, STATUS_RECORD), E(200), SPEC);
-  judge(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, status: 'SUCCESSFUL', financialTransactionId: '123456' }), E([200, 202]), SPEC);
+  judge(
+    response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, status: 'SUCCESSFUL', financialTransactionId: '123456' }),
+    E([200, 202]),
+    SPEC,
+  );
   judge(response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 }), E(200), SPEC);
-  judge(response(OPS.requestToPay, 409, { code: 'RESOURCE_ALREADY_EXIST', message: 'Duplicated reference id' }), E(409, { code: 'RESOURCE_ALREADY_EXIST' }), SPEC);
+  judge(
+    response(OPS.requestToPay, 409, { code: 'RESOURCE_ALREADY_EXIST', message: 'Duplicated reference id' }),
+    E(409, { code: 'RESOURCE_ALREADY_EXIST' }),
+    SPEC,
+  );
 });
 
 test('a wrong status fails naming the operation, its section, the check, its source, the field and what came back', () => {
-  const message = failureOf(response(OPS.requestToPay, 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'boom' }), E(202, { what: 'a valid request to pay is accepted' }));
+  const message = failureOf(
+    response(OPS.requestToPay, 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'boom' }),
+    E(202, { what: 'a valid request to pay is accepted' }),
+  );
   assert.ok(message.startsWith('request to pay (collection) — §4.2 #2: a valid request to pay is accepted'), message);
   assert.ok(message.includes('✘ status-code (definite: §4.2 #2): status: expected 202, got 500'), message);
   assert.ok(message.includes('received: HTTP 500 {"code":"INTERNAL_PROCESSING_ERROR","message":"boom"}'), message);
@@ -77,7 +126,10 @@ test('the source of a status comes from the catalogue unless the case gives its 
   assert.equal(context.warnings.length, 1);
   assert.equal(context.warnings[0]!.check, 'status-code');
   assert.equal(context.warnings[0]!.source.kind, 'observed');
-  assert.match(failureOf(unknown, E(404, { code: 'RESOURCE_NOT_FOUND' }), contextOf('mtn-sandbox')), /✘ status-code \(observed: real-api-notes, get request-to-pay status: .*; fails in the mtn-sandbox profile\): status: expected 404, got 200/);
+  assert.match(
+    failureOf(unknown, E(404, { code: 'RESOURCE_NOT_FOUND' }), contextOf('mtn-sandbox')),
+    /✘ status-code \(observed: real-api-notes, get request-to-pay status: .*; fails in the mtn-sandbox profile\): status: expected 404, got 200/,
+  );
   assert.match(failureOf(unknown, E(404, { source: { kind: 'spec', clause: '§7 rule 2' } })), /status-code \(definite: §7 rule 2\)/);
 });
 
@@ -85,27 +137,57 @@ test('a wrong status among several names them all; an empty body is said to be e
   const message = failureOf(response(OPS.requestToPay, 404, ''), E([202, 409]));
   assert.ok(message.includes('status: expected 202 or 409, got 404'), message);
   assert.ok(message.includes('received: HTTP 404 (empty body)'), message);
-  assert.ok(message.includes('error-body (definite: §4: all payloads are JSON except where marked form-encoded): body: expected JSON: error-set-a.schema.json for 404, got an empty body'), message);
+  assert.ok(
+    message.includes(
+      'error-body (definite: §4: all payloads are JSON except where marked form-encoded): body: expected JSON: error-set-a.schema.json for 404, got an empty body',
+    ),
+    message,
+  );
 });
 
 test('a 409 with the wrong code names both codes, and a missing code says so', () => {
-  const message = failureOf(response(OPS.requestToPay, 409, { code: 'NOT_ALLOWED', message: 'no' }), E(409, { code: 'RESOURCE_ALREADY_EXIST' }));
+  const message = failureOf(
+    response(OPS.requestToPay, 409, { code: 'NOT_ALLOWED', message: 'no' }),
+    E(409, { code: 'RESOURCE_ALREADY_EXIST' }),
+  );
   assert.ok(message.includes('✘ error-code (definite: §4.2 #2): /code: expected "RESOURCE_ALREADY_EXIST", got "NOT_ALLOWED"'), message);
   const missing = failureOf(response(OPS.requestToPay, 409, { message: 'no code' }), E(409, { code: 'RESOURCE_ALREADY_EXIST' }));
   assert.ok(missing.includes('/code: expected "RESOURCE_ALREADY_EXIST", got none'), missing);
 });
 
-test('a code the spec does not name for the case weighs as a reading: a delivery notification\'s 409 TRANSACTION_NOT_COMPLETED', () => {
-  const notification = { id: 'deliveryNotification' as const, product: 'collection' as const, label: 'request-to-pay delivery notification (collection)', section: '§4.2 #3' };
+test("a code the spec does not name for the case weighs as a reading: a delivery notification's 409 TRANSACTION_NOT_COMPLETED", () => {
+  const notification = {
+    id: 'deliveryNotification' as const,
+    product: 'collection' as const,
+    label: 'request-to-pay delivery notification (collection)',
+    section: '§4.2 #3',
+  };
   const context = contextOf('spec');
-  judge(response(notification, 409, { code: 'NOT_ALLOWED', message: 'not completed' }), E(409, { code: 'TRANSACTION_NOT_COMPLETED' }), context);
-  assert.deepEqual(context.warnings.map((w) => [w.check, w.source.kind, w.field]), [['error-code', 'reading', '/code']]);
-  assert.match(failureOf(response(notification, 409, { code: 'NOT_ALLOWED', message: 'x' }), E(409, { code: 'TRANSACTION_NOT_COMPLETED' }), contextOf('spec', { strict: true })), /error-code \(reading: .*; a failure because the run is --strict\)/);
+  judge(
+    response(notification, 409, { code: 'NOT_ALLOWED', message: 'not completed' }),
+    E(409, { code: 'TRANSACTION_NOT_COMPLETED' }),
+    context,
+  );
+  assert.deepEqual(
+    context.warnings.map((w) => [w.check, w.source.kind, w.field]),
+    [['error-code', 'reading', '/code']],
+  );
+  assert.match(
+    failureOf(
+      response(notification, 409, { code: 'NOT_ALLOWED', message: 'x' }),
+      E(409, { code: 'TRANSACTION_NOT_COMPLETED' }),
+      contextOf('spec', { strict: true }),
+    ),
+    /error-code \(reading: .*; a failure because the run is --strict\)/,
+  );
 });
 
-test('an error code outside the operation\'s code set fails with its pointer: TRANSACTION_CANCELED. on a deposit (set B)', () => {
+test("an error code outside the operation's code set fails with its pointer: TRANSACTION_CANCELED. on a deposit (set B)", () => {
   const message = failureOf(response(OPS.deposit, 500, { code: 'TRANSACTION_CANCELED.', message: 'cancelled' }), E(500));
-  assert.ok(message.includes('✘ error-body (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of'), message);
+  assert.ok(
+    message.includes('✘ error-body (definite: §2.14, §7: the error record {code, message} and its code set): /code: expected one of'),
+    message,
+  );
   assert.ok(message.includes('"RESOURCE_ALREADY_EXIST" (error-set-b.schema.json), got "TRANSACTION_CANCELED."'), message);
   judge(response(OPS.requestToPay, 500, { code: 'TRANSACTION_CANCELED.', message: 'cancelled' }), E(500), SPEC);
   judge(response(OPS.deposit, 500, { code: 'TRANSACTION_CANCELED', message: 'cancelled' }), E(500), SPEC);
@@ -123,19 +205,38 @@ test('401 accepts the OAuth {error} with any code and the gateway {statusCode, m
 test('400 bodies are not checked: empty, text or any JSON', () => {
   judge(response(OPS.requestToPay, 400), E(400), SPEC);
   judge(response(OPS.requestToPay, 400, 'Bad Request'), E(400), SPEC);
-  judge(response(OPS.requestToPay, 400, { statusCode: 400, error: 'Bad Request', message: 'amount is invalid', extra: true }), E(400), SPEC);
+  judge(
+    response(OPS.requestToPay, 400, { statusCode: 400, error: 'Bad Request', message: 'amount is invalid', extra: true }),
+    E(400),
+    SPEC,
+  );
 });
 
 test('records are open: an extra field fails in no profile, and under --strict it is a warning naming the field', () => {
   for (const profile of ['spec', 'mtn-sandbox'] as const) {
     const context = contextOf(profile);
-    judge(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, surprise: 1, payer: { ...STATUS_RECORD.payer, nickname: 'x' } }), E(200), context);
-    judge(response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600, ext_expires_in: 3600 }), E(200), context);
+    judge(
+      response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, surprise: 1, payer: { ...STATUS_RECORD.payer, nickname: 'x' } }),
+      E(200),
+      context,
+    );
+    judge(
+      response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600, ext_expires_in: 3600 }),
+      E(200),
+      context,
+    );
     assert.deepEqual(context.warnings, []);
   }
   const strict = contextOf('spec', { strict: true });
-  judge(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, surprise: 1, payer: { ...STATUS_RECORD.payer, nickname: 'x' } }), E(200), strict);
-  assert.deepEqual(strict.warnings.map((w) => [w.check, w.field]).sort(), [['unknown-field', '/payer/nickname'], ['unknown-field', '/surprise']]);
+  judge(
+    response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, surprise: 1, payer: { ...STATUS_RECORD.payer, nickname: 'x' } }),
+    E(200),
+    strict,
+  );
+  assert.deepEqual(strict.warnings.map((w) => [w.check, w.field]).sort(), [
+    ['unknown-field', '/payer/nickname'],
+    ['unknown-field', '/surprise'],
+  ]);
   assert.match(strict.warnings[0]!.weight, /a warning in every run/);
 });
 
@@ -143,37 +244,72 @@ test('a status record the spec does not show departs from the live record only a
   const numeric = { ...STATUS_RECORD, amount: 10 };
   const spec = contextOf('spec');
   judge(response(OPS.getRequestToPayStatus, 200, numeric), E(200), spec);
-  assert.deepEqual(spec.warnings.map((w) => [w.check, w.field, w.source.kind]), [['body-schema', '/amount', 'observed']]);
-  assert.match(failureOf(response(OPS.getRequestToPayStatus, 200, numeric), E(200), contextOf('mtn-sandbox')), /✘ body-schema \(observed: .*\): \/amount: expected a string \(request-to-pay-status\.schema\.json\), got 10/);
+  assert.deepEqual(
+    spec.warnings.map((w) => [w.check, w.field, w.source.kind]),
+    [['body-schema', '/amount', 'observed']],
+  );
+  assert.match(
+    failureOf(response(OPS.getRequestToPayStatus, 200, numeric), E(200), contextOf('mtn-sandbox')),
+    /✘ body-schema \(observed: .*\): \/amount: expected a string \(request-to-pay-status\.schema\.json\), got 10/,
+  );
   // Its status is the spec's own (§3): a record without one fails in every profile.
   const { status: _, ...statusless } = STATUS_RECORD;
-  assert.match(failureOf(response(OPS.getRequestToPayStatus, 200, statusless), E(200)), /✘ body-schema \(definite: §3, §4\.6: .*\): \/status: expected the field/);
+  assert.match(
+    failureOf(response(OPS.getRequestToPayStatus, 200, statusless), E(200)),
+    /✘ body-schema \(definite: §3, §4\.6: .*\): \/status: expected the field/,
+  );
 });
 
 test('a strict reading in a record is a warning, and a failure only under --strict', () => {
   const { amount: _, ...amountless } = STATUS_RECORD;
   const spec = contextOf('spec');
   judge(response(OPS.getRequestToPayStatus, 200, amountless), E(200), spec);
-  assert.deepEqual(spec.warnings.map((w) => [w.field, w.source.kind]), [['/amount', 'reading']]);
-  assert.match(failureOf(response(OPS.getRequestToPayStatus, 200, amountless), E(200), contextOf('spec', { strict: true })), /requiredFields/);
+  assert.deepEqual(
+    spec.warnings.map((w) => [w.field, w.source.kind]),
+    [['/amount', 'reading']],
+  );
+  assert.match(
+    failureOf(response(OPS.getRequestToPayStatus, 200, amountless), E(200), contextOf('spec', { strict: true })),
+    /requiredFields/,
+  );
 });
 
 test('the account-holder status is true or false as a bare boolean or {"result": …} in the spec profile; only {"result": …} on mtn-sandbox', () => {
-  const holder = { id: 'accountHolderActive' as const, product: 'collection' as const, label: 'validate account holder status (collection)', section: '§4.2 #8' };
+  const holder = {
+    id: 'accountHolderActive' as const,
+    product: 'collection' as const,
+    label: 'validate account holder status (collection)',
+    section: '§4.2 #8',
+  };
   judge(response(holder, 200, true), E(200), SPEC);
   judge(response(holder, 200, { result: false }), E(200), SPEC);
   judge(response(holder, 200, { result: true }), E(200), MTN);
-  assert.match(failureOf(response(holder, 200, true), E(200), contextOf('mtn-sandbox')), /body-schema \(observed: real-api-notes, other operations: account holder active answers/);
+  assert.match(
+    failureOf(response(holder, 200, true), E(200), contextOf('mtn-sandbox')),
+    /body-schema \(observed: real-api-notes, other operations: account holder active answers/,
+  );
   assert.match(failureOf(response(holder, 200, '"yes"'), E(200)), /body-schema \(definite: §4\.2 #8/);
 });
 
 test('a 200 status record that is not JSON fails saying so', () => {
   const message = failureOf(response(OPS.getRequestToPayStatus, 200, '<html>ok</html>'), E(200));
-  assert.ok(message.includes('body: expected JSON: request-to-pay-status.schema.json for 200, got a body that is not JSON (Content-Type missing)'), message);
+  assert.ok(
+    message.includes('body: expected JSON: request-to-pay-status.schema.json for 200, got a body that is not JSON (Content-Type missing)'),
+    message,
+  );
 });
 
 test('the profile decides the schema of basic user information', () => {
-  const observed = { sub: '0', name: 'Sand Box', given_name: 'Sand', family_name: 'Box', birthdate: '1976-08-13', locale: 'sv_SE', gender: 'MALE', updated_at: 1717000000 };
+  const observed = {
+    sub: '0',
+    name: 'Sand Box',
+    given_name: 'Sand',
+    family_name: 'Box',
+    birthdate: '1976-08-13',
+    locale: 'sv_SE',
+    gender: 'MALE',
+    updated_at: 1717000000,
+  };
   judge(response(OPS.basicUserInfo, 200, observed), E(200), MTN);
   const message = failureOf(response(OPS.basicUserInfo, 200, observed), E(200));
   assert.ok(message.includes('/status: expected the field (basic-user-info.schema.json), got none'), message);
@@ -192,7 +328,10 @@ test('secrets in bodies are redacted in the message: JWTs and secrets the redact
 
 test('an apiKey field in a body is redacted in the message even before the redactor knows the key', () => {
   const apiKey = 'f1db798c98df4bcf83b538175893bbf0';
-  const message = failureOf(response(OPS.createApiKey, 200, { apiKey }), E(201, { what: 'creating the API key of an API user for the run' }));
+  const message = failureOf(
+    response(OPS.createApiKey, 200, { apiKey }),
+    E(201, { what: 'creating the API key of an API user for the run' }),
+  );
   assert.ok(message.includes('status: expected 201, got 200'), message);
   assert.equal(message.includes(apiKey), false, message);
 });
@@ -200,24 +339,45 @@ test('an apiKey field in a body is redacted in the message even before the redac
 test('recordFindings holds a value to a schema, each finding with the source of what it breaks', () => {
   assert.deepEqual(recordFindings('request-to-pay-status', STATUS_RECORD, SPEC), []);
   const findings = recordFindings('request-to-pay-status', { ...STATUS_RECORD, status: 'DONE' }, SPEC);
-  assert.deepEqual(findings.map((f) => [f.check, f.field, f.source.kind]), [['body-schema', '/status', 'observed']]);
+  assert.deepEqual(
+    findings.map((f) => [f.check, f.field, f.source.kind]),
+    [['body-schema', '/status', 'observed']],
+  );
 });
 
 test('a 503 or SERVICE_UNAVAILABLE where something else was expected is the target being unavailable, not a departure', () => {
   const operation = { id: 'deposit' as const, product: 'disbursement' as const, label: 'deposit (disbursement)', section: '§4.3 #10' };
-  for (const [status, body] of [[503, ''], [502, '<html>bad gateway</html>'], [500, '{"code":"SERVICE_UNAVAILABLE","message":"later"}']] as const) {
+  for (const [status, body] of [
+    [503, ''],
+    [502, '<html>bad gateway</html>'],
+    [500, '{"code":"SERVICE_UNAVAILABLE","message":"later"}'],
+  ] as const) {
     const r = { operation, status, headers: {}, json: body.startsWith('{') ? JSON.parse(body) : undefined, text: body, durationMs: 1 };
-    assert.throws(() => judge(r, E(202), SPEC), (error: Error) => error instanceof TargetUnavailableAnswer && /could not be tested/.test(error.message));
+    assert.throws(
+      () => judge(r, E(202), SPEC),
+      (error: Error) => error instanceof TargetUnavailableAnswer && /could not be tested/.test(error.message),
+    );
   }
 });
 
 test('a JSON record labelled with another media type departs from §4.1', () => {
-  const operation = { id: 'getBalance' as const, product: 'remittance' as const, label: 'get account balance (remittance)', section: '§4.4 #13' };
-  const labelled = (contentType?: string) => ({ ...response(operation, 200, { availableBalance: '10', currency: 'EUR' }), headers: (contentType ? { 'content-type': contentType } : {}) as Record<string, string> });
+  const operation = {
+    id: 'getBalance' as const,
+    product: 'remittance' as const,
+    label: 'get account balance (remittance)',
+    section: '§4.4 #13',
+  };
+  const labelled = (contentType?: string) => ({
+    ...response(operation, 200, { availableBalance: '10', currency: 'EUR' }),
+    headers: (contentType ? { 'content-type': contentType } : {}) as Record<string, string>,
+  });
   assert.doesNotThrow(() => judge(labelled('application/json'), E(200), SPEC));
   assert.doesNotThrow(() => judge(labelled('application/json;charset=UTF-8'), E(200), SPEC));
   assert.doesNotThrow(() => judge(labelled('application/vnd.momo+json'), E(200), SPEC));
-  assert.match(failureOf(labelled('text/plain; charset=utf-8'), E(200)), /✘ media-type \(definite: §4\.1.*\): header Content-Type: expected application\/json, got "text\/plain; charset=utf-8"/);
+  assert.match(
+    failureOf(labelled('text/plain; charset=utf-8'), E(200)),
+    /✘ media-type \(definite: §4\.1.*\): header Content-Type: expected application\/json, got "text\/plain; charset=utf-8"/,
+  );
   assert.match(failureOf(labelled(), E(200)), /header Content-Type: expected application\/json, got none/);
 });
 
@@ -227,7 +387,12 @@ test('a 2xx with an HTML page where the spec gives a JSON record is a departure,
   const page = { ...response(OPS.createApiKey, 201, HTML), headers: { 'content-type': 'text/html; charset=utf-8' } };
   const message = failureOf(page, E(201));
   assert.ok(message.includes(`received: HTTP 201 (an HTML page titled "Welcome", ${HTML.length} characters)`), message);
-  assert.ok(message.includes('body: expected JSON: api-key.schema.json for 201, got a body that is not JSON (Content-Type text/html; charset=utf-8)'), message);
+  assert.ok(
+    message.includes(
+      'body: expected JSON: api-key.schema.json for 201, got a body that is not JSON (Content-Type text/html; charset=utf-8)',
+    ),
+    message,
+  );
 });
 
 test('a 2xx labelled application/json whose body does not parse is a departure that says so', () => {
@@ -235,11 +400,19 @@ test('a 2xx labelled application/json whose body does not parse is a departure t
   assert.match(failureOf(cut, E(200)), /got a body that is not valid JSON although its Content-Type is application\/json \(.+\)/);
 });
 
-test('a gateway\'s HTML error page with 502, 503 or 504 is not tested, never a departure, and named by its title', () => {
+test("a gateway's HTML error page with 502, 503 or 504 is not tested, never a departure, and named by its title", () => {
   for (const status of [502, 503, 504]) {
-    const page = { ...response(OPS.requestToPay, status, `<html><head><title>${status} Gateway Error</title></head></html>`), headers: { 'content-type': 'text/html' } };
-    assert.throws(() => judge(page, E(202), SPEC), (error: Error) => error instanceof TargetUnavailableAnswer
-      && error.message.includes(`the target answered HTTP ${status} (an HTML page titled "${status} Gateway Error"`) && /could not be tested/.test(error.message));
+    const page = {
+      ...response(OPS.requestToPay, status, `<html><head><title>${status} Gateway Error</title></head></html>`),
+      headers: { 'content-type': 'text/html' },
+    };
+    assert.throws(
+      () => judge(page, E(202), SPEC),
+      (error: Error) =>
+        error instanceof TargetUnavailableAnswer &&
+        error.message.includes(`the target answered HTTP ${status} (an HTML page titled "${status} Gateway Error"`) &&
+        /could not be tested/.test(error.message),
+    );
   }
 });
 
@@ -258,7 +431,10 @@ test('a body that exceeded MOMO_MAX_RESPONSE_BYTES fails at once, in plain words
   const failure = answerFailure({ ...response(OPS.getBalance, 200, 'x'.repeat(5000)), exceededLimit: 1024 * 1024 }, new Redactor());
   assert.ok(failure);
   assert.equal(failure.fatal, true, 'a second look would see the same answer: the wait ends');
-  assert.match(failure.message, /^get account balance \(collection\) — §4\.2 #4: an answer the partner can read whole, giving out no secret\n {2}✘ answer-bounded \(definite: .*\): body: expected at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\), got more: the harness read 1 MiB of it and no further\n {2}received: HTTP 200 x{1500}… \(5000 characters\)/);
+  assert.match(
+    failure.message,
+    /^get account balance \(collection\) — §4\.2 #4: an answer the partner can read whole, giving out no secret\n {2}✘ answer-bounded \(definite: .*\): body: expected at most 1 MiB \(MOMO_MAX_RESPONSE_BYTES\), got more: the harness read 1 MiB of it and no further\n {2}received: HTTP 200 x{1500}… \(5000 characters\)/,
+  );
 });
 
 test('an answer that gives out a secret outside the operation that issues it fails (OWASP API3), naming the kind and encoding, never the secret', () => {
@@ -271,7 +447,13 @@ test('an answer that gives out a secret outside the operation that issues it fai
   const basic = Buffer.from(`${userId}:${apiKey}`).toString('base64');
   const shifted = Buffer.from(`x${basic}`).toString('base64');
   const body = { availableBalance: '10', currency: 'EUR', debug: Buffer.from(key).toString('hex'), trace: shifted };
-  const failure = answerFailure({ ...response(OPS.getBalance, 200, body), headers: { 'content-type': 'application/json', 'x-echo': Buffer.from(apiKey).toString('hex') } }, redactor);
+  const failure = answerFailure(
+    {
+      ...response(OPS.getBalance, 200, body),
+      headers: { 'content-type': 'application/json', 'x-echo': Buffer.from(apiKey).toString('hex') },
+    },
+    redactor,
+  );
   assert.ok(failure);
   assert.equal(failure.fatal, true);
   const message = failure.message;
@@ -281,7 +463,10 @@ test('an answer that gives out a secret outside the operation that issues it fai
   assert.ok(message.includes('an API key (hex-encoded)'), message);
   assert.ok(message.includes('get account balance (collection) issues none of them'), message);
   assert.deepEqual(secretsIn('message', message, [key, apiKey, basic]), [], message);
-  assert.deepEqual(failure.findings.map((f) => f.check), ['secret-not-disclosed']);
+  assert.deepEqual(
+    failure.findings.map((f) => f.check),
+    ['secret-not-disclosed'],
+  );
 });
 
 test('the operations that issue a secret may give it out: create API key its key, create access token its token, the OAuth token operation its tokens', () => {
@@ -292,19 +477,46 @@ test('the operations that issue a secret may give it out: create API key its key
   redactor.add('consent-token-0123456789', 'consent token');
   redactor.add('refresh-token-0123456789', 'refresh token');
   assert.equal(answerFailure(response(OPS.createApiKey, 201, { apiKey }), redactor), undefined);
-  assert.equal(answerFailure(response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 }), redactor), undefined);
-  assert.equal(answerFailure(response(OPS.createOAuthToken, 200, { access_token: 'consent-token-0123456789', refresh_token: 'refresh-token-0123456789', token_type: 'Bearer', expires_in: 3600 }), redactor), undefined);
-  assert.match(answerFailure(response(OPS.createOAuthToken, 200, { access_token: JWT }), redactor)?.message ?? '', /an access token \(in the clear\)/);
-  assert.match(answerFailure(response(OPS.getBalance, 200, { refresh: 'refresh-token-0123456789' }), redactor)?.message ?? '', /a refresh token \(in the clear\)/);
+  assert.equal(
+    answerFailure(response(OPS.createAccessToken, 200, { access_token: JWT, token_type: 'Bearer', expires_in: 3600 }), redactor),
+    undefined,
+  );
+  assert.equal(
+    answerFailure(
+      response(OPS.createOAuthToken, 200, {
+        access_token: 'consent-token-0123456789',
+        refresh_token: 'refresh-token-0123456789',
+        token_type: 'Bearer',
+        expires_in: 3600,
+      }),
+      redactor,
+    ),
+    undefined,
+  );
+  assert.match(
+    answerFailure(response(OPS.createOAuthToken, 200, { access_token: JWT }), redactor)?.message ?? '',
+    /an access token \(in the clear\)/,
+  );
+  assert.match(
+    answerFailure(response(OPS.getBalance, 200, { refresh: 'refresh-token-0123456789' }), redactor)?.message ?? '',
+    /a refresh token \(in the clear\)/,
+  );
   assert.equal(answerFailure(response(OPS.getBalance, 200, { availableBalance: '1', currency: 'EUR' }), redactor), undefined);
 });
 
 test('target text in a failure cannot change a report: ]]>, control characters, lone surrogates and U+FFFE become \\u escapes, in the body and in findings', () => {
   const hostile = 'a]]>b]]><testcase name="forged"/>\u0001\u0085\ud800\ufffe</script><!--';
-  const message = failureOf(response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, status: hostile, [hostile]: hostile }), E(200), contextOf('mtn-sandbox'));
+  const message = failureOf(
+    response(OPS.getRequestToPayStatus, 200, { ...STATUS_RECORD, status: hostile, [hostile]: hostile }),
+    E(200),
+    contextOf('mtn-sandbox'),
+  );
   assert.equal(message.includes(']]>'), false, message);
   assert.doesNotMatch(message, /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDFFF]/);
   assert.ok(message.includes('a]]\\u003eb]]\\u003e<testcase'), message);
   // Whoever builds the failure, its message is safe: a step that quotes a value by hand, too.
-  assert.equal(new ConformanceFailure(`gender is "${hostile}"`).message, 'gender is "a]]\\u003eb]]\\u003e<testcase name="forged"/>\\u0001\\u0085\\ud800\\ufffe</script><!--"');
+  assert.equal(
+    new ConformanceFailure(`gender is "${hostile}"`).message,
+    'gender is "a]]\\u003eb]]\\u003e<testcase name="forged"/>\\u0001\\u0085\\ud800\\ufffe</script><!--"',
+  );
 });

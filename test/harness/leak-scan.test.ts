@@ -60,7 +60,9 @@ test('a configured secret echoed in another encoding is found, and the finding s
     'hex.txt': hex.toUpperCase(),
     'offset.txt': Buffer.from(`\u0001${KEY}!`).toString('base64url'),
     'url.txt': encodeURIComponent(KEY).replace(/-/g, '%2D'),
-    'escaped.ndjson': JSON.stringify({ body: JSON.stringify({ echo: KEY.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) }) }),
+    'escaped.ndjson': JSON.stringify({
+      body: JSON.stringify({ echo: KEY.replace(/[a-z]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) }),
+    }),
     'wrapped.eml': `${hex.slice(0, 20)}\r\n${hex.slice(20)}`,
   });
   assert.deepEqual(Object.fromEntries(scanForSecrets(dir, [KEY]).map((l) => [l.file, l.kind])), {

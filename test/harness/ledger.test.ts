@@ -8,7 +8,11 @@ const TS = { seconds: 0, nanos: 0 };
 const URI = 'features/collection/request-to-pay.feature';
 
 /** A feature file with scenarios at the given lines, one of them an outline with example rows. */
-function gherkinDocument(uri: string, featureName: string, scenarios: { id: string; line: number; rows?: { id: string; line: number }[] }[]): Envelope {
+function gherkinDocument(
+  uri: string,
+  featureName: string,
+  scenarios: { id: string; line: number; rows?: { id: string; line: number }[] }[],
+): Envelope {
   return {
     gherkinDocument: {
       uri,
@@ -28,7 +32,19 @@ function gherkinDocument(uri: string, featureName: string, scenarios: { id: stri
             name: s.id,
             description: '',
             steps: [],
-            examples: s.rows ? [{ location: { line: s.line + 2 }, tags: [], keyword: 'Examples', name: '', description: '', tableBody: s.rows.map((r) => ({ location: { line: r.line }, cells: [], id: r.id })), id: `${s.id}-examples` }] : [],
+            examples: s.rows
+              ? [
+                  {
+                    location: { line: s.line + 2 },
+                    tags: [],
+                    keyword: 'Examples',
+                    name: '',
+                    description: '',
+                    tableBody: s.rows.map((r) => ({ location: { line: r.line }, cells: [], id: r.id })),
+                    id: `${s.id}-examples`,
+                  },
+                ]
+              : [],
             id: s.id,
           },
         })),
@@ -38,15 +54,24 @@ function gherkinDocument(uri: string, featureName: string, scenarios: { id: stri
 }
 
 function pickle(id: string, name: string, astNodeIds: string[], uri = URI, tags: string[] = []): Envelope {
-  return { pickle: { id, uri, name, language: 'en', steps: [], tags: tags.map((t) => ({ name: t, astNodeId: 'tag' })), astNodeIds } } as Envelope;
+  return {
+    pickle: { id, uri, name, language: 'en', steps: [], tags: tags.map((t) => ({ name: t, astNodeId: 'tag' })), astNodeIds },
+  } as Envelope;
 }
 
 const testCase = (id: string, pickleId: string): Envelope => ({ testCase: { id, pickleId, testSteps: [] } }) as Envelope;
-const started = (id: string, testCaseId: string, attempt = 0): Envelope => ({ testCaseStarted: { id, testCaseId, attempt, timestamp: TS } }) as Envelope;
-const finished = (testCaseStartedId: string, willBeRetried = false): Envelope => ({ testCaseFinished: { testCaseStartedId, willBeRetried, timestamp: TS } }) as Envelope;
+const started = (id: string, testCaseId: string, attempt = 0): Envelope =>
+  ({ testCaseStarted: { id, testCaseId, attempt, timestamp: TS } }) as Envelope;
+const finished = (testCaseStartedId: string, willBeRetried = false): Envelope =>
+  ({ testCaseFinished: { testCaseStartedId, willBeRetried, timestamp: TS } }) as Envelope;
 
 function step(testCaseStartedId: string, status: Status, exception?: { type: string; message?: string }, message?: string): Envelope {
-  const testStepResult = { status, duration: { seconds: 0, nanos: 0 }, ...(exception ? { exception } : {}), ...(message ? { message } : {}) } as TestStepResult;
+  const testStepResult = {
+    status,
+    duration: { seconds: 0, nanos: 0 },
+    ...(exception ? { exception } : {}),
+    ...(message ? { message } : {}),
+  } as TestStepResult;
   return { testStepFinished: { testCaseStartedId, testStepId: `${testCaseStartedId}-step`, testStepResult, timestamp: TS } } as Envelope;
 }
 
@@ -89,7 +114,10 @@ test('all steps PASSED: passed, exit code 0, and a conforming verdict', () => {
   assert.equal(first.reason, undefined);
   assert.deepEqual(logged, ['  ✔ Request to pay › scenario s1', '  ✔ Request to pay › scenario s2']);
   const lines = ledger.closingLines(summary);
-  assert.equal(lines.some((l) => l.startsWith('FAILED') || l.startsWith('NOT TESTED')), false);
+  assert.equal(
+    lines.some((l) => l.startsWith('FAILED') || l.startsWith('NOT TESTED')),
+    false,
+  );
   assert.ok(lines.includes('2 scenarios: 2 passed, 0 failed, 0 not tested, 0 skipped in 1.2 s'), lines.join('\n'));
   assert.equal(lines.at(-1), 'Verdict: the target conforms to the scenarios run.');
 });
@@ -97,7 +125,11 @@ test('all steps PASSED: passed, exit code 0, and a conforming verdict', () => {
 test('a FAILED step with a ConformanceFailure: failed, with its message as the reason; exit code 1', () => {
   const { ledger, logged } = ledgerWith(2);
   const reason = 'request to pay (collection) — §4.2 #2\n  expected: HTTP 202\n  received: HTTP 500';
-  run(ledger, 's1', 'a1', [step('a1', 'PASSED' as Status), step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: reason }), step('a1', 'SKIPPED' as Status)]);
+  run(ledger, 's1', 'a1', [
+    step('a1', 'PASSED' as Status),
+    step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: reason }),
+    step('a1', 'SKIPPED' as Status),
+  ]);
   run(ledger, 's2', 'a2', [step('a2', 'PASSED' as Status)]);
   const summary = ledger.summary(RUN);
   assert.equal(summary.exitCode, 1);
@@ -112,7 +144,7 @@ test('a FAILED step with a ConformanceFailure: failed, with its message as the r
   assert.equal(lines.at(-1), 'Verdict: the target does NOT conform (see the failures above).');
 });
 
-test('a FAILED step of another error type is the harness\'s fault: not tested, never blamed on the target', () => {
+test("a FAILED step of another error type is the harness's fault: not tested, never blamed on the target", () => {
   const { ledger } = ledgerWith(1);
   run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TypeError', message: 'Cannot read properties of undefined' })]);
   const summary = ledger.summary(RUN);
@@ -121,24 +153,46 @@ test('a FAILED step of another error type is the harness\'s fault: not tested, n
   assert.equal(summary.exitCode, 2);
 });
 
-test('a state the target did not reach in time is its check\'s finding: failed when the check weighs as a failure, not tested where the spec gives no time', () => {
+test("a state the target did not reach in time is its check's finding: failed when the check weighs as a failure, not tested where the spec gives no time", () => {
   const { ledger } = ledgerWith(3);
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: '✘ transaction-outcome (observed: …): expected the payment reaching a final status within 10000 ms, got status PENDING' })]);
-  run(ledger, 's2', 'a2', [step('a2', 'FAILED' as Status, { type: 'NotObservable', message: 'the payment reaching a final status within 10000 ms; raise MOMO_POLL_TIMEOUT_MS' })]);
+  run(ledger, 's1', 'a1', [
+    step('a1', 'FAILED' as Status, {
+      type: 'ConformanceFailure',
+      message: '✘ transaction-outcome (observed: …): expected the payment reaching a final status within 10000 ms, got status PENDING',
+    }),
+  ]);
+  run(ledger, 's2', 'a2', [
+    step('a2', 'FAILED' as Status, {
+      type: 'NotObservable',
+      message: 'the payment reaching a final status within 10000 ms; raise MOMO_POLL_TIMEOUT_MS',
+    }),
+  ]);
   // A bare deadline is the harness's own wait: never blamed on the target.
-  run(ledger, 's3', 'a3', [step('a3', 'FAILED' as Status, { type: 'DeadlineExceededError', message: 'a call each second: not reached within 10000 ms' })]);
-  assert.deepEqual(ledger.summary(RUN).scenarios.map((s) => s.verdict), ['failed', 'not tested', 'not tested']);
+  run(ledger, 's3', 'a3', [
+    step('a3', 'FAILED' as Status, { type: 'DeadlineExceededError', message: 'a call each second: not reached within 10000 ms' }),
+  ]);
+  assert.deepEqual(
+    ledger.summary(RUN).scenarios.map((s) => s.verdict),
+    ['failed', 'not tested', 'not tested'],
+  );
 });
 
 test('a target that says it is unavailable (503) where something else was expected: not tested', () => {
   const { ledger } = ledgerWith(1);
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TargetUnavailableAnswer', message: 'deposit (disbursement): the target answered HTTP 503' })]);
+  run(ledger, 's1', 'a1', [
+    step('a1', 'FAILED' as Status, { type: 'TargetUnavailableAnswer', message: 'deposit (disbursement): the target answered HTTP 503' }),
+  ]);
   assert.equal(ledger.summary(RUN).scenarios[0]!.verdict, 'not tested');
 });
 
 test('a TargetUnavailableError: not tested, never a pass; exit code 2', () => {
   const { ledger, logged } = ledgerWith(2);
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TargetUnavailableError', message: 'request to pay (collection): the target did not answer http://x: ECONNREFUSED' })]);
+  run(ledger, 's1', 'a1', [
+    step('a1', 'FAILED' as Status, {
+      type: 'TargetUnavailableError',
+      message: 'request to pay (collection): the target did not answer http://x: ECONNREFUSED',
+    }),
+  ]);
   run(ledger, 's2', 'a2', [step('a2', 'PASSED' as Status)]);
   const summary = ledger.summary(RUN);
   assert.equal(summary.scenarios[0]!.verdict, 'not tested');
@@ -148,7 +202,10 @@ test('a TargetUnavailableError: not tested, never a pass; exit code 2', () => {
   assert.equal(logged[0], '  ? Request to pay › scenario s1 (not tested)');
   const lines = ledger.closingLines(summary);
   assert.ok(lines.includes(`NOT TESTED: Request to pay › scenario s1 (${URI}:10)`), lines.join('\n'));
-  assert.ok(lines.some((l) => l.includes('ECONNREFUSED')), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.includes('ECONNREFUSED')),
+    lines.join('\n'),
+  );
   assert.equal(lines.at(-1), 'Verdict: the run could NOT test the target fully (see "not tested" above); this is not a pass.');
 });
 
@@ -158,7 +215,10 @@ test('an UNDEFINED (or PENDING, AMBIGUOUS) step: not tested, saying the harness 
   run(ledger, 's2', 'a2', [step('a2', 'PENDING' as Status)]);
   run(ledger, 's3', 'a3', [step('a3', 'AMBIGUOUS' as Status, undefined, 'two step definitions match')]);
   const summary = ledger.summary(RUN);
-  assert.deepEqual(summary.scenarios.map((s) => s.verdict), ['not tested', 'not tested', 'not tested']);
+  assert.deepEqual(
+    summary.scenarios.map((s) => s.verdict),
+    ['not tested', 'not tested', 'not tested'],
+  );
   assert.equal(summary.scenarios[0]!.reason, 'the harness could not run this scenario: step undefined');
   assert.equal(summary.scenarios[1]!.reason, 'the harness could not run this scenario: step pending');
   assert.equal(summary.exitCode, 2);
@@ -178,7 +238,13 @@ test('a failed and a not-tested scenario together: exit code 1', () => {
 
 test('a scenario that fails and passes when run again is flaky: counted apart, never passed, not failing the run', () => {
   const { ledger, logged } = ledgerWith(2);
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: 'expected: HTTP 202\nreceived: HTTP 500' })], true);
+  run(
+    ledger,
+    's1',
+    'a1',
+    [step('a1', 'FAILED' as Status, { type: 'ConformanceFailure', message: 'expected: HTTP 202\nreceived: HTTP 500' })],
+    true,
+  );
   assert.deepEqual(logged, [], 'an attempt that will be retried is not announced');
   assert.equal(ledger.summary(RUN).scenarios.length, 0);
   run(ledger, 's1', 'a2', [step('a2', 'PASSED' as Status)]);
@@ -187,12 +253,15 @@ test('a scenario that fails and passes when run again is flaky: counted apart, n
   assert.equal(summary.scenarios.length, 2);
   const [flaky] = summary.scenarios;
   assert.equal(flaky!.verdict, 'flaky');
-  assert.equal(flaky!.reason, 'expected: HTTP 202\nreceived: HTTP 500', 'the first attempt\'s failure is the reason');
+  assert.equal(flaky!.reason, 'expected: HTTP 202\nreceived: HTTP 500', "the first attempt's failure is the reason");
   assert.deepEqual(flaky!.earlierAttempts, [{ verdict: 'failed', reason: 'expected: HTTP 202\nreceived: HTTP 500' }]);
   assert.deepEqual(summary.totals, { passed: 1, failed: 0, 'not tested': 0, skipped: 0, flaky: 1 });
   assert.equal(summary.exitCode, 0);
   const closing = ledger.closingLines(summary).join('\n');
-  assert.match(closing, /FLAKY: Request to pay › scenario s1 \(features\/collection\/request-to-pay.feature:10\), passed on attempt 2; the first failed:\n {4}expected: HTTP 202/);
+  assert.match(
+    closing,
+    /FLAKY: Request to pay › scenario s1 \(features\/collection\/request-to-pay.feature:10\), passed on attempt 2; the first failed:\n {4}expected: HTTP 202/,
+  );
   assert.match(closing, /2 scenarios: 1 passed, 0 failed, 1 flaky \(passed only when run again/);
 });
 
@@ -241,7 +310,18 @@ test('only skipped scenarios: not a pass (exit code 2)', () => {
 test('an outline row is reported at the line of its example row', () => {
   const logged: string[] = [];
   const ledger = new ScenarioLedger((l) => logged.push(l));
-  ledger.record(gherkinDocument(URI, 'Request to pay', [{ id: 'outline', line: 30, rows: [{ id: 'row-1', line: 34 }, { id: 'row-2', line: 35 }] }]));
+  ledger.record(
+    gherkinDocument(URI, 'Request to pay', [
+      {
+        id: 'outline',
+        line: 30,
+        rows: [
+          { id: 'row-1', line: 34 },
+          { id: 'row-2', line: 35 },
+        ],
+      },
+    ]),
+  );
   ledger.record(pickle('p-row-2', 'outline row 2', ['outline', 'row-2']));
   ledger.record(testCase('tc-row-2', 'p-row-2'));
   ledger.record(started('a1', 'tc-row-2'));
@@ -255,11 +335,21 @@ test('an outline row is reported at the line of its example row', () => {
 test('a target unreachable before the run: TargetUnreachableError is not tested, and the shared reason is said once', () => {
   const { ledger } = ledgerWith(3);
   const down = 'The target at http://127.0.0.1:1 could not be tested: connection refused';
-  run(ledger, 's1', 'a1', [step('a1', 'FAILED' as Status, { type: 'TargetUnreachableError', message: down }), step('a1', 'SKIPPED' as Status)]);
+  run(ledger, 's1', 'a1', [
+    step('a1', 'FAILED' as Status, { type: 'TargetUnreachableError', message: down }),
+    step('a1', 'SKIPPED' as Status),
+  ]);
   run(ledger, 's2', 'a2', [step('a2', 'FAILED' as Status, { type: 'TargetUnreachableError', message: down })]);
   run(ledger, 's3', 'a3', [step('a3', 'FAILED' as Status, { type: 'TargetUnavailableAnswer', message: 'answered HTTP 503' })]);
   const summary = ledger.summary(RUN);
-  assert.deepEqual(summary.scenarios.map((s) => [s.verdict, s.reason]), [['not tested', down], ['not tested', down], ['not tested', 'answered HTTP 503']]);
+  assert.deepEqual(
+    summary.scenarios.map((s) => [s.verdict, s.reason]),
+    [
+      ['not tested', down],
+      ['not tested', down],
+      ['not tested', 'answered HTTP 503'],
+    ],
+  );
   assert.equal(summary.exitCode, 2);
   const lines = ledger.closingLines(summary);
   assert.deepEqual(lines.slice(1, 9), [
@@ -278,7 +368,8 @@ test('a cause shared by many scenarios is said once with their count; the first 
   const count = 200;
   const { ledger, logged } = ledgerWith(count);
   const down = 'The target at http://127.0.0.1:9 could not be tested: connection refused';
-  for (let i = 1; i <= count; i++) run(ledger, `s${i}`, `a${i}`, [step(`a${i}`, 'FAILED' as Status, { type: 'TargetUnreachableError', message: down })]);
+  for (let i = 1; i <= count; i++)
+    run(ledger, `s${i}`, `a${i}`, [step(`a${i}`, 'FAILED' as Status, { type: 'TargetUnreachableError', message: down })]);
   const lines = ledger.closingLines(ledger.summary(RUN));
   assert.deepEqual(lines.slice(0, 10), [
     '',
@@ -296,7 +387,8 @@ test('a cause shared by many scenarios is said once with their count; the first 
 
 test('a block one longer than the names shown names them all, rather than "and 1 more"', () => {
   const { ledger } = ledgerWith(NAMED_IN_BLOCK + 1);
-  for (let i = 1; i <= NAMED_IN_BLOCK + 1; i++) run(ledger, `s${i}`, `a${i}`, [step(`a${i}`, 'FAILED' as Status, { type: 'ConformanceFailure', message: 'same' })]);
+  for (let i = 1; i <= NAMED_IN_BLOCK + 1; i++)
+    run(ledger, `s${i}`, `a${i}`, [step(`a${i}`, 'FAILED' as Status, { type: 'ConformanceFailure', message: 'same' })]);
   const lines = ledger.closingLines(ledger.summary(RUN));
   assert.equal(lines[1], `FAILED (${NAMED_IN_BLOCK + 1} scenarios), each for this reason:`);
   assert.equal(lines.filter((l) => l.startsWith('  - Request to pay')).length, NAMED_IN_BLOCK + 1);

@@ -33,7 +33,8 @@ function configOf(overrides: Record<string, string> = {}): HarnessConfig {
   });
 }
 
-const apiUser = (product: 'collection' | 'disbursement', host: string) => provisionApiUser(sandbox.baseUrl, product, host, sandbox.subscriptionKeys);
+const apiUser = (product: 'collection' | 'disbursement', host: string) =>
+  provisionApiUser(sandbox.baseUrl, product, host, sandbox.subscriptionKeys);
 
 test('settings the target accepts pass the preflight, with API users provisioned or configured', async () => {
   assert.deepEqual(await preflight(configOf()), {});
@@ -41,18 +42,23 @@ test('settings the target accepts pass the preflight, with API users provisioned
   assert.deepEqual(await preflight(configOf({ MOMO_COLLECTION_USER_ID: user.userId, MOMO_COLLECTION_API_KEY: user.apiKey })), {});
 });
 
-test('a wrong subscription key is refused by name, with the gateway\'s answer; the other products pass', async () => {
+test("a wrong subscription key is refused by name, with the gateway's answer; the other products pass", async () => {
   const refusals = await preflight(configOf({ MOMO_DISBURSEMENT_KEY: 'a-rotated-key-0001' }));
   assert.deepEqual(Object.keys(refusals), ['disbursement']);
   assert.equal(refusals.disbursement!.setting, 'MOMO_DISBURSEMENT_KEY');
   assert.equal(refusals.disbursement!.scope, 'product');
-  assert.match(refusals.disbursement!.message, /^the gateway refused MOMO_DISBURSEMENT_KEY: 401 \{"statusCode":401,"message":"Access denied due to invalid subscription key/);
+  assert.match(
+    refusals.disbursement!.message,
+    /^the gateway refused MOMO_DISBURSEMENT_KEY: 401 \{"statusCode":401,"message":"Access denied due to invalid subscription key/,
+  );
   assert.ok(!refusals.disbursement!.message.includes('a-rotated-key-0001'), 'the key itself is never quoted');
 });
 
 test('a wrong API key, and an API user the target does not know, are each named', async () => {
   const user = await apiUser('collection', '127.0.0.1');
-  const wrongKey = await preflight(configOf({ MOMO_COLLECTION_USER_ID: user.userId, MOMO_COLLECTION_API_KEY: '0123456789abcdef0123456789abcdef' }));
+  const wrongKey = await preflight(
+    configOf({ MOMO_COLLECTION_USER_ID: user.userId, MOMO_COLLECTION_API_KEY: '0123456789abcdef0123456789abcdef' }),
+  );
   assert.equal(wrongKey.collection?.setting, 'MOMO_COLLECTION_API_KEY');
   assert.match(wrongKey.collection!.message, /^the target refused MOMO_COLLECTION_API_KEY of MOMO_COLLECTION_USER_ID a token: 401/);
   const unknown = await preflight(configOf({ MOMO_COLLECTION_USER_ID: randomUUID(), MOMO_COLLECTION_API_KEY: user.apiKey }));
@@ -69,27 +75,57 @@ test('a target environment the target refuses is one line for every product, sto
   }
   const lines = refusalLines(refusals);
   assert.equal(lines.length, 1, lines.join('\n'));
-  assert.match(lines[0]!, /^Preflight: the target refused MOMO_TARGET_ENVIRONMENT "mtnuganda": 500 \{"code":"NOT_ALLOWED_TARGET_ENVIRONMENT".*The collection, disbursement and remittance scenarios that call their API are not tested\.$/);
+  assert.match(
+    lines[0]!,
+    /^Preflight: the target refused MOMO_TARGET_ENVIRONMENT "mtnuganda": 500 \{"code":"NOT_ALLOWED_TARGET_ENVIRONMENT".*The collection, disbursement and remittance scenarios that call their API are not tested\.$/,
+  );
 });
 
 test('an API user registered for callbacks to another host stops only the calls that ask for callbacks', async () => {
   const user = await apiUser('disbursement', 'callbacks.partner.example');
-  const refusals = await preflight(configOf({ MOMO_DISBURSEMENT_USER_ID: user.userId, MOMO_DISBURSEMENT_API_KEY: user.apiKey, MOMO_CALLBACK_HOST: '127.0.0.1' }));
+  const refusals = await preflight(
+    configOf({ MOMO_DISBURSEMENT_USER_ID: user.userId, MOMO_DISBURSEMENT_API_KEY: user.apiKey, MOMO_CALLBACK_HOST: '127.0.0.1' }),
+  );
   assert.equal(refusals.disbursement?.scope, 'callbacks');
   assert.equal(refusals.disbursement?.setting, 'MOMO_CALLBACK_HOST');
-  assert.match(refusals.disbursement!.message, /MOMO_DISBURSEMENT_USER_ID is registered for callbacks to "callbacks\.partner\.example", not to "127\.0\.0\.1"/);
+  assert.match(
+    refusals.disbursement!.message,
+    /MOMO_DISBURSEMENT_USER_ID is registered for callbacks to "callbacks\.partner\.example", not to "127\.0\.0\.1"/,
+  );
 });
 
 test('the client does not make a call a refusal covers, and makes every other', async () => {
   const refusal = (scope: 'product' | 'environment' | 'callbacks') => ({ scope, setting: 'S', message: `refused (${scope})` });
-  const clientWith = (refusals: PreflightRefusals) => new MomoClient({ baseUrl: sandbox.baseUrl, sandboxUrl: sandbox.baseUrl, subscriptionKeys: sandbox.subscriptionKeys, targetEnvironment: 'sandbox', connectTimeoutMs: 2000, requestTimeoutMs: 5000, redactor: new Redactor(), refusals });
-  const stopped = async (call: Promise<unknown>) => call.then(() => false, (error) => error instanceof SettingRefusedError);
+  const clientWith = (refusals: PreflightRefusals) =>
+    new MomoClient({
+      baseUrl: sandbox.baseUrl,
+      sandboxUrl: sandbox.baseUrl,
+      subscriptionKeys: sandbox.subscriptionKeys,
+      targetEnvironment: 'sandbox',
+      connectTimeoutMs: 2000,
+      requestTimeoutMs: 5000,
+      redactor: new Redactor(),
+      refusals,
+    });
+  const stopped = async (call: Promise<unknown>) =>
+    call.then(
+      () => false,
+      (error) => error instanceof SettingRefusedError,
+    );
 
   const product = clientWith({ collection: refusal('product') });
   assert.equal(await stopped(product.createAccessToken('collection', 'Basic eDp5')), true);
   assert.equal(await stopped(product.createAccessToken('disbursement', 'Basic eDp5')), false, 'another product still calls');
-  assert.equal(await stopped(product.createAccessToken('collection', 'Basic eDp5', { subscriptionKey: 'none' })), false, 'a call without the key, on purpose, still goes');
-  assert.equal(await stopped(product.createAccessToken('disbursement', 'Basic eDp5', { subscriptionKey: { product: 'collection' } })), true, 'nor is the refused key sent elsewhere');
+  assert.equal(
+    await stopped(product.createAccessToken('collection', 'Basic eDp5', { subscriptionKey: 'none' })),
+    false,
+    'a call without the key, on purpose, still goes',
+  );
+  assert.equal(
+    await stopped(product.createAccessToken('disbursement', 'Basic eDp5', { subscriptionKey: { product: 'collection' } })),
+    true,
+    'nor is the refused key sent elsewhere',
+  );
 
   const environment = clientWith({ collection: refusal('environment') });
   assert.equal(await stopped(environment.createAccessToken('collection', 'Basic eDp5')), false, 'the token takes no target environment');
@@ -97,6 +133,11 @@ test('the client does not make a call a refusal covers, and makes every other', 
 
   const callbacks = clientWith({ collection: refusal('callbacks') });
   assert.equal(await stopped(callbacks.getRequestToPayStatus('Bearer x', randomUUID())), false);
-  assert.equal(await stopped(callbacks.requestToPay('Bearer x', randomUUID(), { amount: '1', currency: 'EUR' }, { callbackUrl: 'http://127.0.0.1:9/cb' })), true);
+  assert.equal(
+    await stopped(
+      callbacks.requestToPay('Bearer x', randomUUID(), { amount: '1', currency: 'EUR' }, { callbackUrl: 'http://127.0.0.1:9/cb' }),
+    ),
+    true,
+  );
   for (const client of [product, environment, callbacks]) await client.close();
 });

@@ -72,7 +72,10 @@ test('with a public base URL, the callback URLs are <base>/callbacks/<secret>/<i
     // What the tunnel forwards arrives on the local port.
     const local = `http://127.0.0.1:${receiver.listeningPort}/callbacks/${secretOf(receiver)}/${ID}`;
     assert.equal((await send(local, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json')).status, 200);
-    assert.deepEqual(receiver.callbacksFor(ID).map((c) => c.body), [{ status: 'SUCCESSFUL' }]);
+    assert.deepEqual(
+      receiver.callbacksFor(ID).map((c) => c.body),
+      [{ status: 'SUCCESSFUL' }],
+    );
     assert.equal(receiver.unsolicited().length, 0);
   } finally {
     await receiver.stop();
@@ -132,7 +135,7 @@ test('PUT and POST callbacks with JSON are recorded with method, path, body and 
   });
 });
 
-test('a callback sent to the id in another case is still the transaction\'s', async () => {
+test("a callback sent to the id in another case is still the transaction's", async () => {
   await withReceiver(async (receiver) => {
     const url = receiver.urlFor(ID);
     await send(url.replace(ID, ID.toLowerCase()), 'PUT', '{"a":1}', 'application/json');
@@ -148,7 +151,10 @@ test('duplicates are kept', async () => {
     await send(url, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json');
     const got = receiver.callbacksFor('dup-1');
     assert.equal(got.length, 2);
-    assert.deepEqual(got.map((c) => c.body), [{ status: 'SUCCESSFUL' }, { status: 'SUCCESSFUL' }]);
+    assert.deepEqual(
+      got.map((c) => c.body),
+      [{ status: 'SUCCESSFUL' }, { status: 'SUCCESSFUL' }],
+    );
   });
 });
 
@@ -163,11 +169,22 @@ test('callbacks to an id never handed out, or to any other path than the exact U
     await send(`${url.href}?retry=1`, 'PUT', '{"query":1}', 'application/json');
     await send(url.href, 'PUT', '{"z":3}', 'application/json');
     const unsolicited = receiver.unsolicited();
-    assert.deepEqual(unsolicited.map((c) => c.path), [`/callbacks/${secret}/never-given`, '/elsewhere/expected-1', `/callbacks/${secret}/expected-1/anything`, `/callbacks/${secret}/expected-1?retry=1`]);
+    assert.deepEqual(
+      unsolicited.map((c) => c.path),
+      [
+        `/callbacks/${secret}/never-given`,
+        '/elsewhere/expected-1',
+        `/callbacks/${secret}/expected-1/anything`,
+        `/callbacks/${secret}/expected-1?retry=1`,
+      ],
+    );
     assert.equal(unsolicited[0]!.referenceId, 'never-given');
     assert.equal(unsolicited[1]!.referenceId, undefined);
     assert.deepEqual(unsolicited[1]!.body, { y: 2 });
-    assert.deepEqual(receiver.callbacksFor('expected-1').map((c) => c.body), [{ z: 3 }]);
+    assert.deepEqual(
+      receiver.callbacksFor('expected-1').map((c) => c.body),
+      [{ z: 3 }],
+    );
   });
 });
 
@@ -185,7 +202,10 @@ test('a body over 256 KiB is refused with 413 and not recorded', async () => {
   await withReceiver(async (receiver) => {
     const url = receiver.urlFor('big-1');
     const big = `{"pad":"${'x'.repeat(300 * 1024)}"}`;
-    const sent = await send(url, 'PUT', big, 'application/json').catch((error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` }));
+    const sent = await send(url, 'PUT', big, 'application/json').catch((error: Error & { code?: string }) => ({
+      status: -1,
+      body: `${error.code ?? ''} ${error.message}`,
+    }));
     assert.equal(sent.status, 413, `the client saw: ${sent.body}`);
     assert.equal(receiver.callbacksFor('big-1').length, 0);
     assert.equal(receiver.unsolicited().length, 0);
@@ -203,7 +223,10 @@ test('a body over 256 KiB is not recorded, and the receiver keeps working', asyn
     await send(url, 'PUT', big, 'application/json').catch(() => undefined);
     assert.equal(receiver.callbacksFor('big-2').length, 0);
     assert.equal((await send(url, 'PUT', '{"ok":true}', 'application/json')).status, 200);
-    assert.deepEqual(receiver.callbacksFor('big-2').map((c) => c.body), [{ ok: true }]);
+    assert.deepEqual(
+      receiver.callbacksFor('big-2').map((c) => c.body),
+      [{ ok: true }],
+    );
   });
 });
 
@@ -241,7 +264,9 @@ test('a callback path with a malformed percent-encoding is answered and kept as 
   await withReceiver(async (receiver) => {
     const url = new URL(receiver.urlFor('ok-1'));
     const sent = await Promise.race([
-      send(`${url.origin}/callbacks/${secretOf(receiver)}/%E0%A4%A`, 'PUT', '{"a":1}', 'application/json').catch((error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` })),
+      send(`${url.origin}/callbacks/${secretOf(receiver)}/%E0%A4%A`, 'PUT', '{"a":1}', 'application/json').catch(
+        (error: Error & { code?: string }) => ({ status: -1, body: `${error.code ?? ''} ${error.message}` }),
+      ),
       new Promise<Sent>((resolve) => setTimeout(() => resolve({ status: -2, body: 'no answer within 1 s' }), 1000)),
     ]);
     assert.equal(sent.status, 200, sent.body);

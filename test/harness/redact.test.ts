@@ -61,7 +61,10 @@ test('json() masks apiKey, access_token, refresh_token, password and client_secr
 test('json() masks JWTs and known secrets inside string values', () => {
   const r = new Redactor();
   r.add('secret-value-1');
-  assert.deepEqual(r.json({ note: `token ${JWT}`, list: ['secret-value-1', 'fine'] }), { note: `token ${REDACTED}`, list: [REDACTED, 'fine'] });
+  assert.deepEqual(r.json({ note: `token ${JWT}`, list: ['secret-value-1', 'fine'] }), {
+    note: `token ${REDACTED}`,
+    list: [REDACTED, 'fine'],
+  });
 });
 
 test('text() masks JWT-shaped strings anywhere', () => {
@@ -107,7 +110,10 @@ test('addBasicCredential masks the API key and the base64 of user:key, as in a B
 test('a body that is not JSON (cut off halfway) still has its secret fields masked, by their shape', () => {
   const r = new Redactor();
   assert.equal(r.body('{"apiKey":"25067698da33'), `{"apiKey":"${REDACTED}"`);
-  assert.equal(r.body('{"access_token" : "abc.def", "expires_in": 3600, "refresh_token":"zz'), `{"access_token" : "${REDACTED}", "expires_in": 3600, "refresh_token":"${REDACTED}"`);
+  assert.equal(
+    r.body('{"access_token" : "abc.def", "expires_in": 3600, "refresh_token":"zz'),
+    `{"access_token" : "${REDACTED}", "expires_in": 3600, "refresh_token":"${REDACTED}"`,
+  );
   assert.equal(r.body('<html><body>apiKey</body></html>'), '<html><body>apiKey</body></html>');
 });
 

@@ -45,7 +45,10 @@ function embedded(secret: string, offset: number): Buffer {
 }
 
 function percentEncodedEveryByte(secret: string, upper: boolean): string {
-  return [...Buffer.from(secret)].map((b) => `%${b.toString(16).padStart(2, '0')}`).map((p) => (upper ? p.toUpperCase() : p)).join('');
+  return [...Buffer.from(secret)]
+    .map((b) => `%${b.toString(16).padStart(2, '0')}`)
+    .map((p) => (upper ? p.toUpperCase() : p))
+    .join('');
 }
 
 function unicodeEscaped(secret: string, which: (index: number) => boolean): string {
@@ -65,7 +68,10 @@ function plantings(secret: string): [string, string][] {
     ['hex, upper case', bytes.toString('hex').toUpperCase()],
   ];
   for (const offset of [0, 1, 2]) {
-    forms.push([`base64 of the secret alone, after ${offset} bytes`, Buffer.concat([BEFORE.subarray(0, offset), bytes]).toString('base64')]);
+    forms.push([
+      `base64 of the secret alone, after ${offset} bytes`,
+      Buffer.concat([BEFORE.subarray(0, offset), bytes]).toString('base64'),
+    ]);
     forms.push([`base64 inside a longer value, at offset ${offset}`, embedded(secret, offset).toString('base64')]);
     forms.push([`base64url inside a longer value, at offset ${offset}`, embedded(secret, offset).toString('base64url')]);
   }
@@ -83,10 +89,20 @@ function plantings(secret: string): [string, string][] {
     ['hex split every 10 characters', wrapped(bytes.toString('hex'), 10, '\n')],
     ['MIME base64 at 76 columns, CRLF', wrapped(Buffer.concat([randomish(40), bytes, AFTER]).toString('base64'), 76, '\r\n')],
     ['MIME base64 at 64 columns, LF', wrapped(Buffer.concat([randomish(41), bytes, AFTER]).toString('base64'), 64, '\n')],
-    ['base64 wrapped at 76 columns, inside JSON (escaped \\r\\n)', JSON.stringify(wrapped(Buffer.concat([randomish(42), bytes]).toString('base64'), 76, '\r\n')).slice(1, -1)],
+    [
+      'base64 wrapped at 76 columns, inside JSON (escaped \\r\\n)',
+      JSON.stringify(wrapped(Buffer.concat([randomish(42), bytes]).toString('base64'), 76, '\r\n')).slice(1, -1),
+    ],
     ['base64 URL-encoded', encodeURIComponent(embedded(secret, 1).toString('base64'))],
     ['URL-encoded, wrapped at 7 columns (inside the escapes)', wrapped(percentEncodedEveryByte(secret, true), 7, '\r\n')],
-    ['JSON \\u escapes, wrapped at 5 columns (inside the escapes)', wrapped(unicodeEscaped(secret, () => true), 5, '\n')],
+    [
+      'JSON \\u escapes, wrapped at 5 columns (inside the escapes)',
+      wrapped(
+        unicodeEscaped(secret, () => true),
+        5,
+        '\n',
+      ),
+    ],
   );
   return forms;
 }
@@ -120,17 +136,29 @@ for (const { kind, value, issuedBy } of SECRETS) {
       // (2) The leak scan finds it in a written report, in the clear and inside the report's JSON.
       const dir = mkdtempSync(join(tmpdir(), 'momo-encoded-leak-'));
       writeFileSync(join(dir, 'evidence.txt'), `response body: ${planted}\n`);
-      writeFileSync(join(dir, 'messages.ndjson'), `${JSON.stringify({ attachment: { body: JSON.stringify({ response: { body: planted } }) } })}\n`);
+      writeFileSync(
+        join(dir, 'messages.ndjson'),
+        `${JSON.stringify({ attachment: { body: JSON.stringify({ response: { body: planted } }) } })}\n`,
+      );
       const number = SECRETS.findIndex((s) => s.value === value) + 1;
-      const leaks = scanForSecrets(dir, SECRETS.map((s) => s.value));
+      const leaks = scanForSecrets(
+        dir,
+        SECRETS.map((s) => s.value),
+      );
       for (const file of ['evidence.txt', 'messages.ndjson']) {
-        assert.ok(leaks.some((leak) => leak.file === file && leak.kind.startsWith(`configured secret #${number} (`)), `${file}: ${JSON.stringify(leaks)}`);
+        assert.ok(
+          leaks.some((leak) => leak.file === file && leak.kind.startsWith(`configured secret #${number} (`)),
+          `${file}: ${JSON.stringify(leaks)}`,
+        );
       }
       assert.ok(leaks.every((leak) => !leak.kind.includes(value) && !leak.kind.includes(planted)));
 
       // (3) A response of another operation that carries it discloses it, named by kind, never shown.
       const disclosed = secretsDisclosed('requestToPay', `{"echo":"${planted}"}`, redactor);
-      assert.ok(disclosed.some((d) => d.startsWith(`a ${kind}`) || d.startsWith(`an ${kind}`)), JSON.stringify(disclosed));
+      assert.ok(
+        disclosed.some((d) => d.startsWith(`a ${kind}`) || d.startsWith(`an ${kind}`)),
+        JSON.stringify(disclosed),
+      );
       assert.ok(disclosed.every((d) => !d.includes(value) && !d.includes(planted)));
       if (issuedBy) assert.deepEqual(secretsDisclosed(issuedBy, `{"echo":"${planted}"}`, redactor), []);
       else assert.ok(secretsDisclosed('createApiKey', planted, redactor).length > 0, 'a subscription key is issued by no operation');
@@ -140,14 +168,20 @@ for (const { kind, value, issuedBy } of SECRETS) {
 
 test('each sighting says how the secret was written', () => {
   const redactor = redactorOfTheRun();
-  const how = (text: string) => redactor.seen(text).filter((s) => s.kind === 'subscription key').map((s) => s.encoding);
+  const how = (text: string) =>
+    redactor
+      .seen(text)
+      .filter((s) => s.kind === 'subscription key')
+      .map((s) => s.encoding);
   assert.deepEqual(how(SUBSCRIPTION_KEY), ['in the clear']);
   assert.deepEqual(how(Buffer.from(SUBSCRIPTION_KEY).toString('hex')), ['hex-encoded']);
   assert.deepEqual(how(embedded(SUBSCRIPTION_KEY, 2).toString('base64')), ['base64-encoded']);
   assert.deepEqual(how(percentEncodedEveryByte(SUBSCRIPTION_KEY, false)), ['URL-encoded']);
   assert.deepEqual(how(unicodeEscaped(SUBSCRIPTION_KEY, () => true)), ['JSON-escaped']);
   assert.deepEqual(how(wrapped(Buffer.from(SUBSCRIPTION_KEY).toString('hex'), 8, '\r\n')), ['hex-encoded, split across lines']);
-  assert.deepEqual(secretsDisclosed('getBalance', wrapped(embedded(SUBSCRIPTION_KEY, 1).toString('base64'), 10, '\n'), redactor), ['a subscription key (base64-encoded, split across lines)']);
+  assert.deepEqual(secretsDisclosed('getBalance', wrapped(embedded(SUBSCRIPTION_KEY, 1).toString('base64'), 10, '\n'), redactor), [
+    'a subscription key (base64-encoded, split across lines)',
+  ]);
 });
 
 test('tokens are disclosed outside the operation that issues them, and a secret of no known kind everywhere', () => {
@@ -157,8 +191,17 @@ test('tokens are disclosed outside the operation that issues them, and a secret 
   redactor.add('consent-token-0123456789', 'consent token');
   redactor.add('opaque-secret-0123456789');
   assert.deepEqual(secretsDisclosed('createAccessToken', '{"access_token":"access-token-0123456789"}', redactor), []);
-  assert.deepEqual(secretsDisclosed('createOAuthToken', '{"access_token":"consent-token-0123456789","refresh_token":"refresh-token-0123456789"}', redactor), []);
-  assert.deepEqual(secretsDisclosed('requestToPay', Buffer.from('refresh-token-0123456789').toString('hex'), redactor), ['a refresh token (hex-encoded)']);
+  assert.deepEqual(
+    secretsDisclosed(
+      'createOAuthToken',
+      '{"access_token":"consent-token-0123456789","refresh_token":"refresh-token-0123456789"}',
+      redactor,
+    ),
+    [],
+  );
+  assert.deepEqual(secretsDisclosed('requestToPay', Buffer.from('refresh-token-0123456789').toString('hex'), redactor), [
+    'a refresh token (hex-encoded)',
+  ]);
   assert.deepEqual(secretsDisclosed('createOAuthToken', 'access-token-0123456789', redactor), ['an access token (in the clear)']);
   assert.deepEqual(secretsDisclosed('createApiKey', 'opaque-secret-0123456789', redactor), ['a secret of the run (in the clear)']);
   assert.deepEqual(secretsDisclosed('requestToPay', '{"status":"PENDING"}', redactor), []);
@@ -177,7 +220,14 @@ test('innocent text is left alone: ids, ordinary bodies, long random base64 and 
   const finder = new SecretFinder(SECRETS.map((s) => s.value));
   const innocent = [
     '3f1c2b7a-9d4e-4c1a-8b2f-0e6d5a4c3b21',
-    JSON.stringify({ amount: '12.50', currency: 'EUR', externalId: '1', payer: { partyIdType: 'MSISDN', partyId: '46733123454' }, payerMessage: 'Pay for the primary key/2026 order', status: 'SUCCESSFUL' }),
+    JSON.stringify({
+      amount: '12.50',
+      currency: 'EUR',
+      externalId: '1',
+      payer: { partyIdType: 'MSISDN', partyId: '46733123454' },
+      payerMessage: 'Pay for the primary key/2026 order',
+      status: 'SUCCESSFUL',
+    }),
     JSON.stringify({ referenceId: USER_ID, providerCallbackHost: 'example.com', note: 'a\\nb\\u0041%41\r\n' }),
     wrapped(randomBytes(1024 * 1024).toString('base64'), 76, '\r\n'),
     randomBytes(256 * 1024).toString('base64url'),
@@ -191,17 +241,28 @@ test('innocent text is left alone: ids, ordinary bodies, long random base64 and 
   }
   const dir = mkdtempSync(join(tmpdir(), 'momo-innocent-'));
   for (const [i, text] of innocent.entries()) writeFileSync(join(dir, `report-${i}.txt`), text);
-  assert.deepEqual(scanForSecrets(dir, SECRETS.map((s) => s.value)), []);
+  assert.deepEqual(
+    scanForSecrets(
+      dir,
+      SECRETS.map((s) => s.value),
+    ),
+    [],
+  );
 });
 
 test('base64 is searched for at each of the 3 offsets a secret can start at, by the part its bytes alone decide', () => {
-  const base64 = formsOf('abcdef').filter((f) => f.encoding === 'base64').map((f) => f.text);
+  const base64 = formsOf('abcdef')
+    .filter((f) => f.encoding === 'base64')
+    .map((f) => f.text);
   // base64 of 'abcdef' after 0, 1 and 2 bytes is YWJjZGVm, AGFiY2RlZg==, AABhYmNkZWY=: less their ends.
   assert.deepEqual(base64, ['YWJjZGVm', 'FiY2RlZ', 'hYmNkZW']);
   for (const offset of [0, 1, 2]) {
     for (const before of [Buffer.alloc(offset), Buffer.alloc(offset, 0xff), randomBytes(offset + 3 * 5)]) {
       const encoded = Buffer.concat([before, Buffer.from('abcdef'), randomBytes(4)]).toString('base64');
-      assert.ok(base64.some((middle) => encoded.includes(middle)), `${encoded} after ${before.length} bytes`);
+      assert.ok(
+        base64.some((middle) => encoded.includes(middle)),
+        `${encoded} after ${before.length} bytes`,
+      );
     }
   }
 });
@@ -211,10 +272,12 @@ test('a report larger than one piece of the scan is read whole, and a secret acr
   const filler = 'x'.repeat(8 * 1024 * 1024 - 10);
   writeFileSync(join(dir, 'large.txt'), `${filler}${Buffer.from(SUBSCRIPTION_KEY).toString('hex')}\n${'y'.repeat(1024)}`);
   writeFileSync(join(dir, 'larger.txt'), `${filler}${filler}${filler}... ${API_KEY}`);
-  assert.deepEqual(scanForSecrets(dir, [SUBSCRIPTION_KEY, API_KEY]).map((l) => `${l.file}: ${l.kind}`).sort(), [
-    'large.txt: configured secret #1 (hex-encoded)',
-    'larger.txt: configured secret #2 (in the clear)',
-  ]);
+  assert.deepEqual(
+    scanForSecrets(dir, [SUBSCRIPTION_KEY, API_KEY])
+      .map((l) => `${l.file}: ${l.kind}`)
+      .sort(),
+    ['large.txt: configured secret #1 (hex-encoded)', 'larger.txt: configured secret #2 (in the clear)'],
+  );
 });
 
 test('any secret, in any planted form, cut by line breaks anywhere, between any text: masked to nothing left, and JSON stays JSON', () => {
@@ -222,17 +285,21 @@ test('any secret, in any planted form, cut by line breaks anywhere, between any 
   const around = fc.string({ maxLength: 20 });
   // Line breaks anywhere in the planted form: where, and which.
   const breaks = fc.array(fc.tuple(fc.nat(), fc.constantFrom('\n', '\r\n')), { maxLength: 4 });
-  fc.assert(fc.property(secret, around, around, fc.nat(), breaks, (value, before, after, pick, lineBreaks) => {
-    const redactor = new Redactor();
-    redactor.add(value, 'subscription key');
-    const forms = plantings(value);
-    let [, planted] = forms[pick % forms.length]!;
-    for (const [at, lineBreak] of lineBreaks) planted = `${planted.slice(0, at % planted.length)}${lineBreak}${planted.slice(at % planted.length)}`;
-    const text = `${before}${planted}${after}`;
-    assert.deepEqual(redactor.seen(redactor.text(text)), []);
-    const report = redactor.text(JSON.stringify({ body: text }));
-    assert.doesNotThrow(() => JSON.parse(report), report);
-    assert.deepEqual(redactor.seen(report), []);
-    assert.deepEqual(redactor.seen(redactor.body(JSON.stringify({ body: text }))), []);
-  }), { numRuns: 500, seed: 20260310 });
+  fc.assert(
+    fc.property(secret, around, around, fc.nat(), breaks, (value, before, after, pick, lineBreaks) => {
+      const redactor = new Redactor();
+      redactor.add(value, 'subscription key');
+      const forms = plantings(value);
+      let [, planted] = forms[pick % forms.length]!;
+      for (const [at, lineBreak] of lineBreaks)
+        planted = `${planted.slice(0, at % planted.length)}${lineBreak}${planted.slice(at % planted.length)}`;
+      const text = `${before}${planted}${after}`;
+      assert.deepEqual(redactor.seen(redactor.text(text)), []);
+      const report = redactor.text(JSON.stringify({ body: text }));
+      assert.doesNotThrow(() => JSON.parse(report), report);
+      assert.deepEqual(redactor.seen(report), []);
+      assert.deepEqual(redactor.seen(redactor.body(JSON.stringify({ body: text }))), []);
+    }),
+    { numRuns: 500, seed: 20260310 },
+  );
 });

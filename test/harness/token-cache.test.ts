@@ -25,7 +25,9 @@ test('one fetch serves many gets of the same key; another key has its own token'
 
 test('concurrent gets share one fetch', async () => {
   let release!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   let calls = 0;
   const cache = new TokenCache({
     fetch: async () => {

@@ -19,7 +19,13 @@ describe('published clients against the reference sandbox', () => {
       const flows = judgement.flows.filter((f) => f.client === client);
       assert.ok(flows.length > 0, `${client} ran no flow`);
       const failing = flows.filter((f) => f.verdict === 'SANDBOX FAILS IT');
-      assert.deepEqual(failing.map((f) => `${f.flow} (${f.profile}${f.strict ? ', --strict' : ''}): ${f.error}\n    ${f.exchanges.map((e) => `${e.method} ${e.path} ${e.status}`).join('\n    ')}`), []);
+      assert.deepEqual(
+        failing.map(
+          (f) =>
+            `${f.flow} (${f.profile}${f.strict ? ', --strict' : ''}): ${f.error}\n    ${f.exchanges.map((e) => `${e.method} ${e.path} ${e.status}`).join('\n    ')}`,
+        ),
+        [],
+      );
     });
   }
 

@@ -44,11 +44,17 @@ export async function runClient(client: string, { profile, strict }: Setup): Pro
   const dir = mkdtempSync(join(tmpdir(), 'momo-interop-'));
   const out = join(dir, 'results.json');
   try {
-    await run(process.execPath, ['--import', 'tsx', join(HERE, 'support/run-client.ts'), client, profile, out, ...(strict ? ['--strict'] : [])], { cwd: ROOT, timeout: 180_000, maxBuffer: 4 * 1024 * 1024 });
+    await run(
+      process.execPath,
+      ['--import', 'tsx', join(HERE, 'support/run-client.ts'), client, profile, out, ...(strict ? ['--strict'] : [])],
+      { cwd: ROOT, timeout: 180_000, maxBuffer: 4 * 1024 * 1024 },
+    );
     return JSON.parse(readFileSync(out, 'utf8')) as FlowResult[];
   } catch (error) {
     const { stderr } = error as { stderr?: string };
-    throw new Error(`${client} (${setupName({ profile, strict })}) could not be run: ${(stderr || (error as Error).message).trim().split('\n').slice(-3).join(' ')}`);
+    throw new Error(
+      `${client} (${setupName({ profile, strict })}) could not be run: ${(stderr || (error as Error).message).trim().split('\n').slice(-3).join(' ')}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -94,15 +100,24 @@ export interface Judgement {
 export function judge(results: readonly FlowResult[], bugs: readonly ClientBug[] = KNOWN_BUGS): Judgement {
   const used = new Set<ClientBug>();
   const flows = results.map((result): JudgedFlow => {
-    const candidates = bugs.filter((b) => b.client === result.client && b.flow === result.flow && (!b.profiles || b.profiles.includes(result.profile)));
+    const candidates = bugs.filter(
+      (b) => b.client === result.client && b.flow === result.flow && (!b.profiles || b.profiles.includes(result.profile)),
+    );
     if (result.ok) return { ...result, verdict: 'passes' };
     if (result.strict) {
       const refusal = result.exchanges.find((e) => e.status >= 400 && e.status < 500);
-      const lenient = results.find((r) => !r.strict && r.profile === result.profile && r.client === result.client && r.flow === result.flow);
+      const lenient = results.find(
+        (r) => !r.strict && r.profile === result.profile && r.client === result.client && r.flow === result.flow,
+      );
       if (refusal && lenient?.ok) return { ...result, verdict: 'strict reading', refusal };
     }
     for (const bug of candidates) {
-      const exchange = result.exchanges.find((e) => e.method === bug.evidence.method && (!bug.evidence.path || bug.evidence.path.test(e.path)) && (bug.evidence.status === undefined || e.status === bug.evidence.status));
+      const exchange = result.exchanges.find(
+        (e) =>
+          e.method === bug.evidence.method &&
+          (!bug.evidence.path || bug.evidence.path.test(e.path)) &&
+          (bug.evidence.status === undefined || e.status === bug.evidence.status),
+      );
       if (exchange) {
         used.add(bug);
         return { ...result, verdict: 'client bug', bug: { ...bug, exchange } };
@@ -111,7 +126,8 @@ export function judge(results: readonly FlowResult[], bugs: readonly ClientBug[]
     return { ...result, verdict: 'SANDBOX FAILS IT' };
   });
   const ran = new Set(results.filter((r) => !r.strict).map((r) => `${r.client}\u0000${r.flow}\u0000${r.profile}`));
-  const stale = bugs.filter((bug) => !used.has(bug) && (bug.profiles ?? PROFILES).some((p) => ran.has(`${bug.client}\u0000${bug.flow}\u0000${p}`)))
+  const stale = bugs
+    .filter((bug) => !used.has(bug) && (bug.profiles ?? PROFILES).some((p) => ran.has(`${bug.client}\u0000${bug.flow}\u0000${p}`)))
     .map((bug) => `${bug.client} / ${bug.flow}: listed as a client bug (${bug.what}), but no run of it failed with that evidence`);
   return { flows, stale };
 }
@@ -121,14 +137,20 @@ export function renderMarkdown({ flows }: Judgement): string {
   const redactor = new Redactor();
   for (const key of Object.values(DEVELOPMENT_KEYS)) redactor.add(key, 'subscription key');
   const strictRefusals: JudgedFlow[] = flows.filter((f) => f.verdict === 'strict reading');
-  const cell = (flow: JudgedFlow | undefined) => (!flow ? '—'
-    : flow.verdict === 'passes' ? 'passes'
-      : flow.verdict === 'client bug' ? `client bug ${bugRef(flow.bug!)}`
-        : flow.verdict === 'strict reading' ? `refused: S${strictRefusals.indexOf(flow) + 1}`
-          : `**${flow.verdict}**`);
+  const cell = (flow: JudgedFlow | undefined) =>
+    !flow
+      ? '—'
+      : flow.verdict === 'passes'
+        ? 'passes'
+        : flow.verdict === 'client bug'
+          ? `client bug ${bugRef(flow.bug!)}`
+          : flow.verdict === 'strict reading'
+            ? `refused: S${strictRefusals.indexOf(flow) + 1}`
+            : `**${flow.verdict}**`;
   const rows = [...new Set(flows.map((f) => `${f.client}\u0000${f.flow}`))].map((key) => {
     const [client, flow] = key.split('\u0000') as [string, string];
-    const of = (setup: Setup) => flows.find((f) => f.client === client && f.flow === flow && f.profile === setup.profile && f.strict === setup.strict);
+    const of = (setup: Setup) =>
+      flows.find((f) => f.client === client && f.flow === flow && f.profile === setup.profile && f.strict === setup.strict);
     return `| ${client} | ${flow} | ${SETUPS.map((s) => cell(of(s))).join(' | ')} |`;
   });
   const bugs = new Map<string, JudgedFlow['bug'] & {}>();
@@ -152,22 +174,29 @@ export function renderMarkdown({ flows }: Judgement): string {
     '',
     `Without --strict: ${clients.map((c) => `${c} ${passing(c)} of ${byDefault.filter((f) => f.client === c).length}`).join('; ')} flow runs pass.`,
     '',
-    '## The clients\' own bugs',
+    "## The clients' own bugs",
     '',
-    ...[...bugs.entries()].sort(([a], [b]) => a.localeCompare(b)).flatMap(([ref, bug]) => [
-      `### ${ref} ${bug.client}: ${bug.flow}`,
-      '',
-      `- **What it does:** ${bug.what}`,
-      `- **What that contradicts:** ${bug.contradicts}`,
-      `- **The exchange:** \`${bug.exchange.method} ${stableText(bug.exchange.path)}\` answered ${bug.exchange.status}${bug.exchange.requestBody ? `, request body \`${redactor.text(stableText(bug.exchange.requestBody)).slice(0, 200)}\`` : ''}${bug.exchange.responseBody ? `, response \`${redactor.text(stableText(bug.exchange.responseBody)).slice(0, 300)}\`` : ''}`,
-      ...(bug.workaround ? [`- **Workaround:** ${bug.workaround}`] : []),
-      '',
-    ]),
+    ...[...bugs.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .flatMap(([ref, bug]) => [
+        `### ${ref} ${bug.client}: ${bug.flow}`,
+        '',
+        `- **What it does:** ${bug.what}`,
+        `- **What that contradicts:** ${bug.contradicts}`,
+        `- **The exchange:** \`${bug.exchange.method} ${stableText(bug.exchange.path)}\` answered ${bug.exchange.status}${bug.exchange.requestBody ? `, request body \`${redactor.text(stableText(bug.exchange.requestBody)).slice(0, 200)}\`` : ''}${bug.exchange.responseBody ? `, response \`${redactor.text(stableText(bug.exchange.responseBody)).slice(0, 300)}\`` : ''}`,
+        ...(bug.workaround ? [`- **Workaround:** ${bug.workaround}`] : []),
+        '',
+      ]),
     '## What --strict refuses',
     '',
-    strictRefusals.length === 0 ? 'Nothing: every flow the default sandbox serves passes under --strict too.' : 'Each of these flows passes against the default sandbox; a strict reading (npm run sandbox -- --list-differences) refuses it.',
+    strictRefusals.length === 0
+      ? 'Nothing: every flow the default sandbox serves passes under --strict too.'
+      : 'Each of these flows passes against the default sandbox; a strict reading (npm run sandbox -- --list-differences) refuses it.',
     '',
-    ...strictRefusals.map((flow, i) => `- **S${i + 1}** ${flow.client}: ${flow.flow}. \`${flow.refusal!.method} ${stableText(flow.refusal!.path)}\` answered ${flow.refusal!.status}: ${redactor.text(stableText(flow.refusal!.responseBody)).slice(0, 300)}`),
+    ...strictRefusals.map(
+      (flow, i) =>
+        `- **S${i + 1}** ${flow.client}: ${flow.flow}. \`${flow.refusal!.method} ${stableText(flow.refusal!.path)}\` answered ${flow.refusal!.status}: ${redactor.text(stableText(flow.refusal!.responseBody)).slice(0, 300)}`,
+    ),
     '',
   ].join('\n');
 }
@@ -201,13 +230,18 @@ async function main(argv: string[]): Promise<number> {
   }
   writeFileSync(INTEROP_DOC, markdown);
   const counts = (v: Verdict) => judgement.flows.filter((f) => f.verdict === v).length;
-  console.log(`${judgement.flows.length} flow runs: ${counts('passes')} pass, ${counts('client bug')} fail for a client bug, ${counts('strict reading')} are refused only under --strict, ${failing.length} fail because of the sandbox. Wrote ${INTEROP_DOC}`);
+  console.log(
+    `${judgement.flows.length} flow runs: ${counts('passes')} pass, ${counts('client bug')} fail for a client bug, ${counts('strict reading')} are refused only under --strict, ${failing.length} fail because of the sandbox. Wrote ${INTEROP_DOC}`,
+  );
   return failing.length > 0 || judgement.stale.length > 0 ? 1 : 0;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (error: Error) => {
-    console.error(error.message);
-    process.exit(2);
-  });
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: Error) => {
+      console.error(error.message);
+      process.exit(2);
+    },
+  );
 }

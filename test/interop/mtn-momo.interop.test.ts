@@ -63,7 +63,14 @@ describe('the mtn-momo client against the sandbox', () => {
       const userId = await users.create('127.0.0.1');
       const { apiKey } = await users.login(userId);
       const collections = client.Collections({ userId, userSecret: apiKey, primaryKey: KEYS.collection });
-      const referenceId = await collections.requestToPay({ amount: '5', currency: 'EUR', externalId: '1', payer: { partyIdType: PayerType.MSISDN, partyId: '46733123451' }, payerMessage: 'a', payeeNote: 'b' });
+      const referenceId = await collections.requestToPay({
+        amount: '5',
+        currency: 'EUR',
+        externalId: '1',
+        payer: { partyIdType: PayerType.MSISDN, partyId: '46733123451' },
+        payerMessage: 'a',
+        payeeNote: 'b',
+      });
       await assert.rejects(collections.getTransaction(referenceId), (error: Error) => error.name === 'ApprovalRejectedError');
     } finally {
       await live.close();
@@ -76,7 +83,14 @@ describe('the mtn-momo client against the sandbox', () => {
     const collections = await collectionsClient();
     const before = await collections.getBalance();
     assert.deepEqual(before, { availableBalance: '1000000', currency: 'EUR' });
-    const referenceId = await collections.requestToPay({ amount: '25', currency: 'EUR', externalId: '1', payer: { partyIdType: PayerType.MSISDN, partyId: '46733123499' }, payerMessage: 'a', payeeNote: 'b' });
+    const referenceId = await collections.requestToPay({
+      amount: '25',
+      currency: 'EUR',
+      externalId: '1',
+      payer: { partyIdType: PayerType.MSISDN, partyId: '46733123499' },
+      payerMessage: 'a',
+      payeeNote: 'b',
+    });
     await collections.getTransaction(referenceId);
     assert.deepEqual(await collections.getBalance(), { availableBalance: '1000025', currency: 'EUR' });
   });
@@ -102,7 +116,7 @@ describe('the mtn-momo client against the sandbox', () => {
     assert.equal(await disbursements.isPayerActive('46733123499'), true);
   });
 
-  test('a wrong API key fails the token request; the client cannot tell the spec\'s 401 from the live 500', async () => {
+  test("a wrong API key fails the token request; the client cannot tell the spec's 401 from the live 500", async () => {
     const users = momo.Users({ primaryKey: KEYS.collection });
     const userId = await users.create('127.0.0.1');
     await users.login(userId);

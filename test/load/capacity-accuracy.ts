@@ -63,26 +63,44 @@ async function runCase(c: Case, run: number, reportsRoot: string): Promise<Row> 
   const target = await startKnownCapacityTarget({ ratePerSecond: c.ratePerSecond, bottleneck: c.bottleneck });
   const reports = join(reportsRoot, `${c.name}-${run}`);
   const env = {
-    PATH: process.env.PATH, HOME: process.env.HOME,
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
     MOMO_BASE_URL: target.baseUrl,
-    MOMO_COLLECTION_KEY: target.subscriptionKeys.collection, MOMO_DISBURSEMENT_KEY: target.subscriptionKeys.disbursement, MOMO_REMITTANCE_KEY: target.subscriptionKeys.remittance,
+    MOMO_COLLECTION_KEY: target.subscriptionKeys.collection,
+    MOMO_DISBURSEMENT_KEY: target.subscriptionKeys.disbursement,
+    MOMO_REMITTANCE_KEY: target.subscriptionKeys.remittance,
   };
   const loadAverageAtStart = loadavg()[0]!;
   const started = Date.now();
   try {
-    const { report } = await runCapacity({ argv: [c.mix, ...c.argv, '--reports', reports], env, log: (line) => console.error(`  ${c.name}#${run} ${line}`) });
+    const { report } = await runCapacity({
+      argv: [c.mix, ...c.argv, '--reports', reports],
+      env,
+      log: (line) => console.error(`  ${c.name}#${run} ${line}`),
+    });
     if (!report) throw new Error(`the search of ${c.name} could not test`);
     const R = c.ratePerSecond;
     const vus = report.search.vus;
     return {
-      case: c.name, run, mix: c.mix, bottleneck: c.bottleneck, ratePerSecond: R, vus,
+      case: c.name,
+      run,
+      mix: c.mix,
+      bottleneck: c.bottleneck,
+      ratePerSecond: R,
+      vus,
       capacity: report.verdict.capacity,
       capacityShareOfR: report.verdict.capacity === null ? null : report.verdict.capacity / R,
       highestThroughputShareOfR: Math.max(...report.steps.map((s) => s.throughput)) / R,
       highestRequestsShareOfR: Math.max(...report.steps.map((s) => s.requestsPerSecond)) / R,
       targetMostInASecondShareOfR: target.stats().mostServedInASecond / R,
-      knee: report.knee.above === null ? `none up to ${report.knee.below}` : `${report.knee.below}–${report.knee.above}${report.knee.confirmed ? '' : ' (once)'}`,
-      saturation: report.saturation.fellBehindAt === null ? `kept up to ${report.saturation.keptUpTo}` : `${report.saturation.keptUpTo}–${report.saturation.fellBehindAt}, peak ${report.saturation.peakThroughput.toFixed(0)}`,
+      knee:
+        report.knee.above === null
+          ? `none up to ${report.knee.below}`
+          : `${report.knee.below}–${report.knee.above}${report.knee.confirmed ? '' : ' (once)'}`,
+      saturation:
+        report.saturation.fellBehindAt === null
+          ? `kept up to ${report.saturation.keptUpTo}`
+          : `${report.saturation.keptUpTo}–${report.saturation.fellBehindAt}, peak ${report.saturation.peakThroughput.toFixed(0)}`,
       steps: report.steps.map((s) => `${s.rate}${s.thresholds.every((t) => t.passed) ? '' : '✗'}`).join(' '),
       seconds: Math.round((Date.now() - started) / 1000),
       loadAverageAtStart: Math.round(loadAverageAtStart * 100) / 100,
@@ -95,9 +113,15 @@ async function runCase(c: Case, run: number, reportsRoot: string): Promise<Row> 
 const pct = (share: number | null) => (share === null ? '–' : `${(share * 100).toFixed(1)}%`);
 
 async function main(): Promise<number> {
-  const { values } = parseCommandLine(process.argv.slice(2), { case: { type: 'string', multiple: true }, chart: { type: 'string' }, help: { type: 'boolean' } });
+  const { values } = parseCommandLine(process.argv.slice(2), {
+    case: { type: 'string', multiple: true },
+    chart: { type: 'string' },
+    help: { type: 'boolean' },
+  });
   if (values.help) {
-    console.log(`Usage: npx tsx test/load/capacity-accuracy.ts [--case <name>]... [--chart <file>]\nCases: ${CASES.map((c) => c.name).join(', ')}`);
+    console.log(
+      `Usage: npx tsx test/load/capacity-accuracy.ts [--case <name>]... [--chart <file>]\nCases: ${CASES.map((c) => c.name).join(', ')}`,
+    );
     return 0;
   }
   const unknown = (values.case ?? []).filter((name) => !CASES.some((c) => c.name === name));
@@ -113,7 +137,9 @@ async function main(): Promise<number> {
     for (let run = 1; run <= RUNS; run += 1) {
       const row = await runCase(c, run, reportsRoot);
       rows.push(row);
-      console.log(`| ${row.case} | ${row.run} | ${row.ratePerSecond} | ${row.vus} | ${row.capacity ?? '–'}/s | ${pct(row.capacityShareOfR)} | ${pct(row.highestThroughputShareOfR)} | ${pct(row.highestRequestsShareOfR)} | ${pct(row.targetMostInASecondShareOfR)} | ${row.knee} | ${row.saturation} | ${row.steps} | ${row.seconds} s | ${row.loadAverageAtStart} |`);
+      console.log(
+        `| ${row.case} | ${row.run} | ${row.ratePerSecond} | ${row.vus} | ${row.capacity ?? '–'}/s | ${pct(row.capacityShareOfR)} | ${pct(row.highestThroughputShareOfR)} | ${pct(row.highestRequestsShareOfR)} | ${pct(row.targetMostInASecondShareOfR)} | ${row.knee} | ${row.saturation} | ${row.steps} | ${row.seconds} s | ${row.loadAverageAtStart} |`,
+      );
     }
   }
   if (values.chart && cases.length > 0) copyFileSync(join(reportsRoot, `${cases[0]!.name}-1`, 'capacity.svg'), values.chart);
@@ -121,8 +147,12 @@ async function main(): Promise<number> {
 
   const failures: string[] = [];
   for (const row of rows) {
-    if (row.capacityShareOfR === null || row.capacityShareOfR < 0.9 || row.capacityShareOfR > 1.05) failures.push(`${row.case}#${row.run}: capacity ${pct(row.capacityShareOfR)} of R, outside 90%–105%`);
-    if (row.highestThroughputShareOfR > 1.05 || row.highestRequestsShareOfR > 1.05) failures.push(`${row.case}#${row.run}: a step reported ${pct(Math.max(row.highestThroughputShareOfR, row.highestRequestsShareOfR))} of R`);
+    if (row.capacityShareOfR === null || row.capacityShareOfR < 0.9 || row.capacityShareOfR > 1.05)
+      failures.push(`${row.case}#${row.run}: capacity ${pct(row.capacityShareOfR)} of R, outside 90%–105%`);
+    if (row.highestThroughputShareOfR > 1.05 || row.highestRequestsShareOfR > 1.05)
+      failures.push(
+        `${row.case}#${row.run}: a step reported ${pct(Math.max(row.highestThroughputShareOfR, row.highestRequestsShareOfR))} of R`,
+      );
   }
   for (const c of cases) {
     const capacities = rows.filter((r) => r.case === c.name).map((r) => r.capacity ?? 0);
@@ -133,7 +163,10 @@ async function main(): Promise<number> {
   return failures.length === 0 ? 0 : 1;
 }
 
-main().then((code) => process.exit(code), (error: Error) => {
-  console.error(error.stack);
-  process.exit(2);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    console.error(error.stack);
+    process.exit(2);
+  },
+);

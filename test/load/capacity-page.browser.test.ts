@@ -20,7 +20,21 @@ test('the capacity page opens in headless Chromium, fetching nothing and running
   }
   // A mix name a hostile user could have typed, and a target's text in an observed value.
   const hostile = '<img src=x onerror="window.hacked=1"></script><script>window.hacked=2</script>';
-  const steps = [100, 200, 400, 800, 1600, 1200, 1000, 1100].map((rate) => stepAt(rate, 1000, rate > 1000 ? { thresholds: [{ slo: 'p95Ms', metric: 'http_req_duration{op:requestToPay}', expression: 'p(95)<250', observed: hostile, passed: false }], latencyLowerBound: rate === 1600, dropped: rate === 1600 ? 90 : 0 } : {}));
+  const steps = [100, 200, 400, 800, 1600, 1200, 1000, 1100].map((rate) =>
+    stepAt(
+      rate,
+      1000,
+      rate > 1000
+        ? {
+            thresholds: [
+              { slo: 'p95Ms', metric: 'http_req_duration{op:requestToPay}', expression: 'p(95)<250', observed: hostile, passed: false },
+            ],
+            latencyLowerBound: rate === 1600,
+            dropped: rate === 1600 ? 90 : 0,
+          }
+        : {},
+    ),
+  );
   const report = reportOf(steps, hostile);
   const dir = mkdtempSync(join(tmpdir(), 'momo-capacity-page-'));
   writeFileSync(join(dir, 'index.html'), capacityHtml(report));

@@ -8,10 +8,14 @@ import { parseXml } from '../support/reports.ts';
 
 test('the search steps up geometrically, then bisects between the last rate held and the first missed', async () => {
   const rates: number[] = [];
-  const outcome = await searchCapacity(SETTINGS, async (rate) => {
-    rates.push(rate);
-    return stepAt(rate, 1000);
-  }, () => {});
+  const outcome = await searchCapacity(
+    SETTINGS,
+    async (rate) => {
+      rates.push(rate);
+      return stepAt(rate, 1000);
+    },
+    () => {},
+  );
   assert.deepEqual(rates.slice(0, 5), [100, 200, 400, 800, 1600]);
   assert.deepEqual(rates.slice(5), [1200, 1000, 1100]);
   assert.equal(outcome.ended, 'narrowed');
@@ -22,30 +26,79 @@ test('the search steps up geometrically, then bisects between the last rate held
 });
 
 test('a first step that misses is followed by steps down; the search stops before its time limit', async () => {
-  const down = await searchCapacity(SETTINGS, async (rate) => stepAt(rate, 30), () => {});
-  assert.deepEqual(down.steps.map((s) => s.rate), [100, 50, 25, 38, 32, 29, 31]);
+  const down = await searchCapacity(
+    SETTINGS,
+    async (rate) => stepAt(rate, 30),
+    () => {},
+  );
+  assert.deepEqual(
+    down.steps.map((s) => s.rate),
+    [100, 50, 25, 38, 32, 29, 31],
+  );
   let clock = 0;
   const lines: string[] = [];
-  const timed = await searchCapacity({ ...SETTINGS, maxDurationMs: 50_000 }, async (rate) => {
-    clock += 12_000;
-    return stepAt(rate, 1e6);
-  }, (line) => lines.push(line), () => clock);
+  const timed = await searchCapacity(
+    { ...SETTINGS, maxDurationMs: 50_000 },
+    async (rate) => {
+      clock += 12_000;
+      return stepAt(rate, 1e6);
+    },
+    (line) => lines.push(line),
+    () => clock,
+  );
   assert.equal(timed.ended, 'time');
   assert.equal(timed.steps.length, 3, 'a fourth step of 12 s would end after 50 s');
   assert.match(lines[0]!, /^\[capacity 12s\/50s\] step 1: 100\/s .* held$/);
-  assert.match(verdictOf(timed, SETTINGS).sentence, /^At least 400\/s: every rate measured met the SLOs \(the search ended at its time limit\)/);
+  assert.match(
+    verdictOf(timed, SETTINGS).sentence,
+    /^At least 400\/s: every rate measured met the SLOs \(the search ended at its time limit\)/,
+  );
 });
 
 test('the generator is named when k6 dropped iterations with VUs free, or ran out of CPU', async () => {
-  const dropped = (rate: number) => stepAt(rate, 1e6, rate > 800 ? { dropped: 50, thresholds: [{ slo: 'maxDroppedIterations', metric: 'dropped_iterations', expression: 'count<=0', observed: 'count=50', passed: false }] } : {});
-  const verdict = verdictOf(await searchCapacity(SETTINGS, async (rate) => dropped(rate), () => {}), SETTINGS);
+  const dropped = (rate: number) =>
+    stepAt(
+      rate,
+      1e6,
+      rate > 800
+        ? {
+            dropped: 50,
+            thresholds: [
+              { slo: 'maxDroppedIterations', metric: 'dropped_iterations', expression: 'count<=0', observed: 'count=50', passed: false },
+            ],
+          }
+        : {},
+    );
+  const verdict = verdictOf(
+    await searchCapacity(
+      SETTINGS,
+      async (rate) => dropped(rate),
+      () => {},
+    ),
+    SETTINGS,
+  );
   assert.match(verdict.sentence, /^At least 8\d\d\/s: the generator, not the target, ran out/);
   // The same dropped iterations, with the target's latency keeping every VU busy, are the target's.
-  const busy = (rate: number) => dropped(rate).dropped ? { ...dropped(rate), iterationMeanMs: 500, vusExhausted: true, vusPeak: 200 } : dropped(rate);
-  const target = verdictOf(await searchCapacity(SETTINGS, async (rate) => busy(rate), () => {}), SETTINGS);
+  const busy = (rate: number) =>
+    dropped(rate).dropped ? { ...dropped(rate), iterationMeanMs: 500, vusExhausted: true, vusPeak: 200 } : dropped(rate);
+  const target = verdictOf(
+    await searchCapacity(
+      SETTINGS,
+      async (rate) => busy(rate),
+      () => {},
+    ),
+    SETTINGS,
+  );
   assert.equal(target.generatorLimited, false);
   assert.match(target.sentence, /kept all 200 VUs busy/);
-  const cpu = verdictOf(await searchCapacity(SETTINGS, async (rate) => stepAt(rate, 1000, rate > 1000 ? { generatorCores: 1.9 } : {}), () => {}), SETTINGS);
+  const cpu = verdictOf(
+    await searchCapacity(
+      SETTINGS,
+      async (rate) => stepAt(rate, 1000, rate > 1000 ? { generatorCores: 1.9 } : {}),
+      () => {},
+    ),
+    SETTINGS,
+  );
   assert.equal(cpu.generatorLimited, true);
 });
 
@@ -62,17 +115,39 @@ test('the knee is the lowest rate from which every rate measured rose past k tim
   const rising = [100, 200, 400].map((r) => stepAt(r, 500));
   assert.deepEqual(kneeOf(rising, 3, 1), { ...kneeOf(rising, 3, 1), above: 400, confirmed: false });
   assert.equal(kneeOf([...rising, stepAt(400, 500)], 3, 1).confirmed, true);
-  assert.equal(kneeOf([...rising, stepAt(400, 500, { latencyMs: latency(2) })], 3, 1).above, null, 'a rise that did not show again is no knee');
+  assert.equal(
+    kneeOf([...rising, stepAt(400, 500, { latencyMs: latency(2) })], 3, 1).above,
+    null,
+    'a rise that did not show again is no knee',
+  );
 });
 
 test('a rise of latency is measured again before it sets the knee, and the same target gives the same knee every time', async () => {
   const settings = { ...SETTINGS, confirmMisses: 1 };
   const lines: string[] = [];
-  const outcome = await searchCapacity(settings, async (rate) => stepAt(rate, 1000), (line) => lines.push(line));
+  const outcome = await searchCapacity(
+    settings,
+    async (rate) => stepAt(rate, 1000),
+    (line) => lines.push(line),
+  );
   // 800/s held with p95 40 ms, 20× the 2 ms of 400/s: measured again before it sets the knee.
   assert.deepEqual(outcome.steps.map((s) => s.rate).slice(0, 5), [100, 200, 400, 800, 800]);
   assert.match(lines[3]!, /step 4: 800\/s .* held; latency rose past the knee: measuring this rate again before it sets the knee$/);
-  const knees = await Promise.all([1, 2, 3].map(async () => kneeOf((await searchCapacity(settings, async (rate) => stepAt(rate, 1000), () => {})).steps, 3, 1)));
+  const knees = await Promise.all(
+    [1, 2, 3].map(async () =>
+      kneeOf(
+        (
+          await searchCapacity(
+            settings,
+            async (rate) => stepAt(rate, 1000),
+            () => {},
+          )
+        ).steps,
+        3,
+        1,
+      ),
+    ),
+  );
   assert.deepEqual(new Set(knees.map((k) => `${k.below}-${k.above}-${k.confirmed}`)), new Set(['400-800-true']));
 });
 
@@ -92,7 +167,11 @@ test('capacity.json follows its schema, and JUnit has one test case per SLO at t
   assert.equal(validate({ ...report, extra: 1 }), false, 'strict: no property the schema does not name');
 
   const hostile = 'x]]><y a="&\'">\u0000\u001b\uD800 </testsuite>';
-  const steps = [100, 200].map((r) => stepAt(r, 1000, { thresholds: [{ slo: 'p95Ms', metric: `http_req_duration{op:${hostile}}`, expression: hostile, observed: hostile, passed: r === 100 }] }));
+  const steps = [100, 200].map((r) =>
+    stepAt(r, 1000, {
+      thresholds: [{ slo: 'p95Ms', metric: `http_req_duration{op:${hostile}}`, expression: hostile, observed: hostile, passed: r === 100 }],
+    }),
+  );
   const xml = capacityJunit(reportOf(steps, hostile));
   const document = parseXml(xml);
   assert.ok(document);
@@ -114,12 +193,18 @@ test('a missed rate is measured again before the search takes the miss, and a ra
   const lines: string[] = [];
   const outcome = await searchCapacity(confirming, transient, (line) => lines.push(line));
   // 800/s is measured twice too: its p95 rose past the knee.
-  assert.deepEqual(outcome.steps.map((s) => s.rate), [100, 200, 200, 400, 800, 800, 1600, 1600, 1200, 1200, 1000, 1100, 1100]);
+  assert.deepEqual(
+    outcome.steps.map((s) => s.rate),
+    [100, 200, 200, 400, 800, 800, 1600, 1600, 1200, 1200, 1000, 1100, 1100],
+  );
   assert.match(lines[1]!, /step 2: 200\/s .* MISSED p95 latency; measuring this rate again before taking the miss$/);
   assert.match(lines[2]!, /step 3: 200\/s .* held$/);
   const verdict = verdictOf(outcome, confirming);
   assert.equal(verdict.capacity, 1000);
-  assert.match(verdict.sentence, /^1000\/s: at 1100\/s the target broke the SLO on p95 latency\. 200\/s missed once and held when measured again\.$/);
+  assert.match(
+    verdict.sentence,
+    /^1000\/s: at 1100\/s the target broke the SLO on p95 latency\. 200\/s missed once and held when measured again\.$/,
+  );
 
   // Unconfirmed, the same passing event decides the whole search.
   seen.clear();

@@ -62,7 +62,9 @@ function unsnappy(input: Buffer): Buffer {
   return out;
 }
 
-test('a runner of the TestRun, on the pinned k6, sends its samples to Prometheus remote write, trends as native histograms', { timeout: 120_000 }, async () => {
+test('a runner of the TestRun, on the pinned k6, sends its samples to Prometheus remote write, trends as native histograms', {
+  timeout: 120_000,
+}, async () => {
   const k6 = spawnSync('bash', [join(PACKAGE_ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8' }).stdout.trim();
   const version = /^k6 v(\d+\.\d+\.\d+)/m.exec(spawnSync(k6, ['version'], { encoding: 'utf8' }).stdout)![1];
 
@@ -83,9 +85,22 @@ test('a runner of the TestRun, on the pinned k6, sends its samples to Prometheus
     const out = mkdtempSync(join(tmpdir(), 'momo-k8s-run-'));
     const lines: string[] = [];
     const rw = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/api/v1/write`;
-    const code = await main(['smoke', '--parallelism', '1', '--base-url', sandbox.baseUrl, '--prometheus-rw', rw, '--env', 'LOAD_ITERATIONS=2', '--out', out], { PATH: process.env.PATH }, (l) => lines.push(l), (l) => lines.push(l));
+    const code = await main(
+      ['smoke', '--parallelism', '1', '--base-url', sandbox.baseUrl, '--prometheus-rw', rw, '--env', 'LOAD_ITERATIONS=2', '--out', out],
+      { PATH: process.env.PATH },
+      (l) => lines.push(l),
+      (l) => lines.push(l),
+    );
     assert.equal(code, 0, lines.join('\n'));
-    const testRun = parse(readFileSync(join(out, 'testrun.yaml'), 'utf8')) as { spec: { arguments: string; runner: { image: string; env: { name: string; value?: string; valueFrom?: { secretKeyRef: { key: 'collection' | 'disbursement' | 'remittance' } } }[] } } };
+    const testRun = parse(readFileSync(join(out, 'testrun.yaml'), 'utf8')) as {
+      spec: {
+        arguments: string;
+        runner: {
+          image: string;
+          env: { name: string; value?: string; valueFrom?: { secretKeyRef: { key: 'collection' | 'disbursement' | 'remittance' } } }[];
+        };
+      };
+    };
     assert.equal(testRun.spec.runner.image, `grafana/k6:${version}`, 'the image is the k6 the project builds');
 
     // The pod's environment: the plain values as written, the keys as the Secret would give them.
@@ -102,7 +117,7 @@ test('a runner of the TestRun, on the pinned k6, sends its samples to Prometheus
     assert.match(written, /k6_http_req_duration_seconds/, 'the latency trend as a native histogram, in seconds');
     assert.doesNotMatch(written, /k6_http_req_duration_p95/, 'not as per-pod percentiles, which cannot be merged');
     assert.match(written, /k6_http_reqs_total/);
-    assert.match(written, /testid[\s\S]{1,4}momo-load-smoke/, 'every series carries the run\'s testid');
+    assert.match(written, /testid[\s\S]{1,4}momo-load-smoke/, "every series carries the run's testid");
     assert.match(written, /op[\s\S]{1,4}createAccessToken/, 'and the operation');
   } finally {
     await sandbox.close();

@@ -30,7 +30,8 @@ function closed(schema: Schema): Schema {
     if (copy.additionalProperties === undefined && !copy['x-kubernetes-preserve-unknown-fields']) copy.additionalProperties = false;
   }
   if (copy.items) copy.items = closed(copy.items);
-  if (copy.additionalProperties && typeof copy.additionalProperties === 'object') copy.additionalProperties = closed(copy.additionalProperties as Schema);
+  if (copy.additionalProperties && typeof copy.additionalProperties === 'object')
+    copy.additionalProperties = closed(copy.additionalProperties as Schema);
   return copy;
 }
 
@@ -47,13 +48,23 @@ function testRunValidator() {
 async function manifests(argv: string[], env: Record<string, string> = {}) {
   const out = mkdtempSync(join(tmpdir(), 'momo-k8s-'));
   const lines: string[] = [];
-  const code = await main([...argv, '--out', out], env, (line) => lines.push(line), (line) => lines.push(line));
+  const code = await main(
+    [...argv, '--out', out],
+    env,
+    (line) => lines.push(line),
+    (line) => lines.push(line),
+  );
   if (code !== 0) return { code, lines };
   return {
-    code, lines,
+    code,
+    lines,
     configMapText: readFileSync(join(out, 'configmap.yaml'), 'utf8'),
     configMap: parse(readFileSync(join(out, 'configmap.yaml'), 'utf8')) as { data: Record<string, string> },
-    testRun: parse(readFileSync(join(out, 'testrun.yaml'), 'utf8')) as { spec: Record<string, unknown> & { runner: { image: string; env: { name: string; value?: string; valueFrom?: unknown }[]; resources?: unknown } } },
+    testRun: parse(readFileSync(join(out, 'testrun.yaml'), 'utf8')) as {
+      spec: Record<string, unknown> & {
+        runner: { image: string; env: { name: string; value?: string; valueFrom?: unknown }[]; resources?: unknown };
+      };
+    },
   };
 }
 
@@ -62,8 +73,32 @@ const IMAGE = ['--image', 'grafana/k6:1.8.1'];
 test('the TestRun follows the CRD of k6-operator v1.6.0, with the settings, the mix, the image, resources, separate and cleanup', async () => {
   const validate = testRunValidator();
   const written = await manifests(
-    ['capacity', '--parallelism', '4', '--base-url', 'https://momo.example.test', '--mix', 'requestToPay:3,deposit:1', '--rate', '400', '--duration', '60', '--vus', '300',
-      '--env', 'LOAD_FOLLOW_SHARE=0.1', '--cpu', '2', '--memory', '2Gi', '--separate', '--cleanup', '--prometheus-rw', 'http://prometheus.monitoring:9090/api/v1/write', ...IMAGE],
+    [
+      'capacity',
+      '--parallelism',
+      '4',
+      '--base-url',
+      'https://momo.example.test',
+      '--mix',
+      'requestToPay:3,deposit:1',
+      '--rate',
+      '400',
+      '--duration',
+      '60',
+      '--vus',
+      '300',
+      '--env',
+      'LOAD_FOLLOW_SHARE=0.1',
+      '--cpu',
+      '2',
+      '--memory',
+      '2Gi',
+      '--separate',
+      '--cleanup',
+      '--prometheus-rw',
+      'http://prometheus.monitoring:9090/api/v1/write',
+      ...IMAGE,
+    ],
     { LOAD_WARMUP_SECONDS: '5', LOAD_NOT_READ_BY_CAPACITY: 'x', PATH: '/bin' },
   );
   assert.equal(written.code, 0, written.lines.join('\n'));
@@ -77,7 +112,14 @@ test('the TestRun follows the CRD of k6-operator v1.6.0, with the settings, the 
   assert.match(String(testRun!.spec.arguments), /--out experimental-prometheus-rw/);
   const env = Object.fromEntries(testRun!.spec.runner.env.map((e) => [e.name, e.value ?? e.valueFrom]));
   assert.deepEqual(
-    { mix: env.LOAD_MIX, rate: env.LOAD_RATE, duration: env.LOAD_DURATION_SECONDS, vus: env.LOAD_VUS, follow: env.LOAD_FOLLOW_SHARE, warmup: env.LOAD_WARMUP_SECONDS },
+    {
+      mix: env.LOAD_MIX,
+      rate: env.LOAD_RATE,
+      duration: env.LOAD_DURATION_SECONDS,
+      vus: env.LOAD_VUS,
+      follow: env.LOAD_FOLLOW_SHARE,
+      warmup: env.LOAD_WARMUP_SECONDS,
+    },
     { mix: 'requestToPay:3,deposit:1', rate: '400', duration: '60', vus: '300', follow: '0.1', warmup: '5' },
     'the options, --env and the LOAD_* variables of the environment the scenario reads',
   );
@@ -112,12 +154,24 @@ test('bad input to load-k8s is refused with what to fix, exit 2', async () => {
     return lines.join('\n');
   };
   const base = ['--parallelism', '2', '--base-url', 'http://momo:8080', ...IMAGE];
-  assert.match(await refused(['capacity', ...base, '--env', 'LOAD_RAET=5']), /--env "LOAD_RAET=5": write LOAD_NAME=value.*did you mean LOAD_RATE\?/);
-  assert.match(await refused(['capacity', ...base, '--env', 'MOMO_COLLECTION_KEY=secret']), /--env "MOMO_COLLECTION_KEY=secret": write LOAD_NAME=value/);
+  assert.match(
+    await refused(['capacity', ...base, '--env', 'LOAD_RAET=5']),
+    /--env "LOAD_RAET=5": write LOAD_NAME=value.*did you mean LOAD_RATE\?/,
+  );
+  assert.match(
+    await refused(['capacity', ...base, '--env', 'MOMO_COLLECTION_KEY=secret']),
+    /--env "MOMO_COLLECTION_KEY=secret": write LOAD_NAME=value/,
+  );
   assert.match(await refused(['smoke', ...base, '--mix', 'token']), /--mix: the smoke scenario does not read LOAD_MIX/);
-  assert.match(await refused(['capacity', ...base, '--mix', 'requestToPay:x']), /--mix "requestToPay:x": the share of requestToPay must be a positive number/);
+  assert.match(
+    await refused(['capacity', ...base, '--mix', 'requestToPay:x']),
+    /--mix "requestToPay:x": the share of requestToPay must be a positive number/,
+  );
   assert.match(await refused(['capacity', ...base, '--cpu', 'two']), /--cpu must be a Kubernetes quantity such as 2 or 1500m, got "two"/);
   assert.match(await refused(['capacity', ...base, '--prometheus-rw', 'prometheus:9090']), /--prometheus-rw must be an http\(s\) URL/);
-  assert.match(await refused(['capacity', '--parallelism', '0', '--base-url', 'http://momo:8080']), /--parallelism must be a whole number from 1 to 1000/);
+  assert.match(
+    await refused(['capacity', '--parallelism', '0', '--base-url', 'http://momo:8080']),
+    /--parallelism must be a whole number from 1 to 1000/,
+  );
   assert.match(await refused(['capacity', ...base, '--seperate']), /unknown option --seperate; did you mean --separate\?/);
 });

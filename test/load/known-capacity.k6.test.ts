@@ -14,20 +14,40 @@ import { startKnownCapacityTarget, type KnownCapacityOptions } from './support/k
 async function searchAgainst(options: KnownCapacityOptions, argv: string[]) {
   const target = await startKnownCapacityTarget(options);
   const env = {
-    PATH: process.env.PATH, HOME: process.env.HOME, MOMO_BASE_URL: target.baseUrl,
-    MOMO_COLLECTION_KEY: target.subscriptionKeys.collection, MOMO_DISBURSEMENT_KEY: target.subscriptionKeys.disbursement, MOMO_REMITTANCE_KEY: target.subscriptionKeys.remittance,
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MOMO_BASE_URL: target.baseUrl,
+    MOMO_COLLECTION_KEY: target.subscriptionKeys.collection,
+    MOMO_DISBURSEMENT_KEY: target.subscriptionKeys.disbursement,
+    MOMO_REMITTANCE_KEY: target.subscriptionKeys.remittance,
   };
   const lines: string[] = [];
   try {
-    const { code, report } = await runCapacity({ argv: [...argv, '--warmup', '0', '--reports', mkdtempSync(join(tmpdir(), 'momo-known-capacity-'))], env, log: (line) => lines.push(line) });
+    const { code, report } = await runCapacity({
+      argv: [...argv, '--warmup', '0', '--reports', mkdtempSync(join(tmpdir(), 'momo-known-capacity-'))],
+      env,
+      log: (line) => lines.push(line),
+    });
     return { code, report, lines, stats: target.stats() };
   } finally {
     await target.close();
   }
 }
 
-test('tokens are fetched before the measured window: 200 VUs pay at 200/s against a target that serves 50 tokens a second', { timeout: 120_000 }, async () => {
-  const { code, report, lines } = await searchAgainst({ ratePerSecond: 50, bottleneck: 'tokens' }, ['request-to-pay', '--start', '200', '--max-rate', '200', '--step-duration', '3', '--vus', '200']);
+test('tokens are fetched before the measured window: 200 VUs pay at 200/s against a target that serves 50 tokens a second', {
+  timeout: 120_000,
+}, async () => {
+  const { code, report, lines } = await searchAgainst({ ratePerSecond: 50, bottleneck: 'tokens' }, [
+    'request-to-pay',
+    '--start',
+    '200',
+    '--max-rate',
+    '200',
+    '--step-duration',
+    '3',
+    '--vus',
+    '200',
+  ]);
   assert.equal(code, 0, lines.join('\n'));
   const [step] = report!.steps;
   // Had each VU fetched its token in the step, 200 tokens at 50/s would have queued for 4 s.
@@ -36,15 +56,33 @@ test('tokens are fetched before the measured window: 200 VUs pay at 200/s agains
   assert.equal(report!.verdict.capacity, 200, lines.join('\n'));
 });
 
-test('a short search against a target of known capacity finds it, and never reports more than it answered', { timeout: 180_000 }, async () => {
+test('a short search against a target of known capacity finds it, and never reports more than it answered', {
+  timeout: 180_000,
+}, async () => {
   const R = 120;
-  const { code, report, lines, stats } = await searchAgainst({ ratePerSecond: R, bottleneck: 'every-operation' },
-    ['request-to-pay', '--start', '60', '--step-duration', '3', '--confirm-misses', '0', '--precision', '0.1', '--max-duration', '120', '--vus', '200']);
+  const { code, report, lines, stats } = await searchAgainst({ ratePerSecond: R, bottleneck: 'every-operation' }, [
+    'request-to-pay',
+    '--start',
+    '60',
+    '--step-duration',
+    '3',
+    '--confirm-misses',
+    '0',
+    '--precision',
+    '0.1',
+    '--max-duration',
+    '120',
+    '--vus',
+    '200',
+  ]);
   assert.equal(code, 0, lines.join('\n'));
   const capacity = report!.verdict.capacity!;
   assert.ok(capacity >= 0.75 * R && capacity <= 1.1 * R, `capacity ${capacity}/s for R = ${R}/s:\n${lines.join('\n')}`);
   for (const step of report!.steps) {
-    assert.ok(step.requestsPerSecond <= 1.05 * R, `${step.rate}/s: ${step.requestsPerSecond}/s reported answered, above R:\n${lines.join('\n')}`);
+    assert.ok(
+      step.requestsPerSecond <= 1.05 * R,
+      `${step.rate}/s: ${step.requestsPerSecond}/s reported answered, above R:\n${lines.join('\n')}`,
+    );
     assert.ok(step.throughput <= 1.05 * R);
   }
   assert.ok(stats.mostServedInASecond <= R + 1, `the target served ${stats.mostServedInASecond} in one second`);

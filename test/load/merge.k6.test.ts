@@ -19,7 +19,8 @@ function durationsOf(files: string[], op: string): number[] {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (!line) continue;
       const sample = JSON.parse(line) as { type: string; metric: string; data: { value: number; tags?: Record<string, string> } };
-      if (sample.type === 'Point' && sample.metric === 'http_req_duration' && sample.data.tags?.scenario && sample.data.tags.op === op) values.push(sample.data.value);
+      if (sample.type === 'Point' && sample.metric === 'http_req_duration' && sample.data.tags?.scenario && sample.data.tags.op === op)
+        values.push(sample.data.value);
     }
   }
   return values.sort((a, b) => a - b);
@@ -32,12 +33,19 @@ function p(sorted: number[], q: number): number {
   return sorted[low]! + (sorted[Math.min(low + 1, sorted.length - 1)]! - sorted[low]!) * (rank - low);
 }
 
-test('a run split into 2 and into 4 processes merges to the single run\'s counts, with the percentiles of all its samples', { timeout: 240_000 }, async () => {
+test("a run split into 2 and into 4 processes merges to the single run's counts, with the percentiles of all its samples", {
+  timeout: 240_000,
+}, async () => {
   const running = await startEmbeddedSandbox();
   const env = {
-    PATH: process.env.PATH, HOME: process.env.HOME,
-    MOMO_BASE_URL: running.baseUrl, MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection, MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement, MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
-    LOAD_OPERATIONS: 'requestToPay', LOAD_VUS: '4',
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MOMO_BASE_URL: running.baseUrl,
+    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
+    MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
+    MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    LOAD_OPERATIONS: 'requestToPay',
+    LOAD_VUS: '4',
   };
   try {
     const merged: Record<number, Awaited<ReturnType<typeof mergeSamples>>> = {};
@@ -45,27 +53,55 @@ test('a run split into 2 and into 4 processes merges to the single run\'s counts
       const dir = mkdtempSync(join(tmpdir(), `momo-merge-${n}-`));
       const sequence = n === '1' ? [] : ['--segment-sequence', ['0', ...segments.map((s) => s.split(':')[1])].join(',')];
       const files = segments.map((_, i) => join(dir, `samples-${i}.json`));
-      const runs = await Promise.all(segments.map((segment, i) => runLoad({
-        argv: ['creation-throughput', '--iterations', String(ITERATIONS), ...(n === '1' ? [] : ['--segment', segment, ...sequence]), '--samples', files[i]!, '--reports', join(dir, `reports-${i}`)],
-        env, log: () => {}, k6Output: 'pipe',
-      })));
+      const runs = await Promise.all(
+        segments.map((segment, i) =>
+          runLoad({
+            argv: [
+              'creation-throughput',
+              '--iterations',
+              String(ITERATIONS),
+              ...(n === '1' ? [] : ['--segment', segment, ...sequence]),
+              '--samples',
+              files[i]!,
+              '--reports',
+              join(dir, `reports-${i}`),
+            ],
+            env,
+            log: () => {},
+            k6Output: 'pipe',
+          }),
+        ),
+      );
       for (const run of runs) assert.equal(run.code, 0, run.output);
       // The segments' summaries name every threshold, those per operation too, for the merge to judge.
-      merged[Number(n)] = await mergeSamples(files, { thresholds: thresholdsOfSummaries(segments.map((_, i) => join(dir, `reports-${i}`, 'summary.json'))) });
+      merged[Number(n)] = await mergeSamples(files, {
+        thresholds: thresholdsOfSummaries(segments.map((_, i) => join(dir, `reports-${i}`, 'summary.json'))),
+      });
       const summary = merged[Number(n)]!;
 
       // Counts: the iterations and the requests to pay of the configured run, however it is split.
       assert.equal(summary.metrics.iterations?.count, ITERATIONS, `${n} process(es): iterations`);
       assert.equal(summary.metrics['http_reqs{op:requestToPay}']?.count, ITERATIONS, `${n} process(es): requests to pay`);
       assert.equal(summary.metrics['http_req_failed{op:requestToPay}']?.fails, ITERATIONS, `${n} process(es): answered as documented`);
-      assert.ok(summary.thresholds.every((t) => t.passed), 'the scripts\' thresholds, judged over the merged samples, held');
-      assert.ok(summary.thresholds.some((t) => t.metric === 'http_req_duration{op:requestToPay}' && t.expression.startsWith('p(95)')), 'the latency SLO per operation is judged');
+      assert.ok(
+        summary.thresholds.every((t) => t.passed),
+        "the scripts' thresholds, judged over the merged samples, held",
+      );
+      assert.ok(
+        summary.thresholds.some((t) => t.metric === 'http_req_duration{op:requestToPay}' && t.expression.startsWith('p(95)')),
+        'the latency SLO per operation is judged',
+      );
 
       // Percentiles: those of every sample of every file, computed here independently.
       const all = durationsOf(files, 'requestToPay');
       assert.equal(all.length, ITERATIONS);
       const trend = summary.metrics['http_req_duration{op:requestToPay}']!;
-      for (const [stat, q] of [['med', 0.5], ['p(90)', 0.9], ['p(95)', 0.95], ['p(99)', 0.99]] as const) {
+      for (const [stat, q] of [
+        ['med', 0.5],
+        ['p(90)', 0.9],
+        ['p(95)', 0.95],
+        ['p(99)', 0.99],
+      ] as const) {
         assert.ok(Math.abs(trend[stat]! - p(all, q)) < 1e-9, `${n} process(es): ${stat} ${trend[stat]} = ${p(all, q)}`);
       }
       assert.equal(trend.max, all.at(-1));
@@ -78,7 +114,8 @@ test('a run split into 2 and into 4 processes merges to the single run\'s counts
       }
     }
     // Every request of the load, but the tokens each VU fetches once (so as many as there are VUs that ran), is the same.
-    const load = (n: number) => (merged[n]!.metrics.http_reqs?.count ?? 0) - (merged[n]!.metrics['http_reqs{op:createAccessToken}']?.count ?? 0);
+    const load = (n: number) =>
+      (merged[n]!.metrics.http_reqs?.count ?? 0) - (merged[n]!.metrics['http_reqs{op:createAccessToken}']?.count ?? 0);
     assert.equal(load(2), load(1), '2 processes: the same requests as one (setup() left out)');
     assert.equal(load(4), load(1), '4 processes: the same requests as one');
   } finally {

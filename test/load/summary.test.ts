@@ -22,14 +22,20 @@ test('thresholds become JUnit test cases, a crossed one a failure, and setup dat
     setup_data: { collection: { apiKey: 'secret' } },
   };
   const results = thresholdResults(summary);
-  assert.deepEqual(results.map((r) => [r.metric, r.expression, r.passed]), [
-    ['http_req_duration{op:createAccessToken}', 'p(95)<250', false],
-    ['http_req_duration{op:createAccessToken}', 'p(99)<750', true],
-    ['momo_lost_transactions', 'count<=0', true],
-  ]);
+  assert.deepEqual(
+    results.map((r) => [r.metric, r.expression, r.passed]),
+    [
+      ['http_req_duration{op:createAccessToken}', 'p(95)<250', false],
+      ['http_req_duration{op:createAccessToken}', 'p(99)<750', true],
+      ['momo_lost_transactions', 'count<=0', true],
+    ],
+  );
   const junit = junitReport('token-storm', summary, 12.3);
   assert.match(junit, /tests="4" failures="2"/);
-  assert.match(junit, /<failure message="threshold crossed: http_req_duration\{op:createAccessToken\} p\(95\)&lt;250">p\(95\)=812\.5<\/failure>/);
+  assert.match(
+    junit,
+    /<failure message="threshold crossed: http_req_duration\{op:createAccessToken\} p\(95\)&lt;250">p\(95\)=812\.5<\/failure>/,
+  );
   assert.match(junit, /<failure message="1 of 10 failed"\/>/);
   assert.equal('setup_data' in withoutSetupData(summary), false);
 });

@@ -50,15 +50,20 @@ test('every exported function, class and method keeps its name once compiled', {
   const outDir = mkdtempSync(join(PACKAGE_ROOT, '.compiled-names-'));
   t.after(() => rmSync(outDir, { recursive: true, force: true }));
   // The build as npm run build runs it (a script, run, not imported), into that folder.
-  const build = spawnSync(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'scripts/build.ts'), '--out', join(outDir, 'node')], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, ['--import', 'tsx', join(PACKAGE_ROOT, 'scripts/build.ts'), '--out', join(outDir, 'node')], {
+    cwd: PACKAGE_ROOT,
+    encoding: 'utf8',
+  });
   assert.equal(build.status, 0, build.stderr);
-  const sources = compiledFiles(join(outDir, 'node')).map((file) => file.replace(/\.js$/, '.ts')).filter((source) => !RUNS_WHEN_IMPORTED(source));
+  const sources = compiledFiles(join(outDir, 'node'))
+    .map((file) => file.replace(/\.js$/, '.ts'))
+    .filter((source) => !RUNS_WHEN_IMPORTED(source));
   assert.ok(sources.length > 50, `the build made only ${sources.length} files`);
   let compared = 0;
   for (const source of sources) {
     const compiled = join(outDir, 'node', source.replace(/\.ts$/, '.js'));
-    const expected = namesOf(await import(pathToFileURL(join(PACKAGE_ROOT, source)).href) as Record<string, unknown>);
-    const actual = namesOf(await import(pathToFileURL(compiled).href) as Record<string, unknown>);
+    const expected = namesOf((await import(pathToFileURL(join(PACKAGE_ROOT, source)).href)) as Record<string, unknown>);
+    const actual = namesOf((await import(pathToFileURL(compiled).href)) as Record<string, unknown>);
     assert.deepEqual(actual, expected, `${source} compiled names its exports differently`);
     compared += expected.size;
   }

@@ -17,13 +17,22 @@ const app = join(work, 'app');
 
 /** A command in the app folder with a plain environment: no MOMO_* setting, no tsx, only the bin folders named. */
 function inApp(command: string, args: string[], timeoutMs: number, path = process.env.PATH ?? '') {
-  const result = spawnSync(command, args, { cwd: app, encoding: 'utf8', timeout: timeoutMs, env: { PATH: path, HOME: process.env.HOME ?? '' } });
+  const result = spawnSync(command, args, {
+    cwd: app,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: { PATH: path, HOME: process.env.HOME ?? '' },
+  });
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
 test('the packed tarball installs into an empty folder and its momo-harness runs there, compiled', { timeout: 12 * MINUTE }, async (t) => {
   t.after(() => rmSync(work, { recursive: true, force: true }));
-  const pack = spawnSync('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: PACKAGE_ROOT, encoding: 'utf8', timeout: 3 * MINUTE });
+  const pack = spawnSync('npm', ['pack', '--pack-destination', work, '--silent'], {
+    cwd: PACKAGE_ROOT,
+    encoding: 'utf8',
+    timeout: 3 * MINUTE,
+  });
   assert.equal(pack.status, 0, pack.stderr);
   const tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz'))!);
 
@@ -31,8 +40,12 @@ test('the packed tarball installs into an empty folder and its momo-harness runs
   const install = inApp('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], 5 * MINUTE);
   assert.equal(install.code, 0, install.output);
   const installed = join(app, 'node_modules/momo-conformance-harness');
-  for (const part of ['features', 'schemas', 'requirements', 'dist/node/steps', 'dist/load', 'README.md', 'docs/reference.md']) assert.ok(existsSync(join(installed, part)), `the package lacks ${part}`);
-  assert.ok(!existsSync(join(app, 'node_modules/tsx')) && !existsSync(join(app, 'node_modules/typescript')), 'tsx or TypeScript got installed: the package must run without them');
+  for (const part of ['features', 'schemas', 'requirements', 'dist/node/steps', 'dist/load', 'README.md', 'docs/reference.md'])
+    assert.ok(existsSync(join(installed, part)), `the package lacks ${part}`);
+  assert.ok(
+    !existsSync(join(app, 'node_modules/tsx')) && !existsSync(join(app, 'node_modules/typescript')),
+    'tsx or TypeScript got installed: the package must run without them',
+  );
 
   await t.test('--help of the command and of a subcommand', () => {
     const help = inApp('npx', ['--no-install', 'momo-harness', '--help'], MINUTE);
@@ -49,13 +62,22 @@ test('the packed tarball installs into an empty folder and its momo-harness runs
     assert.match(run.output, /Verdict: the target conforms/);
     assert.ok(existsSync(join(app, 'reports/conformance/junit.xml')));
     const bundle = readdirSync(join(app, 'reports/certification')).find((name) => name.endsWith('.tar.gz'))!;
-    const verify = inApp('npx', ['--no-install', 'momo-harness', 'verify', join('reports/certification', bundle), '--key', 'lab.pub.pem'], MINUTE);
+    const verify = inApp(
+      'npx',
+      ['--no-install', 'momo-harness', 'verify', join('reports/certification', bundle), '--key', 'lab.pub.pem'],
+      MINUTE,
+    );
     assert.equal(verify.code, 0, verify.output);
     assert.match(verify.output, /signed by SHA256:\w+, the key of lab\.pub\.pem/);
   });
 
   await t.test('without k6 (and without Go to build it), load says so in one line and exits 2', () => {
-    const load = inApp(process.execPath, [join(installed, 'dist/node/cli/momo-harness.js'), 'load', 'smoke'], MINUTE, `${dirname(process.execPath)}:/usr/bin:/bin`);
+    const load = inApp(
+      process.execPath,
+      [join(installed, 'dist/node/cli/momo-harness.js'), 'load', 'smoke'],
+      MINUTE,
+      `${dirname(process.execPath)}:/usr/bin:/bin`,
+    );
     assert.equal(load.code, 2, load.output);
     assert.equal(load.output.trim().split('\n').length, 1, load.output);
     assert.match(load.output, /k6 .* is needed/);

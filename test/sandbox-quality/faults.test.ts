@@ -29,19 +29,36 @@ test('the catalogue holds at least 30 faults, each described in one line, spread
 });
 
 test('faults are named once each, and an unknown name says where to find the known ones', () => {
-  assert.deepEqual(faultPlugins(['callback-late', 'token-never-expires', 'callback-late']).map((p) => p.name), ['callback-late', 'token-never-expires']);
-  assert.throws(() => faultPlugins(['callback-late', 'tokens-never-expire']), /"tokens-never-expire" is not a deliberate deviation; --list-deviations shows the \d+ there are/);
+  assert.deepEqual(
+    faultPlugins(['callback-late', 'token-never-expires', 'callback-late']).map((p) => p.name),
+    ['callback-late', 'token-never-expires'],
+  );
+  assert.throws(
+    () => faultPlugins(['callback-late', 'tokens-never-expire']),
+    /"tokens-never-expire" is not a deliberate deviation; --list-deviations shows the \d+ there are/,
+  );
 });
 
 test('the sandbox command lists the faults by feature file, and refuses an unknown one with exit 2', () => {
-  const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    });
   const listed = run(['--list-deviations']);
   assert.equal(listed.status, 0, listed.stderr);
   assert.equal(listed.stdout.trim(), faultsText());
-  assert.match(listed.stdout, /features\/remittance\.feature:\n {2}remittance-balance-without-currency +The remittance balance record lacks its currency\./);
+  assert.match(
+    listed.stdout,
+    /features\/remittance\.feature:\n {2}remittance-balance-without-currency +The remittance balance record lacks its currency\./,
+  );
   const unknown = run([], { MOMO_SANDBOX_DEVIATIONS: 'callback-late,tokens-never-expire' });
   assert.equal(unknown.status, 2);
-  assert.match(unknown.stderr, /--deviations \(MOMO_SANDBOX_DEVIATIONS\) names "tokens-never-expire", which is not a deliberate deviation|"tokens-never-expire" is not a deliberate deviation/);
+  assert.match(
+    unknown.stderr,
+    /--deviations \(MOMO_SANDBOX_DEVIATIONS\) names "tokens-never-expire", which is not a deliberate deviation|"tokens-never-expire" is not a deliberate deviation/,
+  );
 });
 
 /** A callback sink that records what the sandbox would send, where, and when, instead of sending it. */
@@ -71,36 +88,85 @@ interface Probe {
 }
 
 const status = (res: { statusCode: number }) => res.statusCode;
-const json = (res: { body: string }) => (res.body ? JSON.parse(res.body) as Record<string, unknown> : undefined);
+const json = (res: { body: string }) => (res.body ? (JSON.parse(res.body) as Record<string, unknown>) : undefined);
 
-async function pay(s: TestSandbox, caller: Caller, options: { referenceId?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+async function pay(
+  s: TestSandbox,
+  caller: Caller,
+  options: { referenceId?: string; body?: unknown; headers?: Record<string, string> } = {},
+) {
   const referenceId = options.referenceId ?? randomUUID();
-  const res = await s.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': referenceId, ...options.headers }, payload: options.body ?? requestToPayBody(ORDINARY) });
+  const res = await s.call({
+    method: 'POST',
+    url: path('requestToPay'),
+    headers: { ...caller.headers, 'x-reference-id': referenceId, ...options.headers },
+    payload: options.body ?? requestToPayBody(ORDINARY),
+  });
   return { res, referenceId };
 }
 
-const readStatus = (s: TestSandbox, caller: Caller, referenceId: string, operation: 'getRequestToPayStatus' | 'getDepositStatus' = 'getRequestToPayStatus') =>
-  s.call({ method: 'GET', url: path(operation, undefined, { referenceId }), headers: caller.headers });
+const readStatus = (
+  s: TestSandbox,
+  caller: Caller,
+  referenceId: string,
+  operation: 'getRequestToPayStatus' | 'getDepositStatus' = 'getRequestToPayStatus',
+) => s.call({ method: 'GET', url: path(operation, undefined, { referenceId }), headers: caller.headers });
 
 const notify = (s: TestSandbox, caller: Caller, referenceId: string) =>
-  s.call({ method: 'POST', url: path('deliveryNotification', 'collection', { referenceId }), headers: caller.headers, payload: { notificationMessage: 'Delivered.' } });
+  s.call({
+    method: 'POST',
+    url: path('deliveryNotification', 'collection', { referenceId }),
+    headers: caller.headers,
+    payload: { notificationMessage: 'Delivered.' },
+  });
 
-const depositBody = (amount = '1') => ({ amount, currency: 'EUR', externalId: 'd-1', payee: payer(ORDINARY), payerMessage: 'm', payeeNote: 'n' });
+const depositBody = (amount = '1') => ({
+  amount,
+  currency: 'EUR',
+  externalId: 'd-1',
+  payee: payer(ORDINARY),
+  payerMessage: 'm',
+  payeeNote: 'n',
+});
 
 async function deposit(s: TestSandbox, caller: Caller, options: { referenceId?: string; amount?: string } = {}) {
   const referenceId = options.referenceId ?? randomUUID();
-  const res = await s.call({ method: 'POST', url: path('deposit'), headers: { ...caller.headers, 'x-reference-id': referenceId }, payload: depositBody(options.amount) });
+  const res = await s.call({
+    method: 'POST',
+    url: path('deposit'),
+    headers: { ...caller.headers, 'x-reference-id': referenceId },
+    payload: depositBody(options.amount),
+  });
   return { res, referenceId };
 }
 
 const tokenFor = (s: TestSandbox, product: 'collection' | 'disbursement' | 'remittance', userId: string, apiKey: string) =>
-  s.call({ method: 'POST', url: path('createAccessToken', product), headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) } });
+  s.call({
+    method: 'POST',
+    url: path('createAccessToken', product),
+    headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) },
+  });
 
 const bcAuthorize = (s: TestSandbox, caller: Caller, scope = 'profile') =>
-  s.call({ method: 'POST', url: path('bcAuthorize', caller.product), headers: { ...caller.headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: `login_hint=ID:${ORDINARY}/MSISDN&scope=${scope}&access_type=offline` });
+  s.call({
+    method: 'POST',
+    url: path('bcAuthorize', caller.product),
+    headers: { ...caller.headers, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: `login_hint=ID:${ORDINARY}/MSISDN&scope=${scope}&access_type=offline`,
+  });
 
 const consentToken = (s: TestSandbox, caller: Caller, form: string) =>
-  s.call({ method: 'POST', url: path('createOAuthToken', caller.product), headers: { 'ocp-apim-subscription-key': KEYS[caller.product], authorization: basic(caller.userId, caller.apiKey), 'x-target-environment': 'sandbox', 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+  s.call({
+    method: 'POST',
+    url: path('createOAuthToken', caller.product),
+    headers: {
+      'ocp-apim-subscription-key': KEYS[caller.product],
+      authorization: basic(caller.userId, caller.apiKey),
+      'x-target-environment': 'sandbox',
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    payload: form,
+  });
 
 /** A consent redeemed once: the auth_req_id and the grant's refresh token. */
 async function redeemedConsent(s: TestSandbox, caller: Caller) {
@@ -113,47 +179,110 @@ async function redeemedConsent(s: TestSandbox, caller: Caller) {
 const PROBES: Record<FaultName, Probe> = {
   // provisioning.feature
   'api-user-created-200': {
-    run: async (s) => status(await s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': randomUUID() }, payload: { providerCallbackHost: '127.0.0.1' } })),
-    faithful: 201, faulty: 200,
+    run: async (s) =>
+      status(
+        await s.call({
+          method: 'POST',
+          url: path('createApiUser'),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': randomUUID() },
+          payload: { providerCallbackHost: '127.0.0.1' },
+        }),
+      ),
+    faithful: 201,
+    faulty: 200,
   },
   'api-user-id-reused': {
     run: async (s) => {
       const id = randomUUID();
-      const create = () => s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
+      const create = () =>
+        s.call({
+          method: 'POST',
+          url: path('createApiUser'),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id },
+          payload: { providerCallbackHost: '127.0.0.1' },
+        });
       return [status(await create()), status(await create())];
     },
-    faithful: [201, 409], faulty: [201, 201],
+    faithful: [201, 409],
+    faulty: [201, 201],
   },
   'api-user-id-not-validated': {
-    run: async (s) => status(await s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': 'user-42' }, payload: { providerCallbackHost: '127.0.0.1' } })),
-    faithful: 400, faulty: 201,
+    run: async (s) =>
+      status(
+        await s.call({
+          method: 'POST',
+          url: path('createApiUser'),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': 'user-42' },
+          payload: { providerCallbackHost: '127.0.0.1' },
+        }),
+      ),
+    faithful: 400,
+    faulty: 201,
   },
   'api-key-missing': {
     run: async (s) => {
       const id = randomUUID();
-      await s.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
-      return Object.keys(json(await s.call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': KEYS.collection } }))!);
+      await s.call({
+        method: 'POST',
+        url: path('createApiUser'),
+        headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id },
+        payload: { providerCallbackHost: '127.0.0.1' },
+      });
+      return Object.keys(
+        json(
+          await s.call({
+            method: 'POST',
+            url: path('createApiKey', undefined, { referenceId: id }),
+            headers: { 'ocp-apim-subscription-key': KEYS.collection },
+          }),
+        )!,
+      );
     },
-    faithful: ['apiKey'], faulty: [],
+    faithful: ['apiKey'],
+    faulty: [],
   },
   'api-key-for-unknown-user': {
-    run: async (s) => status(await s.call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: randomUUID() }), headers: { 'ocp-apim-subscription-key': KEYS.collection } })),
-    faithful: 404, faulty: 201,
+    run: async (s) =>
+      status(
+        await s.call({
+          method: 'POST',
+          url: path('createApiKey', undefined, { referenceId: randomUUID() }),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection },
+        }),
+      ),
+    faithful: 404,
+    faulty: 201,
   },
   'api-user-record-without-host': {
     run: async (s) => {
       const caller = await s.provision('collection');
-      return Object.keys(json(await s.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: caller.userId }), headers: { 'ocp-apim-subscription-key': KEYS.collection } }))!).sort();
+      return Object.keys(
+        json(
+          await s.call({
+            method: 'GET',
+            url: path('getApiUser', undefined, { referenceId: caller.userId }),
+            headers: { 'ocp-apim-subscription-key': KEYS.collection },
+          }),
+        )!,
+      ).sort();
     },
-    faithful: ['providerCallbackHost', 'targetEnvironment'], faulty: ['targetEnvironment'],
+    faithful: ['providerCallbackHost', 'targetEnvironment'],
+    faulty: ['targetEnvironment'],
   },
   'api-user-record-discloses-key': {
     run: async (s) => {
       const caller = await s.provision('collection');
-      const record = json(await s.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: caller.userId }), headers: { 'ocp-apim-subscription-key': KEYS.collection } }))!;
+      const record = json(
+        await s.call({
+          method: 'GET',
+          url: path('getApiUser', undefined, { referenceId: caller.userId }),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection },
+        }),
+      )!;
       return record.apiKey === caller.apiKey;
     },
-    faithful: false, faulty: true,
+    faithful: false,
+    faulty: true,
   },
 
   // tokens.feature
@@ -163,51 +292,70 @@ const PROBES: Record<FaultName, Probe> = {
       s.clock.advance((s.settings.tokenLifetimeSeconds + 1) * 1000);
       return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: caller.headers }));
     },
-    faithful: 401, faulty: 200,
+    faithful: 401,
+    faulty: 200,
   },
   'token-opens-other-products': {
     run: async (s) => {
       const caller = await s.provision('collection');
-      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, 'ocp-apim-subscription-key': KEYS.remittance } }));
+      return status(
+        await s.call({
+          method: 'GET',
+          url: path('getBalance', 'remittance'),
+          headers: { ...caller.headers, 'ocp-apim-subscription-key': KEYS.remittance },
+        }),
+      );
     },
-    faithful: 401, faulty: 200,
+    faithful: 401,
+    faulty: 200,
   },
   'token-signature-not-checked': {
     run: async (s) => {
       const caller = await s.provision('remittance');
       const [header, payload, signature] = caller.token.split('.');
       const forged = `${header}.${payload}.${signature!.startsWith('A') ? 'B' : 'A'}${signature!.slice(1)}`;
-      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, authorization: `Bearer ${forged}` } }));
+      return status(
+        await s.call({
+          method: 'GET',
+          url: path('getBalance', 'remittance'),
+          headers: { ...caller.headers, authorization: `Bearer ${forged}` },
+        }),
+      );
     },
-    faithful: 401, faulty: 200,
+    faithful: 401,
+    faulty: 200,
   },
   'token-wrong-api-key-accepted': {
     run: async (s) => {
       const caller = await s.provision('collection');
       return status(await tokenFor(s, 'collection', caller.userId, 'f'.repeat(32)));
     },
-    faithful: 401, faulty: 200,
+    faithful: 401,
+    faulty: 200,
   },
   'token-for-other-product-user': {
     run: async (s) => {
       const caller = await s.provision('collection');
       return status(await tokenFor(s, 'disbursement', caller.userId, caller.apiKey));
     },
-    faithful: 500, faulty: 200,
+    faithful: 500,
+    faulty: 200,
   },
   'token-cacheable': {
     run: async (s) => {
       const caller = await s.provision('collection');
       return (await tokenFor(s, 'collection', caller.userId, caller.apiKey)).headers['cache-control'];
     },
-    faithful: 'no-store', faulty: undefined,
+    faithful: 'no-store',
+    faulty: undefined,
   },
   'token-expires-in-string': {
     run: async (s) => {
       const caller = await s.provision('collection');
       return typeof json(await tokenFor(s, 'collection', caller.userId, caller.apiKey))!.expires_in;
     },
-    faithful: 'number', faulty: 'string',
+    faithful: 'number',
+    faulty: 'string',
   },
 
   // collection.feature
@@ -217,7 +365,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, caller);
       return json(await readStatus(s, caller, referenceId))!.status;
     },
-    faithful: 'SUCCESSFUL', faulty: 'PENDING',
+    faithful: 'SUCCESSFUL',
+    faulty: 'PENDING',
   },
   'callback-missing': {
     run: async (s, sent) => {
@@ -225,7 +374,8 @@ const PROBES: Record<FaultName, Probe> = {
       await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
       return sent.length;
     },
-    faithful: 1, faulty: 0,
+    faithful: 1,
+    faulty: 0,
   },
   'callback-to-other-path': {
     run: async (s, sent) => {
@@ -233,7 +383,8 @@ const PROBES: Record<FaultName, Probe> = {
       await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
       return sent.map((c) => c.url);
     },
-    faithful: ['http://127.0.0.1:1/cb'], faulty: ['http://127.0.0.1:1/cb/notify'],
+    faithful: ['http://127.0.0.1:1/cb'],
+    faulty: ['http://127.0.0.1:1/cb/notify'],
   },
   'final-state-reverts': {
     run: async (s) => {
@@ -241,7 +392,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, caller);
       return [json(await readStatus(s, caller, referenceId))!.status, json(await readStatus(s, caller, referenceId))!.status];
     },
-    faithful: ['SUCCESSFUL', 'SUCCESSFUL'], faulty: ['SUCCESSFUL', 'PENDING'],
+    faithful: ['SUCCESSFUL', 'SUCCESSFUL'],
+    faulty: ['SUCCESSFUL', 'PENDING'],
   },
   'callback-duplicated': {
     run: async (s, sent) => {
@@ -249,7 +401,8 @@ const PROBES: Record<FaultName, Probe> = {
       await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
       return sent.map((c) => c.delayMs);
     },
-    faithful: [0], faulty: [0, 100],
+    faithful: [0],
+    faulty: [0, 100],
   },
   'callback-late': {
     run: async (s, sent) => {
@@ -257,7 +410,8 @@ const PROBES: Record<FaultName, Probe> = {
       await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
       return sent.map((c) => c.delayMs);
     },
-    faithful: [0], faulty: [30_000],
+    faithful: [0],
+    faulty: [30_000],
   },
   'callback-disagrees-with-status': {
     run: async (s, sent) => {
@@ -265,14 +419,16 @@ const PROBES: Record<FaultName, Probe> = {
       await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
       return sent.map((c) => (c.body as { status: string }).status);
     },
-    faithful: ['SUCCESSFUL'], faulty: ['FAILED'],
+    faithful: ['SUCCESSFUL'],
+    faulty: ['FAILED'],
   },
   'callback-host-not-checked': {
     run: async (s) => {
       const caller = await s.provision('collection');
       return status((await pay(s, caller, { headers: { 'x-callback-url': 'https://elsewhere.example/cb' } })).res);
     },
-    faithful: 500, faulty: 202,
+    faithful: 500,
+    faulty: 202,
   },
   'payment-readable-by-others': {
     // Ownership of the status queries is a strict reading; of the delivery notification, the spec's (§4.2 #3).
@@ -282,7 +438,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, owner);
       return status(await notify(s, other, referenceId));
     },
-    faithful: 404, faulty: 200,
+    faithful: 404,
+    faulty: 200,
   },
   'notification-repeat-allowed': {
     run: async (s) => {
@@ -290,7 +447,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, caller);
       return [status(await notify(s, caller, referenceId)), status(await notify(s, caller, referenceId))];
     },
-    faithful: [200, 429], faulty: [200, 200],
+    faithful: [200, 429],
+    faulty: [200, 200],
   },
   'notification-of-unfinished-payment': {
     run: async (s) => {
@@ -298,7 +456,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, caller, { body: requestToPayBody('46733123453') });
       return status(await notify(s, caller, referenceId));
     },
-    faithful: 409, faulty: 200,
+    faithful: 409,
+    faulty: 200,
   },
   'failure-reason-free-text': {
     run: async (s) => {
@@ -306,7 +465,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, caller, { body: requestToPayBody('46733123451') });
       return json(await readStatus(s, caller, referenceId))!.reason;
     },
-    faithful: 'APPROVAL_REJECTED', faulty: 'The payment could not be completed.',
+    faithful: 'APPROVAL_REJECTED',
+    faulty: 'The payment could not be completed.',
   },
   'balance-not-credited': {
     run: async (s) => {
@@ -314,21 +474,36 @@ const PROBES: Record<FaultName, Probe> = {
       await pay(s, caller, { body: requestToPayBody(ORDINARY, '10') });
       return json(await s.call({ method: 'GET', url: path('getBalance', 'collection'), headers: caller.headers }))!.availableBalance;
     },
-    faithful: '1000010', faulty: '1000000',
+    faithful: '1000010',
+    faulty: '1000000',
   },
   'account-holder-kind-any-case': {
     run: async (s) => {
       const caller = await s.provision('collection');
-      return status(await s.call({ method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'MSISDN', accountHolderId: ORDINARY }), headers: caller.headers }));
+      return status(
+        await s.call({
+          method: 'GET',
+          url: path('accountHolderActive', 'collection', { accountHolderIdType: 'MSISDN', accountHolderId: ORDINARY }),
+          headers: caller.headers,
+        }),
+      );
     },
-    faithful: 400, faulty: 200,
+    faithful: 400,
+    faulty: 200,
   },
   'account-holder-result-string': {
     run: async (s) => {
       const caller = await s.provision('collection');
-      return json(await s.call({ method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: ORDINARY }), headers: caller.headers }))!.result;
+      return json(
+        await s.call({
+          method: 'GET',
+          url: path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: ORDINARY }),
+          headers: caller.headers,
+        }),
+      )!.result;
     },
-    faithful: true, faulty: 'true',
+    faithful: true,
+    faulty: 'true',
   },
 
   // disbursement.feature
@@ -338,7 +513,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { res, referenceId } = await deposit(s, caller);
       return [status(res), status((await deposit(s, caller, { referenceId })).res)];
     },
-    faithful: [202, 409], faulty: [202, 202],
+    faithful: [202, 409],
+    faulty: [202, 202],
   },
   'deposit-overdraws': {
     run: async (s) => {
@@ -346,16 +522,24 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await deposit(s, caller, { amount: '2000000' });
       return json(await readStatus(s, caller, referenceId, 'getDepositStatus'))!.status;
     },
-    faithful: 'FAILED', faulty: 'SUCCESSFUL',
+    faithful: 'FAILED',
+    faulty: 'SUCCESSFUL',
   },
   'refund-of-unknown-payment-succeeds': {
     run: async (s) => {
       const caller = await s.provision('disbursement');
       const referenceId = randomUUID();
-      await s.call({ method: 'POST', url: path('refund'), headers: { ...caller.headers, 'x-reference-id': referenceId }, payload: { amount: '1', currency: 'EUR', externalId: 'r', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: randomUUID() } });
-      return json(await s.call({ method: 'GET', url: path('getRefundStatus', undefined, { referenceId }), headers: caller.headers }))!.status;
+      await s.call({
+        method: 'POST',
+        url: path('refund'),
+        headers: { ...caller.headers, 'x-reference-id': referenceId },
+        payload: { amount: '1', currency: 'EUR', externalId: 'r', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: randomUUID() },
+      });
+      return json(await s.call({ method: 'GET', url: path('getRefundStatus', undefined, { referenceId }), headers: caller.headers }))!
+        .status;
     },
-    faithful: 'FAILED', faulty: 'SUCCESSFUL',
+    faithful: 'FAILED',
+    faulty: 'SUCCESSFUL',
   },
   'deposit-status-amount-number': {
     run: async (s) => {
@@ -363,7 +547,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await deposit(s, caller);
       return typeof json(await readStatus(s, caller, referenceId, 'getDepositStatus'))!.amount;
     },
-    faithful: 'string', faulty: 'number',
+    faithful: 'string',
+    faulty: 'number',
   },
 
   // remittance.feature
@@ -372,14 +557,22 @@ const PROBES: Record<FaultName, Probe> = {
       const caller = await s.provision('remittance');
       return 'currency' in json(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: caller.headers }))!;
     },
-    faithful: true, faulty: false,
+    faithful: true,
+    faulty: false,
   },
   'remittance-target-environment-ignored': {
     run: async (s) => {
       const caller = await s.provision('remittance');
-      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, 'x-target-environment': 'mtnuganda' } }));
+      return status(
+        await s.call({
+          method: 'GET',
+          url: path('getBalance', 'remittance'),
+          headers: { ...caller.headers, 'x-target-environment': 'mtnuganda' },
+        }),
+      );
     },
-    faithful: 500, faulty: 200,
+    faithful: 500,
+    faulty: 200,
   },
 
   // consent.feature
@@ -388,7 +581,8 @@ const PROBES: Record<FaultName, Probe> = {
       const caller = await s.provision('collection');
       return status(await s.call({ method: 'GET', url: path('userInfo', 'collection'), headers: caller.headers }));
     },
-    faithful: 401, faulty: 200,
+    faithful: 401,
+    faulty: 200,
   },
   'consent-redeemable-twice': {
     run: async (s) => {
@@ -396,7 +590,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { authReqId } = await redeemedConsent(s, caller);
       return status(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`));
     },
-    faithful: 400, faulty: 200,
+    faithful: 400,
+    faulty: 200,
   },
   'consent-scope-widened': {
     run: async (s) => {
@@ -405,11 +600,13 @@ const PROBES: Record<FaultName, Probe> = {
       s.clock.advance(s.settings.consentIntervalSeconds * 1000);
       return json(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`))!.scope;
     },
-    faithful: 'profile', faulty: 'profile all_info openid',
+    faithful: 'profile',
+    faulty: 'profile all_info openid',
   },
   'consent-scope-not-checked': {
     run: async (s) => status(await bcAuthorize(s, await s.provision('collection'), 'payments_all')),
-    faithful: 400, faulty: 200,
+    faithful: 400,
+    faulty: 200,
   },
   'consent-refresh-refused': {
     run: async (s) => {
@@ -417,7 +614,8 @@ const PROBES: Record<FaultName, Probe> = {
       const { refreshToken } = await redeemedConsent(s, caller);
       return status(await consentToken(s, caller, `grant_type=refresh_token&refresh_token=${refreshToken}`));
     },
-    faithful: 200, faulty: 400,
+    faithful: 200,
+    faulty: 400,
   },
 
   // errors.feature
@@ -427,22 +625,32 @@ const PROBES: Record<FaultName, Probe> = {
       const { res, referenceId } = await pay(s, caller);
       return [status(res), status((await pay(s, caller, { referenceId })).res)];
     },
-    faithful: [202, 409], faulty: [202, 202],
+    faithful: [202, 409],
+    faulty: [202, 202],
   },
   'payment-body-not-validated': {
     run: async (s) => status((await pay(s, await s.provision('collection'), { body: { ...requestToPayBody(ORDINARY), amount: 10 } })).res),
-    faithful: 400, faulty: 202,
+    faithful: 400,
+    faulty: 202,
   },
   'currency-not-checked': {
     run: async (s) => status((await pay(s, await s.provision('collection'), { body: requestToPayBody(ORDINARY, '5', 'USD') })).res),
-    faithful: 500, faulty: 202,
+    faithful: 500,
+    faulty: 202,
   },
   'gateway-key-not-enforced': {
     run: async (s) => {
       const caller = await s.provision('remittance');
-      return status(await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: { ...caller.headers, 'ocp-apim-subscription-key': undefined } }));
+      return status(
+        await s.call({
+          method: 'GET',
+          url: path('getBalance', 'remittance'),
+          headers: { ...caller.headers, 'ocp-apim-subscription-key': undefined },
+        }),
+      );
     },
-    faithful: 401, faulty: 200,
+    faithful: 401,
+    faulty: 200,
   },
   'duplicate-code-misspelled': {
     run: async (s) => {
@@ -450,25 +658,29 @@ const PROBES: Record<FaultName, Probe> = {
       const { referenceId } = await pay(s, caller);
       return json((await pay(s, caller, { referenceId })).res)!.code;
     },
-    faithful: 'RESOURCE_ALREADY_EXIST', faulty: 'RESOURCE_ALREADY_EXISTS',
+    faithful: 'RESOURCE_ALREADY_EXIST',
+    faulty: 'RESOURCE_ALREADY_EXISTS',
   },
   'unknown-payment-is-500': {
     run: async (s) => status(await readStatus(s, await s.provision('collection'), randomUUID())),
-    faithful: 404, faulty: 500,
+    faithful: 404,
+    faulty: 500,
   },
   'bearer-token-not-required': {
     run: async (s) => {
       const caller = await s.provision('collection');
       return status((await pay(s, caller, { headers: { authorization: undefined } as never })).res);
     },
-    faithful: 401, faulty: 202,
+    faithful: 401,
+    faulty: 202,
   },
   'json-labelled-text-plain': {
     run: async (s) => {
       const caller = await s.provision('remittance');
       return (await s.call({ method: 'GET', url: path('getBalance', 'remittance'), headers: caller.headers })).headers['content-type'];
     },
-    faithful: 'application/json; charset=utf-8', faulty: 'text/plain; charset=utf-8',
+    faithful: 'application/json; charset=utf-8',
+    faulty: 'text/plain; charset=utf-8',
   },
 };
 

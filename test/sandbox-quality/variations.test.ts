@@ -36,19 +36,33 @@ test('the catalogue holds at least 40 variations, each in one line, citing what 
 });
 
 test('variations are named once each, and an unknown name says where to find the known ones', () => {
-  assert.deepEqual(variationPlugins(['keys-reordered', 'chunked-bodies', 'keys-reordered']).map((p) => p.name), ['keys-reordered', 'chunked-bodies']);
-  assert.throws(() => variationPlugins(['keys-reorderd']), /"keys-reorderd" is not a conforming variation; --list-variations shows the \d+ there are/);
+  assert.deepEqual(
+    variationPlugins(['keys-reordered', 'chunked-bodies', 'keys-reordered']).map((p) => p.name),
+    ['keys-reordered', 'chunked-bodies'],
+  );
+  assert.throws(
+    () => variationPlugins(['keys-reorderd']),
+    /"keys-reorderd" is not a conforming variation; --list-variations shows the \d+ there are/,
+  );
 });
 
 test('the sandbox command lists the variations with what allows each, and refuses an unknown one with exit 2', () => {
-  const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    });
   const listed = run(['--list-variations']);
   assert.equal(listed.status, 0, listed.stderr);
   assert.equal(listed.stdout.trim(), variationsText());
   assert.match(listed.stdout, /token-extra-fields +The access token record carries ext_expires_in/);
   const unknown = run([], { MOMO_SANDBOX_VARIATIONS: 'keys-reorderd' });
   assert.equal(unknown.status, 2);
-  assert.match(unknown.stderr, /--variations \(MOMO_SANDBOX_VARIATIONS\) names "keys-reorderd", which|"keys-reorderd" is not a conforming variation/);
+  assert.match(
+    unknown.stderr,
+    /--variations \(MOMO_SANDBOX_VARIATIONS\) names "keys-reorderd", which|"keys-reorderd" is not a conforming variation/,
+  );
 });
 
 /** The values no two tours share (ids, keys, tokens, financial ids), masked so that the transcripts compare. */
@@ -87,55 +101,161 @@ async function tour(profile: ProfileName, plugins: SandboxPlugin[]): Promise<str
   try {
     const userId = randomUUID();
     const collection = { 'ocp-apim-subscription-key': KEYS.collection };
-    await call('create API user', { method: 'POST', url: path('createApiUser'), headers: { ...collection, 'x-reference-id': userId }, payload: { providerCallbackHost: '127.0.0.1' } });
-    const apiKey = (await call('create API key', { method: 'POST', url: path('createApiKey', undefined, { referenceId: userId }), headers: collection })).json().apiKey as string;
+    await call('create API user', {
+      method: 'POST',
+      url: path('createApiUser'),
+      headers: { ...collection, 'x-reference-id': userId },
+      payload: { providerCallbackHost: '127.0.0.1' },
+    });
+    const apiKey = (
+      await call('create API key', { method: 'POST', url: path('createApiKey', undefined, { referenceId: userId }), headers: collection })
+    ).json().apiKey as string;
     await call('read API user', { method: 'GET', url: path('getApiUser', undefined, { referenceId: userId }), headers: collection });
-    await call('token, wrong key', { method: 'POST', url: path('createAccessToken', 'collection'), headers: { ...collection, authorization: basic(userId, 'f'.repeat(32)) } });
-    const token = (await call('token', { method: 'POST', url: path('createAccessToken', 'collection'), headers: { ...collection, authorization: basic(userId, apiKey) } })).json().access_token as string;
+    await call('token, wrong key', {
+      method: 'POST',
+      url: path('createAccessToken', 'collection'),
+      headers: { ...collection, authorization: basic(userId, 'f'.repeat(32)) },
+    });
+    const token = (
+      await call('token', {
+        method: 'POST',
+        url: path('createAccessToken', 'collection'),
+        headers: { ...collection, authorization: basic(userId, apiKey) },
+      })
+    ).json().access_token as string;
     const headers = { ...collection, authorization: `Bearer ${token}`, 'x-target-environment': 'sandbox' };
 
     const paid = randomUUID();
-    await call('request to pay', { method: 'POST', url: path('requestToPay'), headers: { ...headers, 'x-reference-id': paid, 'x-callback-url': 'http://127.0.0.1:1/cb' }, payload: requestToPayBody('46733123499', '12.50') });
+    await call('request to pay', {
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...headers, 'x-reference-id': paid, 'x-callback-url': 'http://127.0.0.1:1/cb' },
+      payload: requestToPayBody('46733123499', '12.50'),
+    });
     await call('its status at once', { method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: paid }), headers });
     s.clock.advance(2_000);
     await call('its status later', { method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: paid }), headers });
     await call('its status again', { method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: paid }), headers });
     const rejected = randomUUID();
-    await call('a payment the payer rejects', { method: 'POST', url: path('requestToPay'), headers: { ...headers, 'x-reference-id': rejected }, payload: requestToPayBody('46733123451', '5') });
+    await call('a payment the payer rejects', {
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...headers, 'x-reference-id': rejected },
+      payload: requestToPayBody('46733123451', '5'),
+    });
     s.clock.advance(2_000);
     await call('its status', { method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: rejected }), headers });
-    await call('the reference again', { method: 'POST', url: path('requestToPay'), headers: { ...headers, 'x-reference-id': paid }, payload: requestToPayBody('46733123499', '99') });
-    await call('a foreign currency', { method: 'POST', url: path('requestToPay'), headers: { ...headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody('46733123499', '5', 'USD') });
-    await call('another callback host', { method: 'POST', url: path('requestToPay'), headers: { ...headers, 'x-reference-id': randomUUID(), 'x-callback-url': 'http://elsewhere.example/cb' }, payload: requestToPayBody() });
-    await call('an unknown payment', { method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: randomUUID() }), headers });
-    const notify = (referenceId: string) => ({ method: 'POST' as const, url: path('deliveryNotification', 'collection', { referenceId }), headers, payload: { notificationMessage: 'Delivered.' } });
+    await call('the reference again', {
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...headers, 'x-reference-id': paid },
+      payload: requestToPayBody('46733123499', '99'),
+    });
+    await call('a foreign currency', {
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...headers, 'x-reference-id': randomUUID() },
+      payload: requestToPayBody('46733123499', '5', 'USD'),
+    });
+    await call('another callback host', {
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...headers, 'x-reference-id': randomUUID(), 'x-callback-url': 'http://elsewhere.example/cb' },
+      payload: requestToPayBody(),
+    });
+    await call('an unknown payment', {
+      method: 'GET',
+      url: path('getRequestToPayStatus', undefined, { referenceId: randomUUID() }),
+      headers,
+    });
+    const notify = (referenceId: string) => ({
+      method: 'POST' as const,
+      url: path('deliveryNotification', 'collection', { referenceId }),
+      headers,
+      payload: { notificationMessage: 'Delivered.' },
+    });
     await call('delivery notification', notify(paid));
     await call('again', notify(paid));
     await call('of an unknown payment', notify(randomUUID()));
     await call('of a failed payment', notify(rejected));
     await call('balance', { method: 'GET', url: path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), headers });
-    await call('account holder', { method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }), headers });
-    await call('basic user information', { method: 'GET', url: path('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123499' }), headers });
-    await call('no subscription key', { method: 'GET', url: path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), headers: { ...headers, 'ocp-apim-subscription-key': undefined } });
-    await call('a forged token', { method: 'GET', url: path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), headers: { ...headers, authorization: `Bearer ${token.slice(0, -2)}xx` } });
+    await call('account holder', {
+      method: 'GET',
+      url: path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }),
+      headers,
+    });
+    await call('basic user information', {
+      method: 'GET',
+      url: path('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123499' }),
+      headers,
+    });
+    await call('no subscription key', {
+      method: 'GET',
+      url: path('getBalanceInCurrency', 'collection', { currency: 'EUR' }),
+      headers: { ...headers, 'ocp-apim-subscription-key': undefined },
+    });
+    await call('a forged token', {
+      method: 'GET',
+      url: path('getBalanceInCurrency', 'collection', { currency: 'EUR' }),
+      headers: { ...headers, authorization: `Bearer ${token.slice(0, -2)}xx` },
+    });
 
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
-    const consent = (await call('bc-authorize', { method: 'POST', url: path('bcAuthorize', 'collection'), headers: { ...headers, ...form }, payload: 'login_hint=ID:46733123499/MSISDN&scope=profile&access_type=offline' })).json().auth_req_id as string;
-    const redeem = { method: 'POST' as const, url: path('createOAuthToken', 'disbursement'), headers: { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: basic(userId, apiKey), 'x-target-environment': 'sandbox', ...form }, payload: `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${consent}` };
+    const consent = (
+      await call('bc-authorize', {
+        method: 'POST',
+        url: path('bcAuthorize', 'collection'),
+        headers: { ...headers, ...form },
+        payload: 'login_hint=ID:46733123499/MSISDN&scope=profile&access_type=offline',
+      })
+    ).json().auth_req_id as string;
+    const redeem = {
+      method: 'POST' as const,
+      url: path('createOAuthToken', 'disbursement'),
+      headers: {
+        'ocp-apim-subscription-key': KEYS.disbursement,
+        authorization: basic(userId, apiKey),
+        'x-target-environment': 'sandbox',
+        ...form,
+      },
+      payload: `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${consent}`,
+    };
     let consentToken = (await call('consent token at once', redeem)).json().access_token as string | undefined;
     s.clock.advance(1_000);
     consentToken ??= (await call('consent token later', redeem)).json().access_token as string;
-    await call('user information', { method: 'GET', url: path('userInfo', 'collection'), headers: { ...headers, authorization: `Bearer ${consentToken}` } });
+    await call('user information', {
+      method: 'GET',
+      url: path('userInfo', 'collection'),
+      headers: { ...headers, authorization: `Bearer ${consentToken}` },
+    });
 
     const payout = await s.provision('disbursement');
     const deposited = randomUUID();
-    await call('deposit', { method: 'POST', url: path('deposit'), headers: { ...payout.headers, 'x-reference-id': deposited, 'x-callback-url': 'http://127.0.0.1:1/cb' }, payload: { amount: '30.00', currency: 'EUR', externalId: 'd-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' } });
+    await call('deposit', {
+      method: 'POST',
+      url: path('deposit'),
+      headers: { ...payout.headers, 'x-reference-id': deposited, 'x-callback-url': 'http://127.0.0.1:1/cb' },
+      payload: { amount: '30.00', currency: 'EUR', externalId: 'd-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' },
+    });
     s.clock.advance(2_000);
-    await call('its status', { method: 'GET', url: path('getDepositStatus', undefined, { referenceId: deposited }), headers: payout.headers });
+    await call('its status', {
+      method: 'GET',
+      url: path('getDepositStatus', undefined, { referenceId: deposited }),
+      headers: payout.headers,
+    });
     const refunded = randomUUID();
-    await call('refund', { method: 'POST', url: path('refund'), headers: { ...payout.headers, 'x-reference-id': refunded, 'x-callback-url': 'http://127.0.0.1:1/cb' }, payload: { amount: '12.5', currency: 'EUR', externalId: 'r-1', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: paid } });
+    await call('refund', {
+      method: 'POST',
+      url: path('refund'),
+      headers: { ...payout.headers, 'x-reference-id': refunded, 'x-callback-url': 'http://127.0.0.1:1/cb' },
+      payload: { amount: '12.5', currency: 'EUR', externalId: 'r-1', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: paid },
+    });
     s.clock.advance(2_000);
-    await call('its status', { method: 'GET', url: path('getRefundStatus', undefined, { referenceId: refunded }), headers: payout.headers });
+    await call('its status', {
+      method: 'GET',
+      url: path('getRefundStatus', undefined, { referenceId: refunded }),
+      headers: payout.headers,
+    });
   } finally {
     await s.close();
   }

@@ -3,7 +3,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Product } from '../../core/products.ts';
-import { assertSchema, basic, KEYS, path, rawPath, requestToPayBody, startSandbox, withSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import {
+  assertSchema,
+  basic,
+  KEYS,
+  path,
+  rawPath,
+  requestToPayBody,
+  startSandbox,
+  withSandbox,
+  type Caller,
+  type TestSandbox,
+} from '../support/sandbox.ts';
 
 /*
  * Balances (§2.9, §4.2 #4, §4.4 #13), account-holder status (§4.2 #8, §4.3 #12), basic user information
@@ -18,10 +29,30 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 const errorSetOf = { collection: 'error-set-a', disbursement: 'error-set-b', remittance: 'error-set-b' } as const;
 
 const USER_INFO_FIELDS = [
-  'sub', 'name', 'given_name', 'family_name', 'middle_name', 'email', 'email_verified', 'gender', 'locale',
-  'phone_number', 'phone_number_verified', 'address', 'updated_at', 'status', 'birthdate', 'credit_score',
-  'active', 'country_of_birth', 'region_of_birth', 'city_of_birth', 'occupation', 'employer_name',
-  'identification_type', 'identification_value',
+  'sub',
+  'name',
+  'given_name',
+  'family_name',
+  'middle_name',
+  'email',
+  'email_verified',
+  'gender',
+  'locale',
+  'phone_number',
+  'phone_number_verified',
+  'address',
+  'updated_at',
+  'status',
+  'birthdate',
+  'credit_score',
+  'active',
+  'country_of_birth',
+  'region_of_birth',
+  'city_of_birth',
+  'occupation',
+  'employer_name',
+  'identification_type',
+  'identification_value',
 ];
 
 function get(sandbox: TestSandbox, url: string, headers: Record<string, string | undefined>): Promise<LightMyRequestResponse> {
@@ -59,7 +90,12 @@ function bcAuthorize(sandbox: TestSandbox, caller: Caller, payload: string = CON
 }
 
 /** createOAuthToken under the product, with the caller's Basic credential (§4.3 #11). */
-function oauthToken(sandbox: TestSandbox, caller: Caller, payload: string, options: { product?: Product; authorization?: string; environment?: string } = {}) {
+function oauthToken(
+  sandbox: TestSandbox,
+  caller: Caller,
+  payload: string,
+  options: { product?: Product; authorization?: string; environment?: string } = {},
+) {
   const product = options.product ?? caller.product;
   return sandbox.call({
     method: 'POST',
@@ -120,8 +156,12 @@ async function consentRequestCount(sandbox: TestSandbox): Promise<number> {
 
 describe('balances', () => {
   let sandbox: TestSandbox;
-  before(async () => { sandbox = await startSandbox(); });
-  after(async () => { await sandbox.close(); });
+  before(async () => {
+    sandbox = await startSandbox();
+  });
+  after(async () => {
+    await sandbox.close();
+  });
 
   for (const product of PRODUCTS) {
     test(`GET ${path('getBalance', product)} answers the opening balance in EUR`, async () => {
@@ -158,21 +198,34 @@ describe('balances', () => {
     }
   });
 
-  test('an unknown X-Target-Environment is 500 NOT_ALLOWED_TARGET_ENVIRONMENT in each product\'s error set', async () => {
+  test("an unknown X-Target-Environment is 500 NOT_ALLOWED_TARGET_ENVIRONMENT in each product's error set", async () => {
     for (const product of PRODUCTS) {
       const caller = await sandbox.provision(product);
       const headers = { ...caller.headers, 'x-target-environment': 'mtnuganda' };
-      assertBusinessError(await get(sandbox, path('getBalance', product), headers), 500, errorSetOf[product], 'NOT_ALLOWED_TARGET_ENVIRONMENT');
+      assertBusinessError(
+        await get(sandbox, path('getBalance', product), headers),
+        500,
+        errorSetOf[product],
+        'NOT_ALLOWED_TARGET_ENVIRONMENT',
+      );
     }
     const collection = await sandbox.provision('collection');
-    const response = await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), { ...collection.headers, 'x-target-environment': 'mtnuganda' });
+    const response = await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'EUR' }), {
+      ...collection.headers,
+      'x-target-environment': 'mtnuganda',
+    });
     assertBusinessError(response, 500, 'error-set-a', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
   });
 
-  test('balances belong to one API user: a payment to one does not move another\'s', async () => {
+  test("balances belong to one API user: a payment to one does not move another's", async () => {
     const alice = await sandbox.provision('collection');
     const bob = await sandbox.provision('collection');
-    const created = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...alice.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody('46733123499', '12.5') });
+    const created = await sandbox.call({
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...alice.headers, 'x-reference-id': randomUUID() },
+      payload: requestToPayBody('46733123499', '12.5'),
+    });
     assert.equal(created.statusCode, 202, created.body);
     for (const url of [path('getBalance', 'collection'), path('getBalanceInCurrency', 'collection', { currency: 'EUR' })]) {
       assert.deepEqual((await get(sandbox, url, alice.headers)).json(), { availableBalance: '1000012.5', currency: 'EUR' });
@@ -191,7 +244,12 @@ test('balance: every configured currency is served, with the configured opening 
     assert.deepEqual(xaf.json(), { availableBalance: '250.75', currency: 'XAF' });
     const first = await get(sandbox, path('getBalance', 'collection'), caller.headers);
     assert.deepEqual(first.json(), { availableBalance: '250.75', currency: 'EUR' });
-    assertBusinessError(await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'USD' }), caller.headers), 500, 'error-set-a', 'INVALID_CURRENCY');
+    assertBusinessError(
+      await get(sandbox, path('getBalanceInCurrency', 'collection', { currency: 'USD' }), caller.headers),
+      500,
+      'error-set-a',
+      'INVALID_CURRENCY',
+    );
   } finally {
     await sandbox.close();
   }
@@ -223,14 +281,22 @@ const HOLDER_NUMBERS: Record<'spec' | 'mtn-sandbox', Record<string, HolderExpect
 for (const profile of ['spec', 'mtn-sandbox'] as const) {
   describe(`account holder status (${profile} profile)`, () => {
     let sandbox: TestSandbox;
-    before(async () => { sandbox = await startSandbox({ profile }); });
-    after(async () => { await sandbox.close(); });
+    before(async () => {
+      sandbox = await startSandbox({ profile });
+    });
+    after(async () => {
+      await sandbox.close();
+    });
 
     for (const product of ['collection', 'disbursement'] as const) {
       test(`${product}: the test numbers answer as documented for the ${profile} profile`, async () => {
         const caller = await sandbox.provision(product);
         for (const [msisdn, expected] of Object.entries(HOLDER_NUMBERS[profile])) {
-          const response = await get(sandbox, path('accountHolderActive', product, { accountHolderIdType: 'msisdn', accountHolderId: msisdn }), caller.headers);
+          const response = await get(
+            sandbox,
+            path('accountHolderActive', product, { accountHolderIdType: 'msisdn', accountHolderId: msisdn }),
+            caller.headers,
+          );
           assert.equal(response.statusCode, expected.status, `${msisdn}: ${response.body}`);
           if ('result' in expected) {
             assertSchema('account-holder-status', response.json());
@@ -246,8 +312,17 @@ for (const profile of ['spec', 'mtn-sandbox'] as const) {
       for (const product of ['collection', 'disbursement'] as const) {
         test(`${product}: a valid msisdn, email or party_code of an active holder is 200 {result:true}`, async () => {
           const caller = await sandbox.provision(product);
-          for (const [type, id] of [['msisdn', '46733123499'], ['msisdn', '+46733123499'], ['email', 'holder@example.com'], ['party_code', randomUUID()]]) {
-            const response = await get(sandbox, path('accountHolderActive', product, { accountHolderIdType: type!, accountHolderId: id! }), caller.headers);
+          for (const [type, id] of [
+            ['msisdn', '46733123499'],
+            ['msisdn', '+46733123499'],
+            ['email', 'holder@example.com'],
+            ['party_code', randomUUID()],
+          ]) {
+            const response = await get(
+              sandbox,
+              path('accountHolderActive', product, { accountHolderIdType: type!, accountHolderId: id! }),
+              caller.headers,
+            );
             assert.equal(response.statusCode, 200, `${type} ${id}: ${response.body}`);
             assertSchema('account-holder-status', response.json());
             assert.deepEqual(response.json(), { result: true });
@@ -256,17 +331,32 @@ for (const profile of ['spec', 'mtn-sandbox'] as const) {
 
         test(`${product}: an upper-case id type or an id that does not fit its type is 400`, async () => {
           const caller = await sandbox.provision(product);
-          const cases = [['MSISDN', '46733123499'], ['Email', 'holder@example.com'], ['msisdn', 'abc'], ['email', 'nope'], ['party_code', '123'], ['phone', '46733123499']];
+          const cases = [
+            ['MSISDN', '46733123499'],
+            ['Email', 'holder@example.com'],
+            ['msisdn', 'abc'],
+            ['email', 'nope'],
+            ['party_code', '123'],
+            ['phone', '46733123499'],
+          ];
           for (const [type, id] of cases) {
             // Sent as written, not percent-encoded ('holder@example.com' keeps its '@').
-            const response = await get(sandbox, rawPath('accountHolderActive', product, { accountHolderIdType: type!, accountHolderId: id! }), caller.headers);
+            const response = await get(
+              sandbox,
+              rawPath('accountHolderActive', product, { accountHolderIdType: type!, accountHolderId: id! }),
+              caller.headers,
+            );
             assertBadRequest(response);
           }
         });
 
         test(`${product}: an unknown X-Target-Environment is 500 NOT_ALLOWED_TARGET_ENVIRONMENT`, async () => {
           const caller = await sandbox.provision(product);
-          const response = await get(sandbox, path('accountHolderActive', product, { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }), { ...caller.headers, 'x-target-environment': 'mtnghana' });
+          const response = await get(
+            sandbox,
+            path('accountHolderActive', product, { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }),
+            { ...caller.headers, 'x-target-environment': 'mtnghana' },
+          );
           assertBusinessError(response, 500, errorSetOf[product], 'NOT_ALLOWED_TARGET_ENVIRONMENT');
         });
       }
@@ -317,7 +407,11 @@ describe('basic user information', () => {
       }
       const url = path('basicUserInfo', 'collection', { accountHolderMSISDN: '46733123499' });
       assertOAuthError(await get(sandbox, url, { ...caller.headers, authorization: undefined }), 401, 'invalid_token');
-      assertOAuthError(await get(sandbox, url, { ...caller.headers, authorization: basic(caller.userId, caller.apiKey) }), 401, 'invalid_token');
+      assertOAuthError(
+        await get(sandbox, url, { ...caller.headers, authorization: basic(caller.userId, caller.apiKey) }),
+        401,
+        'invalid_token',
+      );
     } finally {
       await sandbox.close();
     }
@@ -326,8 +420,12 @@ describe('basic user information', () => {
 
 describe('consent flow (spec profile)', () => {
   let sandbox: TestSandbox;
-  before(async () => { sandbox = await startSandbox({ profile: 'spec' }); });
-  after(async () => { await sandbox.close(); });
+  before(async () => {
+    sandbox = await startSandbox({ profile: 'spec' });
+  });
+  after(async () => {
+    await sandbox.close();
+  });
 
   for (const product of PRODUCTS) {
     test(`${product}: bc-authorize, authorization_pending until the interval, consent token, userinfo`, async () => {
@@ -362,8 +460,10 @@ describe('consent flow (spec profile)', () => {
       assertSchema('user-info', body);
       assert.equal(body.sub, '46733123450');
       assert.equal(body.gender, 'male');
-      for (const claim of ['name', 'given_name', 'family_name', 'locale', 'birthdate']) assert.ok(claim in body, `profile scope shares ${claim}`);
-      for (const claim of ['email', 'phone_number', 'address', 'identification_value']) assert.ok(!(claim in body), `profile scope does not share ${claim}`);
+      for (const claim of ['name', 'given_name', 'family_name', 'locale', 'birthdate'])
+        assert.ok(claim in body, `profile scope shares ${claim}`);
+      for (const claim of ['email', 'phone_number', 'address', 'identification_value'])
+        assert.ok(!(claim in body), `profile scope does not share ${claim}`);
     });
   }
 
@@ -373,7 +473,7 @@ describe('consent flow (spec profile)', () => {
     assert.equal(token.refresh_token_expired_in, 7200);
   });
 
-  test('the spec\'s own paths: bc-authorize on collection, the consent token on disbursement by the API user that asked, userinfo on collection', async () => {
+  test("the spec's own paths: bc-authorize on collection, the consent token on disbursement by the API user that asked, userinfo on collection", async () => {
     const caller = await sandbox.provision('collection');
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
@@ -381,7 +481,11 @@ describe('consent flow (spec profile)', () => {
     const granted = await oauthToken(sandbox, caller, ciba(authReqId), { product: 'disbursement' });
     assert.equal(granted.statusCode, 200, granted.body);
     assertSchema('consent-token', granted.json());
-    const info = await get(sandbox, path('userInfo', 'collection'), { 'ocp-apim-subscription-key': KEYS.collection, authorization: `Bearer ${granted.json().access_token}`, 'x-target-environment': 'sandbox' });
+    const info = await get(sandbox, path('userInfo', 'collection'), {
+      'ocp-apim-subscription-key': KEYS.collection,
+      authorization: `Bearer ${granted.json().access_token}`,
+      'x-target-environment': 'sandbox',
+    });
     assert.equal(info.statusCode, 200, info.body);
     assert.equal(info.json().sub, '46733123450');
     // The consent token opens the product the consent was asked under, under --strict too.
@@ -488,7 +592,10 @@ describe('consent flow (spec profile)', () => {
   test('a consent token does not open a business operation: 401', async () => {
     const caller = await sandbox.provision('collection');
     const token = await grantConsent(sandbox, caller);
-    const response = await get(sandbox, path('getBalance', 'collection'), { ...caller.headers, authorization: `Bearer ${token.access_token}` });
+    const response = await get(sandbox, path('getBalance', 'collection'), {
+      ...caller.headers,
+      authorization: `Bearer ${token.access_token}`,
+    });
     assertOAuthError(response, 401, 'invalid_token');
   });
 
@@ -551,11 +658,16 @@ describe('consent flow (spec profile)', () => {
       assertSchema('bad-request', response.json());
     }
     // A scope of blanks only passes the form but names no scope.
-    assertBusinessError(await bcAuthorize(sandbox, caller, 'login_hint=ID:46733123450/MSISDN&scope=%20%20&access_type=offline'), 400, 'error-set-a', 'MISSING_SCOPE_INSTRUCTION');
+    assertBusinessError(
+      await bcAuthorize(sandbox, caller, 'login_hint=ID:46733123450/MSISDN&scope=%20%20&access_type=offline'),
+      400,
+      'error-set-a',
+      'MISSING_SCOPE_INSTRUCTION',
+    );
     assert.equal(await consentRequestCount(sandbox), before);
   });
 
-  test('bc-authorize with an X-Callback-Url of another host is 500 INVALID_CALLBACK_URL_HOST; the API user\'s host is accepted', async () => {
+  test("bc-authorize with an X-Callback-Url of another host is 500 INVALID_CALLBACK_URL_HOST; the API user's host is accepted", async () => {
     const caller = await sandbox.provision('collection', { providerCallbackHost: 'partner.example.com' });
     const before = await consentRequestCount(sandbox);
     const refused = await bcAuthorize(sandbox, caller, CONSENT_FORM, { 'x-callback-url': 'https://elsewhere.example.com/consent' });
@@ -588,15 +700,27 @@ describe('consent flow (spec profile)', () => {
   test('bc-authorize needs an access token: none, or a Basic credential, is 401', async () => {
     const caller = await sandbox.provision('collection');
     assertOAuthError(await bcAuthorize(sandbox, caller, CONSENT_FORM, { authorization: '' }), 401, 'invalid_token');
-    assertOAuthError(await bcAuthorize(sandbox, caller, CONSENT_FORM, { authorization: basic(caller.userId, caller.apiKey) }), 401, 'invalid_token');
+    assertOAuthError(
+      await bcAuthorize(sandbox, caller, CONSENT_FORM, { authorization: basic(caller.userId, caller.apiKey) }),
+      401,
+      'invalid_token',
+    );
   });
 
   test('a wrong Basic credential on the OAuth 2.0 token is 401 {error:"login_failed"} and consumes nothing', async () => {
     const caller = await sandbox.provision('disbursement');
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
-    assertOAuthError(await oauthToken(sandbox, caller, ciba(authReqId), { authorization: basic(caller.userId, 'f'.repeat(32)) }), 401, 'login_failed');
-    assertOAuthError(await oauthToken(sandbox, caller, ciba(authReqId), { authorization: basic(randomUUID(), caller.apiKey) }), 401, 'login_failed');
+    assertOAuthError(
+      await oauthToken(sandbox, caller, ciba(authReqId), { authorization: basic(caller.userId, 'f'.repeat(32)) }),
+      401,
+      'login_failed',
+    );
+    assertOAuthError(
+      await oauthToken(sandbox, caller, ciba(authReqId), { authorization: basic(randomUUID(), caller.apiKey) }),
+      401,
+      'login_failed',
+    );
     assertOAuthError(await oauthToken(sandbox, caller, ciba(authReqId), { authorization: `Bearer ${caller.token}` }), 401, 'login_failed');
     assert.equal((await oauthToken(sandbox, caller, ciba(authReqId))).statusCode, 200);
   });
@@ -606,7 +730,11 @@ describe('consent flow (spec profile)', () => {
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
     for (const authorization of [basic(caller.userId, 'f'.repeat(32)), basic(randomUUID(), caller.apiKey), '']) {
-      assertOAuthError(await oauthToken(sandbox, caller, ciba(authReqId), { environment: 'mtnzambia', authorization }), 401, 'login_failed');
+      assertOAuthError(
+        await oauthToken(sandbox, caller, ciba(authReqId), { environment: 'mtnzambia', authorization }),
+        401,
+        'login_failed',
+      );
     }
     assert.equal((await oauthToken(sandbox, caller, ciba(authReqId))).statusCode, 200, 'nothing was consumed');
   });
@@ -615,7 +743,12 @@ describe('consent flow (spec profile)', () => {
     const caller = await sandbox.provision('disbursement');
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
-    assertBusinessError(await oauthToken(sandbox, caller, ciba(authReqId), { environment: 'mtnzambia' }), 500, 'error-set-b', 'NOT_ALLOWED_TARGET_ENVIRONMENT');
+    assertBusinessError(
+      await oauthToken(sandbox, caller, ciba(authReqId), { environment: 'mtnzambia' }),
+      500,
+      'error-set-b',
+      'NOT_ALLOWED_TARGET_ENVIRONMENT',
+    );
     assert.equal((await oauthToken(sandbox, caller, ciba(authReqId))).statusCode, 200);
   });
 });
@@ -655,14 +788,22 @@ test('consent: grants that can no longer be refreshed do not fill the store for 
 
 describe('consent flow (mtn-sandbox profile)', () => {
   let sandbox: TestSandbox;
-  before(async () => { sandbox = await startSandbox({ profile: 'mtn-sandbox' }); });
-  after(async () => { await sandbox.close(); });
+  before(async () => {
+    sandbox = await startSandbox({ profile: 'mtn-sandbox' });
+  });
+  after(async () => {
+    await sandbox.close();
+  });
 
   test('a wrong Basic credential on the OAuth 2.0 token is 500 {error:"login_failed"}', async () => {
     const caller = await sandbox.provision('disbursement');
     const authReqId = await startConsent(sandbox, caller);
     sandbox.clock.advance(sandbox.settings.consentIntervalSeconds * 1000);
-    assertOAuthError(await oauthToken(sandbox, caller, ciba(authReqId), { authorization: basic(caller.userId, 'f'.repeat(32)) }), 500, 'login_failed');
+    assertOAuthError(
+      await oauthToken(sandbox, caller, ciba(authReqId), { authorization: basic(caller.userId, 'f'.repeat(32)) }),
+      500,
+      'login_failed',
+    );
     assert.equal((await oauthToken(sandbox, caller, ciba(authReqId))).statusCode, 200);
   });
 

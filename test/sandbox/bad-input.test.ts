@@ -7,8 +7,18 @@ import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Product } from '../../core/products.ts';
 import {
-  KEYS, assertSchema, basic, path, payer, rawPath, requestToPayBody, startSandbox, withSandbox,
-  type Caller, type CallOptions, type TestSandbox,
+  KEYS,
+  assertSchema,
+  basic,
+  path,
+  payer,
+  rawPath,
+  requestToPayBody,
+  startSandbox,
+  withSandbox,
+  type Caller,
+  type CallOptions,
+  type TestSandbox,
 } from '../support/sandbox.ts';
 import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
 import { schemaDocuments, schemaId } from '../../core/validation/schemas.ts';
@@ -48,7 +58,10 @@ interface Snapshot {
 async function snapshot(s: TestSandbox = sandbox): Promise<Snapshot> {
   const health = await s.call({ method: 'GET', url: '/health' });
   assert.equal(health.statusCode, 200, health.body);
-  return { requestToPay: s.context.state.transactions.requesttopay.size, records: (health.json() as { records: Record<string, number> }).records };
+  return {
+    requestToPay: s.context.state.transactions.requesttopay.size,
+    records: (health.json() as { records: Record<string, number> }).records,
+  };
 }
 
 async function assertUnchanged(before: Snapshot, what: string, s: TestSandbox = sandbox): Promise<void> {
@@ -65,7 +78,9 @@ function assertBadRequest(res: LightMyRequestResponse, status: number, mentions:
   for (const m of mentions) assert.ok(body.message.includes(m), `${what}: the message should name ${JSON.stringify(m)}: ${body.message}`);
 }
 
-function postRtp(o: { payload?: unknown; headers?: Record<string, string | undefined>; id?: string } = {}): Promise<LightMyRequestResponse> {
+function postRtp(
+  o: { payload?: unknown; headers?: Record<string, string | undefined>; id?: string } = {},
+): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'POST',
     url: RTP,
@@ -112,7 +127,12 @@ async function refusedOnlyUnderStrict(payload: unknown, mentions: string[], reas
     assert.equal(record.reason, reason, `${what}: ${JSON.stringify(record)}`);
   }
   const strictBefore = await snapshot(strictSandbox);
-  const refused = await strictSandbox.call({ method: 'POST', url: RTP, headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() }, payload });
+  const refused = await strictSandbox.call({
+    method: 'POST',
+    url: RTP,
+    headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() },
+    payload,
+  });
   assertBadRequest(refused, 400, mentions, `${what} (--strict)`);
   await assertUnchanged(strictBefore, `${what} (--strict)`, strictSandbox);
 }
@@ -142,11 +162,21 @@ describe('request to pay: the body and its media type', () => {
   });
 
   test('Content-Type text/plain is 415 naming the accepted type', async () => {
-    await rejectsRtp({ payload: JSON.stringify(requestToPayBody()), headers: { 'content-type': 'text/plain' } }, 415, ['Content-Type', 'application/json'], 'text/plain');
+    await rejectsRtp(
+      { payload: JSON.stringify(requestToPayBody()), headers: { 'content-type': 'text/plain' } },
+      415,
+      ['Content-Type', 'application/json'],
+      'text/plain',
+    );
   });
 
   test('Content-Type application/x-www-form-urlencoded is 415', async () => {
-    await rejectsRtp({ payload: 'amount=10&currency=EUR', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, ['Content-Type', 'application/json'], 'form');
+    await rejectsRtp(
+      { payload: 'amount=10&currency=EUR', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      415,
+      ['Content-Type', 'application/json'],
+      'form',
+    );
     await rejectsRtp({ payload: '<amount>10</amount>', headers: { 'content-type': 'application/xml' } }, 415, ['Content-Type'], 'xml');
   });
 
@@ -161,7 +191,11 @@ describe('request to pay: the body and its media type', () => {
 
   test('application/json with parameters (charset) is accepted', async () => {
     const id = randomUUID();
-    const res = await postRtp({ id, payload: JSON.stringify(requestToPayBody()), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const res = await postRtp({
+      id,
+      payload: JSON.stringify(requestToPayBody()),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     assert.equal(res.statusCode, 202, res.body);
     assert.equal((await readRtp(id)).status, 'SUCCESSFUL');
   });
@@ -217,7 +251,12 @@ describe('request to pay: the body and its media type', () => {
       const strictCaller = await strict.provision('collection');
       for (const [payload, field] of bodies) {
         const before = strict.context.state.transactions.requesttopay.size;
-        const res = await strict.call({ method: 'POST', url: RTP, headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() }, payload });
+        const res = await strict.call({
+          method: 'POST',
+          url: RTP,
+          headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() },
+          payload,
+        });
         assertBadRequest(res, 400, [field], `strict, ${field}`);
         assert.equal(strict.context.state.transactions.requesttopay.size, before, `strict, ${field}: nothing stored`);
       }
@@ -243,15 +282,35 @@ describe('request to pay: headers', () => {
   });
 
   test('an X-Reference-Id that is not a UUID v4 is 400 naming the header', async () => {
-    for (const id of ['123', 'not-a-uuid', 'a8098c1a-f86e-11da-bd1a-00112444be1e' /* v1 */, '00000000-0000-0000-0000-000000000000',
-      `{${randomUUID()}}`, `${randomUUID()} `, randomUUID().replace(/-/g, ''), `${randomUUID()}x`]) {
+    for (const id of [
+      '123',
+      'not-a-uuid',
+      'a8098c1a-f86e-11da-bd1a-00112444be1e' /* v1 */,
+      '00000000-0000-0000-0000-000000000000',
+      `{${randomUUID()}}`,
+      `${randomUUID()} `,
+      randomUUID().replace(/-/g, ''),
+      `${randomUUID()}x`,
+    ]) {
       await rejectsRtp({ id, payload: requestToPayBody() }, 400, ['X-Reference-Id'], `X-Reference-Id ${id}`);
     }
   });
 
   test('a malformed X-Callback-Url is 400 naming the header', async () => {
-    for (const url of ['not a url', 'ftp://x', 'ftp://127.0.0.1/cb', 'javascript:alert(1)', '127.0.0.1/cb', `http://127.0.0.1/${'a'.repeat(2100)}`]) {
-      await rejectsRtp({ payload: requestToPayBody(), headers: { 'x-callback-url': url } }, 400, ['X-Callback-Url'], `X-Callback-Url ${url.slice(0, 30)}`);
+    for (const url of [
+      'not a url',
+      'ftp://x',
+      'ftp://127.0.0.1/cb',
+      'javascript:alert(1)',
+      '127.0.0.1/cb',
+      `http://127.0.0.1/${'a'.repeat(2100)}`,
+    ]) {
+      await rejectsRtp(
+        { payload: requestToPayBody(), headers: { 'x-callback-url': url } },
+        400,
+        ['X-Callback-Url'],
+        `X-Callback-Url ${url.slice(0, 30)}`,
+      );
     }
   });
 
@@ -260,7 +319,12 @@ describe('request to pay: headers', () => {
     assert.equal(res.statusCode, 202, res.body);
     await withSandbox({ strict: true }, async (strict) => {
       const strictCaller = await strict.provision('collection');
-      const refused = await strict.call({ method: 'POST', url: RTP, headers: { ...strictCaller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': '' }, payload: requestToPayBody() });
+      const refused = await strict.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...strictCaller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': '' },
+        payload: requestToPayBody(),
+      });
       assertBadRequest(refused, 400, ['X-Callback-Url'], 'strict, empty X-Callback-Url');
       assert.equal(strict.context.state.transactions.requesttopay.size, 0);
     });
@@ -268,7 +332,12 @@ describe('request to pay: headers', () => {
 
   test('a missing or malformed X-Target-Environment is 400 naming the header', async () => {
     for (const env of [undefined, '', 'sand box', 'sandbox;drop', 'x'.repeat(65), 'sändbox']) {
-      await rejectsRtp({ payload: requestToPayBody(), headers: { 'x-target-environment': env } }, 400, ['X-Target-Environment'], `X-Target-Environment ${String(env)}`);
+      await rejectsRtp(
+        { payload: requestToPayBody(), headers: { 'x-target-environment': env } },
+        400,
+        ['X-Target-Environment'],
+        `X-Target-Environment ${String(env)}`,
+      );
     }
   });
 
@@ -297,10 +366,33 @@ describe('request to pay: headers', () => {
 
 describe('request to pay: amounts and currency', () => {
   test('absurd amounts are 400 naming amount under --strict; by default the payment fails NOT_ALLOWED and moves nothing', async () => {
-    const balance = async () => (await sandbox.call({ method: 'GET', url: path('getBalance', 'collection'), headers: caller.headers })).json().availableBalance;
+    const balance = async () =>
+      (await sandbox.call({ method: 'GET', url: path('getBalance', 'collection'), headers: caller.headers })).json().availableBalance;
     const opening = await balance();
-    for (const amount of ['', ' 1', '1 ', '1,5', 'NaN', 'Infinity', '-Infinity', '1e5', '0x10', '00012', '1.', '.5', '+5', '-5', '0', '0.0000',
-      '99999999999999999999', '1000000000000', '1.23456', '١٠', '１０', '10\u0000']) {
+    for (const amount of [
+      '',
+      ' 1',
+      '1 ',
+      '1,5',
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      '1e5',
+      '0x10',
+      '00012',
+      '1.',
+      '.5',
+      '+5',
+      '-5',
+      '0',
+      '0.0000',
+      '99999999999999999999',
+      '1000000000000',
+      '1.23456',
+      '١٠',
+      '１０',
+      '10\u0000',
+    ]) {
       await refusedOnlyUnderStrict({ ...requestToPayBody(), amount }, ['amount'], 'NOT_ALLOWED', `amount ${JSON.stringify(amount)}`);
     }
     assert.equal(await balance(), opening, 'no absurd amount moved money');
@@ -336,15 +428,25 @@ describe('request to pay: amounts and currency', () => {
 describe('request to pay: text fields and parties', () => {
   test('control characters in payerMessage, payeeNote and externalId are 400 naming the field under --strict; by default they are kept as sent', async () => {
     const cases: Array<[string, string]> = [
-      ['payerMessage', 'Pay\u0000now'], ['payerMessage', '\u001b[31mred'], ['payerMessage', 'line\nbreak'],
-      ['payeeNote', 'tab\there'], ['payeeNote', 'del\u007f'], ['externalId', 'bell\u0007'], ['externalId', 'cr\r'],
+      ['payerMessage', 'Pay\u0000now'],
+      ['payerMessage', '\u001b[31mred'],
+      ['payerMessage', 'line\nbreak'],
+      ['payeeNote', 'tab\there'],
+      ['payeeNote', 'del\u007f'],
+      ['externalId', 'bell\u0007'],
+      ['externalId', 'cr\r'],
     ];
     for (const [field, value] of cases) {
       const id = randomUUID();
       const res = await postRtp({ id, payload: { ...requestToPayBody(), [field]: value } });
       assert.equal(res.statusCode, 202, `${field} ${JSON.stringify(value)}: ${res.body}`);
       assert.equal((await readRtpAnyForm(id))[field], value, 'read back exactly');
-      const refused = await strictSandbox.call({ method: 'POST', url: RTP, headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() }, payload: { ...requestToPayBody(), [field]: value } });
+      const refused = await strictSandbox.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() },
+        payload: { ...requestToPayBody(), [field]: value },
+      });
       assertBadRequest(refused, 400, [field], `${field} ${JSON.stringify(value)} (--strict)`);
     }
   });
@@ -354,7 +456,12 @@ describe('request to pay: text fields and parties', () => {
       await rejectsRtp({ payload: { ...requestToPayBody(), [field]: 'm'.repeat(161) } }, 400, [field], `${field} of 161`);
     }
     await rejectsRtp({ payload: { ...requestToPayBody(), externalId: 'e'.repeat(1025) } }, 400, ['externalId'], 'externalId of 1025');
-    const refused = await strictSandbox.call({ method: 'POST', url: RTP, headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() }, payload: { ...requestToPayBody(), externalId: 'e'.repeat(129) } });
+    const refused = await strictSandbox.call({
+      method: 'POST',
+      url: RTP,
+      headers: { ...strictCaller.headers, 'x-reference-id': randomUUID() },
+      payload: { ...requestToPayBody(), externalId: 'e'.repeat(129) },
+    });
     assertBadRequest(refused, 400, ['externalId'], 'externalId of 129 (--strict)');
     const id = randomUUID();
     const res = await postRtp({ id, payload: { ...requestToPayBody(), payerMessage: 'm'.repeat(160), payeeNote: 'n'.repeat(160) } });
@@ -381,11 +488,19 @@ describe('request to pay: text fields and parties', () => {
 
   test('a malformed payer is 400 naming payer', async () => {
     const payers: unknown[] = [
-      {}, null, '46733123499', { partyIdType: 'msisdn', partyId: '46733123499' }, { partyIdType: 'MSISDN' },
-      { partyIdType: 'MSISDN', partyId: '4673312349a' }, { partyIdType: 'MSISDN', partyId: '٤٦٧٣٣١٢٣٤٩٩' },
-      { partyIdType: 'MSISDN', partyId: '0046733123499' }, { partyIdType: 'MSISDN', partyId: '1234567890123456' },
-      { partyIdType: 'EMAIL', partyId: 'not an email' }, { partyIdType: 'PARTY_CODE', partyId: 'abc' },
-      { partyIdType: 'IBAN', partyId: 'SE3550000000054910000003' }, { partyIdType: 'MSISDN', partyId: 46733123499 },
+      {},
+      null,
+      '46733123499',
+      { partyIdType: 'msisdn', partyId: '46733123499' },
+      { partyIdType: 'MSISDN' },
+      { partyIdType: 'MSISDN', partyId: '4673312349a' },
+      { partyIdType: 'MSISDN', partyId: '٤٦٧٣٣١٢٣٤٩٩' },
+      { partyIdType: 'MSISDN', partyId: '0046733123499' },
+      { partyIdType: 'MSISDN', partyId: '1234567890123456' },
+      { partyIdType: 'EMAIL', partyId: 'not an email' },
+      { partyIdType: 'PARTY_CODE', partyId: 'abc' },
+      { partyIdType: 'IBAN', partyId: 'SE3550000000054910000003' },
+      { partyIdType: 'MSISDN', partyId: 46733123499 },
     ];
     for (const p of payers) {
       await rejectsRtp({ payload: { ...requestToPayBody(), payer: p } }, 400, ['payer'], `payer ${JSON.stringify(p)}`);
@@ -395,30 +510,54 @@ describe('request to pay: text fields and parties', () => {
 
 describe('unknown paths, methods and malformed paths', () => {
   test('an unknown path is 404 naming the method and the path', async () => {
-    for (const [method, url] of [['GET', '/nope'], ['POST', '/collection/v2_0/requesttopay'], ['GET', '/collection/v1_0/transfer'], ['POST', '/']] as const) {
+    for (const [method, url] of [
+      ['GET', '/nope'],
+      ['POST', '/collection/v2_0/requesttopay'],
+      ['GET', '/collection/v1_0/transfer'],
+      ['POST', '/'],
+    ] as const) {
       const before = await snapshot();
-      const res = await sandbox.call({ method, url, headers: caller.headers, ...(method === 'POST' ? { payload: requestToPayBody() } : {}) });
+      const res = await sandbox.call({
+        method,
+        url,
+        headers: caller.headers,
+        ...(method === 'POST' ? { payload: requestToPayBody() } : {}),
+      });
       assertBadRequest(res, 404, [method, url], `${method} ${url}`);
       await assertUnchanged(before, `${method} ${url}`);
     }
   });
 
-  test('a known path with an undeclared method is 405, its Allow header listing the catalogue\'s methods there', async () => {
+  test("a known path with an undeclared method is 405, its Allow header listing the catalogue's methods there", async () => {
     const cases: Array<[CallOptions['method'], string, string]> = [
-      ['DELETE', RTP, 'POST'], ['PUT', RTP, 'POST'], ['GET', RTP, 'POST'], ['PUT', path('createApiUser'), 'POST'],
+      ['DELETE', RTP, 'POST'],
+      ['PUT', RTP, 'POST'],
+      ['GET', RTP, 'POST'],
+      ['PUT', path('createApiUser'), 'POST'],
       ['DELETE', path('getApiUser', undefined, { referenceId: caller.userId }), 'GET, HEAD'],
-      ['PATCH', rtpStatus(randomUUID()), 'GET, HEAD'], ['GET', path('createAccessToken', 'collection'), 'POST'], ['PUT', path('bcAuthorize', 'collection'), 'POST'],
+      ['PATCH', rtpStatus(randomUUID()), 'GET, HEAD'],
+      ['GET', path('createAccessToken', 'collection'), 'POST'],
+      ['PUT', path('bcAuthorize', 'collection'), 'POST'],
       ['POST', path('accountHolderActive', 'collection', { accountHolderIdType: 'msisdn', accountHolderId: '46733123499' }), 'GET, HEAD'],
     ];
     for (const [method, url, allow] of cases) {
       const before = await snapshot();
-      const res = await sandbox.call({ method, url, headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: method === 'GET' ? undefined : requestToPayBody() });
+      const res = await sandbox.call({
+        method,
+        url,
+        headers: { ...caller.headers, 'x-reference-id': randomUUID() },
+        payload: method === 'GET' ? undefined : requestToPayBody(),
+      });
       assertBadRequest(res, 405, [method, url.split('?')[0]!, allow], `${method} ${url}`);
       assert.equal(res.headers.allow, allow, `${method} ${url}`);
       await assertUnchanged(before, `${method} ${url}`);
     }
     // The API user the DELETE named is still there.
-    const user = await sandbox.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: caller.userId }), headers: { 'ocp-apim-subscription-key': KEYS.collection } });
+    const user = await sandbox.call({
+      method: 'GET',
+      url: path('getApiUser', undefined, { referenceId: caller.userId }),
+      headers: { 'ocp-apim-subscription-key': KEYS.collection },
+    });
     assert.equal(user.statusCode, 200, user.body);
   });
 
@@ -429,7 +568,12 @@ describe('unknown paths, methods and malformed paths', () => {
   });
 
   test('an account-holder id as long as the OpenAPI document allows (254 characters) is served, one more is 400, never 414', async () => {
-    const holder = (id: string) => sandbox.call({ method: 'GET', url: path('accountHolderActive', 'collection', { accountHolderIdType: 'email', accountHolderId: id }), headers: caller.headers });
+    const holder = (id: string) =>
+      sandbox.call({
+        method: 'GET',
+        url: path('accountHolderActive', 'collection', { accountHolderIdType: 'email', accountHolderId: id }),
+        headers: caller.headers,
+      });
     const email = (length: number) => `${'l'.repeat(64)}@${'d'.repeat(length - 64 - 1 - 4)}.com`;
     for (const length of [201, 254]) {
       const res = await holder(email(length));
@@ -440,7 +584,9 @@ describe('unknown paths, methods and malformed paths', () => {
     const encoded = await holder(`${'l'.repeat(60)}+ü@${'d'.repeat(254 - 62 - 1 - 4)}.com`);
     assert.equal(encoded.statusCode, 200, encoded.body);
     assertBadRequest(await holder(email(255)), 400, ['accountHolderId'], '255 characters');
-    const openapi = (await sandbox.call({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: { maxLength?: number } }> } }> };
+    const openapi = (await sandbox.call({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, { get?: { parameters?: Array<{ name: string; schema: { maxLength?: number } }> } }>;
+    };
     const declared = openapi.paths[path('accountHolderActive', 'collection')]!.get!.parameters!.find((p) => p.name === 'accountHolderId')!;
     assert.equal(declared.schema.maxLength, 254, 'the OpenAPI document states the same bound');
   });
@@ -463,7 +609,7 @@ describe('unknown paths, methods and malformed paths', () => {
     }
   });
 
-  test('very long segments and percent-encoded junk are 4xx with the sandbox\'s bad-request body', async () => {
+  test("very long segments and percent-encoded junk are 4xx with the sandbox's bad-request body", async () => {
     const urls = [
       rtpStatus('a'.repeat(5000)),
       path('getApiUser', undefined, { referenceId: '9'.repeat(300) }),
@@ -510,15 +656,23 @@ const CANONICAL_HEADER: Record<string, string> = {
 /** A body each operation accepts as to its form; a new operation must be added here. */
 function validBody(schema: string): Record<string, string | object> {
   switch (schema) {
-    case 'request-to-pay': return requestToPayBody();
+    case 'request-to-pay':
+      return requestToPayBody();
     case 'deposit':
-    case 'transfer': return { amount: '5', currency: 'EUR', externalId: 'dep-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' };
-    case 'refund': return { amount: '1', currency: 'EUR', externalId: 'ref-1', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: randomUUID() };
-    case 'api-user-create': return { providerCallbackHost: '127.0.0.1' };
-    case 'delivery-notification': return { notificationMessage: 'Your goods are on their way.' };
-    case 'bc-authorize-request': return { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' };
-    case 'oauth-token-request': return { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: randomUUID() };
-    default: throw new Error(`no valid body known for schema ${schema}; add one to the sweep`);
+    case 'transfer':
+      return { amount: '5', currency: 'EUR', externalId: 'dep-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' };
+    case 'refund':
+      return { amount: '1', currency: 'EUR', externalId: 'ref-1', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: randomUUID() };
+    case 'api-user-create':
+      return { providerCallbackHost: '127.0.0.1' };
+    case 'delivery-notification':
+      return { notificationMessage: 'Your goods are on their way.' };
+    case 'bc-authorize-request':
+      return { login_hint: 'ID:46733123450/MSISDN', scope: 'profile', access_type: 'offline' };
+    case 'oauth-token-request':
+      return { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: randomUUID() };
+    default:
+      throw new Error(`no valid body known for schema ${schema}; add one to the sweep`);
   }
 }
 
@@ -557,22 +711,61 @@ function sweepCases(op: ServedOperation): Case[] {
       { name: 'empty object', payload: '{}', status: 400, mentions: ['body'] },
       { name: 'empty body', payload: '', status: 400 },
       { name: '__proto__', payload: `{"__proto__":{"polluted":true},${encode(valid, mt).slice(1)}`, status: 400 },
-      { name: 'constructor.prototype', payload: `{"constructor":{"prototype":{"polluted":true}},${encode(valid, mt).slice(1)}`, status: 400 },
+      {
+        name: 'constructor.prototype',
+        payload: `{"constructor":{"prototype":{"polluted":true}},${encode(valid, mt).slice(1)}`,
+        status: 400,
+      },
       { name: 'deep nesting', payload: `${'['.repeat(5000)}${']'.repeat(5000)}`, status: 400 },
-      { name: 'form body', payload: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, mentions: ['Content-Type'] },
+      {
+        name: 'form body',
+        payload: 'a=b',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        status: 415,
+        mentions: ['Content-Type'],
+      },
     );
   } else {
     cases.push(
-      { name: 'JSON body', payload: JSON.stringify(valid), headers: { 'content-type': 'application/json' }, status: 415, mentions: ['Content-Type'], strictOnly: true },
+      {
+        name: 'JSON body',
+        payload: JSON.stringify(valid),
+        headers: { 'content-type': 'application/json' },
+        status: 415,
+        mentions: ['Content-Type'],
+        strictOnly: true,
+      },
       { name: 'empty form', payload: '', status: 400 },
       { name: 'junk form', payload: '%%%&&&===', status: 400 },
-      { name: 'repeated parameter', payload: `${encode(valid, mt)}&${Object.keys(valid)[0]}=again`, status: 400, mentions: [Object.keys(valid)[0]!] },
-      { name: 'NUL in a value', payload: `${encode(valid, mt)}`.replace(/=([^&]*)/, '=%00$1'), status: 400, mentions: [Object.keys(valid)[0]!] },
+      {
+        name: 'repeated parameter',
+        payload: `${encode(valid, mt)}&${Object.keys(valid)[0]}=again`,
+        status: 400,
+        mentions: [Object.keys(valid)[0]!],
+      },
+      {
+        name: 'NUL in a value',
+        payload: `${encode(valid, mt)}`.replace(/=([^&]*)/, '=%00$1'),
+        status: 400,
+        mentions: [Object.keys(valid)[0]!],
+      },
     );
   }
   cases.push(
-    { name: 'text/plain', payload: encode(valid, mt), headers: { 'content-type': 'text/plain' }, status: 415, mentions: ['Content-Type', mt] },
-    { name: 'multipart', payload: '--x\r\n\r\n--x--', headers: { 'content-type': 'multipart/form-data; boundary=x' }, status: 415, mentions: ['Content-Type'] },
+    {
+      name: 'text/plain',
+      payload: encode(valid, mt),
+      headers: { 'content-type': 'text/plain' },
+      status: 415,
+      mentions: ['Content-Type', mt],
+    },
+    {
+      name: 'multipart',
+      payload: '--x\r\n\r\n--x--',
+      headers: { 'content-type': 'multipart/form-data; boundary=x' },
+      status: 415,
+      mentions: ['Content-Type'],
+    },
     { name: '70 KiB', payload: encode({ ...valid, [Object.keys(valid)[0]!]: 'x'.repeat(70 * 1024) }, mt), status: 413 },
     { name: 'unknown field', payload: encode({ ...valid, zzUnknown: '1' }, mt), status: 400, mentions: ['zzUnknown'], strictOnly: true },
   );
@@ -580,18 +773,30 @@ function sweepCases(op: ServedOperation): Case[] {
     const without: Record<string, unknown> = { ...valid };
     delete without[field];
     const required = requiredFields(body.schema);
-    if (required.always.includes(field)) cases.push({ name: `without ${field}`, payload: encode(without, mt), status: 400, mentions: [field] });
-    if (required.strictOnly.includes(field)) cases.push({ name: `without ${field}`, payload: encode(without, mt), status: 400, mentions: [field], strictOnly: true });
+    if (required.always.includes(field))
+      cases.push({ name: `without ${field}`, payload: encode(without, mt), status: 400, mentions: [field] });
+    if (required.strictOnly.includes(field))
+      cases.push({ name: `without ${field}`, payload: encode(without, mt), status: 400, mentions: [field], strictOnly: true });
     cases.push({
-      name: `${field} with a control character`, payload: encode({ ...valid, [field]: 'x\u0001y' }, mt), status: 400, mentions: [field],
+      name: `${field} with a control character`,
+      payload: encode({ ...valid, [field]: 'x\u0001y' }, mt),
+      status: 400,
+      mentions: [field],
       ...(fieldsUnderReadings(body.schema).includes(field) ? { strictOnly: true as const } : {}),
       // Any text is a well-formed scope; one the sandbox does not offer is UNSUPPORTED_SCOPE (§7 set A).
       ...(body.schema === 'bc-authorize-request' && field === 'scope' ? { businessCode: 'UNSUPPORTED_SCOPE' } : {}),
     });
-    if (mt === 'application/json') cases.push({ name: `${field} as a number`, payload: encode({ ...valid, [field]: 12345 }, mt), status: 400, mentions: [field] });
+    if (mt === 'application/json')
+      cases.push({ name: `${field} as a number`, payload: encode({ ...valid, [field]: 12345 }, mt), status: 400, mentions: [field] });
   }
   for (const header of op.requiredHeaders ?? []) {
-    cases.push({ name: `without ${header}`, payload: encode(valid, mt), headers: { [header]: undefined }, status: 400, mentions: [CANONICAL_HEADER[header]!] });
+    cases.push({
+      name: `without ${header}`,
+      payload: encode(valid, mt),
+      headers: { [header]: undefined },
+      status: 400,
+      mentions: [CANONICAL_HEADER[header]!],
+    });
   }
   const invalidHeaderValues: Record<string, string[]> = {
     'x-reference-id': ['123', 'a8098c1a-f86e-11da-bd1a-00112444be1e'],
@@ -601,14 +806,35 @@ function sweepCases(op: ServedOperation): Case[] {
   };
   for (const header of [...(op.requiredHeaders ?? []), ...(op.optionalHeaders ?? [])]) {
     for (const value of invalidHeaderValues[header] ?? []) {
-      cases.push({ name: `${header}: ${value}`, payload: encode(valid, mt), headers: { [header]: value }, status: 400, mentions: [CANONICAL_HEADER[header]!] });
+      cases.push({
+        name: `${header}: ${value}`,
+        payload: encode(valid, mt),
+        headers: { [header]: value },
+        status: 400,
+        mentions: [CANONICAL_HEADER[header]!],
+      });
     }
   }
-  cases.push({ name: 'without a subscription key', payload: encode(valid, mt), headers: { 'ocp-apim-subscription-key': undefined }, status: 401 });
-  cases.push({ name: 'an unknown subscription key', payload: encode(valid, mt), headers: { 'ocp-apim-subscription-key': 'not-a-known-key' }, status: 401 });
+  cases.push({
+    name: 'without a subscription key',
+    payload: encode(valid, mt),
+    headers: { 'ocp-apim-subscription-key': undefined },
+    status: 401,
+  });
+  cases.push({
+    name: 'an unknown subscription key',
+    payload: encode(valid, mt),
+    headers: { 'ocp-apim-subscription-key': 'not-a-known-key' },
+    status: 401,
+  });
   if (op.credential === 'bearer') {
     cases.push({ name: 'without Authorization', payload: encode(valid, mt), headers: { authorization: undefined }, status: 401 });
-    cases.push({ name: 'a forged Bearer token', payload: encode(valid, mt), headers: { authorization: 'Bearer abc.def.ghi' }, status: 401 });
+    cases.push({
+      name: 'a forged Bearer token',
+      payload: encode(valid, mt),
+      headers: { authorization: 'Bearer abc.def.ghi' },
+      status: 401,
+    });
   }
   if (op.credential === 'basic') {
     cases.push({ name: 'a malformed Basic credential', payload: encode(valid, mt), headers: { authorization: 'Basic !!!' }, status: 401 });
@@ -616,7 +842,12 @@ function sweepCases(op: ServedOperation): Case[] {
   return cases;
 }
 
-type SchemaDocument = { $ref?: string; required?: string[]; properties?: Record<string, { $ref?: string }>; strictReading?: { reading: string; schema: { required?: string[] } } };
+type SchemaDocument = {
+  $ref?: string;
+  required?: string[];
+  properties?: Record<string, { $ref?: string }>;
+  strictReading?: { reading: string; schema: { required?: string[] } };
+};
 
 /** A body schema by its short name, following a whole-document $ref (transfer is a deposit). */
 function bodySchema(name: string): SchemaDocument {
@@ -670,24 +901,58 @@ describe('a generated sweep over every operation with a body', () => {
 
   test('every operation with a body answers malformed bodies and bad headers with a 4xx that says why', async (t) => {
     const operations = servedOperations().filter((op) => op.body);
-    assert.ok(operations.length >= 11, `expected every body-taking operation in the catalogue, got ${operations.map((o) => o.id).join(', ')}`);
+    assert.ok(
+      operations.length >= 11,
+      `expected every body-taking operation in the catalogue, got ${operations.map((o) => o.id).join(', ')}`,
+    );
     for (const op of operations) {
       await t.test(op.id, async () => {
         // The valid body is not refused for its form, so each case below is refused for its own fault.
-        const control = await sandbox.call({ method: op.method, url: urlOf(op), headers: baseHeaders(op), payload: encode(validBody(op.body!.schema), op.body!.mediaType) });
+        const control = await sandbox.call({
+          method: op.method,
+          url: urlOf(op),
+          headers: baseHeaders(op),
+          payload: encode(validBody(op.body!.schema), op.body!.mediaType),
+        });
         assert.ok(![413, 415].includes(control.statusCode), `${op.id} control: ${control.statusCode} ${control.body}`);
-        if (control.statusCode === 400) assert.throws(() => assertSchema('bad-request', control.json()), `${op.id}: the valid body was refused for its form: ${control.body}`);
+        if (control.statusCode === 400)
+          assert.throws(
+            () => assertSchema('bad-request', control.json()),
+            `${op.id}: the valid body was refused for its form: ${control.body}`,
+          );
 
         for (const c of sweepCases(op)) {
           if (c.strictOnly) {
             // Without --strict it is not refused for its form: answered as the valid body is, or with a business error.
-            const lenient = await sandbox.call({ method: op.method, url: urlOf(op), headers: { ...baseHeaders(op), ...c.headers }, payload: c.payload });
-            const refusedForItsForm = [400, 413, 415].includes(lenient.statusCode) && (() => { try { assertSchema('bad-request', lenient.json()); return true; } catch { return false; } })();
-            assert.ok(!refusedForItsForm, `${op.id} / ${c.name} is not refused for its form without --strict: ${lenient.statusCode} ${lenient.body.slice(0, 300)}`);
+            const lenient = await sandbox.call({
+              method: op.method,
+              url: urlOf(op),
+              headers: { ...baseHeaders(op), ...c.headers },
+              payload: c.payload,
+            });
+            const refusedForItsForm =
+              [400, 413, 415].includes(lenient.statusCode) &&
+              (() => {
+                try {
+                  assertSchema('bad-request', lenient.json());
+                  return true;
+                } catch {
+                  return false;
+                }
+              })();
+            assert.ok(
+              !refusedForItsForm,
+              `${op.id} / ${c.name} is not refused for its form without --strict: ${lenient.statusCode} ${lenient.body.slice(0, 300)}`,
+            );
           }
           const target = c.strictOnly ? strictSandbox : sandbox;
           const before = await snapshot(target);
-          const res = await target.call({ method: op.method, url: urlOf(op), headers: { ...baseHeaders(op, target), ...c.headers }, payload: c.payload });
+          const res = await target.call({
+            method: op.method,
+            url: urlOf(op),
+            headers: { ...baseHeaders(op, target), ...c.headers },
+            payload: c.payload,
+          });
           const what = `${op.id} / ${c.name}${c.strictOnly ? ' (--strict)' : ''}`;
           assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${what}: ${res.statusCode} ${res.body.slice(0, 300)}`);
           assert.equal(res.statusCode, c.status, `${what}: ${res.body.slice(0, 300)}`);
@@ -719,11 +984,17 @@ describe('a generated sweep over every operation with a body', () => {
         const deliberate: Array<{ code: string; headers?: Record<string, string>; body?: Record<string, unknown> }> = [
           { code: 'NOT_ALLOWED_TARGET_ENVIRONMENT', headers: { 'x-target-environment': 'production' } },
         ];
-        if (op.optionalHeaders?.includes('x-callback-url')) deliberate.push({ code: 'INVALID_CALLBACK_URL_HOST', headers: { 'x-callback-url': 'https://elsewhere.example/cb' } });
+        if (op.optionalHeaders?.includes('x-callback-url'))
+          deliberate.push({ code: 'INVALID_CALLBACK_URL_HOST', headers: { 'x-callback-url': 'https://elsewhere.example/cb' } });
         if ('currency' in valid) deliberate.push({ code: 'INVALID_CURRENCY', body: { ...valid, currency: 'USD' } });
         for (const d of deliberate) {
           const before = await snapshot();
-          const res = await sandbox.call({ method: op.method, url: urlOf(op), headers: { ...baseHeaders(op), ...d.headers }, payload: encode(d.body ?? valid, op.body!.mediaType) });
+          const res = await sandbox.call({
+            method: op.method,
+            url: urlOf(op),
+            headers: { ...baseHeaders(op), ...d.headers },
+            payload: encode(d.body ?? valid, op.body!.mediaType),
+          });
           assert.equal(res.statusCode, 500, `${op.id} / ${d.code}: ${res.body}`);
           const body = res.json();
           assertSchema(op.id.endsWith('bcAuthorize') ? 'error-set-a' : errorSchema, body);
@@ -755,14 +1026,32 @@ test('logs at trace level carry no API key, access token, subscription key or Ba
   try {
     const c = await s.provision('collection');
     // A failed token request, a forged token, and a bad body: failure paths log too.
-    const failedToken = await s.call({ method: 'POST', url: path('createAccessToken', 'collection'), headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(c.userId, `${c.apiKey}x`) } });
+    const failedToken = await s.call({
+      method: 'POST',
+      url: path('createAccessToken', 'collection'),
+      headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(c.userId, `${c.apiKey}x`) },
+    });
     assert.equal(failedToken.statusCode, 401);
-    const forged = await s.call({ method: 'GET', url: path('getBalance', 'collection'), headers: { ...c.headers, authorization: `Bearer ${c.token}x` } });
+    const forged = await s.call({
+      method: 'GET',
+      url: path('getBalance', 'collection'),
+      headers: { ...c.headers, authorization: `Bearer ${c.token}x` },
+    });
     assert.equal(forged.statusCode, 401);
-    const bad = await s.call({ method: 'POST', url: RTP, headers: { ...c.headers, 'x-reference-id': randomUUID(), 'content-type': 'application/json' }, payload: '{"amount":' });
+    const bad = await s.call({
+      method: 'POST',
+      url: RTP,
+      headers: { ...c.headers, 'x-reference-id': randomUUID(), 'content-type': 'application/json' },
+      payload: '{"amount":',
+    });
     assert.equal(bad.statusCode, 400);
     for (const path of ['/ok', '/fail']) {
-      const res = await s.call({ method: 'POST', url: RTP, headers: { ...c.headers, 'x-reference-id': randomUUID(), 'x-callback-url': `http://127.0.0.1:${port}${path}` }, payload: requestToPayBody() });
+      const res = await s.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...c.headers, 'x-reference-id': randomUUID(), 'x-callback-url': `http://127.0.0.1:${port}${path}` },
+        payload: requestToPayBody(),
+      });
       assert.equal(res.statusCode, 202, res.body);
     }
     // The failing callback's retries, on the sandbox's clock, until it gives up.

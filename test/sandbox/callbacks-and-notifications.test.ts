@@ -91,7 +91,10 @@ async function withBoth(
   }
 }
 
-async function withSandbox(body: (sandbox: TestSandbox) => Promise<void>, settings: Parameters<typeof startSandbox>[0] = {}): Promise<void> {
+async function withSandbox(
+  body: (sandbox: TestSandbox) => Promise<void>,
+  settings: Parameters<typeof startSandbox>[0] = {},
+): Promise<void> {
   const sandbox = await startSandbox(settings);
   try {
     await body(sandbox);
@@ -109,13 +112,32 @@ const RTP = 'requestToPay' satisfies OperationId;
 const DEPOSIT = 'deposit' satisfies OperationId;
 const REFUND = 'refund' satisfies OperationId;
 
-function requestToPay(sandbox: TestSandbox, caller: Caller, id: string, partyId = '46733123499', callbackUrl?: string): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: path(RTP), headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl }, payload: requestToPayBody(partyId, '12.50') });
+function requestToPay(
+  sandbox: TestSandbox,
+  caller: Caller,
+  id: string,
+  partyId = '46733123499',
+  callbackUrl?: string,
+): Promise<LightMyRequestResponse> {
+  return sandbox.call({
+    method: 'POST',
+    url: path(RTP),
+    headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl },
+    payload: requestToPayBody(partyId, '12.50'),
+  });
 }
 
-function deposit(sandbox: TestSandbox, caller: Caller, id: string, partyId = '46733123499', callbackUrl?: string): Promise<LightMyRequestResponse> {
+function deposit(
+  sandbox: TestSandbox,
+  caller: Caller,
+  id: string,
+  partyId = '46733123499',
+  callbackUrl?: string,
+): Promise<LightMyRequestResponse> {
   return sandbox.call({
-    method: 'POST', url: path(DEPOSIT), headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl },
+    method: 'POST',
+    url: path(DEPOSIT),
+    headers: { ...caller.headers, 'x-reference-id': id, 'x-callback-url': callbackUrl },
     payload: { amount: '7.00', currency: 'EUR', externalId: 'dep-1', payee: payer(partyId), payerMessage: 'Salary', payeeNote: 'June' },
   });
 }
@@ -124,8 +146,19 @@ function status(sandbox: TestSandbox, caller: Caller, create: OperationId, id: s
   return sandbox.call({ method: 'GET', url: path(statusQueryOf(create), undefined, { referenceId: id }), headers: caller.headers });
 }
 
-function notify(sandbox: TestSandbox, caller: Caller, id: string, payload: unknown = { notificationMessage: 'Your goods are on their way.' }, extraHeaders: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: path('deliveryNotification', 'collection', { referenceId: id }), headers: { ...caller.headers, ...extraHeaders }, payload });
+function notify(
+  sandbox: TestSandbox,
+  caller: Caller,
+  id: string,
+  payload: unknown = { notificationMessage: 'Your goods are on their way.' },
+  extraHeaders: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  return sandbox.call({
+    method: 'POST',
+    url: path('deliveryNotification', 'collection', { referenceId: id }),
+    headers: { ...caller.headers, ...extraHeaders },
+    payload,
+  });
 }
 
 function assertError(response: LightMyRequestResponse, statusCode: number, code: string, schema = 'error-set-a'): void {
@@ -172,7 +205,10 @@ describe('callbacks', { concurrency: true }, () => {
       assert.deepEqual(first!.body, record);
 
       // Answered 200: no retry follows, however long after.
-      assert.equal((await receivedAfter(sandbox, listener, 100 * sandbox.settings.callbackRetryDelaysMs.reduce((a, b) => a + b, 0))).length, 1);
+      assert.equal(
+        (await receivedAfter(sandbox, listener, 100 * sandbox.settings.callbackRetryDelaysMs.reduce((a, b) => a + b, 0))).length,
+        1,
+      );
     });
   });
 
@@ -227,15 +263,18 @@ describe('callbacks', { concurrency: true }, () => {
   });
 
   test('callback: callbackMethod POST sends the callback with POST', async () => {
-    await withBoth(async (sandbox, listener) => {
-      const caller = await sandbox.provision('collection');
-      const id = randomUUID();
-      assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
-      const [first] = await receivedAfter(sandbox, listener);
-      assert.equal(first!.method, 'POST');
-      assert.match(String(first!.headers['content-type']), /^application\/json(;|$)/);
-      assert.deepEqual(first!.body, (await status(sandbox, caller, RTP, id)).json());
-    }, { settings: { callbackMethod: 'POST' } });
+    await withBoth(
+      async (sandbox, listener) => {
+        const caller = await sandbox.provision('collection');
+        const id = randomUUID();
+        assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
+        const [first] = await receivedAfter(sandbox, listener);
+        assert.equal(first!.method, 'POST');
+        assert.match(String(first!.headers['content-type']), /^application\/json(;|$)/);
+        assert.deepEqual(first!.body, (await status(sandbox, caller, RTP, id)).json());
+      },
+      { settings: { callbackMethod: 'POST' } },
+    );
   });
 
   test('callback: a deposit calls back with the deposit status record', async () => {
@@ -262,33 +301,42 @@ describe('callbacks', { concurrency: true }, () => {
   async function creationBody(sandbox: TestSandbox, schema: string): Promise<Record<string, unknown>> {
     const party = { amount: '3', currency: 'EUR', externalId: 'ext-1', payerMessage: 'm', payeeNote: 'n' };
     switch (schema) {
-      case 'request-to-pay': return { ...party, payer: payer('46733123499') };
+      case 'request-to-pay':
+        return { ...party, payer: payer('46733123499') };
       case 'deposit':
-      case 'transfer': return { ...party, payee: payer('46733123499') };
-      case 'refund': return { ...party, referenceIdToRefund: await successfulRtp(sandbox, await sandbox.provision('collection')) };
-      default: throw new Error(`no body known for ${schema}; add one`);
+      case 'transfer':
+        return { ...party, payee: payer('46733123499') };
+      case 'refund':
+        return { ...party, referenceIdToRefund: await successfulRtp(sandbox, await sandbox.provision('collection')) };
+      default:
+        throw new Error(`no body known for ${schema}; add one`);
     }
   }
 
   for (const setting of ['documented', 'PUT', 'POST'] as const) {
     test(`callback method, callbackMethod ${setting}: every creation calls back with ${setting === 'documented' ? 'its documented method' : setting}`, async () => {
       assert.ok(creations.length >= 9, creations.map((c) => `${c.product}.${c.operation.id}`).join(', '));
-      await withBoth(async (sandbox, listener) => {
-        for (const route of creations) {
-          const what = `${route.product}.${route.operation.id}`;
-          const caller = await sandbox.provision(route.product!);
-          const body = await creationBody(sandbox, (route.operation.request as { schema: string }).schema);
-          const before = listener.received.length;
-          const created = await sandbox.call({
-            method: route.method, url: path(route.operation.id, route.product),
-            headers: { ...caller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': listener.url(`/${what}`) }, payload: body,
-          });
-          assert.equal(created.statusCode, 202, `${what}: ${created.body}`);
-          const sent = (await receivedAfter(sandbox, listener)).slice(before).filter((r) => r.path === `/${what}`);
-          assert.equal(sent.length, 1, `${what}: one callback`);
-          assert.equal(sent[0]!.method, setting === 'documented' ? route.operation.callback!.method : setting, what);
-        }
-      }, { settings: { callbackMethod: setting } });
+      await withBoth(
+        async (sandbox, listener) => {
+          for (const route of creations) {
+            const what = `${route.product}.${route.operation.id}`;
+            const caller = await sandbox.provision(route.product!);
+            const body = await creationBody(sandbox, (route.operation.request as { schema: string }).schema);
+            const before = listener.received.length;
+            const created = await sandbox.call({
+              method: route.method,
+              url: path(route.operation.id, route.product),
+              headers: { ...caller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': listener.url(`/${what}`) },
+              payload: body,
+            });
+            assert.equal(created.statusCode, 202, `${what}: ${created.body}`);
+            const sent = (await receivedAfter(sandbox, listener)).slice(before).filter((r) => r.path === `/${what}`);
+            assert.equal(sent.length, 1, `${what}: one callback`);
+            assert.equal(sent[0]!.method, setting === 'documented' ? route.operation.callback!.method : setting, what);
+          }
+        },
+        { settings: { callbackMethod: setting } },
+      );
     });
   }
 
@@ -299,8 +347,17 @@ describe('callbacks', { concurrency: true }, () => {
       const disburser = await sandbox.provision('disbursement');
       const id = randomUUID();
       const created = await sandbox.call({
-        method: 'POST', url: path(REFUND), headers: { ...disburser.headers, 'x-reference-id': id, 'x-callback-url': listener.url('/refunds') },
-        payload: { amount: '5', currency: 'EUR', externalId: 'ref-1', payerMessage: 'Refund', payeeNote: 'Sorry', referenceIdToRefund: rtpId },
+        method: 'POST',
+        url: path(REFUND),
+        headers: { ...disburser.headers, 'x-reference-id': id, 'x-callback-url': listener.url('/refunds') },
+        payload: {
+          amount: '5',
+          currency: 'EUR',
+          externalId: 'ref-1',
+          payerMessage: 'Refund',
+          payeeNote: 'Sorry',
+          referenceIdToRefund: rtpId,
+        },
       });
       assert.equal(created.statusCode, 202, created.body);
       const [first] = await receivedAfter(sandbox, listener);
@@ -313,52 +370,65 @@ describe('callbacks', { concurrency: true }, () => {
   });
 
   test('callback retries: 500, 500, then 200 gives exactly 3 attempts spaced by the retry delays', async () => {
-    await withBoth(async (sandbox, listener) => {
-      const caller = await sandbox.provision('collection');
-      const id = randomUUID();
-      assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
-      const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
-      assert.equal((await receivedAfter(sandbox, listener)).length, 1);
-      assert.equal((await receivedAfter(sandbox, listener, d1 - 1)).length, 1, 'no retry before its delay');
-      assert.equal((await receivedAfter(sandbox, listener, 1)).length, 2);
-      const attempts = await receivedAfter(sandbox, listener, d2);
-      assert.deepEqual(attempts.map((a) => a.at - attempts[0]!.at), [0, d1, d1 + d2], 'spaced by the retry delays');
-      const record = (await status(sandbox, caller, RTP, id)).json();
-      for (const a of attempts) {
-        assert.equal(a.method, 'PUT');
-        assert.deepEqual(a.body, record);
-      }
-      assert.equal((await receivedAfter(sandbox, listener, 10 * (d1 + d2))).length, 3, 'no attempt after the 200');
-    }, { answer: (n) => (n <= 2 ? 500 : 200) });
+    await withBoth(
+      async (sandbox, listener) => {
+        const caller = await sandbox.provision('collection');
+        const id = randomUUID();
+        assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
+        const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
+        assert.equal((await receivedAfter(sandbox, listener)).length, 1);
+        assert.equal((await receivedAfter(sandbox, listener, d1 - 1)).length, 1, 'no retry before its delay');
+        assert.equal((await receivedAfter(sandbox, listener, 1)).length, 2);
+        const attempts = await receivedAfter(sandbox, listener, d2);
+        assert.deepEqual(
+          attempts.map((a) => a.at - attempts[0]!.at),
+          [0, d1, d1 + d2],
+          'spaced by the retry delays',
+        );
+        const record = (await status(sandbox, caller, RTP, id)).json();
+        for (const a of attempts) {
+          assert.equal(a.method, 'PUT');
+          assert.deepEqual(a.body, record);
+        }
+        assert.equal((await receivedAfter(sandbox, listener, 10 * (d1 + d2))).length, 3, 'no attempt after the 200');
+      },
+      { answer: (n) => (n <= 2 ? 500 : 200) },
+    );
   });
 
   test('callback retries: a listener that always answers 500 gets 1 + retryDelays.length attempts, then no more', async () => {
-    await withBoth(async (sandbox, listener) => {
-      const caller = await sandbox.provision('collection');
-      assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url())).statusCode, 202);
-      const delays = sandbox.settings.callbackRetryDelaysMs;
-      await receivedAfter(sandbox, listener);
-      for (const delay of delays) await receivedAfter(sandbox, listener, delay);
-      assert.equal(listener.received.length, 1 + delays.length);
-      // Long past the last retry delay: a further attempt would have come by now.
-      assert.equal((await receivedAfter(sandbox, listener, 100 * Math.max(...delays))).length, 1 + delays.length);
-      assert.equal(sandbox.clock.pending, 0, 'no timer is left for another attempt');
-    }, { answer: () => 500 });
+    await withBoth(
+      async (sandbox, listener) => {
+        const caller = await sandbox.provision('collection');
+        assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url())).statusCode, 202);
+        const delays = sandbox.settings.callbackRetryDelaysMs;
+        await receivedAfter(sandbox, listener);
+        for (const delay of delays) await receivedAfter(sandbox, listener, delay);
+        assert.equal(listener.received.length, 1 + delays.length);
+        // Long past the last retry delay: a further attempt would have come by now.
+        assert.equal((await receivedAfter(sandbox, listener, 100 * Math.max(...delays))).length, 1 + delays.length);
+        assert.equal(sandbox.clock.pending, 0, 'no timer is left for another attempt');
+      },
+      { answer: () => 500 },
+    );
   });
 
   test('callback retries: a listener that never answers is abandoned after callbackTimeoutMs and retried', async () => {
-    await withBoth(async (sandbox, listener) => {
-      const caller = await sandbox.provision('collection');
-      const created = await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url());
-      assert.equal(created.statusCode, 202);
-      const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
-      // Each attempt ends (settles) only because its callbackTimeoutMs gives it up: the listener never answers.
-      assert.equal((await receivedAfter(sandbox, listener)).length, 1);
-      assert.equal(sandbox.clock.pending, 1, 'the abandoned attempt set its retry');
-      assert.equal((await receivedAfter(sandbox, listener, d1)).length, 2);
-      assert.equal((await receivedAfter(sandbox, listener, d2)).length, 3);
-      assert.equal(sandbox.clock.pending, 0, 'after the last retry, nothing more is set');
-    }, { answer: () => 'hang', settings: { callbackTimeoutMs: 250 } });
+    await withBoth(
+      async (sandbox, listener) => {
+        const caller = await sandbox.provision('collection');
+        const created = await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url());
+        assert.equal(created.statusCode, 202);
+        const [d1, d2] = sandbox.settings.callbackRetryDelaysMs as [number, number];
+        // Each attempt ends (settles) only because its callbackTimeoutMs gives it up: the listener never answers.
+        assert.equal((await receivedAfter(sandbox, listener)).length, 1);
+        assert.equal(sandbox.clock.pending, 1, 'the abandoned attempt set its retry');
+        assert.equal((await receivedAfter(sandbox, listener, d1)).length, 2);
+        assert.equal((await receivedAfter(sandbox, listener, d2)).length, 3);
+        assert.equal(sandbox.clock.pending, 0, 'after the last retry, nothing more is set');
+      },
+      { answer: () => 'hang', settings: { callbackTimeoutMs: 250 } },
+    );
   });
 
   test('callback: refused host gives 500 INVALID_CALLBACK_URL_HOST (set A) and creates nothing', async () => {
@@ -494,7 +564,13 @@ describe('delivery notification', { concurrency: true }, () => {
       assert.equal(plain.statusCode, 200, plain.body);
       assert.equal(plain.body, '');
       for (const language of ['en', 'fra']) {
-        const withLanguage = await notify(sandbox, caller, await successfulRtp(sandbox, caller), { notificationMessage: 'x'.repeat(160) }, { language });
+        const withLanguage = await notify(
+          sandbox,
+          caller,
+          await successfulRtp(sandbox, caller),
+          { notificationMessage: 'x'.repeat(160) },
+          { language },
+        );
         assert.equal(withLanguage.statusCode, 200, withLanguage.body);
         assert.equal(withLanguage.body, '');
       }
@@ -525,7 +601,7 @@ describe('delivery notification', { concurrency: true }, () => {
     });
   });
 
-  test('delivery notification: 404 RESOURCE_NOT_FOUND for an unknown id and for another API user\'s request to pay', async () => {
+  test("delivery notification: 404 RESOURCE_NOT_FOUND for an unknown id and for another API user's request to pay", async () => {
     await withSandbox(async (sandbox) => {
       const owner = await sandbox.provision('collection');
       const stranger = await sandbox.provision('collection');
@@ -554,42 +630,51 @@ describe('delivery notification', { concurrency: true }, () => {
   });
 
   test('delivery notification: 410 EXPIRED once notificationWindowMs has passed since completion', async () => {
-    await withSandbox(async (sandbox) => {
-      const caller = await sandbox.provision('collection');
-      const early = await successfulRtp(sandbox, caller);
-      const late = await successfulRtp(sandbox, caller);
-      sandbox.clock.advance(sandbox.settings.notificationWindowMs - 1);
-      assert.equal((await notify(sandbox, caller, early)).statusCode, 200, 'still inside the window');
-      sandbox.clock.advance(2);
-      assertError(await notify(sandbox, caller, late), 410, 'EXPIRED');
-      // The record itself is still there: only the notification opportunity has gone.
-      assert.equal((await status(sandbox, caller, RTP, late)).json().status, 'SUCCESSFUL');
-    }, { notificationWindowMs: 30 * 60_000 });
+    await withSandbox(
+      async (sandbox) => {
+        const caller = await sandbox.provision('collection');
+        const early = await successfulRtp(sandbox, caller);
+        const late = await successfulRtp(sandbox, caller);
+        sandbox.clock.advance(sandbox.settings.notificationWindowMs - 1);
+        assert.equal((await notify(sandbox, caller, early)).statusCode, 200, 'still inside the window');
+        sandbox.clock.advance(2);
+        assertError(await notify(sandbox, caller, late), 410, 'EXPIRED');
+        // The record itself is still there: only the notification opportunity has gone.
+        assert.equal((await status(sandbox, caller, RTP, late)).json().status, 'SUCCESSFUL');
+      },
+      { notificationWindowMs: 30 * 60_000 },
+    );
   });
 
   test('delivery notification: with the default window and retention, a SUCCESSFUL request to pay is notifiable until the window ends, then 410', async () => {
-    await withSandbox(async (sandbox) => {
-      const caller = await sandbox.provision('collection');
-      const inside = await successfulRtp(sandbox, caller);
-      const after = await successfulRtp(sandbox, caller);
-      // The default window ends well inside the default retention age, so the record is still there to answer 410.
-      assert.ok(sandbox.settings.notificationWindowMs < sandbox.settings.retentionMaxAgeMs);
-      sandbox.clock.advance(sandbox.settings.notificationWindowMs - 1);
-      const response = await notify(sandbox, caller, inside);
-      assert.equal(response.statusCode, 200, `inside the ${sandbox.settings.notificationWindowMs} ms window: ${response.body}`);
-      sandbox.clock.advance(2);
-      assertError(await notify(sandbox, caller, after), 410, 'EXPIRED');
-    }, { tokenLifetimeSeconds: 7 * 86_400 });
+    await withSandbox(
+      async (sandbox) => {
+        const caller = await sandbox.provision('collection');
+        const inside = await successfulRtp(sandbox, caller);
+        const after = await successfulRtp(sandbox, caller);
+        // The default window ends well inside the default retention age, so the record is still there to answer 410.
+        assert.ok(sandbox.settings.notificationWindowMs < sandbox.settings.retentionMaxAgeMs);
+        sandbox.clock.advance(sandbox.settings.notificationWindowMs - 1);
+        const response = await notify(sandbox, caller, inside);
+        assert.equal(response.statusCode, 200, `inside the ${sandbox.settings.notificationWindowMs} ms window: ${response.body}`);
+        sandbox.clock.advance(2);
+        assertError(await notify(sandbox, caller, after), 410, 'EXPIRED');
+      },
+      { tokenLifetimeSeconds: 7 * 86_400 },
+    );
   });
 
   test('delivery notification: 410 EXPIRED is checked before the 429 cool-down', async () => {
-    await withSandbox(async (sandbox) => {
-      const caller = await sandbox.provision('collection');
-      const id = await successfulRtp(sandbox, caller);
-      assert.equal((await notify(sandbox, caller, id)).statusCode, 200);
-      sandbox.clock.advance(1_001);
-      assertError(await notify(sandbox, caller, id), 410, 'EXPIRED');
-    }, { notificationWindowMs: 1_000, notificationCooldownMs: 60_000 });
+    await withSandbox(
+      async (sandbox) => {
+        const caller = await sandbox.provision('collection');
+        const id = await successfulRtp(sandbox, caller);
+        assert.equal((await notify(sandbox, caller, id)).statusCode, 200);
+        sandbox.clock.advance(1_001);
+        assertError(await notify(sandbox, caller, id), 410, 'EXPIRED');
+      },
+      { notificationWindowMs: 1_000, notificationCooldownMs: 60_000 },
+    );
   });
 
   test('delivery notification: 429 NOT_ALLOWED for a repeat within notificationCooldownMs, 200 again after it', async () => {
@@ -640,7 +725,11 @@ describe('delivery notification', { concurrency: true }, () => {
     await withSandbox(async (sandbox) => {
       const caller = await sandbox.provision('collection');
       const id = await successfulRtp(sandbox, caller);
-      assertError(await notify(sandbox, caller, id, undefined, { 'x-target-environment': 'mtnuganda' }), 500, 'NOT_ALLOWED_TARGET_ENVIRONMENT');
+      assertError(
+        await notify(sandbox, caller, id, undefined, { 'x-target-environment': 'mtnuganda' }),
+        500,
+        'NOT_ALLOWED_TARGET_ENVIRONMENT',
+      );
       // Refused before any notification was recorded.
       assert.equal((await notify(sandbox, caller, id)).statusCode, 200);
     });

@@ -35,9 +35,13 @@ function open(port: number): Promise<Probe> {
     const socket = connect({ host: '127.0.0.1', port });
     let data = '';
     socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => { data += chunk; });
+    socket.on('data', (chunk: string) => {
+      data += chunk;
+    });
     const closed = new Promise<number>((done) => socket.on('close', () => done(Date.now() - opened)));
-    socket.on('error', () => { /* a reset is one way of being dropped; `closed` reports it */ });
+    socket.on('error', () => {
+      /* a reset is one way of being dropped; `closed` reports it */
+    });
     socket.once('connect', () => resolve({ socket, received: () => data, closed }));
     socket.once('error', reject);
   });
@@ -62,11 +66,21 @@ describe('slow and stalled callers', () => {
     await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
     port = (sandbox.app.server.address() as AddressInfo).port;
   });
-  after(async () => { await sandbox.close(); });
+  after(async () => {
+    await sandbox.close();
+  });
 
   function requestHead(body: string): string {
-    const headers = { ...caller.headers, 'x-reference-id': randomUUID(), 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), host: '127.0.0.1' };
-    return `POST ${path('requestToPay')} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+    const headers = {
+      ...caller.headers,
+      'x-reference-id': randomUUID(),
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      host: '127.0.0.1',
+    };
+    return `POST ${path('requestToPay')} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
   }
 
   const stored = () => sandbox.context.state.transactions.requesttopay.size;
@@ -146,15 +160,28 @@ describe('retention bounded in bytes', () => {
       const caller = await sandbox.provision('collection');
       let answer;
       do {
-        answer = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: { ...requestToPayBody(), externalId: 'e'.repeat(1024) } });
+        answer = await sandbox.call({
+          method: 'POST',
+          url: path('requestToPay'),
+          headers: { ...caller.headers, 'x-reference-id': randomUUID() },
+          payload: { ...requestToPayBody(), externalId: 'e'.repeat(1024) },
+        });
       } while (answer.statusCode === 202);
       assert.equal(answer.statusCode, 503, answer.body);
       assert.match(String(answer.json().message), /--retention-max-bytes/, 'the answer names the setting to raise');
       const held = sandbox.context.state.budget.used;
       sandbox.clock.advance(sandbox.settings.retentionMaxAgeMs + 1);
-      const again = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody() });
+      const again = await sandbox.call({
+        method: 'POST',
+        url: path('requestToPay'),
+        headers: { ...caller.headers, 'x-reference-id': randomUUID() },
+        payload: requestToPayBody(),
+      });
       assert.equal(again.statusCode, 202, again.body);
-      assert.ok(sandbox.context.state.budget.used < held / 10, `bytes given back: ${sandbox.context.state.budget.used} of ${held} still counted`);
+      assert.ok(
+        sandbox.context.state.budget.used < held / 10,
+        `bytes given back: ${sandbox.context.state.budget.used} of ${held} still counted`,
+      );
     } finally {
       await sandbox.close();
     }
@@ -175,7 +202,12 @@ describe('callback destinations', () => {
 
   async function createWithCallback(sandbox: TestSandbox, callback: Caller, url: string) {
     const id = randomUUID();
-    const res = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...callback.headers, 'x-reference-id': id, 'x-callback-url': url }, payload: requestToPayBody() });
+    const res = await sandbox.call({
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...callback.headers, 'x-reference-id': id, 'x-callback-url': url },
+      payload: requestToPayBody(),
+    });
     return { res, stored: sandbox.context.state.transactions.requesttopay.has(id) };
   }
 
@@ -195,7 +227,12 @@ describe('callback destinations', () => {
         assertRefusedHost(res, url);
         assert.match(JSON.parse(res.body).message, /refused/, url);
         assert.equal(stored, false, `${url}: nothing is stored`);
-        const consent = await sandbox.call({ method: 'POST', url: path('bcAuthorize', 'collection'), headers: { ...caller.headers, 'x-callback-url': url, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline' });
+        const consent = await sandbox.call({
+          method: 'POST',
+          url: path('bcAuthorize', 'collection'),
+          headers: { ...caller.headers, 'x-callback-url': url, 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline',
+        });
         assertRefusedHost(consent, `bc-authorize ${url}`);
       }
       const local = await sandbox.provision('collection', { providerCallbackHost: '127.0.0.1:9' });
@@ -208,12 +245,21 @@ describe('callback destinations', () => {
   });
 
   test('--callback-hosts lists names, "*." suffixes, addresses and ranges; anything else is refused, and link-local even when listed', async () => {
-    const rules = resolveSettings({ argv: ['--callback-hosts', 'callbacks.example.com,*.partner.test,10.0.0.0/8,169.254.0.0/16'] }).callbackHosts;
+    const rules = resolveSettings({
+      argv: ['--callback-hosts', 'callbacks.example.com,*.partner.test,10.0.0.0/8,169.254.0.0/16'],
+    }).callbackHosts;
     const sandbox = await startSandbox({ callbackHosts: rules }, { plugins: [SILENT_CALLBACKS] });
     try {
       const cases: Array<[string, boolean]> = [
-        ['callbacks.example.com', true], ['Callbacks.Example.com', true], ['a.b.partner.test', true], ['10.1.2.3:8443', true],
-        ['partner.test', false], ['evil.example.com', false], ['127.0.0.1', false], ['11.0.0.1', false], ['169.254.169.254', false],
+        ['callbacks.example.com', true],
+        ['Callbacks.Example.com', true],
+        ['a.b.partner.test', true],
+        ['10.1.2.3:8443', true],
+        ['partner.test', false],
+        ['evil.example.com', false],
+        ['127.0.0.1', false],
+        ['11.0.0.1', false],
+        ['169.254.169.254', false],
       ];
       for (const [host, served] of cases) {
         const caller = await sandbox.provision('collection', { providerCallbackHost: host });
@@ -228,35 +274,64 @@ describe('callback destinations', () => {
   });
 
   test('--callback-hosts that is not a list of hosts, addresses or ranges is refused, naming the entry', () => {
-    for (const [raw, mention] of [['10.0.0.0/33', '10.0.0.0/33'], ['not a host', 'not a host'], [' , ', 'at least one'], ['example.com/8', 'CIDR']]) {
-      assert.throws(() => resolveSettings({ argv: ['--callback-hosts', raw!] }), (error: unknown) => {
-        assert.ok(error instanceof SettingsError, String(error));
-        assert.ok(error.message.includes('--callback-hosts') && error.message.includes('MOMO_SANDBOX_CALLBACK_HOSTS') && error.message.includes(mention!), error.message);
-        return true;
-      });
+    for (const [raw, mention] of [
+      ['10.0.0.0/33', '10.0.0.0/33'],
+      ['not a host', 'not a host'],
+      [' , ', 'at least one'],
+      ['example.com/8', 'CIDR'],
+    ]) {
+      assert.throws(
+        () => resolveSettings({ argv: ['--callback-hosts', raw!] }),
+        (error: unknown) => {
+          assert.ok(error instanceof SettingsError, String(error));
+          assert.ok(
+            error.message.includes('--callback-hosts') &&
+              error.message.includes('MOMO_SANDBOX_CALLBACK_HOSTS') &&
+              error.message.includes(mention!),
+            error.message,
+          );
+          return true;
+        },
+      );
     }
   });
 
   test('at send time a name that now resolves to a refused address (DNS rebinding) is not connected to, and one that resolves to an allowed address is', async () => {
     const received: string[] = [];
-    const listener = createServer((request, response) => { received.push(request.url ?? ''); response.end(); });
+    const listener = createServer((request, response) => {
+      received.push(request.url ?? '');
+      response.end();
+    });
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     const port = (listener.address() as AddressInfo).port;
     const destinations = new CallbackDestinations('any');
     const answers: Record<string, LookupAddress[]> = {
-      'rebound.test': [{ address: '127.0.0.1', family: 4 }, { address: '169.254.169.254', family: 4 }],
+      'rebound.test': [
+        { address: '127.0.0.1', family: 4 },
+        { address: '169.254.169.254', family: 4 },
+      ],
       'allowed.test': [{ address: '127.0.0.1', family: 4 }],
     };
     destinations.resolve = (hostname, _options, callback) => callback(null, answers[hostname] ?? []);
     const warnings: string[] = [];
-    const log = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(line); } });
+    const log = pino(
+      { level: 'warn' },
+      {
+        write: (line: string) => {
+          warnings.push(line);
+        },
+      },
+    );
     const sender = new CallbackSender({ timeoutMs: 1000, retryDelaysMs: [10], destinations }, log);
     try {
       sender.send(`http://rebound.test:${port}/rebound`, 'PUT', { status: 'SUCCESSFUL' }, { referenceId: 'r' });
       sender.send(`http://allowed.test:${port}/allowed`, 'PUT', { status: 'SUCCESSFUL' }, { referenceId: 'a' });
       await sender.settled();
       assert.deepEqual(received, ['/allowed']);
-      assert.ok(warnings.some((w) => w.includes('callback destination refused') && w.includes('169.254.169.254')), warnings.join('\n'));
+      assert.ok(
+        warnings.some((w) => w.includes('callback destination refused') && w.includes('169.254.169.254')),
+        warnings.join('\n'),
+      );
       assert.ok(!warnings.some((w) => w.includes('will retry')), 'a refused destination is not retried');
     } finally {
       await sender.close();

@@ -23,13 +23,17 @@ test('the OpenAPI document lists every operation the sandbox serves, and every r
     assert.equal(response.statusCode, 200);
     const doc = response.json();
     assert.equal(doc.openapi, '3.1.0');
-    const documented = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>)
-      .flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`));
+    const documented = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+    );
     const served = servedOperations().map((op) => `${op.method} ${op.url.replace(/:([A-Za-z]+)/g, '{$1}')} ${op.id}`);
     assert.deepEqual(documented.sort(), served.sort());
     for (const ref of refsIn(doc)) {
       assert.ok(ref.startsWith('#/'), `not a local reference: ${ref}`);
-      const target = ref.slice(2).split('/').reduce<unknown>((node, token) => (node as Record<string, unknown> | undefined)?.[token], doc);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((node, token) => (node as Record<string, unknown> | undefined)?.[token], doc);
       assert.ok(target !== undefined, `unresolved $ref ${ref}`);
     }
     assert.equal(JSON.stringify(doc).includes('$id'), false, 'component schemas carry no $id of their own');
@@ -48,18 +52,31 @@ test('the OpenAPI document marks the operations beyond the spec, and carries the
     }
   };
   const lenient = await documentOf(false);
-  const marked = Object.values(lenient.paths as Record<string, Record<string, { operationId: string; 'x-beyond-spec'?: true; description: string }>>)
-    .flatMap((methods) => Object.values(methods)).filter((op) => op['x-beyond-spec']);
-  const beyond = routes().filter((r) => r.product !== undefined && bindingOf(r.operation.id, r.product).beyondSpec !== undefined).map((r) => `${r.product}.${r.operation.id}`);
+  const marked = Object.values(
+    lenient.paths as Record<string, Record<string, { operationId: string; 'x-beyond-spec'?: true; description: string }>>,
+  )
+    .flatMap((methods) => Object.values(methods))
+    .filter((op) => op['x-beyond-spec']);
+  const beyond = routes()
+    .filter((r) => r.product !== undefined && bindingOf(r.operation.id, r.product).beyondSpec !== undefined)
+    .map((r) => `${r.product}.${r.operation.id}`);
   assert.deepEqual(marked.map((op) => op.operationId).sort(), beyond.sort());
-  assert.ok(beyond.includes('disbursement.transfer') && beyond.includes('remittance.accountHolderActive') && beyond.includes('collection.requestToWithdrawV2'), beyond.join(', '));
+  assert.ok(
+    beyond.includes('disbursement.transfer') &&
+      beyond.includes('remittance.accountHolderActive') &&
+      beyond.includes('collection.requestToWithdrawV2'),
+    beyond.join(', '),
+  );
   for (const op of marked) assert.match(op.description, /^Beyond the spec: .*Source: /);
 
   assert.equal(JSON.stringify(lenient).includes('strictReading'), false, 'the keyword of the schema files never reaches the document');
   const amount = (doc: { components: { schemas: Record<string, { allOf?: { pattern?: string }[] }> } }) => doc.components.schemas.Amount!;
   assert.equal(amount(lenient).allOf, undefined, 'without --strict the amount is any string');
   const strict = await documentOf(true);
-  assert.ok(amount(strict).allOf?.some((s) => s.pattern !== undefined), 'under --strict the amount must be a positive decimal');
+  assert.ok(
+    amount(strict).allOf?.some((s) => s.pattern !== undefined),
+    'under --strict the amount must be a positive decimal',
+  );
   const bcAuthorize = (doc: typeof lenient) => Object.keys(doc.paths[pathOf('bcAuthorize', 'collection')].post.requestBody.content);
   assert.deepEqual(bcAuthorize(lenient), ['application/x-www-form-urlencoded', 'application/json']);
   assert.deepEqual(bcAuthorize(strict), ['application/x-www-form-urlencoded']);

@@ -31,7 +31,10 @@ const ERROR_SCHEMA: Record<Kind, string> = {
   refund: 'error-set-b',
 };
 
-interface Party { partyIdType: 'MSISDN' | 'EMAIL' | 'PARTY_CODE'; partyId: string }
+interface Party {
+  partyIdType: 'MSISDN' | 'EMAIL' | 'PARTY_CODE';
+  partyId: string;
+}
 type Body = Record<string, unknown>;
 type StatusRecord = {
   amount: string;
@@ -49,10 +52,24 @@ type StatusRecord = {
 const msisdn = (partyId: string): Party => ({ partyIdType: 'MSISDN', partyId });
 
 function rtpBody(party: Party | string = '46733123499', amount: unknown = '10', currency = 'EUR'): Body {
-  return { amount, currency, externalId: 'ext-rtp', payer: typeof party === 'string' ? msisdn(party) : party, payerMessage: 'Pay for goods', payeeNote: 'Thanks' };
+  return {
+    amount,
+    currency,
+    externalId: 'ext-rtp',
+    payer: typeof party === 'string' ? msisdn(party) : party,
+    payerMessage: 'Pay for goods',
+    payeeNote: 'Thanks',
+  };
 }
 function depositBody(party: Party | string = '46733123499', amount: unknown = '10', currency = 'EUR'): Body {
-  return { amount, currency, externalId: 'ext-dep', payee: typeof party === 'string' ? msisdn(party) : party, payerMessage: 'Salary', payeeNote: 'Paid' };
+  return {
+    amount,
+    currency,
+    externalId: 'ext-dep',
+    payee: typeof party === 'string' ? msisdn(party) : party,
+    payerMessage: 'Salary',
+    payeeNote: 'Paid',
+  };
 }
 function refundBody(referenceIdToRefund: string, amount: unknown = '1', currency = 'EUR'): Body {
   return { amount, currency, externalId: 'ext-ref', referenceIdToRefund, payerMessage: 'Refund', payeeNote: 'Refunded' };
@@ -65,8 +82,20 @@ function bodyOf(kind: Kind, amount: unknown, currency = 'EUR'): Body {
   return refundBody(randomUUID(), amount, currency);
 }
 
-function create(sandbox: TestSandbox, caller: Caller, kind: Kind, payload: Body, id: string = randomUUID(), headers: Record<string, string | undefined> = {}) {
-  return sandbox.call({ method: 'POST', url: path(CREATE[kind]), headers: { ...caller.headers, 'x-reference-id': id, ...headers }, payload });
+function create(
+  sandbox: TestSandbox,
+  caller: Caller,
+  kind: Kind,
+  payload: Body,
+  id: string = randomUUID(),
+  headers: Record<string, string | undefined> = {},
+) {
+  return sandbox.call({
+    method: 'POST',
+    url: path(CREATE[kind]),
+    headers: { ...caller.headers, 'x-reference-id': id, ...headers },
+    payload,
+  });
 }
 
 function getStatus(sandbox: TestSandbox, caller: Caller, kind: Kind, id: string): Promise<LightMyRequestResponse> {
@@ -139,7 +168,6 @@ async function balance(sandbox: TestSandbox, caller: Caller, url: string): Promi
 const collectionBalance = (s: TestSandbox, c: Caller, currency?: string) =>
   balance(s, c, currency ? path('getBalanceInCurrency', 'collection', { currency }) : path('getBalance', 'collection'));
 const disbursementBalance = (s: TestSandbox, c: Caller) => balance(s, c, path('getBalance', 'disbursement'));
-
 
 // The sandbox test numbers (real-api-notes.md) that FAIL at once, with their reasons.
 const FAILING_NUMBERS: ReadonlyArray<[string, string]> = [
@@ -276,7 +304,12 @@ describe('payments on one shared sandbox (spec profile)', () => {
       });
 
       it(`${kind}: amounts come back normalised ("12.50" → "12.5", "5.0" → "5")`, async () => {
-        for (const [sent, stored] of [['12.50', '12.5'], ['5.0', '5'], ['0.10', '0.1'], ['3', '3']] as const) {
+        for (const [sent, stored] of [
+          ['12.50', '12.5'],
+          ['5.0', '5'],
+          ['0.10', '0.1'],
+          ['3', '3'],
+        ] as const) {
           const id = await created(sandbox, callerOf(kind), kind, await validBody(kind, sent));
           assert.equal((await record(sandbox, callerOf(kind), kind, id)).amount, stored, `sent ${sent}`);
         }
@@ -303,9 +336,14 @@ describe('payments on one shared sandbox (spec profile)', () => {
           assertSchema('bad-request', res.json());
           await assertNotFound(sandbox, callerOf(kind), kind, id);
         }
-        const unknownType = await create(sandbox, callerOf(kind), kind, kind === 'requesttopay'
-          ? { ...rtpBody(), payer: { partyIdType: 'ALIAS', partyId: 'x' } }
-          : { ...depositBody(), payee: { partyIdType: 'ALIAS', partyId: 'x' } });
+        const unknownType = await create(
+          sandbox,
+          callerOf(kind),
+          kind,
+          kind === 'requesttopay'
+            ? { ...rtpBody(), payer: { partyIdType: 'ALIAS', partyId: 'x' } }
+            : { ...depositBody(), payee: { partyIdType: 'ALIAS', partyId: 'x' } },
+        );
         assertBadRequest(unknownType);
       });
     }
@@ -339,7 +377,12 @@ describe('payments on one shared sandbox (spec profile)', () => {
       });
 
       it(`${kind}: a FAILED record has its reason code and no financialTransactionId (spec profile)`, async () => {
-        const id = await created(sandbox, callerOf(kind), kind, kind === 'requesttopay' ? rtpBody('46733123451') : depositBody('46733123451'));
+        const id = await created(
+          sandbox,
+          callerOf(kind),
+          kind,
+          kind === 'requesttopay' ? rtpBody('46733123451') : depositBody('46733123451'),
+        );
         const r = await record(sandbox, callerOf(kind), kind, id);
         assert.equal(reasonCode(r), 'APPROVAL_REJECTED');
         assert.equal('financialTransactionId' in r, false);
@@ -377,7 +420,12 @@ describe('payments on one shared sandbox (spec profile)', () => {
       });
 
       it(`${kind}: 46733123453 stays PENDING, then FAILED EXPIRED after pendingTimeoutMs (600 ms)`, async () => {
-        const id = await created(sandbox, callerOf(kind), kind, kind === 'requesttopay' ? rtpBody('46733123453') : depositBody('46733123453'));
+        const id = await created(
+          sandbox,
+          callerOf(kind),
+          kind,
+          kind === 'requesttopay' ? rtpBody('46733123453') : depositBody('46733123453'),
+        );
         const timeout = sandbox.settings.pendingTimeoutMs;
         sandbox.clock.advance(timeout - 1);
         const pending = await record(sandbox, callerOf(kind), kind, id);
@@ -388,17 +436,26 @@ describe('payments on one shared sandbox (spec profile)', () => {
       });
 
       it(`${kind}: 46733123454 is PENDING, then SUCCESSFUL after delayedSuccessMs (200 ms)`, async () => {
-        const id = await created(sandbox, callerOf(kind), kind, kind === 'requesttopay' ? rtpBody('46733123454') : depositBody('46733123454'));
+        const id = await created(
+          sandbox,
+          callerOf(kind),
+          kind,
+          kind === 'requesttopay' ? rtpBody('46733123454') : depositBody('46733123454'),
+        );
         const delay = sandbox.settings.delayedSuccessMs;
         sandbox.clock.advance(delay - 1);
-        assert.equal((await record(sandbox, callerOf(kind), kind, id)).status, 'PENDING', `still PENDING 1 ms before the ${delay} ms delay`);
+        assert.equal(
+          (await record(sandbox, callerOf(kind), kind, id)).status,
+          'PENDING',
+          `still PENDING 1 ms before the ${delay} ms delay`,
+        );
         assertSuccessful(await settled(sandbox, callerOf(kind), kind, id, 1));
       });
     }
   });
 
   describe('refund rules', () => {
-    it('refund of a SUCCESSFUL request to pay is SUCCESSFUL, with payee = the request to pay\'s payer', async () => {
+    it("refund of a SUCCESSFUL request to pay is SUCCESSFUL, with payee = the request to pay's payer", async () => {
       const party = msisdn('+46733123411');
       const rtp = await successfulRtp('10', party);
       const id = await created(sandbox, disburser, 'refund', refundBody(rtp, '4'));
@@ -458,7 +515,10 @@ describe('payments on one shared sandbox (spec profile)', () => {
           const owner = await strict.provision(product);
           const stranger = await strict.provision(product);
           const collector = kind === 'refund' ? await strict.provision('collection') : undefined;
-          const body = kind === 'refund' ? refundBody(await created(strict, collector!, 'requesttopay', rtpBody('46733123499')), '1') : await validBody(kind);
+          const body =
+            kind === 'refund'
+              ? refundBody(await created(strict, collector!, 'requesttopay', rtpBody('46733123499')), '1')
+              : await validBody(kind);
           const strictId = await created(strict, owner, kind, body);
           await record(strict, owner, kind, strictId);
           await assertNotFound(strict, stranger, kind, strictId);
@@ -466,16 +526,26 @@ describe('payments on one shared sandbox (spec profile)', () => {
       });
     }
 
-    it('a transaction made under one product is not read through another product\'s status query', async () => {
+    it("a transaction made under one product is not read through another product's status query", async () => {
       const referenceId = randomUUID();
       const transfer = await sandbox.call({
-        method: 'POST', url: path('transfer', 'disbursement'), headers: { ...disburser.headers, 'x-reference-id': referenceId },
+        method: 'POST',
+        url: path('transfer', 'disbursement'),
+        headers: { ...disburser.headers, 'x-reference-id': referenceId },
         payload: depositBody('46733123499'),
       });
       assert.equal(transfer.statusCode, 202, transfer.body);
-      assert.equal((await sandbox.call({ method: 'GET', url: path('getTransferStatus', 'disbursement', { referenceId }), headers: disburser.headers })).statusCode, 200);
+      assert.equal(
+        (await sandbox.call({ method: 'GET', url: path('getTransferStatus', 'disbursement', { referenceId }), headers: disburser.headers }))
+          .statusCode,
+        200,
+      );
       const remitter = await sandbox.provision('remittance');
-      const read = await sandbox.call({ method: 'GET', url: path('getTransferStatus', 'remittance', { referenceId }), headers: remitter.headers });
+      const read = await sandbox.call({
+        method: 'GET',
+        url: path('getTransferStatus', 'remittance', { referenceId }),
+        headers: remitter.headers,
+      });
       assert.equal(read.statusCode, 404, read.body);
     });
   });
@@ -544,13 +614,16 @@ describe('settings', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('a custom outcomes file changes a number\'s outcome and adds new ones; the rest of the table stays', async () => {
+    it("a custom outcomes file changes a number's outcome and adds new ones; the rest of the table stays", async () => {
       const file = join(dir, 'custom.json');
-      writeFileSync(file, JSON.stringify({
-        '46733123450': { status: 'SUCCESSFUL' },
-        '+46700000001': { status: 'FAILED', reason: 'PAYER_LIMIT_REACHED' },
-        '46700000002': { status: 'SUCCESSFUL', delayMs: 100 },
-      }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          '46733123450': { status: 'SUCCESSFUL' },
+          '+46700000001': { status: 'FAILED', reason: 'PAYER_LIMIT_REACHED' },
+          '46700000002': { status: 'SUCCESSFUL', delayMs: 100 },
+        }),
+      );
       await withSandbox({ outcomesFile: file }, async (sandbox) => {
         const collector = await sandbox.provision('collection');
         const changed = await created(sandbox, collector, 'requesttopay', rtpBody('46733123450'));

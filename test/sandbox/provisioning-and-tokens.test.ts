@@ -4,7 +4,19 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import { operation } from '../../core/catalogue/routes.ts';
-import { KEYS, assertSchema, basic, path, rawPath, requestToPayBody, startSandbox, type Caller, type CallOptions, type TestSandbox, withSandbox } from '../support/sandbox.ts';
+import {
+  KEYS,
+  assertSchema,
+  basic,
+  path,
+  rawPath,
+  requestToPayBody,
+  startSandbox,
+  type Caller,
+  type CallOptions,
+  type TestSandbox,
+  withSandbox,
+} from '../support/sandbox.ts';
 import { servedOperations, type ServedOperation } from '../support/sandbox.ts';
 
 // The API gateway's two 401 messages (real-api-notes: "Missing or invalid subscription key").
@@ -13,8 +25,11 @@ const INVALID_KEY = 'Access denied due to invalid subscription key. Make sure to
 const UNKNOWN_KEY = 'not-a-subscription-key-of-this-sandbox';
 const ORDINARY_MSISDN = '46733123499';
 
-
-function createApiUser(sandbox: TestSandbox, id: string, options: { key?: string; payload?: unknown } = {}): Promise<LightMyRequestResponse> {
+function createApiUser(
+  sandbox: TestSandbox,
+  id: string,
+  options: { key?: string; payload?: unknown } = {},
+): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'POST',
     url: path('createApiUser'),
@@ -24,14 +39,27 @@ function createApiUser(sandbox: TestSandbox, id: string, options: { key?: string
 }
 
 function createApiKey(sandbox: TestSandbox, id: string, key: string = KEYS.collection): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } });
+  return sandbox.call({
+    method: 'POST',
+    url: path('createApiKey', undefined, { referenceId: id }),
+    headers: { 'ocp-apim-subscription-key': key },
+  });
 }
 
 function getApiUser(sandbox: TestSandbox, id: string, key: string = KEYS.collection): Promise<LightMyRequestResponse> {
-  return sandbox.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } });
+  return sandbox.call({
+    method: 'GET',
+    url: path('getApiUser', undefined, { referenceId: id }),
+    headers: { 'ocp-apim-subscription-key': key },
+  });
 }
 
-function requestToken(sandbox: TestSandbox, product: Product, authorization: string | undefined, extra: Partial<CallOptions> = {}): Promise<LightMyRequestResponse> {
+function requestToken(
+  sandbox: TestSandbox,
+  product: Product,
+  authorization: string | undefined,
+  extra: Partial<CallOptions> = {},
+): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'POST',
     url: path('createAccessToken', product),
@@ -41,7 +69,12 @@ function requestToken(sandbox: TestSandbox, product: Product, authorization: str
 }
 
 /** A Bearer-protected business operation of each product that needs no state: its balance. */
-function balance(sandbox: TestSandbox, product: Product, authorization: string | undefined, key: string = KEYS[product]): Promise<LightMyRequestResponse> {
+function balance(
+  sandbox: TestSandbox,
+  product: Product,
+  authorization: string | undefined,
+  key: string = KEYS[product],
+): Promise<LightMyRequestResponse> {
   return sandbox.call({
     method: 'GET',
     url: path('getBalance', product),
@@ -138,8 +171,8 @@ describe('provisioning', () => {
         'not a UUID': 'not-a-uuid',
         'UUID v1': 'c232ab00-9414-11ec-b3c8-9e6bdeced846',
         'UUID without dashes': randomUUID().replaceAll('-', ''),
-        'empty': '',
-        'missing': undefined,
+        empty: '',
+        missing: undefined,
       };
       for (const [name, id] of Object.entries(cases)) {
         const res = await sandbox.call({
@@ -179,9 +212,13 @@ describe('provisioning', () => {
     await withSandbox({}, async (sandbox) => {
       const caller = await sandbox.provision('collection', { providerCallbackHost: url });
       assert.equal((await getApiUser(sandbox, caller.userId)).json().providerCallbackHost, url, 'read back as given');
-      const pay = (callback: string) => sandbox.call({
-        method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': callback }, payload: requestToPayBody(),
-      });
+      const pay = (callback: string) =>
+        sandbox.call({
+          method: 'POST',
+          url: path('requestToPay'),
+          headers: { ...caller.headers, 'x-reference-id': randomUUID(), 'x-callback-url': callback },
+          payload: requestToPayBody(),
+        });
       assert.equal((await pay('http://merchant.example:8090/elsewhere')).statusCode, 202, 'the same host and port');
       assertBusinessError(await pay('http://other.example:8090/momo/callbacks'), 500, 'error-set-a', 'INVALID_CALLBACK_URL_HOST');
       assertBusinessError(await pay('http://merchant.example:9999/momo/callbacks'), 500, 'error-set-a', 'INVALID_CALLBACK_URL_HOST');
@@ -191,7 +228,10 @@ describe('provisioning', () => {
       const res = await createApiUser(sandbox, id, { payload: { providerCallbackHost: url } });
       assertBadRequest(res);
       assert.match(res.json().message, /providerCallbackHost/);
-      assert.equal((await createApiUser(sandbox, randomUUID(), { payload: { providerCallbackHost: 'merchant.example:8090' } })).statusCode, 201);
+      assert.equal(
+        (await createApiUser(sandbox, randomUUID(), { payload: { providerCallbackHost: 'merchant.example:8090' } })).statusCode,
+        201,
+      );
     });
   });
 
@@ -260,7 +300,8 @@ describe('provisioning', () => {
         const id = randomUUID();
         assert.equal((await createApiUser(sandbox, id, { key: KEYS[product] })).statusCode, 201, product);
         // Reading and keying the user works with any product's key.
-        for (const other of PRODUCTS) assert.equal((await getApiUser(sandbox, id, KEYS[other])).statusCode, 200, `${product} read with ${other}`);
+        for (const other of PRODUCTS)
+          assert.equal((await getApiUser(sandbox, id, KEYS[other])).statusCode, 200, `${product} read with ${other}`);
         const otherProduct = PRODUCTS.find((p) => p !== product)!;
         const key = await createApiKey(sandbox, id, KEYS[otherProduct]);
         assert.equal(key.statusCode, 201, `${product} keyed with ${otherProduct}`);
@@ -301,7 +342,10 @@ async function world(sandbox: TestSandbox): Promise<World> {
   const consentTokens = {} as Record<Product, string>;
   for (const product of PRODUCTS) {
     callers[product] = await sandbox.provision(product);
-    consentTokens[product] = sandbox.context.tokens.issue({ sub: callers[product].userId, prd: product, use: 'consent', msisdn: ORDINARY_MSISDN, scope: 'profile' }, 3600);
+    consentTokens[product] = sandbox.context.tokens.issue(
+      { sub: callers[product].userId, prd: product, use: 'consent', msisdn: ORDINARY_MSISDN, scope: 'profile' },
+      3600,
+    );
   }
   return { callers, consentTokens };
 }
@@ -384,7 +428,10 @@ describe('gateway subscription key on every operation', () => {
 // ---------------------------------------------------------------------------------------------------
 
 describe('access tokens', () => {
-  for (const [profile, tokenType] of [['spec', 'Bearer'], ['mtn-sandbox', 'access_token']] as const) {
+  for (const [profile, tokenType] of [
+    ['spec', 'Bearer'],
+    ['mtn-sandbox', 'access_token'],
+  ] as const) {
     test(`${profile} profile: a token for each product, token_type "${tokenType}", expires_in from the settings, no-store`, async () => {
       await withSandbox({ profile, tokenLifetimeSeconds: 1234 }, async (sandbox) => {
         for (const product of PRODUCTS) {
@@ -397,13 +444,20 @@ describe('access tokens', () => {
           assert.equal(body.token_type, tokenType);
           assert.equal(body.expires_in, 1234);
           assert.equal(body.expires_in, sandbox.settings.tokenLifetimeSeconds);
-          assert.equal((await balance(sandbox, product, `Bearer ${body.access_token}`)).statusCode, 200, `${product} token opens its balance`);
+          assert.equal(
+            (await balance(sandbox, product, `Bearer ${body.access_token}`)).statusCode,
+            200,
+            `${product} token opens its balance`,
+          );
         }
       });
     });
   }
 
-  for (const [profile, status] of [['spec', 401], ['mtn-sandbox', 500]] as const) {
+  for (const [profile, status] of [
+    ['spec', 401],
+    ['mtn-sandbox', 500],
+  ] as const) {
     test(`${profile} profile: a failed login is ${status} {"error":"login_failed"}`, async (t) => {
       await withSandbox({ profile }, async (sandbox) => {
         const callers = {} as Record<Product, Caller>;
@@ -561,18 +615,33 @@ describe('bearer tokens on business operations', () => {
       const description = (res: LightMyRequestResponse) => /error_description="([^"]*)"/.exec(String(res.headers['www-authenticate']))?.[1];
       const sendBearer = 'Send Authorization: Bearer <access token>.';
       const [header, payload, signature] = caller.token.split('.') as [string, string, string];
-      for (const authorization of ['Bearer', 'Bearer ', 'Bearer  ', `Bearer\t${caller.token}`, `Bearer  ${caller.token}`, `Bearer ${caller.token} extra`,
-        `Bearer ${header}.${payload}.${signature.slice(0, 10)} ${signature.slice(10)}`, `Token ${caller.token}`, caller.token]) {
+      for (const authorization of [
+        'Bearer',
+        'Bearer ',
+        'Bearer  ',
+        `Bearer\t${caller.token}`,
+        `Bearer  ${caller.token}`,
+        `Bearer ${caller.token} extra`,
+        `Bearer ${header}.${payload}.${signature.slice(0, 10)} ${signature.slice(10)}`,
+        `Token ${caller.token}`,
+        caller.token,
+      ]) {
         const res = await balance(sandbox, 'collection', authorization);
         assertInvalidToken(res);
         assert.equal(description(res), sendBearer, JSON.stringify(authorization));
       }
-      assert.equal(description(await balance(sandbox, 'collection', 'Bearer a.b.c')), 'The access token is malformed or its signature is not valid.');
+      assert.equal(
+        description(await balance(sandbox, 'collection', 'Bearer a.b.c')),
+        'The access token is malformed or its signature is not valid.',
+      );
       for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
         assert.equal((await balance(sandbox, 'collection', `${scheme} ${caller.token}`)).statusCode, 200, scheme);
       }
       // White space in a token already accepted is refused as well, whichever part it is in.
-      assert.equal(description(await balance(sandbox, 'collection', `Bearer ${caller.token.slice(0, 20)}\u00a0${caller.token.slice(20)}`)), sendBearer);
+      assert.equal(
+        description(await balance(sandbox, 'collection', `Bearer ${caller.token.slice(0, 20)}\u00a0${caller.token.slice(20)}`)),
+        sendBearer,
+      );
     });
   });
 
@@ -590,7 +659,7 @@ describe('bearer tokens on business operations', () => {
     });
   });
 
-  test('a collection token on a disbursement operation opens it, as MTN\'s notebook saw live; the token\'s API user acts', async () => {
+  test("a collection token on a disbursement operation opens it, as MTN's notebook saw live; the token's API user acts", async () => {
     await withSandbox({}, async (sandbox) => {
       const collection = await sandbox.provision('collection');
       assert.equal((await balance(sandbox, 'disbursement', `Bearer ${collection.token}`, KEYS.disbursement)).statusCode, 200);
@@ -598,8 +667,20 @@ describe('bearer tokens on business operations', () => {
       const deposit = await sandbox.call({
         method: 'POST',
         url: path('deposit'),
-        headers: { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: `Bearer ${collection.token}`, 'x-reference-id': id, 'x-target-environment': 'sandbox' },
-        payload: { amount: '5', currency: 'EUR', externalId: 'e', payee: { partyIdType: 'MSISDN', partyId: ORDINARY_MSISDN }, payerMessage: 'm', payeeNote: 'n' },
+        headers: {
+          'ocp-apim-subscription-key': KEYS.disbursement,
+          authorization: `Bearer ${collection.token}`,
+          'x-reference-id': id,
+          'x-target-environment': 'sandbox',
+        },
+        payload: {
+          amount: '5',
+          currency: 'EUR',
+          externalId: 'e',
+          payee: { partyIdType: 'MSISDN', partyId: ORDINARY_MSISDN },
+          payerMessage: 'm',
+          payeeNote: 'n',
+        },
       });
       assert.equal(deposit.statusCode, 202, deposit.body);
       assert.equal(sandbox.context.state.transactions.deposit.get(id)?.apiUserId, collection.userId);
@@ -615,8 +696,20 @@ describe('bearer tokens on business operations', () => {
       const deposit = await sandbox.call({
         method: 'POST',
         url: path('deposit'),
-        headers: { 'ocp-apim-subscription-key': KEYS.disbursement, authorization: `Bearer ${collection.token}`, 'x-reference-id': randomUUID(), 'x-target-environment': 'sandbox' },
-        payload: { amount: '5', currency: 'EUR', externalId: 'e', payee: { partyIdType: 'MSISDN', partyId: ORDINARY_MSISDN }, payerMessage: 'm', payeeNote: 'n' },
+        headers: {
+          'ocp-apim-subscription-key': KEYS.disbursement,
+          authorization: `Bearer ${collection.token}`,
+          'x-reference-id': randomUUID(),
+          'x-target-environment': 'sandbox',
+        },
+        payload: {
+          amount: '5',
+          currency: 'EUR',
+          externalId: 'e',
+          payee: { partyIdType: 'MSISDN', partyId: ORDINARY_MSISDN },
+          payerMessage: 'm',
+          payeeNote: 'n',
+        },
       });
       assertInvalidToken(deposit);
       assert.equal((await records(sandbox)).deposit, 0);
@@ -634,7 +727,12 @@ describe('bearer tokens on business operations', () => {
       const res = await sandbox.call({
         method: 'POST',
         url: path('requestToPay'),
-        headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization: basic(caller.userId, caller.apiKey), 'x-reference-id': randomUUID(), 'x-target-environment': 'sandbox' },
+        headers: {
+          'ocp-apim-subscription-key': KEYS.collection,
+          authorization: basic(caller.userId, caller.apiKey),
+          'x-reference-id': randomUUID(),
+          'x-target-environment': 'sandbox',
+        },
         payload: requestToPayBody(),
       });
       assertInvalidToken(res);
@@ -652,13 +750,17 @@ describe('bearer tokens on business operations', () => {
   test('a consent token on a business operation and an access token on userinfo are 401', async () => {
     await withSandbox({}, async (sandbox) => {
       const caller = await sandbox.provision('collection');
-      const consent = sandbox.context.tokens.issue({ sub: caller.userId, prd: 'collection', use: 'consent', msisdn: ORDINARY_MSISDN, scope: 'profile' }, 3600);
+      const consent = sandbox.context.tokens.issue(
+        { sub: caller.userId, prd: 'collection', use: 'consent', msisdn: ORDINARY_MSISDN, scope: 'profile' },
+        3600,
+      );
       assertInvalidToken(await balance(sandbox, 'collection', `Bearer ${consent}`));
-      const userinfo = (authorization: string) => sandbox.call({
-        method: 'GET',
-        url: path('userInfo', 'collection'),
-        headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization, 'x-target-environment': 'sandbox' },
-      });
+      const userinfo = (authorization: string) =>
+        sandbox.call({
+          method: 'GET',
+          url: path('userInfo', 'collection'),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection, authorization, 'x-target-environment': 'sandbox' },
+        });
       assertInvalidToken(await userinfo(`Bearer ${caller.token}`));
       assert.equal((await userinfo(`Bearer ${consent}`)).statusCode, 200);
     });
@@ -675,8 +777,19 @@ describe('ownership', () => {
       const a = await sandbox.provision('collection');
       const b = await sandbox.provision('collection');
       const id = randomUUID();
-      assert.equal((await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() })).statusCode, 202);
-      const read = (caller: Caller) => sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: caller.headers });
+      assert.equal(
+        (
+          await sandbox.call({
+            method: 'POST',
+            url: path('requestToPay'),
+            headers: { ...a.headers, 'x-reference-id': id },
+            payload: requestToPayBody(),
+          })
+        ).statusCode,
+        202,
+      );
+      const read = (caller: Caller) =>
+        sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: caller.headers });
       const [own, foreign] = [await read(a), await read(b)];
       assert.equal(foreign.statusCode, 200, foreign.body);
       assert.equal(foreign.body, own.body);
@@ -688,17 +801,34 @@ describe('ownership', () => {
       const a = await sandbox.provision('collection');
       const b = await sandbox.provision('collection');
       const id = randomUUID();
-      const created = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() });
+      const created = await sandbox.call({
+        method: 'POST',
+        url: path('requestToPay'),
+        headers: { ...a.headers, 'x-reference-id': id },
+        payload: requestToPayBody(),
+      });
       assert.equal(created.statusCode, 202, created.body);
 
-      const foreign = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: b.headers });
-      const unknown = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: randomUUID() }), headers: b.headers });
+      const foreign = await sandbox.call({
+        method: 'GET',
+        url: path('getRequestToPayStatus', undefined, { referenceId: id }),
+        headers: b.headers,
+      });
+      const unknown = await sandbox.call({
+        method: 'GET',
+        url: path('getRequestToPayStatus', undefined, { referenceId: randomUUID() }),
+        headers: b.headers,
+      });
       assertBusinessError(foreign, 404, 'error-set-a', 'RESOURCE_NOT_FOUND');
       assert.equal(foreign.body, unknown.body);
       assert.equal(foreign.statusCode, unknown.statusCode);
       assert.equal(foreign.headers['content-type'], unknown.headers['content-type']);
 
-      const own = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: a.headers });
+      const own = await sandbox.call({
+        method: 'GET',
+        url: path('getRequestToPayStatus', undefined, { referenceId: id }),
+        headers: a.headers,
+      });
       assert.equal(own.statusCode, 200);
       assertSchema('request-to-pay-status', own.json());
     });
@@ -709,13 +839,24 @@ describe('ownership', () => {
       const a = await sandbox.provision('collection');
       const b = await sandbox.provision('collection');
       const id = randomUUID();
-      assert.equal((await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...a.headers, 'x-reference-id': id }, payload: requestToPayBody() })).statusCode, 202);
-      const notify = (caller: Caller, referenceId: string) => sandbox.call({
-        method: 'POST',
-        url: path('deliveryNotification', 'collection', { referenceId }),
-        headers: caller.headers,
-        payload: { notificationMessage: 'Your goods are on their way' },
-      });
+      assert.equal(
+        (
+          await sandbox.call({
+            method: 'POST',
+            url: path('requestToPay'),
+            headers: { ...a.headers, 'x-reference-id': id },
+            payload: requestToPayBody(),
+          })
+        ).statusCode,
+        202,
+      );
+      const notify = (caller: Caller, referenceId: string) =>
+        sandbox.call({
+          method: 'POST',
+          url: path('deliveryNotification', 'collection', { referenceId }),
+          headers: caller.headers,
+          payload: { notificationMessage: 'Your goods are on their way' },
+        });
       const foreign = await notify(b, id);
       const unknown = await notify(b, randomUUID());
       assertBusinessError(foreign, 404, 'error-set-a', 'RESOURCE_NOT_FOUND');

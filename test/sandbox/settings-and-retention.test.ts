@@ -8,7 +8,17 @@ import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
 import { BoundedStore, ByteBudget, RECORD_OVERHEAD_BYTES, StoreFullError, estimateBytes } from '../../sandbox/domain/store.ts';
 import { partyOf, transactionBytes, type Transaction } from '../../sandbox/domain/state.ts';
-import { KEYS, assertSchema, eventually, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import {
+  KEYS,
+  assertSchema,
+  eventually,
+  path,
+  payer,
+  requestToPayBody,
+  startSandbox,
+  type Caller,
+  type TestSandbox,
+} from '../support/sandbox.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -125,7 +135,10 @@ describe('resolveSettings', () => {
 
   test('flags override the environment', () => {
     const env = { PORT: '9001', MOMO_PROFILE: 'mtn-sandbox', MOMO_COLLECTION_KEY: 'env-collection-key', MOMO_SANDBOX_CURRENCIES: 'XOF' };
-    const s = resolveSettings({ env, argv: ['--port', '7000', '--profile=spec', '--collection-key', 'flag-collection-key', '--currencies', 'EUR,GHS'] });
+    const s = resolveSettings({
+      env,
+      argv: ['--port', '7000', '--profile=spec', '--collection-key', 'flag-collection-key', '--currencies', 'EUR,GHS'],
+    });
     assert.equal(s.port, 7000);
     assert.equal(s.profile, 'spec');
     assert.equal(s.subscriptionKeys.collection, 'flag-collection-key');
@@ -161,8 +174,16 @@ describe('resolveSettings', () => {
   });
 
   test('callback retry delays that are not numbers name the flag and the variable', () => {
-    assertRefused({ argv: ['--callback-retry-delays-ms', 'x'] }, ['--callback-retry-delays-ms', 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', '"x"']);
-    assertRefused({ env: { MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS: '100,-5' } }, ['--callback-retry-delays-ms', 'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS', '100,-5']);
+    assertRefused({ argv: ['--callback-retry-delays-ms', 'x'] }, [
+      '--callback-retry-delays-ms',
+      'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS',
+      '"x"',
+    ]);
+    assertRefused({ env: { MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS: '100,-5' } }, [
+      '--callback-retry-delays-ms',
+      'MOMO_SANDBOX_CALLBACK_RETRY_DELAYS_MS',
+      '100,-5',
+    ]);
   });
 
   test('an invalid subscription key names the flag and the variable', () => {
@@ -172,10 +193,10 @@ describe('resolveSettings', () => {
 
   test('two products given the same subscription key are refused', () => {
     // One key cannot open two products: every request with it would be routed to only one of them.
-    assertRefused(
-      { env: { MOMO_COLLECTION_KEY: 'one-shared-key-123', MOMO_DISBURSEMENT_KEY: 'one-shared-key-123' } },
-      ['--collection-key', '--disbursement-key'],
-    );
+    assertRefused({ env: { MOMO_COLLECTION_KEY: 'one-shared-key-123', MOMO_DISBURSEMENT_KEY: 'one-shared-key-123' } }, [
+      '--collection-key',
+      '--disbursement-key',
+    ]);
   });
 
   test('an unknown flag or a stray argument is refused, naming it', () => {
@@ -192,9 +213,23 @@ describe('resolveSettings', () => {
   test('slow-caller bounds: defaults, and a headers timeout longer than the request timeout or a cap of 0 connections is refused by name', () => {
     const s = resolveSettings();
     assert.deepEqual([s.headersTimeoutMs, s.requestTimeoutMs, s.keepAliveTimeoutMs, s.maxConnections], [10_000, 30_000, 5000, 1024]);
-    const fromEnv = resolveSettings({ env: { MOMO_SANDBOX_HEADERS_TIMEOUT_MS: '2000', MOMO_SANDBOX_REQUEST_TIMEOUT_MS: '4000', MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS: '100', MOMO_SANDBOX_MAX_CONNECTIONS: '7' } });
-    assert.deepEqual([fromEnv.headersTimeoutMs, fromEnv.requestTimeoutMs, fromEnv.keepAliveTimeoutMs, fromEnv.maxConnections], [2000, 4000, 100, 7]);
-    assertRefused({ argv: ['--headers-timeout-ms', '20000', '--request-timeout-ms', '10000'] }, ['--headers-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS', 'must not exceed']);
+    const fromEnv = resolveSettings({
+      env: {
+        MOMO_SANDBOX_HEADERS_TIMEOUT_MS: '2000',
+        MOMO_SANDBOX_REQUEST_TIMEOUT_MS: '4000',
+        MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS: '100',
+        MOMO_SANDBOX_MAX_CONNECTIONS: '7',
+      },
+    });
+    assert.deepEqual(
+      [fromEnv.headersTimeoutMs, fromEnv.requestTimeoutMs, fromEnv.keepAliveTimeoutMs, fromEnv.maxConnections],
+      [2000, 4000, 100, 7],
+    );
+    assertRefused({ argv: ['--headers-timeout-ms', '20000', '--request-timeout-ms', '10000'] }, [
+      '--headers-timeout-ms',
+      'MOMO_SANDBOX_REQUEST_TIMEOUT_MS',
+      'must not exceed',
+    ]);
     assertRefused({ argv: ['--max-connections', '0'] }, ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS', 'between 1 and']);
     assertRefused({ env: { MOMO_SANDBOX_REQUEST_TIMEOUT_MS: 'soon' } }, ['--request-timeout-ms', 'whole number']);
   });
@@ -222,10 +257,18 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], {
+    cwd: ROOT,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const out = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out.stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { out.stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out.stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    out.stderr += d;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
@@ -296,7 +339,7 @@ describe('the command line', () => {
       }
       const health = await fetch(`${base}/health`);
       assert.equal(health.status, 200);
-      const body = await health.json() as { status: string; profile: string };
+      const body = (await health.json()) as { status: string; profile: string };
       assert.equal(body.status, 'ok');
       assert.equal(body.profile, 'spec');
       child.kill('SIGTERM');
@@ -323,7 +366,9 @@ describe('the command line', () => {
         body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }),
       });
       assert.equal(created.status, 201, 'the configured key opens the collection product');
-      const devKey = await fetch(`${base}${path('getBalance', 'collection')}`, { headers: { 'ocp-apim-subscription-key': DEVELOPMENT_KEYS.collection } });
+      const devKey = await fetch(`${base}${path('getBalance', 'collection')}`, {
+        headers: { 'ocp-apim-subscription-key': DEVELOPMENT_KEYS.collection },
+      });
       assert.equal(devKey.status, 401, 'the development key no longer opens collection');
       await devKey.body?.cancel();
       child.kill('SIGTERM');
@@ -344,7 +389,11 @@ describe('the command line', () => {
 function newStore(limits = { maxEntries: 3, maxAgeMs: 1000 }) {
   const clock = new ManualClock(1_000_000);
   const forgotten: string[] = [];
-  const store = new BoundedStore<string>('test', limits, clock, { onForget: (v) => { forgotten.push(v); } });
+  const store = new BoundedStore<string>('test', limits, clock, {
+    onForget: (v) => {
+      forgotten.push(v);
+    },
+  });
   return { clock, forgotten, store };
 }
 
@@ -359,11 +408,14 @@ describe('BoundedStore', () => {
     assert.equal(budget.used, RECORD_OVERHEAD_BYTES + 2 + 2000, 'two bytes a character, plus the fixed part');
     b.add('2', { party: { id: 'p'.repeat(900) } });
     assert.equal(budget.used, 2 * RECORD_OVERHEAD_BYTES + 4 + 2000 + 1800, 'nested strings count');
-    assert.throws(() => b.add('3', { party: { id: 'p'.repeat(200) } }), (error: unknown) => {
-      assert.ok(error instanceof StoreFullError && error.limit === 'bytes', String(error));
-      assert.ok(error.message.includes(String(budget.maxBytes)), error.message);
-      return true;
-    });
+    assert.throws(
+      () => b.add('3', { party: { id: 'p'.repeat(200) } }),
+      (error: unknown) => {
+        assert.ok(error instanceof StoreFullError && error.limit === 'bytes', String(error));
+        assert.ok(error.message.includes(String(budget.maxBytes)), error.message);
+        return true;
+      },
+    );
     assert.equal(b.size, 1, 'nothing was dropped to make room');
     clock.advance(1001);
     // An expired record of another store counts until that store is swept (the sandbox sweeps every one at least every 10 s).
@@ -377,11 +429,29 @@ describe('BoundedStore', () => {
   test('a transaction is estimated by its fields as the generic walk estimates it, whatever a lenient body put in them', () => {
     // Required<Transaction>: a field added to transactions fails to compile here until the estimate is checked with it.
     const full: Required<Transaction> = {
-      kind: 'requesttopay', referenceId: randomUUID(), apiUserId: randomUUID(), product: 'collection', targetEnvironment: 'sandbox',
-      amountMinor: 10n, amount: '1.5', currency: 'EUR', externalId: 'e'.repeat(40), party: { partyIdType: 'MSISDN', partyId: '46733123450' },
-      payerMessage: 'm'.repeat(100), payeeNote: 'n'.repeat(7), referenceIdToRefund: randomUUID(), status: 'FAILED', reason: 'NOT_ALLOWED',
-      financialTransactionId: '1234567890', completedAt: 2, callbackUrl: `https://example.com/${'c'.repeat(2000)}`, callbackMethod: 'PUT',
-      refundedMinor: 0n, lastNotificationAt: 3, timer: { cancel: () => undefined }, unpayable: 'PAYER_NOT_FOUND',
+      kind: 'requesttopay',
+      referenceId: randomUUID(),
+      apiUserId: randomUUID(),
+      product: 'collection',
+      targetEnvironment: 'sandbox',
+      amountMinor: 10n,
+      amount: '1.5',
+      currency: 'EUR',
+      externalId: 'e'.repeat(40),
+      party: { partyIdType: 'MSISDN', partyId: '46733123450' },
+      payerMessage: 'm'.repeat(100),
+      payeeNote: 'n'.repeat(7),
+      referenceIdToRefund: randomUUID(),
+      status: 'FAILED',
+      reason: 'NOT_ALLOWED',
+      financialTransactionId: '1234567890',
+      completedAt: 2,
+      callbackUrl: `https://example.com/${'c'.repeat(2000)}`,
+      callbackMethod: 'PUT',
+      refundedMinor: 0n,
+      lastNotificationAt: 3,
+      timer: { cancel: () => undefined },
+      unpayable: 'PAYER_NOT_FOUND',
     };
     assert.equal(transactionBytes('k', full), estimateBytes('k', full));
     // A body's party with a field of its own: the transaction keeps only the party's two fields (partyOf).
@@ -439,13 +509,16 @@ describe('BoundedStore', () => {
     store.add('b', 'B');
     store.add('c', 'C');
     clock.advance(900);
-    assert.throws(() => store.add('d', 'D'), (error: unknown) => {
-      assert.ok(error instanceof StoreFullError);
-      assert.equal(error.storeName, 'test');
-      assert.equal(error.maxEntries, 3);
-      assert.ok(error.message.includes('test') && error.message.includes('3'), error.message);
-      return true;
-    });
+    assert.throws(
+      () => store.add('d', 'D'),
+      (error: unknown) => {
+        assert.ok(error instanceof StoreFullError);
+        assert.equal(error.storeName, 'test');
+        assert.equal(error.maxEntries, 3);
+        assert.ok(error.message.includes('test') && error.message.includes('3'), error.message);
+        return true;
+      },
+    );
     assert.equal(store.size, 3);
     assert.deepEqual([store.get('a'), store.get('b'), store.get('c'), store.get('d')], ['A', 'B', 'C', undefined]);
     assert.deepEqual(forgotten, []);
@@ -478,7 +551,9 @@ describe('BoundedStore', () => {
     const clock = new ManualClock(0);
     const forgotten: string[] = [];
     const store = new BoundedStore<{ name: string; until: number }>('lives', { maxEntries: 3, maxAgeMs: 10_000 }, clock, {
-      onForget: (v) => { forgotten.push(v.name); },
+      onForget: (v) => {
+        forgotten.push(v.name);
+      },
       expiresAt: (v) => v.until,
     });
     store.add('a', { name: 'a', until: 9_000 });
@@ -491,7 +566,10 @@ describe('BoundedStore', () => {
     // b ended behind a live head (a): a full store must still find it rather than refuse.
     store.add('d', { name: 'd', until: 9_000 });
     assert.deepEqual(forgotten, ['b']);
-    assert.deepEqual(['a', 'b', 'c', 'd'].map((k) => store.get(k)?.name), ['a', undefined, 'c', 'd']);
+    assert.deepEqual(
+      ['a', 'b', 'c', 'd'].map((k) => store.get(k)?.name),
+      ['a', undefined, 'c', 'd'],
+    );
     assert.equal(store.size, 3);
   });
 
@@ -520,11 +598,21 @@ describe('retention through the app', () => {
   async function fillStore(sandbox: TestSandbox, caller: Caller) {
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of ids) {
-      const res = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': id }, payload: requestToPayBody() });
+      const res = await sandbox.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...caller.headers, 'x-reference-id': id },
+        payload: requestToPayBody(),
+      });
       assert.equal(res.statusCode, 202, res.body);
     }
     const refused = randomUUID();
-    const full = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody() });
+    const full = await sandbox.call({
+      method: 'POST',
+      url: RTP,
+      headers: { ...caller.headers, 'x-reference-id': refused },
+      payload: requestToPayBody(),
+    });
     assert.equal(full.statusCode, 503, full.body);
     return { ids, refused, full };
   }
@@ -560,7 +648,12 @@ describe('retention through the app', () => {
       const { ids, refused } = await fillStore(sandbox, caller);
       sandbox.clock.advance(5001);
       // The id refused while the store was full was never taken: it is free now.
-      const again = await sandbox.call({ method: 'POST', url: RTP, headers: { ...caller.headers, 'x-reference-id': refused }, payload: requestToPayBody('46733123499', '3') });
+      const again = await sandbox.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...caller.headers, 'x-reference-id': refused },
+        payload: requestToPayBody('46733123499', '3'),
+      });
       assert.equal(again.statusCode, 202, again.body);
       const fresh = await sandbox.call({ method: 'GET', url: rtpStatus(refused), headers: caller.headers });
       assert.equal(fresh.statusCode, 200, fresh.body);
@@ -582,17 +675,31 @@ describe('retention through the app', () => {
     try {
       const collection = await sandbox.provision('collection');
       const disbursement = await sandbox.provision('disbursement');
-      const first = await sandbox.call({ method: 'POST', url: RTP, headers: { ...collection.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody() });
+      const first = await sandbox.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...collection.headers, 'x-reference-id': randomUUID() },
+        payload: requestToPayBody(),
+      });
       assert.equal(first.statusCode, 202, first.body);
-      const second = await sandbox.call({ method: 'POST', url: RTP, headers: { ...collection.headers, 'x-reference-id': randomUUID() }, payload: requestToPayBody() });
+      const second = await sandbox.call({
+        method: 'POST',
+        url: RTP,
+        headers: { ...collection.headers, 'x-reference-id': randomUUID() },
+        payload: requestToPayBody(),
+      });
       assert.equal(second.statusCode, 503, second.body);
       const deposit = await sandbox.call({
-        method: 'POST', url: path('deposit'), headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
+        method: 'POST',
+        url: path('deposit'),
+        headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
         payload: { amount: '5', currency: 'EUR', externalId: 'd-1', payee: payer('46733123499'), payerMessage: 'm', payeeNote: 'n' },
       });
       assert.equal(deposit.statusCode, 202, deposit.body);
       const secondDeposit = await sandbox.call({
-        method: 'POST', url: path('deposit'), headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
+        method: 'POST',
+        url: path('deposit'),
+        headers: { ...disbursement.headers, 'x-reference-id': randomUUID() },
         payload: { amount: '5', currency: 'EUR', payee: payer('46733123499') },
       });
       assert.equal(secondDeposit.statusCode, 503, secondDeposit.body);
@@ -608,12 +715,21 @@ describe('retention through the app', () => {
     try {
       await sandbox.provision('collection');
       const id = randomUUID();
-      const res = await sandbox.call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id }, payload: { providerCallbackHost: '127.0.0.1' } });
+      const res = await sandbox.call({
+        method: 'POST',
+        url: path('createApiUser'),
+        headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': id },
+        payload: { providerCallbackHost: '127.0.0.1' },
+      });
       assert.equal(res.statusCode, 503, res.body);
       assert.equal(res.json().code, 'SERVICE_UNAVAILABLE');
       assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/);
       assert.equal(sandbox.context.state.apiUsers.size, 1);
-      const read = await sandbox.call({ method: 'GET', url: path('getApiUser', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': KEYS.collection } });
+      const read = await sandbox.call({
+        method: 'GET',
+        url: path('getApiUser', undefined, { referenceId: id }),
+        headers: { 'ocp-apim-subscription-key': KEYS.collection },
+      });
       assert.equal(read.statusCode, 404);
     } finally {
       await sandbox.close();

@@ -8,9 +8,18 @@ test('a request to pay from provisioning to a SUCCESSFUL status', async () => {
   try {
     const caller = await sandbox.provision('collection');
     const id = randomUUID();
-    const created = await sandbox.call({ method: 'POST', url: path('requestToPay'), headers: { ...caller.headers, 'x-reference-id': id }, payload: requestToPayBody('46733123499', '12.50') });
+    const created = await sandbox.call({
+      method: 'POST',
+      url: path('requestToPay'),
+      headers: { ...caller.headers, 'x-reference-id': id },
+      payload: requestToPayBody('46733123499', '12.50'),
+    });
     assert.equal(created.statusCode, 202, created.body);
-    const status = await sandbox.call({ method: 'GET', url: path('getRequestToPayStatus', undefined, { referenceId: id }), headers: caller.headers });
+    const status = await sandbox.call({
+      method: 'GET',
+      url: path('getRequestToPayStatus', undefined, { referenceId: id }),
+      headers: caller.headers,
+    });
     assert.equal(status.statusCode, 200);
     const record = status.json();
     assertSchema('request-to-pay-status', record);

@@ -24,7 +24,13 @@ describe('the token authority', () => {
     assert.deepEqual(authority.check(token, undefined, 'access'), good);
     // Two clients' tokens in turn: each request finds its own token's claims, whether or not it came last.
     const second = authority.issue({ sub: 'user-c', prd: 'collection', use: 'access' }, 3600);
-    for (const [each, sub] of [[second, 'user-c'], [token, 'user-a'], [second, 'user-c'], [second, 'user-c'], [token, 'user-a']] as const) {
+    for (const [each, sub] of [
+      [second, 'user-c'],
+      [token, 'user-a'],
+      [second, 'user-c'],
+      [second, 'user-c'],
+      [token, 'user-a'],
+    ] as const) {
       const check = authority.check(each, undefined, 'access');
       assert.ok(check.ok && check.claims.sub === sub, `${sub}'s token came back as ${JSON.stringify(check)}`);
     }

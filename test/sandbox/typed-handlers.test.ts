@@ -18,15 +18,35 @@ test('the request-body types are what the request schemas give (npm run generate
   assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
 });
 
-test('the creations and status queries the types name are the catalogue\'s', () => {
-  const creations: CreationId[] = ['requestToPay', 'requestToWithdraw', 'requestToWithdrawV2', 'refund', 'refundV2', 'deposit', 'depositV2', 'transfer'];
-  const queries: StatusQueryId[] = ['getRequestToPayStatus', 'getRequestToWithdrawStatus', 'getRefundStatus', 'getDepositStatus', 'getTransferStatus'];
+test("the creations and status queries the types name are the catalogue's", () => {
+  const creations: CreationId[] = [
+    'requestToPay',
+    'requestToWithdraw',
+    'requestToWithdrawV2',
+    'refund',
+    'refundV2',
+    'deposit',
+    'depositV2',
+    'transfer',
+  ];
+  const queries: StatusQueryId[] = [
+    'getRequestToPayStatus',
+    'getRequestToWithdrawStatus',
+    'getRefundStatus',
+    'getDepositStatus',
+    'getTransferStatus',
+  ];
   assert.deepEqual(TRANSACTIONS.map((t) => t.create).sort(), [...creations].sort());
   assert.deepEqual([...new Set(TRANSACTIONS.map((t) => t.status))].sort(), [...queries].sort());
 });
 
 // Type-level checks: each line below must be refused by the compiler.
-export function typeChecks(handlers: RouteHandlers, payment: RequestOf<'requestToPay'>, query: RequestOf<'getRequestToPayStatus'>, balance: RequestOf<'getBalanceInCurrency'>): unknown[] {
+export function typeChecks(
+  handlers: RouteHandlers,
+  payment: RequestOf<'requestToPay'>,
+  query: RequestOf<'getRequestToPayStatus'>,
+  balance: RequestOf<'getBalanceInCurrency'>,
+): unknown[] {
   // @ts-expect-error a set of handlers that lacks one for an operation of the catalogue
   const missing: RouteHandlers = { createApiUser: handlers.createApiUser };
   return [

@@ -24,7 +24,9 @@ export interface ProxiedExchange {
  * goes out as they are (bytes that are not UTF-8, say); a header value is written as Node writes it, one byte
  * per character (latin1).
  */
-export type Alteration = (exchange: ProxiedExchange) => (Partial<Pick<ProxiedExchange, 'status' | 'headers'>> & { body?: string | Buffer }) | undefined;
+export type Alteration = (
+  exchange: ProxiedExchange,
+) => (Partial<Pick<ProxiedExchange, 'status' | 'headers'>> & { body?: string | Buffer }) | undefined;
 
 /**
  * A reverse proxy in front of a server, which can rewrite any answer: a faithful server made to break one
@@ -33,7 +35,10 @@ export type Alteration = (exchange: ProxiedExchange) => (Partial<Pick<ProxiedExc
 export class AlteringProxy {
   private server: Server | undefined;
 
-  constructor(private readonly upstream: string, private readonly alter: Alteration) {}
+  constructor(
+    private readonly upstream: string,
+    private readonly alter: Alteration,
+  ) {}
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
@@ -55,15 +60,28 @@ export class AlteringProxy {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const requestBody = Buffer.concat(chunks).toString('utf8');
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+    ) as Record<string, string>;
     const upstream = await request(`${this.upstream}${req.url}`, { method: req.method as 'GET', headers, body: requestBody || undefined });
     const body = await upstream.body.text();
     const upstreamHeaders: Record<string, string> = {};
     for (const [name, value] of Object.entries(upstream.headers)) {
-      if (value !== undefined && !['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) upstreamHeaders[name] = String(value);
+      if (value !== undefined && !['content-length', 'connection', 'keep-alive', 'transfer-encoding'].includes(name))
+        upstreamHeaders[name] = String(value);
     }
     const matched = matchRoute(req.method ?? 'GET', req.url ?? '/');
-    const exchange: ProxiedExchange = { method: req.method ?? 'GET', path: req.url ?? '/', operation: matched?.operation.id, product: matched?.product, requestHeaders: req.headers, requestBody, status: upstream.statusCode, headers: upstreamHeaders, body };
+    const exchange: ProxiedExchange = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      operation: matched?.operation.id,
+      product: matched?.product,
+      requestHeaders: req.headers,
+      requestBody,
+      status: upstream.statusCode,
+      headers: upstreamHeaders,
+      body,
+    };
     const change = this.alter(exchange) ?? {};
     return { status: change.status ?? exchange.status, headers: change.headers ?? exchange.headers, body: change.body ?? exchange.body };
   }

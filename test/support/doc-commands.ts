@@ -13,7 +13,10 @@ import { PACKAGE_ROOT } from '../../core/package.ts';
 export const DOCUMENTS: readonly string[] = [
   'README.md',
   'CONTRIBUTING.md',
-  ...readdirSync(join(PACKAGE_ROOT, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`),
+  ...readdirSync(join(PACKAGE_ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
 ];
 
 export function documentText(file: string): string {
@@ -44,8 +47,13 @@ export const NPM_SCRIPTS: Readonly<Record<string, string>> = SCRIPTS;
  * The switches of npm run benchmark, read from its source: it declares no options object (and runs when imported),
  * but looks each switch up in process.argv.
  */
-export const BENCHMARK_OPTIONS: OptionSpecs = Object.fromEntries([...readFileSync(join(PACKAGE_ROOT, 'sandbox-quality/benchmark/benchmark.ts'), 'utf8')
-  .matchAll(/process\.argv\.includes\('--([\w-]+)'\)/g)].map((m) => [m[1]!, { type: 'boolean' as const }]));
+export const BENCHMARK_OPTIONS: OptionSpecs = Object.fromEntries(
+  [
+    ...readFileSync(join(PACKAGE_ROOT, 'sandbox-quality/benchmark/benchmark.ts'), 'utf8').matchAll(
+      /process\.argv\.includes\('--([\w-]+)'\)/g,
+    ),
+  ].map((m) => [m[1]!, { type: 'boolean' as const }]),
+);
 
 /** The subcommand an npm script runs, with the words it adds (e.g. "tsx cli/momo-harness.ts load" → ['load']), if it runs momo-harness. */
 export function harnessWordsOf(script: string): string[] | undefined {
@@ -128,7 +136,12 @@ function commandOf(words: string[]): Omit<DocCommand, 'file' | 'line' | 'text'> 
   if (program === 'npx' && first === 'momo-harness') return { kind: 'momo-harness', takenByNpm: [], args: rest };
   if (program !== 'npm' || first === undefined) return undefined;
   // npm start and npm test are npm run start and npm run test.
-  const [script, after] = first === 'run' || first === 'run-script' ? [rest[0], rest.slice(1)] : first === 'start' || first === 'test' ? [first, rest] : [undefined, []];
+  const [script, after] =
+    first === 'run' || first === 'run-script'
+      ? [rest[0], rest.slice(1)]
+      : first === 'start' || first === 'test'
+        ? [first, rest]
+        : [undefined, []];
   if (script === undefined) return { kind: 'npm', takenByNpm: [], args: words.slice(1) };
   const dash = after.indexOf('--');
   const beforeDash = dash === -1 ? after : after.slice(0, dash);
@@ -136,7 +149,11 @@ function commandOf(words: string[]): Omit<DocCommand, 'file' | 'line' | 'text'> 
     kind: 'npm-script',
     script,
     takenByNpm: beforeDash.filter((w) => w.startsWith('-')),
-    args: [...(harnessWordsOf(script) ?? []), ...beforeDash.filter((w) => !w.startsWith('-')), ...(dash === -1 ? [] : after.slice(dash + 1))],
+    args: [
+      ...(harnessWordsOf(script) ?? []),
+      ...beforeDash.filter((w) => !w.startsWith('-')),
+      ...(dash === -1 ? [] : after.slice(dash + 1)),
+    ],
   };
 }
 

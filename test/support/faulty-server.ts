@@ -1,6 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer as createHttpServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,7 +27,17 @@ import { setTimeout as delay } from 'node:timers/promises';
  * - drip-body: 200 at once, then a body of one byte every `delayMs` (100 ms by default), without end;
  * - none: every request goes through (with `tls`, a faithful server behind a certificate).
  */
-export type Fault = 'reset' | 'slow' | 'html' | 'broken-json' | 'gateway-html' | '503-storm' | 'huge-body' | 'endless-body' | 'drip-body' | 'none';
+export type Fault =
+  | 'reset'
+  | 'slow'
+  | 'html'
+  | 'broken-json'
+  | 'gateway-html'
+  | '503-storm'
+  | 'huge-body'
+  | 'endless-body'
+  | 'drip-body'
+  | 'none';
 
 export interface FaultyServerOptions {
   fault: Fault;
@@ -42,8 +59,10 @@ interface Answer {
   body: Buffer;
 }
 
-const GATEWAY_PAGE = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
-const WEB_PAGE = '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Welcome</title></head>\n<body><h1>Welcome</h1><p>Sign in to continue.</p></body></html>\n';
+const GATEWAY_PAGE =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+const WEB_PAGE =
+  '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Welcome</title></head>\n<body><h1>Welcome</h1><p>Sign in to continue.</p></body></html>\n';
 // Framing headers describe the upstream's body; the answer sent on may have another.
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
@@ -56,7 +75,8 @@ export class FaultyServer {
 
   constructor(private readonly options: FaultyServerOptions) {
     const needsUpstream = ['slow', 'html', 'broken-json', 'none'].includes(options.fault) || (options.healthyRequests ?? 0) > 0;
-    if (needsUpstream && !options.upstream) throw new Error(`the fault "${options.fault}" (or healthy requests) needs an upstream server to pass requests to`);
+    if (needsUpstream && !options.upstream)
+      throw new Error(`the fault "${options.fault}" (or healthy requests) needs an upstream server to pass requests to`);
   }
 
   async start(): Promise<string> {
@@ -85,15 +105,25 @@ export class FaultyServer {
         res.writeHead(502, { 'content-type': 'text/html' }).end(GATEWAY_PAGE);
         return;
       case '503-storm':
-        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' }).end(JSON.stringify({ statusCode: 503, message: 'Service Unavailable' }));
+        res
+          .writeHead(503, { 'content-type': 'application/json', 'retry-after': '30' })
+          .end(JSON.stringify({ statusCode: 503, message: 'Service Unavailable' }));
         return;
       case 'slow':
         await delay(this.options.delayMs ?? 5_000, undefined, { signal: this.stopping.signal });
         return send(res, await this.forward(req));
       case 'html':
-        return send(res, whenSuccessful(await this.forward(req), () => ({ type: 'text/html; charset=utf-8', body: WEB_PAGE })));
+        return send(
+          res,
+          whenSuccessful(await this.forward(req), () => ({ type: 'text/html; charset=utf-8', body: WEB_PAGE })),
+        );
       case 'broken-json':
-        return send(res, whenSuccessful(await this.forward(req), (body) => (body.length > 0 ? { type: 'application/json', body: body.subarray(0, Math.ceil(body.length / 2)).toString() } : undefined)));
+        return send(
+          res,
+          whenSuccessful(await this.forward(req), (body) =>
+            body.length > 0 ? { type: 'application/json', body: body.subarray(0, Math.ceil(body.length / 2)).toString() } : undefined,
+          ),
+        );
       case 'huge-body':
         return streamJson(res, this.options.bodyBytes ?? 100 * 1024 * 1024);
       case 'endless-body':
@@ -114,12 +144,16 @@ export class FaultyServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     return new Promise((resolve, reject) => {
-      const upstream = httpRequest(new URL(req.url ?? '/', this.options.upstream), { method: req.method, headers: req.headers }, (answer) => {
-        const body: Buffer[] = [];
-        answer.on('data', (chunk: Buffer) => body.push(chunk));
-        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(body) }));
-        answer.on('error', reject);
-      });
+      const upstream = httpRequest(
+        new URL(req.url ?? '/', this.options.upstream),
+        { method: req.method, headers: req.headers },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => body.push(chunk));
+          answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(body) }));
+          answer.on('error', reject);
+        },
+      );
       upstream.on('error', reject);
       upstream.end(Buffer.concat(chunks));
     });
@@ -192,10 +226,33 @@ export function selfSignedCertificate(): { key: string; cert: string; certFile: 
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+      ],
+      { stdio: 'pipe' },
+    );
   } catch (error) {
-    return { unavailable: `openssl could not make a self-signed certificate (${(error as Error).message.split('\n')[0]}); install openssl to run this case` };
+    return {
+      unavailable: `openssl could not make a self-signed certificate (${(error as Error).message.split('\n')[0]}); install openssl to run this case`,
+    };
   }
   return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile };
 }

@@ -15,15 +15,35 @@ export interface IndependentServer {
 }
 
 const SERVER = fileURLToPath(new URL('../independent-server/momo_server.py', import.meta.url));
-const KEYS = { collection: 'independent-collection-key', disbursement: 'independent-disbursement-key', remittance: 'independent-remittance-key' };
+const KEYS = {
+  collection: 'independent-collection-key',
+  disbursement: 'independent-disbursement-key',
+  remittance: 'independent-remittance-key',
+};
 
 /** Starts the independent server on a free port of 127.0.0.1, with timings short enough for a test run. */
 export async function startIndependentServer(profile: ProfileName, choices: 'own' | 'plain'): Promise<IndependentServer> {
-  const child = spawn('python3', [
-    SERVER, '--port', '0', '--profile', profile, '--choices', choices,
-    '--keys', `collection=${KEYS.collection},disbursement=${KEYS.disbursement},remittance=${KEYS.remittance}`,
-    '--token-lifetime', '6', '--delayed-approval-seconds', '2', '--pending-timeout-seconds', '5',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'python3',
+    [
+      SERVER,
+      '--port',
+      '0',
+      '--profile',
+      profile,
+      '--choices',
+      choices,
+      '--keys',
+      `collection=${KEYS.collection},disbursement=${KEYS.disbursement},remittance=${KEYS.remittance}`,
+      '--token-lifetime',
+      '6',
+      '--delayed-approval-seconds',
+      '2',
+      '--pending-timeout-seconds',
+      '5',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     let err = '';

@@ -6,7 +6,15 @@ import { verifyBundle } from '../../conformance/certification/bundle.ts';
 import type { RunSummary } from '../../conformance/results/ledger.ts';
 
 /** Every report a run writes, relative to its --reports folder (the bundle besides: bundleOf). */
-export const REPORT_FILES = ['cucumber.html', 'cucumber.json', 'messages.ndjson', 'junit.xml', 'summary.json', 'certification/index.html', 'certification/certification.json'] as const;
+export const REPORT_FILES = [
+  'cucumber.html',
+  'cucumber.json',
+  'messages.ndjson',
+  'junit.xml',
+  'summary.json',
+  'certification/index.html',
+  'certification/certification.json',
+] as const;
 
 /** The evidence bundle of a run, or undefined when it wrote none. */
 export function bundleOf(reportsDir: string): string | undefined {
@@ -29,7 +37,9 @@ export async function assertEveryReport(reportsDir: string): Promise<RunSummary>
   const summary = JSON.parse(read('summary.json')) as RunSummary;
   JSON.parse(read('cucumber.json'));
   JSON.parse(read('certification/certification.json'));
-  const messages = read('messages.ndjson').split('\n').filter((line) => line !== '');
+  const messages = read('messages.ndjson')
+    .split('\n')
+    .filter((line) => line !== '');
   for (const [i, line] of messages.entries()) assert.doesNotThrow(() => JSON.parse(line), `messages.ndjson line ${i + 1} is not JSON`);
 
   // JUnit: well-formed XML with one <testcase> per scenario that ran, whatever the failures quote.
@@ -74,7 +84,8 @@ export function parseXml(xml: string): XmlDocument {
   const fail = (why: string, at: number): never => {
     throw new Error(`junit.xml is not well-formed XML: ${why} at ${at}: ${JSON.stringify(xml.slice(Math.max(0, at - 40), at + 40))}`);
   };
-  const illegal = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.exec(xml);
+  const illegal =
+    /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.exec(xml);
   if (illegal) fail(`U+${illegal[0].charCodeAt(0).toString(16).padStart(4, '0')}, which XML 1.0 forbids`, illegal.index);
   const references = (text: string, at: number) => {
     for (const m of text.matchAll(/&/g)) {

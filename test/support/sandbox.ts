@@ -106,10 +106,17 @@ export interface CallOptions {
 }
 
 /** A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). */
-export async function startSandbox(overrides: Partial<SandboxSettings> = {}, options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[] } = {}): Promise<TestSandbox> {
+export async function startSandbox(
+  overrides: Partial<SandboxSettings> = {},
+  options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[] } = {},
+): Promise<TestSandbox> {
   const settings = testSettings(overrides);
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const sandbox = await buildSandbox(settings, { clock, logger: options.logger ?? pino({ level: 'silent' }), plugins: options.plugins ?? [] });
+  const sandbox = await buildSandbox(settings, {
+    clock,
+    logger: options.logger ?? pino({ level: 'silent' }),
+    plugins: options.plugins ?? [],
+  });
   const call = (o: CallOptions) => {
     const headers = Object.fromEntries(Object.entries(o.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
     const isObject = o.payload !== undefined && typeof o.payload !== 'string';
@@ -123,15 +130,31 @@ export async function startSandbox(overrides: Partial<SandboxSettings> = {}, opt
   };
   const provision = async (product: Product, p: { providerCallbackHost?: string } = {}): Promise<Caller> => {
     const userId = randomUUID();
-    const created = await call({ method: 'POST', url: path('createApiUser'), headers: { 'ocp-apim-subscription-key': KEYS[product], 'x-reference-id': userId }, payload: { providerCallbackHost: p.providerCallbackHost ?? '127.0.0.1' } });
+    const created = await call({
+      method: 'POST',
+      url: path('createApiUser'),
+      headers: { 'ocp-apim-subscription-key': KEYS[product], 'x-reference-id': userId },
+      payload: { providerCallbackHost: p.providerCallbackHost ?? '127.0.0.1' },
+    });
     if (created.statusCode !== 201) throw new Error(`provisioning failed: ${created.statusCode} ${created.body}`);
-    const key = await call({ method: 'POST', url: path('createApiKey', undefined, { referenceId: userId }), headers: { 'ocp-apim-subscription-key': KEYS[product] } });
+    const key = await call({
+      method: 'POST',
+      url: path('createApiKey', undefined, { referenceId: userId }),
+      headers: { 'ocp-apim-subscription-key': KEYS[product] },
+    });
     const apiKey = (key.json() as { apiKey: string }).apiKey;
-    const token = await call({ method: 'POST', url: path('createAccessToken', product), headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) } });
+    const token = await call({
+      method: 'POST',
+      url: path('createAccessToken', product),
+      headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: basic(userId, apiKey) },
+    });
     if (token.statusCode !== 200) throw new Error(`token failed: ${token.statusCode} ${token.body}`);
     const accessToken = (token.json() as { access_token: string }).access_token;
     return {
-      product, userId, apiKey, token: accessToken,
+      product,
+      userId,
+      apiKey,
+      token: accessToken,
       headers: { 'ocp-apim-subscription-key': KEYS[product], authorization: `Bearer ${accessToken}`, 'x-target-environment': 'sandbox' },
     };
   };

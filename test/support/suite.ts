@@ -86,10 +86,19 @@ export async function startReferenceSandbox(profile: ProfileName = 'spec'): Prom
  * An API user of a product on a sandbox, made as a partner makes one on the portal, registered for callbacks to
  * `callbackHost`. The sandbox takes the development keys (DEVELOPMENT_KEYS) unless given others.
  */
-export async function provisionApiUser(baseUrl: string, product: Product, callbackHost = '127.0.0.1', keys: Record<Product, string> = DEVELOPMENT_KEYS): Promise<{ userId: string; apiKey: string }> {
+export async function provisionApiUser(
+  baseUrl: string,
+  product: Product,
+  callbackHost = '127.0.0.1',
+  keys: Record<Product, string> = DEVELOPMENT_KEYS,
+): Promise<{ userId: string; apiKey: string }> {
   const userId = randomUUID();
   const headers = { [SUBSCRIPTION_KEY_HEADER]: keys[product] };
-  const created = await request(`${baseUrl}${pathOf('createApiUser')}`, { method: 'POST', headers: { ...headers, 'X-Reference-Id': userId, 'Content-Type': 'application/json' }, body: JSON.stringify({ providerCallbackHost: callbackHost }) });
+  const created = await request(`${baseUrl}${pathOf('createApiUser')}`, {
+    method: 'POST',
+    headers: { ...headers, 'X-Reference-Id': userId, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ providerCallbackHost: callbackHost }),
+  });
   if (created.statusCode !== 201) throw new Error(`provisioning an API user gave ${created.statusCode}: ${await created.body.text()}`);
   await created.body.dump();
   const key = await request(`${baseUrl}${pathOf('createApiKey', undefined, { referenceId: userId })}`, { method: 'POST', headers });

@@ -24,8 +24,24 @@ test('the trend page opens in headless Chromium, fetching nothing and running no
   appendHistory(file, record('2026-03-10T02:00:00.000Z', { 'COL-A': 'PASS', 'COL-B': 'PASS' }, { [RTP]: { count: 40, p50: 12, p95: 30 } }));
   appendHistory(file, record('2026-03-11T02:00:00.000Z', { 'COL-A': 'FAIL', 'COL-B': 'PASS' }, { [RTP]: { count: 40, p50: 15, p95: 45 } }));
   appendFileSync(file, '{"cut off\n');
-  appendHistory(file, record('2026-03-12T02:00:00.000Z', { 'COL-A': 'FLAKY', 'COL-B': 'PASS' }, { [RTP]: { count: 41, p50: 11, p95: 90 } }, { target: HOSTILE, scenarios: { [PAYMENT]: 'flaky' } }));
-  appendHistory(file, record('2026-03-12T14:30:00.000Z', { 'COL-A': 'NOT TESTED', 'COL-B': 'NOT TESTED' }, {}, { scenarios: { [PAYMENT]: 'not tested' }, exitCode: 2, outcome: 'could not test' }));
+  appendHistory(
+    file,
+    record(
+      '2026-03-12T02:00:00.000Z',
+      { 'COL-A': 'FLAKY', 'COL-B': 'PASS' },
+      { [RTP]: { count: 41, p50: 11, p95: 90 } },
+      { target: HOSTILE, scenarios: { [PAYMENT]: 'flaky' } },
+    ),
+  );
+  appendHistory(
+    file,
+    record(
+      '2026-03-12T14:30:00.000Z',
+      { 'COL-A': 'NOT TESTED', 'COL-B': 'NOT TESTED' },
+      {},
+      { scenarios: { [PAYMENT]: 'not tested' }, exitCode: 2, outcome: 'could not test' },
+    ),
+  );
   const page = join(dir, 'index.html');
   writeFileSync(page, renderTrend(readHistory(file), 'history.ndjson'));
 
@@ -58,8 +74,11 @@ test('the trend page opens in headless Chromium, fetching nothing and running no
     const box = await chart.boundingBox();
     assert.ok(box && box.width > 0 && box.height > 0, 'the chart is drawn');
     const [p50y, p95y] = await Promise.all(['p50', 'p95'].map((k) => chart.locator(`circle.${k}`).nth(2).getAttribute('cy')));
-    assert.ok(Number(p95y) < Number(p50y), 'the third night\'s p95 (90 ms) is above its p50 (11 ms)');
-    assert.match(await chart.locator('circle.p95').nth(2).locator('title').textContent() ?? '', /^2026-03-12 02:00: p95 90 ms \(41 responses\)$/);
+    assert.ok(Number(p95y) < Number(p50y), "the third night's p95 (90 ms) is above its p50 (11 ms)");
+    assert.match(
+      (await chart.locator('circle.p95').nth(2).locator('title').textContent()) ?? '',
+      /^2026-03-12 02:00: p95 90 ms \(41 responses\)$/,
+    );
     assert.deepEqual(await chart.locator('text.axis-title').allTextContents(), ['response time (ms)', 'run']);
     assert.deepEqual(await chart.locator('text.tick[text-anchor="end"]').allTextContents(), ['0', '20', '40', '60', '80', '100']);
 
@@ -79,7 +98,13 @@ test('a year of nightly runs (the page draws the last hundred): the names under 
   const executablePath = chromiumOrSkip(t);
   if (!executablePath) return;
   const dir = mkdtempSync(join(tmpdir(), 'momo-trend-'));
-  const runs = Array.from({ length: 365 }, (_, i) => record(new Date(Date.UTC(2026, 0, 1, 2) + i * 86_400_000).toISOString(), {}, { [RTP]: { count: 40, p50: 10 + (i % 7), p95: 30 + (i % 50) } }));
+  const runs = Array.from({ length: 365 }, (_, i) =>
+    record(
+      new Date(Date.UTC(2026, 0, 1, 2) + i * 86_400_000).toISOString(),
+      {},
+      { [RTP]: { count: 40, p50: 10 + (i % 7), p95: 30 + (i % 50) } },
+    ),
+  );
   const page = join(dir, 'index.html');
   writeFileSync(page, renderTrend({ records: runs, corrupt: [] }, 'history.ndjson'));
   const browser = await chromium.launch({ executablePath, headless: true });
@@ -88,7 +113,12 @@ test('a year of nightly runs (the page draws the last hundred): the names under 
     await tab.goto(pathToFileURL(page).href);
     const chart = tab.locator(`figure[data-operation="${RTP}"] svg`);
     const svg = (await chart.boundingBox())!;
-    const names = await chart.locator('text.tick[text-anchor="middle"]').evaluateAll((ticks) => ticks.map((tick) => ({ text: tick.textContent, ...JSON.parse(JSON.stringify((tick as SVGGraphicsElement).getBoundingClientRect())) as DOMRect })));
+    const names = await chart.locator('text.tick[text-anchor="middle"]').evaluateAll((ticks) =>
+      ticks.map((tick) => ({
+        text: tick.textContent,
+        ...(JSON.parse(JSON.stringify((tick as SVGGraphicsElement).getBoundingClientRect())) as DOMRect),
+      })),
+    );
     assert.ok(names.length >= 4 && names.length < 100, `${names.length} runs named`);
     assert.equal(names.at(-1)!.text, '2026-12-3102:00', 'the last run is named');
     for (const [i, name] of names.entries()) {

@@ -24,7 +24,20 @@ export const client: InteropClient = {
       const { userId, apiKey } = await env.apiUser('collection');
       const { access_token: token } = await momo.colAccessToken(apiKey, HOST, env.keys.collection, userId);
       // It uses externalId as X-Reference-Id, so it must be a UUID; and it adds payee and callbackUrl to the body.
-      await momo.requestToPay(HOST, env.keys.collection, undefined, 'sandbox', payee, payee, '10', 'EUR', randomUUID(), 'note', 'message', token);
+      await momo.requestToPay(
+        HOST,
+        env.keys.collection,
+        undefined,
+        'sandbox',
+        payee,
+        payee,
+        '10',
+        'EUR',
+        randomUUID(),
+        'note',
+        'message',
+        token,
+      );
     },
     'disbursement: a token, then a transfer': async (env) => {
       const { userId, apiKey } = await env.apiUser('disbursement');

@@ -11,8 +11,17 @@ export const client: InteropClient = {
     'collection: a token, a request to pay and its status': async (env) => {
       const { userId, apiKey } = await env.apiUser('collection');
       const { response, status } = await makeRequest({
-        callbackHost: env.callbackHost, userApiKey: apiKey, userId, primaryKey: env.keys.collection,
-        amount: '10', currency: 'EUR', externalId: 'order-1', partyIdType: 'MSISDN', partyId: TEST_NUMBERS.ordinary.msisdn, payerMessage: 'Pay for goods', payeeNote: 'Thanks',
+        callbackHost: env.callbackHost,
+        userApiKey: apiKey,
+        userId,
+        primaryKey: env.keys.collection,
+        amount: '10',
+        currency: 'EUR',
+        externalId: 'order-1',
+        partyIdType: 'MSISDN',
+        partyId: TEST_NUMBERS.ordinary.msisdn,
+        payerMessage: 'Pay for goods',
+        payeeNote: 'Thanks',
       });
       check(response.responseCode === 202, `request to pay answered ${response.responseCode}`);
       check(status.status === 'SUCCESSFUL', `the payment reads ${JSON.stringify(status)}`);

@@ -1,4 +1,3 @@
-
 import { TEST_NUMBERS } from '../../../core/test-numbers.ts';
 import { redirectHost } from '../support/redirect.ts';
 import { check, type InteropClient, type InteropEnv } from '../support/types.ts';
@@ -27,7 +26,11 @@ async function productApi(env: InteropEnv, product: ProductName) {
   const m = await load();
   const { userId, apiKey } = await userOf(env, product);
   const options = { subscriptionKey: env.keys[product], targetEnvironment: m.TargetEnvironment.Sandbox, userId, apiKey };
-  return product === 'collection' ? m.createCollectionAPI(options) : product === 'disbursement' ? m.createDisbursementAPI(options) : m.createRemittanceAPI(options);
+  return product === 'collection'
+    ? m.createCollectionAPI(options)
+    : product === 'disbursement'
+      ? m.createDisbursementAPI(options)
+      : m.createRemittanceAPI(options);
 }
 
 const party = { partyIdType: 'MSISDN', partyId: customer } as never;
@@ -46,7 +49,10 @@ function commonFlows(product: ProductName) {
     },
     [`${product}: checks that an account holder is active`]: async (env: InteropEnv) => {
       const m = await load();
-      const active = await (await productApi(env, product)).validateAccountHolderStatus({ accountHolderIdType: m.AccountHolderIdVariant.msisdn, accountHolderId: customer });
+      const active = await (await productApi(env, product)).validateAccountHolderStatus({
+        accountHolderIdType: m.AccountHolderIdVariant.msisdn,
+        accountHolderId: customer,
+      });
       check(active === true, `active is ${String(active)}`);
     },
   };
@@ -60,10 +66,13 @@ export const client: InteropClient = {
     'provisions an API user and key, and reads the user back': async (env) => {
       const m = await load();
       const user = await m.createAPIUserAndKey({ subscriptionKey: env.keys.collection, providerCallbackHost: env.callbackHost });
-      check(user.targetEnvironment === 'sandbox' && /^[0-9a-f]{32}$/.test(user.apiKey), `the user ${JSON.stringify({ ...user, apiKey: '…' })}`);
+      check(
+        user.targetEnvironment === 'sandbox' && /^[0-9a-f]{32}$/.test(user.apiKey),
+        `the user ${JSON.stringify({ ...user, apiKey: '…' })}`,
+      );
     },
     'collection: a request to pay, its status and a delivery notification': async (env) => {
-      const api = await productApi(env, 'collection') as ReturnType<Module['createCollectionAPI']>;
+      const api = (await productApi(env, 'collection')) as ReturnType<Module['createCollectionAPI']>;
       const { referenceId } = await api.requestToPay({ ...transaction, payer: party });
       const payment = await api.requestToPayTransactionStatus({ referenceId });
       check(payment.status === 'SUCCESSFUL', `the payment reads ${JSON.stringify(payment)}`);
@@ -71,14 +80,14 @@ export const client: InteropClient = {
     },
     ...commonFlows('collection'),
     'disbursement: a transfer and its status': async (env) => {
-      const api = await productApi(env, 'disbursement') as ReturnType<Module['createDisbursementAPI']>;
+      const api = (await productApi(env, 'disbursement')) as ReturnType<Module['createDisbursementAPI']>;
       const { referenceId } = await api.transfer({ ...transaction, payee: party });
       const transfer = await api.getTransferStatus({ referenceId });
       check(transfer.status === 'SUCCESSFUL', `the transfer reads ${JSON.stringify(transfer)}`);
     },
     ...commonFlows('disbursement'),
     'remittance: a transfer and its status': async (env) => {
-      const api = await productApi(env, 'remittance') as ReturnType<Module['createRemittanceAPI']>;
+      const api = (await productApi(env, 'remittance')) as ReturnType<Module['createRemittanceAPI']>;
       const { referenceId } = await api.transfer({ ...transaction, payee: party });
       const transfer = await api.getTransferStatus({ referenceId });
       check(transfer.status === 'SUCCESSFUL', `the transfer reads ${JSON.stringify(transfer)}`);
@@ -86,4 +95,3 @@ export const client: InteropClient = {
     ...commonFlows('remittance'),
   },
 };
-

@@ -12,7 +12,13 @@ type Momo = typeof momoModule;
  */
 export function sparkplugClient(name: string, momo: Momo): InteropClient {
   const payer = (msisdn: string) => ({ partyIdType: 'MSISDN' as PayerType, partyId: msisdn });
-  const order = () => ({ amount: '50', currency: 'EUR', externalId: `order-${randomUUID().slice(0, 8)}`, payerMessage: 'Pay for goods', payeeNote: 'Thanks' });
+  const order = () => ({
+    amount: '50',
+    currency: 'EUR',
+    externalId: `order-${randomUUID().slice(0, 8)}`,
+    payerMessage: 'Pay for goods',
+    payeeNote: 'Thanks',
+  });
 
   async function products(env: InteropEnv) {
     const client = momo.create({ callbackHost: env.callbackHost, baseUrl: env.baseUrl });
@@ -20,7 +26,11 @@ export function sparkplugClient(name: string, momo: Momo): InteropClient {
     const disbursement = await env.apiUser('disbursement');
     return {
       collections: client.Collections({ primaryKey: env.keys.collection, userId: collection.userId, userSecret: collection.apiKey }),
-      disbursements: client.Disbursements({ primaryKey: env.keys.disbursement, userId: disbursement.userId, userSecret: disbursement.apiKey }),
+      disbursements: client.Disbursements({
+        primaryKey: env.keys.disbursement,
+        userId: disbursement.userId,
+        userSecret: disbursement.apiKey,
+      }),
     };
   }
 
@@ -43,7 +53,10 @@ export function sparkplugClient(name: string, momo: Momo): InteropClient {
       'collection: a rejected request to pay is an ApprovalRejectedError': async (env) => {
         const { collections } = await products(env);
         const referenceId = await collections.requestToPay({ ...order(), payer: payer(TEST_NUMBERS.rejects.msisdn) });
-        const error = await collections.getTransaction(referenceId).then(() => undefined, (e: unknown) => e);
+        const error = await collections.getTransaction(referenceId).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         check(error instanceof momo.ApprovalRejectedError, `getTransaction gave ${String(error)}`);
       },
       'collection: the balance': async (env) => {
@@ -51,8 +64,11 @@ export function sparkplugClient(name: string, momo: Momo): InteropClient {
         check(balance.currency === 'EUR' && typeof balance.availableBalance === 'string', `balance ${JSON.stringify(balance)}`);
       },
       'collection: whether a payer is active (isPayerActive)': async (env) => {
-        const active = await (await products(env)).collections.isPayerActive(TEST_NUMBERS.ordinary.msisdn) as unknown;
-        check(active === true || (typeof active === 'object' && (active as { result?: unknown }).result === true), `isPayerActive gave ${JSON.stringify(active)}`);
+        const active = (await (await products(env)).collections.isPayerActive(TEST_NUMBERS.ordinary.msisdn)) as unknown;
+        check(
+          active === true || (typeof active === 'object' && (active as { result?: unknown }).result === true),
+          `isPayerActive gave ${JSON.stringify(active)}`,
+        );
       },
       'disbursement: a transfer and its status': async (env) => {
         const { disbursements } = await products(env);
@@ -65,8 +81,11 @@ export function sparkplugClient(name: string, momo: Momo): InteropClient {
         check(balance.currency === 'EUR', `balance ${JSON.stringify(balance)}`);
       },
       'disbursement: whether a payee is active (isPayerActive)': async (env) => {
-        const active = await (await products(env)).disbursements.isPayerActive(TEST_NUMBERS.ordinary.msisdn) as unknown;
-        check(active === true || (typeof active === 'object' && (active as { result?: unknown }).result === true), `isPayerActive gave ${JSON.stringify(active)}`);
+        const active = (await (await products(env)).disbursements.isPayerActive(TEST_NUMBERS.ordinary.msisdn)) as unknown;
+        check(
+          active === true || (typeof active === 'object' && (active as { result?: unknown }).result === true),
+          `isPayerActive gave ${JSON.stringify(active)}`,
+        );
       },
     },
   };

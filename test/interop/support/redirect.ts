@@ -14,10 +14,12 @@ export function redirectHost(from: string, to: string): () => void {
   const rewrite = (args: unknown[]): unknown[] | undefined => {
     const [first, second] = args;
     const url = first instanceof URL ? first : typeof first === 'string' ? new URL(first) : undefined;
-    const options = (url ? (typeof second === 'object' && second !== null && typeof second !== 'function' ? second : {}) : first) as http.RequestOptions & { href?: string };
+    const options = (
+      url ? (typeof second === 'object' && second !== null && typeof second !== 'function' ? second : {}) : first
+    ) as http.RequestOptions & { href?: string };
     const host = url?.hostname ?? options.hostname ?? options.host?.split(':')[0];
     if (host !== from) return undefined;
-    const path = url ? `${url.pathname}${url.search}` : options.path ?? '/';
+    const path = url ? `${url.pathname}${url.search}` : (options.path ?? '/');
     // The client's own agent speaks TLS to the real host; the redirected request needs a plain one.
     const { agent: _agent, protocol: _protocol, ...rest } = (url ? options : options) as http.RequestOptions;
     const redirected: http.RequestOptions = {
@@ -33,14 +35,17 @@ export function redirectHost(from: string, to: string): () => void {
     return callback ? [redirected, callback] : [redirected];
   };
 
-  const wrap = (plain: typeof http.request) => ((...args: unknown[]) => {
-    const redirected = rewrite(args);
-    return (plain as (...a: unknown[]) => http.ClientRequest)(...(redirected ?? args));
-  }) as typeof http.request;
+  const wrap = (plain: typeof http.request) =>
+    ((...args: unknown[]) => {
+      const redirected = rewrite(args);
+      return (plain as (...a: unknown[]) => http.ClientRequest)(...(redirected ?? args));
+    }) as typeof http.request;
 
   https.request = ((...args: unknown[]) => {
     const redirected = rewrite(args);
-    return redirected ? (original.httpRequest as (...a: unknown[]) => http.ClientRequest)(...redirected) : (original.httpsRequest as (...a: unknown[]) => http.ClientRequest)(...args);
+    return redirected
+      ? (original.httpRequest as (...a: unknown[]) => http.ClientRequest)(...redirected)
+      : (original.httpsRequest as (...a: unknown[]) => http.ClientRequest)(...args);
   }) as typeof https.request;
   https.get = ((...args: unknown[]) => {
     const request = (https.request as (...a: unknown[]) => http.ClientRequest)(...args);
@@ -54,5 +59,8 @@ export function redirectHost(from: string, to: string): () => void {
     return request;
   }) as typeof http.get;
 
-  return () => Object.assign(https, { request: original.httpsRequest, get: original.httpsGet }) && Object.assign(http, { request: original.httpRequest, get: original.httpGet }) && undefined;
+  return () =>
+    Object.assign(https, { request: original.httpsRequest, get: original.httpsGet }) &&
+    Object.assign(http, { request: original.httpRequest, get: original.httpGet }) &&
+    undefined;
 }

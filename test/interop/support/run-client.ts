@@ -25,15 +25,27 @@ async function main([name, profile, out, mode]: string[]): Promise<void> {
     throw new Error('usage: run-client.ts <client> <spec|mtn-sandbox> <results.json> [--strict]');
   }
   const strict = mode === '--strict';
-  const { client } = await import(`../clients/${name}.ts`) as { client: InteropClient };
-  const sandbox = await startEmbeddedSandbox({ profile: profile as ProfileName, strict, delayedSuccessMs: 200, pendingTimeoutMs: 1000, callbackTimeoutMs: 500, callbackRetryDelaysMs: [] });
+  const { client } = (await import(`../clients/${name}.ts`)) as { client: InteropClient };
+  const sandbox = await startEmbeddedSandbox({
+    profile: profile as ProfileName,
+    strict,
+    delayedSuccessMs: 200,
+    pendingTimeoutMs: 1000,
+    callbackTimeoutMs: 500,
+    callbackRetryDelaysMs: [],
+  });
   const exchanges: ProxiedExchange[] = [];
   const proxy = new AlteringProxy(sandbox.baseUrl, (exchange) => void exchanges.push(exchange));
   const proxyUrl = await proxy.start();
   // The suite's own API users come straight from the sandbox, so the proxy records only what the client sends.
   const harness = new MomoClient({
-    baseUrl: sandbox.baseUrl, sandboxUrl: sandbox.baseUrl, subscriptionKeys: sandbox.subscriptionKeys, targetEnvironment: 'sandbox',
-    connectTimeoutMs: 2_000, requestTimeoutMs: 5_000, redactor: new Redactor(),
+    baseUrl: sandbox.baseUrl,
+    sandboxUrl: sandbox.baseUrl,
+    subscriptionKeys: sandbox.subscriptionKeys,
+    targetEnvironment: 'sandbox',
+    connectTimeoutMs: 2_000,
+    requestTimeoutMs: 5_000,
+    redactor: new Redactor(),
   });
   const users = new Map<Product, Promise<{ userId: string; apiKey: string }>>();
   const env: InteropEnv = {
@@ -56,10 +68,20 @@ async function main([name, profile, out, mode]: string[]): Promise<void> {
     await client.prepare?.(env);
     for (const [flow, run] of Object.entries(client.flows)) {
       const from = exchanges.length;
-      const outcome = await withDeadline(run(env), FLOW_DEADLINE_MS).then(() => undefined, (error: unknown) => describe(error));
+      const outcome = await withDeadline(run(env), FLOW_DEADLINE_MS).then(
+        () => undefined,
+        (error: unknown) => describe(error),
+      );
       results.push({
-        client: client.name, flow, profile: profile as ProfileName, strict, ok: outcome === undefined, ...(outcome ? { error: outcome } : {}),
-        exchanges: exchanges.slice(from).map((e) => ({ method: e.method, path: e.path, status: e.status, requestBody: e.requestBody, responseBody: e.body })),
+        client: client.name,
+        flow,
+        profile: profile as ProfileName,
+        strict,
+        ok: outcome === undefined,
+        ...(outcome ? { error: outcome } : {}),
+        exchanges: exchanges
+          .slice(from)
+          .map((e) => ({ method: e.method, path: e.path, status: e.status, requestBody: e.requestBody, responseBody: e.body })),
       });
     }
   } finally {

@@ -33,7 +33,11 @@ export interface KnownCapacityTarget {
   close(): Promise<void>;
 }
 
-export async function startKnownCapacityTarget({ ratePerSecond, bottleneck, backlogSeconds = 2 }: KnownCapacityOptions): Promise<KnownCapacityTarget> {
+export async function startKnownCapacityTarget({
+  ratePerSecond,
+  bottleneck,
+  backlogSeconds = 2,
+}: KnownCapacityOptions): Promise<KnownCapacityTarget> {
   const sandbox = await startEmbeddedSandbox();
   const upstream = new Agent({ connections: 256, pipelining: 1 });
   const serviceMs = 1000 / ratePerSecond;
@@ -45,8 +49,15 @@ export async function startKnownCapacityTarget({ ratePerSecond, bottleneck, back
 
   /** Forwards a request to the sandbox, and returns its answer once it and the service time are both done. */
   const forward = async (req: IncomingMessage, body: Buffer, doneNoEarlierThan: number) => {
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length', 'keep-alive'].includes(name))) as Record<string, string>;
-    const answer = await request(`${sandbox.baseUrl}${req.url}`, { method: req.method as 'GET', headers, body: body.length ? body : undefined, dispatcher: upstream });
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([name]) => !['host', 'connection', 'content-length', 'keep-alive'].includes(name)),
+    ) as Record<string, string>;
+    const answer = await request(`${sandbox.baseUrl}${req.url}`, {
+      method: req.method as 'GET',
+      headers,
+      body: body.length ? body : undefined,
+      dispatcher: upstream,
+    });
     const bytes = Buffer.from(await answer.body.arrayBuffer());
     const wait = doneNoEarlierThan - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -54,7 +65,11 @@ export async function startKnownCapacityTarget({ ratePerSecond, bottleneck, back
   };
 
   const reply = (res: ServerResponse, status: number, headers: Record<string, string | string[] | undefined>, bytes: Buffer) => {
-    const kept = Object.fromEntries(Object.entries(headers).filter(([name, value]) => value !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name))) as Record<string, string | string[]>;
+    const kept = Object.fromEntries(
+      Object.entries(headers).filter(
+        ([name, value]) => value !== undefined && !['connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name),
+      ),
+    ) as Record<string, string | string[]>;
     res.writeHead(status, { ...kept, 'content-length': bytes.length }).end(bytes);
   };
 
@@ -71,23 +86,26 @@ export async function startKnownCapacityTarget({ ratePerSecond, bottleneck, back
         start = Math.max(now, freeAt);
         if (start - now > backlogSeconds * 1000) {
           refused += 1;
-          res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ statusCode: 503, message: 'Service unavailable: the queue is full' }));
+          res
+            .writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' })
+            .end(JSON.stringify({ statusCode: 503, message: 'Service unavailable: the queue is full' }));
           return;
         }
         freeAt = start + serviceMs;
       }
-      const begin = () => forward(req, body, queued ? start + serviceMs : 0).then(
-        ({ status, headers, bytes }) => {
-          if (queued) {
-            served += 1;
-            if (isToken) tokensServed += 1;
-            const second = Math.floor(Date.now() / 1000);
-            perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
-          }
-          reply(res, status, headers, bytes);
-        },
-        (error: Error) => res.writeHead(502, { 'content-type': 'text/plain' }).end(`known-capacity target: ${error.message}`),
-      );
+      const begin = () =>
+        forward(req, body, queued ? start + serviceMs : 0).then(
+          ({ status, headers, bytes }) => {
+            if (queued) {
+              served += 1;
+              if (isToken) tokensServed += 1;
+              const second = Math.floor(Date.now() / 1000);
+              perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+            }
+            reply(res, status, headers, bytes);
+          },
+          (error: Error) => res.writeHead(502, { 'content-type': 'text/plain' }).end(`known-capacity target: ${error.message}`),
+        );
       if (start > now) setTimeout(begin, start - now);
       else void begin();
     });
