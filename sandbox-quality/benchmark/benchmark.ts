@@ -889,9 +889,9 @@ function writeGeneratedSection(r: Record<string, any>): void {
     '',
     '| operation | arrival rate | p95 | dropped | failed |',
     '|---|---|---|---|---|',
-    // biome-ignore lint/suspicious/noExplicitAny: a step as main() recorded it
     ...['token', 'request to pay'].flatMap((op) =>
       r.capacity[op].steps.map(
+        // biome-ignore lint/suspicious/noExplicitAny: a step as main() recorded it
         (s: any) => `| ${op} | ${fmt(s.rate)}/s | ${fmt(s.p95Ms, 1)} ms | ${fmt(s.dropped)} | ${fmt(s.failedRate * 100, 2)}% |`,
       ),
     ),
