@@ -832,6 +832,8 @@ export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> =
 
 export const OPERATION_IDS = Object.keys(definitions) as OperationId[];
 
+const KNOWN_IDS: ReadonlySet<string> = new Set(OPERATION_IDS);
+
 export function isOperationId(value: string): value is OperationId {
-  return Object.hasOwn(definitions, value);
+  return KNOWN_IDS.has(value);
 }
