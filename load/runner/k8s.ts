@@ -163,7 +163,7 @@ written to a manifest. Each runner pod runs its own setup(): it provisions its o
   --rate <per second>        LOAD_RATE;  --duration <s>  LOAD_DURATION_SECONDS;  --iterations <n>  LOAD_ITERATIONS
   --vus <n>                  LOAD_VUS;   --max-vus <n>   LOAD_MAX_VUS
   --mix <mix>                LOAD_MIX, the operation mix of the capacity scenario (a mix name or op:share,...)
-  --env <LOAD_X=value>       any other LOAD_* setting the scenario reads, repeatable; every LOAD_* variable of the
+  --env <name=value>         any other LOAD_* setting the scenario reads, repeatable; every LOAD_* variable of the
                              environment it reads is passed too (the options win)
   --image <image>            the runner image (default: grafana/k6 at the version of the k6 the project builds,
                              scripts/ensure-k6.sh; the operator's own default is an unpinned grafana/k6:latest)
@@ -188,7 +188,7 @@ export const K8S_OPTIONS = {
   vus: { type: 'string' },
   'max-vus': { type: 'string' },
   mix: { type: 'string', value: '<mix>' },
-  env: { type: 'string', multiple: true, value: '<LOAD_X=value>' },
+  env: { type: 'string', multiple: true, value: '<name=value>' },
   image: { type: 'string' },
   cpu: { type: 'string' },
   memory: { type: 'string' },
@@ -272,7 +272,7 @@ export async function main(
     if (!setting || rest.length === 0 || !reads.includes(setting)) {
       const meant = setting ? nearestWords(setting, reads) : [];
       fail(
-        `--env ${JSON.stringify(item)}: write LOAD_NAME=value, LOAD_NAME one of the settings the ${scenario} scenario reads (${reads.join(', ')})${meant.length > 0 ? `; did you mean ${meant.join(' or ')}?` : ''}.`,
+        `--env ${JSON.stringify(item)}: write LOAD_<NAME>=value, with a name among the settings the ${scenario} scenario reads (${reads.join(', ')})${meant.length > 0 ? `; did you mean ${meant.join(' or ')}?` : ''}.`,
       );
       return 2;
     }

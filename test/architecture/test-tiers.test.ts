@@ -39,5 +39,5 @@ test("each tier has its npm script, which runs that tier's files, and npm test r
     );
     assert.ok(SCRIPTS.test?.includes(`npm run ${scriptOf(tier)}`), `npm test runs ${scriptOf(tier)}`);
   }
-  assert.ok(SCRIPTS.test?.startsWith('npm run typecheck && '), 'npm test type-checks first');
+  assert.ok(SCRIPTS.test?.startsWith('npm run lint && npm run typecheck && '), 'npm test lints and type-checks first');
 });

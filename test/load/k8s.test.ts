@@ -156,11 +156,11 @@ test('bad input to load-k8s is refused with what to fix, exit 2', async () => {
   const base = ['--parallelism', '2', '--base-url', 'http://momo:8080', ...IMAGE];
   assert.match(
     await refused(['capacity', ...base, '--env', 'LOAD_RAET=5']),
-    /--env "LOAD_RAET=5": write LOAD_NAME=value.*did you mean LOAD_RATE\?/,
+    /--env "LOAD_RAET=5": write LOAD_<NAME>=value.*did you mean LOAD_RATE\?/,
   );
   assert.match(
     await refused(['capacity', ...base, '--env', 'MOMO_COLLECTION_KEY=secret']),
-    /--env "MOMO_COLLECTION_KEY=secret": write LOAD_NAME=value/,
+    /--env "MOMO_COLLECTION_KEY=secret": write LOAD_<NAME>=value/,
   );
   assert.match(await refused(['smoke', ...base, '--mix', 'token']), /--mix: the smoke scenario does not read LOAD_MIX/);
   assert.match(
