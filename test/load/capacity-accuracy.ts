@@ -62,14 +62,7 @@ interface Row {
 async function runCase(c: Case, run: number, reportsRoot: string): Promise<Row> {
   const target = await startKnownCapacityTarget({ ratePerSecond: c.ratePerSecond, bottleneck: c.bottleneck });
   const reports = join(reportsRoot, `${c.name}-${run}`);
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    MOMO_BASE_URL: target.baseUrl,
-    MOMO_COLLECTION_KEY: target.subscriptionKeys.collection,
-    MOMO_DISBURSEMENT_KEY: target.subscriptionKeys.disbursement,
-    MOMO_REMITTANCE_KEY: target.subscriptionKeys.remittance,
-  };
+  const env = target.environment();
   const loadAverageAtStart = loadavg()[0]!;
   const started = Date.now();
   try {

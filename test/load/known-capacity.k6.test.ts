@@ -13,14 +13,7 @@ import { startKnownCapacityTarget, type KnownCapacityOptions } from './support/k
 
 async function searchAgainst(options: KnownCapacityOptions, argv: string[]) {
   const target = await startKnownCapacityTarget(options);
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    MOMO_BASE_URL: target.baseUrl,
-    MOMO_COLLECTION_KEY: target.subscriptionKeys.collection,
-    MOMO_DISBURSEMENT_KEY: target.subscriptionKeys.disbursement,
-    MOMO_REMITTANCE_KEY: target.subscriptionKeys.remittance,
-  };
+  const env = target.environment();
   const lines: string[] = [];
   try {
     const { code, report } = await runCapacity({

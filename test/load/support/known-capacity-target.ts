@@ -28,6 +28,8 @@ export interface KnownCapacityOptions {
 export interface KnownCapacityTarget {
   baseUrl: string;
   subscriptionKeys: RunningSandbox['subscriptionKeys'];
+  /** The environment npm run capacity reads to load this target: PATH and HOME, MOMO_BASE_URL and the keys. */
+  environment(): Record<string, string | undefined>;
   /** Requests the worker served, answered per whole second of the clock, and the 503s. */
   stats(): { served: number; refused: number; mostServedInASecond: number; tokensServed: number };
   close(): Promise<void>;
@@ -115,6 +117,14 @@ export async function startKnownCapacityTarget({
   return {
     baseUrl,
     subscriptionKeys: sandbox.subscriptionKeys,
+    environment: () => ({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MOMO_BASE_URL: baseUrl,
+      MOMO_COLLECTION_KEY: sandbox.subscriptionKeys.collection,
+      MOMO_DISBURSEMENT_KEY: sandbox.subscriptionKeys.disbursement,
+      MOMO_REMITTANCE_KEY: sandbox.subscriptionKeys.remittance,
+    }),
     stats: () => {
       // The current second is still filling: only whole seconds count.
       const now = Math.floor(Date.now() / 1000);
