@@ -11,6 +11,7 @@ import type { SandboxPlugin } from './domain/plugins.ts';
 import type { SandboxSettings } from './domain/settings.ts';
 import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
+import { checkingIntervalMs, type ConnectionDeadlines, enforceConnectionDeadlines } from './http/connection-deadlines.ts';
 import { catalogueGuards, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
 import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
@@ -29,6 +30,8 @@ export interface Sandbox {
   context: SandboxContext;
   /** The sandbox's own log: callbacks, refusals, errors, and each request at debug level. */
   log: FastifyBaseLogger;
+  /** The connections the sandbox watches for its deadlines (sandbox/http/connection-deadlines.ts). */
+  connections: ConnectionDeadlines;
   close(): Promise<void>;
 }
 
@@ -68,11 +71,11 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     bodyLimit: 64 * 1024,
     // Slow or stalled callers (one byte a second, a body that stops halfway) would otherwise hold a connection
     // and its buffers for ever. Node looks for overdue requests every connectionsCheckingInterval, so it is kept
-    // well under the timeouts: a caller is dropped within about a quarter of a timeout of its deadline.
+    // well under the timeouts; enforceConnectionDeadlines covers what Node's checks leave out.
     http: {
       headersTimeout: settings.headersTimeoutMs,
       requestTimeout: settings.requestTimeoutMs,
-      connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4))),
+      connectionsCheckingInterval: checkingIntervalMs(settings),
     },
     requestTimeout: settings.requestTimeoutMs,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
@@ -91,6 +94,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     },
   });
   app.server.maxConnections = settings.maxConnections;
+  const connections = enforceConnectionDeadlines(app.server, settings, log);
   app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
   installBodyParsers(app);
 
@@ -155,5 +159,5 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
 
   // Compiles every route's validators now, so a bad schema fails the start rather than a request.
   await app.ready();
-  return { app, context, log, close: () => app.close() };
+  return { app, context, log, connections, close: () => app.close() };
 }

@@ -8,8 +8,11 @@ import pino from 'pino';
 import { CallbackDestinations } from '../../sandbox/domain/callback-destinations.ts';
 import { CallbackSender } from '../../sandbox/domain/callbacks.ts';
 import { SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
+import { checkingIntervalMs } from '../../sandbox/http/connection-deadlines.ts';
+import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { SILENT_CALLBACKS, fillEveryStore } from '../../sandbox-quality/benchmark/fill-stores.ts';
-import { assertSchema, path, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import { malformedRequests } from '../support/malformed-http.ts';
+import { assertSchema, eventually, path, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 /**
  * Callers that attack the sandbox's connections rather than its API: they send a byte at a time, stop halfway,
@@ -128,6 +131,158 @@ describe('slow and stalled callers', () => {
     assert.match(held[0]!.received(), /^HTTP\/1\.1 202 /, 'a held connection is served');
     for (const probe of held) probe.socket.destroy();
     await Promise.all(held.map((p) => p.closed));
+  });
+});
+
+describe('deadlines that hold whatever came before', () => {
+  const TIMEOUTS = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 500 };
+  /**
+   * The latest a caller past a timeout may be dropped: the timeout, then up to three checks (one to see an answer
+   * sent, one to see the next bytes, one to find them overdue), and the slack of a busy machine.
+   */
+  const dropDeadline = (timeoutMs: number) => timeoutMs + 3 * checkingIntervalMs(TIMEOUTS) + SLACK_MS;
+  /** Node closes a silent kept-alive connection a second after its keep-alive timeout. */
+  const KEEP_ALIVE_CLOSE_MS = TIMEOUTS.keepAliveTimeoutMs + 1000;
+
+  async function listening(sandbox: TestSandbox): Promise<number> {
+    await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+    return (sandbox.app.server.address() as AddressInfo).port;
+  }
+
+  const openConnections = (sandbox: TestSandbox) =>
+    new Promise<number>((resolve, reject) => sandbox.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+
+  function creationHead(caller: Caller, contentLength: number): string {
+    const headers = {
+      ...caller.headers,
+      'x-reference-id': randomUUID(),
+      'content-type': 'application/json',
+      'content-length': String(contentLength),
+      host: '127.0.0.1',
+    };
+    return `POST ${path('requestToPay')} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`;
+  }
+
+  /** Resolves with the ms to the close, or fails once the deadline has passed with the connection still open. */
+  async function droppedWithin(probe: Probe, deadlineMs: number, what: string): Promise<number> {
+    const ms = await Promise.race([probe.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), deadlineMs).unref())]);
+    assert.ok(ms >= 0, `${what}: still open after ${deadlineMs} ms`);
+    return ms;
+  }
+
+  /**
+   * Four callers that owe the sandbox a request: a body stopped after 1 of 1000 bytes, headers a byte at a time,
+   * a second pipelined creation stopped the same way, and empty lines every 50 ms after one answered request
+   * (which no timeout of Node's reaches: docs/upstream-reports.md). Each must be dropped within its timeout.
+   */
+  async function assertStalledCallersDropped(port: number, caller: Caller): Promise<void> {
+    const [slowBody, headerTrickle, pipelined, emptyLines] = await Promise.all([open(port), open(port), open(port), open(port)]);
+    slowBody.socket.write(`${creationHead(caller, 1000)}{`);
+    void trickle(headerTrickle.socket, creationHead(caller, 1000), 1, 20);
+    const body = JSON.stringify(requestToPayBody());
+    pipelined.socket.write(`${creationHead(caller, Buffer.byteLength(body))}${body}${creationHead(caller, 1000)}{`);
+    emptyLines.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    void trickle(emptyLines.socket, '\r\n'.repeat(10_000), 2, 50);
+
+    try {
+      await Promise.all([
+        droppedWithin(slowBody, dropDeadline(TIMEOUTS.requestTimeoutMs), 'a stalled body'),
+        droppedWithin(headerTrickle, dropDeadline(TIMEOUTS.headersTimeoutMs), 'headers a byte at a time'),
+        droppedWithin(pipelined, dropDeadline(TIMEOUTS.requestTimeoutMs), 'a stalled pipelined creation'),
+        droppedWithin(emptyLines, dropDeadline(TIMEOUTS.headersTimeoutMs), 'empty lines after a request'),
+      ]);
+    } finally {
+      // A sandbox closes only once its connections have: a failure must not leave one open.
+      for (const probe of [slowBody, headerTrickle, pipelined, emptyLines]) probe.socket.destroy();
+    }
+    assert.match(slowBody.received(), /^HTTP\/1\.1 408 /, 'the stalled body is answered 408');
+    assert.match(pipelined.received(), /^HTTP\/1\.1 202 [\s\S]*HTTP\/1\.1 408 /, 'the first creation is answered 202, the stalled one 408');
+    assert.match(emptyLines.received(), /^HTTP\/1\.1 200 /, 'the request before the empty lines is served');
+  }
+
+  test('after 51 malformed requests, stalled callers are each dropped within their timeout, and the connections go back to none', async () => {
+    const sandbox = await startSandbox(TIMEOUTS);
+    const barrage: Array<{ name: string; probe: Probe; closedBySandbox: boolean }> = [];
+    try {
+      const caller = await sandbox.provision('collection');
+      const port = await listening(sandbox);
+      for (const { name, bytes } of malformedRequests(path('requestToPay'), caller.headers)) {
+        const entry = { name, probe: await open(port), closedBySandbox: false };
+        void entry.probe.closed.then(() => {
+          entry.closedBySandbox = true;
+        });
+        entry.probe.socket.write(bytes);
+        barrage.push(entry);
+      }
+      assert.ok(barrage.length >= 40, `${barrage.length} malformed requests`);
+      await eventually(async () => (barrage.every(({ probe }) => probe.received() !== '' || probe.socket.destroyed) ? true : undefined), {
+        timeoutMs: dropDeadline(TIMEOUTS.requestTimeoutMs),
+      });
+
+      await assertStalledCallersDropped(port, caller);
+
+      // Every connection of the barrage is closed by the sandbox: refused, timed out, or idle past its keep-alive.
+      await eventually(async () => ((await openConnections(sandbox)) === 0 ? true : undefined), {
+        timeoutMs: KEEP_ALIVE_CLOSE_MS + dropDeadline(TIMEOUTS.requestTimeoutMs),
+      });
+      await eventually(async () => (barrage.every((entry) => entry.closedBySandbox) ? true : undefined), { timeoutMs: SLACK_MS });
+      assert.equal(sandbox.connections.watched(), 0, 'the sandbox keeps nothing of a closed connection');
+    } finally {
+      // A sandbox closes only once its connections have: a failure must not leave one open.
+      for (const { probe } of barrage) probe.socket.destroy();
+      await sandbox.close();
+    }
+  });
+
+  test("with Node's own timeouts switched off, the sandbox's deadlines alone drop the same callers", async () => {
+    const sandbox = await startSandbox(TIMEOUTS);
+    try {
+      const caller = await sandbox.provision('collection');
+      const port = await listening(sandbox);
+      // Node looks for overdue requests only while one of these is set; the sandbox's own checks remain.
+      sandbox.app.server.headersTimeout = 0;
+      sandbox.app.server.requestTimeout = 0;
+      await assertStalledCallersDropped(port, caller);
+      await eventually(async () => ((await openConnections(sandbox)) === 0 ? true : undefined), {
+        timeoutMs: dropDeadline(TIMEOUTS.requestTimeoutMs),
+      });
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  test('a kept-alive client that pauses between requests, and an answer the sandbox takes longer than every timeout to send, are not cut', async () => {
+    const answerDelayMs = TIMEOUTS.headersTimeoutMs + TIMEOUTS.requestTimeoutMs + KEEP_ALIVE_CLOSE_MS;
+    const slowHealth: SandboxPlugin = {
+      name: 'slow-health',
+      install: (app) =>
+        app.addHook('onRequest', (request, _reply, done) => {
+          if (request.url === '/health?slow') setTimeout(done, answerDelayMs);
+          else done();
+        }),
+    };
+    const sandbox = await startSandbox(TIMEOUTS, { plugins: [slowHealth] });
+    try {
+      const port = await listening(sandbox);
+      const client = await open(port);
+      const answers = () => client.received().match(/HTTP\/1\.1 200 /g)?.length ?? 0;
+      // Eight requests, each after a pause of half the keep-alive timeout: longer in all than every timeout.
+      const requests = 8;
+      for (let i = 1; i <= requests; i++) {
+        client.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+        await eventually(async () => (answers() === i ? true : undefined), { timeoutMs: dropDeadline(TIMEOUTS.requestTimeoutMs) });
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUTS.keepAliveTimeoutMs / 2));
+      }
+      client.socket.write('GET /health?slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      await eventually(async () => (answers() === requests + 1 ? true : undefined), { timeoutMs: answerDelayMs + SLACK_MS });
+      assert.equal(client.socket.destroyed, false, 'the connection is still open');
+      client.socket.destroy();
+      await client.closed;
+    } finally {
+      await sandbox.close();
+    }
   });
 });
 
