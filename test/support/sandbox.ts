@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
+import { operationIdOf } from '../../sandbox/http/openapi.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import type { Product } from '../../core/products.ts';
@@ -13,7 +14,7 @@ import { pathOf, routes, type PathParams } from '../../core/catalogue/routes.ts'
 
 /** A route of the catalogue as the sandbox serves it: what the tests that sweep every operation need to know. */
 export interface ServedOperation {
-  /** "<product or provisioning>.<operation id>", as the OpenAPI document's operationId. */
+  /** The OpenAPI document's operationId, e.g. "collectionRequestToPay". */
   id: string;
   operation: OperationId;
   method: 'GET' | 'POST';
@@ -29,7 +30,7 @@ export interface ServedOperation {
 /** Every route of the operation catalogue, as the sandbox serves it. */
 export function servedOperations(): ServedOperation[] {
   return routes().map(({ operation: op, product, method, path }) => ({
-    id: `${product ?? 'provisioning'}.${op.id}`,
+    id: operationIdOf({ operation: op, product }),
     operation: op.id,
     method,
     url: path.replace(/\{([A-Za-z]+)\}/g, ':$1'),
