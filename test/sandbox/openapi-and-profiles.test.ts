@@ -5,17 +5,7 @@ import { servedOperations, startSandbox } from '../support/sandbox.ts';
 import { DIFFERENCES, PROFILES, behaviourOf } from '../../core/profiles.ts';
 import { bindingOf, pathOf, routes } from '../../core/catalogue/routes.ts';
 import { operationIdOf } from '../../sandbox/http/openapi.ts';
-
-function refsIn(value: unknown, found: string[] = []): string[] {
-  if (Array.isArray(value)) for (const v of value) refsIn(v, found);
-  else if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key === '$ref' && typeof inner === 'string') found.push(inner);
-      else refsIn(inner, found);
-    }
-  }
-  return found;
-}
+import { refsIn } from '../support/openapi.ts';
 
 test('the OpenAPI document lists every operation the sandbox serves, and every reference in it resolves', async () => {
   const sandbox = await startSandbox();

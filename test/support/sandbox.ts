@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
@@ -160,6 +161,15 @@ export async function startSandbox(
     };
   };
   return { ...sandbox, clock, settings, call, provision };
+}
+
+export type ListeningSandbox = TestSandbox & { port: number };
+
+/** A test sandbox that listens on 127.0.0.1, on a free port, for tests that need a socket. */
+export async function startListeningSandbox(overrides: Partial<SandboxSettings> = {}): Promise<ListeningSandbox> {
+  const sandbox = await startSandbox(overrides);
+  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+  return { ...sandbox, port: (sandbox.app.server.address() as AddressInfo).port };
 }
 
 /** Starts a sandbox for one test and closes it whatever happens. */
