@@ -161,12 +161,12 @@ function conditionsAside(value: unknown): unknown {
 }
 
 /**
- * A reference with keywords beside it, as generators read it best, each rewrite meaning the same: a `type` the
+ * A reference with keywords beside it, as generators read it best, each rewrite meaning the same. A reference
+ * closed to the fields it names (`properties` restating them as true, `additionalProperties: false`) becomes
+ * `unevaluatedProperties: false`, which closes it to the same fields, so that a generator types it as the
+ * referenced component rather than as a new one named after the first property it meets it in. A `type` the
  * referenced schema has already is dropped where nothing beside it needs it (generators warn of it; a validator in
- * strict mode wants the type beside a keyword of that type); a
- * reference closed to the fields it names (`properties` restating them as true, `additionalProperties: false`)
- * becomes `unevaluatedProperties: false`, which closes it to the same fields, so that a generator types it as the
- * referenced component rather than as a new one named after the first property it finds it in.
+ * strict mode wants the type beside a keyword of that type).
  */
 function tidyReferences(value: unknown, schemas: Record<string, Schema>): unknown {
   if (Array.isArray(value)) return value.map((v) => tidyReferences(v, schemas));
@@ -200,11 +200,11 @@ const pick = (schema: Schema, keys: string[]) => Object.fromEntries(keys.filter(
 export function buildOpenApiDocument(options: DocumentOptions): Record<string, unknown> {
   const { profile, version, strict } = options;
   const behaviour = behaviourOf(profile);
-  const titles = (name: string) => String(SCHEMA_FILES.get(nameOfSchema(name))?.title ?? nameOfSchema(name));
+  const titleOf = (name: string) => String(SCHEMA_FILES.get(nameOfSchema(name))?.title ?? nameOfSchema(name));
   const paths: Record<string, Record<string, Schema>> = {};
   for (const route of routes()) {
     paths[route.path] ??= {};
-    paths[route.path]![route.method.toLowerCase()] = operationObject(route, behaviour, strict, titles);
+    paths[route.path]![route.method.toLowerCase()] = operationObject(route, behaviour, strict, titleOf);
   }
   const operations = Object.values(paths).flatMap((item) => Object.values(item));
   const schemas = componentsFrom(refsIn(paths), (name) => componentOf(name, strict));
