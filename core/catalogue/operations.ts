@@ -118,11 +118,35 @@ export interface OperationDefinition {
    * otherwise refused, as observed live): the spec's own flow crosses products.
    */
   callerOfAnyProduct?: string;
+  /** Path parameters whose form depends on another's value, by name. */
+  dependentParams?: Readonly<Record<string, DependentParam>>;
+}
+
+/**
+ * A path parameter whose form depends on the value of another, which neither the router's schemas nor OpenAPI can
+ * tie together: the operation's handler checks it, and the OpenAPI document states every form in the parameter's
+ * own schema and, beside it, which value asks for which.
+ */
+export interface DependentParam {
+  /** The path parameter whose value picks the form. */
+  on: string;
+  /** The form of each value: a JSON Schema of a string, and how a message names it. */
+  forms: Readonly<Record<string, { schema: Readonly<Record<string, unknown>>; what: string }>>;
 }
 
 export type Operation<Id extends string = string> = OperationDefinition & { id: Id };
 
 const NO_HEADERS = { required: [], optional: [] } as const;
+
+/** §4.2 #8: the account holder's id "is validated by type: MSISDN per ITU-T E.164, e-mail format, or UUID for party_code". */
+const ACCOUNT_HOLDER_ID_FORMS = {
+  msisdn: { schema: { $ref: schemaId('msisdn') }, what: 'an E.164 MSISDN such as 46733123450' },
+  email: { schema: { type: 'string', maxLength: 254, pattern: '^[^\\s@]{1,64}@[^\\s@]+\\.[^\\s@]{2,}$' }, what: 'an e-mail address' },
+  party_code: {
+    schema: { type: 'string', pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$' },
+    what: 'a UUID',
+  },
+} as const;
 const referenceIdParam = { referenceId: { $ref: schemaId('uuid-v4') } };
 const ALL_PRODUCTS = ['collection', 'disbursement', 'remittance'] as const;
 
@@ -687,9 +711,10 @@ const definitions = defineOperations({
     credential: 'bearer',
     headers: { required: ['x-target-environment'], optional: [] },
     params: {
-      accountHolderIdType: { type: 'string', enum: ['msisdn', 'email', 'party_code'], description: 'Lower case, as §4.2 #8 requires.' },
+      accountHolderIdType: { type: 'string', enum: Object.keys(ACCOUNT_HOLDER_ID_FORMS), description: 'Lower case, as §4.2 #8 requires.' },
       accountHolderId: { type: 'string', minLength: 1, maxLength: 254 },
     },
+    dependentParams: { accountHolderId: { on: 'accountHolderIdType', forms: ACCOUNT_HOLDER_ID_FORMS } },
     request: 'none',
     responses: {
       200: {

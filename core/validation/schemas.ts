@@ -70,6 +70,13 @@ export const STRICT_READING_KEYWORD = 'strictReading';
  */
 export const SOURCE_KEYWORD = 'x-source';
 
+/**
+ * Where a schema accepts more than the reference sandbox ever sends (the harness checks other servers with it): a
+ * reference to the part the sandbox sends, {"x-sandbox-answers": "#/$defs/code"}. It validates nothing; the
+ * sandbox's OpenAPI document shows that part, so that a client generated from it types what it will receive.
+ */
+export const SANDBOX_ANSWERS_KEYWORD = 'x-sandbox-answers';
+
 const SOURCE_META_SCHEMA = {
   oneOf: [
     {
@@ -122,6 +129,7 @@ export function ajvOverSchemas(options: Options & { readings?: 'enforce' | 'igno
         : true,
   });
   instance.addKeyword({ keyword: SOURCE_KEYWORD, metaSchema: SOURCE_META_SCHEMA });
+  instance.addKeyword({ keyword: SANDBOX_ANSWERS_KEYWORD, metaSchema: { type: 'string', minLength: 1 } });
   for (const schema of schemaDocuments) instance.addSchema(schema);
   return instance;
 }

@@ -432,9 +432,10 @@ async function provision(
   context: EpisodeContext,
   send: (r: FuzzRequest) => Promise<Sent>,
 ): Promise<number> {
-  const op = (id: string) => {
-    const found = model.operations.find((o) => o.id === id);
-    if (!found) throw new Error(`the document has no operation ${id}, which the fuzzer provisions its API users with`);
+  const op = (operation: string, product: string) => {
+    const found = model.operations.find((o) => o.operation === operation && o.product === product);
+    if (!found)
+      throw new Error(`the document has no operation ${operation} under ${product}, which the fuzzer provisions its API users with`);
     return found;
   };
   let requests = 0;
@@ -451,7 +452,7 @@ async function provision(
     world.adoptUser(id, product);
     const host = new URL(context.callbackBaseUrl).host;
     await call(
-      op('provisioning.createApiUser'),
+      op('createApiUser', 'provisioning'),
       {
         method: 'POST',
         url: pathOf('createApiUser'),
@@ -461,13 +462,13 @@ async function provision(
       {},
     );
     await call(
-      op('provisioning.createApiKey'),
+      op('createApiKey', 'provisioning'),
       { method: 'POST', url: pathOf('createApiKey', undefined, { referenceId: id }), headers: { 'ocp-apim-subscription-key': key } },
       { referenceId: id },
     );
     const basic = world.credential(world.basicScheme ?? '', product);
     await call(
-      op(`${product}.createAccessToken`),
+      op('createAccessToken', product),
       {
         method: 'POST',
         url: pathOf('createAccessToken', product),

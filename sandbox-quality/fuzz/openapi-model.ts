@@ -28,6 +28,8 @@ export interface ModelResponse {
 /** One operation of the document, in the form requests are generated from and answers judged against. */
 export interface ModelOperation {
   id: string;
+  /** The operation of the catalogue it serves (x-operation), e.g. requestToPay; the operationId when it names none. */
+  operation: string;
   method: string;
   /** Path template with its {name} placeholders, as the OpenAPI document gives it. */
   path: string;
@@ -184,21 +186,27 @@ function operationOf(
     });
   }
   const tags = (op.tags ?? []) as string[];
-  return { id, method: method.toUpperCase(), path, product: tags[0] ?? 'provisioning', credential, parameters, body, responses };
+  const operation = typeof op['x-operation'] === 'string' ? op['x-operation'] : id;
+  return { id, operation, method: method.toUpperCase(), path, product: tags[0] ?? 'provisioning', credential, parameters, body, responses };
 }
 
-/** #/components/schemas/X → #/$defs/X, absolute when a document id is given. */
+/**
+ * #/components/schemas/X → #/$defs/X, absolute when a document id is given; and a record's x-conditions, which the
+ * document keeps out of generators' way, back into an allOf, so that answers are judged by them too.
+ */
 function repoint(value: unknown, documentId = ''): unknown {
   if (Array.isArray(value)) return value.map((v) => repoint(v, documentId));
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, inner]) => [
-      key,
-      key === '$ref' && typeof inner === 'string'
-        ? inner.replace('#/components/schemas/', `${documentId}#/$defs/`)
-        : repoint(inner, documentId),
-    ]),
-  );
+  const out: Schema = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === '$ref' && typeof inner === 'string') out[key] = inner.replace('#/components/schemas/', `${documentId}#/$defs/`);
+    else if (key === 'x-conditions' && Array.isArray(inner))
+      out.allOf = [...((out.allOf as unknown[]) ?? []), ...inner.map((c) => repoint(c, documentId))];
+    else if (key === 'allOf' && Array.isArray(inner))
+      out.allOf = [...inner.map((c) => repoint(c, documentId)), ...((out.allOf as unknown[]) ?? [])];
+    else out[key] = repoint(inner, documentId);
+  }
+  return out;
 }
 
 function componentsOf(schema: Schema): string[] {

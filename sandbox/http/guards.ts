@@ -297,25 +297,52 @@ export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogge
     );
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!;
-    const allowed = allowedMethods(path);
-    if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      return sendBadRequest(reply, `${request.method} is not served at ${path}; it takes ${allowed.join(', ')}.`, 405);
-    }
-    return sendBadRequest(
-      reply,
-      `No operation ${request.method} ${path}. GET /openapi.json lists every operation this sandbox serves.`,
-      404,
-    );
+  // A request no route serves is answered as it arrives, before anything reads its body: Fastify parses the body
+  // of a request by its method before the not-found handler runs, so a QUERY without Content-Type (400), or a POST
+  // with a media type no parser takes (415), would be refused for its form rather than its method. Fastify needs a
+  // not-found handler as well; the hook has answered before it would run.
+  const fixed = fixedPathRoutes(app);
+  app.register(async (unserved) => {
+    unserved.addHook('onRequest', async (request, reply) => answerUnserved(fixed, request, reply));
+    unserved.setNotFoundHandler((request, reply) => answerUnserved(fixed, request, reply));
   });
+}
+
+/** The methods of every route registered from now on at a path without parameters (/health, /v1_0/apiuser), by path. */
+function fixedPathRoutes(app: FastifyInstance): ReadonlyMap<string, ReadonlySet<string>> {
+  const methods = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    if (/[:*]/.test(route.url)) return;
+    const path = withoutTrailingSlash(route.url);
+    for (const method of [route.method].flat()) methods.set(path, (methods.get(path) ?? new Set()).add(method));
+  });
+  return methods;
+}
+
+const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
+
+/** 405 with Allow for a method a known path does not take (QUERY included), 404 for a path the sandbox does not know. */
+function answerUnserved(fixed: ReadonlyMap<string, ReadonlySet<string>>, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0]!;
+  const allowed = allowedMethods(fixed, path);
+  if (allowed.length > 0) {
+    reply.header('allow', allowed.join(', '));
+    return sendBadRequest(reply, `${request.method} is not served at ${path}; it takes ${allowed.join(', ')}.`, 405);
+  }
+  return sendBadRequest(reply, `No operation ${request.method} ${path}. GET /openapi.json lists every operation this sandbox serves.`, 404);
 }
 
 const DECLARED_METHODS = [...new Set(routes().map((route) => route.method))];
 
-/** The methods the catalogue declares at a path, with HEAD wherever GET is (Fastify answers it); none: an unknown path. */
-function allowedMethods(path: string): string[] {
-  const declared = DECLARED_METHODS.filter((method) => matchRoute(method, path) !== undefined);
-  return declared.includes('GET') ? [...declared, 'HEAD'] : declared;
+/**
+ * The methods served at a path: the catalogue's, matched on its path templates, and those of every route at a
+ * fixed path (the sandbox's own, /health and /openapi.json, too), with HEAD wherever GET is; none: an unknown path.
+ */
+function allowedMethods(fixed: ReadonlyMap<string, ReadonlySet<string>>, path: string): string[] {
+  const served = new Set([
+    ...DECLARED_METHODS.filter((method) => matchRoute(method, path) !== undefined),
+    ...(fixed.get(withoutTrailingSlash(path)) ?? []),
+  ]);
+  if (served.has('GET')) served.add('HEAD');
+  return [...served];
 }

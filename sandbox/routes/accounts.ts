@@ -1,4 +1,7 @@
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { OPERATIONS } from '../../core/catalogue/operations.ts';
 import { fromMinor } from '../../core/money.ts';
+import { ajv } from '../../core/validation/schemas.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { RouteHandlers } from '../http/serving.ts';
@@ -6,11 +9,16 @@ import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
 import { accountHolderAnswer } from '../domain/outcomes.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 
-const ID_CHECKS: Record<string, { test: (id: string) => boolean; what: string }> = {
-  msisdn: { test: (id) => /^\+?[1-9]\d{6,14}$/.test(id), what: 'an E.164 MSISDN such as 46733123450' },
-  email: { test: (id) => /^[^\s@]{1,64}@[^\s@]+\.[^\s@]{2,}$/.test(id) && id.length <= 254, what: 'an e-mail address' },
-  party_code: { test: (id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id), what: 'a UUID' },
-};
+/** The account holder's id by its type, as the catalogue gives each form (which the OpenAPI document states too). */
+const ID_FORMS = OPERATIONS.accountHolderActive.dependentParams!.accountHolderId!.forms;
+const idValidators = new Map<string, ValidateFunction>();
+
+/** Whether an id has the form its type asks for; each form's validator is compiled when first asked for. */
+function hasFormOf(idType: string, id: string): boolean {
+  let validate = idValidators.get(idType);
+  if (!validate) idValidators.set(idType, (validate = ajv.compile(ID_FORMS[idType]!.schema)));
+  return validate(id);
+}
 
 /** Balances (§4.2 #4, §4.4 #13), account-holder status (§4.2 #8, §4.3 #12) and basic user information (§4.2 #5). */
 export function accountHandlers(
@@ -38,9 +46,11 @@ export function accountHandlers(
 
     accountHolderActive: () => async (request, reply) => {
       const { accountHolderIdType: idType, accountHolderId: id } = request.params;
-      const check = ID_CHECKS[idType]!;
-      if (!check.test(id))
-        return sendBadRequest(reply, `Invalid request: accountHolderId "${id}" is not ${check.what}, as type ${idType} requires.`);
+      if (!hasFormOf(idType, id))
+        return sendBadRequest(
+          reply,
+          `Invalid request: accountHolderId "${id}" is not ${ID_FORMS[idType]!.what}, as type ${idType} requires.`,
+        );
       const answer = accountHolderAnswer(idType, id, profile);
       if (answer.kind === 'error') return sendBusinessError(reply, answer.httpStatus, answer.code, answer.message);
       return reply.send({ result: answer.active });

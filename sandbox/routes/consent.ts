@@ -5,6 +5,7 @@ import type { RequestOf, RouteHandlers } from '../http/serving.ts';
 import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
+import { scopesNamed } from '../domain/scopes.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
 
 /**
@@ -26,7 +27,7 @@ export function consentHandlers(context: SandboxContext): Pick<RouteHandlers, 'b
 async function bcAuthorize(context: SandboxContext, product: Product, request: RequestOf<'bcAuthorize'>, reply: FastifyReply) {
   const { settings, state, clock } = context;
   const form = request.body;
-  const scopes = form.scope.split(' ').filter(Boolean);
+  const scopes = scopesNamed(form.scope);
   if (scopes.length === 0) return sendBusinessError(reply, 400, 'MISSING_SCOPE_INSTRUCTION', 'scope names no scope.');
   const unknown = scopes.find((s) => !settings.scopes.includes(s));
   if (unknown)

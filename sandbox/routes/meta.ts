@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { SandboxContext } from '../domain/context.ts';
-import { buildOpenApiDocument } from '../http/openapi.ts';
+import { buildOpenApiDocument, serverUrlOf, withServer } from '../http/openapi.ts';
 import { DIFFERENCES } from '../../core/profiles.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 
@@ -36,7 +36,11 @@ export function registerMeta(app: FastifyInstance, context: SandboxContext): voi
     };
   });
 
-  app.get('/openapi.json', async () => (openApi ??= buildOpenApiDocument(settings.profile, version, settings.strict)));
+  // Built once; the server is the one each caller reached the sandbox at.
+  app.get('/openapi.json', async (request) => {
+    openApi ??= buildOpenApiDocument({ profile: settings.profile, version, strict: settings.strict, scopes: settings.scopes });
+    return withServer(openApi, serverUrlOf(request.headers.host, app.server.address()));
+  });
 
   app.get('/profile', async () => ({
     profile: settings.profile,

@@ -31,12 +31,12 @@ test('a few thousand generated requests, valid and malformed, break no property 
   }
   // Valid requests get past the rules to the success paths, creations included, not only to refusals.
   for (const id of [
-    'provisioning.createApiUser',
-    'collection.requestToPay',
-    'disbursement.deposit',
-    'disbursement.refund',
-    'collection.bcAuthorize',
-    'collection.createOAuthToken',
+    'provisioningCreateApiUser',
+    'collectionRequestToPay',
+    'disbursementDeposit',
+    'disbursementRefund',
+    'collectionBcAuthorize',
+    'collectionCreateOauthToken',
   ]) {
     const statuses = Object.keys(result.byOperation[id]!.statuses);
     assert.ok(
@@ -93,40 +93,40 @@ test('the properties catch what they are for, and pass what the document allows'
   const broken = (e: Exchange) => judge(e, model).map((v) => v.property);
   const apiUser = { providerCallbackHost: 'example.com', targetEnvironment: 'sandbox' };
 
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser)), []);
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 418, {})), ['documented-status']);
-  assert.deepEqual(broken(exchange(model, 'collection.requestToPay', 502, { code: 'SERVICE_UNAVAILABLE', message: 'x' })), [
+  assert.deepEqual(broken(exchange(model, 'provisioningGetApiUser', 200, apiUser)), []);
+  assert.deepEqual(broken(exchange(model, 'provisioningGetApiUser', 418, {})), ['documented-status']);
+  assert.deepEqual(broken(exchange(model, 'collectionRequestToPay', 502, { code: 'SERVICE_UNAVAILABLE', message: 'x' })), [
     'no-undocumented-5xx',
   ]);
   assert.deepEqual(
-    broken(exchange(model, 'collection.requestToPay', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })),
+    broken(exchange(model, 'collectionRequestToPay', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })),
     ['no-undocumented-5xx'],
     'a documented 5xx status with a code its description does not name',
   );
   assert.deepEqual(
-    broken(exchange(model, 'collection.accountHolderActive', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })),
+    broken(exchange(model, 'collectionAccountHolderActive', 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' })),
     [],
     'the account-holder test number that answers INTERNAL_PROCESSING_ERROR is documented',
   );
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 404, { code: 'RESOURCE_ALREADY_EXIST', message: 'x' })), [
+  assert.deepEqual(broken(exchange(model, 'provisioningGetApiUser', 404, { code: 'RESOURCE_ALREADY_EXIST', message: 'x' })), [
     'documented-error-code',
   ]);
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, { ...apiUser, extra: 1 })), ['body-matches-schema']);
+  assert.deepEqual(broken(exchange(model, 'provisioningGetApiUser', 200, { ...apiUser, extra: 1 })), ['body-matches-schema']);
   assert.deepEqual(
-    broken(exchange(model, 'collection.requestToPay', 202, { status: 'PENDING' })),
+    broken(exchange(model, 'collectionRequestToPay', 202, { status: 'PENDING' })),
     ['body-matches-schema'],
     'a body where the document gives none',
   );
   assert.deepEqual(
     broken(
-      exchange(model, 'provisioning.getApiUser', 200, apiUser, {
+      exchange(model, 'provisioningGetApiUser', 200, apiUser, {
         answer: { status: 200, headers: { 'content-type': 'text/plain' }, body: JSON.stringify(apiUser) },
       }),
     ),
     ['json-content-type'],
   );
   assert.deepEqual(
-    broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, { internalErrors: ['the sandbox logged "unexpected error"'] })),
+    broken(exchange(model, 'provisioningGetApiUser', 200, apiUser, { internalErrors: ['the sandbox logged "unexpected error"'] })),
     ['no-internal-error'],
   );
 
@@ -136,24 +136,24 @@ test('the properties catch what they are for, and pass what the document allows'
     message: `No operation DELETE ${pathOf('getApiUser', undefined, { referenceId: 'x' })}.`,
   };
   assert.deepEqual(
-    broken(exchange(model, 'provisioning.getApiUser', 404, notFound, { routeMiss: true })),
+    broken(exchange(model, 'provisioningGetApiUser', 404, notFound, { routeMiss: true })),
     [],
     'the router answers a request that names no operation',
   );
   assert.deepEqual(
-    broken(exchange(model, 'provisioning.getApiUser', 404, notFound)),
+    broken(exchange(model, 'provisioningGetApiUser', 404, notFound)),
     ['body-matches-schema'],
     "an operation's own 404 has its own body",
   );
 
   const changed = { before: unchanged, after: { ...unchanged, balances: '[["u|collection|EUR","5"]]' } };
   assert.deepEqual(
-    broken(exchange(model, 'collection.requestToPay', 400, { statusCode: 400, error: 'Bad Request', message: 'x' }, changed)),
+    broken(exchange(model, 'collectionRequestToPay', 400, { statusCode: 400, error: 'Bad Request', message: 'x' }, changed)),
     ['rejection-changes-nothing'],
   );
-  assert.deepEqual(broken(exchange(model, 'provisioning.getApiUser', 200, apiUser, changed)), ['read-changes-nothing']);
+  assert.deepEqual(broken(exchange(model, 'provisioningGetApiUser', 200, apiUser, changed)), ['read-changes-nothing']);
   assert.deepEqual(
-    broken(exchange(model, 'collection.requestToPay', 202, undefined, changed)),
+    broken(exchange(model, 'collectionRequestToPay', 202, undefined, changed)),
     [],
     'an accepted creation changes the state',
   );

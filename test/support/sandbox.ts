@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
+import { operationIdOf } from '../../sandbox/http/openapi.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import type { Product } from '../../core/products.ts';
@@ -13,7 +15,7 @@ import { pathOf, routes, type PathParams } from '../../core/catalogue/routes.ts'
 
 /** A route of the catalogue as the sandbox serves it: what the tests that sweep every operation need to know. */
 export interface ServedOperation {
-  /** "<product or provisioning>.<operation id>", as the OpenAPI document's operationId. */
+  /** The OpenAPI document's operationId, e.g. "collectionRequestToPay". */
   id: string;
   operation: OperationId;
   method: 'GET' | 'POST';
@@ -29,7 +31,7 @@ export interface ServedOperation {
 /** Every route of the operation catalogue, as the sandbox serves it. */
 export function servedOperations(): ServedOperation[] {
   return routes().map(({ operation: op, product, method, path }) => ({
-    id: `${product ?? 'provisioning'}.${op.id}`,
+    id: operationIdOf({ operation: op, product }),
     operation: op.id,
     method,
     url: path.replace(/\{([A-Za-z]+)\}/g, ':$1'),
@@ -159,6 +161,15 @@ export async function startSandbox(
     };
   };
   return { ...sandbox, clock, settings, call, provision };
+}
+
+export type ListeningSandbox = TestSandbox & { port: number };
+
+/** A test sandbox that listens on 127.0.0.1, on a free port, for tests that need a socket. */
+export async function startListeningSandbox(overrides: Partial<SandboxSettings> = {}): Promise<ListeningSandbox> {
+  const sandbox = await startSandbox(overrides);
+  await sandbox.app.listen({ host: '127.0.0.1', port: 0 });
+  return { ...sandbox, port: (sandbox.app.server.address() as AddressInfo).port };
 }
 
 /** Starts a sandbox for one test and closes it whatever happens. */
