@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
-import { Redactor } from '../../harness/secrets/redact.ts';
+import { Redactor } from '../../core/secrets/redact.ts';
 import { KNOWN_BUGS } from './known-bugs.ts';
 import type { ClientBug, FlowResult } from './support/types.ts';
 

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Product } from '../../../core/products.ts';
 import { PROFILES, type ProfileName } from '../../../core/profiles.ts';
 import { MomoClient } from '../../../harness/client/momo-client.ts';
-import { Redactor } from '../../../harness/secrets/redact.ts';
+import { Redactor } from '../../../core/secrets/redact.ts';
 import { startEmbeddedSandbox } from '../../../sandbox/start.ts';
 import { AlteringProxy, type ProxiedExchange } from '../../support/altering-proxy.ts';
 import type { FlowResult, InteropClient, InteropEnv } from './types.ts';
