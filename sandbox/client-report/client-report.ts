@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OPERATIONS, type TransactionStore } from '../../core/catalogue/operations.ts';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import type { ChaosApplied, ChaosListener } from '../domain/chaos-applied.ts';
@@ -143,7 +143,7 @@ export class ClientReport {
       this.pending.set(request.id, { request, at: context.clock.now(), chaos: [] });
       // An answer the client never got: it closed the connection, or a chaos condition cut it.
       reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) this.finish(request, reply, undefined);
+        if (!reply.raw.writableFinished) this.finish(request, undefined);
       });
       done();
     });
@@ -169,7 +169,7 @@ export class ClientReport {
       done(null, payload);
     });
     app.addHook('onResponse', (request, reply, done) => {
-      this.finish(request, reply, reply.statusCode);
+      this.finish(request, reply.statusCode);
       done();
     });
 
@@ -185,17 +185,17 @@ export class ClientReport {
     });
   }
 
-  private finish(request: FastifyRequest, reply: FastifyReply, status: number | undefined): void {
+  private finish(request: FastifyRequest, status: number | undefined): void {
     const pending = this.pending.get(request.id);
     if (!pending) return;
     this.pending.delete(request.id);
-    const exchange = this.exchangeOf(pending, reply, status);
+    const exchange = this.exchangeOf(pending, status);
     this.recent.set(request.id, exchange.principal);
     if (this.recent.size > RECENT_REQUESTS) this.recent.delete(this.recent.keys().next().value as string);
     this.recorder.exchange(exchange);
   }
 
-  private exchangeOf(pending: Pending, _reply: FastifyReply, status: number | undefined): ObservedExchange {
+  private exchangeOf(pending: Pending, status: number | undefined): ObservedExchange {
     const { settings } = this.requireContext();
     const { request } = pending;
     const route = request.routeOptions.config.route;

@@ -71,20 +71,26 @@ export class Recorder {
     if (!client) return;
     client.requests += 1;
     this.cope(client, exchange);
-    let explained = false;
-    for (const rule of RULES) {
-      const detection = rule.check({ kind: 'exchange', exchange, explained }, client.memory);
-      if (!detection) continue;
-      if (rule.explainsRefusal) explained = true;
-      this.found(client, rule, detection, exchange.at, () => reportedExchange(exchange), exchange.secrets);
-    }
+    this.judge(
+      client,
+      (explained) => ({ kind: 'exchange', exchange, explained }),
+      exchange.at,
+      () => reportedExchange(exchange),
+      exchange.secrets,
+    );
   }
 
   callback(callback: ObservedCallback): void {
     const client = this.clientOf(callback.principal, callback.at);
     if (!client) return;
     client.callbacks += 1;
-    this.judge(client, { kind: 'callback', callback }, callback.at, () => reportedCallback(callback), callback.secrets);
+    this.judge(
+      client,
+      () => ({ kind: 'callback', callback }),
+      callback.at,
+      () => reportedCallback(callback),
+      callback.secrets,
+    );
   }
 
   chaos(chaos: ObservedChaos): void {
@@ -99,16 +105,20 @@ export class Recorder {
     for (const rule of RULES) rule.check({ kind: 'chaos', chaos }, client.memory);
   }
 
+  /** Each rule's check of an event, in order; a rule that explains a refusal tells those after it. */
   private judge(
     client: ClientRecord,
-    event: ClientEvent,
+    event: (explained: boolean) => ClientEvent,
     at: number,
     exchange: () => ReportedExchange,
     secrets: ObservedExchange['secrets'],
-  ) {
+  ): void {
+    let explained = false;
     for (const rule of RULES) {
-      const detection = rule.check(event, client.memory);
-      if (detection) this.found(client, rule, detection, at, exchange, secrets);
+      const detection = rule.check(event(explained), client.memory);
+      if (!detection) continue;
+      if (rule.explainsRefusal) explained = true;
+      this.found(client, rule, detection, at, exchange, secrets);
     }
   }
 

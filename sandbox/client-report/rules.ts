@@ -64,6 +64,15 @@ export const DOUBLE_PAYMENT_WINDOW_MS = 10 * 60_000;
 /** A callback answered after this share of the sandbox's --callback-timeout-ms is slow. */
 export const SLOW_CALLBACK_SHARE = 0.5;
 
+/** An answer's JSON, or undefined when it is none (a plugin may have changed it). */
+function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 const spec = (clause: string): RuleSource => ({ kind: 'spec', clause });
 const practice = (what: string, reason: string): RuleSource => ({ kind: 'practice', practice: what, reason });
 
@@ -194,12 +203,7 @@ export function requestsTheSandboxTakes(event: ClientEvent): Detection | undefin
 export function refusalOf(exchange: ObservedExchange): string | undefined {
   const { status, responseBody } = exchange;
   if (status === undefined || status < 400 || status > 500 || !responseBody) return undefined;
-  let body: { statusCode?: unknown; message?: unknown; error?: unknown };
-  try {
-    body = JSON.parse(responseBody) as typeof body;
-  } catch {
-    return undefined;
-  }
+  const body = parsedJson(responseBody) as { statusCode?: unknown; message?: unknown; error?: unknown } | undefined;
   if (typeof body !== 'object' || body === null) return undefined;
   if (status < 500 && body.statusCode !== undefined && typeof body.message === 'string') return body.message;
   if (typeof body.error === 'string' && (status === 401 || body.error === 'login_failed')) {
@@ -324,8 +328,8 @@ export function cibaPollsWaitTheInterval(event: ClientEvent, memory: ClientMemor
   if (event.kind !== 'exchange') return undefined;
   const { exchange } = event;
   if (exchange.operation === 'bcAuthorize' && exchange.status === 200 && exchange.responseBody) {
-    const answer = JSON.parse(exchange.responseBody) as { auth_req_id?: unknown; interval?: unknown };
-    if (typeof answer.auth_req_id === 'string' && typeof answer.interval === 'number')
+    const answer = parsedJson(exchange.responseBody) as { auth_req_id?: unknown; interval?: unknown } | undefined;
+    if (typeof answer?.auth_req_id === 'string' && typeof answer.interval === 'number')
       memory.consents.set(idKey(answer.auth_req_id), { intervalMs: answer.interval * 1000 });
     return undefined;
   }
