@@ -35,6 +35,8 @@ const ANSWERS_READ: ReadonlySet<string> = new Set(['bcAuthorize']);
 const BODY_CHARS = 64 * 1024;
 /** Requests answered lately, for a chaos condition told after its request's answer. */
 const RECENT_REQUESTS = 256;
+/** Requests being answered that the report follows; past it, the oldest is let go (the connections bound them first). */
+const PENDING_REQUESTS = 4096;
 
 /** A request being answered: what the hooks saw of it so far. */
 interface Pending {
@@ -141,6 +143,7 @@ export class ClientReport {
       // The sandbox's own routes (health, the OpenAPI document, this report) are no client's use of the API.
       if (request.routeOptions.config.route === undefined && !request.is404) return done();
       this.pending.set(request.id, { request, at: context.clock.now(), chaos: [] });
+      if (this.pending.size > PENDING_REQUESTS) this.pending.delete(this.pending.keys().next().value as string);
       // An answer the client never got: it closed the connection, or a chaos condition cut it.
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) this.finish(request, undefined);
@@ -353,7 +356,7 @@ export class ClientReport {
 
 const API_USER = 'api-user:';
 const NO_KEY: Principal = { id: 'no-key', kind: 'no-key', label: 'requests without a subscription key' };
-const NO_CLIENT: Principal = { id: 'no-client', kind: 'no-key', label: 'conditions no client could be told of' };
+const NO_CLIENT: Principal = { id: 'no-client', kind: 'no-key', label: 'events of no known client' };
 
 function apiUserPrincipal(user: ApiUser): Principal {
   return { id: `${API_USER}${user.id}`, kind: 'api-user', label: `API user ${user.id} (${user.product})`, product: user.product };
