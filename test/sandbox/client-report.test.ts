@@ -37,6 +37,8 @@ import {
 const FORM = 'application/x-www-form-urlencoded';
 const CIBA = 'urn:openid:params:grant-type:ciba';
 const CONSENT_FORM = 'login_hint=ID:46733123499/MSISDN&scope=profile&access_type=offline';
+/** Callback attempts that a listener answering at once ends well inside, even on a machine busy with other work. */
+const SLOW_MACHINE = { callbackTimeoutMs: 20_000 };
 
 // ---------------------------------------------------------------------------------------------
 // A sandbox with a report, a callback listener, and what a test reads of the report
@@ -182,7 +184,7 @@ describe('the client report: each rule', { concurrency: true }, () => {
           readFileSync(join(sandbox.dir, CLIENT_REPORT_FILES.html), 'utf8'),
           /No client did anything that puts money or security at stake/,
         );
-      });
+      }, SLOW_MACHINE);
     } finally {
       await listener.close();
     }
@@ -379,7 +381,7 @@ describe('the client report: each rule', { concurrency: true }, () => {
           );
           assert.ok(found.some((f) => f.detail.includes('answered 500')) && found.some((f) => f.detail.includes('could not be reached')));
         },
-        { callbackRetryDelaysMs: [] },
+        { ...SLOW_MACHINE, callbackRetryDelaysMs: [] },
       );
     } finally {
       await failing.close();
