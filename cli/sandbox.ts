@@ -2,10 +2,12 @@ import { DIFFERENCES, READINGS, STRICT_READINGS } from '../core/profiles.ts';
 import { PRODUCTS } from '../core/products.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, sandboxOptions, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
+import { CLIENT_REPORT_ROUTES } from '../sandbox/client-report/client-report.ts';
+import { LIST_CLIENT_RULES_SETTING, clientRulesTable } from '../sandbox/client-report/rules-table.ts';
 import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
 import { LIST_VARIATIONS_SETTING, VARIATIONS_SETTING, variationPlugins, variationsText } from '../sandbox-quality/variations/variations.ts';
 
-const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, VARIATIONS_SETTING, LIST_VARIATIONS_SETTING];
+const EXTRAS = [DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, VARIATIONS_SETTING, LIST_VARIATIONS_SETTING, LIST_CLIENT_RULES_SETTING];
 
 export const options = sandboxOptions(EXTRAS);
 
@@ -19,6 +21,7 @@ export default async function sandbox(argv: string[]): Promise<number> {
         [
           '       momo-harness sandbox --list-deviations    (deliberate non-conformances to start it with)',
           '       momo-harness sandbox --list-variations    (conforming variations: answers the spec allows, to start it with)',
+          '       momo-harness sandbox --list-client-rules  (the rules the client report, --client-report, holds each client to)',
         ],
       ),
     );
@@ -39,6 +42,10 @@ export default async function sandbox(argv: string[]): Promise<number> {
     }
     if (resolved.extras['list-variations'] === true) {
       console.log(variationsText());
+      return 0;
+    }
+    if (resolved.extras['list-client-rules'] === true) {
+      console.log(clientRulesTable());
       return 0;
     }
     try {
@@ -86,6 +93,12 @@ export default async function sandbox(argv: string[]): Promise<number> {
   }
   if (variations.length > 0) console.log(`With conforming variations: ${variations.map((p) => p.name).join(', ')} (--variations).`);
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
+  const { clientReport } = running.sandbox;
+  if (clientReport) {
+    console.log(
+      `Client report: ${clientReport.dir}, written when the sandbox stops and on POST ${baseUrl}${CLIENT_REPORT_ROUTES.write} (GET ${baseUrl}${CLIENT_REPORT_ROUTES.read} for the JSON)`,
+    );
+  }
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -93,6 +106,11 @@ export default async function sandbox(argv: string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   await running.close();
+  if (clientReport?.closingError) {
+    console.error(`The client report could not be written to ${clientReport.dir}: ${clientReport.closingError.message}`);
+    return 2;
+  }
+  if (clientReport) console.log(`Client report written to ${clientReport.dir}`);
   return 0;
 }
 

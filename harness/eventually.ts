@@ -1,5 +1,5 @@
 /** Polling with a deadline, for states that arrive asynchronously. Never a bare sleep. */
-import { reportSafe } from './secrets/report-text.ts';
+import { reportSafe } from '../core/report-text.ts';
 
 /** How waiting reads and spends time; tests give a virtual one, so deadlines are exact and cost no wall time. */
 export interface Timekeeper {

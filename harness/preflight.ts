@@ -4,8 +4,8 @@ import type { OperationId } from '../core/catalogue/operations.ts';
 import { TRANSACTIONS, bindingOf, isServedUnder } from '../core/catalogue/routes.ts';
 import { secretVariablesOf, type HarnessConfig } from './config.ts';
 import { MomoClient, type ApiResponse } from './client/momo-client.ts';
-import { Redactor } from './secrets/redact.ts';
-import { reportSafe } from './secrets/report-text.ts';
+import { Redactor } from '../core/secrets/redact.ts';
+import { reportSafe } from '../core/report-text.ts';
 import type { PreflightRefusals, Refusal, RefusalScope } from './client/setting-refused.ts';
 
 export type { PreflightRefusals, Refusal };

@@ -11,6 +11,7 @@ import type { SandboxPlugin } from './domain/plugins.ts';
 import type { SandboxSettings } from './domain/settings.ts';
 import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
+import { ClientReport } from './client-report/client-report.ts';
 import { checkingIntervalMs, type ConnectionDeadlines, enforceConnectionDeadlines } from './http/connection-deadlines.ts';
 import { catalogueGuards, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
@@ -32,6 +33,8 @@ export interface Sandbox {
   log: FastifyBaseLogger;
   /** The connections the sandbox watches for its deadlines (sandbox/http/connection-deadlines.ts). */
   connections: ConnectionDeadlines;
+  /** The client report, when the sandbox keeps one (--client-report). */
+  clientReport?: ClientReport;
   close(): Promise<void>;
 }
 
@@ -41,6 +44,11 @@ export interface SandboxOptions {
   logger?: FastifyBaseLogger;
   /** Plugins at the sandbox's edges, e.g. deliberate faults (sandbox-quality/faults); none for a faithful sandbox. */
   plugins?: readonly SandboxPlugin[];
+  /**
+   * The client report to keep, made by the caller (who may hand its chaosApplied to a chaos plugin); otherwise
+   * the sandbox makes one when settings.clientReport names a folder.
+   */
+  clientReport?: ClientReport;
 }
 
 /** Secrets that must never reach a log line, wherever a serializer might put them. */
@@ -60,6 +68,8 @@ export function logsEachRequest(log: FastifyBaseLogger): boolean {
 }
 
 export async function buildSandbox(settings: SandboxSettings, options: SandboxOptions = {}): Promise<Sandbox> {
+  // First: a folder it cannot write stops the start before anything is built.
+  const clientReport = options.clientReport ?? (settings.clientReport === undefined ? undefined : new ClientReport(settings.clientReport));
   const clock = options.clock ?? systemClock;
   const log: FastifyBaseLogger =
     options.logger ?? pino({ level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
@@ -99,7 +109,8 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   installBodyParsers(app);
 
   const profile = behaviourOf(settings.profile);
-  const plugins = options.plugins ?? [];
+  // The client report first: its hooks see each request as the client sent it, before another plugin changes it.
+  const plugins = [...(clientReport ? [clientReport.plugin] : []), ...(options.plugins ?? [])];
   const outcomes = loadOutcomes(settings.outcomesFile, settings.delayedSuccessMs);
   // Each component is built from the ones before it as the plugins left them.
   let components = { clock } as SandboxComponents;
@@ -129,7 +140,8 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log),
   );
   const context: SandboxContext = { ...components, settings, profile, destinations };
-  if (plugins.length > 0) log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
+  const changing = plugins.filter((plugin) => !plugin.observesOnly);
+  if (changing.length > 0) log.warn({ plugins: changing.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);
 
@@ -159,5 +171,5 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
 
   // Compiles every route's validators now, so a bad schema fails the start rather than a request.
   await app.ready();
-  return { app, context, log, connections, close: () => app.close() };
+  return { app, context, log, connections, ...(clientReport ? { clientReport } : {}), close: () => app.close() };
 }

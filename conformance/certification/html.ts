@@ -1,4 +1,4 @@
-import { reportSafe } from '../../harness/secrets/report-text.ts';
+import { reportSafe } from '../../core/report-text.ts';
 import { failuresOf, type CertificationReport, type ReportedExchange, type ReportedRequirement, type ReportedScenario } from './report.ts';
 import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';

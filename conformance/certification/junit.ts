@@ -1,4 +1,4 @@
-import { reportSafe } from '../../harness/secrets/report-text.ts';
+import { reportSafe } from '../../core/report-text.ts';
 import { groupOf } from './requirements.ts';
 import type { CertificationReport, ReportedRequirement } from './report.ts';
 

@@ -1,6 +1,6 @@
 import { escapeHtml } from '../certification/html.ts';
 import { requirementStanding, type Standing } from '../certification/baseline.ts';
-import { reportSafe } from '../../harness/secrets/report-text.ts';
+import { reportSafe } from '../../core/report-text.ts';
 import { anyMoved, changesBetween, MOVES, type Move, type Moved, type Moves, type RunChanges } from './changes.ts';
 import { CHART_STYLE, lineChart } from './chart.ts';
 import type { History, HistoryRecord } from './history.ts';

@@ -3,8 +3,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { Product } from '../../core/products.ts';
 import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import { bindingOf, isServedUnder, labelOf, operation, urlOf, type PathParams } from '../../core/catalogue/routes.ts';
-import type { Redactor, SecretKind } from '../secrets/redact.ts';
-import { reportSafe } from '../secrets/report-text.ts';
+import type { Redactor, SecretKind } from '../../core/secrets/redact.ts';
+import { reportSafe } from '../../core/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
 import { bodyForEvidence, type BodyCut } from './evidence.ts';
 

@@ -1,5 +1,5 @@
 import type { Product } from '../../core/products.ts';
-import { reportSafe } from '../secrets/report-text.ts';
+import { reportSafe } from '../../core/report-text.ts';
 
 /**
  * What a refusal in the preflight (harness/preflight.ts) stops: every call of the product (its key, API user or

@@ -2,7 +2,7 @@
  * Why a request got no answer, in words a user can act on: refused, reset, timed out, DNS or TLS, each with
  * what to check or which setting to raise. The error codes are Node's (net, dns, tls) and undici's.
  */
-import { reportSafe } from '../secrets/report-text.ts';
+import { reportSafe } from '../../core/report-text.ts';
 
 /** The target could not be reached when the run began: every selected scenario is reported not tested. */
 export class TargetUnreachableError extends Error {

@@ -1,6 +1,6 @@
 import type { Exchange } from '../client/momo-client.ts';
 import { secretVariablesOf } from '../config.ts';
-import { REDACTED } from '../secrets/redact.ts';
+import { REDACTED } from '../../core/secrets/redact.ts';
 import { SUBSCRIPTION_KEY_HEADER } from '../../core/catalogue/headers.ts';
 
 /**

@@ -5,7 +5,7 @@ import { HEADERS } from '../../core/catalogue/headers.ts';
 import { SUBSCRIPTION_KEY_HEADER } from '../../core/catalogue/headers.ts';
 import { describeSource, type Source } from '../../core/sources.ts';
 import { secretVariablesOf } from '../config.ts';
-import { REDACTED } from '../secrets/redact.ts';
+import { REDACTED } from '../../core/secrets/redact.ts';
 import { quote } from './curl.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import type { Redactor, SecretKind } from './redact.ts';
+import type { Redactor, SecretKind } from '../../core/secrets/redact.ts';
 
 // The one operation that gives out each kind of secret. A subscription key comes from the provider's portal,
 // never from the API; a Basic credential is the API key with its user's id, so it comes with the API key.

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { SecretFinder } from './encodings.ts';
+import { SecretFinder } from '../../core/secrets/encodings.ts';
 
 /** A secret found in a report: where, and what kind; never the secret itself. */
 export interface Leak {

@@ -1,4 +1,4 @@
-import { reportSafe } from '../../harness/secrets/report-text.ts';
+import { escapeMarkup } from '../../core/report-text.ts';
 import { passed, type Step } from './capacity-search.ts';
 
 /**
@@ -6,10 +6,6 @@ import { passed, type Step } from './capacity-search.ts';
  * reports/capacity/capacity.svg, which a README or a ticket can show as it is. No text of a target reaches them:
  * they hold numbers and the fixed labels below.
  */
-
-/** Text for HTML, SVG and XML: unsafe characters as \\uXXXX (reportSafe), then the markup characters escaped. */
-export const escapeMarkup = (text: string) =>
-  reportSafe(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1).replace(/\.0$/, '') : n.toFixed(2).replace(/\.?0+$/, ''));
 const byRate = (steps: readonly Step[]) => [...steps].sort((a, b) => a.rate - b.rate);

@@ -9,7 +9,8 @@ import {
   type Step,
   type Verdict,
 } from './capacity-search.ts';
-import { escapeMarkup as esc, throughputAndLatencySvg, timelineSvg } from './capacity-chart.ts';
+import { escapeMarkup as esc } from '../../core/report-text.ts';
+import { throughputAndLatencySvg, timelineSvg } from './capacity-chart.ts';
 
 /** capacity.json: everything index.html shows, for machines (schemas/capacity-report.schema.json). */
 export interface CapacityReport {

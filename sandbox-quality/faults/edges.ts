@@ -33,6 +33,7 @@ export const transactionCallbacks =
     sendLater: (delayMs, url, method, body, context) => sink.sendLater(delayMs, url, method, body, context),
     settled: () => sink.settled(),
     close: () => sink.close(),
+    observe: (observer) => sink.observe?.(observer),
   });
 
 /** The catalogue operation of a request, and the product it was called under, if it is an operation of the API. */

@@ -9,7 +9,7 @@ import { resolveSettings, type SandboxSettings } from '../../sandbox/domain/sett
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { PRODUCTS } from '../../core/products.ts';
 import type { ProfileName } from '../../core/profiles.ts';
-import { Redactor } from '../../harness/secrets/redact.ts';
+import { Redactor } from '../../core/secrets/redact.ts';
 import { domainHints } from './hints.ts';
 import { judge, type Property, type Violation } from './judge.ts';
 import { ROUTE_MISSES, type MutationKind } from './mutations.ts';

@@ -13,6 +13,28 @@ export interface CallbackPolicy {
 /** A callback whose destination the rules refuse: sent never, retried never. */
 class RefusedDestination extends Error {}
 
+/** One attempt to deliver a callback, as it ended: how the client's listener answered, or why it did not. */
+export interface CallbackAttempt {
+  url: string;
+  method: 'PUT' | 'POST';
+  /** What send() was told the callback is about: its kind, and its referenceId or authReqId. */
+  context: Readonly<Record<string, string>>;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** The listener's status, when it answered. */
+  status?: number;
+  /** Why no answer came (a timeout, a refused connection), when none did. */
+  problem?: string;
+  /** Whether the attempt ran out of time (--callback-timeout-ms). */
+  timedOut: boolean;
+  /** How long it took, in ms of real time: its timeout is real time too. */
+  elapsedMs: number;
+  /** Whether another attempt follows. */
+  willRetry: boolean;
+}
+
+export type CallbackObserver = (attempt: CallbackAttempt) => void;
+
 /** Where the sandbox sends what it has to tell a client: transaction callbacks and the consent ping. */
 export interface CallbackSink {
   send(url: string, method: 'PUT' | 'POST', body: unknown, context: Record<string, string>): void;
@@ -20,6 +42,11 @@ export interface CallbackSink {
   /** Resolves once no attempt is under way. */
   settled(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Tells the observer how each attempt ends, from now on: what the client report (--client-report) says of a
+   * client's callback listener. A sink that sends nothing itself passes it to the one it wraps, if any.
+   */
+  observe?(observer: CallbackObserver): void;
 }
 
 /**
@@ -30,6 +57,7 @@ export class CallbackSender implements CallbackSink {
   private readonly agent: Agent;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly timers = new Set<Timer>();
+  private readonly observers: CallbackObserver[] = [];
   private closed = false;
 
   constructor(
@@ -62,21 +90,37 @@ export class CallbackSender implements CallbackSink {
     this.timers.add(timer);
   }
 
+  observe(observer: CallbackObserver): void {
+    this.observers.push(observer);
+  }
+
   private attempt(url: string, method: 'PUT' | 'POST', payload: string, context: Record<string, string>, index: number): void {
     const attempt = index + 1;
+    // Timed only when someone is told: a sandbox without observers does as it always did.
+    const started = this.observers.length > 0 ? performance.now() : 0;
+    const tell = (ended: Pick<CallbackAttempt, 'status' | 'problem' | 'timedOut'>, willRetry: boolean) => {
+      for (const observer of this.observers)
+        observer({ url, method, context, attempt, ...ended, elapsedMs: performance.now() - started, willRetry });
+    };
     const done = this.deliver(url, method, payload).then(
       (status) => {
         if (status >= 200 && status < 300) {
           this.log.info({ ...context, callbackUrl: url, attempt, status }, 'callback delivered');
+          if (this.observers.length > 0) tell({ status, timedOut: false }, false);
           return;
         }
-        this.retryOrGiveUp(url, method, payload, context, index, `answered ${status}`);
+        const willRetry = this.retryOrGiveUp(url, method, payload, context, index, `answered ${status}`);
+        if (this.observers.length > 0) tell({ status, timedOut: false }, willRetry);
       },
       (error: Error & { code?: string; cause?: { code?: string } }) => {
         const refused =
           error instanceof RefusedDestination || error.code === 'MOMO_CALLBACK_REFUSED' || error.cause?.code === 'MOMO_CALLBACK_REFUSED';
-        if (refused) this.log.warn({ ...context, callbackUrl: url, problem: error.message }, 'callback destination refused; not sent');
-        else this.retryOrGiveUp(url, method, payload, context, index, error.message);
+        if (refused) {
+          this.log.warn({ ...context, callbackUrl: url, problem: error.message }, 'callback destination refused; not sent');
+          return;
+        }
+        const willRetry = this.retryOrGiveUp(url, method, payload, context, index, error.message);
+        if (this.observers.length > 0) tell({ problem: error.message, timedOut: isTimeout(error) }, willRetry);
       },
     );
     this.inFlight.add(done);
@@ -90,11 +134,11 @@ export class CallbackSender implements CallbackSink {
     context: Record<string, string>,
     index: number,
     problem: string,
-  ): void {
+  ): boolean {
     const delay = this.policy.retryDelaysMs[index];
     if (delay === undefined || this.closed) {
       this.log.warn({ ...context, callbackUrl: url, attempts: index + 1, problem }, 'callback not delivered; giving up');
-      return;
+      return false;
     }
     this.log.info({ ...context, callbackUrl: url, attempt: index + 1, problem, retryInMs: delay }, 'callback failed; will retry');
     const timer = this.clock.setTimer(delay, () => {
@@ -102,6 +146,7 @@ export class CallbackSender implements CallbackSink {
       this.attempt(url, method, payload, context, index + 1);
     });
     this.timers.add(timer);
+    return true;
   }
 
   private async deliver(url: string, method: 'PUT' | 'POST', payload: string): Promise<number> {
@@ -133,6 +178,13 @@ export class CallbackSender implements CallbackSink {
     await Promise.allSettled([...this.inFlight]);
     await this.agent.close();
   }
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** Whether an attempt failed for want of time: the attempt's own signal, or one of undici's timeouts. */
+function isTimeout(error: Error & { code?: string; cause?: { code?: string } }): boolean {
+  return error.name === 'TimeoutError' || TIMEOUT_CODES.has(error.code ?? '') || TIMEOUT_CODES.has(error.cause?.code ?? '');
 }
 
 /** An absolute http(s) URL with a host and a valid port: what a callback can be sent to. */

@@ -21,6 +21,8 @@ export interface WrapContext {
  */
 export interface SandboxPlugin {
   name: string;
+  /** A plugin that changes nothing the sandbox does, only watches it (the client report): the start gives no warning of it. */
+  observesOnly?: true;
   wrap?: { [K in keyof SandboxComponents]?: (component: SandboxComponents[K], context: WrapContext) => SandboxComponents[K] };
   install?(app: FastifyInstance, context: SandboxContext): void;
 }

@@ -47,6 +47,8 @@ export interface SandboxSettings {
   maxConnections: number;
   /** Refuse what the strict readings refuse (STRICT_READINGS in core/profiles.ts); off: accept what the live service accepts. */
   strict: boolean;
+  /** The folder the client report is written to (sandbox/client-report); undefined: no client report is kept. */
+  clientReport: string | undefined;
 }
 
 /** The documented development keys, used when no key is configured. They guard nothing of value. */
@@ -336,6 +338,15 @@ const SPECS = [
       'Refuse what the strict readings refuse (--list-differences lists them): unknown body fields, a body where an operation defines none, empty optional headers, a providerCallbackHost that is not a host name, JSON on form operations.',
     parse: boolean,
     switch: true,
+  }),
+  spec({
+    key: 'clientReport',
+    flag: 'client-report',
+    env: 'MOMO_SANDBOX_CLIENT_REPORT',
+    fallback: '',
+    describe:
+      'Folder to write the client report to: what each client (API user, or subscription key before provisioning) did against the API rules and integration practices, as HTML, JSON and JUnit, when the sandbox stops and on POST /client-report/write (docs/sandbox.md). Unset: none is kept.',
+    parse: (raw) => raw || undefined,
   }),
   spec({
     key: 'headersTimeoutMs',

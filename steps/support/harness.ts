@@ -22,7 +22,7 @@ import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import { spec } from '../../core/sources.ts';
 import type { Product } from '../../core/products.ts';
-import { Redactor } from '../../harness/secrets/redact.ts';
+import { Redactor } from '../../core/secrets/redact.ts';
 
 const STATUS_QUERIES: ReadonlySet<string> = new Set(TRANSACTIONS.map((t) => t.status));
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['SUCCESSFUL', 'FAILED']);

@@ -12,7 +12,7 @@ import {
   type ClientOptions,
   type Exchange,
 } from '../../harness/client/momo-client.ts';
-import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
+import { REDACTED, Redactor } from '../../core/secrets/redact.ts';
 import { pathOf } from '../../core/catalogue/routes.ts';
 
 const BASE = 'http://base.momo.test';

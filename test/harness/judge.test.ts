@@ -13,7 +13,7 @@ import {
 import type { Warning } from '../../harness/judging/checks.ts';
 import { secretsIn } from '../../harness/secrets/leak-scan.ts';
 import { behaviourOf, type ProfileName } from '../../core/profiles.ts';
-import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
+import { REDACTED, Redactor } from '../../core/secrets/redact.ts';
 
 /** A judging context of a run: its profile and strictness, a redactor, and the warnings it kept. */
 function contextOf(

@@ -11,7 +11,7 @@ import { loadConfig, type HarnessConfig } from '../../harness/config.ts';
 import { preflight, refusalLines } from '../../harness/preflight.ts';
 import { MomoClient } from '../../harness/client/momo-client.ts';
 import { SettingRefusedError, type PreflightRefusals } from '../../harness/client/setting-refused.ts';
-import { Redactor } from '../../harness/secrets/redact.ts';
+import { Redactor } from '../../core/secrets/redact.ts';
 import { provisionApiUser } from '../support/suite.ts';
 
 let sandbox: RunningSandbox;

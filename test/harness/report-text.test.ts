@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { reportSafe } from '../../harness/secrets/report-text.ts';
-import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
+import { reportSafe } from '../../core/report-text.ts';
+import { REDACTED, Redactor } from '../../core/secrets/redact.ts';
 import { EVIDENCE_BODY_CHARS, EvidenceBudget, bodyForEvidence } from '../../harness/client/evidence.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 

@@ -10,10 +10,10 @@ import fc from 'fast-check';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REDACTED, Redactor } from '../../harness/secrets/redact.ts';
+import { REDACTED, Redactor } from '../../core/secrets/redact.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { secretsDisclosed } from '../../harness/secrets/disclosure.ts';
-import { SecretFinder, formsOf } from '../../harness/secrets/encodings.ts';
+import { SecretFinder, formsOf } from '../../core/secrets/encodings.ts';
 
 // A subscription key with characters that URL-encoding and JSON escaping change (a space, '/', '+', '=').
 const SUBSCRIPTION_KEY = 'primary key/2026+collection=7';

@@ -1,29 +1,32 @@
 /**
  * The interop suite: every published npm client of the MoMo API, unchanged but for where it sends requests,
- * through each of its flows against the reference sandbox in both profiles. A flow passes, or fails because
- * of the client's own bug (known-bugs.ts, with the exchange that shows it), or fails because of the sandbox:
- * the last is what the suite exists to catch. A third run, in the spec profile with the strict readings on
- * (--strict), shows what each client sends that only a strict reading refuses: information for the client's
- * developers, not a failure.
+ * through each of its flows against the reference sandbox in both profiles, with the sandbox's client report on
+ * (--client-report). A flow passes, or fails because of the client's own bug, which the client report finds (a
+ * finding of one of its rules, with the exchange that shows it), or fails because of the sandbox: the last is
+ * what the suite exists to catch. A third run, in the spec profile with the strict readings on (--strict), shows
+ * what each client sends that only a strict reading refuses: information for the client's developers, not a
+ * failure. Each run writes its client report to reports/interop/<client>/<setup>/.
  *
  *   npm run interop      runs it and writes docs/interop.md
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
-import { Redactor } from '../../harness/secrets/redact.ts';
-import { KNOWN_BUGS } from './known-bugs.ts';
-import type { ClientBug, FlowResult } from './support/types.ts';
+import { Redactor } from '../../core/secrets/redact.ts';
+import { RULES } from '../../sandbox/client-report/rules.ts';
+import { CLIENT_NOTES } from './client-notes.ts';
+import type { ClientNote, FlowFinding, FlowResult } from './support/types.ts';
 
 const run = promisify(execFile);
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = join(HERE, '../..');
 export const INTEROP_DOC = join(ROOT, 'docs/interop.md');
+/** Where each run writes its results and its client report: <client>/<setup>/ below it. */
+export const INTEROP_REPORTS = join(ROOT, 'reports/interop');
 
 /** The clients, by their npm names: each has an adapter in clients/<name>.ts. */
 export const CLIENTS = ['mtn-momo', 'code-coast-momo-api', 'mtn-momo-api', 'mtn-momo-client', 'mtn-momo-sdk', 'momo-api'] as const;
@@ -39,24 +42,27 @@ export const SETUPS: readonly Setup[] = [...PROFILES.map((profile) => ({ profile
 
 const setupName = ({ profile, strict }: Setup) => `${profile}${strict ? ', --strict' : ''}`;
 
+/** The folder of one client's run in one setup: its results and its client report. */
+export function runFolder(client: string, { profile, strict }: Setup): string {
+  return join(INTEROP_REPORTS, client, `${profile}${strict ? '-strict' : ''}`);
+}
+
 /** Runs one client in one setup in its own process (support/run-client.ts), bounded in time. */
-export async function runClient(client: string, { profile, strict }: Setup): Promise<FlowResult[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'momo-interop-'));
-  const out = join(dir, 'results.json');
+export async function runClient(client: string, setup: Setup): Promise<FlowResult[]> {
+  const folder = runFolder(client, setup);
+  rmSync(folder, { recursive: true, force: true });
   try {
     await run(
       process.execPath,
-      ['--import', 'tsx', join(HERE, 'support/run-client.ts'), client, profile, out, ...(strict ? ['--strict'] : [])],
+      ['--import', 'tsx', join(HERE, 'support/run-client.ts'), client, setup.profile, folder, ...(setup.strict ? ['--strict'] : [])],
       { cwd: ROOT, timeout: 180_000, maxBuffer: 4 * 1024 * 1024 },
     );
-    return JSON.parse(readFileSync(out, 'utf8')) as FlowResult[];
+    return JSON.parse(readFileSync(join(folder, 'results.json'), 'utf8')) as FlowResult[];
   } catch (error) {
     const { stderr } = error as { stderr?: string };
     throw new Error(
-      `${client} (${setupName({ profile, strict })}) could not be run: ${(stderr || (error as Error).message).trim().split('\n').slice(-3).join(' ')}`,
+      `${client} (${setupName(setup)}) could not be run: ${(stderr || (error as Error).message).trim().split('\n').slice(-3).join(' ')}`,
     );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -79,63 +85,95 @@ export async function runAll(clients: readonly string[] = CLIENTS, setups: reado
 /** Under --strict a flow the default sandbox serves may be refused: 'strict reading', not a failure. */
 export type Verdict = 'passes' | 'client bug' | 'strict reading' | 'SANDBOX FAILS IT';
 
+/** A client's bug: a rule of the client report it broke, B1, B2… in the order of the clients and the rules. */
+export interface ClientBug {
+  ref: string;
+  client: string;
+  rule: string;
+  /** The first finding of it, in the first setup that showed it. */
+  finding: FlowFinding;
+  note?: ClientNote;
+}
+
 export interface JudgedFlow extends FlowResult {
   verdict: Verdict;
-  /** The client bug that explains the failure, with the exchange that shows it. */
-  bug?: ClientBug & { exchange: FlowResult['exchanges'][number] };
+  /** The client's bug that explains the failure. */
+  bug?: ClientBug;
   /** Under --strict, the refusal that stopped a flow the default sandbox serves. */
   refusal?: FlowResult['exchanges'][number];
 }
 
 export interface Judgement {
   flows: JudgedFlow[];
-  /** Known bugs that explained no failure: a flow that now passes, or evidence no exchange shows. Each is a mistake in known-bugs.ts. */
+  bugs: ClientBug[];
+  /** Notes that explained nothing: their rule no run of their client finds. Each is a mistake in client-notes.ts. */
   stale: string[];
 }
 
 /**
- * Each flow: it passes, or a known bug of its client explains its failure with an exchange it made. Under
- * --strict, a flow that fails with a 4xx the sandbox refused it with is a strict reading at work.
+ * The finding that makes a failed flow the client's own bug: a violation of a rule that names the mistake; or a
+ * refusal of the sandbox (request-refused) that a note confirms, since the sandbox itself may be wrong there.
  */
-export function judge(results: readonly FlowResult[], bugs: readonly ClientBug[] = KNOWN_BUGS): Judgement {
-  const used = new Set<ClientBug>();
-  const flows = results.map((result): JudgedFlow => {
-    const candidates = bugs.filter(
-      (b) => b.client === result.client && b.flow === result.flow && (!b.profiles || b.profiles.includes(result.profile)),
-    );
-    if (result.ok) return { ...result, verdict: 'passes' };
+function bugFinding(result: FlowResult, notes: readonly ClientNote[]): FlowFinding | undefined {
+  const violations = result.findings.filter((f) => f.severity === 'violation');
+  const noted = (f: FlowFinding) => notes.some((n) => n.client === result.client && n.rule === f.rule);
+  return violations.find((f) => f.rule !== 'request-refused') ?? violations.find(noted);
+}
+
+/**
+ * Each flow: it passes, or a finding of the client report explains its failure as the client's bug. Under
+ * --strict, a flow refused where the default sandbox takes it (it passes there, or fails there later, for a
+ * bug of the client's) is a strict reading at work.
+ */
+export function judge(results: readonly FlowResult[], notes: readonly ClientNote[] = CLIENT_NOTES): Judgement {
+  const found = new Map<string, { client: string; rule: string; finding: FlowFinding }>();
+  const verdicts = results.map((result): { verdict: Verdict; finding?: FlowFinding; refusal?: JudgedFlow['refusal'] } => {
+    if (result.ok) return { verdict: 'passes' };
+    const finding = bugFinding(result, notes);
     if (result.strict) {
       const refusal = result.exchanges.find((e) => e.status >= 400 && e.status < 500);
       const lenient = results.find(
         (r) => !r.strict && r.profile === result.profile && r.client === result.client && r.flow === result.flow,
       );
-      if (refusal && lenient?.ok) return { ...result, verdict: 'strict reading', refusal };
+      // Refused where the default sandbox took the request: before the client's own bug, if it has one, could show.
+      if (refusal && lenient && (lenient.ok || (!finding && bugFinding(lenient, notes)))) return { verdict: 'strict reading', refusal };
     }
-    for (const bug of candidates) {
-      const exchange = result.exchanges.find(
-        (e) =>
-          e.method === bug.evidence.method &&
-          (!bug.evidence.path || bug.evidence.path.test(e.path)) &&
-          (bug.evidence.status === undefined || e.status === bug.evidence.status),
-      );
-      if (exchange) {
-        used.add(bug);
-        return { ...result, verdict: 'client bug', bug: { ...bug, exchange } };
-      }
-    }
-    return { ...result, verdict: 'SANDBOX FAILS IT' };
+    if (!finding) return { verdict: 'SANDBOX FAILS IT' };
+    const key = `${result.client}\u0000${finding.rule}`;
+    if (!found.has(key)) found.set(key, { client: result.client, rule: finding.rule, finding });
+    return { verdict: 'client bug', finding };
   });
-  const ran = new Set(results.filter((r) => !r.strict).map((r) => `${r.client}\u0000${r.flow}\u0000${r.profile}`));
-  const stale = bugs
-    .filter((bug) => !used.has(bug) && (bug.profiles ?? PROFILES).some((p) => ran.has(`${bug.client}\u0000${bug.flow}\u0000${p}`)))
-    .map((bug) => `${bug.client} / ${bug.flow}: listed as a client bug (${bug.what}), but no run of it failed with that evidence`);
-  return { flows, stale };
+  const order = (client: string, rule: string) => [CLIENTS.indexOf(client as never), RULES.findIndex((r) => r.id === rule)];
+  const bugs = [...found.values()]
+    .sort((a, b) => {
+      const [ca, ra] = order(a.client, a.rule);
+      const [cb, rb] = order(b.client, b.rule);
+      return ca! - cb! || ra! - rb! || a.client.localeCompare(b.client);
+    })
+    .map((bug, i): ClientBug => {
+      const note = notes.find((n) => n.client === bug.client && n.rule === bug.rule);
+      return { ref: `B${i + 1}`, ...bug, ...(note ? { note } : {}) };
+    });
+  const flows = results.map((result, i): JudgedFlow => {
+    const { verdict, finding, refusal } = verdicts[i]!;
+    const bug = finding && bugs.find((b) => b.client === result.client && b.rule === finding.rule);
+    return { ...result, verdict, ...(bug ? { bug } : {}), ...(refusal ? { refusal } : {}) };
+  });
+  const ran = new Set(results.filter((r) => !r.strict).map((r) => r.client));
+  const stale = notes
+    .filter((note) => ran.has(note.client) && !bugs.some((b) => b.client === note.client && b.rule === note.rule))
+    .map(
+      (note) =>
+        `${note.client} / ${note.rule}: a note explains this bug (${note.what.slice(0, 80)}…), but no run of the client broke the rule`,
+    );
+  return { flows, bugs, stale };
 }
 
-/** docs/interop.md: the table of flows by profile, then each client bug with its evidence. Deterministic, so it can be compared with the committed file. */
-export function renderMarkdown({ flows }: Judgement): string {
+/** docs/interop.md: the table of flows by setup, each client bug with what the client report found, and what else it found. Deterministic, so it can be compared with the committed file. */
+export function renderMarkdown({ flows, bugs }: Judgement): string {
   const redactor = new Redactor();
   for (const key of Object.values(DEVELOPMENT_KEYS)) redactor.add(key, 'subscription key');
+  const shown = (text: string, max: number) => redactor.text(stableText(text)).slice(0, max);
   const strictRefusals: JudgedFlow[] = flows.filter((f) => f.verdict === 'strict reading');
   const cell = (flow: JudgedFlow | undefined) =>
     !flow
@@ -143,7 +181,7 @@ export function renderMarkdown({ flows }: Judgement): string {
       : flow.verdict === 'passes'
         ? 'passes'
         : flow.verdict === 'client bug'
-          ? `client bug ${bugRef(flow.bug!)}`
+          ? `client bug ${flow.bug!.ref}`
           : flow.verdict === 'strict reading'
             ? `refused: S${strictRefusals.indexOf(flow) + 1}`
             : `**${flow.verdict}**`;
@@ -153,20 +191,33 @@ export function renderMarkdown({ flows }: Judgement): string {
       flows.find((f) => f.client === client && f.flow === flow && f.profile === setup.profile && f.strict === setup.strict);
     return `| ${client} | ${flow} | ${SETUPS.map((s) => cell(of(s))).join(' | ')} |`;
   });
-  const bugs = new Map<string, JudgedFlow['bug'] & {}>();
-  for (const flow of flows) if (flow.bug) bugs.set(bugRef(flow.bug), flow.bug);
   const clients = [...new Set(flows.map((f) => f.client))];
   const byDefault = flows.filter((f) => !f.strict);
   const passing = (client: string) => byDefault.filter((f) => f.client === client && f.verdict === 'passes').length;
+  const exchangeOf = (finding: FlowFinding) =>
+    `\`${finding.exchange.method} ${stableText(finding.exchange.target)}\` answered ${finding.exchange.status ?? 'nothing (the connection closed)'}${finding.exchange.requestBody ? `, request body \`${shown(finding.exchange.requestBody, 200)}\`` : ''}${finding.exchange.responseBody ? `, response \`${shown(finding.exchange.responseBody, 300)}\`` : ''}`;
+  // What the report found besides the bugs: in the default runs, by client and rule, with the flows it came in.
+  const others = new Map<string, { client: string; finding: FlowFinding; flows: Set<string> }>();
+  for (const flow of byDefault) {
+    for (const finding of flow.findings) {
+      if (bugs.some((b) => b.client === flow.client && b.rule === finding.rule)) continue;
+      const key = `${flow.client}\u0000${finding.rule}`;
+      const other = others.get(key) ?? { client: flow.client, finding, flows: new Set<string>() };
+      other.flows.add(flow.flow);
+      others.set(key, other);
+    }
+  }
   return [
     '# Published clients against the reference sandbox',
     '',
     'Generated by `npm run interop` (test/interop/interop.ts); `npm test` checks that this file is current. Each npm',
     'client of the MoMo API runs every flow it offers, unchanged but for where it sends requests, against the',
-    'reference sandbox in both profiles. A flow either passes or fails because of the client itself: each such bug is',
-    'listed below with the request that shows it and what it contradicts. A flow the sandbox fails would be a sandbox',
-    'defect, and fails the suite. The last column runs the spec profile with the strict readings on (`--strict`):',
-    'what it refuses is listed under "What --strict refuses", for the client\'s developers to weigh.',
+    "reference sandbox in both profiles, with the sandbox's [client report](sandbox.md#the-client-report-the-sandbox-certifies-the-client-too)",
+    'on: each run writes one to `reports/interop/<client>/<profile>/`. A flow either passes or fails because of the',
+    'client itself: each such bug is a rule of the client report that the client broke, listed below with the request',
+    'that shows it. A flow the sandbox fails would be a sandbox defect, and fails the suite. The last column runs the',
+    'spec profile with the strict readings on (`--strict`): what it refuses is listed under "What --strict refuses",',
+    "for the client's developers to weigh.",
     '',
     `| Client | Flow | ${SETUPS.map(setupName).join(' | ')} |`,
     `|---|---|${SETUPS.map(() => '---').join('|')}|`,
@@ -176,34 +227,43 @@ export function renderMarkdown({ flows }: Judgement): string {
     '',
     "## The clients' own bugs",
     '',
-    ...[...bugs.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .flatMap(([ref, bug]) => [
-        `### ${ref} ${bug.client}: ${bug.flow}`,
-        '',
-        `- **What it does:** ${bug.what}`,
-        `- **What that contradicts:** ${bug.contradicts}`,
-        `- **The exchange:** \`${bug.exchange.method} ${stableText(bug.exchange.path)}\` answered ${bug.exchange.status}${bug.exchange.requestBody ? `, request body \`${redactor.text(stableText(bug.exchange.requestBody)).slice(0, 200)}\`` : ''}${bug.exchange.responseBody ? `, response \`${redactor.text(stableText(bug.exchange.responseBody)).slice(0, 300)}\`` : ''}`,
-        ...(bug.workaround ? [`- **Workaround:** ${bug.workaround}`] : []),
-        '',
-      ]),
+    'Each is a finding of the client report, in the first run that showed it.',
+    '',
+    ...bugs.flatMap((bug) => [
+      `### ${bug.ref} ${bug.client}: ${bug.rule}`,
+      '',
+      `- **Found by:** the rule \`${bug.rule}\`, ${bug.finding.name}: a ${bug.finding.severity} of ${bug.finding.source}`,
+      `- **What the client did:** ${shown(bug.finding.detail, 300)}`,
+      ...(bug.note ? [`- **Where in the client:** ${bug.note.what}`] : []),
+      `- **The exchange:** ${exchangeOf(bug.finding)}`,
+      `- **The flows it fails:** ${[...new Set(flows.filter((f) => f.bug === bug).map((f) => f.flow))].join('; ')}`,
+      `- **Fix:** ${bug.finding.fix}`,
+      ...(bug.note?.workaround ? [`- **Workaround:** ${bug.note.workaround}`] : []),
+      '',
+    ]),
+    '## What else the client report found',
+    '',
+    others.size === 0
+      ? 'Nothing: every other flow of the default runs kept every rule of the client report.'
+      : 'In the default runs, besides the bugs above: each rule a client broke, and the flows it broke it in.',
+    '',
+    ...[...others.values()].map(
+      ({ client, finding, flows: where }) =>
+        `- **${client}** \`${finding.rule}\` (${finding.severity}${finding.stake ? `, ${finding.stake} at stake` : ''}): ${finding.name}. In: ${[...where].join('; ')}.`,
+    ),
+    ...(others.size === 0 ? [] : ['']),
     '## What --strict refuses',
     '',
     strictRefusals.length === 0
       ? 'Nothing: every flow the default sandbox serves passes under --strict too.'
-      : 'Each of these flows passes against the default sandbox; a strict reading (npm run sandbox -- --list-differences) refuses it.',
+      : "Each of these flows gets further against the default sandbox (it passes, or fails later for a bug of the client's own); a strict reading (npm run sandbox -- --list-differences) refuses it.",
     '',
     ...strictRefusals.map(
       (flow, i) =>
-        `- **S${i + 1}** ${flow.client}: ${flow.flow}. \`${flow.refusal!.method} ${stableText(flow.refusal!.path)}\` answered ${flow.refusal!.status}: ${redactor.text(stableText(flow.refusal!.responseBody)).slice(0, 300)}`,
+        `- **S${i + 1}** ${flow.client}: ${flow.flow}. \`${flow.refusal!.method} ${stableText(flow.refusal!.path)}\` answered ${flow.refusal!.status}: ${shown(flow.refusal!.responseBody, 300)}`,
     ),
     '',
   ].join('\n');
-}
-
-/** B1, B2…: a bug's place in KNOWN_BUGS, stable across runs. */
-function bugRef(bug: ClientBug): string {
-  return `B${KNOWN_BUGS.findIndex((b) => b.client === bug.client && b.flow === bug.flow && b.what === bug.what) + 1}`;
 }
 
 /** Text with what changes from run to run (UUIDs, ports, JWTs, 32-hex keys) replaced by placeholders. */
@@ -231,7 +291,7 @@ async function main(argv: string[]): Promise<number> {
   writeFileSync(INTEROP_DOC, markdown);
   const counts = (v: Verdict) => judgement.flows.filter((f) => f.verdict === v).length;
   console.log(
-    `${judgement.flows.length} flow runs: ${counts('passes')} pass, ${counts('client bug')} fail for a client bug, ${counts('strict reading')} are refused only under --strict, ${failing.length} fail because of the sandbox. Wrote ${INTEROP_DOC}`,
+    `${judgement.flows.length} flow runs: ${counts('passes')} pass, ${counts('client bug')} fail for a client bug, ${counts('strict reading')} are refused only under --strict, ${failing.length} fail because of the sandbox. Wrote ${INTEROP_DOC}; each run's client report is under ${INTEROP_REPORTS}.`,
   );
   return failing.length > 0 || judgement.stale.length > 0 ? 1 : 0;
 }

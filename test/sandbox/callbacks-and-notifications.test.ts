@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
 import { routes, statusQueryOf } from '../../core/catalogue/routes.ts';
+import type { CallbackAttempt } from '../../sandbox/domain/callbacks.ts';
 import { assertSchema, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -428,6 +429,47 @@ describe('callbacks', { concurrency: true }, () => {
         assert.equal(sandbox.clock.pending, 0, 'after the last retry, nothing more is set');
       },
       { answer: () => 'hang', settings: { callbackTimeoutMs: 250 } },
+    );
+  });
+
+  test('callback observers: each attempt is told as it ends, with its status or why none came, and whether a retry follows', async () => {
+    await withBoth(
+      async (sandbox, listener) => {
+        const attempts: CallbackAttempt[] = [];
+        sandbox.context.callbacks.observe?.((attempt) => void attempts.push(attempt));
+        const caller = await sandbox.provision('collection');
+        const id = randomUUID();
+        assert.equal((await requestToPay(sandbox, caller, id, '46733123499', listener.url())).statusCode, 202);
+        const [d1] = sandbox.settings.callbackRetryDelaysMs as [number];
+        await receivedAfter(sandbox, listener);
+        await receivedAfter(sandbox, listener, d1);
+        assert.deepEqual(
+          attempts.map(({ attempt, status, timedOut, willRetry, context }) => ({ attempt, status, timedOut, willRetry, context })),
+          [
+            { attempt: 1, status: 500, timedOut: false, willRetry: true, context: { kind: 'requesttopay', referenceId: id } },
+            { attempt: 2, status: 200, timedOut: false, willRetry: false, context: { kind: 'requesttopay', referenceId: id } },
+          ],
+        );
+        assert.ok(attempts.every((a) => a.url === listener.url() && a.method === 'PUT' && a.elapsedMs >= 0));
+      },
+      // Attempts the listener answers at once end well inside this, even on a machine busy with other work.
+      { answer: (n) => (n === 1 ? 500 : 200), settings: { callbackTimeoutMs: 20_000 } },
+    );
+  });
+
+  test('callback observers: a listener that never answers is told as timed out', async () => {
+    await withBoth(
+      async (sandbox, listener) => {
+        const attempts: CallbackAttempt[] = [];
+        sandbox.context.callbacks.observe?.((attempt) => void attempts.push(attempt));
+        const caller = await sandbox.provision('collection');
+        assert.equal((await requestToPay(sandbox, caller, randomUUID(), '46733123499', listener.url())).statusCode, 202);
+        await receivedAfter(sandbox, listener);
+        assert.equal(attempts.length, 1);
+        assert.equal(attempts[0]!.timedOut, true, attempts[0]!.problem);
+        assert.equal(attempts[0]!.status, undefined);
+      },
+      { answer: () => 'hang', settings: { callbackTimeoutMs: 100, callbackRetryDelaysMs: [] } },
     );
   });
 

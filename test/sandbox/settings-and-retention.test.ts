@@ -1,6 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
@@ -55,6 +58,7 @@ const FLAGS: Array<[string, string]> = [
   ['--request-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS'],
   ['--keep-alive-timeout-ms', 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS'],
   ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS'],
+  ['--client-report', 'MOMO_SANDBOX_CLIENT_REPORT'],
   ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
   ['--variations', 'MOMO_SANDBOX_VARIATIONS'],
   ['--strict', 'MOMO_SANDBOX_STRICT'],
@@ -349,6 +353,40 @@ describe('the command line', () => {
       assertNoStackTrace(out.stderr);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  test('--client-report: a folder it cannot write exits 2 with one line; a run stopped by SIGINT writes its report there', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'momo-client-report-cli-'));
+    try {
+      writeFileSync(join(dir, 'a-file'), '');
+      const refused = await runCli(['--port', '0', '--client-report', join(dir, 'a-file', 'report')]);
+      assert.equal(refused.code, 2);
+      assert.match(refused.stderr, /--client-report \(MOMO_SANDBOX_CLIENT_REPORT\)/);
+      assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+      assertNoStackTrace(refused.stderr);
+
+      const report = join(dir, 'report');
+      const { child, out, exited } = startCli(['--port', '0'], { MOMO_SANDBOX_CLIENT_REPORT: report });
+      try {
+        const base = await eventually(async () => /on (http:\/\/127\.0\.0\.1:\d+)\s*$/m.exec(out.stdout)?.[1], { timeoutMs: 15_000 });
+        await eventually(async () => (out.stdout.includes('Client report:') ? true : undefined));
+        const upper = await fetch(`${base}/collection/v1_0/accountholder/MSISDN/46733123499/active`, {
+          headers: { 'ocp-apim-subscription-key': DEVELOPMENT_KEYS.collection },
+        });
+        await upper.body?.cancel();
+        child.kill('SIGINT');
+        const { code } = await exited;
+        assert.equal(code, 0, out.stderr);
+        assert.match(out.stdout, /Client report written to /);
+        const written = JSON.parse(readFileSync(join(report, 'client-report.json'), 'utf8')) as { clients: { findings: unknown[] }[] };
+        assert.equal(written.clients.length, 1, 'the one client that called');
+        assert.ok(readFileSync(join(report, 'client-report.html'), 'utf8').startsWith('<!doctype html>'));
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

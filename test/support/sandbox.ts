@@ -221,3 +221,30 @@ export const payer = (partyId: string) => ({ partyIdType: 'MSISDN', partyId });
 export function requestToPayBody(partyId = '46733123499', amount = '10', currency = 'EUR') {
   return { amount, currency, externalId: 'ext-1', payer: payer(partyId), payerMessage: 'Pay for goods', payeeNote: 'Thanks' };
 }
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/** bc-authorize under the caller's product with its access token (§4.2 #7), asking the ordinary test number's consent to `scope`. */
+export function bcAuthorize(sandbox: TestSandbox, caller: Caller, scope = 'profile') {
+  return sandbox.call({
+    method: 'POST',
+    url: path('bcAuthorize', caller.product),
+    headers: { ...caller.headers, 'content-type': FORM },
+    payload: `login_hint=ID:46733123499/MSISDN&scope=${scope}&access_type=offline`,
+  });
+}
+
+/** The OAuth 2.0 token operation under the caller's product, with its Basic credential (§4.3 #11): a form of grant_type and the rest. */
+export function consentToken(sandbox: TestSandbox, caller: Caller, form: string) {
+  return sandbox.call({
+    method: 'POST',
+    url: path('createOAuthToken', caller.product),
+    headers: {
+      'ocp-apim-subscription-key': KEYS[caller.product],
+      authorization: basic(caller.userId, caller.apiKey),
+      'x-target-environment': 'sandbox',
+      'content-type': FORM,
+    },
+    payload: form,
+  });
+}

@@ -13,6 +13,8 @@ export interface InteropEnv {
   apiUser(product: Product): Promise<{ userId: string; apiKey: string }>;
   /** The host callbacks may name: the API users are registered with it. */
   callbackHost: string;
+  /** A listener that answers every callback 200 at once, on callbackHost: for a client that registers a URL. */
+  callbackUrl: string;
 }
 
 /** One thing a client can do end to end; it throws when the client does not get what the API promises. */
@@ -26,18 +28,34 @@ export interface InteropClient {
   flows: Record<string, Flow>;
 }
 
-/** A client's own bug: a flow that fails because the client, not the sandbox, departs from the API. */
-export interface ClientBug {
+/**
+ * A finding of the sandbox's client report (sandbox/client-report) that a flow raised: one that came first, or
+ * came again, while the flow ran. What the client did is the report's, its first exchange redacted.
+ */
+export interface FlowFinding {
+  rule: string;
+  name: string;
+  severity: 'violation' | 'practice';
+  stake?: string;
+  /** The report's client: "API user …" or "collection key #…". */
   client: string;
-  flow: string;
-  /** The profiles it shows in (both when absent). */
-  profiles?: readonly ProfileName[];
-  /** What the client sends or expects, in a sentence. */
+  detail: string;
+  /** The rule's source, in words. */
+  source: string;
+  fix: string;
+  exchange: { method: string; target: string; status?: number; requestBody?: string; responseBody?: string };
+}
+
+/**
+ * What the interop suite knows of a client's bug beyond what the sandbox finds: where in the client's code it
+ * comes from, and what a user of the client can do meanwhile. The sandbox finds the bug (its rule); this only
+ * explains it, and a note whose rule no run of the client finds any more is stale.
+ */
+export interface ClientNote {
+  client: string;
+  rule: string;
+  /** What the client does, in its own code, that the rule finds. */
   what: string;
-  /** The spec section, or the live observation, it contradicts. */
-  contradicts: string;
-  /** The exchange of the flow that shows it: its method, a pattern of its path, and the status it got. */
-  evidence: { method: string; path?: RegExp; status?: number };
   /** What a user of the client can do meanwhile, if anything. */
   workaround?: string;
 }
@@ -52,6 +70,8 @@ export interface FlowResult {
   ok: boolean;
   error?: string;
   exchanges: { method: string; path: string; status: number; requestBody: string; responseBody: string }[];
+  /** What the sandbox's client report found while the flow ran. */
+  findings: FlowFinding[];
 }
 
 export function check(condition: unknown, message: string): asserts condition {

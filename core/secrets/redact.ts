@@ -1,6 +1,6 @@
 import { SecretFinder } from './encodings.ts';
-import type { Product } from '../../core/products.ts';
-import { reportSafe } from './report-text.ts';
+import type { Product } from '../products.ts';
+import { reportSafe } from '../report-text.ts';
 
 /** What every artifact shows in place of a secret. */
 export const REDACTED = '[REDACTED]';

@@ -14,3 +14,10 @@ const UNSAFE =
 export function reportSafe(text: string): string {
   return text.replace(UNSAFE, (unsafe) => (unsafe === ']]>' ? ']]\\u003e' : `\\u${unsafe.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
+
+/**
+ * Text for HTML, SVG and XML, in an element or a quoted attribute: what a target sent made safe (reportSafe),
+ * then the markup characters escaped.
+ */
+export const escapeMarkup = (text: string): string =>
+  reportSafe(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
