@@ -79,8 +79,9 @@ test('a short search against a target of known capacity finds it, and never repo
     assert.ok(step.throughput <= 1.05 * R);
   }
   assert.ok(stats.mostServedInASecond <= R + 1, `the target served ${stats.mostServedInASecond} in one second`);
-  // Above R the throughput stops rising, and the latency a full VU pool capped is said to be a lower bound.
-  assert.ok(report!.saturation.fellBehindAt !== null && report!.saturation.fellBehindAt > capacity, JSON.stringify(report!.saturation));
+  // Past R the throughput stops rising, and the latency a full VU pool capped is said to be a lower bound. A short
+  // window can still pass the rate where throughput first fell behind (the queue has not grown past the SLO yet).
+  assert.ok(report!.saturation.fellBehindAt !== null && report!.saturation.fellBehindAt >= capacity, JSON.stringify(report!.saturation));
   assert.ok(report!.saturation.peakThroughput <= 1.05 * R);
   const capped = report!.steps.filter((s) => s.dropped > 0);
   assert.ok(capped.every((s) => s.latencyLowerBound));
