@@ -102,7 +102,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   const build = <K extends keyof SandboxComponents>(name: K, make: () => SandboxComponents[K]) => {
     components = { ...components, [name]: make() };
     for (const plugin of plugins) {
-      const wrapped = plugin.wrap?.[name]?.(components[name] as never, { settings, profile, components });
+      const wrapped = plugin.wrap?.[name]?.(components[name] as never, { settings, profile, log, components });
       if (wrapped) components = { ...components, [name]: wrapped };
     }
   };
@@ -124,7 +124,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     'payments',
     () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log),
   );
-  const context: SandboxContext = { ...components, settings, profile, destinations };
+  const context: SandboxContext = { ...components, settings, profile, destinations, log };
   if (plugins.length > 0) log.warn({ plugins: plugins.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);
