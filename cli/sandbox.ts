@@ -2,6 +2,8 @@ import { DIFFERENCES, READINGS, STRICT_READINGS } from '../core/profiles.ts';
 import { PRODUCTS } from '../core/products.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, sandboxOptions, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
+import { chaosPlugins, chaosText } from '../sandbox/chaos/chaos.ts';
+import { chaosSummary } from '../sandbox/domain/chaos-conditions.ts';
 import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
 import { LIST_VARIATIONS_SETTING, VARIATIONS_SETTING, variationPlugins, variationsText } from '../sandbox-quality/variations/variations.ts';
 
@@ -26,6 +28,10 @@ export default async function sandbox(argv: string[]): Promise<number> {
   }
   if (wanted === 'differences') {
     console.log(describeProfiles());
+    return 0;
+  }
+  if (wanted === 'chaos') {
+    console.log(chaosText());
     return 0;
   }
   let resolved;
@@ -59,9 +65,11 @@ export default async function sandbox(argv: string[]): Promise<number> {
     throw error;
   }
   const { settings } = resolved;
+  // Chaos first: its hooks see each answer before a variation or a deviation rewrites it.
+  const chaos = chaosPlugins(settings);
   let running;
   try {
-    running = await startSandbox(settings, { plugins: [...variations, ...plugins] });
+    running = await startSandbox(settings, { plugins: [...chaos, ...variations, ...plugins] });
   } catch (error) {
     const message = (error as Error).message;
     console.error(
@@ -85,6 +93,11 @@ export default async function sandbox(argv: string[]): Promise<number> {
     );
   }
   if (variations.length > 0) console.log(`With conforming variations: ${variations.map((p) => p.name).join(', ')} (--variations).`);
+  if (chaos.length > 0) {
+    console.log(
+      `With spec-legal chaos: ${chaosSummary(settings.chaos)} (--chaos; seed ${settings.chaosSeed}, --chaos-seed ${settings.chaosSeed} repeats it).`,
+    );
+  }
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
 
   await new Promise<void>((resolve) => {
