@@ -232,7 +232,7 @@ class Chaos {
     const deliver = (delayMs: number, ...callback: Parameters<CallbackSink['send']>) => {
       const about = aboutCallback(state, callback[3]);
       if (this.happens('callback-lost')) {
-        this.report({ condition: 'callback-lost', ...about, detail: `did not send the ${about.kind} callback` });
+        this.report({ condition: 'callback-lost', ...about, detail: `lost the ${about.kind} callback on its way` });
         return;
       }
       let at = delayMs;

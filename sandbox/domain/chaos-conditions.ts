@@ -65,9 +65,10 @@ export const CHAOS_CONDITIONS = {
     defaultShare: 0.1,
   },
   'callback-lost': {
-    summary: 'A callback is never sent; the status query (or the consent token operation) still gives the outcome.',
+    summary:
+      'A callback is lost on its way and never reaches the listener; the status query (or the consent token operation) still gives the outcome.',
     allowedBy:
-      '§1: transactions are created asynchronously and their status is read with a GET; §6: delivery and retries of callbacks are not shown',
+      '§1: transactions are created asynchronously and their status is read with a GET; §6: the service is to send a callback, and its delivery and retries are not shown',
     defaultShare: 0.05,
   },
   'token-refused-early': {
