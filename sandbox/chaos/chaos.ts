@@ -13,7 +13,7 @@ import { servesTargetEnvironment } from '../http/guards.ts';
 import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { ServedRoute } from '../http/serving.ts';
 import { ChaosDraws } from './draws.ts';
-import { INTERNAL_ERROR, UNAVAILABLE, routeKey, routesOf, whereText, type RequestCondition } from './occasions.ts';
+import { INTERNAL_ERROR, UNAVAILABLE, routeKey, routesByCondition, whereText, type RequestCondition } from './occasions.ts';
 
 /**
  * The sandbox's spec-legal chaos (--chaos): the adverse conditions of ../domain/chaos-conditions.ts, carried out as
@@ -50,6 +50,7 @@ class Chaos {
   private readonly routes: Record<RequestCondition, ReadonlySet<string>>;
   /** The ids (jti) of the tokens token-refused-early refused, oldest first: they stay refused. */
   private readonly refusedTokens = new Set<string>();
+  // The sandbox's log and clock, from the first of its wraps or its install to run (both come before any request).
   private log: FastifyBaseLogger | undefined;
   private clock: Clock | undefined;
 
@@ -58,25 +59,21 @@ class Chaos {
     private readonly listener: ChaosListener | undefined,
   ) {
     this.draws = new ChaosDraws(settings.chaosSeed);
-    const profile = behaviourOf(settings.profile);
-    this.routes = {
-      latency: routesOf('latency', profile),
-      '500': routesOf('500', profile),
-      '503': routesOf('503', profile),
-      'cut-before-store': routesOf('cut-before-store', profile),
-      'cut-after-store': routesOf('cut-after-store', profile),
-      'token-refused-early': routesOf('token-refused-early', profile),
-    };
+    this.routes = routesByCondition(behaviourOf(settings.profile));
   }
 
   private share(condition: ChaosCondition): number {
     return this.settings.chaos[condition] ?? 0;
   }
 
-  /** Whether a condition applies on this occasion: a draw of its own stream, made only where it may apply. */
-  private happens(condition: ChaosCondition, route?: ServedRoute): boolean {
-    if (route && !this.routes[condition as RequestCondition]?.has(routeKey(route))) return false;
+  /** Whether a condition applies on this occasion: a draw of its own stream. */
+  private happens(condition: ChaosCondition): boolean {
     return this.draws.chance(condition, this.share(condition));
+  }
+
+  /** Whether a condition that acts on requests applies to this one: drawn only on a route it may apply to. */
+  private happensOn(condition: RequestCondition, route: ServedRoute): boolean {
+    return this.routes[condition].has(routeKey(route)) && this.happens(condition);
   }
 
   /** Logs an application at info level and tells the listener; a listener that throws is logged, never the request's problem. */
@@ -120,7 +117,7 @@ class Chaos {
       return;
     }
     const refusedBefore = this.refusedTokens.has(claims.jti);
-    if (!refusedBefore && !this.happens('token-refused-early', route)) {
+    if (!refusedBefore && !this.happensOn('token-refused-early', route)) {
       done();
       return;
     }
@@ -147,18 +144,18 @@ class Chaos {
       done();
       return;
     }
-    if (this.happens('cut-before-store', route)) {
+    if (this.happensOn('cut-before-store', route)) {
       this.report({ condition: 'cut-before-store', ...this.aboutRequest(request, route), detail: 'closed the connection before storing' });
       cut(request, reply);
       return;
     }
-    if (this.happens('503', route)) {
+    if (this.happensOn('503', route)) {
       this.report({ condition: '503', ...this.aboutRequest(request, route), detail: 'answered 503 SERVICE_UNAVAILABLE' });
       reply.header('retry-after', '1');
       sendBusinessError(reply, 503, UNAVAILABLE.code, UNAVAILABLE.message);
       return;
     }
-    if (this.happens('500', route)) {
+    if (this.happensOn('500', route)) {
       this.report({ condition: '500', ...this.aboutRequest(request, route), detail: 'answered 500 INTERNAL_PROCESSING_ERROR' });
       sendBusinessError(reply, 500, INTERNAL_ERROR.code, INTERNAL_ERROR.message);
       return;
@@ -173,7 +170,7 @@ class Chaos {
       send();
       return;
     }
-    if (reply.statusCode === 202 && this.happens('cut-after-store', route)) {
+    if (reply.statusCode === 202 && this.happensOn('cut-after-store', route)) {
       this.report({
         condition: 'cut-after-store',
         ...this.aboutRequest(request, route),
@@ -182,7 +179,7 @@ class Chaos {
       cut(request, reply);
       return;
     }
-    if (this.happens('latency', route)) {
+    if (this.happensOn('latency', route)) {
       const ms = this.draws.within('latency ms', this.settings.chaosLatencyMs);
       this.report({ condition: 'latency', ...this.aboutRequest(request, route), detail: `held the ${reply.statusCode} back ${ms} ms` });
       this.clock!.setTimer(ms, send);

@@ -76,6 +76,13 @@ export function routesOf(condition: RequestCondition, profile: ProfileBehaviour)
   );
 }
 
+/** For each condition that acts on requests, the keys of the routes it applies to under a profile. */
+export function routesByCondition(profile: ProfileBehaviour): Record<RequestCondition, ReadonlySet<string>> {
+  return Object.fromEntries(
+    Object.keys(APPLIES).map((condition) => [condition, routesOf(condition as RequestCondition, profile)]),
+  ) as Record<RequestCondition, ReadonlySet<string>>;
+}
+
 /** Where a condition happens, in words: the operations (by id, with their products) or the components it acts on. */
 export function whereText(condition: ChaosCondition, profile: ProfileBehaviour): string {
   if (!isRequestCondition(condition)) return WHERE[condition];
