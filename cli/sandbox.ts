@@ -2,7 +2,9 @@ import { DIFFERENCES, READINGS, STRICT_READINGS } from '../core/profiles.ts';
 import { PRODUCTS } from '../core/products.ts';
 import { DEVELOPMENT_KEYS, SettingsError, helpText, resolveSettingsWith, sandboxOptions, wantsHelp } from '../sandbox/domain/settings.ts';
 import { startSandbox } from '../sandbox/start.ts';
-import { CLIENT_REPORT_ROUTES } from '../sandbox/client-report/client-report.ts';
+import { chaosPlugins, chaosText } from '../sandbox/chaos/chaos.ts';
+import { chaosSummary, hasChaos } from '../sandbox/domain/chaos-conditions.ts';
+import { CLIENT_REPORT_ROUTES, ClientReport } from '../sandbox/client-report/client-report.ts';
 import { LIST_CLIENT_RULES_SETTING, clientRulesTable } from '../sandbox/client-report/rules-table.ts';
 import { DEVIATIONS_SETTING, LIST_DEVIATIONS_SETTING, faultNamesOf, faultPlugins, faultsText } from '../sandbox-quality/faults/faults.ts';
 import { LIST_VARIATIONS_SETTING, VARIATIONS_SETTING, variationPlugins, variationsText } from '../sandbox-quality/variations/variations.ts';
@@ -29,6 +31,10 @@ export default async function sandbox(argv: string[]): Promise<number> {
   }
   if (wanted === 'differences') {
     console.log(describeProfiles());
+    return 0;
+  }
+  if (wanted === 'chaos') {
+    console.log(chaosText());
     return 0;
   }
   let resolved;
@@ -68,7 +74,11 @@ export default async function sandbox(argv: string[]): Promise<number> {
   const { settings } = resolved;
   let running;
   try {
-    running = await startSandbox(settings, { plugins: [...variations, ...plugins] });
+    // The client report is made here so that chaos can tell it what it applied (sandbox/domain/chaos-applied.ts).
+    const clientReport = settings.clientReport === undefined ? undefined : new ClientReport(settings.clientReport);
+    // Chaos first: its hooks see each answer before a variation or a deviation rewrites it.
+    const chaos = chaosPlugins(settings, clientReport?.chaosApplied);
+    running = await startSandbox(settings, { ...(clientReport ? { clientReport } : {}), plugins: [...chaos, ...variations, ...plugins] });
   } catch (error) {
     const message = (error as Error).message;
     console.error(
@@ -92,6 +102,11 @@ export default async function sandbox(argv: string[]): Promise<number> {
     );
   }
   if (variations.length > 0) console.log(`With conforming variations: ${variations.map((p) => p.name).join(', ')} (--variations).`);
+  if (hasChaos(settings.chaos)) {
+    console.log(
+      `With spec-legal chaos: ${chaosSummary(settings.chaos)} (--chaos; seed ${settings.chaosSeed}, --chaos-seed ${settings.chaosSeed} repeats it).`,
+    );
+  }
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
   const { clientReport } = running.sandbox;
   if (clientReport) {

@@ -117,7 +117,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   const build = <K extends keyof SandboxComponents>(name: K, make: () => SandboxComponents[K]) => {
     components = { ...components, [name]: make() };
     for (const plugin of plugins) {
-      const wrapped = plugin.wrap?.[name]?.(components[name] as never, { settings, profile, components });
+      const wrapped = plugin.wrap?.[name]?.(components[name] as never, { settings, profile, log, components });
       if (wrapped) components = { ...components, [name]: wrapped };
     }
   };
@@ -139,7 +139,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     'payments',
     () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log),
   );
-  const context: SandboxContext = { ...components, settings, profile, destinations };
+  const context: SandboxContext = { ...components, settings, profile, destinations, log };
   const changing = plugins.filter((plugin) => !plugin.observesOnly);
   if (changing.length > 0) log.warn({ plugins: changing.map((p) => p.name) }, 'started with plugins that change its behaviour');
   // Before the guards: a plugin's request hooks see a request as the client sent it.

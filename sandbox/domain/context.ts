@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 import type { CallbackDestinations } from './callback-destinations.ts';
 import type { CallbackSink } from './callbacks.ts';
@@ -27,4 +28,6 @@ export interface SandboxContext extends SandboxComponents {
   profile: ProfileBehaviour;
   /** Where callbacks may go (--callback-hosts). */
   destinations: CallbackDestinations;
+  /** The sandbox's own log (never Fastify's per-request one, which is off unless the level logs each request). */
+  log: FastifyBaseLogger;
 }

@@ -1,8 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import { parseCallbackHostRule, type CallbackHostRule } from './callback-destinations.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import {
+  CHAOS_CONDITIONS,
+  CHAOS_CONDITION_NAMES,
+  parseChaosShares,
+  parseMsRange,
+  type ChaosShares,
+  type MsRange,
+} from './chaos-conditions.ts';
 
 /** Every setting of the reference sandbox. Each has a flag, an environment variable and a default. */
 export interface SandboxSettings {
@@ -49,6 +57,16 @@ export interface SandboxSettings {
   strict: boolean;
   /** The folder the client report is written to (sandbox/client-report); undefined: no client report is kept. */
   clientReport: string | undefined;
+  /** The spec-legal chaos conditions to apply (./chaos-conditions.ts), each with its share; none: the sandbox as it is. */
+  chaos: ChaosShares;
+  /** Seeds the chaos's draws: the same seed and the same requests give the same conditions. */
+  chaosSeed: number;
+  /** How long the latency condition holds an answer back. */
+  chaosLatencyMs: MsRange;
+  /** How much longer the long-pending condition keeps a transaction PENDING. */
+  chaosLongPendingMs: number;
+  /** How much later the callback-delayed condition sends a callback. */
+  chaosCallbackDelayMs: MsRange;
 }
 
 /** The documented development keys, used when no key is configured. They guard nothing of value. */
@@ -82,6 +100,8 @@ interface SettingSpec<K extends keyof SandboxSettings> {
   parse: Parse<SandboxSettings[K]>;
   /** A flag that takes no value (--strict); its environment variable takes true or false. */
   switch?: boolean;
+  /** What --help shows as the default, when not the fallback (a value drawn at random when unset). */
+  shownDefault?: string;
 }
 
 const integer =
@@ -116,6 +136,16 @@ const oneOf =
   <T extends string>(values: readonly T[]): Parse<T> =>
   (raw) =>
     (values as readonly string[]).includes(raw) ? (raw as T) : invalid(`must be one of ${values.join(', ')}, got "${raw}"`);
+
+const msRange =
+  (maxMs: number): Parse<MsRange> =>
+  (raw) => {
+    try {
+      return parseMsRange(raw, maxMs);
+    } catch (error) {
+      return invalid((error as Error).message);
+    }
+  };
 
 const HOUR = 3_600_000;
 const MIB = 1024 * 1024;
@@ -328,6 +358,7 @@ const SPECS = [
     fallback: '',
     describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).',
     parse: (raw) => raw || randomBytes(32).toString('base64url'),
+    shownDefault: '(random)',
   }),
   spec({
     key: 'strict',
@@ -347,6 +378,54 @@ const SPECS = [
     describe:
       'Folder to write the client report to: what each client (API user, or subscription key before provisioning) did against the API rules and integration practices, as HTML, JSON and JUnit, when the sandbox stops and on POST /client-report/write (docs/sandbox.md). Unset: none is kept.',
     parse: (raw) => raw || undefined,
+  }),
+  spec({
+    key: 'chaos',
+    flag: 'chaos',
+    env: 'MOMO_SANDBOX_CHAOS',
+    fallback: '',
+    describe:
+      'Spec-legal chaos: comma-separated conditions, each with an optional =share from 0 to 1 (else its default), or "all", e.g. "500=0.1,latency,cut-after-store=0.05"; see --list-chaos. None by default.',
+    parse: (raw) => {
+      try {
+        return parseChaosShares(raw);
+      } catch (error) {
+        return invalid((error as Error).message);
+      }
+    },
+  }),
+  spec({
+    key: 'chaosSeed',
+    flag: 'chaos-seed',
+    env: 'MOMO_SANDBOX_CHAOS_SEED',
+    fallback: '',
+    describe: 'Seed of the chaos: the same seed and the same requests give the same conditions (random per start when unset, and printed).',
+    parse: (raw) => (raw.trim() === '' ? randomInt(0, 2 ** 32) : integer(0, 2 ** 32 - 1)(raw)),
+    shownDefault: '(random)',
+  }),
+  spec({
+    key: 'chaosLatencyMs',
+    flag: 'chaos-latency-ms',
+    env: 'MOMO_SANDBOX_CHAOS_LATENCY_MS',
+    fallback: '100-2000',
+    describe: 'The latency chaos condition holds an answer back a random time in this range, in ms ("min-max").',
+    parse: msRange(60_000),
+  }),
+  spec({
+    key: 'chaosLongPendingMs',
+    flag: 'chaos-long-pending-ms',
+    env: 'MOMO_SANDBOX_CHAOS_LONG_PENDING_MS',
+    fallback: '90000',
+    describe: 'The long-pending chaos condition keeps a transaction PENDING this many ms longer than its test number says.',
+    parse: integer(1000, 24 * HOUR, ' ms'),
+  }),
+  spec({
+    key: 'chaosCallbackDelayMs',
+    flag: 'chaos-callback-delay-ms',
+    env: 'MOMO_SANDBOX_CHAOS_CALLBACK_DELAY_MS',
+    fallback: '2000-30000',
+    describe: 'The callback-delayed chaos condition sends a callback a random time in this range later, in ms ("min-max").',
+    parse: msRange(HOUR),
   }),
   spec({
     key: 'headersTimeoutMs',
@@ -493,13 +572,15 @@ export function resolveSettingsWith(
 
 function crossChecks(s: SandboxSettings): string[] {
   const problems: string[] = [];
+  const chaosHold = chaosHoldMs(s);
   const longest =
     Math.max(s.pendingTimeoutMs, s.delayedSuccessMs) +
     s.callbackRetryDelaysMs.reduce((a, b) => a + b, 0) +
-    s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1);
+    s.callbackTimeoutMs * (s.callbackRetryDelaysMs.length + 1) +
+    chaosHold;
   if (s.retentionMaxAgeMs <= longest + s.notificationWindowMs) {
     problems.push(
-      `--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms) and --notification-window-ms; otherwise records would be forgotten while still in use`,
+      `--retention-max-age-ms (MOMO_SANDBOX_RETENTION_MAX_AGE_MS) is ${s.retentionMaxAgeMs} ms but must exceed the longest life of a transaction, ${longest + s.notificationWindowMs} ms: the longer of the pending timeout (--pending-timeout-ms) and the delayed success (--delayed-success-ms), every callback attempt (--callback-timeout-ms, --callback-retry-delays-ms)${chaosHold > 0 ? ", what the chaos conditions add (--chaos-long-pending-ms, --chaos-callback-delay-ms and a repeated callback's second)" : ''} and --notification-window-ms; otherwise records would be forgotten while still in use`,
     );
   }
   // Node refuses to start a server whose headers may take longer than its whole request.
@@ -511,11 +592,25 @@ function crossChecks(s: SandboxSettings): string[] {
   return problems;
 }
 
+/** How much longer the chaos conditions that are on may keep a transaction in use: held PENDING, its callback later. */
+function chaosHoldMs(s: SandboxSettings): number {
+  const on = (condition: keyof SandboxSettings['chaos']) => (s.chaos[condition] ?? 0) > 0;
+  return (
+    (on('long-pending') ? s.chaosLongPendingMs : 0) +
+    (on('callback-delayed') ? s.chaosCallbackDelayMs.max : 0) +
+    (on('callback-repeated') ? REPEATED_CALLBACK_AFTER_MS : 0)
+  );
+}
+
+/** How long after a callback the callback-repeated chaos condition sends it again. */
+export const REPEATED_CALLBACK_AFTER_MS = 1000;
+
 /** The flags of `momo-harness sandbox`: one per setting, the key of each product, and the caller's extras. */
 export function sandboxOptions(extras: readonly ExtraSetting[]): OptionSpecs {
   const options: OptionSpecs = {
     help: { type: 'boolean' },
     'list-differences': { type: 'boolean' },
+    'list-chaos': { type: 'boolean' },
   };
   for (const s of SPECS) options[s.flag] = { type: 'switch' in s && s.switch ? 'boolean' : 'string' };
   for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
@@ -532,15 +627,16 @@ function parseFlags(argv: string[], extras: readonly ExtraSetting[], env: NodeJS
   }
 }
 
-export function wantsHelp(argv: string[]): 'help' | 'differences' | undefined {
+export function wantsHelp(argv: string[]): 'help' | 'differences' | 'chaos' | undefined {
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   if (argv.includes('--list-differences')) return 'differences';
+  if (argv.includes('--list-chaos')) return 'chaos';
   return undefined;
 }
 
 export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly string[] = []): string {
   const rows = [
-    ...SPECS.map((s) => [`--${s.flag}`, s.env, s.key === 'jwtSecret' ? '(random)' : s.fallback || '(none)', s.describe]),
+    ...SPECS.map((s) => [`--${s.flag}`, s.env, ('shownDefault' in s && s.shownDefault) || s.fallback || '(none)', s.describe]),
     ...KEY_SPECS.map((k) => [
       `--${k.flag}`,
       k.env,
@@ -556,10 +652,16 @@ export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly s
     '',
     'Usage: momo-harness sandbox [--flag value ...]        (in a clone: npm run sandbox -- ...)',
     '       momo-harness sandbox --list-differences   (what the profiles change)',
+    '       momo-harness sandbox --list-chaos         (spec-legal chaos: adverse conditions to start it with)',
     ...usage,
     '',
     'Each setting is read from its flag, else its environment variable, else the default:',
     `  ${'flag'.padEnd(width(0))}  ${'environment'.padEnd(width(1))}  ${'default'.padEnd(Math.min(width(2), 24))}  meaning`,
     ...lines,
+    '',
+    'Chaos conditions (--chaos name[=share],...; default share in brackets), each with what allows it:',
+    ...CHAOS_CONDITION_NAMES.map(
+      (name) => `  ${name} [${CHAOS_CONDITIONS[name].defaultShare}]: allowed by ${CHAOS_CONDITIONS[name].allowedBy}`,
+    ),
   ].join('\n');
 }

@@ -4,6 +4,7 @@ import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { PRODUCTS, type Product } from '../../core/products.ts';
 import { ajv, ajvOverSchemas } from '../../core/validation/schemas.ts';
 import type { SandboxContext } from '../domain/context.ts';
+import type { SandboxSettings } from '../domain/settings.ts';
 import { StoreFullError } from '../domain/store.ts';
 import { matchRoute } from '../../core/catalogue/match.ts';
 import { routes } from '../../core/catalogue/routes.ts';
@@ -186,10 +187,9 @@ class CatalogueGuards {
 
   /** The target environment, once the headers are known to be well formed. */
   targetEnvironment(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
-    if (!route.operation.headers.required.includes('x-target-environment')) return undefined;
+    if (servesTargetEnvironment(route, request, this.context.settings)) return undefined;
     const allowed = this.context.settings.targetEnvironments;
     const environment = request.headers['x-target-environment'] as string;
-    if (allowed.includes(environment)) return undefined;
     return sendBusinessError(
       reply,
       500,
@@ -197,6 +197,14 @@ class CatalogueGuards {
       `Access to target environment "${environment}" is forbidden; this sandbox serves ${allowed.join(', ')}.`,
     );
   }
+}
+
+/** Whether the sandbox serves a request's target environment: its operation takes none, or it names one of --target-environments. */
+export function servesTargetEnvironment(route: ServedRoute, request: FastifyRequest, settings: SandboxSettings): boolean {
+  return (
+    !route.operation.headers.required.includes('x-target-environment') ||
+    settings.targetEnvironments.includes(request.headers['x-target-environment'] as string)
+  );
 }
 
 const BEARER = 'Bearer ';

@@ -35,6 +35,6 @@ for (const command of cheap) {
     });
     const output = `${result.stdout}${result.stderr}`;
     assert.equal(result.status, 0, output);
-    assert.match(result.stdout, /Usage: |Where the profiles differ|deviation|variation|^\| rule \|/im, output);
+    assert.match(result.stdout, /Usage: |Where the profiles differ|deviation|variation|chaos condition|^\| rule \|/im, output);
   });
 }

@@ -59,6 +59,11 @@ const FLAGS: Array<[string, string]> = [
   ['--keep-alive-timeout-ms', 'MOMO_SANDBOX_KEEP_ALIVE_TIMEOUT_MS'],
   ['--max-connections', 'MOMO_SANDBOX_MAX_CONNECTIONS'],
   ['--client-report', 'MOMO_SANDBOX_CLIENT_REPORT'],
+  ['--chaos', 'MOMO_SANDBOX_CHAOS'],
+  ['--chaos-seed', 'MOMO_SANDBOX_CHAOS_SEED'],
+  ['--chaos-latency-ms', 'MOMO_SANDBOX_CHAOS_LATENCY_MS'],
+  ['--chaos-long-pending-ms', 'MOMO_SANDBOX_CHAOS_LONG_PENDING_MS'],
+  ['--chaos-callback-delay-ms', 'MOMO_SANDBOX_CHAOS_CALLBACK_DELAY_MS'],
   ['--deviations', 'MOMO_SANDBOX_DEVIATIONS'],
   ['--variations', 'MOMO_SANDBOX_VARIATIONS'],
   ['--strict', 'MOMO_SANDBOX_STRICT'],
@@ -341,6 +346,7 @@ describe('the command line', () => {
       for (const [product, key] of Object.entries(DEVELOPMENT_KEYS)) {
         assert.match(out.stdout, new RegExp(`${product}\\s+${key}`), `the ${product} development key is not printed`);
       }
+      assert.doesNotMatch(out.stdout, /chaos|plugins/i, 'a sandbox started without --chaos has chaos, or another plugin');
       const health = await fetch(`${base}/health`);
       assert.equal(health.status, 200);
       const body = (await health.json()) as { status: string; profile: string };
@@ -387,6 +393,31 @@ describe('the command line', () => {
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('--chaos starts it with the chaos, says so with the seed that repeats it, and logs each condition applied', async () => {
+    const { child, out, exited } = startCli(['--port', '0', '--chaos', '503=1', '--chaos-seed', '9']);
+    try {
+      const base = await eventually(async () => /on (http:\/\/127\.0\.0\.1:\d+)\s*$/m.exec(out.stdout)?.[1], { timeoutMs: 15_000 });
+      await eventually(async () => (out.stdout.includes('health:') ? true : undefined));
+      assert.match(out.stdout, /^With spec-legal chaos: 503=1 \(--chaos; seed 9, --chaos-seed 9 repeats it\)\.$/m);
+      const answer = await fetch(`${base}${path('createApiUser')}`, {
+        method: 'POST',
+        headers: {
+          'ocp-apim-subscription-key': DEVELOPMENT_KEYS.collection,
+          'x-reference-id': randomUUID(),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ providerCallbackHost: '127.0.0.1' }),
+      });
+      assert.equal(answer.status, 503);
+      assert.equal(((await answer.json()) as { code: string }).code, 'SERVICE_UNAVAILABLE');
+      await eventually(async () => (out.stdout.includes('"msg":"chaos: 503: answered 503 SERVICE_UNAVAILABLE"') ? true : undefined));
+      child.kill('SIGTERM');
+      assert.equal((await exited).code, 0, out.stderr);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
 
