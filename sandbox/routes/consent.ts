@@ -6,6 +6,7 @@ import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
+import { pingWhenGranted } from '../domain/callbacks.ts';
 
 /**
  * The consent flow (§5.4): bc-authorize with an access token, then the OAuth 2.0 token operation with the
@@ -54,15 +55,7 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
     callbackUrl,
   };
   state.consentRequests.add(consent.authReqId, consent);
-  if (callbackUrl !== undefined) {
-    context.callbacks.sendLater(
-      consent.grantedAt - now,
-      callbackUrl,
-      'POST',
-      { auth_req_id: consent.authReqId },
-      { kind: 'bc-authorize', authReqId: consent.authReqId },
-    );
-  }
+  pingWhenGranted(context.callbacks, consent, now);
   return reply.send({
     auth_req_id: consent.authReqId,
     interval: settings.consentIntervalSeconds,
