@@ -85,14 +85,26 @@ export default async function sandbox(argv: string[]): Promise<number> {
     );
   }
   if (variations.length > 0) console.log(`With conforming variations: ${variations.map((p) => p.name).join(', ')} (--variations).`);
+  const { data } = running.sandbox;
+  if (data) {
+    const { apiUsers, transactions, resumed, consents } = data.recovered;
+    console.log(
+      `State kept in ${data.path}: ${apiUsers} API users, ${transactions} transactions (${resumed} pending, resumed) and ${consents} consents read back.`,
+    );
+  }
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
+  const failure = await new Promise<Error | undefined>((resolve) => {
+    const stop = () => resolve(undefined);
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    void data?.failure.then(resolve);
   });
   await running.close();
+  if (failure) {
+    console.error(`${failure.message}; stopped, so that no answer tells of a change that is not kept.`);
+    return 2;
+  }
   return 0;
 }
 

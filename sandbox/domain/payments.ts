@@ -85,6 +85,7 @@ export class PaymentEngine implements Payments {
       // A record forgotten by retention is no longer anyone's to settle.
       if (this.state.transactions[tx.kind].get(tx.referenceId) !== tx) return;
       this.settle(tx, outcome);
+      this.state.journal?.transaction(tx);
     });
   }
 

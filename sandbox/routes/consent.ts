@@ -55,6 +55,7 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
     callbackUrl,
   };
   state.consentRequests.add(consent.authReqId, consent);
+  state.journal?.consentRequest(consent);
   pingWhenGranted(context.callbacks, consent, now);
   return reply.send({
     auth_req_id: consent.authReqId,
@@ -93,6 +94,7 @@ function redeemConsent(context: SandboxContext, apiUserId: string, authReqId: st
     refreshableUntil: consent.grantedAt + consent.consentValidSeconds * 1000,
   };
   state.consentGrants.add(grant.refreshToken, grant);
+  state.journal?.consentGranted(grant);
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }
 

@@ -11,7 +11,17 @@ import { spawnSync } from 'node:child_process';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { CallbackSink } from '../../sandbox/domain/callbacks.ts';
 import { FAULTS, FAULT_NAMES, faultPlugins, faultsText, type FaultName } from '../../sandbox-quality/faults/faults.ts';
-import { KEYS, basic, path, payer, requestToPayBody, startSandbox, type Caller, type TestSandbox } from '../support/sandbox.ts';
+import {
+  KEYS,
+  basic,
+  consentToken,
+  path,
+  payer,
+  requestToPayBody,
+  startSandbox,
+  type Caller,
+  type TestSandbox,
+} from '../support/sandbox.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const ORDINARY = '46733123499';
@@ -153,19 +163,6 @@ const bcAuthorize = (s: TestSandbox, caller: Caller, scope = 'profile') =>
     url: path('bcAuthorize', caller.product),
     headers: { ...caller.headers, 'content-type': 'application/x-www-form-urlencoded' },
     payload: `login_hint=ID:${ORDINARY}/MSISDN&scope=${scope}&access_type=offline`,
-  });
-
-const consentToken = (s: TestSandbox, caller: Caller, form: string) =>
-  s.call({
-    method: 'POST',
-    url: path('createOAuthToken', caller.product),
-    headers: {
-      'ocp-apim-subscription-key': KEYS[caller.product],
-      authorization: basic(caller.userId, caller.apiKey),
-      'x-target-environment': 'sandbox',
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    payload: form,
   });
 
 /** A consent redeemed once: the auth_req_id and the grant's refresh token. */

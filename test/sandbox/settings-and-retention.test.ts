@@ -50,6 +50,7 @@ const FLAGS: Array<[string, string]> = [
   ['--consent-valid-in', 'MOMO_SANDBOX_CONSENT_VALID_IN'],
   ['--scopes', 'MOMO_SANDBOX_SCOPES'],
   ['--jwt-secret', 'MOMO_SANDBOX_JWT_SECRET'],
+  ['--data', 'MOMO_SANDBOX_DATA'],
   ['--log-level', 'MOMO_SANDBOX_LOG_LEVEL'],
   ['--headers-timeout-ms', 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS'],
   ['--request-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS'],

@@ -3,6 +3,7 @@ import pino from 'pino';
 import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { DataDirectoryOptions } from '../../sandbox/domain/journal.ts';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import type { Product } from '../../core/products.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/domain/settings.ts';
@@ -105,17 +106,21 @@ export interface CallOptions {
   payload?: unknown;
 }
 
-/** A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). */
+/**
+ * A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). A test that
+ * restarts one on its data directory gives the clock the first ran on, so that time goes on across the restart.
+ */
 export async function startSandbox(
   overrides: Partial<SandboxSettings> = {},
-  options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[] } = {},
+  options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[]; clock?: ManualClock; dataDirectory?: DataDirectoryOptions } = {},
 ): Promise<TestSandbox> {
   const settings = testSettings(overrides);
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1));
   const sandbox = await buildSandbox(settings, {
     clock,
     logger: options.logger ?? pino({ level: 'silent' }),
     plugins: options.plugins ?? [],
+    ...(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
   });
   const call = (o: CallOptions) => {
     const headers = Object.fromEntries(Object.entries(o.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
@@ -169,6 +174,21 @@ export async function withSandbox(overrides: Partial<SandboxSettings>, run: (san
   } finally {
     await sandbox.close();
   }
+}
+
+/** The OAuth 2.0 token operation of the consent flow (§5.4) under the caller's product, with its Basic credential and a form. */
+export function consentToken(sandbox: TestSandbox, caller: Caller, form: string): Promise<LightMyRequestResponse> {
+  return sandbox.call({
+    method: 'POST',
+    url: path('createOAuthToken', caller.product),
+    headers: {
+      'ocp-apim-subscription-key': KEYS[caller.product],
+      authorization: basic(caller.userId, caller.apiKey),
+      'x-target-environment': 'sandbox',
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    payload: form,
+  });
 }
 
 export function basic(userId: string, apiKey: string): string {
