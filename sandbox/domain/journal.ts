@@ -42,7 +42,8 @@ const GENERATION_FILE = /^(snapshot|journal)-(\d{6,})\.jsonl$/;
 const LEFT_BEFORE_MARKER = /^momo-sandbox\.(lock(\.\d+\.[0-9a-f]+)?|json\.tmp)$/;
 /** A journal starts a new generation once it is larger than this and than the last snapshot. */
 export const DEFAULT_COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
-const READ_CHUNK_BYTES = 1024 * 1024;
+/** How much of a file is read, or of a snapshot made into bytes, at a time. */
+const CHUNK_BYTES = 1024 * 1024;
 
 /** A data directory that cannot be used as it is: the message says what is wrong and what to do; the directory is left as it was. */
 export class DataDirectoryError extends Error {
@@ -167,11 +168,11 @@ export class DataDirectory {
     this.failed = failed;
     const generation = this.generation + 1;
     this.openJournal(generation);
-    const text = snapshotText(snapshotLines(), generation);
+    const chunks = snapshotChunks(snapshotLines(), generation);
     const temporary = join(this.path, `${fileName('snapshot', generation)}.tmp`);
     const fd = openSync(temporary, 'w', 0o600);
     try {
-      writeSync(fd, text);
+      for (const chunk of chunks) for (let written = 0; written < chunk.length; ) written += writeSync(fd, chunk, written);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -179,7 +180,7 @@ export class DataDirectory {
     renameSync(temporary, join(this.path, fileName('snapshot', generation)));
     syncDirectory(this.path);
     this.nextBatchSyncsDirectory = false;
-    this.snapshotBytes = Buffer.byteLength(text);
+    this.snapshotBytes = byteLengthOf(chunks);
     this.deleteOlderThan(generation);
   }
 
@@ -297,12 +298,12 @@ export class DataDirectory {
     const previousDurable = new Promise<void>((done) => this.whenDurable(() => done()));
     this.open = undefined;
     this.openJournal(generation);
-    const text = snapshotText(this.snapshotLines!(), generation);
+    const chunks = snapshotChunks(this.snapshotLines!(), generation);
     try {
-      await writeSnapshot(this.path, generation, text);
+      await writeSnapshot(this.path, generation, chunks);
       await previousDurable;
       closeSync(previousFd);
-      this.snapshotBytes = Buffer.byteLength(text);
+      this.snapshotBytes = byteLengthOf(chunks);
       this.deleteOlderThan(generation);
     } catch (error) {
       this.fail(error as Error);
@@ -424,12 +425,24 @@ function parseLine(text: string, corrupt: () => Error): unknown {
   }
 }
 
-function snapshotText(lines: Iterable<string>, generation: number): string {
-  const parts = [JSON.stringify({ format: SNAPSHOT_FORMAT, version: DATA_VERSION, generation })];
-  for (const line of lines) parts.push(line);
-  parts.push(JSON.stringify({ t: 'end', records: parts.length - 1 }), '');
-  return parts.join('\n');
+/** A snapshot's bytes: its header, its lines and its end line, in chunks of about a MiB (the whole may be longer than a string may be). */
+function snapshotChunks(lines: Iterable<string>, generation: number): Buffer[] {
+  const chunks: Buffer[] = [];
+  let text = `${JSON.stringify({ format: SNAPSHOT_FORMAT, version: DATA_VERSION, generation })}\n`;
+  let records = 0;
+  for (const line of lines) {
+    text += `${line}\n`;
+    records += 1;
+    if (text.length >= CHUNK_BYTES) {
+      chunks.push(Buffer.from(text));
+      text = '';
+    }
+  }
+  chunks.push(Buffer.from(`${text}${JSON.stringify({ t: 'end', records })}\n`));
+  return chunks;
 }
+
+const byteLengthOf = (chunks: readonly Buffer[]) => chunks.reduce((sum, chunk) => sum + chunk.length, 0);
 
 function listDirectory(path: string, where: string): string[] {
   try {
@@ -586,11 +599,12 @@ function writeFully(fd: number, bytes: Buffer, done: (error?: Error | null) => v
   });
 }
 
-async function writeSnapshot(path: string, generation: number, text: string): Promise<void> {
+async function writeSnapshot(path: string, generation: number, chunks: readonly Buffer[]): Promise<void> {
   const temporary = join(path, `${fileName('snapshot', generation)}.tmp`);
   const fd = openSync(temporary, 'w', 0o600);
   try {
-    await new Promise<void>((done, failed) => writeFully(fd, Buffer.from(text), (error) => (error ? failed(error) : done())));
+    for (const chunk of chunks)
+      await new Promise<void>((done, failed) => writeFully(fd, chunk, (error) => (error ? failed(error) : done())));
     await new Promise<void>((done, failed) => fsync(fd, (error) => (error ? failed(error) : done())));
   } finally {
     closeSync(fd);
@@ -603,7 +617,7 @@ async function writeSnapshot(path: string, generation: number, text: string): Pr
 function* linesOf(path: string): Generator<{ text: string; number: number; complete: boolean }> {
   const fd = openSync(path, 'r');
   try {
-    const chunk = Buffer.alloc(READ_CHUNK_BYTES);
+    const chunk = Buffer.alloc(CHUNK_BYTES);
     let pending: Buffer[] = [];
     let number = 0;
     for (;;) {
