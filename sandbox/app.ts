@@ -7,7 +7,7 @@ import { systemClock, type Clock } from './domain/clock.ts';
 import { InMemoryLedger } from './domain/ledger.ts';
 import { loadOutcomes } from './domain/outcomes.ts';
 import { PaymentEngine } from './domain/payments.ts';
-import { SandboxData, type Recovery } from './domain/persistence.ts';
+import { openSandboxData, type Recovery, type SandboxData } from './domain/persistence.ts';
 import type { DataDirectoryOptions } from './domain/journal.ts';
 import type { SandboxPlugin } from './domain/plugins.ts';
 import type { SandboxSettings } from './domain/settings.ts';
@@ -66,7 +66,7 @@ export async function buildSandbox(given: SandboxSettings, options: SandboxOptio
   const clock = options.clock ?? systemClock;
   const log: FastifyBaseLogger = options.logger ?? pino({ level: given.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
   // Taken first, so that a directory that cannot be used stops the start before anything else is made.
-  const data = given.dataDir === undefined ? undefined : SandboxData.open(given, log, options.dataDirectory);
+  const data = given.dataDir === undefined ? undefined : openSandboxData(given, log, options.dataDirectory);
   // Without a configured secret, the data directory's signs the tokens, so they stay valid across restarts.
   const settings = data && !given.jwtSecret ? { ...given, jwtSecret: data.tokenSecret } : given;
   try {

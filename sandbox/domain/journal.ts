@@ -99,44 +99,11 @@ export class DataDirectory {
   private failed: (error: Error) => void = () => undefined;
   private closed = false;
 
-  private constructor(path: string, tokenSecret: string, options: DataDirectoryOptions) {
+  /** A directory openDataDirectory has checked and locked. */
+  constructor(path: string, tokenSecret: string, options: DataDirectoryOptions) {
     this.path = path;
     this.tokenSecret = tokenSecret;
     this.compactAfterBytes = options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER_BYTES;
-  }
-
-  /**
-   * Opens a directory for one sandbox: made (with its marker) when it does not exist or is empty, refused when it
-   * holds files but no marker, a marker of another format or of a later version, or another sandbox's lock.
-   */
-  static open(dir: string, options: DataDirectoryOptions = {}): DataDirectory {
-    const path = resolve(dir);
-    const where = `--data ${dir}`;
-    try {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      throw new DataDirectoryError(
-        `${where}: cannot make the directory (${(error as Error).message}); give a directory this user can write.`,
-      );
-    }
-    const entries = listDirectory(path, where);
-    const existing = entries.includes(MARKER_FILE) ? readMarker(path, where) : undefined;
-    if (!existing) {
-      const others = entries.filter((name) => !LEFT_BEFORE_MARKER.test(name));
-      if (others.length > 0) {
-        throw new DataDirectoryError(
-          `${where} is not a sandbox data directory: it holds ${others.length === 1 ? 'a file' : `${others.length} files`} (${others.slice(0, 3).join(', ')}) and no ${MARKER_FILE}; give an empty or new directory, or the one a sandbox made.`,
-        );
-      }
-    }
-    lock(path, where);
-    try {
-      const marker = existing ?? createMarker(path);
-      return new DataDirectory(path, marker.tokenSecret, options);
-    } catch (error) {
-      unlock(path);
-      throw error;
-    }
   }
 
   /**
@@ -397,6 +364,40 @@ export class DataDirectory {
 
   private corrupt(where: string, problem: string): DataDirectoryError {
     return corruptLine(this.path, where, problem);
+  }
+}
+
+/**
+ * Opens a directory for one sandbox: made (with its marker) when it does not exist or is empty, refused when it
+ * holds files but no marker, a marker of another format or of a later version, or another sandbox's lock.
+ */
+export function openDataDirectory(dir: string, options: DataDirectoryOptions = {}): DataDirectory {
+  const path = resolve(dir);
+  const where = `--data ${dir}`;
+  try {
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    throw new DataDirectoryError(
+      `${where}: cannot make the directory (${(error as Error).message}); give a directory this user can write.`,
+    );
+  }
+  const entries = listDirectory(path, where);
+  const existing = entries.includes(MARKER_FILE) ? readMarker(path, where) : undefined;
+  if (!existing) {
+    const others = entries.filter((name) => !LEFT_BEFORE_MARKER.test(name));
+    if (others.length > 0) {
+      throw new DataDirectoryError(
+        `${where} is not a sandbox data directory: it holds ${others.length === 1 ? 'a file' : `${others.length} files`} (${others.slice(0, 3).join(', ')}) and no ${MARKER_FILE}; give an empty or new directory, or the one a sandbox made.`,
+      );
+    }
+  }
+  lock(path, where);
+  try {
+    const marker = existing ?? createMarker(path);
+    return new DataDirectory(path, marker.tokenSecret, options);
+  } catch (error) {
+    unlock(path);
+    throw error;
   }
 }
 

@@ -3,7 +3,14 @@ import type { Product } from '../../core/products.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 import { pingWhenGranted, type CallbackSink } from './callbacks.ts';
 import type { SandboxComponents } from './context.ts';
-import { DataDirectory, DataDirectoryError, corruptLine, type DataDirectoryOptions, type StoredLine } from './journal.ts';
+import {
+  DataDirectoryError,
+  corruptLine,
+  openDataDirectory,
+  type DataDirectory,
+  type DataDirectoryOptions,
+  type StoredLine,
+} from './journal.ts';
 import type { SandboxSettings } from './settings.ts';
 import { idKey, type ApiUser, type ConsentGrant, type ConsentRequest, type StateJournal, type Transaction } from './state.ts';
 import { StoreFullError } from './store.ts';
@@ -68,13 +75,18 @@ function transactionOf(stored: StoredTransaction): Transaction {
   return { ...stored, amountMinor: BigInt(stored.amountMinor), refundedMinor: BigInt(stored.refundedMinor), timer: undefined };
 }
 
+/** Opens (or makes) the data directory of settings.dataDir and takes it for this sandbox; a DataDirectoryError says why it cannot. */
+export function openSandboxData(settings: SandboxSettings, log: FastifyBaseLogger, options: DataDirectoryOptions = {}): SandboxData {
+  return new SandboxData(openDataDirectory(settings.dataDir!, options), settings, log);
+}
+
 export class SandboxData implements StateJournal {
   private components: SandboxComponents | undefined;
   private failedWith: ((error: Error) => void) | undefined;
   /** Settles with the error that stopped the journal, if one ever does: the sandbox must then stop. */
   readonly failure: Promise<Error>;
 
-  private constructor(
+  constructor(
     private readonly directory: DataDirectory,
     private readonly settings: SandboxSettings,
     private readonly log: FastifyBaseLogger,
@@ -82,11 +94,6 @@ export class SandboxData implements StateJournal {
     this.failure = new Promise((resolve) => {
       this.failedWith = resolve;
     });
-  }
-
-  /** Opens (or makes) the directory and takes it for this sandbox; a DataDirectoryError says why it cannot. */
-  static open(settings: SandboxSettings, log: FastifyBaseLogger, options: DataDirectoryOptions = {}): SandboxData {
-    return new SandboxData(DataDirectory.open(settings.dataDir!, options), settings, log);
   }
 
   get path(): string {
