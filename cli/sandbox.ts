@@ -107,6 +107,13 @@ export default async function sandbox(argv: string[]): Promise<number> {
       `With spec-legal chaos: ${chaosSummary(settings.chaos)} (--chaos; seed ${settings.chaosSeed}, --chaos-seed ${settings.chaosSeed} repeats it).`,
     );
   }
+  const { data } = running.sandbox;
+  if (data) {
+    const { apiUsers, transactions, resumed, consents } = data.recovered;
+    console.log(
+      `State kept in ${data.path}: ${apiUsers} API users, ${transactions} transactions (${resumed} pending, resumed) and ${consents} consents read back.`,
+    );
+  }
   console.log(`OpenAPI: ${baseUrl}/openapi.json   health: ${baseUrl}/health`);
   const { clientReport } = running.sandbox;
   if (clientReport) {
@@ -115,12 +122,17 @@ export default async function sandbox(argv: string[]): Promise<number> {
     );
   }
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
+  const failure = await new Promise<Error | undefined>((resolve) => {
+    const stop = () => resolve(undefined);
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+    void data?.failure.then(resolve);
   });
   await running.close();
+  if (failure) {
+    console.error(`${failure.message}; stopped, so that no answer tells of a change that is not kept.`);
+    return 2;
+  }
   if (clientReport?.closingError) {
     console.error(`The client report could not be written to ${clientReport.dir}: ${clientReport.closingError.message}`);
     return 2;

@@ -7,6 +7,8 @@ import { systemClock, type Clock } from './domain/clock.ts';
 import { InMemoryLedger } from './domain/ledger.ts';
 import { loadOutcomes } from './domain/outcomes.ts';
 import { PaymentEngine } from './domain/payments.ts';
+import { openSandboxData, type Recovery, type SandboxData } from './domain/persistence.ts';
+import type { DataDirectoryOptions } from './domain/journal.ts';
 import type { SandboxPlugin } from './domain/plugins.ts';
 import type { SandboxSettings } from './domain/settings.ts';
 import { SandboxState } from './domain/state.ts';
@@ -35,6 +37,8 @@ export interface Sandbox {
   connections: ConnectionDeadlines;
   /** The client report, when the sandbox keeps one (--client-report). */
   clientReport?: ClientReport;
+  /** With --data: the directory its state is kept in, what a start read back from it, and a failure to write it. */
+  data: { path: string; recovered: Recovery; failure: Promise<Error> } | undefined;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,8 @@ export interface SandboxOptions {
    * the sandbox makes one when settings.clientReport names a folder.
    */
   clientReport?: ClientReport;
+  /** How the data directory (settings.dataDir) is kept: tests start new generations sooner. */
+  dataDirectory?: DataDirectoryOptions;
 }
 
 /** Secrets that must never reach a log line, wherever a serializer might put them. */
@@ -67,12 +73,31 @@ export function logsEachRequest(log: FastifyBaseLogger): boolean {
   return log.level === 'debug' || log.level === 'trace';
 }
 
-export async function buildSandbox(settings: SandboxSettings, options: SandboxOptions = {}): Promise<Sandbox> {
+export async function buildSandbox(given: SandboxSettings, options: SandboxOptions = {}): Promise<Sandbox> {
   // First: a folder it cannot write stops the start before anything is built.
-  const clientReport = options.clientReport ?? (settings.clientReport === undefined ? undefined : new ClientReport(settings.clientReport));
+  const clientReport = options.clientReport ?? (given.clientReport === undefined ? undefined : new ClientReport(given.clientReport));
   const clock = options.clock ?? systemClock;
-  const log: FastifyBaseLogger =
-    options.logger ?? pino({ level: settings.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
+  const log: FastifyBaseLogger = options.logger ?? pino({ level: given.logLevel, redact: { paths: REDACTED_PATHS, censor: '[REDACTED]' } });
+  // Taken first, so that a directory that cannot be used stops the start before anything else is made.
+  const data = given.dataDir === undefined ? undefined : openSandboxData(given, log, options.dataDirectory);
+  // Without a configured secret, the data directory's signs the tokens, so they stay valid across restarts.
+  const settings = data && !given.jwtSecret ? { ...given, jwtSecret: data.tokenSecret } : given;
+  try {
+    return await assemble(settings, clock, log, options, data, clientReport);
+  } catch (error) {
+    data?.release();
+    throw error;
+  }
+}
+
+async function assemble(
+  settings: SandboxSettings,
+  clock: Clock,
+  log: FastifyBaseLogger,
+  options: SandboxOptions,
+  data: SandboxData | undefined,
+  clientReport: ClientReport | undefined,
+): Promise<Sandbox> {
   // Fastify given a logger gives every request a child logger and two response listeners, even when request
   // logging is off: together about a tenth of a request to pay's CPU (docs/performance.md). So Fastify gets the
   // log only at the levels that log each request; the sandbox's own lines go to the log directly.
@@ -105,6 +130,7 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   });
   app.server.maxConnections = settings.maxConnections;
   const connections = enforceConnectionDeadlines(app.server, settings, log);
+  data?.holdAnswers(app);
   app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
   installBodyParsers(app);
 
@@ -126,15 +152,14 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
   build('ledger', () => new InMemoryLedger({ openingBalance: settings.openingBalance, currencies: settings.currencies }));
   build('tokens', () => new TokenAuthority(settings.jwtSecret, components.clock));
   const destinations = new CallbackDestinations(settings.callbackHosts);
-  build(
-    'callbacks',
-    () =>
-      new CallbackSender(
-        { timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations },
-        log,
-        components.clock,
-      ),
-  );
+  build('callbacks', () => {
+    const sender = new CallbackSender(
+      { timeoutMs: settings.callbackTimeoutMs, retryDelaysMs: settings.callbackRetryDelaysMs, destinations },
+      log,
+      components.clock,
+    );
+    return data ? data.deferringCallbacks(sender) : sender;
+  });
   build(
     'payments',
     () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log),
@@ -167,9 +192,26 @@ export async function buildSandbox(settings: SandboxSettings, options: SandboxOp
     clearInterval(sweeper);
     await context.callbacks.close();
     for (const store of Object.values(context.state.transactions)) for (const tx of store.values()) tx.timer?.cancel();
+    // Last: what the steps above settled is written before the directory is let go.
+    await data?.close();
   });
 
   // Compiles every route's validators now, so a bad schema fails the start rather than a request.
-  await app.ready();
-  return { app, context, log, connections, ...(clientReport ? { clientReport } : {}), close: () => app.close() };
+  try {
+    await app.ready();
+    const recovered = data?.recover(context);
+    return {
+      app,
+      context,
+      log,
+      connections,
+      ...(clientReport ? { clientReport } : {}),
+      data: data && { path: data.path, recovered: recovered!, failure: data.failure },
+      close: () => app.close(),
+    };
+  } catch (error) {
+    data?.release();
+    await app.close();
+    throw error;
+  }
 }

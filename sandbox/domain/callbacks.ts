@@ -2,6 +2,7 @@ import { Agent, request } from 'undici';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CallbackDestinations } from './callback-destinations.ts';
 import { systemClock, type Clock, type Timer } from './clock.ts';
+import type { ConsentRequest } from './state.ts';
 
 export interface CallbackPolicy {
   timeoutMs: number;
@@ -185,6 +186,18 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 /** Whether an attempt failed for want of time: the attempt's own signal, or one of undici's timeouts. */
 function isTimeout(error: Error & { code?: string; cause?: { code?: string } }): boolean {
   return error.name === 'TimeoutError' || TIMEOUT_CODES.has(error.code ?? '') || TIMEOUT_CODES.has(error.cause?.code ?? '');
+}
+
+/** The ping of a consent request made with a callback URL (§5.4): {auth_req_id} by POST once the holder has consented. */
+export function pingWhenGranted(callbacks: CallbackSink, consent: ConsentRequest, now: number): void {
+  if (consent.callbackUrl === undefined) return;
+  callbacks.sendLater(
+    Math.max(0, consent.grantedAt - now),
+    consent.callbackUrl,
+    'POST',
+    { auth_req_id: consent.authReqId },
+    { kind: 'bc-authorize', authReqId: consent.authReqId },
+  );
 }
 
 /** An absolute http(s) URL with a host and a valid port: what a callback can be sent to. */

@@ -10,8 +10,9 @@ import { PAYER_KINDS, type SandboxState, type Transaction } from './state.ts';
 /** What the routes ask of payments once a creation is accepted. */
 export interface Payments {
   /**
-   * Starts a stored, PENDING transaction on its way. Immediate outcomes are applied before the 202 is sent, at
-   * `now` when the caller has read the clock already for this request.
+   * Starts a stored, PENDING transaction on its way, as of `now`: the moment it was created, which the caller
+   * gives when it has read the clock already for this request, and a restart gives to resume one kept in its data
+   * directory (its delays then count from then). Immediate outcomes are applied before the 202 is sent.
    */
   begin(tx: Transaction, now?: number): void;
   statusRecord(tx: Transaction): Record<string, unknown>;
@@ -42,16 +43,16 @@ export class PaymentEngine implements Payments {
     }
     const outcome = this.outcomeFor(tx);
     if (outcome.status === 'PENDING') {
-      this.later(tx, this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
+      this.later(tx, now + this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
       return;
     }
     const delay = outcome.delayMs ?? 0;
     if (delay === 0) {
       this.settle(tx, outcome, now);
     } else if (delay >= this.settings.pendingTimeoutMs) {
-      this.later(tx, this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
+      this.later(tx, now + this.settings.pendingTimeoutMs, { status: 'FAILED', reason: 'EXPIRED' });
     } else {
-      this.later(tx, delay, outcome);
+      this.later(tx, now + delay, outcome);
     }
   }
 
@@ -77,12 +78,14 @@ export class PaymentEngine implements Payments {
     return this.outcomes.get(partyId.startsWith('+') ? partyId.slice(1) : partyId) ?? SUCCESS_AT_ONCE;
   }
 
-  private later(tx: Transaction, delayMs: number, outcome: Outcome): void {
-    tx.timer = this.clock.setTimer(delayMs, () => {
+  /** Settles the transaction at `dueAt`, at once when that has passed (a transaction resumed after a restart). */
+  private later(tx: Transaction, dueAt: number, outcome: Outcome): void {
+    tx.timer = this.clock.setTimer(dueAt - this.clock.now(), () => {
       tx.timer = undefined;
       // A record forgotten by retention is no longer anyone's to settle.
       if (this.state.transactions[tx.kind].get(tx.referenceId) !== tx) return;
       this.settle(tx, outcome);
+      this.state.journal?.transaction(tx);
     });
   }
 

@@ -43,7 +43,13 @@ export interface SandboxSettings {
   consentTokenLifetimeSeconds: number;
   consentValidSeconds: number;
   scopes: string[];
+  /**
+   * The HMAC secret of tokens. Empty only with dataDir and no secret configured: the data directory's own then
+   * signs them (sandbox/domain/persistence.ts), so tokens stay valid across restarts.
+   */
   jwtSecret: string;
+  /** Where the sandbox keeps its state across restarts (--data); undefined: in memory only. */
+  dataDir: string | undefined;
   logLevel: string;
   /** A caller that has not sent its request's headers within this many ms (from its first byte) is dropped. */
   headersTimeoutMs: number;
@@ -356,9 +362,19 @@ const SPECS = [
     flag: 'jwt-secret',
     env: 'MOMO_SANDBOX_JWT_SECRET',
     fallback: '',
-    describe: 'HMAC secret that signs tokens (random per start when unset; set it to keep tokens valid across restarts).',
-    parse: (raw) => raw || randomBytes(32).toString('base64url'),
-    shownDefault: '(random)',
+    describe:
+      "HMAC secret that signs tokens (when unset: random per start, or with --data the data directory's own, so tokens stay valid across restarts).",
+    // Drawn once every setting is known (resolveSettingsWith): with --data the directory's secret is used instead.
+    parse: (raw) => raw,
+  }),
+  spec({
+    key: 'dataDir',
+    flag: 'data',
+    env: 'MOMO_SANDBOX_DATA',
+    fallback: '',
+    describe:
+      'Directory where API users, keys, transactions, balances, consents and pending outcomes are kept across restarts and crashes (docs/sandbox.md); unset: in memory only.',
+    parse: (raw) => raw || undefined,
   }),
   spec({
     key: 'strict',
@@ -565,6 +581,7 @@ export function resolveSettingsWith(
     if (b) problems.push(`--${a.flag} (${a.env}) and --${b.flag} (${b.env}) are the same key; each product needs its own`);
   }
   const merged = { ...settings, ...options.overrides } as SandboxSettings;
+  if (!merged.jwtSecret && merged.dataDir === undefined) merged.jwtSecret = randomBytes(32).toString('base64url');
   if (problems.length === 0) problems.push(...crossChecks(merged));
   if (problems.length > 0) throw new SettingsError(problems);
   return { settings: merged, extras: extraValues };

@@ -124,8 +124,24 @@ export function transactionBytes(key: string, tx: Transaction): number {
   return RECORD_OVERHEAD_BYTES + 2 * key.length + 2 * characters;
 }
 
+/**
+ * Where each change of state is written when the sandbox keeps its state across restarts (--data,
+ * sandbox/domain/persistence.ts): called once the change is made, with the record as it now stands. In memory
+ * there is none, and a change costs nothing more than the check that there is none.
+ */
+export interface StateJournal {
+  apiUser(user: ApiUser): void;
+  /** A transaction created, settled or notified; with a successful one, what it did to its account goes too. */
+  transaction(tx: Transaction): void;
+  consentRequest(request: ConsentRequest): void;
+  /** A consent request redeemed: the request is gone and its grant is kept. */
+  consentGranted(grant: ConsentGrant): void;
+}
+
 /** Everything the sandbox remembers, each kind in its own bounded store. */
 export class SandboxState {
+  /** Set only with --data, once the state is recovered from it. */
+  journal: StateJournal | undefined = undefined;
   readonly apiUsers: BoundedStore<ApiUser>;
   readonly transactions: Record<TransactionKind, BoundedStore<Transaction>>;
   readonly consentRequests: BoundedStore<ConsentRequest>;

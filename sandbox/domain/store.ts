@@ -156,6 +156,16 @@ export class BoundedStore<T> {
     return this.options.expiresAt !== undefined && now >= this.options.expiresAt(entry.value);
   }
 
+  /** When a record was stored (its retention counts from then), by the store's clock; undefined when there is none. */
+  storedAt(key: string): number | undefined {
+    return this.entries.get(key)?.storedAt;
+  }
+
+  /** The records whose life has not ended at `now`, oldest first, each with its key and when it was stored. */
+  *liveEntries(now: number): Generator<{ key: string; value: T; storedAt: number }> {
+    for (const [key, entry] of this.entries) if (!this.isExpired(entry, now)) yield { key, value: entry.value, storedAt: entry.storedAt };
+  }
+
   /** The records whose life has not ended at `now`, oldest first: what `get` would still give. */
   liveValues(now: number): T[] {
     const live: T[] = [];

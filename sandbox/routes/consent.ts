@@ -7,6 +7,7 @@ import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
 import { scopesNamed } from '../domain/scopes.ts';
 import { refuseCallbackUrl } from './callback-url.ts';
+import { pingWhenGranted } from '../domain/callbacks.ts';
 
 /**
  * The consent flow (§5.4): bc-authorize with an access token, then the OAuth 2.0 token operation with the
@@ -55,15 +56,8 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
     callbackUrl,
   };
   state.consentRequests.add(consent.authReqId, consent);
-  if (callbackUrl !== undefined) {
-    context.callbacks.sendLater(
-      consent.grantedAt - now,
-      callbackUrl,
-      'POST',
-      { auth_req_id: consent.authReqId },
-      { kind: 'bc-authorize', authReqId: consent.authReqId },
-    );
-  }
+  state.journal?.consentRequest(consent);
+  pingWhenGranted(context.callbacks, consent, now);
   return reply.send({
     auth_req_id: consent.authReqId,
     interval: settings.consentIntervalSeconds,
@@ -101,6 +95,7 @@ function redeemConsent(context: SandboxContext, apiUserId: string, authReqId: st
     refreshableUntil: consent.grantedAt + consent.consentValidSeconds * 1000,
   };
   state.consentGrants.add(grant.refreshToken, grant);
+  state.journal?.consentGranted(grant);
   return sendConsentToken(context, grant, reply, now, settings.consentTokenLifetimeSeconds);
 }
 

@@ -153,6 +153,7 @@ function createPayment(
   const now = context.clock.now();
   transactions.add(referenceId, tx, now);
   payments.begin(tx, now);
+  state.journal?.transaction(tx);
   return reply.code(202).send();
 }
 
@@ -213,6 +214,7 @@ function deliveryNotification(context: SandboxContext, product: Product): Handle
       );
     }
     tx.lastNotificationAt = now;
+    context.state.journal?.transaction(tx);
     return reply.code(200).send();
   };
 }

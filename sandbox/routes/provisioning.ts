@@ -17,12 +17,9 @@ export function provisioningHandlers({
       if (state.apiUsers.has(id))
         return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
       const { providerCallbackHost } = request.body;
-      state.apiUsers.add(id, {
-        id,
-        product: request.keyProduct!,
-        providerCallbackHost,
-        targetEnvironment: settings.targetEnvironments[0]!,
-      });
+      const user = { id, product: request.keyProduct!, providerCallbackHost, targetEnvironment: settings.targetEnvironments[0]! };
+      state.apiUsers.add(id, user);
+      state.journal?.apiUser(user);
       return reply.code(201).send();
     },
 
@@ -30,6 +27,7 @@ export function provisioningHandlers({
       const user = state.apiUsers.get(idKey(request.params.referenceId));
       if (!user) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
       user.apiKey = randomBytes(16).toString('hex');
+      state.journal?.apiUser(user);
       return reply.code(201).send({ apiKey: user.apiKey });
     },
 

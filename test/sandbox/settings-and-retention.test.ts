@@ -1,11 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import { DIFFERENCES, READINGS } from '../../core/profiles.ts';
 import { DEVELOPMENT_KEYS, SettingsError, resolveSettings } from '../../sandbox/domain/settings.ts';
@@ -22,8 +20,7 @@ import {
   type Caller,
   type TestSandbox,
 } from '../support/sandbox.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { startCli } from '../support/sandbox-cli.ts';
 
 /** Every flag of the sandbox with its environment variable (sandbox/settings.ts). */
 const FLAGS: Array<[string, string]> = [
@@ -53,6 +50,7 @@ const FLAGS: Array<[string, string]> = [
   ['--consent-valid-in', 'MOMO_SANDBOX_CONSENT_VALID_IN'],
   ['--scopes', 'MOMO_SANDBOX_SCOPES'],
   ['--jwt-secret', 'MOMO_SANDBOX_JWT_SECRET'],
+  ['--data', 'MOMO_SANDBOX_DATA'],
   ['--log-level', 'MOMO_SANDBOX_LOG_LEVEL'],
   ['--headers-timeout-ms', 'MOMO_SANDBOX_HEADERS_TIMEOUT_MS'],
   ['--request-timeout-ms', 'MOMO_SANDBOX_REQUEST_TIMEOUT_MS'],
@@ -254,38 +252,6 @@ describe('resolveSettings', () => {
 
 // ---------------------------------------------------------------------------------------------------
 // The command line: node --import tsx cli/momo-harness.ts sandbox
-
-/** The test process's environment without any sandbox setting, so the child sees only what a test gives it. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (k === 'PORT' || k.startsWith('MOMO_') || k.startsWith('NODE_TEST')) continue;
-    env[k] = v;
-  }
-  return { ...env, ...extra };
-}
-
-function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/momo-harness.ts', 'sandbox', ...args], {
-    cwd: ROOT,
-    env: cleanEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.setEncoding('utf8').on('data', (d: string) => {
-    out.stdout += d;
-  });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => {
-    out.stderr += d;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal }));
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  killer.unref();
-  void exited.then(() => clearTimeout(killer));
-  return { child, out, exited };
-}
 
 async function runCli(args: string[], env: Record<string, string> = {}) {
   const { out, exited } = startCli(args, env);

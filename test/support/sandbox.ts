@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
 import { operationIdOf } from '../../sandbox/http/openapi.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { DataDirectoryOptions } from '../../sandbox/domain/journal.ts';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import type { Product } from '../../core/products.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/domain/settings.ts';
@@ -107,17 +108,21 @@ export interface CallOptions {
   payload?: unknown;
 }
 
-/** A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). */
+/**
+ * A sandbox on a manual clock, driven through fastify.inject (no sockets unless a test listens). A test that
+ * restarts one on its data directory gives the clock the first ran on, so that time goes on across the restart.
+ */
 export async function startSandbox(
   overrides: Partial<SandboxSettings> = {},
-  options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[] } = {},
+  options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[]; clock?: ManualClock; dataDirectory?: DataDirectoryOptions } = {},
 ): Promise<TestSandbox> {
   const settings = testSettings(overrides);
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1));
   const sandbox = await buildSandbox(settings, {
     clock,
     logger: options.logger ?? pino({ level: 'silent' }),
     plugins: options.plugins ?? [],
+    ...(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
   });
   const call = (o: CallOptions) => {
     const headers = Object.fromEntries(Object.entries(o.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
@@ -186,7 +191,6 @@ export function basic(userId: string, apiKey: string): string {
   return `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`;
 }
 
-/** Asserts a body against a schema of schemas/, with the ajv errors in the failure message. */
 /**
  * The body is exactly a record of the schema: valid, and without a field it does not name. The schemas that judge
  * a target's answers are open (an extra field is never a failure); the sandbox keeps its own shapes exact.
