@@ -366,6 +366,7 @@ const SPECS = [
       "HMAC secret that signs tokens (when unset: random per start, or with --data the data directory's own, so tokens stay valid across restarts).",
     // Drawn once every setting is known (resolveSettingsWith): with --data the directory's secret is used instead.
     parse: (raw) => raw,
+    shownDefault: '(random)',
   }),
   spec({
     key: 'dataDir',
