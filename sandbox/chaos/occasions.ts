@@ -62,7 +62,7 @@ const WHERE: Record<Exclude<ChaosCondition, RequestCondition>, string> = {
   'callback-lost': "every callback: a transaction's, and the consent ping of bc-authorize",
 };
 
-const isRequestCondition = (condition: ChaosCondition): condition is RequestCondition => Object.hasOwn(APPLIES, condition);
+export const isRequestCondition = (condition: ChaosCondition): condition is RequestCondition => Object.hasOwn(APPLIES, condition);
 
 /** The key a route is known by among a condition's routes. */
 export const routeKey = (route: RouteRef): string => `${route.operation.id} ${route.product ?? 'any'}`;

@@ -88,9 +88,13 @@ export class ClientReport {
   }
 
   /** A ChaosListener (sandbox/domain/chaos-applied.ts): each condition the chaos plugin applied to a client. */
-  readonly chaosApplied: ChaosListener = (applied) => {
+  readonly chaosApplied: ChaosListener = (told) => {
     const context = this.context;
     if (!context) return;
+    // A condition on a transaction (long-pending, a callback's) comes as the creation that made it is being answered:
+    // it belongs to that request, which is then not the client's retry, and whose answer says what the client was told.
+    const creation = told.requestId === undefined ? this.creationInFlight(told.referenceId, told.apiUserId) : undefined;
+    const applied: ChaosApplied = creation ? { ...told, requestId: creation.request.id } : told;
     const pending = applied.requestId === undefined ? undefined : this.pending.get(applied.requestId);
     pending?.chaos.push(applied);
     const user = applied.apiUserId === undefined ? undefined : context.state.apiUsers.get(idKey(applied.apiUserId));
@@ -104,6 +108,18 @@ export class ClientReport {
     const stored = store && applied.referenceId !== undefined ? this.storedTransaction(store, applied.referenceId) : undefined;
     this.recorder.chaos({ principal, applied, inFlight: pending !== undefined, store, stored });
   };
+
+  /** The creation being answered that makes the API user's transaction with this X-Reference-Id, if one is. */
+  private creationInFlight(referenceId: string | undefined, apiUserId: string | undefined): Pending | undefined {
+    if (referenceId === undefined || apiUserId === undefined) return undefined;
+    for (const pending of this.pending.values()) {
+      const { request } = pending;
+      const header = request.headers['x-reference-id'];
+      const creates = request.routeOptions.config.route?.operation.store !== undefined && request.caller?.id === apiUserId;
+      if (creates && typeof header === 'string' && idKey(header) === idKey(referenceId)) return pending;
+    }
+    return undefined;
+  }
 
   /** The report as it stands. */
   document(): ClientReportDocument {

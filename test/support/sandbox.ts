@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildSandbox, type Sandbox } from '../../sandbox/app.ts';
 import { operationIdOf } from '../../sandbox/http/openapi.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { ClientReport } from '../../sandbox/client-report/client-report.ts';
 import type { DataDirectoryOptions } from '../../sandbox/domain/journal.ts';
 import { ManualClock } from '../../sandbox/domain/clock.ts';
 import type { Product } from '../../core/products.ts';
@@ -114,7 +115,14 @@ export interface CallOptions {
  */
 export async function startSandbox(
   overrides: Partial<SandboxSettings> = {},
-  options: { logger?: pino.Logger; plugins?: readonly SandboxPlugin[]; clock?: ManualClock; dataDirectory?: DataDirectoryOptions } = {},
+  options: {
+    logger?: pino.Logger;
+    plugins?: readonly SandboxPlugin[];
+    clock?: ManualClock;
+    dataDirectory?: DataDirectoryOptions;
+    /** A client report made by the test, as the command makes it to hand its chaosApplied to the chaos plugin. */
+    clientReport?: ClientReport;
+  } = {},
 ): Promise<TestSandbox> {
   const settings = testSettings(overrides);
   const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1));
@@ -123,6 +131,7 @@ export async function startSandbox(
     logger: options.logger ?? pino({ level: 'silent' }),
     plugins: options.plugins ?? [],
     ...(options.dataDirectory ? { dataDirectory: options.dataDirectory } : {}),
+    ...(options.clientReport ? { clientReport: options.clientReport } : {}),
   });
   const call = (o: CallOptions) => {
     const headers = Object.fromEntries(Object.entries(o.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string>;
