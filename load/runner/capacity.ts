@@ -464,7 +464,9 @@ export function stepOf(
       slo: sloOfThreshold(t.metric, t.expression),
       metric: t.metric,
       expression: t.expression,
-      observed: `${t.expression.replace(/\s*(<=|>=|==|<|>|!=).*$/, '')}=${Number(t.observed.toFixed(3))}`,
+      observed: t.unmeasured
+        ? 'no request started in the window (lengthen --step-duration)'
+        : `${t.expression.replace(/\s*(<=|>=|==|<|>|!=).*$/, '')}=${Number(t.observed.toFixed(3))}`,
       passed: t.passed,
     })),
   };

@@ -53,8 +53,11 @@ export interface WindowFigures {
   timeline: TimelinePoint[];
   /** p95 of the time from 202 to a final status, of the creations accepted inside the window; null when none was followed. */
   timeToFinalP95Ms: number | null;
-  /** Every threshold the script declared, judged over the window (the counters that must stay at zero, over the whole load). */
-  thresholds: { metric: string; expression: string; passed: boolean; observed: number }[];
+  /**
+   * Every threshold the script declared, judged over the window (the counters that must stay at zero, over the whole
+   * load). The latency of an operation of the mix that started no request in the window is unmeasured, and not held.
+   */
+  thresholds: { metric: string; expression: string; passed: boolean; observed: number; unmeasured?: true }[];
 }
 
 export const TIMELINE_POINTS = 60;
@@ -224,6 +227,11 @@ export async function readWindow(
   for (const [name, count] of counters) metrics[name] = { count, rate: count / seconds };
   metrics.dropped_iterations = { count: dropped, rate: dropped / seconds };
   const judged = thresholds.map(({ metric, expression }) => {
+    // A window too short for the rate holds no request of an operation: its latency was not measured, not met.
+    const operation = /^http_req_duration\{op:([^}]+)\}$/.exec(metric)?.[1];
+    if (operation !== undefined && mix.has(operation) && (operations.get(operation)?.latency.length ?? 0) === 0) {
+      return { metric, expression, passed: false, observed: 0, unmeasured: true as const };
+    }
     // A metric with no sample in the window: a trend of nothing, a rate of nothing, a count of zero.
     const values =
       metrics[metric] ??

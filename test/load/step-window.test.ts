@@ -104,3 +104,22 @@ test('each process of a split step is read over its own window, and a file witho
   writeFileSync(unmarked, JSON.stringify(request('deposit', 2500, 10)));
   await assert.rejects(readWindow([unmarked], ['deposit'], []), /holds no measured window/);
 });
+
+test('an operation of the mix that started no request in the window has its latency unmeasured, never held', async () => {
+  const file = samplesFile([
+    // The one payment of a slow rate started in the ramp and was answered inside: throughput, but no latency.
+    request('requestToPay', 2100, 500),
+  ]);
+  const window = await readWindow(
+    [file],
+    ['requestToPay'],
+    [
+      { metric: 'http_req_duration{op:requestToPay}', expression: 'p(95)<250' },
+      { metric: 'http_req_duration{op:getRequestToPayStatus}', expression: 'p(95)<250' },
+    ],
+  );
+  const [payment, statusRead] = window.thresholds;
+  assert.deepEqual([payment!.passed, payment!.unmeasured], [false, true]);
+  // Status reads are not the mix: a window without one says nothing of the step.
+  assert.equal(statusRead!.passed, true);
+});
