@@ -7,7 +7,7 @@ import { runCapacity } from '../../load/runner/capacity.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { parseXml } from '../support/reports.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
-import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
+import { targetEnvironment } from './support/target-environment.ts';
 
 const env = { PATH: process.env.PATH, HOME: process.env.HOME };
 
@@ -114,10 +114,7 @@ test('against a target of its own, the target is ramped up to the first rate, un
   const running = await startEmbeddedSandbox();
   const target = {
     ...env,
-    MOMO_BASE_URL: running.baseUrl,
-    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
-    MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
-    MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    ...targetEnvironment(running.baseUrl),
   };
   try {
     const reports = mkdtempSync(join(tmpdir(), 'momo-capacity-'));

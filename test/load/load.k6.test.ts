@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { faultPlugins } from '../../sandbox-quality/faults/faults.ts';
 import { runLoad } from '../../load/runner/run.ts';
 import { callsByOperation, thresholdResults, type K6Summary } from '../../load/runner/summary.ts';
+import { targetEnvironment } from './support/target-environment.ts';
 
 const quiet = () => {};
 
@@ -52,12 +52,7 @@ test('one scenario split over two k6 processes with execution segments makes the
   const { sandbox } = running;
   const url = running.baseUrl;
   const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    MOMO_BASE_URL: url,
-    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
-    MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
-    MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    ...targetEnvironment(url),
     LOAD_OPERATIONS: 'requestToPay',
   };
   try {
@@ -101,12 +96,7 @@ test('under load every body is validated: a sandbox whose token answers depart f
   // expires_in as a string: the token answer is the only body creation-throughput reads, once per VU.
   const running = await startEmbeddedSandbox({}, { plugins: faultPlugins(['token-expires-in-string']) });
   const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    MOMO_BASE_URL: running.baseUrl,
-    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
-    MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
-    MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    ...targetEnvironment(running.baseUrl),
     LOAD_OPERATIONS: 'requestToPay',
     LOAD_VUS: '4',
   };

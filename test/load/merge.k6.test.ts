@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { runLoad } from '../../load/runner/run.ts';
 import { mergeSamples, thresholdsOfSummaries } from '../../load/runner/merge.ts';
 import type { K6Summary } from '../../load/runner/summary.ts';
+import { targetEnvironment } from './support/target-environment.ts';
 
 const ITERATIONS = 60;
 const SEQUENCES = { 1: ['0:1'], 2: ['0:1/2', '1/2:1'], 4: ['0:1/4', '1/4:1/2', '1/2:3/4', '3/4:1'] } as const;
@@ -38,12 +38,7 @@ test("a run split into 2 and into 4 processes merges to the single run's counts,
 }, async () => {
   const running = await startEmbeddedSandbox();
   const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    MOMO_BASE_URL: running.baseUrl,
-    MOMO_COLLECTION_KEY: DEVELOPMENT_KEYS.collection,
-    MOMO_DISBURSEMENT_KEY: DEVELOPMENT_KEYS.disbursement,
-    MOMO_REMITTANCE_KEY: DEVELOPMENT_KEYS.remittance,
+    ...targetEnvironment(running.baseUrl),
     LOAD_OPERATIONS: 'requestToPay',
     LOAD_VUS: '4',
   };

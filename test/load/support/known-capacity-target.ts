@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { matchRoute } from '../../../core/catalogue/match.ts';
 import { startEmbeddedSandbox, type RunningSandbox } from '../../../sandbox/start.ts';
+import { targetEnvironment } from './target-environment.ts';
 
 /**
  * A MoMo target whose capacity is known by construction: the faithful embedded sandbox behind one worker that
@@ -117,14 +118,7 @@ export async function startKnownCapacityTarget({
   return {
     baseUrl,
     subscriptionKeys: sandbox.subscriptionKeys,
-    environment: () => ({
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      MOMO_BASE_URL: baseUrl,
-      MOMO_COLLECTION_KEY: sandbox.subscriptionKeys.collection,
-      MOMO_DISBURSEMENT_KEY: sandbox.subscriptionKeys.disbursement,
-      MOMO_REMITTANCE_KEY: sandbox.subscriptionKeys.remittance,
-    }),
+    environment: () => targetEnvironment(baseUrl, sandbox.subscriptionKeys),
     stats: () => {
       // The current second is still filling: only whole seconds count.
       const now = Math.floor(Date.now() / 1000);
