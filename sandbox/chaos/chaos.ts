@@ -254,6 +254,7 @@ class Chaos {
       sendLater: (delayMs, ...callback) => deliver(delayMs, ...callback),
       settled: () => sink.settled(),
       close: () => sink.close(),
+      observe: (observer) => sink.observe?.(observer),
     };
   }
 }

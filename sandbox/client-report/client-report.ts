@@ -127,8 +127,19 @@ export class ClientReport {
     return buildDocument(this.recorder, { profile: settings.profile, strict: settings.strict }, clock.now());
   }
 
-  /** Writes the report's three files to its folder (each whole, or not at all) and gives their paths. */
-  async write(): Promise<string[]> {
+  /**
+   * Writes the report's three files to its folder (each whole, or not at all) and gives their paths. Writes run one
+   * after another: two at once (a POST while the sandbox closes) would share the files' temporary names.
+   */
+  write(): Promise<string[]> {
+    const written = this.writing.then(() => this.writeNow());
+    this.writing = written.catch(() => undefined);
+    return written;
+  }
+
+  private writing: Promise<unknown> = Promise.resolve();
+
+  private async writeNow(): Promise<string[]> {
     const report = this.document();
     const files: [string, string][] = [
       [CLIENT_REPORT_FILES.json, `${JSON.stringify(report, null, 2)}\n`],
@@ -199,7 +210,7 @@ export class ClientReport {
         await this.write();
       } catch (error) {
         this.closingError = error as Error;
-        app.log.error({ err: error, dir: this.dir }, 'the client report could not be written');
+        this.requireContext().log.error({ err: error, dir: this.dir }, 'the client report could not be written');
       }
     });
   }
@@ -274,6 +285,8 @@ export class ClientReport {
     const key = subscriptionKeyOf(request);
     if (key === undefined) return NO_KEY;
     const product = this.productOfKey.get(key);
+    // Keys the sandbox does not know are one client: a caller sending many junk keys must not fill the report's clients.
+    if (product === undefined) return UNKNOWN_KEY;
     const hash = createHash('sha256').update(key).digest('hex').slice(0, 8);
     return {
       id: `key:${product ?? 'unknown'}:${hash}`,
@@ -373,6 +386,7 @@ export class ClientReport {
 const API_USER = 'api-user:';
 const NO_KEY: Principal = { id: 'no-key', kind: 'no-key', label: 'requests without a subscription key' };
 const NO_CLIENT: Principal = { id: 'no-client', kind: 'no-key', label: 'events of no known client' };
+const UNKNOWN_KEY: Principal = { id: 'key:unknown', kind: 'subscription-key', label: 'subscription keys the sandbox does not know' };
 
 function apiUserPrincipal(user: ApiUser): Principal {
   return { id: `${API_USER}${user.id}`, kind: 'api-user', label: `API user ${user.id} (${user.product})`, product: user.product };

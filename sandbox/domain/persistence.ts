@@ -130,6 +130,7 @@ export class SandboxData implements StateJournal {
         await sink.settled();
       },
       close: () => sink.close(),
+      observe: (observer) => sink.observe?.(observer),
     };
   }
 

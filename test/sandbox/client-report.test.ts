@@ -20,7 +20,9 @@ import type { ObservedExchange, Principal } from '../../sandbox/client-report/ob
 import { MAX_CLIENTS, MAX_FINDINGS_PER_CLIENT, Recorder } from '../../sandbox/client-report/recorder.ts';
 import type { ClientReportDocument } from '../../sandbox/client-report/report.ts';
 import { RULES, SLOW_CALLBACK_SHARE } from '../../sandbox/client-report/rules.ts';
+import { chaosPlugin } from '../../sandbox/chaos/chaos.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import { resolveSettings } from '../../sandbox/domain/settings.ts';
 import {
   KEYS,
   basic,
@@ -452,6 +454,60 @@ describe('the client report: each rule', { concurrency: true }, () => {
         found.some((f) => f.detail.includes('API key')),
         found.map((f) => f.detail).join('\n'),
       );
+    });
+  });
+});
+
+describe('the client report beside the other features, and under hostile callers', { concurrency: true }, () => {
+  test('with --data and with chaos, the report still hears of every callback attempt', async () => {
+    const failing = await startListener(500);
+    const data = mkdtempSync(join(tmpdir(), 'momo-client-report-data-'));
+    try {
+      // Chaos with every share at 0 still wraps the callback sink, as --data does.
+      const chaos = chaosPlugin(resolveSettings({ argv: ['--chaos', 'callback-delayed=0'] }), () => {});
+      await withReport(
+        async (sandbox) => {
+          const caller = await sandbox.provision('collection');
+          await pay(sandbox, caller, randomUUID(), requestToPayBody(), { 'x-callback-url': failing.url });
+          await sandbox.context.callbacks.settled();
+          assert.deepEqual(
+            findings(sandbox, userOf(caller)).map((f) => f.rule),
+            ['callback-answer'],
+          );
+        },
+        { ...SLOW_MACHINE, callbackRetryDelaysMs: [], dataDir: join(data, 'state') },
+        [chaos],
+      );
+    } finally {
+      await failing.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+
+  test('subscription keys the sandbox does not know are one client, however many a caller sends', async () => {
+    await withReport(async (sandbox) => {
+      for (let i = 0; i < MAX_CLIENTS + 10; i += 1) {
+        await sandbox.call({
+          method: 'GET',
+          url: path('getBalance', 'collection'),
+          headers: { 'ocp-apim-subscription-key': `junk-${i}`, 'x-target-environment': 'sandbox' },
+        });
+      }
+      const caller = await sandbox.provision('collection');
+      await pay(sandbox, caller, 'not-a-uuid');
+      const clients = sandbox.report.document().clients.map((c) => c.id);
+      assert.equal(clients.filter((id) => id.startsWith('key:unknown')).length, 1, clients.join(', '));
+      assert.ok(rulesFound(sandbox, userOf(caller)).includes('reference-id-v4'), 'an API user after them is still judged');
+    });
+  });
+
+  test('writes asked for at once each write whole files', async () => {
+    await withReport(async (sandbox) => {
+      await sandbox.provision('collection');
+      const [first, second] = await Promise.all([sandbox.report.write(), sandbox.report.write()]);
+      assert.deepEqual(first, second);
+      for (const file of first) assert.ok(readFileSync(file, 'utf8').length > 0, file);
+      JSON.parse(readFileSync(join(sandbox.dir, CLIENT_REPORT_FILES.json), 'utf8'));
     });
   });
 });
