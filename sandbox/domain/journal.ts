@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /**
  * The files of a sandbox data directory (--data): a marker that says whose directory it is and in which format,
@@ -44,6 +44,8 @@ const LEFT_BEFORE_MARKER = /^momo-sandbox\.(lock(\.\d+\.[0-9a-f]+)?|json\.tmp)$/
 export const DEFAULT_COMPACT_AFTER_BYTES = 16 * 1024 * 1024;
 /** How much of a file is read, or of a snapshot made into bytes, at a time. */
 const CHUNK_BYTES = 1024 * 1024;
+/** No record the sandbox writes comes near this: a longer line is damage, not a record to read into memory. */
+const LONGEST_LINE_BYTES = 16 * 1024 * 1024;
 
 /** A data directory that cannot be used as it is: the message says what is wrong and what to do; the directory is left as it was. */
 export class DataDirectoryError extends Error {
@@ -620,6 +622,7 @@ function* linesOf(path: string): Generator<{ text: string; number: number; compl
   try {
     const chunk = Buffer.alloc(CHUNK_BYTES);
     let pending: Buffer[] = [];
+    let pendingBytes = 0;
     let number = 0;
     for (;;) {
       const read = readSync(fd, chunk, 0, chunk.length, null);
@@ -629,11 +632,17 @@ function* linesOf(path: string): Generator<{ text: string; number: number; compl
         pending.push(chunk.subarray(start, end));
         const text = Buffer.concat(pending).toString('utf8');
         pending = [];
+        pendingBytes = 0;
         start = end + 1;
         number += 1;
         yield { text, number, complete: true };
       }
-      if (start < read) pending.push(Buffer.from(chunk.subarray(start, read)));
+      if (start < read) {
+        pending.push(Buffer.from(chunk.subarray(start, read)));
+        pendingBytes += read - start;
+        if (pendingBytes > LONGEST_LINE_BYTES)
+          throw corruptLine(dirname(path), `${basename(path)} line ${number + 1}`, 'it is longer than 16 MiB without an end');
+      }
     }
     if (pending.length > 0) yield { text: Buffer.concat(pending).toString('utf8'), number: number + 1, complete: false };
   } finally {

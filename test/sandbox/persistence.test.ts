@@ -374,6 +374,15 @@ describe('--data: what is refused, with the directory left as it was', () => {
     assert.deepEqual(contentsOf(dir), before);
   });
 
+  test('a line longer than any record, without an end, is damage: refused without reading it whole', async () => {
+    const dir = await directoryWithState();
+    appendFileSync(newestJournal(dir), 'x'.repeat(17 * 1024 * 1024));
+    const before = contentsOf(dir);
+    const error = await refusal(dir);
+    assert.match(error.message, /journal-\d+\.jsonl line \d+ cannot be read \(it is longer than 16 MiB without an end\)/);
+    assert.deepEqual(contentsOf(dir), before);
+  });
+
   test('a line that is JSON but not a record of the format', async () => {
     const dir = await directoryWithState();
     appendFileSync(newestJournal(dir), '{"t":"tx","at":1,"tx":{"kind":"requesttopay"}}\n');
