@@ -15,7 +15,7 @@ import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
 import { ClientReport } from './client-report/client-report.ts';
 import { checkingIntervalMs, type ConnectionDeadlines, enforceConnectionDeadlines } from './http/connection-deadlines.ts';
-import { catalogueGuards, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
+import { catalogueGuards, fixedPathRoutes, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
 import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
@@ -167,11 +167,12 @@ async function assemble(
   const context: SandboxContext = { ...components, settings, profile, destinations, log };
   const changing = plugins.filter((plugin) => !plugin.observesOnly);
   if (changing.length > 0) log.warn({ plugins: changing.map((p) => p.name) }, 'started with plugins that change its behaviour');
+  const fixed = fixedPathRoutes(app);
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);
 
   const guards = catalogueGuards(context);
-  installErrorHandling(app, log);
+  installErrorHandling(app, log, fixed);
 
   serveCatalogue(
     app,

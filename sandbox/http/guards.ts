@@ -274,7 +274,7 @@ export function installBodyParsers(app: FastifyInstance): void {
   });
 }
 
-export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogger): void {
+export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogger, fixed: FixedPathRoutes): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply) => {
     if (error.validation) return sendBadRequest(reply, validationMessage(error));
     if (error instanceof StoreFullError) {
@@ -309,15 +309,19 @@ export function installErrorHandling(app: FastifyInstance, log: FastifyBaseLogge
   // of a request by its method before the not-found handler runs, so a QUERY without Content-Type (400), or a POST
   // with a media type no parser takes (415), would be refused for its form rather than its method. Fastify needs a
   // not-found handler as well; the hook has answered before it would run.
-  const fixed = fixedPathRoutes(app);
   app.register(async (unserved) => {
     unserved.addHook('onRequest', async (request, reply) => answerUnserved(fixed, request, reply));
     unserved.setNotFoundHandler((request, reply) => answerUnserved(fixed, request, reply));
   });
 }
 
-/** The methods of every route registered from now on at a path without parameters (/health, /v1_0/apiuser), by path. */
-function fixedPathRoutes(app: FastifyInstance): ReadonlyMap<string, ReadonlySet<string>> {
+export type FixedPathRoutes = ReadonlyMap<string, ReadonlySet<string>>;
+
+/**
+ * The methods of every route registered from now on at a path without parameters (/health, /v1_0/apiuser), by path:
+ * called before anything registers a route (a plugin's own, such as the client report's), so that every one counts.
+ */
+export function fixedPathRoutes(app: FastifyInstance): FixedPathRoutes {
   const methods = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
     if (/[:*]/.test(route.url)) return;
@@ -330,7 +334,7 @@ function fixedPathRoutes(app: FastifyInstance): ReadonlyMap<string, ReadonlySet<
 const withoutTrailingSlash = (path: string) => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 
 /** 405 with Allow for a method a known path does not take (QUERY included), 404 for a path the sandbox does not know. */
-function answerUnserved(fixed: ReadonlyMap<string, ReadonlySet<string>>, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function answerUnserved(fixed: FixedPathRoutes, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const path = request.url.split('?')[0]!;
   const allowed = allowedMethods(fixed, path);
   if (allowed.length > 0) {
@@ -346,7 +350,7 @@ const DECLARED_METHODS = [...new Set(routes().map((route) => route.method))];
  * The methods served at a path: the catalogue's, matched on its path templates, and those of every route at a
  * fixed path (the sandbox's own, /health and /openapi.json, too), with HEAD wherever GET is; none: an unknown path.
  */
-function allowedMethods(fixed: ReadonlyMap<string, ReadonlySet<string>>, path: string): string[] {
+function allowedMethods(fixed: FixedPathRoutes, path: string): string[] {
   const served = new Set([
     ...DECLARED_METHODS.filter((method) => matchRoute(method, path) !== undefined),
     ...(fixed.get(withoutTrailingSlash(path)) ?? []),

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
-import { CLIENT_REPORT_FILES, type ClientReport } from '../../sandbox/client-report/client-report.ts';
+import { CLIENT_REPORT_FILES, CLIENT_REPORT_ROUTES, type ClientReport } from '../../sandbox/client-report/client-report.ts';
 import type { ObservedExchange, Principal } from '../../sandbox/client-report/observed.ts';
 import { MAX_CLIENTS, MAX_FINDINGS_PER_CLIENT, Recorder } from '../../sandbox/client-report/recorder.ts';
 import type { ClientReportDocument } from '../../sandbox/client-report/report.ts';
@@ -498,6 +498,14 @@ describe('the client report beside the other features, and under hostile callers
       const clients = sandbox.report.document().clients.map((c) => c.id);
       assert.equal(clients.filter((id) => id.startsWith('key:unknown')).length, 1, clients.join(', '));
       assert.ok(rulesFound(sandbox, userOf(caller)).includes('reference-id-v4'), 'an API user after them is still judged');
+    });
+  });
+
+  test("the report's own routes answer another method 405 with Allow, as every path of the sandbox does", async () => {
+    await withReport(async (sandbox) => {
+      const wrongMethod = await sandbox.call({ method: 'GET', url: CLIENT_REPORT_ROUTES.write });
+      assert.equal(wrongMethod.statusCode, 405);
+      assert.equal(wrongMethod.headers.allow, 'POST');
     });
   });
 
