@@ -88,7 +88,9 @@ export const DIFFERENCES = {
     spec: 'either',
     'mtn-sandbox': 'result',
     sources: {
-      spec: spec('§4.2 #8: true or false; the exact format of this body: not shown'),
+      spec: reading(
+        '§4.2 #8 gives true or false, and not the format of the body: a bare boolean is the literal reading, {"result": …} the live one',
+      ),
       'mtn-sandbox': observed('real-api-notes, other operations: account holder active answers {"result": true}'),
     },
   }),
@@ -100,6 +102,16 @@ export const DIFFERENCES = {
     sources: {
       spec: spec('§2.2: amount is the amount of the transaction the partner created'),
       'mtn-sandbox': observed('real-api-notes, status records: amount comes back normalised without trailing zeros ("12.50" → "12.5")'),
+    },
+  }),
+  partyIdForm: difference<'value' | 'verbatim'>({
+    explanation:
+      'partyId of a record (the payer or payee of a status record): the spec profile takes the same party id as a value of its type (an E.164 number with or without its "+", an e-mail address with its domain in any case); the live sandbox gives it back exactly as sent.',
+    spec: 'value',
+    'mtn-sandbox': 'verbatim',
+    sources: {
+      spec: spec('§2.1: an MSISDN partyId is a mobile number per ITU-T E.164, an EMAIL one an e-mail address'),
+      'mtn-sandbox': observed('real-api-notes, status records: partyId comes back exactly as sent'),
     },
   }),
   strictTextCharacters: difference<boolean>({

@@ -14,7 +14,23 @@ export type Source = { kind: 'spec'; clause: string } | { kind: 'observed'; note
 
 export type SourceKind = Source['kind'];
 
-export const spec = (clause: string): Source => ({ kind: 'spec', clause });
+/**
+ * A definite source: a clause of the spec that says so. A clause that says "not shown", or a live observation, can
+ * never make a finding definite: such a source is refused where it is written, so no check can rest on one.
+ */
+export const spec = (clause: string): Source => {
+  const problem = indefinite(clause);
+  if (problem)
+    throw new Error(`A definite source cannot rest on ${problem}: ${JSON.stringify(clause)}. Cite it as observed() or reading().`);
+  return { kind: 'spec', clause };
+};
+
+/** Why a clause cited as definite is not: it quotes "not shown", or it cites the live notes. Undefined when it is definite. */
+export function indefinite(clause: string): string | undefined {
+  if (/not shown/i.test(clause)) return 'what the spec says is "not shown"';
+  if (/real-api-notes|\[(observed|documented|uncertain)\]|live (sandbox|service)/i.test(clause)) return 'the live notes';
+  return undefined;
+}
 export const observed = (note: string): Source => ({ kind: 'observed', note });
 export const reading = (why: string): Source => ({ kind: 'reading', reading: why });
 
@@ -37,6 +53,16 @@ export function severityOf(source: Source, run: RunStrictness, options: { adviso
     case 'reading':
       return run.strict ? 'failure' : 'warning';
   }
+}
+
+/**
+ * Of the sources an expectation rests on (its expected value, its check's rule, its premises), the one it weighs as
+ * much as in this run: the first, in the order given, that weighs as a warning; the first of all when every one
+ * weighs as a failure. A finding is no stronger than the weakest source under it.
+ */
+export function weakest(sources: readonly Source[], run: RunStrictness): Source {
+  if (sources.length === 0) throw new Error('weakest() of no source');
+  return sources.find((s) => severityOf(s, run) === 'warning') ?? sources[0]!;
 }
 
 /** "definite: §7 rule 1", "observed: real-api-notes, …", "reading: …": how a report names a source. */

@@ -23,6 +23,8 @@ export interface HarnessConfig {
    * pay in. By default USD, or XOF when the target's currency is USD; a target that takes both names another.
    */
   refusedCurrency: string;
+  /** Whether MOMO_REFUSED_CURRENCY was set: then the run was told the target refuses it, not left to assume so. */
+  refusedCurrencySet: boolean;
   /**
    * The host the target reaches callbacks at, registered as providerCallbackHost for provisioned API users:
    * the host name of callbackUrl when that is set, else MOMO_CALLBACK_HOST.
@@ -243,6 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     targetEnvironment,
     currency,
     refusedCurrency,
+    refusedCurrencySet: read('MOMO_REFUSED_CURRENCY') !== undefined,
     callbackHost,
     callbackPort: integer('MOMO_CALLBACK_PORT', 0, 0, 65_535),
     callbackBind,

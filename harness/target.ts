@@ -46,7 +46,6 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_SANDBOX_URL: config.sandboxUrl!,
     MOMO_TARGET_ENVIRONMENT: config.targetEnvironment,
     MOMO_CURRENCY: config.currency,
-    MOMO_REFUSED_CURRENCY: config.refusedCurrency,
     MOMO_CALLBACK_HOST: config.callbackHost,
     MOMO_CALLBACK_PORT: String(config.callbackPort),
     MOMO_CALLBACK_BIND: config.callbackBind,
@@ -63,6 +62,8 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_RETRIES: String(config.retries),
   };
   if (config.callbackUrl) env.MOMO_CALLBACK_URL = config.callbackUrl;
+  // Only when it was set: a refused currency the run was told of is its own word, one it picked is a premise.
+  if (config.refusedCurrencySet) env.MOMO_REFUSED_CURRENCY = config.refusedCurrency;
   for (const [product, key] of Object.entries(config.subscriptionKeys)) if (key) env[`MOMO_${product.toUpperCase()}_KEY`] = key;
   for (const [product, user] of Object.entries(config.apiUsers)) {
     if (user) {

@@ -12,6 +12,7 @@ import {
   lookUpBasicInfo,
   readUserInfo,
   readUserInfoWithAccessToken,
+  redeemAtOnce,
   redeemConsent,
   redeemOnceConsented,
   refreshConsentToken,
@@ -43,7 +44,7 @@ When('the partner asks a customer for consent to a scope the service does not of
 });
 
 When('the partner redeems the consent at once', async function (this: MomoWorld) {
-  await redeemConsent(this);
+  await redeemAtOnce(this);
 });
 
 When('the partner redeems the consent once the customer has consented', async function (this: MomoWorld) {

@@ -5,6 +5,7 @@ import {
   depositInForeignCurrency,
   depositInvalid,
   depositWithoutToken,
+  expectCurrencyRefused,
   expectFirstPaymentUnchanged,
   expectGatewayRefusal,
   expectOAuthRefusal,
@@ -94,6 +95,10 @@ When('the partner reads a payment whose reference is not a UUID', async function
 
 When('the partner reads a payment that does not exist', async function (this: MomoWorld) {
   await readStatusOfReference(this, 'unknown');
+});
+
+Then('the currency is refused', async function (this: MomoWorld) {
+  await expectCurrencyRefused(this);
 });
 
 Then('the first payment is unchanged', async function (this: MomoWorld) {

@@ -2,7 +2,7 @@ import { Then } from '@cucumber/cucumber';
 import type { MomoWorld } from './support/world.ts';
 
 // How the target answered the last request: the outcomes every feature shares. Each status cites where the
-// catalogue says it comes from for the operation called (harness/judging/contract.ts statusSourceOf).
+// catalogue says it comes from for the operation called (harness/checks/contract.ts statusSourceOf).
 
 Then('it is created', function (this: MomoWorld) {
   this.expect({ status: 201, what: 'the resource is created' });
@@ -30,10 +30,6 @@ Then('it is refused as invalid', function (this: MomoWorld) {
 
 Then('it is refused for the target environment', function (this: MomoWorld) {
   this.expect({ status: 500, code: 'NOT_ALLOWED_TARGET_ENVIRONMENT', what: 'a target environment the partner may not use is refused' });
-});
-
-Then('it is refused with {code}', function (this: MomoWorld, code: string) {
-  this.expect({ status: [400, 500], code, what: `refused with ${code}` });
 });
 
 Then('it is refused as unauthorized', function (this: MomoWorld) {

@@ -22,4 +22,6 @@ export const DIFFERENCE_REQUIREMENTS: Record<DifferenceName, readonly string[]> 
   accountHolderShape: [],
   // The normalised amount is one of the forms the spec profile takes: no verdict bends.
   amountForm: [],
+  // The verbatim party id is one of the forms the spec profile takes: no verdict bends.
+  partyIdForm: [],
 };

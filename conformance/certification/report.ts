@@ -1,7 +1,7 @@
 import { join, relative } from 'node:path';
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
 import { describeSource } from '../../core/sources.ts';
-import type { Finding } from '../../harness/judging/checks.ts';
+import type { Finding } from '../../harness/checks/index.ts';
 import { reportSafe } from '../../core/report-text.ts';
 import type { RunSummary } from '../results/ledger.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';

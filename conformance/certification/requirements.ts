@@ -15,7 +15,7 @@ export interface Requirement {
   /** OperationId values of harness/contract.ts; empty for cross-cutting rules. */
   operations: string[];
   /**
-   * The named checks (harness/judging/checks.ts) that verify it, on its operations: in a failed scenario, a failed one
+   * The named checks (harness/checks/index.ts) that verify it, on its operations: in a failed scenario, a failed one
    * fails it; one that passed before the failure passes it; none of them reached leaves it not tested.
    */
   checks?: string[];

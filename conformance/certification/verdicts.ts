@@ -5,7 +5,7 @@ import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differen
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG, groupOf, requirementIdsOf, type Requirement, type RequirementGroup } from './requirements.ts';
 import type { Waiver } from './waivers.ts';
-import { isGeneral, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
+import { isGeneral, type Evaluation, type Warning } from '../../harness/checks/index.ts';
 
 /**
  * PASS: its scenarios ran and passed. FAIL: one of them showed the target departing from it. WARN: they

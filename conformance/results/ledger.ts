@@ -1,5 +1,5 @@
 import type { Envelope, TestStepResult } from '@cucumber/messages';
-import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
+import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE, type Evaluation, type Warning } from '../../harness/checks/index.ts';
 import { describeSource } from '../../core/sources.ts';
 
 /**
@@ -58,6 +58,8 @@ const UNAVAILABLE = new Set([
   'TargetUnreachableError',
   'NotObservable',
   'SettingRefusedError',
+  'PremiseNotHeld',
+  'TargetRedirected',
 ]);
 // Errors that mean "the target departed from the API": the only ones that fail a scenario. A state a check waits
 // for that does not come in time is that check's finding (a ConformanceFailure, or NotObservable where the spec

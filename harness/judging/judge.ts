@@ -1,27 +1,32 @@
 import type { ApiResponse, Exchange } from '../client/momo-client.ts';
-import { codeSourceOf, schemasFor, statusSourceOf } from './contract.ts';
-import { OPERATIONS } from '../../core/catalogue/operations.ts';
-import { sourceOfDifference, type ProfileBehaviour } from '../../core/profiles.ts';
-import { severityOf, spec, type RunStrictness, type Source } from '../../core/sources.ts';
+import type { ProfileBehaviour } from '../../core/profiles.ts';
+import { describeSource, severityOf, type RunStrictness, type Source } from '../../core/sources.ts';
 import type { Redactor } from '../../core/secrets/redact.ts';
 import { reportSafe } from '../../core/report-text.ts';
-import { secretsDisclosed } from '../secrets/disclosure.ts';
-import { size } from '../client/evidence.ts';
 import { curlOf } from '../reproduction/curl.ts';
-import { schemaProblems, unknownFields, validatorFor, type SchemaProblem } from '../../core/validation/schemas.ts';
+import { answerFindings, bodyChecksOf, bodyFindings, codeSourceFor, errorCodeFindings, statusFindings } from '../checks/answers.ts';
 import {
+  basisOf,
+  describeDifference,
   evaluationsOf,
   failureLine,
-  finding,
+  quote,
+  restingOn,
+  severityOfFinding,
   warningOf,
   weigh,
+  type Basis,
   type CheckName,
   type Evaluation,
   type Finding,
   type Warning,
-} from './checks.ts';
+} from '../checks/index.ts';
+import { isGeneral } from '../checks/index.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
+import type { Premise } from '../checks/premises.ts';
+
+export { quote, bodyChecksOf };
 
 /**
  * The target answered, and the answer departs from the API: a failure to conform, never a harness problem.
@@ -60,7 +65,36 @@ export class TargetUnavailableAnswer extends Error {
 }
 
 /**
- * What a check needs to see did not come within the run's deadline, and the spec gives no time for it: the run
+ * The target answered an API call with a redirect (3xx). No operation of the API redirects, and a client of the API
+ * does not follow one (it may carry credentials elsewhere): whatever answers at the configured URL is not the API,
+ * so the run could not test it. Named with its Location, which is the setting to fix.
+ */
+export class TargetRedirected extends Error {
+  readonly fatal = true;
+  constructor(message: string) {
+    super(reportSafe(message));
+    this.name = 'TargetRedirected';
+  }
+}
+
+/**
+ * A premise of the scenario did not hold for the target (harness/checks/premises.ts): what the scenario set up to
+ * check could not be set up, or a departure it found may be that premise failing rather than the target departing,
+ * and the premise weighs less in this run than a failure. The scenario could not test its case: NOT TESTED, naming
+ * the premise and its source, never FAILED.
+ */
+export class PremiseNotHeld extends Error {
+  readonly fatal = true;
+  readonly premise: string;
+  constructor(premise: string, message: string) {
+    super(reportSafe(message));
+    this.name = 'PremiseNotHeld';
+    this.premise = premise;
+  }
+}
+
+/**
+ * What needs to see did not come within the run's deadline, and the spec gives no time for it: the run
  * could not observe it, which says nothing about conformance (the live service's timing is an observation, which
  * only the mtn-sandbox profile holds a target to). Counted as not tested, with the deadline to raise.
  */
@@ -74,6 +108,11 @@ export class NotObservable extends Error {
 
 const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
+/** A premise the scenario assumes, with its name. */
+export interface AssumedPremise extends Premise {
+  name: string;
+}
+
 /** What judging needs of the run: how findings weigh, the profile's behaviour, the redactor, and where warnings go. */
 export interface JudgingContext {
   run: RunStrictness;
@@ -83,6 +122,8 @@ export interface JudgingContext {
   warn(warning: Warning): void;
   /** Receives each check made and how it came out: what a requirement's verdict is made of. */
   evaluated(evaluations: readonly Evaluation[]): void;
+  /** The premises the scenario assumes, not yet seen to hold, that concern the answers of an operation. */
+  assumed?(operation: OperationId): readonly AssumedPremise[];
 }
 
 /** One judgement of checks: where (an operation and the case), which checks were made, and what they found. */
@@ -106,7 +147,7 @@ export interface Expectation {
   status: number | readonly number[];
   /**
    * Where the status comes from: the clause (or observation, or reading) a departure cites. Unset: the catalogue's
-   * source of those statuses for the operation (harness/judging/contract.ts statusSourceOf).
+   * source of those statuses for the operation (harness/checks/contract.ts statusSourceOf).
    */
   source?: Source;
   /** The error code the body must carry: `code` of {code, message}, or `error` of {error}. */
@@ -121,8 +162,6 @@ export interface Expectation {
 }
 
 const MAX_BODY_IN_MESSAGE = 1500;
-/** A value quoted in a finding is cut to this many characters. */
-const MAX_VALUE_IN_FINDING = 120;
 
 /**
  * Judges one response against an expectation: its status (status-code), its body against the contract of that
@@ -135,7 +174,7 @@ export function judge(response: ApiResponse, expected: Expectation, context: Jud
   const checks: CheckName[] = [
     'status-code',
     ...(expected.code !== undefined ? ['error-code' as const] : []),
-    ...bodyChecksOf(response, context),
+    ...bodyChecksOf(response, context.behaviour),
   ];
   conclude(
     {
@@ -150,15 +189,6 @@ export function judge(response: ApiResponse, expected: Expectation, context: Jud
   );
 }
 
-/** The checks a body is held to, when its status has a record: its schema, and its media type when it is JSON. */
-export function bodyChecksOf(response: ApiResponse, context: JudgingContext): CheckName[] {
-  if (!Array.isArray(schemasFor(response.operation.id, response.operation.product, response.status, context.behaviour))) return [];
-  return response.json === undefined ? [bodyCheckOf(response.status)] : [bodyCheckOf(response.status), 'media-type'];
-}
-
-/** The check of a body by its status: the record of a success, or the error record. */
-const bodyCheckOf = (status: number): 'body-schema' | 'error-body' => (status >= 400 ? 'error-body' : 'body-schema');
-
 /** The findings of judge, without weighing them: for the tests, and for callers that add findings of their own. */
 export function responseFindings(response: ApiResponse, expected: Expectation, context: JudgingContext): Finding[] {
   const statuses = typeof expected.status === 'number' ? [expected.status] : expected.status;
@@ -172,80 +202,36 @@ export function responseFindings(response: ApiResponse, expected: Expectation, c
       `${response.operation.label}: the target answered HTTP ${response.status} ${bodyText(response.text, context.redactor)}; it was unavailable, so this could not be tested`,
     );
   }
-  const findings: Finding[] = [];
   const { id, product } = response.operation;
-  if (!statuses.includes(response.status)) {
+  const findings: Finding[] = [
+    ...statusFindings(response, statuses, expected.source),
+    ...bodyFindings(response, context.behaviour, context.run),
+  ];
+  if (expected.code !== undefined && statuses.includes(response.status))
     findings.push(
-      finding('status-code', {
-        field: 'status',
-        expected: statuses.join(' or '),
-        received: String(response.status),
-        source: expected.source ?? statusSourceOf(id, product, statuses),
-      }),
+      ...errorCodeFindings(response, expected.code, expected.codeSource ?? codeSourceFor(id, product, response.status, expected.source)),
     );
-  }
-  findings.push(...bodyFindings(response, context));
-  if (expected.code !== undefined && statuses.includes(response.status)) {
-    const body = response.json as { code?: unknown; error?: unknown } | undefined;
-    const actual = body?.code ?? body?.error;
-    if (actual !== expected.code) {
-      const field = body && 'error' in body && !('code' in body) ? '/error' : '/code';
-      findings.push(
-        finding('error-code', {
-          field,
-          expected: JSON.stringify(expected.code),
-          received: actual === undefined ? 'none' : JSON.stringify(actual),
-          source: expected.codeSource ?? codeSourceFor(expected, id, product, response.status),
-        }),
-      );
-    }
-  }
   return findings;
 }
 
-function codeSourceFor(
-  expected: Expectation,
-  id: Parameters<typeof codeSourceOf>[0],
-  product: Parameters<typeof codeSourceOf>[1],
-  status: number,
-): Source {
-  if (OPERATIONS[id].responses[status]?.codeSource !== undefined || expected.source === undefined) return codeSourceOf(id, product, status);
-  return expected.source;
+/**
+ * A redirect where an answer of the API was due: the run could not test what answers at the configured URL (it is
+ * not the API), whatever the scenario wanted. Thrown from the check of every answer, so it ends any wait.
+ */
+export function refuseRedirect(response: ApiResponse): void {
+  if (response.status < 300 || response.status > 399) return;
+  const location = response.headers.location;
+  throw new TargetRedirected(
+    `${response.operation.label}: the target answered HTTP ${response.status} ${location === undefined ? 'with no Location' : `to ${JSON.stringify(location)}`} instead of an answer of the API. No operation of the API redirects, and the harness does not follow a redirect (it would carry the partner's credentials elsewhere): point MOMO_BASE_URL (or MOMO_SANDBOX_URL) at the API itself${location === undefined ? '' : ', perhaps the Location above'}. Not tested.`,
+  );
 }
 
 /**
- * What no answer may do, whatever its operation, status or the step waiting for it: send a body beyond what the
- * harness reads (MOMO_MAX_RESPONSE_BYTES), which no answer of the API needs; or give out a secret of the run
- * outside the one operation that issues it (OWASP API3:2023, excessive data exposure), in any encoding, in its
- * body or its headers. Called on every answer as it comes (the client's onResponse), so it throws at once, and
- * ends any wait (fatal): a second look would only see the same answer. The message names the secret by its
- * kind and encoding, never its value, and shows the body redacted.
+ * What no answer may do, whatever its operation, status or the step waiting for it (answers.ts answerFindings):
+ * called on every answer as it comes (the client's onResponse), so it throws at once, and ends any wait (fatal): a
+ * second look would only see the same answer.
  */
 export function judgeAnswer(response: ApiResponse, context: JudgingContext): void {
-  const findings: Finding[] = [];
-  if (response.exceededLimit !== undefined) {
-    const limit = size(response.exceededLimit);
-    findings.push(
-      finding('answer-bounded', {
-        field: 'body',
-        expected: `at most ${limit} (MOMO_MAX_RESPONSE_BYTES)`,
-        received: `more: the harness read ${limit} of it and no further`,
-      }),
-    );
-  }
-  const headers = Object.entries(response.headers)
-    .map(([name, value]) => `${name}: ${value}`)
-    .join('\n');
-  const disclosed = secretsDisclosed(response.operation.id, `${headers}\n\n${response.text}`, context.redactor);
-  if (disclosed.length > 0) {
-    findings.push(
-      finding('secret-not-disclosed', {
-        field: 'headers and body',
-        expected: `no subscription key, API key, credential or token of the partner, in any encoding (${response.operation.label} issues none of them)`,
-        received: disclosed.join(', '),
-      }),
-    );
-  }
   try {
     conclude(
       {
@@ -253,7 +239,7 @@ export function judgeAnswer(response: ApiResponse, context: JudgingContext): voi
         operation: response.operation.id,
         product: response.operation.product,
         checks: ['answer-bounded', 'secret-not-disclosed'],
-        findings,
+        findings: answerFindings(response, context.redactor),
         response,
       },
       context,
@@ -264,144 +250,57 @@ export function judgeAnswer(response: ApiResponse, context: JudgingContext): voi
 }
 
 /**
- * Weighs findings in this run: warnings go to the context; failures, if any, throw one ConformanceFailure that
- * begins with `header`, names each failed check, its source and the field, shows what came back (redacted) and
- * ends with the curl command that replays it.
+ * Weighs findings in this run. Each rests on its own sources (the check's rule, the expected value's) and, unless
+ * its check holds of every answer whatever the case, on the premises the scenario assumes about the operation it is
+ * about. Warnings go to the context. A finding that weighs as a failure on its own but not with a premise under it
+ * is the premise perhaps not holding: PremiseNotHeld (not tested), naming it. Failures otherwise throw one
+ * ConformanceFailure that begins with `header`, names each failed check, its source and the field, shows what came
+ * back (redacted) and ends with the curl command that replays it.
  */
 export function conclude({ header, operation, product, checks, findings, response, received }: Judgement, context: JudgingContext): void {
-  context.evaluated(evaluationsOf(operation, product, checks, findings, context.run));
-  const { failures, warnings } = weigh(findings, context.run);
+  const assumed = context.assumed?.(operation) ?? [];
+  const premises: Basis[] = assumed.map((p) => ({ on: `premise ${p.name}: ${p.statement}`, source: p.source }));
+  const rested = findings.map((f) => {
+    const alone = restingOn(f, [], context.run);
+    const withPremises = isGeneral(f.check) ? alone : restingOn(f, premises, context.run);
+    return { alone, withPremises };
+  });
+  const weighed = rested.map((r) => r.withPremises);
+  context.evaluated(evaluationsOf(operation, product, checks, weighed, context.run));
+  const { failures, warnings } = weigh(weighed, context.run);
   for (const w of warnings) context.warn(warningOf(redactFinding(w, context.redactor), header, context.run));
-  if (failures.length === 0) return;
-  const shown = failures.map((f) => redactFinding(f, context.redactor));
   const receivedLine = received ?? (response ? `HTTP ${response.status} ${bodyText(response.text, context.redactor)}` : undefined);
-  throw new ConformanceFailure(
-    [header, ...shown.map((f) => failureLine(f, context.run)), ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : [])].join(
-      '\n',
-    ),
-    response,
-    shown,
+  if (failures.length > 0) {
+    const shown = failures.map((f) => redactFinding(f, context.redactor));
+    throw new ConformanceFailure(
+      [
+        header,
+        ...shown.map((f) => failureLine(f, context.run)),
+        ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : []),
+      ].join('\n'),
+      response,
+      shown,
+    );
+  }
+  const unheld = rested.filter((r) => severityOfFinding(r.alone, context.run) === 'failure').map((r) => r.alone);
+  if (unheld.length === 0) return;
+  const premise = assumed.find((p) => severityOf(p.source, context.run) === 'warning')!;
+  throw new PremiseNotHeld(
+    premise.name,
+    [
+      header,
+      `  premise not held: ${premise.statement} (${describeSource(premise.source)})`,
+      `  ${premise.unheld}`,
+      ...unheld.map((f) => `  so this is not judged: ${f.check}: ${describeDifference(redactFinding(f, context.redactor))}`),
+      ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : []),
+      '  Not tested: the scenario could not set up its case on this target.',
+    ].join('\n'),
   );
 }
 
 /** "request to pay (collection) — §4.2 #2: a duplicate reference id is refused": how a judgement of an answer begins. */
 export function headerOf(response: ApiResponse, what: string): string {
   return `${response.operation.label} — ${response.operation.section}: ${what}`;
-}
-
-/** What is wrong with a response's body for its status, per the contract; empty when nothing is. */
-export function bodyFindings(response: ApiResponse, context: JudgingContext): Finding[] {
-  const schemas = schemasFor(response.operation.id, response.operation.product, response.status, context.behaviour);
-  if (!Array.isArray(schemas)) return [];
-  if (response.json === undefined) {
-    return [
-      finding(bodyCheckOf(response.status), {
-        field: 'body',
-        expected: `JSON: ${schemas.map(file).join(' or ')} for ${response.status}`,
-        received: whyNotJson(response),
-        source: spec('§4: all payloads are JSON except where marked form-encoded'),
-      }),
-    ];
-  }
-  const matched = schemas.find((name) => validatorFor(name)(response.json));
-  if (matched === undefined)
-    return schemaFindings(closestAlternative(schemas, response.json, context.run), response.json, bodyCheckOf(response.status));
-  return [
-    ...mediaTypeFindings(response),
-    ...reasonShapeFindings(response),
-    ...(context.run.strict ? unknownFieldFindings(matched, response.json) : []),
-  ];
-}
-
-/** A value (a status record, a callback body) against a schema: its findings, each with the source of what it breaks. */
-export function recordFindings(schema: string, value: unknown, context: JudgingContext): Finding[] {
-  const findings = schemaFindings(schema, value);
-  if (findings.length === 0 && context.run.strict) findings.push(...unknownFieldFindings(schema, value));
-  return findings;
-}
-
-/**
- * Of several schemas a body may match (any one), the one whose departures this run weighs least badly against:
- * an alternative that is only observed (the gateway's shape, in the spec profile) accepts a body that matches it,
- * but never excuses one that matches nothing, so the closest alternative that weighs as a failure is reported.
- */
-function closestAlternative(schemas: readonly string[], value: unknown, run: RunStrictness): string {
-  const weighed = schemas.map((name) => ({ name, problems: schemaProblems(name, value), root: rootSource(name) }));
-  const binding = weighed.filter((w) => w.root === undefined || severityOf(w.root, run) === 'failure');
-  const pool = binding.length > 0 ? binding : weighed;
-  return pool.reduce((best, w) => (w.problems.length < best.problems.length ? w : best)).name;
-}
-
-function rootSource(name: string): Source | undefined {
-  return (validatorFor(name).schema as Record<string, unknown>)['x-source'] as Source | undefined;
-}
-
-function schemaFindings(schema: string, value: unknown, check: 'body-schema' | 'error-body' = 'body-schema'): Finding[] {
-  return schemaProblems(schema, value).map((p: SchemaProblem) =>
-    finding(check, {
-      field: p.pointer,
-      expected: `${p.expected} (${file(schema)})`,
-      received: p.value === undefined ? 'none' : quote(p.value),
-      ...(p.source ? { source: p.source } : {}),
-    }),
-  );
-}
-
-function unknownFieldFindings(schema: string, value: unknown): Finding[] {
-  return unknownFields(schema, value).map((field) =>
-    finding('unknown-field', { field, expected: `only the fields ${file(schema)} names`, received: 'a field it does not name' }),
-  );
-}
-
-/** §4.1: Content-Type is the media type of the body; a JSON record labelled otherwise is not read as JSON by most clients. */
-function mediaTypeFindings(response: ApiResponse): Finding[] {
-  const contentType = response.headers['content-type'];
-  const mediaType = contentType === undefined ? undefined : contentType.split(';')[0]!.trim().toLowerCase();
-  if (mediaType === 'application/json' || mediaType?.endsWith('+json')) return [];
-  return [
-    finding('media-type', {
-      field: 'header Content-Type',
-      expected: 'application/json',
-      received: contentType === undefined ? 'none' : JSON.stringify(contentType),
-    }),
-  ];
-}
-
-/** Why a body that should be JSON is not: empty, of another content type, or JSON that does not parse. */
-function whyNotJson(response: ApiResponse): string {
-  if (response.text.trim() === '') return 'an empty body';
-  const type = response.headers['content-type'];
-  if (type === undefined || !/json/i.test(type)) return `a body that is not JSON (Content-Type ${type ?? 'missing'})`;
-  let parseError = '';
-  try {
-    JSON.parse(response.text);
-  } catch (error) {
-    parseError = ` (${(error as Error).message})`;
-  }
-  return `a body that is not valid JSON although its Content-Type is ${type}${parseError}`;
-}
-
-const STATUS_QUERIES = new Set([
-  'getRequestToPayStatus',
-  'getDepositStatus',
-  'getRefundStatus',
-  'getTransferStatus',
-  'getRequestToWithdrawStatus',
-]);
-
-/** The live sandbox sends the reason of a FAILED record as a bare code; the spec does not show the record. */
-function reasonShapeFindings(response: ApiResponse): Finding[] {
-  if (!STATUS_QUERIES.has(response.operation.id)) return [];
-  const reason = (response.json as { reason?: unknown } | undefined)?.reason;
-  if (reason === undefined || typeof reason === 'string') return [];
-  return [
-    finding('reason-shape', {
-      field: '/reason',
-      expected: 'a bare code string',
-      received: quote(reason),
-      source: sourceOfDifference('failureReason', 'mtn-sandbox'),
-    }),
-  ];
 }
 
 /** How the check of every answer's body (whether or not a step judged it) names what it holds the answer to. */
@@ -426,12 +325,6 @@ function redactFinding(f: Finding, redactor: Redactor): Finding {
   };
 }
 
-/** A value as a finding quotes it: JSON, cut short. */
-export function quote(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > MAX_VALUE_IN_FINDING ? `${text.slice(0, MAX_VALUE_IN_FINDING)}… (${text.length} characters)` : text;
-}
-
 export function bodyText(text: string, redactor: Redactor): string {
   if (text.trim() === '') return '(empty body)';
   // An HTML page (a gateway's error page, a web server's) is named by its title; the evidence keeps it whole.
@@ -443,4 +336,4 @@ export function bodyText(text: string, redactor: Redactor): string {
   return redacted.length > MAX_BODY_IN_MESSAGE ? `${redacted.slice(0, MAX_BODY_IN_MESSAGE)}… (${redacted.length} characters)` : redacted;
 }
 
-const file = (name: string) => `${name}.schema.json`;
+export { basisOf };

@@ -20,7 +20,7 @@ import { quote } from './curl.ts';
  * says is in single quotes, so no text of the target's can run in the shell.
  */
 
-/** What a failed check found, as the script's header says it (harness/judging/checks.ts makes them). */
+/** What a failed check found, as the script's header says it (harness/checks/index.ts makes them). */
 export interface FoundDifference {
   check: string;
   source: Source;

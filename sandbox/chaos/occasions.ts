@@ -26,7 +26,7 @@ export const UNAVAILABLE = {
 /**
  * Whether an operation's contract lets it answer a status with a body: one of the schemas the catalogue gives the
  * status, or, for a status it does not list, the error set of the operation under its product (as
- * harness/judging/contract.ts reads the catalogue).
+ * harness/checks/contract.ts reads the catalogue).
  */
 function contractAccepts(route: RouteRef, status: number, body: unknown, profile: ProfileBehaviour): boolean {
   const { responses, products } = route.operation;

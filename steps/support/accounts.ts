@@ -1,13 +1,11 @@
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
-import { fromMinor, toMinor } from '../../core/money.ts';
 import type { Product } from '../../core/products.ts';
 import { bindingOf, isServedUnder, productsOf } from '../../core/catalogue/routes.ts';
 import { OPERATION_IDS, OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import type { CallOptions } from '../../harness/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Party } from './parties.ts';
-import { quote } from '../../harness/judging/judge.ts';
-import { finding } from '../../harness/judging/checks.ts';
+import { balanceGrownFindings, currencyFindings, holderFindings } from '../../harness/checks/accounts.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { MomoWorld } from './world.ts';
 
@@ -108,15 +106,7 @@ export function expectBalanceInCurrency(world: MomoWorld): void {
     'balance-in-currency',
     world.response!,
     'the balance is in the currency the partner trades in',
-    balance.currency === world.config.currency
-      ? []
-      : [
-          finding('balance-in-currency', {
-            field: '/currency',
-            expected: JSON.stringify(world.config.currency),
-            received: quote(balance.currency),
-          }),
-        ],
+    currencyFindings(balance.currency, world.config.currency),
   );
 }
 
@@ -125,20 +115,11 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
   if (world.balanceBefore === undefined) throw new Error('No balance was read earlier in this scenario.');
   await readBalance(world);
   const balance = balanceOf(world, 'the balance is read after the payment');
-  const expected = fromMinor(toMinor(world.balanceBefore) + toMinor(amount));
   world.check(
     'balance-follows-payments',
     world.response!,
     `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`,
-    toMinor(balance.availableBalance) === toMinor(expected)
-      ? []
-      : [
-          finding('balance-follows-payments', {
-            field: '/availableBalance',
-            expected: JSON.stringify(expected),
-            received: quote(balance.availableBalance),
-          }),
-        ],
+    balanceGrownFindings(balance.availableBalance, world.balanceBefore, amount),
   );
 }
 
@@ -181,25 +162,10 @@ export async function checkHolderId(world: MomoWorld, idType: string, id: string
   world.remember(await world.client.accountHolderActive(product, await world.bearer(), idType, id));
 }
 
-/** The holder's status: true or false (§4.2 #8), as a bare boolean or the live sandbox's {"result": …}. */
+/** The holder's status: true or false (§4.2 #8), in a body the suite can read (harness/checks/accounts.ts). */
 function expectHolderResult(world: MomoWorld, result: boolean, what: string): void {
   const response = world.expect({ status: 200, what });
-  const body = response.json as boolean | { result?: unknown };
-  const given = typeof body === 'boolean' ? body : body?.result;
-  world.check(
-    'holder-status',
-    response,
-    what,
-    given === result
-      ? []
-      : [
-          finding('holder-status', {
-            field: typeof body === 'boolean' ? 'body' : '/result',
-            expected: String(result),
-            received: quote(given),
-          }),
-        ],
-  );
+  world.check('holder-status', response, what, holderFindings(response.json, result));
 }
 
 function balanceOf(world: MomoWorld, what: string): { availableBalance: string; currency: string } {

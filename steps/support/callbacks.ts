@@ -1,9 +1,14 @@
-import { isDeepStrictEqual } from 'node:util';
 import { consistently } from '../../harness/eventually.ts';
-import { quote, recordFindings } from '../../harness/judging/judge.ts';
-import { finding } from '../../harness/judging/checks.ts';
-import { observed, spec } from '../../core/sources.ts';
-import { namedPart } from '../../core/validation/schemas.ts';
+import { quote } from '../../harness/judging/judge.ts';
+import {
+  CALLBACK_CHECKS,
+  callbackRecordFindings,
+  onceFindings,
+  sameAsStatusFindings,
+  solicitedFindings,
+} from '../../harness/checks/callbacks.ts';
+import { REFUSALS } from '../../harness/checks/refusals.ts';
+import { statusFindings } from '../../harness/checks/answers.ts';
 import { finalStatusRecord, statusSchemaOf } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
@@ -18,9 +23,7 @@ import type { Product } from '../../core/products.ts';
 const SECTION = '§6';
 
 /** When the live service sends a callback: once the transaction is final; the spec gives no time. */
-const CALLBACK_TIMING = observed(
-  'real-api-notes, callbacks: sent to X-Callback-Url when the transaction reaches a final state [documented]; §6 gives no time',
-);
+const CALLBACK_TIMING = CALLBACK_CHECKS['callback-arrives'].values.timing;
 
 /** A URL on the receiver, at the host the API user was registered with (config.callbackHost). */
 export function ownCallbackUrl(world: MomoWorld, referenceId: string): string {
@@ -34,32 +37,22 @@ export function foreignCallbackUrl(world: MomoWorld, referenceId: string): strin
 }
 
 /**
- * §6 names the code of a callback host the service rejects, INVALID_CALLBACK_URL_HOST, and no status: any refusal
- * (400 or 500) carrying the code conforms; the live sandbox answers 500 (observed).
+ * §6 names the code of a callback host the service rejects, INVALID_CALLBACK_URL_HOST, and no status, and leaves to the
+ * service which hosts it rejects: that it rejects a host other than the API user's providerCallbackHost, and with
+ * 500, is the live service's (observed). So a creation accepted here departs only from the live service (a warning in
+ * the spec profile), a refusal must carry the code (definite), and its status 500 is the live service's.
  */
 export function expectCallbackHostRefused(world: MomoWorld): void {
   const what = "a callback URL whose host is not the API user's providerCallbackHost is refused";
   const response = world.expect({
     status: [400, 500],
+    source: REFUSALS['callback-host-refused'],
     code: 'INVALID_CALLBACK_URL_HOST',
-    source: spec('§6: a callback host that the service rejects gives code INVALID_CALLBACK_URL_HOST'),
+    codeSource: REFUSALS['callback-host-code'],
     what,
   });
-  world.check(
-    'status-code',
-    response,
-    what,
-    response.status === 500
-      ? []
-      : [
-          finding('status-code', {
-            field: 'status',
-            expected: '500',
-            received: String(response.status),
-            source: observed('real-api-notes, callbacks: the creation fails with 500 INVALID_CALLBACK_URL_HOST [observed]'),
-          }),
-        ],
-  );
+  if (response.status >= 400)
+    world.check('status-code', response, what, statusFindings(response, [500], REFUSALS['callback-host-refused']));
 }
 
 /**
@@ -96,51 +89,36 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
         operation: payment.create,
         product: payment.product,
         checks: ['callback-once'],
-        findings:
-          count > 1
-            ? [
-                finding('callback-once', {
-                  field: 'callbacks',
-                  expected: 'one, the receiver having answered 200',
-                  received: `${count} within ${world.config.callbackQuietMs} ms, by ${callbacks.map((c) => c.method).join(', ')}`,
-                }),
-              ]
-            : [],
+        findings: onceFindings(
+          count,
+          world.config.callbackQuietMs,
+          callbacks.map((c) => c.method),
+        ),
       });
     },
     { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
   );
   const callback = callbacks[0]!;
   const body = callback.body ?? callback.rawBody;
+  const schema = statusSchemaOf(payment);
   world.harness.conclude({
     header: `${where}, carrying its status record`,
     operation: payment.create,
     product: payment.product,
     checks: ['callback-record'],
-    findings: recordFindings(statusSchemaOf(payment), body, world.harness).map((f) => ({
-      ...f,
-      check: 'callback-record' as const,
-      source: f.source.kind === 'spec' ? CALLBACK_RECORD : f.source,
-    })),
+    findings: callbackRecordFindings(schema, body, world.harness.run),
     received: quote(body),
   });
   // Compared, on what the record names, with the final record the status query gives (the callback comes once the
   // transaction is final; the query may lag a moment): a field one of them adds (records are open) is no difference.
   const { response, record } = await finalStatusRecord(world, payment);
-  const schema = statusSchemaOf(payment);
-  const same = isDeepStrictEqual(namedPart(schema, callback.body), namedPart(schema, record));
   world.check(
     'callback-record',
     response,
     'the callback carries the same record as the status query',
-    same ? [] : [finding('callback-record', { field: 'callback body', expected: quote(record), received: quote(callback.body) })],
+    sameAsStatusFindings(schema, callback.body, record),
   );
 }
-
-/** The callback's payload is not shown in §6: that it is the status record is the live service's, documented. */
-const CALLBACK_RECORD = observed(
-  'real-api-notes, callbacks: "Body: the same record as the status GET" [documented]; §6 does not show the payload',
-);
 
 /** A callback that did arrive, but not at the exact URL given (another path under it, a query): §6's own rule. */
 function expectNoneElsewhere(world: MomoWorld, referenceId: string, where: string, operation: OperationId, product: Product): void {
@@ -151,37 +129,24 @@ function expectNoneElsewhere(world: MomoWorld, referenceId: string, where: strin
     operation,
     product,
     checks: ['callback-solicited'],
-    findings:
-      elsewhere.length === 0
-        ? []
-        : [
-            finding('callback-solicited', {
-              field: 'callback URL',
-              expected: 'the X-Callback-Url given, exactly',
-              received: elsewhere.map((c) => `${c.method} ${world.harness.redactor.text(c.path)}`).join(', '),
-            }),
-          ],
+    findings: solicitedFindings(
+      elsewhere.map((c) => `${c.method} ${world.harness.redactor.text(c.path)}`),
+      'the X-Callback-Url given, exactly',
+    ),
   });
 }
 
 /** Nothing arrived that no transaction asked for: to an unknown id, or to a path that is not exactly a callback URL. */
 export function expectNoUnsolicitedCallbacks(world: MomoWorld): void {
   const unsolicited = world.harness.receiver.unsolicited();
-  const described = unsolicited.map((c) => `${c.method} ${c.path} ${c.rawBody}`).join('; ');
   world.harness.conclude({
     header: `callbacks — ${SECTION}: a callback goes only to the X-Callback-Url a transaction gave`,
     operation: world.payment?.create ?? 'requestToPay',
     product: world.payment?.product ?? 'collection',
     checks: ['callback-solicited'],
-    findings:
-      unsolicited.length === 0
-        ? []
-        : [
-            finding('callback-solicited', {
-              field: 'callbacks',
-              expected: 'none that no transaction asked for',
-              received: `${unsolicited.length}: ${world.harness.redactor.text(described)}`,
-            }),
-          ],
+    findings: solicitedFindings(
+      unsolicited.map((c) => world.harness.redactor.text(`${c.method} ${c.path} ${c.rawBody}`)),
+      'none that no transaction asked for',
+    ),
   });
 }

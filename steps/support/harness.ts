@@ -6,26 +6,28 @@ import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { EvidenceBudget, size } from '../../harness/client/evidence.ts';
 import {
-  bodyChecksOf,
-  bodyFindings,
   conclude,
   judge,
   judgeAnswer,
+  refuseRedirect,
   unjudgedHeader,
+  type AssumedPremise,
   type Expectation,
   type Judgement,
   type JudgingContext,
 } from '../../harness/judging/judge.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
-import { finding, type Evaluation, type Warning } from '../../harness/judging/checks.ts';
+import { bodyChecksOf, bodyFindings } from '../../harness/checks/answers.ts';
+import { FINAL_STATUSES, finalStaysFinalFindings } from '../../harness/checks/transactions.ts';
+import { PREMISES, concerns, type PremiseName } from '../../harness/checks/premises.ts';
+import type { Evaluation, Warning } from '../../harness/checks/index.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
-import { spec } from '../../core/sources.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 import { Redactor } from '../../core/secrets/redact.ts';
 
 const STATUS_QUERIES: ReadonlySet<string> = new Set(TRANSACTIONS.map((t) => t.status));
-const FINAL_STATUSES: ReadonlySet<string> = new Set(['SUCCESSFUL', 'FAILED']);
 const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
 /** An API user of one product, as the partner holds it. */
@@ -50,6 +52,11 @@ export class Harness implements JudgingContext {
   readonly receiver: CallbackReceiver;
   readonly tokens: TokenCache;
   private readonly accounts = new Map<Product, Promise<Account>>();
+  /**
+   * What this worker found out about the target that the spec leaves open, to use in every later scenario: the way a
+   * premise held (who redeems a consent, who may refund), by name.
+   */
+  readonly discovered = new Map<string, unknown>();
   private readonly accountsById = new Map<string, Account>();
   /** Where the current scenario's evidence goes; scenarios of one worker run one at a time. */
   private recordExchange: ((exchange: Exchange) => void) | undefined;
@@ -110,6 +117,31 @@ export class Harness implements JudgingContext {
     this.warnings = new Map();
     this.evaluations = new Map();
     this.finalStatuses = new Map();
+    this.premises = new Map();
+  }
+
+  /**
+   * The scenario takes a premise for granted from here on (harness/checks/premises.ts): a finding about an operation
+   * it concerns rests on it until the scenario sees it hold.
+   */
+  assume(name: PremiseName): void {
+    this.premises.set(name, 'assumed');
+  }
+
+  /** The scenario saw a premise hold: nothing rests on it any longer. */
+  held(name: PremiseName): void {
+    this.premises.set(name, 'held');
+  }
+
+  /** The scenario no longer takes a premise for granted (it tries another way instead). */
+  drop(name: PremiseName): void {
+    this.premises.delete(name);
+  }
+
+  assumed(operation: OperationId): AssumedPremise[] {
+    return [...this.premises]
+      .filter(([name, state]) => state === 'assumed' && concerns(PREMISES[name], operation))
+      .map(([name]) => ({ name, ...PREMISES[name] }));
   }
 
   /** Answers of this scenario whose bodies depart from their schemas, whether or not a step looked at them. */
@@ -138,6 +170,8 @@ export class Harness implements JudgingContext {
   private evaluations = new Map<string, Evaluation>();
   /** The final status each transaction of this scenario was first read in, by its status query's URL. */
   private finalStatuses = new Map<string, string>();
+  /** The premises of this scenario (harness/checks/premises.ts): assumed, or seen to hold. */
+  private premises = new Map<PremiseName, 'assumed' | 'held'>();
 
   warn(warning: Warning): void {
     // The same departure seen by a step and by the check of every answer is one warning.
@@ -165,6 +199,7 @@ export class Harness implements JudgingContext {
    * (judgeAnswer); a body that departs from its schema is noted, and fails the scenario at its end if no step did.
    */
   private checkAnswer(response: ApiResponse): void {
+    refuseRedirect(response);
     judgeAnswer(response, this);
     this.checkFinalStaysFinal(response);
     // A gateway's 502, 503 or 504 says the target could not serve: a step that needed the answer says not tested.
@@ -175,8 +210,8 @@ export class Harness implements JudgingContext {
           header: unjudgedHeader(response),
           operation: response.operation.id,
           product: response.operation.product,
-          checks: bodyChecksOf(response, this),
-          findings: bodyFindings(response, this),
+          checks: bodyChecksOf(response, this.behaviour),
+          findings: bodyFindings(response, this.behaviour, this.run),
           response,
         },
         this,
@@ -208,16 +243,7 @@ export class Harness implements JudgingContext {
           operation: response.operation.id,
           product: response.operation.product,
           checks: ['final-state-is-final'],
-          findings:
-            status === first
-              ? []
-              : [
-                  finding('final-state-is-final', {
-                    field: '/status',
-                    expected: `${JSON.stringify(first)}, as read before`,
-                    received: JSON.stringify(status),
-                  }),
-                ],
+          findings: finalStaysFinalFindings(first, status),
           response,
         },
         this,
@@ -244,12 +270,10 @@ export class Harness implements JudgingContext {
     const userId = randomUUID();
     this.judge(await this.client.createApiUser(product, userId, providerCallbackHost), {
       status: 201,
-      source: spec('§4.5 #14'),
       what: 'provisioning an API user for the run',
     });
     const keyResponse = this.judge(await this.client.createApiKey(product, userId), {
       status: 201,
-      source: spec('§4.5 #15'),
       what: 'creating the API key of an API user for the run',
     });
     const account = { product, userId, apiKey: (keyResponse.json as { apiKey: string }).apiKey };
@@ -272,7 +296,7 @@ export class Harness implements JudgingContext {
     const account = this.accountsById.get(key);
     if (!account) throw new Error(`no account for ${key}`);
     const response = await this.client.createAccessToken(account.product, this.basic(account));
-    this.judge(response, { status: 200, source: spec('§4.2 #1, §5 rule 2'), what: 'getting an access token for the run' });
+    this.judge(response, { status: 200, what: 'getting an access token for the run' });
     const body = response.json as { access_token: string; expires_in: number };
     this.redactor.add(body.access_token, 'access token');
     return { accessToken: body.access_token, lifetimeSeconds: body.expires_in };

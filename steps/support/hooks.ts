@@ -3,7 +3,7 @@ import { loadConfig } from '../../harness/config.ts';
 import { TargetUnreachableError } from '../../harness/client/transport-errors.ts';
 import { ConformanceFailure, type FailureEvidence } from '../../harness/judging/judge.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
-import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE } from '../../harness/judging/checks.ts';
+import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE } from '../../harness/checks/index.ts';
 import type { PreflightRefusals } from '../../harness/client/setting-refused.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';

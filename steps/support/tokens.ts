@@ -1,7 +1,6 @@
-import { quote } from '../../harness/judging/judge.ts';
-import { finding } from '../../harness/judging/checks.ts';
-import { STRICT_READINGS, sourceOfDifference } from '../../core/profiles.ts';
-import { reading } from '../../core/sources.ts';
+import { honouredFindings, notCachedFindings, tokenTypeFindings } from '../../harness/checks/credentials.ts';
+import { REFUSALS } from '../../harness/checks/refusals.ts';
+import { sourceOfDifference } from '../../core/profiles.ts';
 import { randomBytes } from 'node:crypto';
 import { basicCredential } from '../../harness/client/momo-client.ts';
 import type { Product } from '../../core/products.ts';
@@ -42,23 +41,8 @@ export function askForTokenWithoutCredentials(world: MomoWorld): Promise<void> {
 export function expectTokenIssued(world: MomoWorld): void {
   const what = 'an access token is issued to the API user of the product';
   const response = world.expect({ status: 200, what });
-  const { token_type: tokenType } = response.json as { token_type: string };
-  const expected = world.harness.behaviour.tokenType;
-  world.check(
-    'token-type',
-    response,
-    what,
-    tokenType.toLowerCase() === expected.toLowerCase()
-      ? []
-      : [
-          finding('token-type', {
-            field: '/token_type',
-            expected: `${JSON.stringify(expected)}, in any case`,
-            received: quote(tokenType),
-            source: sourceOfDifference('tokenType', world.config.profile),
-          }),
-        ],
-  );
+  const { token_type: tokenType } = response.json as { token_type: unknown };
+  world.check('token-type', response, what, tokenTypeFindings(tokenType, world.harness.behaviour.tokenType, world.config.profile));
 }
 
 /**
@@ -102,27 +86,12 @@ export async function expectTokenOpensAccount(world: MomoWorld, product: Product
 export function expectNotCached(world: MomoWorld): void {
   const what = 'an access token is issued, and not to be kept by caches';
   const response = world.expect({ status: 200, what });
-  const cacheControl = response.headers['cache-control'];
-  const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
-  world.check(
-    'token-not-cached',
-    response,
-    what,
-    directives.includes('no-store')
-      ? []
-      : [
-          finding('token-not-cached', {
-            field: 'header Cache-Control',
-            expected: 'no-store',
-            received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl),
-          }),
-        ],
-  );
+  world.check('token-not-cached', response, what, notCachedFindings(response));
 }
 
 /** Presents the partner's own (cached) access token to another product's simplest business call. */
 export async function presentTokenTo(world: MomoWorld, product: Product): Promise<void> {
-  world.rule = reading(`the strict reading tokenProduct (core/profiles.ts): ${STRICT_READINGS.tokenProduct.reason}`);
+  world.rule = REFUSALS['token-product'];
   world.remember(await readAccount(world, product, await world.bearer()));
 }
 
@@ -217,22 +186,9 @@ export async function callThroughALifetime(world: MomoWorld): Promise<string | u
 
 export function expectNoCallRefused(world: MomoWorld): void {
   const calls = clientCalls(world);
-  const refused = calls.filter((c) => c.response.status !== 200);
-  const shown = refused[0]?.response ?? calls.at(-1)!.response;
-  world.check(
-    'token-honoured-until-expiry',
-    shown,
-    'a client that renews its token before expires_in passes is never refused',
-    refused.length === 0
-      ? []
-      : [
-          finding('token-honoured-until-expiry', {
-            field: 'status',
-            expected: `200 for each of ${calls.length} calls`,
-            received: `${refused.length} refused: ${refused.map((c) => `at ${c.atMs} ms HTTP ${c.response.status}`).join(', ')}`,
-          }),
-        ],
-  );
+  const findings = honouredFindings(calls.map((c) => ({ atMs: c.atMs, status: c.response.status })));
+  const shown = calls.find((c) => c.response.status >= 400 && c.response.status < 500)?.response ?? calls.at(-1)!.response;
+  world.check('token-honoured-until-expiry', shown, 'a client that renews its token before expires_in passes is never refused', findings);
 }
 
 export function expectTokenRenewed(world: MomoWorld): void {

@@ -1,8 +1,9 @@
 import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumber';
 import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/momo-client.ts';
 import { DeadlineExceededError, eventually } from '../../harness/eventually.ts';
-import { NotObservable, headerOf, type Expectation } from '../../harness/judging/judge.ts';
-import { describeCheck, describeDifference, finding, type CheckName, type Finding } from '../../harness/judging/checks.ts';
+import { NotObservable, PremiseNotHeld, headerOf, type Expectation } from '../../harness/judging/judge.ts';
+import { deadlineFinding, describeCheck, describeDifference, type CheckName, type Finding } from '../../harness/checks/index.ts';
+import type { PremiseName } from '../../harness/checks/premises.ts';
 import type { Source } from '../../core/sources.ts';
 import type { Product } from '../../core/products.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
@@ -34,7 +35,10 @@ export interface ConsentFlow {
 
 /** A consent being claimed through bc-authorize and the OAuth 2.0 token operation. */
 export interface Consent {
+  /** The API user that asked for the consent. */
   account: Account;
+  /** The API user that redeems it: the asker, or another of the redeeming product (steps/support/consent.ts). */
+  redeemer: Account;
   flow: ConsentFlow;
   msisdn: string;
   /** The scope asked for, space-separated. */
@@ -142,21 +146,44 @@ export class MomoWorld extends World {
     return this.harness.judge(response, expectation);
   }
 
-  /**
-   * Judges an answer the rest of the scenario rests on. True when its status is the one the case calls for. When it
-   * is not, and that departs only from a reading (or, in the spec profile, from the live service), the departure is
-   * a warning and the scenario has nothing left to check: false, and the step skips the rest, saying why.
-   */
-  premise(expectation: Expectation, response: ApiResponse | undefined = this.response): boolean {
-    this.expect(expectation, response);
-    const statuses = typeof expectation.status === 'number' ? [expectation.status] : expectation.status;
-    if (statuses.includes(response!.status)) return true;
-    this.log(`Skipped the rest: ${expectation.what} is a reading the target does not follow (HTTP ${response!.status}); see the warnings.`);
-    return false;
+  /** The scenario takes a premise for granted from here on (harness/checks/premises.ts). */
+  assume(premise: PremiseName): void {
+    this.harness.assume(premise);
+  }
+
+  /** The scenario saw a premise hold. */
+  held(premise: PremiseName): void {
+    this.harness.held(premise);
   }
 
   /**
-   * Weighs what a step's own checks of an answer found (harness/judging/checks.ts): a failure fails the step, naming
+   * Sets up the scenario's case one way after another, each resting on its own premise, until one holds: a way whose
+   * answers would fail only because its premise does not hold for this target (PremiseNotHeld) gives way to the next.
+   * The way that held is returned; when none did, the scenario is not tested, naming every premise tried.
+   */
+  async eitherWay<T>(ways: readonly { premise: PremiseName; attempt: () => Promise<T> }[]): Promise<T> {
+    const unheld: PremiseNotHeld[] = [];
+    for (const way of ways) {
+      this.assume(way.premise);
+      try {
+        const result = await way.attempt();
+        this.held(way.premise);
+        return result;
+      } catch (error) {
+        if (!(error instanceof PremiseNotHeld)) throw error;
+        this.harness.drop(way.premise);
+        unheld.push(error);
+        this.log(`Tried another way: ${error.message.split('\n')[1]?.trim() ?? error.premise}`);
+      }
+    }
+    throw new PremiseNotHeld(
+      unheld.map((e) => e.premise).join(', '),
+      [`None of ${ways.length} ways to set up the case held on this target:`, ...unheld.map((e) => e.message)].join('\n\n'),
+    );
+  }
+
+  /**
+   * Weighs what a step's own checks of an answer found (harness/checks/index.ts): a failure fails the step, naming
    * each failed check, its source and the field; a warning is reported apart; either way the checks count as made.
    */
   check(checks: CheckName | readonly CheckName[], response: ApiResponse, what: string, findings: readonly Finding[]): void {
@@ -195,11 +222,7 @@ export class MomoWorld extends World {
           : error.lastProblem === undefined
             ? 'nothing'
             : String(error.lastProblem);
-      const found = finding(check, {
-        expected: `${description} within ${error.timeoutMs} ms (${setting})`,
-        received: last,
-        source: options.timing,
-      });
+      const found = deadlineFinding(check, { description, timeoutMs: error.timeoutMs, setting, last, timing: options.timing });
       this.harness.conclude({
         header: options.where,
         operation: options.operation,

@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHECKS, CHECK_NAMES, describeDifference, failureLine, finding, severityOfFinding, weigh } from '../../harness/judging/checks.ts';
-import { codeSourceOf, statusSourceOf } from '../../harness/judging/contract.ts';
+import { CHECKS, CHECK_NAMES, describeDifference, failureLine, finding, severityOfFinding, weigh } from '../../harness/checks/index.ts';
+import { codeSourceOf, statusSourceOf } from '../../harness/checks/contract.ts';
 import { DIFFERENCES, PROFILES } from '../../core/profiles.ts';
 import { OPERATION_IDS, OPERATIONS } from '../../core/catalogue/operations.ts';
 import { bodySchemasOf, productsOf } from '../../core/catalogue/routes.ts';
@@ -67,7 +67,7 @@ test('only a definite source fails in the spec profile; an observation fails on 
   assert.equal(failures.length, 1);
   assert.equal(warnings.length, 1);
   assert.match(
-    failureLine(finding('token-type', { field: '/token_type', expected: '"Bearer"', received: '"mac"' }), {
+    failureLine(finding('token-type', { field: '/token_type', expected: '"Bearer"', received: '"mac"', source: reading }), {
       profile: 'spec',
       strict: true,
     }),

@@ -29,6 +29,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     targetEnvironment: 'sandbox',
     currency: 'EUR',
     refusedCurrency: 'USD',
+    refusedCurrencySet: false,
     callbackHost: '127.0.0.1',
     callbackPort: 0,
     callbackBind: '127.0.0.1',

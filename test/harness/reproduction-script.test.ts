@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import { NEW_ANSWER, RUN_GOT, reproductionScriptOf, type ScenarioToReproduce } from '../../harness/reproduction/script.ts';
-import { finding } from '../../harness/judging/checks.ts';
+import { finding } from '../../harness/checks/index.ts';
 
 interface Received {
   method: string;

@@ -18,8 +18,9 @@ import { PROFILES, behaviourOf, type ProfileName } from '../../core/profiles.ts'
 import type { Product } from '../../core/products.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
-import { schemasFor } from '../../harness/judging/contract.ts';
-import { TargetUnavailableAnswer, bodyFindings, judge, judgeAnswer, type JudgingContext } from '../../harness/judging/judge.ts';
+import { schemasFor } from '../../harness/checks/contract.ts';
+import { TargetUnavailableAnswer, judge, judgeAnswer, type JudgingContext } from '../../harness/judging/judge.ts';
+import { bodyFindings } from '../../harness/checks/answers.ts';
 import { Redactor } from '../../core/secrets/redact.ts';
 import { chaosPlugins, chaosTable, chaosText } from '../../sandbox/chaos/chaos.ts';
 import { ChaosDraws } from '../../sandbox/chaos/draws.ts';
@@ -209,7 +210,7 @@ function assertJudgedLegal(id: OperationId, product: Product, answer: LightMyReq
     } catch (error) {
       if (!(error instanceof TargetUnavailableAnswer && answer.statusCode === 503)) throw error;
     }
-    assert.deepEqual(bodyFindings(response, context), [], `${id} ${answer.statusCode} in the ${profile} profile`);
+    assert.deepEqual(bodyFindings(response, context.behaviour, context.run), [], `${id} ${answer.statusCode} in the ${profile} profile`);
     judgeAnswer(response, context);
   }
 }

@@ -1,0 +1,110 @@
+import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
+import { fromMinor, toMinor } from '../../core/money.ts';
+import { observed, reading, spec } from '../../core/sources.ts';
+import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
+
+/**
+ * What a partner's accounts and its customers' are held to: a balance in the currency asked for, that follows the
+ * payments; whether an account holder is active; and how user information writes gender.
+ */
+export const ACCOUNT_CHECKS = {
+  'balance-in-currency': {
+    title: "A balance is given in the currency asked for, or the partner's.",
+    source: spec('§2.9, §4.2 #4'),
+  },
+  'balance-follows-payments': {
+    title: "A successful payment credits the merchant's balance by its amount.",
+    source: reading("the spec does not say when a balance moves; the reference sandbox's bookkeeping (@stateful)"),
+  },
+  'holder-status': {
+    title:
+      'The account-holder check says true for a registered, active holder and false otherwise, in a body the suite can read: a bare boolean, {"result": …}, or an object with one boolean member.',
+    source: spec('§4.2 #8: true if the account holder is registered and active; false if it is not active or not found'),
+    values: {
+      testNumbers: observed(
+        'real-api-notes, sandbox test numbers: ordinary numbers are registered, active holders; the SDKs document the others',
+      ),
+      shape: reading(
+        '§4.2 #8 gives true or false and no format for the body: a bare boolean, the live {"result": …}, or one boolean member is what the suite can read',
+      ),
+    },
+  },
+  'gender-case': {
+    title: 'gender is written in the case the profile expects.',
+    source: spec('§2.11: gender is a string'),
+    general: true,
+  },
+} as const satisfies Record<string, CheckDefinition>;
+
+type AccountCheck = keyof typeof ACCOUNT_CHECKS;
+const found = (name: AccountCheck, f: Found): Finding => findingOf(name, ACCOUNT_CHECKS[name], f);
+
+export function currencyFindings(currency: unknown, expected: string): Finding[] {
+  return currency === expected
+    ? []
+    : [found('balance-in-currency', { field: '/currency', expected: JSON.stringify(expected), received: quote(currency) })];
+}
+
+/** The balance now against the one before plus the amount, to the last decimal. */
+export function balanceGrownFindings(now: string, before: string, amount: string): Finding[] {
+  const expected = fromMinor(toMinor(before) + toMinor(amount));
+  return toMinor(now) === toMinor(expected)
+    ? []
+    : [found('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(expected), received: quote(now) })];
+}
+
+/**
+ * What an account-holder answer says, when its shape can be read: a bare boolean, {"result": …} (the live one), or an
+ * object with exactly one boolean member (the format is not shown, §4.2 #8). Undefined when it cannot be read.
+ */
+export function holderAnswer(body: unknown): { value: boolean; field: string } | undefined {
+  if (typeof body === 'boolean') return { value: body, field: 'body' };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const record = body as Record<string, unknown>;
+  if (typeof record.result === 'boolean') return { value: record.result, field: '/result' };
+  const booleans = Object.entries(record).filter(([, v]) => typeof v === 'boolean');
+  return booleans.length === 1 ? { value: booleans[0]![1] as boolean, field: `/${booleans[0]![0]}` } : undefined;
+}
+
+/**
+ * The holder's status: true or false (§4.2 #8, definite), for the holder the test numbers make it (observed), in a
+ * shape the suite can read (the format is not shown: one it cannot read is a warning, never a failure in spec).
+ */
+export function holderFindings(body: unknown, expected: boolean): Finding[] {
+  const answer = holderAnswer(body);
+  const values = ACCOUNT_CHECKS['holder-status'].values;
+  if (answer === undefined)
+    return [
+      found('holder-status', {
+        field: 'body',
+        expected: `${expected}, in a shape the suite can read`,
+        received: quote(body),
+        source: values.shape,
+      }),
+    ];
+  return answer.value === expected
+    ? []
+    : [
+        found('holder-status', {
+          field: answer.field,
+          expected: String(expected),
+          received: quote(answer.value),
+          source: values.testNumbers,
+        }),
+      ];
+}
+
+/** gender in the case the profile expects: lower per our reading of §2.10–§2.11, upper on the live sandbox. */
+export function genderCaseFindings(gender: unknown, expectedCase: 'lower' | 'upper', profile: ProfileName): Finding[] {
+  const inCase = typeof gender !== 'string' || gender === (expectedCase === 'upper' ? gender.toUpperCase() : gender.toLowerCase());
+  return inCase
+    ? []
+    : [
+        found('gender-case', {
+          field: '/gender',
+          expected: `${expectedCase} case`,
+          received: quote(gender),
+          source: sourceOfDifference('genderCase', profile),
+        }),
+      ];
+}

@@ -1,0 +1,86 @@
+import { isDeepStrictEqual } from 'node:util';
+import { observed, reading, spec } from '../../core/sources.ts';
+import type { RunStrictness } from '../../core/sources.ts';
+import { namedPart } from '../../core/validation/schemas.ts';
+import { recordFindings } from './answers.ts';
+import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
+
+/**
+ * Callbacks (§6): a transaction or consent request that gave X-Callback-Url gets a callback there, there only, once,
+ * carrying its status record. The spec says a callback is sent there and nothing of its payload, timing or retries;
+ * the live service is documented to send the status record once the transaction is final (real-api-notes).
+ */
+export const CALLBACK_CHECKS = {
+  'callback-arrives': {
+    title: 'A transaction or consent request that gave X-Callback-Url gets a callback there once it is final.',
+    source: spec('§6: the service is to send a callback to the server there'),
+    values: {
+      timing: observed(
+        'real-api-notes, callbacks: sent to X-Callback-Url when the transaction reaches a final state [documented]; §6 gives no time',
+      ),
+    },
+  },
+  'callback-once': {
+    title: 'A transaction whose callback the receiver answered 200 gets no second callback.',
+    source: reading(
+      '§6 leaves retries "not shown"; real-api-notes is uncertain whether the service retries; a second callback after a 200 makes a careless listener act twice',
+    ),
+  },
+  'callback-record': {
+    title: "The callback carries the transaction's status record, the same as the status query gives.",
+    source: observed('real-api-notes, callbacks: "Body: the same record as the status GET" [documented]'),
+    general: true,
+  },
+  'callback-solicited': {
+    title: 'A callback goes only to the exact X-Callback-Url a transaction gave.',
+    source: spec('§6: the service sends a callback to the server at the address given in X-Callback-Url'),
+    general: true,
+  },
+} as const satisfies Record<string, CheckDefinition>;
+
+type CallbackCheck = keyof typeof CALLBACK_CHECKS;
+const found = (name: CallbackCheck, f: Found): Finding => findingOf(name, CALLBACK_CHECKS[name], f);
+
+/** More than one callback for a transaction, the receiver having answered 200 to the first. */
+export function onceFindings(count: number, quietMs: number, methods: readonly string[]): Finding[] {
+  return count > 1
+    ? [
+        found('callback-once', {
+          field: 'callbacks',
+          expected: 'one, the receiver having answered 200',
+          received: `${count} within ${quietMs} ms, by ${methods.join(', ')}`,
+        }),
+      ]
+    : [];
+}
+
+/**
+ * The callback's body against the status record's schema. §6 does not show the payload: each departure rests on the
+ * live service's documentation that it is the status record (the check's rule, observed) besides its own source.
+ */
+export function callbackRecordFindings(schema: string, body: unknown, run: RunStrictness): Finding[] {
+  return recordFindings(schema, body, run).map((f) =>
+    f.advisory
+      ? f
+      : found('callback-record', {
+          ...(f.field !== undefined ? { field: f.field } : {}),
+          expected: f.expected,
+          received: f.received,
+          source: f.source,
+        }),
+  );
+}
+
+/** The callback's record against the final record the status query gives, on what the record names. */
+export function sameAsStatusFindings(schema: string, callback: unknown, record: unknown): Finding[] {
+  return isDeepStrictEqual(namedPart(schema, callback), namedPart(schema, record))
+    ? []
+    : [found('callback-record', { field: 'callback body', expected: quote(record), received: quote(callback) })];
+}
+
+/** Callbacks that went elsewhere than the URL a transaction gave (another path under it, a query) or that nobody asked for. */
+export function solicitedFindings(elsewhere: readonly string[], expected: string): Finding[] {
+  return elsewhere.length === 0
+    ? []
+    : [found('callback-solicited', { field: 'callback URL', expected, received: `${elsewhere.length}: ${elsewhere.join(', ')}` })];
+}

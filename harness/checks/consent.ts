@@ -1,0 +1,68 @@
+import { observed, reading, spec } from '../../core/sources.ts';
+import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
+
+/**
+ * What the consent flow of §5.4 is held to: the consent is granted once the holder consents, redeemed once, its
+ * token's scope no wider than asked, its lifetime what §2.7 says, and refreshable while the consent lasts.
+ */
+export const CONSENT_CHECKS = {
+  'consent-granted': {
+    title: 'A consent the holder approves gives its consent token, through the OAuth 2.0 token operation with the CIBA grant.',
+    source: spec('§5.4, §4.3 #11: the token operation with grant_type and auth_req_id returns a Bearer access token'),
+    values: {
+      timing: observed(
+        'real-api-notes, other operations: the holder of the sandbox consents after `interval`; the spec gives no time (§4.3 #11, §5.4)',
+      ),
+    },
+  },
+  'consent-token-lifetime': {
+    title: 'A consent access token is valid 3600 seconds by default, and its expires_in says so.',
+    source: reading(
+      "§2.7 and §8 give the consent access token 3600 s by default, but word expires_in as the seconds until the auth_req_id expires: that expires_in is the token's life is our reading",
+    ),
+  },
+  'consent-refresh': {
+    title: 'A refresh token gives a new consent token while the consent lasts, with grant_type=refresh_token.',
+    source: reading(
+      '§2.7 gives a refresh token and how long the consent can be refreshed, not how: RFC 6749 §6 (grant_type=refresh_token) is our reading',
+    ),
+  },
+  'consent-scope-not-wider': {
+    title: "A consent token's scope holds only scopes that were asked for.",
+    source: spec('§2.7: scope is the scopes that belong to the authentication request ID'),
+    general: true,
+  },
+  'consent-pending': {
+    title: 'A consent the holder has not answered yet gives no token: the CIBA grant is authorization_pending.',
+    source: reading('§4.3 #11 lists only 200; CIBA Core §11 answers 400 authorization_pending while the holder has not answered'),
+  },
+  'consent-single-use': {
+    title: 'A consent gives its token once: redeemed again, it is invalid_grant.',
+    source: reading('§2.7 and §5.4 do not say; CIBA Core §11 and RFC 6749 §5.2 answer a used auth_req_id with 400 invalid_grant'),
+  },
+} as const satisfies Record<string, CheckDefinition>;
+
+type ConsentCheck = keyof typeof CONSENT_CHECKS;
+const found = (name: ConsentCheck, f: Found): Finding => findingOf(name, CONSENT_CHECKS[name], f);
+
+/** The consent token's expires_in against the lifetime it should have. */
+export function lifetimeFindings(expiresIn: unknown, seconds: number): Finding[] {
+  return expiresIn === seconds
+    ? []
+    : [found('consent-token-lifetime', { field: '/expires_in', expected: String(seconds), received: quote(expiresIn) })];
+}
+
+/** The scopes of a consent token beyond those asked for. */
+export function scopeFindings(asked: string, scope: unknown): Finding[] {
+  const wanted = new Set(asked.split(' ').filter(Boolean));
+  const wider = typeof scope === 'string' ? scope.split(' ').filter((s) => s !== '' && !wanted.has(s)) : [];
+  return wider.length === 0
+    ? []
+    : [
+        found('consent-scope-not-wider', {
+          field: '/scope',
+          expected: `only ${JSON.stringify(asked)}`,
+          received: `${quote(scope)}, adding ${wider.join(', ')}`,
+        }),
+      ];
+}

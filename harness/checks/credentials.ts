@@ -1,0 +1,99 @@
+import type { ApiResponse } from '../client/momo-client.ts';
+import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
+import { observed, spec } from '../../core/sources.ts';
+import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
+
+/**
+ * What the partner's credentials are held to: the access token's record and how it is kept, that it is honoured
+ * for as long as it says, and how the gateway refuses a call without the product's subscription key.
+ */
+export const CREDENTIAL_CHECKS = {
+  'token-type': {
+    title: 'token_type names the kind of token the profile gives it, compared without regard to case.',
+    source: spec('§2.6: token_type is the type of the access token; §5.3: the access token is used as a Bearer credential'),
+    general: true,
+  },
+  'token-not-cached': {
+    title: 'An answer that carries a token tells caches not to keep it (Cache-Control: no-store).',
+    source: observed(
+      'real-api-notes, provisioning and tokens: the token answer carries cache-control: no-store; RFC 6749 §5.1 asks it of every answer with a token, and the spec does not say',
+    ),
+    general: true,
+  },
+  'token-honoured-until-expiry': {
+    title: 'An access token is honoured until its expires_in has passed, so a client that renews it in time is never refused.',
+    source: spec('§5.3, §8: the token is valid for expires_in seconds'),
+  },
+  'gateway-refusal-shape': {
+    title: 'The gateway refuses a call without a valid subscription key with {statusCode: 401, message}.',
+    source: observed("real-api-notes, provisioning and tokens: the gateway's 401 {statusCode, message}"),
+  },
+} as const satisfies Record<string, CheckDefinition>;
+
+type CredentialCheck = keyof typeof CREDENTIAL_CHECKS;
+const found = (name: CredentialCheck, f: Found): Finding => findingOf(name, CREDENTIAL_CHECKS[name], f);
+
+/** token_type against the profile's value, in any case (RFC 6749 §5.1): "Bearer" by our reading, "access_token" live. */
+export function tokenTypeFindings(tokenType: unknown, expected: string, profile: ProfileName): Finding[] {
+  if (typeof tokenType === 'string' && tokenType.toLowerCase() === expected.toLowerCase()) return [];
+  return [
+    found('token-type', {
+      field: '/token_type',
+      expected: `${JSON.stringify(expected)}, in any case`,
+      received: quote(tokenType),
+      source: sourceOfDifference('tokenType', profile),
+    }),
+  ];
+}
+
+/** The token answer's Cache-Control says no-store. */
+export function notCachedFindings(response: ApiResponse): Finding[] {
+  const cacheControl = response.headers['cache-control'];
+  const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
+  return directives.includes('no-store')
+    ? []
+    : [
+        found('token-not-cached', {
+          field: 'header Cache-Control',
+          expected: 'no-store',
+          received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl),
+        }),
+      ];
+}
+
+/** One call of a client through a token's lifetime: when it was made, and what the target answered. */
+export interface TimedCall {
+  atMs: number;
+  status: number;
+}
+
+/**
+ * A client that renews its token before expires_in passes is never refused: a 4xx is the call refused. A 5xx (a 500
+ * or 503 of a target's bad weather, which the live service has often) says nothing of the token.
+ */
+export function honouredFindings(calls: readonly TimedCall[]): Finding[] {
+  const refused = calls.filter((c) => c.status >= 400 && c.status < 500);
+  return refused.length === 0
+    ? []
+    : [
+        found('token-honoured-until-expiry', {
+          field: 'status',
+          expected: `no refusal of any of ${calls.length} calls`,
+          received: `${refused.length} refused: ${refused.map((c) => `at ${c.atMs} ms HTTP ${c.status}`).join(', ')}`,
+        }),
+      ];
+}
+
+/** The gateway's refusal is {statusCode: 401, message} on the live service. */
+export function gatewayShapeFindings(response: ApiResponse): Finding[] {
+  const body = response.json as { statusCode?: unknown } | undefined;
+  return body?.statusCode === 401
+    ? []
+    : [
+        found('gateway-refusal-shape', {
+          field: '/statusCode',
+          expected: '401, with a message',
+          received: body?.statusCode === undefined ? 'none' : quote(body.statusCode),
+        }),
+      ];
+}

@@ -1,0 +1,49 @@
+import { STRICT_READINGS } from '../../core/profiles.ts';
+import { observed, reading, spec, type Source } from '../../core/sources.ts';
+
+/**
+ * The cases in which a call is to be refused, each with the source of that expectation: the value a status-code or
+ * error-code check compares with, and so what a departure from it weighs (a definite clause, a live observation, a
+ * strict reading). The steps name a case; they write no source of their own.
+ */
+export const REFUSALS = {
+  'amount-is-string': spec('§2.2: amount is a string; §4.2 #2: 400 invalid data'),
+  'reference-id-uuid': spec('§2.5, §4.1: X-Reference-Id is a UUID v4; §4.2 #2: 400 invalid data'),
+  'msisdn-format': spec('§2.1: an MSISDN partyId is an E.164 number, validated by partyIdType'),
+  'payee-msisdn-format': spec('§2.1, §2.3: an MSISDN partyId is an E.164 number, validated by partyIdType'),
+  'email-format': spec('§2.1: an EMAIL partyId is a valid e-mail address, validated by partyIdType'),
+  'party-id-type': spec('§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE'),
+  'refund-reference-uuid': spec('§2.4: referenceIdToRefund is a UUID'),
+  'text-bound': observed(
+    'real-api-notes, errors and inputs: payerMessage, payeeNote and notificationMessage over 160 characters give 400; §8 sets no string-length bounds',
+  ),
+  'amount-value': reading('the strict reading amountValue (core/profiles.ts): §2.2 declares amount a string, and §8 sets no bounds'),
+  'required-fields': reading('the strict reading requiredFields (core/profiles.ts): §2.2 does not say which fields are required'),
+  'transaction-ownership': reading(
+    `the strict reading transactionOwnership (core/profiles.ts): ${STRICT_READINGS.transactionOwnership.reason}`,
+  ),
+  'token-product': reading(`the strict reading tokenProduct (core/profiles.ts): ${STRICT_READINGS.tokenProduct.reason}`),
+  'callback-host-required': observed('real-api-notes, provisioning: a missing providerCallbackHost gives 400'),
+  'malformed-reference-read': observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400'),
+  'unknown-reference-read': observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND'),
+  'unoffered-scope': reading(
+    "§5 rule 7 gives no allowed scopes; real-api-notes saw an unknown scope refused, its status and code not recorded; UNSUPPORTED_SCOPE is set A's code for it",
+  ),
+  'unknown-refund-code': reading(
+    "the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox's (READINGS in core/profiles.ts)",
+  ),
+  'unknown-refund-refused': spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'),
+  'callback-host-code': spec('§6: a callback host that the service rejects gives code INVALID_CALLBACK_URL_HOST'),
+  /** Which hosts the service rejects, and when: the live service's rule, which the spec leaves to the service (§6). */
+  'callback-host-refused': observed(
+    "real-api-notes, callbacks: a callback URL whose host is not the API user's providerCallbackHost fails the creation with 500 INVALID_CALLBACK_URL_HOST [observed]; §6 says only that a host the service rejects gives that code",
+  ),
+  'currency-refused-at-creation': observed(
+    'real-api-notes, errors and inputs: the sandbox refuses another currency at once with 500 INVALID_CURRENCY [observed]; §1 makes transactions asynchronous and §7 rule 5 leaves open which code goes with which status',
+  ),
+  'currency-refused': spec('§2.2: currency is an ISO 4217 code the service takes; §7 sets A and B: INVALID_CURRENCY'),
+  'oauth-refusal': spec('§7: 401 Unauthorized, body {error}; §2.14: error is an error code'),
+  'gateway-refusal': spec('§5 rule 1: every operation requires the subscription key; §7: 401 Unauthorized'),
+} as const satisfies Record<string, Source>;
+
+export type RefusalCase = keyof typeof REFUSALS;
