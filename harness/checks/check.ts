@@ -167,8 +167,12 @@ export interface Warning extends Finding {
   weight: string;
 }
 
-export function warningOf(f: Finding, context: string, run: RunStrictness): Warning {
-  const premise = (f.basis ?? []).find((b) => b.on.startsWith('premise ') && severityOf(b.source, run) === 'warning');
+/**
+ * A finding that weighs as a warning, with where it was made and why it weighs so. `blamed`: the premise it would fail
+ * but for, when on its own it weighs as a failure (the judge then ends the scenario as not tested).
+ */
+export function warningOf(f: Finding, context: string, run: RunStrictness, blamed?: Basis): Warning {
+  const premise = blamed;
   const weight = f.advisory
     ? 'a warning in every run: records are open'
     : premise

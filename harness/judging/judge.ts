@@ -267,8 +267,13 @@ export function conclude({ header, operation, product, checks, findings, respons
   });
   const weighed = rested.map((r) => r.withPremises);
   context.evaluated(evaluationsOf(operation, product, checks, weighed, context.run));
-  const { failures, warnings } = weigh(weighed, context.run);
-  for (const w of warnings) context.warn(warningOf(redactFinding(w, context.redactor), header, context.run));
+  const { failures } = weigh(weighed, context.run);
+  const blamed = premises.find((p) => severityOf(p.source, context.run) === 'warning');
+  for (const r of rested) {
+    if (severityOfFinding(r.withPremises, context.run) === 'failure') continue;
+    const alone = severityOfFinding(r.alone, context.run) === 'failure';
+    context.warn(warningOf(redactFinding(r.withPremises, context.redactor), header, context.run, alone ? blamed : undefined));
+  }
   const receivedLine = received ?? (response ? `HTTP ${response.status} ${bodyText(response.text, context.redactor)}` : undefined);
   if (failures.length > 0) {
     const shown = failures.map((f) => redactFinding(f, context.redactor));
@@ -288,12 +293,11 @@ export function conclude({ header, operation, product, checks, findings, respons
   throw new PremiseNotHeld(
     premise.name,
     [
-      header,
-      `  premise not held: ${premise.statement} (${describeSource(premise.source)})`,
+      `Premise not held, so not tested: ${premise.statement} (${describeSource(premise.source)}).`,
       `  ${premise.unheld}`,
+      `  ${header}`,
       ...unheld.map((f) => `  so this is not judged: ${f.check}: ${describeDifference(redactFinding(f, context.redactor))}`),
       ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : []),
-      '  Not tested: the scenario could not set up its case on this target.',
     ].join('\n'),
   );
 }

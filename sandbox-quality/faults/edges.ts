@@ -112,6 +112,24 @@ export function onRequests(
   });
 }
 
+/**
+ * Answers requests of some operations in their stead, when `decide` gives an answer (a status and a JSON body), at
+ * preHandler (validated, the caller known); the others go on to their handler.
+ */
+export function answerInstead(
+  app: FastifyInstance,
+  context: SandboxContext,
+  operations: readonly OperationId[],
+  decide: (request: FastifyRequest, context: SandboxContext) => { status: number; body: unknown } | undefined,
+): void {
+  app.addHook('preHandler', (request, reply, done) => {
+    const route = routeOf(request);
+    const answer = route && operations.includes(route.operation) ? decide(request, context) : undefined;
+    if (!answer) return done();
+    reply.code(answer.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(answer.body));
+  });
+}
+
 /** The token of an Authorization: Bearer header, if there is one. */
 export function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;

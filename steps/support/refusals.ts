@@ -154,7 +154,10 @@ export async function expectCurrencyRefused(world: MomoWorld): Promise<void> {
   }
   world.check('status-code', response, what, statusFindings(response, [400, 500], REFUSALS['currency-refused-at-creation']));
   const record = await expectOutcome(world, 'FAILED', 'INVALID_CURRENCY');
-  if (record.status === 'FAILED') return;
+  if (record.status === 'FAILED') {
+    world.held(world.config.refusedCurrencySet ? 'foreign-currency-refused-as-set' : 'foreign-currency-refused');
+    return;
+  }
   world.check(
     'status-code',
     response,

@@ -173,12 +173,16 @@ export class MomoWorld extends World {
         if (!(error instanceof PremiseNotHeld)) throw error;
         this.harness.drop(way.premise);
         unheld.push(error);
-        this.log(`Tried another way: ${error.message.split('\n')[1]?.trim() ?? error.premise}`);
+        this.log(`Tried another way: ${error.message.split('\n')[0]}`);
       }
     }
+    if (unheld.length === 1) throw unheld[0]!;
     throw new PremiseNotHeld(
       unheld.map((e) => e.premise).join(', '),
-      [`None of ${ways.length} ways to set up the case held on this target:`, ...unheld.map((e) => e.message)].join('\n\n'),
+      [
+        `Premises not held, so not tested: none of ${ways.length} ways to set up the case holds on this target (${unheld.map((e) => e.premise).join('; ')}).`,
+        ...unheld.map((e) => e.message.replace(/^/gm, '  ')),
+      ].join('\n'),
     );
   }
 
