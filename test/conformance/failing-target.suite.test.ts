@@ -182,6 +182,15 @@ describe('a failing target', () => {
     });
   });
 
+  test('a redirect for every call: not tested, naming the Location, never a failure', async () => {
+    await withFaultyServer({ fault: 'redirect' }, async (url) => {
+      assertNotTested(
+        await runAgainst(url, FEW),
+        /answered HTTP 307 to "http:\/\/127\.0\.0\.1:\d+\/[^"]*" instead of an answer of the API[^]*point MOMO_BASE_URL/,
+      );
+    });
+  });
+
   test('https:// to a port that speaks plain HTTP: not tested, a TLS error that says to use http://', async () => {
     const plain = sandbox.url.replace('http://', 'https://');
     assertNotTested(

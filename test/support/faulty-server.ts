@@ -25,6 +25,7 @@ import { setTimeout as delay } from 'node:timers/promises';
  * - huge-body: 200 with a JSON body of `bodyBytes` (100 MB by default), made as the client reads it, never held;
  * - endless-body: 200 with a JSON body that never ends, sent as fast as the client reads;
  * - drip-body: 200 at once, then a body of one byte every `delayMs` (100 ms by default), without end;
+ * - redirect: 307 Temporary Redirect to the same path on the same server, in place of every answer;
  * - none: every request goes through (with `tls`, a faithful server behind a certificate).
  */
 export type Fault =
@@ -37,6 +38,7 @@ export type Fault =
   | 'huge-body'
   | 'endless-body'
   | 'drip-body'
+  | 'redirect'
   | 'none';
 
 export interface FaultyServerOptions {
@@ -134,6 +136,9 @@ export class FaultyServer {
         res.on('close', () => clearInterval(drip));
         return;
       }
+      case 'redirect':
+        res.writeHead(307, { location: `http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, 'content-length': '0' }).end();
+        return;
       case 'none':
         return send(res, await this.forward(req));
     }
