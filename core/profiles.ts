@@ -64,12 +64,17 @@ export const DIFFERENCES = {
     },
   }),
   genderCase: difference<'lower' | 'upper'>({
-    explanation: 'gender in the consent user information (§2.11): "male" as §2.10 spells the values; the live sandbox writes "MALE".',
+    explanation:
+      'gender in the consent user information (§2.11): "male" as §2.10 spells the values; the live sandbox writes "MALE" in basic user information, and its userinfo is "the same Sand Box style record".',
     spec: 'lower',
     'mtn-sandbox': 'upper',
     sources: {
       spec: reading('§2.11 gives gender as a string; §2.10 spells its values "female" and "male"'),
-      'mtn-sandbox': observed('real-api-notes, other operations: gender "MALE"'),
+      // The notes capture "MALE" in basic user information only; that userinfo, "the same Sand Box style record",
+      // writes it so too is an inference, which a server imitating the live service need not share.
+      'mtn-sandbox': reading(
+        'real-api-notes capture gender "MALE" in basic user information and call userinfo "the same Sand Box style record": that userinfo writes it in upper case too is our reading',
+      ),
     },
   }),
   accountHolderErrors: difference<'spec' | 'documented'>({

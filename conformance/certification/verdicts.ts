@@ -178,7 +178,12 @@ function judgeRequirement(
   const first = ([scenario]: ScenarioOutcome[]) => `${scenario?.name}: ${(scenario?.reason ?? 'no reason was recorded').split('\n')[0]}`;
   if (failed.length > 0) return result('FAIL', `${count(failed)} failed. ${first(failed)}`);
   if (notTested.length > 0) return result('NOT TESTED', `${count(notTested)} could not test the target. ${first(notTested)}`);
-  if (notReached.length > 0)
+  if (notReached.length > 0 && notReached.every((s) => s.verdict === 'passed') && passed.length === 0)
+    return result(
+      'NOT TESTED',
+      `Not reached: ${count(notReached)} passed without checking it on this target: the way each took (a premise that held instead of another, harness/checks/premises.ts) does not pass through it.`,
+    );
+  if (notReached.length > 0 && notReached.some((s) => s.verdict !== 'passed'))
     return result('NOT TESTED', `Not reached: ${count(notReached)} failed before checking it. ${first(notReached)}`);
   if (flaky.length > 0) return result('FLAKY', `${count(flaky)} passed only when run again. The first attempt of ${first(flaky)}`);
   if (passed.length > 0) {
@@ -212,6 +217,10 @@ export function verdictFor(
   scenario: Pick<ScenarioOutcome, 'verdict' | 'checks'>,
   citing: readonly Requirement[],
 ): RequirementScenarioVerdict {
+  // A scenario that passed on a way that does not pass through a requirement it carries (the consent redeemed within
+  // one product, say) did not verify it: its checks are the evidence, and none cites it.
+  if (scenario.verdict === 'passed' && requirement.checks && (scenario.checks?.length ?? 0) > 0)
+    return scenario.checks!.some((e) => cites(requirement, e)) ? 'passed' : 'not reached';
   if (scenario.verdict !== 'failed' || !requirement.checks) return scenario.verdict;
   const made = (scenario.checks ?? []).filter((e) => cites(requirement, e));
   if (made.some((e) => e.verdict === 'failed')) return 'failed';

@@ -14,20 +14,31 @@ import { FAULTS, FAULT_NAMES, isFaultName, runCatching, type FaultName } from '.
 import { VARIATIONS, VARIATION_NAMES, isVariationName, type VariationName } from '../variations/variations.ts';
 import type { ProfileName } from '../../core/profiles.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
+import {
+  INDEPENDENT_SERVERS,
+  independentTargetEnv,
+  startIndependentServer,
+  switchesOf,
+  type IndependentServerName,
+} from '../independent/servers.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DOC = join(ROOT, 'docs/mutation.md');
 const BEGIN = '<!-- mutation:begin (written by npm run mutation; do not edit by hand) -->';
 const END = '<!-- mutation:end -->';
 
-const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--variations <name,...>|none] [--jobs <n>] [--faithful-runs <n>] [--scoped] [--no-docs]
+const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--variations <name,...>|none] [--independent <name,...>|none] [--jobs <n>] [--faithful-runs <n>] [--scoped] [--no-docs]
 
 Runs the conformance suite against the embedded sandbox once per deliberate deviation and checks that each
 is detected (in the run that can catch it: the spec profile, the mtn-sandbox profile for a live observation,
 --strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
-passes; then against the faithful sandbox --faithful-runs times and checks every run passes.
+passes; against each MoMo server the project did not write, plain and with each of its authors' spec-legal
+controls, and checks each passes; then against the faithful sandbox --faithful-runs times and checks every run
+passes.
 
   --only <names>        only these deviations (npm run sandbox -- --list-deviations lists them); none: no deviation
+  --independent <names> only these independent servers (python, go, java), each plain and with each of its
+                        spec-legal controls in every profile it is legal in; none: no independent server
   --variations <names>  only these conforming variations (npm run sandbox -- --list-variations); none: no variation
   --jobs <n>            suite runs at a time (default: two per CPU; each run mostly waits on the sandbox)
   --faithful-runs <n>   runs against the faithful sandbox (default 10; 0 skips them)
@@ -52,6 +63,8 @@ export interface RunResult {
   label: string;
   deviation: FaultName | undefined;
   variation?: VariationName;
+  /** A server the project did not write, with the control its author wrote, if any. */
+  independent?: { server: IndependentServerName; control?: string; clause?: string; effect?: string };
   /** The run's profile and strictness. */
   profile: ProfileName;
   strict: boolean;
@@ -71,9 +84,11 @@ export interface MutationReport {
   scoped: boolean;
   deviations: (RunResult & { feature: string; summary: string; detected: boolean; caughtByItsFeature: boolean })[];
   variations: (RunResult & { summary: string; allowedBy: string; conforms: boolean })[];
+  independent: (RunResult & { conforms: boolean })[];
   faithful: RunResult[];
   detected: number;
   variationsPassed: number;
+  independentPassed: number;
   faithfulPassed: number;
   durationMs: number;
 }
@@ -83,11 +98,30 @@ interface RunSpec {
   label: string;
   deviation?: FaultName;
   variation?: VariationName;
+  independent?: RunResult['independent'];
   profile: ProfileName;
   strict: boolean;
 }
 
 async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefined): Promise<RunResult> {
+  if (!spec.independent) return runSuiteAgainst(spec, reportsDir, tags, {});
+  const server = await startIndependentServer(spec.profile, {
+    server: spec.independent.server,
+    ...(spec.independent.control ? { controls: [spec.independent.control] } : {}),
+  });
+  try {
+    return await runSuiteAgainst(spec, reportsDir, tags, independentTargetEnv(server, spec.profile));
+  } finally {
+    await server.stop();
+  }
+}
+
+async function runSuiteAgainst(
+  spec: RunSpec,
+  reportsDir: string,
+  tags: string | undefined,
+  target: Record<string, string>,
+): Promise<RunResult> {
   rmSync(reportsDir, { recursive: true, force: true });
   const started = Date.now();
   const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
@@ -102,12 +136,14 @@ async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefi
     ...(spec.strict ? { MOMO_STRICT: 'true' } : {}),
     ...(spec.deviation ? { MOMO_SANDBOX_DEVIATIONS: spec.deviation } : {}),
     ...(spec.variation ? { MOMO_SANDBOX_VARIATIONS: spec.variation } : {}),
+    ...target,
   };
   const { code: exitCode, output, timedOut } = await runConformanceProcess(argv, env, 10 * 60_000);
   const result: RunResult = {
     label: spec.label,
     deviation: spec.deviation,
     ...(spec.variation ? { variation: spec.variation } : {}),
+    ...(spec.independent ? { independent: spec.independent } : {}),
     profile: spec.profile,
     strict: spec.strict,
     exitCode,
@@ -128,7 +164,7 @@ async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefi
     summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received]))),
   ).size;
   if (exitCode !== 0 && exitCode !== 1) result.problem = lastLines;
-  else if (spec.variation && exitCode !== 0) result.problem = lastLines;
+  else if ((spec.variation || spec.independent) && exitCode !== 0) result.problem = lastLines;
   return result;
 }
 
@@ -151,6 +187,7 @@ async function pooled<T>(tasks: (() => Promise<T>)[], jobs: number, onDone: (res
 export async function runMutation(options: {
   only: FaultName[];
   variations?: VariationName[];
+  independent?: IndependentServerName[];
   jobs: number;
   faithfulRuns: number;
   scoped: boolean;
@@ -160,9 +197,10 @@ export async function runMutation(options: {
   const { log } = options;
   const started = Date.now();
   const variationRuns = (options.variations ?? []).flatMap((name) => VARIATIONS[name].profiles.map((profile) => ({ name, profile })));
-  const total = options.only.length + variationRuns.length + options.faithfulRuns;
+  const independentRuns = (options.independent ?? []).flatMap(independentRunsOf);
+  const total = options.only.length + variationRuns.length + independentRuns.length + options.faithfulRuns;
   log(
-    `${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`,
+    `${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations, ${independentRuns.length} runs of ${options.independent?.length ?? 0} independent servers and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`,
   );
   const tasks = [
     ...options.only.map(
@@ -181,6 +219,14 @@ export async function runMutation(options: {
             join(options.reportsDir, 'variations', `${name}-${profile}`),
             undefined,
           ),
+    ),
+    ...independentRuns.map(
+      (spec) => () =>
+        runSuite(
+          spec,
+          join(options.reportsDir, 'independent', `${spec.independent!.server}-${spec.independent!.control ?? 'plain'}-${spec.profile}`),
+          undefined,
+        ),
     ),
     ...Array.from(
       { length: options.faithfulRuns },
@@ -219,18 +265,43 @@ export async function runMutation(options: {
       const { summary, allowedBy } = VARIATIONS[r.variation!];
       return { ...r, summary, allowedBy, conforms: r.exitCode === 0 && r.failed.length === 0 };
     });
-  const faithful = results.filter((r) => !r.deviation && !r.variation);
+  const independent = results.filter((r) => r.independent).map((r) => ({ ...r, conforms: r.exitCode === 0 && r.failed.length === 0 }));
+  const faithful = results.filter((r) => !r.deviation && !r.variation && !r.independent);
   return {
     when: new Date().toISOString(),
     scoped: options.scoped,
     deviations,
     variations,
+    independent,
     faithful,
     detected: deviations.filter((d) => d.detected).length,
     variationsPassed: variations.filter((v) => v.conforms).length,
+    independentPassed: independent.filter((r) => r.conforms).length,
     faithfulPassed: faithful.filter((r) => r.exitCode === 0).length,
     durationMs: Date.now() - started,
   };
+}
+
+/** An independent server's runs: plain in both profiles, and with each control in each profile it is legal in. */
+function independentRunsOf(server: IndependentServerName): RunSpec[] {
+  const plain = (['spec', 'mtn-sandbox'] as const).map((profile) => ({
+    label: `${server} (${profile})`,
+    independent: { server },
+    profile,
+    strict: false,
+  }));
+  const controls = server === 'python' ? [] : switchesOf(server);
+  return [
+    ...plain,
+    ...controls.flatMap((c) =>
+      c.profiles.map((profile) => ({
+        label: `${server} --control ${c.name} (${profile})`,
+        independent: { server, control: c.name, clause: c.clause, effect: c.effect },
+        profile,
+        strict: false,
+      })),
+    ),
+  ];
 }
 
 /** How a run was made, for a table: "spec", "mtn-sandbox", "spec --strict". */
@@ -242,6 +313,7 @@ export function mutationTable(report: MutationReport): string {
     `Measured ${report.when.slice(0, 10)} by \`npm run mutation\`${report.scoped ? ' -- --scoped' : ''} in ${(report.durationMs / 60_000).toFixed(1)} min: ` +
       `**${report.detected} of ${report.deviations.length} deviations detected**, ` +
       `**${report.variationsPassed} of ${report.variations.length} runs of conforming variations passed**, ` +
+      `**${report.independentPassed} of ${report.independent.length} runs of independent servers passed**, ` +
       `**${report.faithfulPassed} of ${report.faithful.length} faithful runs passed**.`,
     '',
     '| deviation | feature | run | detected | scenarios that failed |',
@@ -260,6 +332,17 @@ export function mutationTable(report: MutationReport): string {
     for (const v of report.variations)
       lines.push(
         `| \`${v.variation}\`: ${cell(v.summary)} | ${cell(v.allowedBy)} | ${v.profile} | ${v.conforms ? 'yes' : `**no** (exit ${v.exitCode})`} | ${v.warnings} | ${cell(scenarioList(v.failed))} |`,
+      );
+  }
+  if (report.independent.length > 0) {
+    lines.push(
+      '',
+      '| independent server | control | allowed by | profile | passed | warnings | scenarios that failed |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const r of report.independent)
+      lines.push(
+        `| ${r.independent!.server} | ${r.independent!.control ? `\`${r.independent!.control}\`: ${cell(r.independent!.effect ?? '')}` : 'none: its own choices'} | ${cell(r.independent!.clause ?? 'its README')} | ${r.profile} | ${r.conforms ? 'yes' : `**no** (exit ${r.exitCode})`} | ${r.warnings} | ${cell(scenarioList(r.failed))} |`,
       );
   }
   if (report.faithful.length > 0) {
@@ -293,6 +376,7 @@ function writeDoc(report: MutationReport): void {
 export const MUTATION_OPTIONS = {
   only: { type: 'string' },
   variations: { type: 'string' },
+  independent: { type: 'string' },
   jobs: { type: 'string' },
   'faithful-runs': { type: 'string' },
   scoped: { type: 'boolean' },
@@ -325,6 +409,8 @@ async function main(argv: string[]): Promise<number> {
             .filter(Boolean);
   const only = namesOf(values.only, FAULT_NAMES);
   const variations = namesOf(values.variations, VARIATION_NAMES);
+  const independent = namesOf(values.independent, INDEPENDENT_SERVERS);
+  const unknownServers = independent.filter((name) => !(INDEPENDENT_SERVERS as readonly string[]).includes(name));
   const unknown = only.filter((name) => !isFaultName(name));
   const unknownVariations = variations.filter((name) => !isVariationName(name));
   const count = (name: string, raw: string | undefined, fallback: number, max: number) => {
@@ -343,6 +429,10 @@ async function main(argv: string[]): Promise<number> {
       throw new Error(
         `--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`,
       );
+    if (unknownServers.length > 0)
+      throw new Error(
+        `--independent names ${unknownServers.map((n) => `"${n}"`).join(', ')}, which are not independent servers; they are ${INDEPENDENT_SERVERS.join(', ')}`,
+      );
     jobs = Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32));
     faithfulRuns = count('faithful-runs', values['faithful-runs'], 10, 100);
   } catch (error) {
@@ -354,6 +444,7 @@ async function main(argv: string[]): Promise<number> {
   const report = await runMutation({
     only: only as FaultName[],
     variations: variations as VariationName[],
+    independent: independent as IndependentServerName[],
     jobs,
     faithfulRuns,
     scoped: Boolean(values.scoped),
@@ -363,16 +454,23 @@ async function main(argv: string[]): Promise<number> {
   writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${mutationTable(report)}\n`);
   console.log(`Results: ${relative(process.cwd(), join(reportsDir, 'results.json'))}`);
-  if (!values['no-docs'] && values.only === undefined && values.variations === undefined && !values.scoped) {
+  if (
+    !values['no-docs'] &&
+    values.only === undefined &&
+    values.variations === undefined &&
+    values.independent === undefined &&
+    !values.scoped
+  ) {
     writeDoc(report);
     console.log(`Table written to ${relative(process.cwd(), DOC)}`);
   }
-  const runs = [...report.deviations, ...report.variations, ...report.faithful];
+  const runs = [...report.deviations, ...report.variations, ...report.independent, ...report.faithful];
   const couldNotRun = runs.filter((r) => r.exitCode === 2 || r.exitCode === null);
   if (couldNotRun.length > 0 && couldNotRun.length === runs.length) return 2;
   const all =
     report.detected === report.deviations.length &&
     report.variationsPassed === report.variations.length &&
+    report.independentPassed === report.independent.length &&
     report.faithfulPassed === report.faithful.length;
   return all ? 0 : 1;
 }

@@ -105,6 +105,7 @@ test('every record schema of an answer names its source, so each departure from 
 test('every difference of the profiles cites a source for each side', () => {
   for (const [name, difference] of Object.entries(DIFFERENCES)) {
     for (const profile of PROFILES) assertCited(difference.sources[profile], `${name} (${profile})`);
-    assert.equal(difference.sources['mtn-sandbox'].kind, 'observed', `${name}: the mtn-sandbox side is the live service's`);
+    // The mtn-sandbox side is the live service's, as the notes record it, or a reading where they leave it to inference.
+    assert.notEqual(difference.sources['mtn-sandbox'].kind, 'spec', `${name}: the mtn-sandbox side is the live service's`);
   }
 });

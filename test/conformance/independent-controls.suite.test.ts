@@ -1,0 +1,14 @@
+/**
+ * Spec-legal controls the independent servers' authors wrote (each a choice a real provider might ship, which their
+ * servers do not make by default): a sample of them, each on a point where the suite once demanded more than the spec
+ * (the names of the final states, who may redeem a consent). `npm run mutation` runs every control in every profile
+ * it is legal in.
+ */
+import { test } from 'node:test';
+import { assertIndependentServerConforms } from '../support/independent-run.ts';
+
+test('the go server naming a successful transaction COMPLETED conforms in the spec profile (§3: names not shown)', () =>
+  assertIndependentServerConforms('go', 'spec', { controls: ['success-state-completed'] }));
+
+test('the java server that lets only the asking API user redeem a consent conforms in the spec profile', () =>
+  assertIndependentServerConforms('java', 'spec', { controls: ['consent-bound-to-client'] }));

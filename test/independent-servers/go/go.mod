@@ -1,0 +1,3 @@
+module momoserver
+
+go 1.22

@@ -1,0 +1,219 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// ---------- JSON bodies ----------
+
+type jsonBody map[string]json.RawMessage
+
+// parseObject reads the body as one JSON object. spec: unknown members are refused.
+func (s *Server) parseObject(c *call, allowed ...string) (jsonBody, bool) {
+	if !mediaTypeIs(c, "application/json") {
+		s.badRequest(c, "", "Content-Type must be application/json")
+		return nil, false
+	}
+	if len(bytes.TrimSpace(c.body)) == 0 {
+		s.badRequest(c, "", "a JSON object body is required")
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.body))
+	var m jsonBody
+	if err := dec.Decode(&m); err != nil || m == nil {
+		s.badRequest(c, "", "the body must be one JSON object")
+		return nil, false
+	}
+	if _, err := dec.Token(); err == nil {
+		s.badRequest(c, "", "the body must hold exactly one JSON object")
+		return nil, false
+	}
+	if s.spec() {
+		for k := range m {
+			if !contains(allowed, k) {
+				s.badRequest(c, "", "unknown member "+k)
+				return nil, false
+			}
+		}
+	}
+	return m, true
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// str reads a string member. present=false when absent (or null in the mtn-sandbox profile).
+func (s *Server) str(m jsonBody, name string) (val string, present bool, ok bool) {
+	raw, has := m[name]
+	if !has {
+		return "", false, true
+	}
+	t := bytes.TrimSpace(raw)
+	if bytes.Equal(t, []byte("null")) {
+		if s.spec() {
+			return "", false, false
+		}
+		return "", false, true
+	}
+	if err := json.Unmarshal(t, &val); err != nil || len(t) == 0 || t[0] != '"' {
+		return "", false, false
+	}
+	return val, true, true
+}
+
+// ---------- 14. POST /v1_0/apiuser ----------
+
+func (s *Server) hCreateUser(c *call) {
+	key := c.r.Header.Get("Ocp-Apim-Subscription-Key")
+	if !s.gate(c, Products...) {
+		return
+	}
+	id, ok := s.refID(c)
+	if !ok {
+		return
+	}
+	m, ok := s.parseObject(c, "providerCallbackHost")
+	if !ok {
+		return
+	}
+	host, present, ok := s.str(m, "providerCallbackHost")
+	if !ok || !present || strings.TrimSpace(host) == "" {
+		s.badRequest(c, "", "providerCallbackHost (string) is required")
+		return
+	}
+	if s.spec() && !validHostName(host) {
+		s.badRequest(c, "", "providerCallbackHost must be a host name or IP address, without scheme, port or path")
+		return
+	}
+	product := s.productOfKey(key)
+	s.lock()
+	if _, dup := s.users[id]; dup {
+		s.unlock()
+		s.fail(c, 409, "RESOURCE_ALREADY_EXIST")
+		return
+	}
+	start := big.NewInt(0)
+	if product == "disbursement" {
+		start = units(1_000_000)
+	}
+	s.users[id] = &apiUser{id: id, host: host, product: product, balance: start, created: c.now}
+	s.unlock()
+	if s.spec() {
+		c.w.Header().Set("Location", "/v1_0/apiuser/"+id)
+	}
+	s.empty(c, 201)
+}
+
+// pathUser checks a path id (UUID v4) and finds the user; ok=false means answered.
+func (s *Server) pathUser(c *call) (*apiUser, bool) {
+	id := c.p["id"]
+	if !isUUIDv4(id) {
+		s.badRequest(c, "", "the API user id in the path must be a UUID version 4")
+		return nil, false
+	}
+	s.lock()
+	u := s.users[strings.ToLower(id)]
+	s.unlock()
+	if u == nil {
+		s.fail(c, 404, "RESOURCE_NOT_FOUND")
+		return nil, false
+	}
+	return u, true
+}
+
+// ---------- 15. POST /v1_0/apiuser/{id}/apikey ----------
+
+func (s *Server) hCreateKey(c *call) {
+	if !s.gate(c, Products...) {
+		return
+	}
+	u, ok := s.pathUser(c)
+	if !ok {
+		return
+	}
+	var key string
+	if s.spec() {
+		key = base64.StdEncoding.EncodeToString(randBytes(36)) // 48 characters, may hold + and /
+	} else {
+		key = hex.EncodeToString(randBytes(16)) // 32 hex characters, as observed
+	}
+	s.lock()
+	u.key = key // the earlier key stops working
+	if s.on(CtlNewKeyRevokes) {
+		for _, t := range s.tokens {
+			if t.user == u.id && t.kind == "access" {
+				t.revoked = true
+			}
+		}
+	}
+	s.unlock()
+	s.writeJSON(c, 201, obj{{"apiKey", key}})
+}
+
+// ---------- 16. GET /v1_0/apiuser/{id} ----------
+
+func (s *Server) hGetUser(c *call) {
+	if !s.gate(c, Products...) {
+		return
+	}
+	u, ok := s.pathUser(c)
+	if !ok {
+		return
+	}
+	o := obj{{"providerCallbackHost", u.host}, {"targetEnvironment", s.cfg.TargetEnvironment}}
+	if s.spec() {
+		o = append(o, kv{"product", u.product})
+	}
+	s.writeJSON(c, 200, o)
+}
+
+// ---------- 1. POST /{product}/token/ ----------
+
+func (s *Server) hToken(c *call) {
+	if !s.gate(c, c.product) {
+		return
+	}
+	if len(c.body) > 0 {
+		s.badRequest(c, "", "the token operation takes no request body")
+		return
+	}
+	u := s.basicUser(c)
+	if u == nil {
+		return
+	}
+	if u.product != c.product {
+		if s.spec() {
+			s.unauthorized(c, "PRODUCT_MISMATCH", "Basic")
+		} else {
+			s.fail(c, 500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
+		}
+		return
+	}
+	life := time.Duration(s.cfg.TokenLifetime) * time.Second
+	rec := &tokenRec{jti: newUUID(), user: u.id, product: c.product, kind: "access", expires: c.now.Add(life)}
+	s.lock()
+	s.tokens[rec.jti] = rec
+	s.unlock()
+	tokenType := "BEARER"
+	if !s.spec() {
+		tokenType = "access_token"
+	}
+	s.noStore(c)
+	s.writeJSON(c, 200, obj{
+		{"access_token", s.signJWT(rec, c.now)},
+		{"token_type", tokenType},
+		{"expires_in", s.cfg.TokenLifetime},
+	})
+}

@@ -1,0 +1,605 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Transaction kinds.
+const (
+	kRTP     = "requesttopay"
+	kDeposit = "deposit"
+	kRefund  = "refund"
+)
+
+// Internal status values (presented through statusName).
+const (
+	stPending = "PENDING"
+	stSuccess = "SUCCESSFUL"
+	stFailed  = "FAILED"
+)
+
+type party struct {
+	Type string
+	ID   string
+}
+
+type tx struct {
+	kind      string
+	id        string
+	owner     string
+	amount    *big.Int
+	currency  string
+	extID     *string
+	payerMsg  *string
+	payeeNote *string
+	party     *party // payer (request to pay) or payee (deposit, refund)
+	refundOf  string
+
+	status  string
+	reason  string
+	ftid    string
+	created time.Time
+
+	finalAt       time.Time // zero: never
+	outcome       string
+	outcomeReason string
+	completedAt   time.Time
+
+	held         *big.Int // disbursement funds held while pending
+	refundHeld   *big.Int // part of the refunded payment's amount held by this refund
+	refunded     *big.Int // request to pay: total held or paid back by refunds
+	callbackURL  string
+	lastNotified time.Time
+}
+
+// ---------- outcome table ----------
+
+// outcomeFor decides how a transaction ends: after delay, with status and reason.
+// never=true: it stays PENDING until the pending timeout.
+func (s *Server) outcomeFor(kind string, p *party, amount *big.Int) (delay time.Duration, status, reason string) {
+	n := -1
+	if p != nil && p.Type == "MSISDN" {
+		n = testNumber(p.ID)
+	}
+	switch n {
+	case 50:
+		return 0, stFailed, "INTERNAL_PROCESSING_ERROR"
+	case 51:
+		return s.tm.reject, stFailed, "APPROVAL_REJECTED"
+	case 52:
+		return s.tm.expire, stFailed, "EXPIRED"
+	case 53:
+		return s.cfg.PendingTimeout, stFailed, "EXPIRED"
+	case 54:
+		return s.cfg.DelayedApproval, stSuccess, ""
+	}
+	if n >= 55 { // only reached in the mtn-sandbox profile (spec refuses these at creation)
+		return 0, stFailed, mtnTestReason(kind, n)
+	}
+	if kind == kRTP {
+		if s.on(CtlPayerLimit) && amount.Cmp(units(10000)) > 0 {
+			return s.tm.ordinaryPayer, stFailed, "PAYER_LIMIT_REACHED"
+		}
+		return s.tm.ordinaryPayer, stSuccess, ""
+	}
+	return s.tm.ordinaryPayee, stSuccess, ""
+}
+
+func mtnTestReason(kind string, n int) string {
+	switch n {
+	case 55:
+		if kind == kRTP {
+			return "PAYER_NOT_FOUND"
+		}
+		return "PAYEE_NOT_FOUND"
+	case 56:
+		return "PAYEE_NOT_ALLOWED_TO_RECEIVE"
+	case 57:
+		return "NOT_ALLOWED"
+	case 58:
+		return "NOT_ALLOWED_TARGET_ENVIRONMENT"
+	case 59:
+		return "INVALID_CALLBACK_URL_HOST"
+	case 60:
+		return "INVALID_CURRENCY"
+	case 61:
+		return "INTERNAL_PROCESSING_ERROR"
+	case 62:
+		return "SERVICE_UNAVAILABLE"
+	default:
+		return "COULD_NOT_PERFORM_TRANSACTION"
+	}
+}
+
+// specTestRefusal: in the spec profile …455–…463 are refused at creation with 500.
+func specTestRefusal(kind string, p *party) string {
+	if p == nil || p.Type != "MSISDN" {
+		return ""
+	}
+	n := testNumber(p.ID)
+	if n < 55 {
+		return ""
+	}
+	if n == 63 {
+		return "NOT_ALLOWED"
+	}
+	return mtnTestReason(kind, n)
+}
+
+// ---------- settlement ----------
+
+// settleLocked makes a due transaction final; it queues its callback. Returns true once.
+func (s *Server) settleLocked(t *tx, now time.Time) bool {
+	if t.status != stPending || t.finalAt.IsZero() || now.Before(t.finalAt) {
+		return false
+	}
+	t.status = t.outcome
+	t.reason = t.outcomeReason
+	t.completedAt = t.finalAt
+	owner := s.users[t.owner]
+	if t.status == stSuccess {
+		t.ftid = newFTID()
+		if t.kind == kRTP && owner != nil {
+			owner.balance.Add(owner.balance, t.amount)
+		}
+		t.held = nil
+	} else {
+		if t.held != nil && owner != nil {
+			owner.balance.Add(owner.balance, t.held)
+		}
+		t.held = nil
+		if t.refundHeld != nil {
+			if orig := s.txs[kRTP][t.refundOf]; orig != nil {
+				orig.refunded.Sub(orig.refunded, t.refundHeld)
+			}
+			t.refundHeld = nil
+		}
+	}
+	if t.callbackURL != "" {
+		key := ""
+		if owner != nil {
+			key = owner.key
+		}
+		s.outbox = append(s.outbox, callbackJob{
+			url:    t.callbackURL,
+			method: s.callbackMethod(t.kind),
+			body:   mustMarshal(s.record(t, true)),
+			key:    key,
+		})
+	}
+	return true
+}
+
+func (s *Server) settleAllLocked(now time.Time) {
+	for _, m := range s.txs {
+		for _, t := range m {
+			s.settleLocked(t, now)
+		}
+	}
+}
+
+func (s *Server) schedule(t *tx) {
+	if t.finalAt.IsZero() {
+		return
+	}
+	d := time.Until(t.finalAt)
+	if d < 0 {
+		d = 0
+	}
+	time.AfterFunc(d, func() {
+		select {
+		case <-s.closed:
+			return
+		default:
+		}
+		s.lock()
+		now := time.Now()
+		if now.Before(t.finalAt) {
+			now = t.finalAt
+		}
+		s.settleLocked(t, now)
+		s.unlock()
+	})
+}
+
+// ---------- records ----------
+
+func (s *Server) statusName(st string) string {
+	if st == stSuccess && s.on(CtlCompleted) {
+		return "COMPLETED"
+	}
+	return st
+}
+
+func (s *Server) fmtAmount(n *big.Int) string {
+	if s.spec() {
+		return formatAmount(n, 2)
+	}
+	return formatAmount(n, 0)
+}
+
+// record is the status record (and, with forCallback, the callback body).
+func (s *Server) record(t *tx, forCallback bool) obj {
+	o := obj{}
+	if t.status == stSuccess && t.ftid != "" {
+		o = append(o, kv{"financialTransactionId", t.ftid})
+	}
+	if t.extID != nil {
+		o = append(o, kv{"externalId", *t.extID})
+	}
+	o = append(o, kv{"amount", s.fmtAmount(t.amount)}, kv{"currency", t.currency})
+	if t.party != nil {
+		name := "payee"
+		if t.kind == kRTP {
+			name = "payer"
+		}
+		o = append(o, kv{name, obj{{"partyIdType", t.party.Type}, {"partyId", t.party.ID}}})
+	}
+	if t.payerMsg != nil {
+		o = append(o, kv{"payerMessage", *t.payerMsg})
+	}
+	if t.payeeNote != nil {
+		o = append(o, kv{"payeeNote", *t.payeeNote})
+	}
+	o = append(o, kv{"status", s.statusName(t.status)})
+	if t.status == stFailed {
+		if s.spec() {
+			o = append(o, kv{"reason", obj{{"code", t.reason}, {"message", s.reasonMessage(t.reason)}}})
+		} else {
+			o = append(o, kv{"reason", t.reason})
+		}
+	}
+	if forCallback && s.spec() {
+		o = append(o, kv{"referenceId", t.id})
+	}
+	return o
+}
+
+var reasonMessages = map[string]string{
+	"INTERNAL_PROCESSING_ERROR": "The transaction failed inside the service.",
+	"APPROVAL_REJECTED":         "The payer declined the transaction.",
+	"EXPIRED":                   "Nobody answered the transaction in time.",
+	"NOT_ENOUGH_FUNDS":          "The owner's account does not cover the amount.",
+	"RESOURCE_NOT_FOUND":        "The request to pay named for refund does not exist.",
+	"NOT_ALLOWED":               "The request to pay cannot be refunded (not successful, or the amount exceeds what is left).",
+	"PAYER_LIMIT_REACHED":       "The amount exceeds the payer's limit.",
+}
+
+func (s *Server) reasonMessage(code string) string {
+	if m, ok := reasonMessages[code]; ok {
+		return m
+	}
+	return s.message(code)
+}
+
+// ---------- creation (2, 9, 10) ----------
+
+func (s *Server) parseParty(raw json.RawMessage) (*party, string) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return nil, "the party must be an object {partyIdType, partyId}"
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(t, &m) != nil {
+		return nil, "the party must be an object {partyIdType, partyId}"
+	}
+	if s.spec() {
+		for k := range m {
+			if k != "partyIdType" && k != "partyId" {
+				return nil, "unknown party member " + k
+			}
+		}
+	}
+	typ, tp, ok1 := s.str(m, "partyIdType")
+	id, ip, ok2 := s.str(m, "partyId")
+	if !ok1 || !ok2 || !tp || !ip {
+		return nil, "the party needs partyIdType and partyId, both strings"
+	}
+	switch typ {
+	case "MSISDN":
+		if !s.validMSISDN(id) {
+			return nil, "partyId is not a valid MSISDN (ITU-T E.164 digits)"
+		}
+	case "EMAIL":
+		if !validEmail(id) {
+			return nil, "partyId is not a valid e-mail address"
+		}
+	case "PARTY_CODE":
+		if !isUUID(id) {
+			return nil, "partyId is not a UUID"
+		}
+	default:
+		return nil, "partyIdType must be MSISDN, EMAIL or PARTY_CODE"
+	}
+	return &party{Type: typ, ID: id}, ""
+}
+
+// textOK applies the text-field rules of the profile.
+func (s *Server) textOK(name, v string) string {
+	limit := 200
+	if name == "externalId" {
+		limit = 64
+	}
+	if !s.spec() {
+		limit = 160
+		if name == "externalId" {
+			limit = MaxBody
+		}
+		if strings.ContainsAny(v, "'&") {
+			return name + " must not contain an apostrophe or &"
+		}
+	}
+	if runeLen(v) > limit {
+		return fmt.Sprintf("%s is longer than %d characters", name, limit)
+	}
+	return ""
+}
+
+func (s *Server) hCreateTx(c *call, kind string) {
+	if !s.business(c, "access") {
+		return
+	}
+	id, ok := s.refID(c)
+	if !ok {
+		return
+	}
+	allowed := []string{"amount", "currency", "externalId", "payerMessage", "payeeNote"}
+	switch kind {
+	case kRTP:
+		allowed = append(allowed, "payer")
+	case kDeposit:
+		allowed = append(allowed, "payee")
+	case kRefund:
+		allowed = append(allowed, "referenceIdToRefund")
+	}
+	m, ok := s.parseObject(c, allowed...)
+	if !ok {
+		return
+	}
+	t := &tx{kind: kind, id: id, owner: c.user.id, created: c.now, status: stPending}
+
+	amountStr, present, okA := s.str(m, "amount")
+	if !okA || !present {
+		s.badRequest(c, "", "amount (string) is required")
+		return
+	}
+	amount, err := s.parseAmount(amountStr)
+	if err != nil {
+		s.badRequest(c, "", err.Error())
+		return
+	}
+	t.amount = amount
+	cur, present, okC := s.str(m, "currency")
+	if !okC || !present || !reCurrency.MatchString(cur) {
+		s.badRequest(c, "", "currency must be an ISO 4217 code (three capital letters)")
+		return
+	}
+	t.currency = cur
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"externalId", &t.extID}, {"payerMessage", &t.payerMsg}, {"payeeNote", &t.payeeNote}} {
+		v, present, ok := s.str(m, f.name)
+		if !ok {
+			s.badRequest(c, "", f.name+" must be a string")
+			return
+		}
+		if present {
+			if msg := s.textOK(f.name, v); msg != "" {
+				s.badRequest(c, "", msg)
+				return
+			}
+			vv := v
+			*f.dst = &vv
+		}
+	}
+	switch kind {
+	case kRTP, kDeposit:
+		name := "payer"
+		if kind == kDeposit {
+			name = "payee"
+		}
+		raw, has := m[name]
+		if !has || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			s.badRequest(c, "", name+" is required")
+			return
+		}
+		p, msg := s.parseParty(raw)
+		if p == nil {
+			s.badRequest(c, "", msg)
+			return
+		}
+		t.party = p
+	case kRefund:
+		ref, present, ok := s.str(m, "referenceIdToRefund")
+		if !ok || !present || !isUUID(ref) {
+			s.badRequest(c, "", "referenceIdToRefund must be a UUID")
+			return
+		}
+		t.refundOf = strings.ToLower(ref)
+	}
+	cb, ok := s.callbackURL(c)
+	if !ok {
+		return
+	}
+	t.callbackURL = cb
+	if cur != s.cfg.Currency {
+		s.fail(c, 500, "INVALID_CURRENCY")
+		return
+	}
+
+	s.lock()
+	if _, dup := s.txs[kind][id]; dup {
+		s.unlock()
+		s.fail(c, 409, "RESOURCE_ALREADY_EXIST")
+		return
+	}
+	s.settleAllLocked(c.now)
+	owner := s.users[t.owner]
+	failNow := "" // a failure known at creation (asynchronous: the creation still answers 202)
+	if kind == kRefund {
+		orig := s.txs[kRTP][t.refundOf]
+		switch {
+		case orig == nil:
+			failNow = "RESOURCE_NOT_FOUND"
+		case orig.status != stSuccess:
+			failNow = "NOT_ALLOWED"
+		case new(big.Int).Add(orig.refunded, t.amount).Cmp(orig.amount) > 0:
+			failNow = "NOT_ALLOWED"
+		}
+		if orig != nil {
+			t.party = &party{Type: orig.party.Type, ID: orig.party.ID}
+		}
+		if failNow == "" {
+			orig.refunded.Add(orig.refunded, t.amount)
+			t.refundHeld = new(big.Int).Set(t.amount)
+		}
+	}
+	if s.spec() && failNow == "" {
+		if code := specTestRefusal(kind, t.party); code != "" {
+			if t.refundHeld != nil {
+				s.txs[kRTP][t.refundOf].refunded.Sub(s.txs[kRTP][t.refundOf].refunded, t.refundHeld)
+			}
+			s.unlock()
+			s.fail(c, 500, code)
+			return
+		}
+	}
+	if failNow == "" && (kind == kDeposit || kind == kRefund) {
+		if owner.balance.Cmp(t.amount) < 0 {
+			failNow = "NOT_ENOUGH_FUNDS"
+			if t.refundHeld != nil {
+				s.txs[kRTP][t.refundOf].refunded.Sub(s.txs[kRTP][t.refundOf].refunded, t.refundHeld)
+				t.refundHeld = nil
+			}
+		} else {
+			owner.balance.Sub(owner.balance, t.amount)
+			t.held = new(big.Int).Set(t.amount)
+		}
+	}
+	if kind == kRTP {
+		t.refunded = new(big.Int)
+	}
+	if failNow != "" {
+		t.finalAt, t.outcome, t.outcomeReason = c.now, stFailed, failNow
+	} else {
+		d, st, reason := s.outcomeFor(kind, t.party, t.amount)
+		t.finalAt, t.outcome, t.outcomeReason = c.now.Add(d), st, reason
+	}
+	s.txs[kind][id] = t
+	s.settleLocked(t, c.now)
+	s.unlock()
+	s.schedule(t)
+	s.empty(c, 202)
+}
+
+// ---------- status queries (4.6) ----------
+
+func (s *Server) hGetTx(c *call, kind string) {
+	if !s.business(c, "access") {
+		return
+	}
+	id := c.p["id"]
+	if !isUUID(id) {
+		s.badRequest(c, "", "the reference id must be a UUID")
+		return
+	}
+	s.lock()
+	t := s.txs[kind][strings.ToLower(id)]
+	if t == nil || t.owner != c.user.id {
+		s.unlock()
+		s.fail(c, 404, "RESOURCE_NOT_FOUND")
+		return
+	}
+	s.settleLocked(t, c.now)
+	rec := s.record(t, false)
+	s.unlock()
+	s.writeJSON(c, 200, rec)
+}
+
+// ---------- 3. delivery notification ----------
+
+func (s *Server) hDeliveryNotification(c *call) {
+	if !s.business(c, "access") {
+		return
+	}
+	id := c.p["id"]
+	if !isUUID(id) {
+		s.badRequest(c, "", "the reference id must be a UUID")
+		return
+	}
+	if lang := c.r.Header.Get("Language"); lang != "" && !reLanguage.MatchString(lang) {
+		s.badRequest(c, "", "Language must be an ISO 639-1 or 639-3 code")
+		return
+	}
+	m, ok := s.parseObject(c, "notificationMessage")
+	if !ok {
+		return
+	}
+	msg, present, ok := s.str(m, "notificationMessage")
+	if !ok || !present || strings.TrimSpace(msg) == "" {
+		s.badRequest(c, "", "notificationMessage (non-empty string) is required")
+		return
+	}
+	if e := s.textOK("notificationMessage", msg); e != "" {
+		s.badRequest(c, "", e)
+		return
+	}
+	s.lock()
+	t := s.txs[kRTP][strings.ToLower(id)]
+	if t == nil || t.owner != c.user.id {
+		s.unlock()
+		s.fail(c, 404, "RESOURCE_NOT_FOUND")
+		return
+	}
+	s.settleLocked(t, c.now)
+	switch {
+	case t.status != stSuccess:
+		s.unlock()
+		s.fail(c, 409, "TRANSACTION_NOT_COMPLETED")
+		return
+	case !c.now.Before(t.completedAt.Add(s.tm.notifWindow)):
+		s.unlock()
+		s.fail(c, 410, "EXPIRED")
+		return
+	case !t.lastNotified.IsZero() && c.now.Before(t.lastNotified.Add(s.tm.notifCooldown)):
+		wait := t.lastNotified.Add(s.tm.notifCooldown).Sub(c.now)
+		s.unlock()
+		secs := int((wait + time.Second - 1) / time.Second)
+		c.w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.fail(c, 429, "NOT_ALLOWED")
+		return
+	}
+	t.lastNotified = c.now
+	s.unlock()
+	s.empty(c, 200)
+}
+
+// ---------- balance (4, 13) ----------
+
+func (s *Server) hBalance(c *call) {
+	if !s.business(c, "access") {
+		return
+	}
+	if cur, has := c.p["currency"]; has {
+		if !reCurrency.MatchString(cur) {
+			s.badRequest(c, "", "the currency must be an ISO 4217 code (three capital letters)")
+			return
+		}
+		if cur != s.cfg.Currency {
+			s.fail(c, 500, "INVALID_CURRENCY")
+			return
+		}
+	}
+	s.lock()
+	s.settleAllLocked(c.now)
+	bal := new(big.Int).Set(c.user.balance)
+	s.unlock()
+	s.writeJSON(c, 200, obj{{"availableBalance", s.fmtAmount(bal)}, {"currency", s.cfg.Currency}})
+}
