@@ -259,7 +259,10 @@ export function warningLines(summary: RunSummary): string[] {
 }
 
 function judgeSteps(steps: TestStepResult[]): { verdict: Verdict; reason?: string } {
-  const broken = steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
+  // A departure anywhere (a step's, or the After hook's check of every answer) outweighs a step that could not test.
+  const broken =
+    steps.find((s) => s.status === 'FAILED' && DEPARTURES.has(s.exception?.type ?? '')) ??
+    steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
   if (!broken) return { verdict: steps.some((s) => s.status === 'SKIPPED') ? 'skipped' : 'passed' };
   const reason = broken.exception?.message ?? broken.message ?? broken.status;
   if (broken.status === 'FAILED') {

@@ -4,8 +4,9 @@ import type { Product } from '../../core/products.ts';
 import type { CheckName } from './index.ts';
 
 /**
- * What every check is, whatever its family: a name, what it holds a target to, the source of that rule, the sources of
- * the values it compares with where they are weaker than the rule, and the premises it stands on. A family of checks
+ * What every check is, whatever its family: a name, what it holds a target to, the source of that rule, and the
+ * sources of the values it compares with where they are weaker than the rule (a case's premises are its own:
+ * harness/checks/premises.ts). A family of checks
  * (harness/checks/<family>.ts) keeps each check's definition beside the function that makes it, as Schemathesis's
  * checks.py does; harness/checks/index.ts gathers them.
  */
@@ -15,8 +16,6 @@ export interface CheckDefinition {
   source: Source;
   /** The expected values the check compares with whose source is not the rule's, by name: a finding about one rests on it too. */
   values?: Readonly<Record<string, Source>>;
-  /** The premises (harness/checks/premises.ts) the check stands on wherever it is made. */
-  premises?: readonly string[];
   /** It only informs (an unknown field, under --strict): a warning whatever the run. */
   advisory?: true;
   /**

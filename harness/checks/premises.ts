@@ -1,26 +1,72 @@
 import { observed, reading, spec, type Source } from '../../core/sources.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
+import type { ProfileName } from '../../core/profiles.ts';
 
 /**
  * What a scenario takes for granted to set up its case: which API user calls, which product redeems a consent, which
  * test number approves, what a final state is called. Each premise has a source of its own, as a check does, and a
  * finding is no stronger than the weakest premise under it (harness/checks/check.ts).
  *
- * A scenario *assumes* a premise while it has not seen it hold, and a finding about an operation the premise concerns,
- * made meanwhile, rests on it: when the premise is weaker in the run than the finding (a reading, or an observation in
- * the spec profile), the departure may be the premise not holding for this target rather than the target departing,
- * and the scenario ends NOT TESTED, naming the premise (judge.ts PremiseNotHeld). A premise the scenario has seen hold
- * (the refund it rests on was accepted) weakens nothing after. Checks name the premises their expected values rest on
- * (a state's name, a test number's outcome) in their definitions.
+ * A scenario *assumes* a premise while it has not seen it hold, and an expectation that names it (Expectation.premises)
+ * rests on it: when the answer is a refusal of the premise's own kind (`refusal`: the caller turned away, say) and the
+ * premise is weaker in the run than the finding (a reading, or an observation in the spec profile), the departure may
+ * be the premise not holding for this target rather than the target departing, and the scenario ends NOT TESTED,
+ * naming the premise (judge.ts PremiseNotHeld). Any other departure (a 5xx, a wrong record, a deadline) is the
+ * target's, whatever the premise. A premise the scenario has seen hold (the refund it rests on was accepted) weakens
+ * nothing after. Where the expected value itself rests on the live service (a state's name, a test number's outcome),
+ * the check says so in its definition's values instead.
  */
 export interface Premise {
   /** What is taken for granted, in the domain's words. */
   statement: string;
-  source: Source;
+  /** Where it comes from: one source, or one per profile (the live service's binding makes one an observation there). */
+  source: Source | Readonly<Record<ProfileName, Source>>;
   /** The operations whose answers depend on it: only findings about them rest on it. */
   operations: readonly OperationId[] | 'all';
   /** What it means for the target, and for the run, when it does not hold: the report says it. */
   unheld: string;
+  /** The answers that say it does not hold (a refusal of its kind); unset: any departure of an expectation resting on it. */
+  refusal?: (answer: { status: number; json: unknown }) => boolean;
+}
+
+/** The source of a premise in a profile. */
+export function premiseSource(premise: Premise, profile: ProfileName): Source {
+  return 'kind' in premise.source ? premise.source : premise.source[profile];
+}
+
+const codeOf = (json: unknown): unknown =>
+  (json as { code?: unknown; error?: unknown } | undefined)?.code ?? (json as { error?: unknown } | undefined)?.error;
+const REFUSAL_CODES = new Set([
+  'NOT_ALLOWED',
+  'NOT_ALLOWED_TARGET_ENVIRONMENT',
+  'PAYMENT_NOT_APPROVED',
+  'RESOURCE_NOT_FOUND',
+  'TRANSACTION_NOT_COMPLETED',
+]);
+const OAUTH_REFUSALS = new Set([
+  'invalid_client',
+  'unauthorized_client',
+  'invalid_grant',
+  'access_denied',
+  'invalid_token',
+  'login_failed',
+]);
+
+/**
+ * The answers that turn a caller or a request away on its right to act (not on its data, and not in bad weather):
+ * 401, 403, 404; a 400 or 500 whose code says not allowed or not found; an OAuth refusal of the client or the grant.
+ */
+function turnedAway({ status, json }: { status: number; json: unknown }): boolean {
+  const code = codeOf(json);
+  if (status === 401 || status === 403 || status === 404) return true;
+  if (typeof code === 'string' && OAUTH_REFUSALS.has(code)) return status === 400 || status === 500;
+  return (status === 400 || status === 500) && typeof code === 'string' && REFUSAL_CODES.has(code);
+}
+
+/** The answers that refuse to act on a transaction that did not end as the scenario took it to (409 not completed, say). */
+function refusedForItsState({ status, json }: { status: number; json: unknown }): boolean {
+  const code = codeOf(json);
+  return [400, 404, 409, 410].includes(status) || (status === 500 && typeof code === 'string' && REFUSAL_CODES.has(code));
 }
 
 const TRANSACTION_OPERATIONS: readonly OperationId[] = [
@@ -59,33 +105,42 @@ const CONSENT_OPERATIONS: readonly OperationId[] = ['bcAuthorize', 'createOAuthT
 export const PREMISES = {
   'refund-by-another-api-user': {
     statement: 'a disbursement API user may refund a request to pay that a collection API user made',
-    source: reading(
-      '§2.4 and §4.3 #9 say nothing of who may refund; a request to pay is made under collection and a refund under disbursement, so with API users bound to their product (real-api-notes) only another API user can refund',
-    ),
+    source: {
+      spec: reading('§2.4 and §4.3 #9 say nothing of who may refund, nor whether an API user works across products'),
+      'mtn-sandbox': observed(
+        'real-api-notes, provisioning and tokens: an API user works only with the product it was provisioned under, so only a disbursement API user can refund a request to pay',
+      ),
+    },
     operations: REFUND_OPERATIONS,
     unheld:
       'The target does not let another API user refund the payment: a server may bind refunds to the API user that was paid, and the spec does not say who may refund.',
+    refusal: turnedAway,
   },
   'refund-by-payer-api-user': {
     statement: 'the API user that was paid may refund its own request to pay, through the disbursement product',
     source: reading('§2.4 and §4.3 #9 say nothing of who may refund, nor that an API user works across products'),
     operations: REFUND_OPERATIONS,
     unheld: 'The target does not let the API user that was paid refund its own payment under disbursement either.',
+    refusal: turnedAway,
   },
   'consent-redeemed-by-asker': {
-    statement: 'the API user that asked for the consent under collection redeems it at the listed path, /disbursement/oauth2/token/',
+    statement:
+      'the API user that asked for the consent under collection redeems it at the listed path, /disbursement/oauth2/token/, and its consent token reads the user information under collection',
     source: reading(
       "§4.3 #11 lists the consent token only under disbursement and §5.4 tells the flow as one partner's; the spec does not say which API user redeems it, nor that an API user works across products",
     ),
     operations: ['createOAuthToken', 'userInfo'],
     unheld:
       "The target refuses the asking API user's credential at the disbursement token operation: it binds API users to the product that created them, which the spec allows.",
+    refusal: turnedAway,
   },
   'consent-redeemed-by-product-user': {
-    statement: 'a disbursement API user redeems, at /disbursement/oauth2/token/, a consent that a collection API user asked for',
+    statement:
+      'a disbursement API user redeems, at /disbursement/oauth2/token/, a consent that a collection API user asked for, and its consent token reads the user information under collection',
     source: reading('§4.3 #11 lists the consent token under disbursement; the spec does not say which API user redeems a consent'),
     operations: ['createOAuthToken', 'userInfo'],
     unheld: 'The target lets only the API user that asked redeem a consent (as CIBA Core §10.1 has it), so no disbursement API user can.',
+    refusal: turnedAway,
   },
   'consent-within-own-product': {
     statement:
@@ -102,6 +157,7 @@ export const PREMISES = {
     operations: TRANSACTION_OPERATIONS,
     unheld:
       "The payment the scenario rests on did not end as the live sandbox's test number would: this target's test numbers or its names of final states differ, which the spec does not fix.",
+    refusal: refusedForItsState,
   },
   'foreign-currency-refused': {
     statement: 'the target refuses MOMO_REFUSED_CURRENCY, by default a currency other than MOMO_CURRENCY',
@@ -115,12 +171,6 @@ export const PREMISES = {
     source: spec('§7 sets A and B: INVALID_CURRENCY, for the currency the run was told the target refuses (MOMO_REFUSED_CURRENCY)'),
     operations: CREATION_OPERATIONS,
     unheld: 'The target takes the currency MOMO_REFUSED_CURRENCY names.',
-  },
-  'api-user-registered': {
-    statement: 'the API user the scenario registered exists',
-    source: spec('§4.5 #14: 201 created'),
-    operations: ['createApiKey', 'getApiUser'],
-    unheld: 'The API user the scenario rests on was not registered.',
   },
 } as const satisfies Record<string, Premise>;
 

@@ -1,6 +1,6 @@
 import type { ApiResponse, Exchange } from '../client/momo-client.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
-import { describeSource, severityOf, type RunStrictness, type Source } from '../../core/sources.ts';
+import { describeSource, reading, severityOf, type RunStrictness, type Source } from '../../core/sources.ts';
 import type { Redactor } from '../../core/secrets/redact.ts';
 import { reportSafe } from '../../core/report-text.ts';
 import { curlOf } from '../reproduction/curl.ts';
@@ -24,7 +24,7 @@ import {
 import { isGeneral } from '../checks/index.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
-import type { Premise } from '../checks/premises.ts';
+import type { Premise, PremiseName } from '../checks/premises.ts';
 
 export { quote, bodyChecksOf };
 
@@ -108,9 +108,10 @@ export class NotObservable extends Error {
 
 const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
-/** A premise the scenario assumes, with its name. */
-export interface AssumedPremise extends Premise {
-  name: string;
+/** A premise the scenario assumes, with its name and its source in the run's profile. */
+export interface AssumedPremise extends Omit<Premise, 'source'> {
+  name: PremiseName;
+  source: Source;
 }
 
 /** What judging needs of the run: how findings weigh, the profile's behaviour, the redactor, and where warnings go. */
@@ -140,6 +141,8 @@ export interface Judgement {
   response?: ApiResponse;
   /** What was received, when not an answer (a callback, say). */
   received?: string;
+  /** The premises the case rests on (harness/checks/premises.ts): while the scenario assumes one, its findings rest on it. */
+  premises?: readonly PremiseName[];
 }
 
 export interface Expectation {
@@ -159,9 +162,16 @@ export interface Expectation {
   codeSource?: Source;
   /** What is being checked, in the domain's words, e.g. "a duplicate reference id is refused". */
   what: string;
+  /** The premises the case rests on (harness/checks/premises.ts): while the scenario assumes one, its findings rest on it. */
+  premises?: readonly PremiseName[];
 }
 
 const MAX_BODY_IN_MESSAGE = 1500;
+
+/** §7 rule 6: the shape of a 400's body is not shown, so that its code is in `code` (or `error`) is our reading. */
+const CODE_OF_A_400 = reading(
+  '§7 rule 6: the body shape of the 400 responses is not shown; that its code is in code or error is our reading',
+);
 
 /**
  * Judges one response against an expectation: its status (status-code), its body against the contract of that
@@ -184,6 +194,7 @@ export function judge(response: ApiResponse, expected: Expectation, context: Jud
       checks,
       findings,
       response,
+      ...(expected.premises ? { premises: expected.premises } : {}),
     },
     context,
   );
@@ -207,10 +218,12 @@ export function responseFindings(response: ApiResponse, expected: Expectation, c
     ...statusFindings(response, statuses, expected.source),
     ...bodyFindings(response, context.behaviour, context.run),
   ];
-  if (expected.code !== undefined && statuses.includes(response.status))
+  if (expected.code !== undefined && statuses.includes(response.status)) {
+    const source = expected.codeSource ?? codeSourceFor(id, product, response.status, expected.source);
     findings.push(
-      ...errorCodeFindings(response, expected.code, expected.codeSource ?? codeSourceFor(id, product, response.status, expected.source)),
+      ...errorCodeFindings(response, expected.code, response.status === 400 && source.kind === 'spec' ? CODE_OF_A_400 : source),
     );
+  }
   return findings;
 }
 
@@ -257,8 +270,14 @@ export function judgeAnswer(response: ApiResponse, context: JudgingContext): voi
  * ConformanceFailure that begins with `header`, names each failed check, its source and the field, shows what came
  * back (redacted) and ends with the curl command that replays it.
  */
-export function conclude({ header, operation, product, checks, findings, response, received }: Judgement, context: JudgingContext): void {
-  const assumed = context.assumed?.(operation) ?? [];
+export function conclude(
+  { header, operation, product, checks, findings, response, received, premises: restsOn = [] }: Judgement,
+  context: JudgingContext,
+): void {
+  // Only the premises the case names, that the scenario still assumes, and that this answer could be the refusal of.
+  const assumed = (context.assumed?.(operation) ?? []).filter(
+    (p) => restsOn.includes(p.name) && (p.refusal === undefined || response === undefined || p.refusal(response)),
+  );
   const premises: Basis[] = assumed.map((p) => ({ on: `premise ${p.name}: ${p.statement}`, source: p.source }));
   const rested = findings.map((f) => {
     const alone = restingOn(f, [], context.run);
@@ -289,12 +308,12 @@ export function conclude({ header, operation, product, checks, findings, respons
   }
   const unheld = rested.filter((r) => severityOfFinding(r.alone, context.run) === 'failure').map((r) => r.alone);
   if (unheld.length === 0) return;
-  const premise = assumed.find((p) => severityOf(p.source, context.run) === 'warning')!;
+  const weak = assumed.filter((p) => severityOf(p.source, context.run) === 'warning');
   throw new PremiseNotHeld(
-    premise.name,
+    weak.map((p) => p.name).join(', '),
     [
-      `Premise not held, so not tested: ${premise.statement} (${describeSource(premise.source)}).`,
-      `  ${premise.unheld}`,
+      ...weak.map((p) => `Premise not held, so not tested: ${p.statement} (${describeSource(p.source)}).`),
+      ...weak.map((p) => `  ${p.unheld}`),
       `  ${header}`,
       ...unheld.map((f) => `  so this is not judged: ${f.check}: ${describeDifference(redactFinding(f, context.redactor))}`),
       ...(receivedLine !== undefined ? [`  received: ${receivedLine}`] : []),

@@ -188,17 +188,36 @@ export function expectPending(world: MomoWorld): void {
   });
 }
 
-/** The consent is redeemed at once, by the way that held on this target (or the first the profile tries). */
+/**
+ * The consent is redeemed at once, before the customer can have answered: by the way that holds on this target, each
+ * tried in turn while its credential is turned away (the answer is then neither a pending consent nor a token).
+ */
 export async function redeemAtOnce(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   const ways = redeemWays(world);
-  const way = ways[0];
-  if (way) {
-    world.assume(way.premise);
-    consent.flow = { ...consent.flow, redeem: way.redeem };
-    consent.redeemer = await way.redeemer(world, consent);
+  if (ways.length === 0) {
+    await redeemConsent(world);
+    return;
   }
-  await redeemConsent(world);
+  await world.eitherWay(
+    ways.map((way) => ({
+      premise: way.premise,
+      attempt: async () => {
+        useWay(world, consent, way, await way.redeemer(world, consent));
+        const response = await redeemConsent(world);
+        if (response.status !== 200 && !isPending(response))
+          world.expect({ status: [200, 400], what: 'a consent is redeemed, or said to be pending', premises: [way.premise] }, response);
+      },
+    })),
+    { holdsWhenDone: false },
+  );
+}
+
+/** The scenario's consent is redeemed this way, by this API user, and rests on the way's premise until it reads the user information. */
+function useWay(world: MomoWorld, consent: Consent, way: RedeemWay, redeemer: Account): void {
+  consent.flow = { ...consent.flow, redeem: way.redeem };
+  consent.redeemer = redeemer;
+  consent.way = way.premise;
 }
 
 /**
@@ -215,12 +234,12 @@ export async function redeemOnceConsented(world: MomoWorld): Promise<void> {
     ways.map((way) => ({
       premise: way.premise,
       attempt: async () => {
-        consent.flow = { ...consent.flow, redeem: way.redeem };
-        consent.redeemer = await way.redeemer(world, consent);
+        useWay(world, consent, way, await way.redeemer(world, consent));
         await pollForConsentToken(world);
         return way;
       },
     })),
+    { holdsWhenDone: false },
   );
   world.harness.discovered.set(WAY_HELD, chosen.premise);
 }
@@ -251,6 +270,7 @@ async function pollForConsentToken(world: MomoWorld): Promise<void> {
         if (pending === 'slow_down') intervalMs += SLOW_DOWN_STEP_MS;
         throw new Error(`the token operation answers ${pending}`);
       }
+      // Anything else is the consent token it should have been, or a refusal of the way's credential (its premise).
       try {
         keepConsentToken(world, 'the consent token is issued once the customer has consented');
       } catch (failure) {
@@ -278,7 +298,7 @@ export async function refreshConsentToken(world: MomoWorld): Promise<void> {
   const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
   const what = 'a consent token is refreshed while the consent lasts';
   const response = world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
-  world.expect({ status: 200, source: CONSENT_CHECKS['consent-refresh'].source, what }, response);
+  world.expect({ status: 200, source: CONSENT_CHECKS['consent-refresh'].source, what, premises: wayOf(consent) }, response);
   if (response.status !== 200) {
     world.log('The refresh was not answered with a token: the partner keeps the consent token it holds.');
     return;
@@ -301,7 +321,9 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
   const what = "the consent token reads the customer's user information";
   const response = world.remember(await world.client.userInfo(consent.flow.read, `Bearer ${consent.accessToken}`));
-  world.expect({ status: 200, what });
+  world.expect({ status: 200, what, premises: wayOf(consent) });
+  // The way the consent was redeemed held all through: its token read the user information.
+  if (consent.way) world.held(consent.way);
   const gender = (response.json as { gender?: unknown }).gender;
   world.check('gender-case', response, what, genderCaseFindings(gender, world.harness.behaviour.genderCase, world.config.profile));
 }
@@ -326,7 +348,7 @@ export function expectBasicInfo(world: MomoWorld): void {
  */
 function keepConsentToken(world: MomoWorld, what: string): void {
   const consent = currentConsent(world);
-  const response = world.expect({ status: 200, what });
+  const response = world.expect({ status: 200, what, premises: wayOf(consent) });
   const body = response.json as { access_token: string; refresh_token: string; expires_in: number; scope?: unknown };
   world.check('consent-scope-not-wider', response, what, scopeFindings(consent.scope, body.scope));
   consent.accessToken = body.access_token;
@@ -337,6 +359,9 @@ function keepConsentToken(world: MomoWorld, what: string): void {
   world.harness.redactor.add(body.access_token, 'consent token');
   world.harness.redactor.add(body.refresh_token, 'refresh token');
 }
+
+/** The premise the way a consent is redeemed rests on, as an expectation names it. */
+const wayOf = (consent: Consent) => (consent.way ? [consent.way] : []);
 
 function currentConsent(world: MomoWorld): Consent {
   if (!world.consent?.authReqId)

@@ -28,6 +28,8 @@ export async function notifyDelivery(
       world.payment?.product ?? account.product,
     ),
   );
+  // A notification rests on the payment having ended as the scenario took it to (SUCCESSFUL, or not).
+  world.restsOn = ['payment-settled-as-asked'];
 }
 
 /** Another partner notifies delivery of this scenario's payment, which it does not own. */

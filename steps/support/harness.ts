@@ -19,7 +19,7 @@ import {
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { bodyChecksOf, bodyFindings } from '../../harness/checks/answers.ts';
 import { FINAL_STATUSES, finalStaysFinalFindings } from '../../harness/checks/transactions.ts';
-import { PREMISES, concerns, type PremiseName } from '../../harness/checks/premises.ts';
+import { PREMISES, concerns, premiseSource, type PremiseName } from '../../harness/checks/premises.ts';
 import type { Evaluation, Warning } from '../../harness/checks/index.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
@@ -138,10 +138,34 @@ export class Harness implements JudgingContext {
     this.premises.delete(name);
   }
 
+  /** Where the checks this scenario made stand now: what rollback returns to. */
+  checkpoint(): ReadonlySet<string> {
+    return new Set(this.evaluations.keys());
+  }
+
+  /** Forgets the checks made since a checkpoint (a way to set up a case that did not hold verified nothing). */
+  rollback(checkpoint: ReadonlySet<string>): void {
+    for (const key of [...this.evaluations.keys()]) if (!checkpoint.has(key)) this.evaluations.delete(key);
+  }
+
+  /**
+   * Runs work (finding out something of the target for every later scenario) on no premise of the current scenario's:
+   * its findings stand or fall on their own and on the premises it assumes itself. The scenario's premises come back after.
+   */
+  async apart<T>(work: () => Promise<T>): Promise<T> {
+    const own = this.premises;
+    this.premises = new Map();
+    try {
+      return await work();
+    } finally {
+      this.premises = own;
+    }
+  }
+
   assumed(operation: OperationId): AssumedPremise[] {
     return [...this.premises]
       .filter(([name, state]) => state === 'assumed' && concerns(PREMISES[name], operation))
-      .map(([name]) => ({ name, ...PREMISES[name] }));
+      .map(([name]) => ({ name, ...PREMISES[name], source: premiseSource(PREMISES[name], this.run.profile) }));
   }
 
   /** Answers of this scenario whose bodies depart from their schemas, whether or not a step looked at them. */

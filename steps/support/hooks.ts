@@ -62,7 +62,9 @@ After(async function (this: MomoWorld, { result }) {
     await this.attach(JSON.stringify(evaluations), { mediaType: EVALUATIONS_MEDIA_TYPE, fileName: 'checks.json' });
   if (this.evidence.length === 0) return;
   // The failure, if any: what its checks found, and which exchange's answer it is about (its reproduction ends there).
-  const failedBody = result?.status === Status.PASSED && bodyFailures.length > 0;
+  // A definite departure of an answer no step judged fails the scenario whatever else ended it: not tested for a
+  // premise that did not hold, or for a target that stopped answering, it still sent a record that departs.
+  const failedBody = bodyFailures.length > 0 && !(error instanceof ConformanceFailure);
   const failure = error instanceof ConformanceFailure ? error : failedBody ? bodyFailures[0] : undefined;
   const evidence = {
     passed: result?.status === Status.PASSED && !failedBody,

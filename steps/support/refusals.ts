@@ -116,24 +116,28 @@ const foreignCurrency = (world: MomoWorld) => world.config.refusedCurrency;
  * That the target refuses the currency is a premise: the live sandbox takes only EUR (observed), and a service may take
  * several, which the spec allows; it is the run's own word when MOMO_REFUSED_CURRENCY is set.
  */
-function assumeCurrencyRefused(world: MomoWorld): void {
-  world.assume(world.config.refusedCurrencySet ? 'foreign-currency-refused-as-set' : 'foreign-currency-refused');
+const currencyPremise = (world: MomoWorld) =>
+  world.config.refusedCurrencySet ? ('foreign-currency-refused-as-set' as const) : ('foreign-currency-refused' as const);
+
+function restOnCurrencyRefused(world: MomoWorld): void {
+  world.assume(currencyPremise(world));
+  world.restsOn = [...world.restsOn, currencyPremise(world)];
 }
 
 export async function requestInForeignCurrency(world: MomoWorld, amount: string): Promise<void> {
-  assumeCurrencyRefused(world);
   await requestPayment(world, ORDINARY_CUSTOMER, amount, { body: { currency: foreignCurrency(world) } });
+  restOnCurrencyRefused(world);
 }
 
 export async function depositInForeignCurrency(world: MomoWorld, amount: string, party: Party): Promise<void> {
-  assumeCurrencyRefused(world);
   await deposit(world, party, amount, { body: { currency: foreignCurrency(world) } });
+  restOnCurrencyRefused(world);
 }
 
 /** A refund of the scenario's request to pay, in full, in a currency the target does not take. */
 export async function refundInForeignCurrency(world: MomoWorld): Promise<void> {
-  assumeCurrencyRefused(world);
   await refundPayment(world, undefined, { body: { currency: foreignCurrency(world) } });
+  restOnCurrencyRefused(world);
 }
 
 /**
@@ -148,14 +152,15 @@ export async function expectCurrencyRefused(world: MomoWorld): Promise<void> {
   const response = world.response;
   if (!response) throw new Error('No transaction was asked for in this scenario.');
   if (response.status !== 202) {
+    // A refusal shows the target refuses the currency: its code is judged on that alone.
+    if (response.status >= 400) world.held(currencyPremise(world));
     world.expect({ status: [400, 500], code: 'INVALID_CURRENCY', source: REFUSALS['currency-refused'], what });
-    world.held(world.config.refusedCurrencySet ? 'foreign-currency-refused-as-set' : 'foreign-currency-refused');
     return;
   }
   world.check('status-code', response, what, statusFindings(response, [400, 500], REFUSALS['currency-refused-at-creation']));
-  const record = await expectOutcome(world, 'FAILED', 'INVALID_CURRENCY');
+  const record = await expectOutcome(world, 'FAILED', 'INVALID_CURRENCY', REFUSALS['currency-refused']);
   if (record.status === 'FAILED') {
-    world.held(world.config.refusedCurrencySet ? 'foreign-currency-refused-as-set' : 'foreign-currency-refused');
+    world.held(currencyPremise(world));
     return;
   }
   world.check(

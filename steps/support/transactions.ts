@@ -9,6 +9,7 @@ import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import type { MomoWorld, Payment } from './world.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
+import type { ProfileName } from '../../core/profiles.ts';
 import { operation, statusQueryOf } from '../../core/catalogue/routes.ts';
 import { expectOutcome, requestToPayOf, settledAsAsked } from './status-records.ts';
 
@@ -121,13 +122,21 @@ export async function refundPayment(
     referenceIdToRefund: original.referenceId,
   };
   const account = options.account ?? (await refunderOf(world, original));
-  return createTransaction(world, create, 'disbursement', body, original.party, { ...options, account });
+  const response = await createTransaction(world, create, 'disbursement', body, original.party, { ...options, account });
+  // A refund rests on the payment it refunds having ended as the scenario took it to (SUCCESSFUL, say).
+  world.restsOn = ['payment-settled-as-asked'];
+  return response;
 }
 
 /** Who may refund a request to pay: the disbursement partner, another API user than the one paid; or the one paid itself. */
-const REFUND_WAYS: readonly { premise: PremiseName; refunder: (world: MomoWorld, paid: Account) => Account }[] = [
-  { premise: 'refund-by-another-api-user', refunder: (world) => world.actor },
-  { premise: 'refund-by-payer-api-user', refunder: (_world, paid) => paid },
+const REFUND_WAYS: readonly {
+  premise: PremiseName;
+  refunder: (world: MomoWorld, paid: Account) => Account;
+  /** The profiles the way is open in: the live service binds an API user to its product, so only another may refund there. */
+  profiles: readonly ProfileName[];
+}[] = [
+  { premise: 'refund-by-another-api-user', refunder: (world) => world.actor, profiles: ['spec', 'mtn-sandbox'] },
+  { premise: 'refund-by-payer-api-user', refunder: (_world, paid) => paid, profiles: ['spec'] },
 ];
 
 const REFUNDER_FOUND = 'refunder';
@@ -142,10 +151,14 @@ const REFUNDER_FOUND = 'refunder';
 async function refunderOf(world: MomoWorld, original: Payment): Promise<Account> {
   let found = world.harness.discovered.get(REFUNDER_FOUND) as PremiseName | PremiseNotHeld | undefined;
   if (found === undefined) {
-    found = await findRefunder(world).catch((error: unknown) => {
-      if (error instanceof PremiseNotHeld) return error;
-      throw error;
-    });
+    found = await world.harness
+      .apart(() => findRefunder(world))
+      .catch((error: unknown) => {
+        if (error instanceof PremiseNotHeld) return error;
+        throw error;
+      });
+    // What was found holds for the run: a way that held, or the refusals of every way (each a refusal of its kind,
+    // quoted in the message), which a later refund would only meet again.
     world.harness.discovered.set(REFUNDER_FOUND, found);
   }
   if (found instanceof PremiseNotHeld) throw new PremiseNotHeld(found.premise, found.message);
@@ -154,7 +167,11 @@ async function refunderOf(world: MomoWorld, original: Payment): Promise<Account>
   return way.refunder(world, original.account);
 }
 
-/** A payment of the run's collection API user, settled and refunded each way in turn until a refund is accepted. */
+/**
+ * A payment of the run's collection API user, settled, and refunded each way in turn until a refund is accepted. A
+ * way is given up only when the refund is turned away as its premise's refusal (harness/checks/premises.ts); any
+ * other departure is the target's. A payment that did not end SUCCESSFUL rests the refunds on that too.
+ */
 async function findRefunder(world: MomoWorld): Promise<PremiseName> {
   const paid = await world.harness.account('collection');
   const referenceId = randomUUID();
@@ -164,16 +181,17 @@ async function findRefunder(world: MomoWorld): Promise<PremiseName> {
     { status: 202, what },
     await world.client.invoke('requestToPay', 'collection', { authorization: await world.bearer(paid), referenceId, body }),
   );
-  await world.eventually(`the payment ${referenceId} reaching a final status`, async () => {
+  const status = await world.eventually(`the payment ${referenceId} reaching a final status`, async () => {
     const read = await world.client.invoke(statusQueryOf('requestToPay'), 'collection', {
       authorization: await world.bearer(paid),
       params: { referenceId },
     });
     const status = (read.json as { status?: unknown } | undefined)?.status;
-    return read.status === 200 && status !== 'PENDING' && status !== 'CREATED' ? true : undefined;
+    return read.status === 200 && status !== 'PENDING' && status !== 'CREATED' ? String(status) : undefined;
   });
+  if (status !== 'SUCCESSFUL') world.assume('payment-settled-as-asked');
   return world.eitherWay(
-    REFUND_WAYS.map((way) => ({
+    REFUND_WAYS.filter((way) => way.profiles.includes(world.config.profile)).map((way) => ({
       premise: way.premise,
       attempt: async () => {
         const refunder = way.refunder(world, paid);
@@ -184,7 +202,7 @@ async function findRefunder(world: MomoWorld): Promise<PremiseName> {
           referenceIdToRefund: referenceId,
         };
         world.expect(
-          { status: 202, what: 'a refund of a successful payment is accepted' },
+          { status: 202, what: 'a refund of a successful payment is accepted', premises: [way.premise, 'payment-settled-as-asked'] },
           await world.client.invoke('refund', 'disbursement', {
             authorization: await world.bearer(refunder),
             referenceId: randomUUID(),

@@ -39,6 +39,8 @@ export interface Consent {
   account: Account;
   /** The API user that redeems it: the asker, or another of the redeeming product (steps/support/consent.ts). */
   redeemer: Account;
+  /** The premise the way it is redeemed and read rests on, until the user information is read with its token. */
+  way?: PremiseName;
   flow: ConsentFlow;
   msisdn: string;
   /** The scope asked for, space-separated. */
@@ -105,6 +107,12 @@ export class MomoWorld extends World {
   rule?: Source;
   /** The consent flow runs within the partner's own product (beyond the spec) rather than on the spec's paths. */
   consentWithinProduct?: boolean;
+  /**
+   * The premises the scenario's last request rests on (harness/checks/premises.ts), as its When step knows them: the
+   * payment it refunds ended as taken, the target refuses the currency. Every judgement of the answers that follow
+   * rests on them while the scenario assumes them; a new request forgets them.
+   */
+  restsOn: PremiseName[] = [];
 
   constructor(options: IWorldOptions) {
     super(options);
@@ -134,16 +142,18 @@ export class MomoWorld extends World {
     return this.harness.bearer(account);
   }
 
-  /** Keeps the answer as the scenario's last one and returns it. */
+  /** Keeps the answer as the scenario's last one and returns it; the premises of the request before are forgotten. */
   remember(response: ApiResponse): ApiResponse {
     this.response = response;
+    this.restsOn = [];
     return response;
   }
 
   /** Judges the last answer against what the spec says; a departure fails the step with the details. */
   expect(expectation: Expectation, response: ApiResponse | undefined = this.response): ApiResponse {
     if (!response) throw new Error('No answer to judge: a When step must call the target first.');
-    return this.harness.judge(response, expectation);
+    const premises = [...new Set([...(expectation.premises ?? []), ...this.restsOn])];
+    return this.harness.judge(response, premises.length > 0 ? { ...expectation, premises } : expectation);
   }
 
   /** The scenario takes a premise for granted from here on (harness/checks/premises.ts). */
@@ -161,16 +171,24 @@ export class MomoWorld extends World {
    * answers would fail only because its premise does not hold for this target (PremiseNotHeld) gives way to the next.
    * The way that held is returned; when none did, the scenario is not tested, naming every premise tried.
    */
-  async eitherWay<T>(ways: readonly { premise: PremiseName; attempt: () => Promise<T> }[]): Promise<T> {
+  async eitherWay<T>(
+    ways: readonly { premise: PremiseName; attempt: () => Promise<T> }[],
+    options: { holdsWhenDone?: boolean } = {},
+  ): Promise<T> {
     const unheld: PremiseNotHeld[] = [];
     for (const way of ways) {
       this.assume(way.premise);
+      // The checks a way made before it turned out not to hold verified nothing: they do not count.
+      const checkpoint = this.harness.checkpoint();
       try {
         const result = await way.attempt();
-        this.held(way.premise);
+        // A way whose premise the scenario has yet to see hold further on (a consent token that must also read the
+        // user information) stays assumed: the step that sees it hold says so.
+        if (options.holdsWhenDone !== false) this.held(way.premise);
         return result;
       } catch (error) {
         if (!(error instanceof PremiseNotHeld)) throw error;
+        this.harness.rollback(checkpoint);
         this.harness.drop(way.premise);
         unheld.push(error);
         this.log(`Tried another way: ${error.message.split('\n')[0]}`);
@@ -190,7 +208,13 @@ export class MomoWorld extends World {
    * Weighs what a step's own checks of an answer found (harness/checks/index.ts): a failure fails the step, naming
    * each failed check, its source and the field; a warning is reported apart; either way the checks count as made.
    */
-  check(checks: CheckName | readonly CheckName[], response: ApiResponse, what: string, findings: readonly Finding[]): void {
+  check(
+    checks: CheckName | readonly CheckName[],
+    response: ApiResponse,
+    what: string,
+    findings: readonly Finding[],
+    premises: readonly PremiseName[] = [],
+  ): void {
     this.harness.conclude({
       header: headerOf(response, what),
       operation: response.operation.id,
@@ -198,6 +222,7 @@ export class MomoWorld extends World {
       checks: typeof checks === 'string' ? [checks] : checks,
       findings,
       response,
+      premises: [...new Set([...premises, ...this.restsOn])],
     });
   }
 

@@ -1,8 +1,9 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ApiResponse, OperationRef } from '../../harness/client/momo-client.ts';
 import {
   ConformanceFailure,
+  PremiseNotHeld,
   TargetUnavailableAnswer,
   judge,
   judgeAnswer,
@@ -11,6 +12,8 @@ import {
 } from '../../harness/judging/judge.ts';
 import type { Warning } from '../../harness/checks/index.ts';
 import { recordFindings } from '../../harness/checks/answers.ts';
+import { PREMISES, concerns, premiseSource, type PremiseName } from '../../harness/checks/premises.ts';
+import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { secretsIn } from '../../harness/secrets/leak-scan.ts';
 import { behaviourOf, type ProfileName } from '../../core/profiles.ts';
 import { REDACTED, Redactor } from '../../core/secrets/redact.ts';
@@ -542,4 +545,85 @@ test('target text in a failure cannot change a report: ]]>, control characters, 
     new ConformanceFailure(`gender is "${hostile}"`).message,
     'gender is "a]]\\u003eb]]\\u003e<testcase name="forged"/>\\u0001\\u0085\\ud800\\ufffe</script><!--"',
   );
+});
+
+describe('premises a finding rests on (harness/checks/premises.ts)', () => {
+  const refund = { id: 'refund' as const, product: 'disbursement' as const, label: 'refund (disbursement)', section: '§4.3 #9' };
+  const assuming = (context: JudgingContext, names: PremiseName[]): JudgingContext => ({
+    ...context,
+    assumed: (operation) =>
+      names
+        .filter((n) => concerns(PREMISES[n], operation))
+        .map((name) => ({ name, ...PREMISES[name], source: premiseSource(PREMISES[name], context.run.profile) })),
+  });
+
+  test('a departure that rests on a premise weaker than a failure is not tested, naming the premise and its source', () => {
+    const context = contextOf('spec');
+    let caught: unknown;
+    try {
+      judge(
+        response(refund, 400, { code: 'NOT_ALLOWED', message: 'no' }),
+        E(202, { premises: ['refund-by-another-api-user'] }),
+        assuming(context, ['refund-by-another-api-user']),
+      );
+    } catch (error) {
+      caught = error;
+    }
+    assert.ok(caught instanceof PremiseNotHeld, String(caught));
+    assert.equal(caught.premise, 'refund-by-another-api-user');
+    assert.match(
+      caught.message,
+      /^Premise not held, so not tested: a disbursement API user may refund a request to pay that a collection API user made \(reading: /,
+    );
+    assert.match(caught.message, /status-code: status: expected 202, got 400/);
+    // The departure is kept as a warning that says which premise it rests on.
+    assert.equal(context.warnings.length, 1);
+    assert.match(context.warnings[0]!.weight, /a premise of the scenario did not hold \(premise refund-by-another-api-user: /);
+  });
+
+  test('with --strict, or where the premise is definite, the same departure fails, naming the premise under it', () => {
+    const message = failureOf(
+      response(refund, 400, { code: 'NOT_ALLOWED', message: 'no' }),
+      E(202, { premises: ['refund-by-another-api-user'] }),
+      assuming(contextOf('spec', { strict: true }), ['refund-by-another-api-user']),
+    );
+    assert.match(message, /✘ status-code \(definite: .*; resting on the premise refund-by-another-api-user: .* \(reading: /);
+  });
+
+  test('a premise concerns only its operations, and never a check that holds of every answer: a secret given out fails whatever it rests on', () => {
+    const context = assuming(contextOf('spec'), ['refund-by-another-api-user']);
+    assert.match(
+      failureOf(response(OPS.requestToPay, 400), E(202, { premises: ['refund-by-another-api-user'] }), context),
+      /✘ status-code/,
+    );
+    // An answer that is no refusal of the premise's kind (a 500 INTERNAL_PROCESSING_ERROR) is the target's own departure.
+    assert.match(
+      failureOf(
+        response(refund, 500, { code: 'INTERNAL_PROCESSING_ERROR', message: 'boom' }),
+        E(202, { premises: ['refund-by-another-api-user'] }),
+        context,
+      ),
+      /✘ status-code/,
+    );
+    // A case that does not name the premise does not rest on it, though the scenario assumes it: a duplicate accepted fails.
+    assert.match(failureOf(response(refund, 202), E(409), context), /✘ status-code/);
+    const secret = new Redactor();
+    secret.add('sk-0123456789abcdef', 'subscription key');
+    const leaking = assuming(contextOf('spec', { redactor: secret }), ['refund-by-another-api-user']);
+    assert.throws(
+      () => judgeAnswer(response(refund, 202, { leaked: 'sk-0123456789abcdef' }), leaking),
+      (error: Error) => error instanceof ConformanceFailure && /secret-not-disclosed/.test(error.message),
+    );
+  });
+
+  test('a finding that weighs as a warning on its own is a warning, not a premise not held', () => {
+    const context = contextOf('spec');
+    judge(
+      response(refund, 202),
+      E(400, { source: REFUSALS['text-bound'], premises: ['refund-by-another-api-user'] }),
+      assuming(context, ['refund-by-another-api-user']),
+    );
+    assert.equal(context.warnings.length, 1);
+    assert.doesNotMatch(context.warnings[0]!.weight, /premise/);
+  });
 });

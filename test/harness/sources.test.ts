@@ -11,7 +11,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { CHECKS, CHECK_NAMES, FAMILIES, finding, restingOn, severityOfFinding, type Basis } from '../../harness/checks/index.ts';
-import { PREMISES, PREMISE_NAMES } from '../../harness/checks/premises.ts';
+import { PREMISES, PREMISE_NAMES, premiseSource } from '../../harness/checks/premises.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { codeSourceOf, statusSourceOf } from '../../harness/checks/contract.ts';
 import { DIFFERENCES, PROFILES } from '../../core/profiles.ts';
@@ -32,7 +32,8 @@ function everySource(): { where: string; source: Source }[] {
     for (const [value, source] of Object.entries(check.values ?? {}))
       out.push({ where: `the value ${value} of the check ${name}`, source });
   }
-  for (const name of PREMISE_NAMES) out.push({ where: `the premise ${name}`, source: PREMISES[name].source });
+  for (const name of PREMISE_NAMES)
+    for (const profile of PROFILES) out.push({ where: `the premise ${name} (${profile})`, source: premiseSource(PREMISES[name], profile) });
   for (const [name, source] of Object.entries(REFUSALS)) out.push({ where: `the refusal case ${name}`, source });
   for (const [name, difference] of Object.entries(DIFFERENCES))
     for (const profile of PROFILES)
@@ -85,6 +86,19 @@ test('a definite source cannot even be written on "not shown" or the notes: spec
   assert.throws(() => spec('real-api-notes, status records: the record'), /cannot rest on the live notes/);
   assert.throws(() => spec('§6: as the live service does [observed]'), /the live notes/);
   assert.doesNotThrow(() => spec('§7 rule 1: a reused reference id gives 409'));
+});
+
+test('nothing writes a definite source but spec() itself, which refuses "not shown" and the notes where it is written', () => {
+  const folders = ['core', 'harness', 'steps', 'conformance'];
+  const offences = folders.flatMap((folder) =>
+    stepFiles(join(ROOT, folder))
+      .filter((file) => !file.endsWith('core/sources.ts'))
+      .flatMap((file) => {
+        const text = readFileSync(file, 'utf8');
+        return /kind:\s*'spec'\s*,\s*clause/.test(text) ? [`${file.slice(ROOT.length)} builds { kind: 'spec', clause } itself`] : [];
+      }),
+  );
+  assert.deepEqual(offences, []);
 });
 
 test('every check belongs to one family, and every family module defines the checks it makes', () => {
@@ -159,13 +173,10 @@ test('every value a check declares, and every premise, bounds the findings that 
         assert.equal(RANK[severityOfFinding(weighed, run)], expected, `${name}.${value} in ${JSON.stringify(run)}`);
       }
       for (const premise of PREMISE_NAMES) {
-        const weighed = restingOn(
-          finding(name, { expected: 'x', received: 'y' }),
-          [{ on: `premise ${premise}`, source: PREMISES[premise].source }],
-          run,
-        );
+        const source = premiseSource(PREMISES[premise], run.profile);
+        const weighed = restingOn(finding(name, { expected: 'x', received: 'y' }), [{ on: `premise ${premise}`, source }], run);
         assert.ok(
-          RANK[severityOfFinding(weighed, run)] <= RANK[severityOf(PREMISES[premise].source, run)],
+          RANK[severityOfFinding(weighed, run)] <= RANK[severityOf(source, run)],
           `${name} on ${premise} in ${JSON.stringify(run)}`,
         );
       }
