@@ -686,8 +686,9 @@ const definitions = {
   ),
   'refunds-by-the-payer-only': {
     summary: 'A request to pay can be refunded only by the API user it paid: another API user gets 400 NOT_ALLOWED.',
-    allowedBy: '§2.4 and §4.3 #9 say nothing of who may refund',
-    profiles: BOTH,
+    allowedBy:
+      '§2.4 and §4.3 #9 say nothing of who may refund; the live service binds an API user to its product, so there only another may',
+    profiles: SPEC_ONLY,
     plugin: {
       install: (app, context) =>
         answerInstead(app, context, ['refund', 'refundV2'], (request, { state }) => {

@@ -203,7 +203,7 @@ export async function redeemAtOnce(world: MomoWorld): Promise<void> {
     ways.map((way) => ({
       premise: way.premise,
       attempt: async () => {
-        useWay(world, consent, way, await way.redeemer(world, consent));
+        useWay(consent, way, await way.redeemer(world, consent));
         const response = await redeemConsent(world);
         if (response.status !== 200 && !isPending(response))
           world.expect({ status: [200, 400], what: 'a consent is redeemed, or said to be pending', premises: [way.premise] }, response);
@@ -214,7 +214,7 @@ export async function redeemAtOnce(world: MomoWorld): Promise<void> {
 }
 
 /** The scenario's consent is redeemed this way, by this API user, and rests on the way's premise until it reads the user information. */
-function useWay(world: MomoWorld, consent: Consent, way: RedeemWay, redeemer: Account): void {
+function useWay(consent: Consent, way: RedeemWay, redeemer: Account): void {
   consent.flow = { ...consent.flow, redeem: way.redeem };
   consent.redeemer = redeemer;
   consent.way = way.premise;
@@ -234,7 +234,7 @@ export async function redeemOnceConsented(world: MomoWorld): Promise<void> {
     ways.map((way) => ({
       premise: way.premise,
       attempt: async () => {
-        useWay(world, consent, way, await way.redeemer(world, consent));
+        useWay(consent, way, await way.redeemer(world, consent));
         await pollForConsentToken(world);
         return way;
       },

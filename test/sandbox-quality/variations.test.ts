@@ -111,6 +111,12 @@ async function tour(profile: ProfileName, plugins: SandboxPlugin[]): Promise<str
       await call('create API key', { method: 'POST', url: path('createApiKey', undefined, { referenceId: userId }), headers: collection })
     ).json().apiKey as string;
     await call('read API user', { method: 'GET', url: path('getApiUser', undefined, { referenceId: userId }), headers: collection });
+    await call('an API user without a callback host', {
+      method: 'POST',
+      url: path('createApiUser'),
+      headers: { ...collection, 'x-reference-id': randomUUID() },
+      payload: {},
+    });
     await call('token, wrong key', {
       method: 'POST',
       url: path('createAccessToken', 'collection'),
