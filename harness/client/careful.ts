@@ -1,0 +1,92 @@
+import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
+
+/**
+ * How the harness behaves as a careful client (the one its own client report asks partners to be): what it retries,
+ * how long it waits, and when a retry's answer says an earlier attempt had done the work. The live service has
+ * frequent transient 500s and 503s and slow periods (real-api-notes, observed); a retry corrects them, and what a
+ * retry corrected is an observation of the target's availability, never a failure to conform.
+ */
+
+/** How many times, and within how long, a call is made again. */
+export interface RetryPolicy {
+  /** Calls in all, the first included. */
+  attempts: number;
+  /** The time all of a call's attempts and waits may take, in ms. */
+  budgetMs: number;
+  /** The first wait; each next one doubles, up to maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 4, budgetMs: 20_000, baseDelayMs: 200, maxDelayMs: 2_000 };
+
+/** What is safe to do again after a call whose outcome is unknown. */
+export type Repeatability =
+  /** A read: again whenever it got no answer or a transient one. */
+  | 'read'
+  /** A creation under a reference id the caller made (or a token): again, and a 409 then says the earlier attempt created it. */
+  | 'keyed'
+  /** Anything else (a delivery notification, an API key, a consent): again only when the answer said nothing was done. */
+  | 'once';
+
+/** What is safe to repeat of an operation, from the catalogue: reads, creations keyed by X-Reference-Id, tokens; the rest once. */
+export function repeatabilityOf(id: OperationId): Repeatability {
+  const op = OPERATIONS[id];
+  if (op.method === 'GET') return 'read';
+  if (op.headers.required.includes('x-reference-id') || id === 'createAccessToken') return 'keyed';
+  return 'once';
+}
+
+/** The codes of a 5xx that mean "nothing was done, ask again": not an answer to the request itself. */
+const TRANSIENT_CODES = new Set(['INTERNAL_PROCESSING_ERROR', 'SERVICE_UNAVAILABLE']);
+
+/**
+ * Whether an answer says the target could not serve the request now, and that nothing was done: a gateway's 502, 503
+ * or 504, or a 500 whose body is no answer of the API (no code, or INTERNAL_PROCESSING_ERROR, or SERVICE_UNAVAILABLE).
+ * A 500 with a code of the case (NOT_ALLOWED_TARGET_ENVIRONMENT, INVALID_CURRENCY, login_failed) is an answer.
+ */
+export function isTransientAnswer(status: number, json: unknown): boolean {
+  if (status === 502 || status === 503 || status === 504) return true;
+  if (status !== 500) return false;
+  const body = json as { code?: unknown; error?: unknown } | undefined;
+  const code = body?.code ?? body?.error;
+  return code === undefined || (typeof code === 'string' && TRANSIENT_CODES.has(code));
+}
+
+/** The wait a Retry-After header asks for, in ms (delta-seconds or an HTTP-date, RFC 9110 §10.2.3); undefined without one. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** The wait before attempt `next` (2, 3, …): Retry-After when the target gave one, else an exponential backoff. */
+export function delayBefore(next: number, policy: RetryPolicy, retryAfter?: number): number {
+  if (retryAfter !== undefined) return retryAfter;
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (next - 2));
+}
+
+/** One attempt of a call that was made again, as the availability report shows it. */
+export interface AttemptOutcome {
+  /** The status it got, or the transport error it met. */
+  status?: number;
+  code?: string;
+  error?: string;
+  /** How long the client waited before the next attempt, in ms. */
+  waitedMs?: number;
+}
+
+/** A call the careful client made more than once (or renewed the token of): every attempt, and how it ended. */
+export interface RetriedCall {
+  operation: OperationId;
+  product: string;
+  attempts: AttemptOutcome[];
+  /**
+   * answered: the last attempt got an answer the step judges; created-earlier: a creation made again was refused as a
+   * duplicate, so an earlier attempt had created it; renewed: a refused token was renewed and the call made again;
+   * gave-up: the attempts or their time ran out, and the last answer (or error) stands.
+   */
+  outcome: 'answered' | 'created-earlier' | 'renewed' | 'gave-up';
+}
