@@ -1,4 +1,5 @@
 import type { ApiResponse } from '../client/momo-client.ts';
+import type { RetriedCall } from '../client/careful.ts';
 import { size } from '../client/evidence.ts';
 import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { schemasFor, statusSourceOf, codeSourceOf } from './contract.ts';
@@ -6,7 +7,7 @@ import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts
 import type { Product } from '../../core/products.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 import type { Redactor } from '../../core/secrets/redact.ts';
-import { reading, severityOf, spec, type RunStrictness, type Source } from '../../core/sources.ts';
+import { observed, reading, severityOf, spec, type RunStrictness, type Source } from '../../core/sources.ts';
 import { schemaProblems, unknownFields, validatorFor, type SchemaProblem } from '../../core/validation/schemas.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
 import { reasonShapeFindings } from './transactions.ts';
@@ -48,6 +49,13 @@ export const ANSWER_CHECKS = {
   'unknown-field': {
     title: 'Under --strict: a field a record of the spec does not name is reported, never failed (records are open).',
     source: reading('the spec never closes a record, and RFC 6749 §5.1 and OIDC Core §5.1 tell clients to ignore members they do not know'),
+    advisory: true,
+    general: true,
+  },
+  'answered-first-try': {
+    title:
+      'The target answers a call at its first attempt: a call the careful client had to make again (a transient 500 or 503, no answer, a token renewed) is reported as availability, never failed.',
+    source: observed('real-api-notes, errors and inputs: the live sandbox has frequent transient 500/503s and slow periods; clients retry'),
     advisory: true,
     general: true,
   },
@@ -250,6 +258,29 @@ export function answerFindings(response: ApiResponse, redactor: Redactor): Findi
 }
 
 const file = (name: string) => `${name}.schema.json`;
+
+/** How a call the careful client made again went, one finding naming the weather it met (an observation of availability). */
+export function retriedFindings(call: RetriedCall): Finding[] {
+  const met = call.attempts
+    .slice(0, -1)
+    .map((a) => (a.status !== undefined ? `${a.status}${a.code ? ` ${a.code}` : ''}` : `no answer (${a.error ?? 'cut'})`));
+  const last = call.attempts.at(-1)!;
+  const ended =
+    call.outcome === 'created-earlier'
+      ? 'then 409: an earlier attempt had created it'
+      : call.outcome === 'gave-up'
+        ? `and still ${last.status ?? 'no answer'} when the attempts ran out`
+        : call.outcome === 'renewed'
+          ? 'the token renewed, then answered'
+          : 'then answered';
+  return [
+    found('answered-first-try', {
+      field: 'attempts',
+      expected: 'an answer at the first attempt',
+      received: `${[...new Set(met)].join(', ')}; ${ended}`,
+    }),
+  ];
+}
 
 /** A refusal with {error} carries an error code there, whatever code (§2.14: error is an error code). */
 export function errorCodePresentFindings(response: ApiResponse, source: Source): Finding[] {
