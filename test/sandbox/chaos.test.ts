@@ -648,7 +648,7 @@ describe('chaos, seen and set', () => {
 
   test('--chaos takes names with or without a share, and "all"; the amounts have their own settings', () => {
     const s = resolveSettings({ argv: ['--chaos', '500=0.1,latency,cut-after-store=0.05', '--chaos-seed', '42'] });
-    assert.deepEqual(s.chaos, { '500': 0.1, latency: 0.5, 'cut-after-store': 0.05 });
+    assert.deepEqual(s.chaos, { '500': 0.1, latency: CHAOS_CONDITIONS.latency.defaultShare, 'cut-after-store': 0.05 });
     assert.equal(s.chaosSeed, 42);
     const all = resolveSettings({ env: { MOMO_SANDBOX_CHAOS: '500=0.2,all,callback-lost=0', MOMO_SANDBOX_CHAOS_LATENCY_MS: '5-50' } });
     assert.deepEqual(all.chaos, {
