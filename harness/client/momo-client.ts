@@ -92,6 +92,11 @@ export interface ApiResponse {
   exchange?: Exchange;
 }
 
+/** Whether a creation was carried out: accepted (201, 202), or made again and refused as a duplicate of an earlier attempt. */
+export function wasCreated(response: ApiResponse): boolean {
+  return response.status === 201 || response.status === 202 || response.createdEarlier === true;
+}
+
 /** The target could not be reached or did not answer: the run could not test, which is not a failure to conform. */
 export class TargetUnavailableError extends Error {
   readonly fatal = true;
@@ -186,10 +191,10 @@ export interface PaymentBody {
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /**
- * After this many calls in a row without an answer the target is taken as gone, and the client stops calling
- * it: each remaining scenario then ends at once as not tested, rather than waiting out its own timeouts. A run
- * against a target that dies or turns slow mid-run so takes about this many timeouts per worker, not one per
- * scenario. Any answer, even an error status, resets the count.
+ * After this many calls in a row without an answer (each after all its attempts) the target is taken as gone, and
+ * the client stops calling it: each remaining scenario then ends at once as not tested, rather than waiting out its
+ * own timeouts. A run against a target that dies or turns slow mid-run so takes about this many retry budgets per
+ * worker, not one per scenario. Any answer, even an error status, resets the count.
  */
 export const GIVE_UP_AFTER_UNANSWERED = 3;
 
@@ -400,6 +405,9 @@ export class MomoClient {
         const delay = error instanceof TargetUnavailableError && error.called && repeatable !== 'once' ? waitFor(attempt + 1) : undefined;
         if (delay === undefined || this.unanswered >= GIVE_UP_AFTER_UNANSWERED) {
           if (attempts.length > 0) record('gave-up', { error: (error as Error).message });
+          // A call counts towards taking the target as gone once all its attempts went unanswered: under a weather
+          // of cut connections, attempts (of every worker) fail in a row far more often than calls do.
+          if (error instanceof TargetUnavailableError && error.called) this.unanswered += 1;
           throw error;
         }
         attempts.push({ error: (error as TargetUnavailableError).explanation, waitedMs: delay });
@@ -504,7 +512,6 @@ export class MomoClient {
         response === undefined
           ? explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })
           : explainUnfinishedBody(error, response.statusCode, { url, connectTimeoutMs, requestTimeoutMs });
-      this.unanswered += 1;
       this.lastUnanswered = { error: error as Error, explanation };
       evidence.transportError = redact.text(explanation);
       this.options.onExchange?.(evidence);

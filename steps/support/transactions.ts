@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
+import { wasCreated, type ApiResponse, type CallOptions, type PaymentBody } from '../../harness/client/momo-client.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
@@ -268,7 +268,7 @@ export async function depositAccepted(world: MomoWorld, party: Party, amount: st
 export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promise<void> {
   const creation = world.response;
   if (!creation) throw new Error('No refund was asked for in this scenario.');
-  if (creation.status === 202) {
+  if (wasCreated(creation)) {
     await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND', UNKNOWN_REFUND_READING);
     return;
   }
