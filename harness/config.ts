@@ -72,6 +72,10 @@ export interface HarnessConfig {
    * counted apart, never PASS. 0: no rerun.
    */
   retries: number;
+  /** How many times a call that met bad weather is made again (MOMO_CALL_RETRIES; harness/client/careful.ts). */
+  callRetries: number;
+  /** How long all of one call's attempts may take (MOMO_CALL_RETRY_BUDGET_MS). */
+  callRetryBudgetMs: number;
   /** Deliberate deviations the embedded sandbox is started with (MOMO_SANDBOX_DEVIATIONS, checked by the sandbox); `npm run mutation` sets it. */
   embeddedDeviations: string | undefined;
   /** Conforming variations the embedded sandbox is started with (MOMO_SANDBOX_VARIATIONS); `npm run mutation` sets it. */
@@ -126,6 +130,10 @@ export const CONFIG_VARIABLES = {
     "After a callback arrives, how long to watch for a duplicate (default 3000; at least the target's longest retry delay).",
   MOMO_WAIVERS:
     'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
+  MOMO_CALL_RETRIES:
+    'How many times the harness makes a call again that met bad weather: a transient 500 or 503, a gateway error, no answer where the call is safe to repeat (default 3; 0: never); a call it made again is an observation of availability, never a failure.',
+  MOMO_CALL_RETRY_BUDGET_MS:
+    "How long all of one call's attempts and the waits between them may take, Retry-After included (default 20000).",
   MOMO_RETRIES:
     'How many times a failed scenario is run again (default 1; 0: never); one that passes on a rerun is FLAKY, reported apart and never PASS (npm start -- --retries sets it).',
   MOMO_SANDBOX_DEVIATIONS:
@@ -263,6 +271,8 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
     waiversFile: read('MOMO_WAIVERS'),
     retries: integer('MOMO_RETRIES', 1, 0, 5),
+    callRetries: integer('MOMO_CALL_RETRIES', 3, 0, 10),
+    callRetryBudgetMs: integer('MOMO_CALL_RETRY_BUDGET_MS', 20_000, 0, 300_000),
     embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
     embeddedVariations: read('MOMO_SANDBOX_VARIATIONS'),
   };

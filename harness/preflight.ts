@@ -3,7 +3,7 @@ import { PRODUCTS, type Product } from '../core/products.ts';
 import type { OperationId } from '../core/catalogue/operations.ts';
 import { TRANSACTIONS, bindingOf, isServedUnder } from '../core/catalogue/routes.ts';
 import { secretVariablesOf, type HarnessConfig } from './config.ts';
-import { MomoClient, type ApiResponse } from './client/momo-client.ts';
+import { MomoClient, wasCreated, type ApiResponse } from './client/momo-client.ts';
 import { Redactor } from '../core/secrets/redact.ts';
 import { reportSafe } from '../core/report-text.ts';
 import type { PreflightRefusals, Refusal, RefusalScope } from './client/setting-refused.ts';
@@ -78,7 +78,7 @@ async function tryProduct(client: MomoClient, product: Product, config: HarnessC
     const userId = randomUUID();
     const created = await client.createApiUser(product, userId, config.callbackHost);
     if (isGatewayRefusal(created)) return keyRefused(created);
-    const key = created.status === 201 ? await client.createApiKey(product, userId) : undefined;
+    const key = wasCreated(created) ? await client.createApiKey(product, userId) : undefined;
     if (key && isGatewayRefusal(key)) return keyRefused(key);
     const apiKey = (key?.json as { apiKey?: unknown } | undefined)?.apiKey;
     // Any other answer is the target's to account for, in the provisioning scenarios: not a setting's fault.

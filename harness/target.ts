@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { HarnessConfig } from './config.ts';
 import { TargetUnreachableError, explainTransportError } from './client/transport-errors.ts';
+import { DEFAULT_RETRY_POLICY, delayBefore, retryAfterMs } from './client/careful.ts';
 
 export { TargetUnreachableError };
 
@@ -13,20 +14,32 @@ export async function probeTarget(config: HarnessConfig): Promise<void> {
   const dispatcher = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: requestTimeoutMs, bodyTimeout: requestTimeoutMs });
   try {
     for (const url of new Set([config.baseUrl!, config.sandboxUrl!])) {
-      let status: number;
-      try {
-        // undici checks its own timeouts about once a second; the signal makes short ones exact.
-        const response = await request(url, {
-          method: 'GET',
-          dispatcher,
-          signal: AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs),
-        });
-        await response.body.dump();
-        status = response.statusCode;
-      } catch (error) {
-        throw new TargetUnreachableError(
-          `The target at ${url} could not be tested: ${explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })}.`,
-        );
+      let status = 0;
+      // A gateway's 502–504 may be a moment's weather: asked again, as a careful client asks, after the wait the target
+      // asks for (Retry-After) or a backoff, within the calls' retry budget.
+      const started = Date.now();
+      for (let attempt = 1; ; attempt += 1) {
+        let retryAfter: string | undefined;
+        try {
+          // undici checks its own timeouts about once a second; the signal makes short ones exact.
+          const response = await request(url, {
+            method: 'GET',
+            dispatcher,
+            signal: AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs),
+          });
+          await response.body.dump();
+          status = response.statusCode;
+          const header = response.headers['retry-after'];
+          retryAfter = Array.isArray(header) ? header[0] : header;
+        } catch (error) {
+          throw new TargetUnreachableError(
+            `The target at ${url} could not be tested: ${explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })}.`,
+          );
+        }
+        if (status !== 502 && status !== 503 && status !== 504) break;
+        const delay = delayBefore(attempt + 1, { ...DEFAULT_RETRY_POLICY, attempts: config.callRetries + 1 }, retryAfterMs(retryAfter));
+        if (attempt > config.callRetries || Date.now() - started + delay > config.callRetryBudgetMs) break;
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
       if (status === 502 || status === 503 || status === 504) {
         throw new TargetUnreachableError(
@@ -60,6 +73,8 @@ export function environmentFor(config: HarnessConfig): Record<string, string> {
     MOMO_SLOW_OUTCOME_TIMEOUT_MS: String(config.slowOutcomeTimeoutMs),
     MOMO_CALLBACK_QUIET_MS: String(config.callbackQuietMs),
     MOMO_RETRIES: String(config.retries),
+    MOMO_CALL_RETRIES: String(config.callRetries),
+    MOMO_CALL_RETRY_BUDGET_MS: String(config.callRetryBudgetMs),
   };
   if (config.callbackUrl) env.MOMO_CALLBACK_URL = config.callbackUrl;
   // Only when it was set: a refused currency the run was told of is its own word, one it picked is a premise.

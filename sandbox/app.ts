@@ -17,6 +17,7 @@ import { ClientReport } from './client-report/client-report.ts';
 import { checkingIntervalMs, type ConnectionDeadlines, enforceConnectionDeadlines } from './http/connection-deadlines.ts';
 import { catalogueGuards, fixedPathRoutes, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
+import { refuseUnframedRequests } from './http/framing.ts';
 import { LONGEST_PATH_PARAMETER, MAX_PARAM_LENGTH, serveCatalogue } from './http/serving.ts';
 import { accessTokenHandlers } from './routes/access-tokens.ts';
 import { accountHandlers } from './routes/accounts.ts';
@@ -129,6 +130,8 @@ async function assemble(
     },
   });
   app.server.maxConnections = settings.maxConnections;
+  // First of all hooks: a request without a trustworthy length is answered before any route or plugin sees it.
+  refuseUnframedRequests(app);
   const connections = enforceConnectionDeadlines(app.server, settings, log);
   data?.holdAnswers(app);
   app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));

@@ -229,11 +229,19 @@ function countOf(changes: Map<string, Change>): ChangeCounts {
 
 /**
  * The exit code with a baseline: --fail-on any keeps the run's own; --fail-on new lets a run whose failures all
- * failed in the baseline too conform (exit 0), while a new failure, or a waiver that fails the run, still fails
- * it. A run that could not test stays exit 2.
+ * failed in the baseline too pass that by, while a new failure, or a waiver that fails the run, still fails it. What
+ * is left is the rest of the run's own verdict: a run that could not test every scenario (`untested`) is exit 2, as
+ * it would be without the old failures; a night that could not test is never green.
  */
-export function exitCodeWithBaseline(exitCode: 0 | 1 | 2, comparison: Comparison, failOn: FailOn, problems: readonly string[]): 0 | 1 | 2 {
+export function exitCodeWithBaseline(
+  exitCode: 0 | 1 | 2,
+  comparison: Comparison,
+  failOn: FailOn,
+  problems: readonly string[],
+  untested = false,
+): 0 | 1 | 2 {
   if (failOn === 'any' || exitCode !== 1) return exitCode;
   const newFailures = comparison.counts.scenarios['new failure'] + comparison.counts.requirements['new failure'];
-  return newFailures > 0 || problems.length > 0 ? 1 : 0;
+  if (newFailures > 0 || problems.length > 0) return 1;
+  return untested ? 2 : 0;
 }

@@ -4,6 +4,7 @@ import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
 import { CHANGES, type Change } from './baseline.ts';
 import { describeSource } from '../../core/sources.ts';
+import { sharedCauses } from '../results/ledger.ts';
 import type { Finding, Warning } from '../../harness/checks/index.ts';
 
 /**
@@ -31,8 +32,10 @@ export function renderHtml(report: CertificationReport, { conformanceHref = '../
 <p class="meta">Scenarios: ${report.selection.expression ? `<code>${escapeHtml(report.selection.expression)}</code>` : 'all'}</p>
 </header>
 <main>
+${causesSection(report)}
 ${failuresSection(report, conformanceHref)}
 ${summarySection(report)}
+${availabilitySection(report)}
 ${warningsSection(report)}
 ${baselineSection(report)}
 ${coverageSection(report)}
@@ -47,6 +50,51 @@ ${legend()}
 </body>
 </html>
 `;
+}
+
+/**
+ * What the page begins with when one departure failed several scenarios: each such cause once, with how many scenarios
+ * failed on it and the requirements they touched, so that a reader fixes one thing rather than reading it forty times.
+ */
+function causesSection(report: CertificationReport): string {
+  const shared = sharedCauses(report.scenarios);
+  if (shared.length === 0) return '';
+  const rows = shared
+    .map(
+      ({ cause, scenarios, requirements }) =>
+        `<tr><td><code>${escapeHtml(cause)}</code></td><td class="n">${scenarios.length}</td><td>${requirements.map((id) => `<a href="#${anchor(id)}">${escapeHtml(id)}</a>`).join(', ')}</td></tr>`,
+    )
+    .join('\n');
+  return `<section id="causes">
+<h2>Causes shared by several failures</h2>
+<p>Each departure that failed more than one scenario, once: the check and what the target answered. The failures below follow from them.</p>
+<table><thead><tr><th>Check: what came</th><th>Scenarios</th><th>Requirements touched</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+</section>`;
+}
+
+/**
+ * The weather the careful client met: for each operation, the calls it had to make again (a 5xx the spec lists, a
+ * 502–504, no answer, a refused token) and how they ended. None of it changes a verdict; a provider reads it as
+ * availability, not conformance.
+ */
+function availabilitySection(report: CertificationReport): string {
+  const rows = (report.availability ?? []).filter((a) => a.retried > 0);
+  if (rows.length === 0) return '';
+  const tally = (counts: Record<string, number | undefined>) =>
+    Object.entries(counts)
+      .map(([what, n]) => `${escapeHtml(what)} ×${n}`)
+      .join(', ');
+  return `<section id="availability">
+<h2>Availability</h2>
+<p>Calls the harness made again, as a careful client does: reads, calls under the same reference id, and a token refused before its expiry renewed once. They change no verdict.</p>
+<table><thead><tr><th>Operation</th><th>Calls</th><th>Made again</th><th>Met</th><th>Ended</th></tr></thead>
+<tbody>
+${rows.map((a) => `<tr><td>${escapeHtml(a.operation)}</td><td class="n">${a.calls}</td><td class="n">${a.retried}</td><td>${tally(a.met)}</td><td>${tally(a.outcomes)}</td></tr>`).join('\n')}
+</tbody></table>
+</section>`;
 }
 
 /**

@@ -3,6 +3,7 @@ import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
 import { describeSource } from '../../core/sources.ts';
 import type { Finding } from '../../harness/checks/index.ts';
 import { reportSafe } from '../../core/report-text.ts';
+import type { OperationAvailability } from '../../harness/client/careful.ts';
 import type { RunSummary } from '../results/ledger.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import type { Reproduction } from './reproductions.ts';
@@ -55,6 +56,11 @@ export interface CertificationReport {
   scenarios: ReportedScenario[];
   /** With --baseline: the earlier run, and how many requirements and scenarios fall in each class of change. */
   baseline?: ReportedBaseline;
+  /**
+   * The target's availability over the run, an operation a row: the calls the careful client had to make again and what
+   * they met (harness/client/careful.ts). An observation, never part of the verdict.
+   */
+  availability?: OperationAvailability[];
 }
 
 export interface ReportedBaseline {
@@ -96,7 +102,7 @@ export interface ReportInputs {
   harness: { name: string; version: string };
   generatedAt: Date;
   spec: { file: string; sha256: string } | null;
-  summary: Pick<RunSummary, 'target' | 'exitCode' | 'scenarios'>;
+  summary: Pick<RunSummary, 'target' | 'exitCode' | 'scenarios'> & Partial<Pick<RunSummary, 'availability'>>;
   requirements: readonly Requirement[];
   scenarios: readonly ScenarioEvidence[];
   waivers: readonly Waiver[];
@@ -138,7 +144,10 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     const comparison = compareWithBaseline(earlier, { requirements, scenarios });
     for (const r of requirements) r.change = comparison.requirements.get(r.id);
     for (const s of scenarios) s.change = comparison.scenarios.get(scenarioKey(s));
-    exitCode = exitCodeWithBaseline(exitCode, comparison, failOn, certification.problems);
+    const untested =
+      inputs.summary.scenarios.some((s) => s.verdict === 'not tested') ||
+      !inputs.summary.scenarios.some((s) => s.verdict === 'passed' || s.verdict === 'flaky');
+    exitCode = exitCodeWithBaseline(exitCode, comparison, failOn, certification.problems, untested);
     baseline = { file: earlier.file, generatedAt: earlier.generatedAt, target: earlier.target, failOn, counts: comparison.counts };
   }
   const deviations = Object.entries(DIFFERENCES)
@@ -160,6 +169,9 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     requirements,
     scenarios,
     ...(baseline ? { baseline } : {}),
+    ...(inputs.summary.availability && inputs.summary.availability.some((a) => a.retried > 0)
+      ? { availability: inputs.summary.availability }
+      : {}),
   };
 }
 

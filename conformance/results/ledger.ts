@@ -1,6 +1,12 @@
 import type { Envelope, TestStepResult } from '@cucumber/messages';
 import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE, type Evaluation, type Warning } from '../../harness/checks/index.ts';
 import { describeSource } from '../../core/sources.ts';
+import {
+  AVAILABILITY_MEDIA_TYPE,
+  availabilityOf,
+  type OperationAvailability,
+  type ScenarioAvailability,
+} from '../../harness/client/careful.ts';
 
 /**
  * passed: the target did what the spec says. failed: it answered, and departed from the spec.
@@ -39,6 +45,8 @@ export interface ScenarioResult {
   warnings?: Warning[];
   /** The checks its last attempt made, and how each came out: what its requirements' verdicts are made of. */
   checks?: Evaluation[];
+  /** What its last attempt saw of the target's availability: its calls, and those made again. */
+  availability?: ScenarioAvailability;
 }
 
 export interface RunSummary {
@@ -49,6 +57,11 @@ export interface RunSummary {
   totals: Record<Verdict, number>;
   exitCode: 0 | 1 | 2;
   scenarios: ScenarioResult[];
+  /**
+   * The target's availability over the run, an operation a row: its calls, how many the careful client made again, and
+   * what those met (harness/client/careful.ts). An observation, never part of the verdict.
+   */
+  availability: OperationAvailability[];
 }
 
 // Errors that mean "the target did not answer, or said it could not" rather than "it answered wrongly".
@@ -73,6 +86,7 @@ interface Attempt {
   logs: string[];
   warnings: Warning[];
   checks: Evaluation[];
+  availability?: ScenarioAvailability;
   started: number;
 }
 
@@ -117,6 +131,10 @@ export class ScenarioLedger {
       this.attempts.get(envelope.attachment.testCaseStartedId)?.logs.push(envelope.attachment.body);
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === WARNINGS_MEDIA_TYPE) {
       this.attempts.get(envelope.attachment.testCaseStartedId)?.warnings.push(...arrayIn<Warning>(envelope.attachment.body));
+    } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === AVAILABILITY_MEDIA_TYPE) {
+      const attempt = this.attempts.get(envelope.attachment.testCaseStartedId);
+      const read = objectIn<ScenarioAvailability>(envelope.attachment.body);
+      if (attempt && read && typeof read.calls === 'object' && Array.isArray(read.retried)) attempt.availability = read;
     } else if (envelope.attachment?.testCaseStartedId && envelope.attachment.mediaType === EVALUATIONS_MEDIA_TYPE) {
       this.attempts.get(envelope.attachment.testCaseStartedId)?.checks.push(...arrayIn<Evaluation>(envelope.attachment.body));
     } else if (envelope.testStepFinished) {
@@ -153,6 +171,7 @@ export class ScenarioLedger {
       ...(earlierAttempts ? { earlierAttempts } : {}),
       ...(attempt.warnings.length > 0 ? { warnings: attempt.warnings } : {}),
       ...(attempt.checks.length > 0 ? { checks: attempt.checks } : {}),
+      ...(attempt.availability ? { availability: attempt.availability } : {}),
     };
     this.results.push(result);
     const mark = { passed: '✔', failed: '✘', 'not tested': '?', skipped: '-', flaky: '~' }[verdict];
@@ -166,11 +185,12 @@ export class ScenarioLedger {
     // A run that could not test anything, or part of anything, must never read as a pass. A flaky scenario
     // did test the target, and is reported apart without failing the run.
     const exitCode = totals.failed > 0 ? 1 : totals['not tested'] > 0 || totals.passed + totals.flaky === 0 ? 2 : 0;
-    return { ...run, totals, exitCode, scenarios: this.results };
+    const availability = availabilityOf(this.results.flatMap((r) => (r.availability ? [r.availability] : [])));
+    return { ...run, totals, exitCode, scenarios: this.results, availability };
   }
 
   closingLines(summary: RunSummary): string[] {
-    const lines = [''];
+    const lines = ['', ...causeLines(summary)];
     // Scenarios with the same verdict for the same reason (a target down: every one) share a block, the reason said once.
     const blocks = new Map<string, ScenarioResult[]>();
     for (const r of summary.scenarios.filter((s) => s.verdict === 'failed' || s.verdict === 'not tested' || s.verdict === 'flaky')) {
@@ -179,6 +199,7 @@ export class ScenarioLedger {
     }
     for (const block of blocks.values()) lines.push(...blockLines(block), '');
     lines.push(...warningLines(summary));
+    lines.push(...availabilityLines(summary));
     const { totals } = summary;
     lines.push(
       `${summary.scenarios.length} scenarios: ${totals.passed} passed, ${totals.failed} failed, ${totals.flaky > 0 ? `${totals.flaky} flaky (passed only when run again; not counted as passed, and not failing the run), ` : ''}${totals['not tested']} not tested, ${totals.skipped} skipped in ${(summary.durationMs / 1000).toFixed(1)} s`,
@@ -195,6 +216,54 @@ export class ScenarioLedger {
     );
     return lines;
   }
+}
+
+/**
+ * What a failure is caused by, as far as the reports can tell: its first failed check and what the target sent
+ * (the status and the error code), without the case around it. Failures of several scenarios with one cause (a token
+ * refused, a burst of 500s) are one finding, said once.
+ */
+export function causeOf(reason: string | undefined): string | undefined {
+  if (!reason) return undefined;
+  const failed = /✘ ([a-z-]+) \([^\n]*?\): (?:([^:\n]+): )?expected [^\n]*?, got ([^\n]+)/.exec(reason);
+  if (!failed) return undefined;
+  const received = /received: HTTP (\d{3})[^\n]*?"(?:code|error)":"([^"]{1,64})"/.exec(reason) ?? /received: HTTP (\d{3})/.exec(reason);
+  const answer = received ? `HTTP ${received[1]}${received[2] ? ` ${received[2]}` : ''}` : `got ${failed[3]!.slice(0, 80)}`;
+  return `${failed[1]}${failed[2] ? ` (${failed[2]})` : ''}: ${answer}`;
+}
+
+/**
+ * The causes that more than one failed scenario shares, each once, with the scenarios and the requirements it touched:
+ * the lines the closing summary and the certification page lead with.
+ */
+export function sharedCauses<S extends Pick<ScenarioResult, 'tags' | 'reason'> & { verdict: string }>(
+  scenarios: readonly S[],
+): { cause: string; scenarios: S[]; requirements: string[] }[] {
+  const byCause = new Map<string, S[]>();
+  for (const s of scenarios.filter((x) => x.verdict === 'failed')) {
+    const cause = causeOf(s.reason);
+    if (cause !== undefined) byCause.set(cause, [...(byCause.get(cause) ?? []), s]);
+  }
+  return [...byCause]
+    .filter(([, list]) => list.length > 1)
+    .map(([cause, list]) => ({
+      cause,
+      scenarios: list,
+      requirements: [...new Set(list.flatMap((s) => s.tags.filter((t) => t.startsWith('@req:')).map((t) => t.slice(5))))].sort(),
+    }))
+    .sort((a, b) => b.scenarios.length - a.scenarios.length);
+}
+
+function causeLines(summary: Pick<RunSummary, 'scenarios'>): string[] {
+  const shared = sharedCauses(summary.scenarios);
+  if (shared.length === 0) return [];
+  const lines = ['CAUSES shared by several failures (each once; the failures follow):'];
+  for (const { cause, scenarios, requirements } of shared)
+    lines.push(
+      `  ✘ ${cause}: ${scenarios.length} scenarios failed on it, touching ${requirements.length} requirement${requirements.length === 1 ? '' : 's'}${requirements.length > 0 ? ` (${requirements.slice(0, 12).join(', ')}${requirements.length > 12 ? ', …' : ''})` : ''}`,
+    );
+  lines.push('');
+  return lines;
 }
 
 /** How many scenarios of a block that shares one reason are named; summary.json names every one. */
@@ -221,6 +290,16 @@ function blockLines(block: readonly ScenarioResult[]): string[] {
   ];
 }
 
+/** An attachment the harness wrote as a JSON object; one it did not write (it cannot be read) is undefined. */
+function objectIn<T>(body: string): T | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The items of an attachment the harness wrote as a JSON array; one it did not write (it cannot be read) has none. */
 function arrayIn<T>(body: string): T[] {
   try {
@@ -229,6 +308,28 @@ function arrayIn<T>(body: string): T[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * The target's availability over the run, when the careful client had to make a call again: an operation a line,
+ * with what the attempts met. An observation of the weather, never part of the verdict.
+ */
+export function availabilityLines(summary: Pick<RunSummary, 'availability'>): string[] {
+  const retried = (summary.availability ?? []).filter((a) => a.retried > 0);
+  if (retried.length === 0) return [];
+  const total = retried.reduce((n, a) => n + a.retried, 0);
+  const lines = [`AVAILABILITY (${total} call${total === 1 ? '' : 's'} made again; they do not change the verdict):`];
+  for (const a of retried) {
+    const met = Object.entries(a.met)
+      .map(([what, n]) => `${what} ×${n}`)
+      .join(', ');
+    const ended = Object.entries(a.outcomes)
+      .map(([outcome, n]) => `${outcome} ×${n}`)
+      .join(', ');
+    lines.push(`  ~ ${a.operation}: ${a.retried} of ${a.calls} calls made again; met ${met}; ${ended}`);
+  }
+  lines.push('');
+  return lines;
 }
 
 /**

@@ -44,7 +44,7 @@ export const RUN_OPTIONS = {
     type: 'boolean',
     help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise',
   },
-  parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 2; 0 runs in this process)' },
+  parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 4; 0 runs in this process)' },
   reports: {
     type: 'string',
     value: '<dir>',
@@ -137,7 +137,7 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
     log(USAGE);
     return EXIT.conforms;
   }
-  let parallel = args.parallel === undefined ? 2 : Number(args.parallel);
+  let parallel = args.parallel === undefined ? DEFAULT_WORKERS : Number(args.parallel);
   if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16) {
     log(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
     return EXIT.couldNotTest;
@@ -431,6 +431,13 @@ function namesTag(expression: string | undefined, tag: string): boolean {
  * How many worker processes the run can have. Each worker starts its own callback receiver, so with a fixed
  * MOMO_CALLBACK_PORT a second worker could not listen: the run then uses one process.
  */
+/**
+ * Worker processes by default. A run mostly waits on the target (answers, outcomes, callbacks, the careful client's
+ * retries), so four workers on two cores finish sooner than two, against the embedded sandbox too, and keep a
+ * target's slow periods from adding up; a provider's sandbox sees at most four calls at a time.
+ */
+export const DEFAULT_WORKERS = 4;
+
 export function selectWorkers(requested: number, config: HarnessConfig): { parallel: number; note?: string } {
   if (requested === 0 || config.callbackPort === 0) return { parallel: requested };
   return {

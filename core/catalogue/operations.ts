@@ -166,14 +166,21 @@ const unauthorized = (description = 'Missing, expired or foreign access token.')
 });
 /**
  * A forbidden target environment: 500 NOT_ALLOWED_TARGET_ENVIRONMENT, which §7 rule 3 makes definite for the balance
- * and status operations; elsewhere the spec gives the 500 and not the code (codeSource: the sandbox's reading).
+ * and status operations; elsewhere the spec gives the 500 and not the code (codeSource: the sandbox's reading). Where
+ * the operation's listing has no 500 at all (§4.2 #6 and #7 show only 200), the status too is the sandbox's
+ * (`listed: false`): no check holds a target to it, and no spec-legal chaos answers it.
  */
-const forbiddenEnvironment = (more: readonly string[] = [], description?: string, codeSource: ResponseSource = 'spec'): ResponseSpec => ({
+const forbiddenEnvironment = (
+  more: readonly string[] = [],
+  description?: string,
+  codeSource: ResponseSource = 'spec',
+  listed = true,
+): ResponseSpec => ({
   description: description ?? `${[...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'].join(', ')}.`,
   body: 'errors',
   codes: [...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
-  source: 'spec',
-  ...(codeSource === 'spec' ? {} : { codeSource }),
+  source: listed ? 'spec' : 'sandbox',
+  ...(listed && codeSource !== 'spec' ? { codeSource } : {}),
 });
 const duplicate: ResponseSpec = {
   description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.',
@@ -808,7 +815,7 @@ const definitions = defineOperations({
         source: 'sandbox',
       },
       401: unauthorized(),
-      500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST'], undefined, 'sandbox'),
+      500: forbiddenEnvironment(['INVALID_CALLBACK_URL_HOST'], undefined, 'sandbox', false),
       503: storeFull('consent request'),
     },
     products: consentProducts('§4.2 #7, §5.4', 'collection', () => 'error-set-a'),
@@ -825,7 +832,7 @@ const definitions = defineOperations({
     responses: {
       200: { description: 'What the holder consented to share.', body: 'user-info', source: 'spec' },
       401: unauthorized('No consent token: an access token, an expired one or one of another product.'),
-      500: forbiddenEnvironment([], undefined, 'sandbox'),
+      500: forbiddenEnvironment([], undefined, 'sandbox', false),
     },
     products: consentProducts('§4.2 #6, §5.4', 'collection', () => 'error-set-a'),
     spec: [{ key: '4.2 #6', title: 'collection: get user information with consent', products: ['collection'] }],

@@ -1,4 +1,5 @@
 import type { ApiResponse } from '../client/momo-client.ts';
+import type { RetriedCall } from '../client/careful.ts';
 import { size } from '../client/evidence.ts';
 import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { schemasFor, statusSourceOf, codeSourceOf } from './contract.ts';
@@ -6,7 +7,7 @@ import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts
 import type { Product } from '../../core/products.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 import type { Redactor } from '../../core/secrets/redact.ts';
-import { reading, severityOf, spec, type RunStrictness, type Source } from '../../core/sources.ts';
+import { observed, reading, severityOf, spec, type RunStrictness, type Source } from '../../core/sources.ts';
 import { schemaProblems, unknownFields, validatorFor, type SchemaProblem } from '../../core/validation/schemas.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
 import { reasonShapeFindings } from './transactions.ts';
@@ -51,6 +52,13 @@ export const ANSWER_CHECKS = {
     advisory: true,
     general: true,
   },
+  'answered-first-try': {
+    title:
+      'The target answers a call at its first attempt: a call the careful client had to make again (a transient 500 or 503, no answer, a token renewed) is reported as availability, never failed.',
+    source: observed('real-api-notes, errors and inputs: the live sandbox has frequent transient 500/503s and slow periods; clients retry'),
+    advisory: true,
+    general: true,
+  },
   'answer-bounded': {
     title: 'An answer fits within MOMO_MAX_RESPONSE_BYTES: no record of the API comes near it.',
     source: spec('§2: every record of the API is a few short fields'),
@@ -70,13 +78,15 @@ const found = (name: AnswerCheck, f: Found): Finding => findingOf(name, ANSWER_C
 
 /** The status is one of those the case calls for; `source`: where they come from (else the catalogue's source of them). */
 export function statusFindings(response: ApiResponse, statuses: readonly number[], source?: Source): Finding[] {
-  if (statuses.includes(response.status)) return [];
+  // A creation made again and refused as a duplicate was accepted, by an earlier attempt the client heard no answer to.
+  const accepted = response.createdEarlier === true;
+  if (statuses.includes(response.status) || (accepted && statuses.some((status) => status === 201 || status === 202))) return [];
   const { id, product } = response.operation;
   return [
     found('status-code', {
       field: 'status',
       expected: statuses.join(' or '),
-      received: String(response.status),
+      received: accepted ? `accepted by an earlier attempt (made again, it got ${response.status})` : String(response.status),
       source: source ?? statusSourceOf(id, product, statuses),
     }),
   ];
@@ -250,6 +260,29 @@ export function answerFindings(response: ApiResponse, redactor: Redactor): Findi
 }
 
 const file = (name: string) => `${name}.schema.json`;
+
+/** How a call the careful client made again went, one finding naming the weather it met (an observation of availability). */
+export function retriedFindings(call: RetriedCall): Finding[] {
+  const met = call.attempts
+    .slice(0, -1)
+    .map((a) => (a.status !== undefined ? `${a.status}${a.code ? ` ${a.code}` : ''}` : `no answer (${a.error ?? 'cut'})`));
+  const last = call.attempts.at(-1)!;
+  const ended =
+    call.outcome === 'created-earlier'
+      ? 'then 409: an earlier attempt had created it'
+      : call.outcome === 'gave-up'
+        ? `and still ${last.status ?? 'no answer'} when the attempts ran out`
+        : call.outcome === 'renewed'
+          ? 'the token renewed, then answered'
+          : 'then answered';
+  return [
+    found('answered-first-try', {
+      field: 'attempts',
+      expected: 'an answer at the first attempt',
+      received: `${[...new Set(met)].join(', ')}; ${ended}`,
+    }),
+  ];
+}
 
 /** A refusal with {error} carries an error code there, whatever code (§2.14: error is an error code). */
 export function errorCodePresentFindings(response: ApiResponse, source: Source): Finding[] {

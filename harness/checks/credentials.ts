@@ -1,6 +1,6 @@
 import type { ApiResponse } from '../client/momo-client.ts';
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
-import { observed, spec } from '../../core/sources.ts';
+import { observed, reading, spec } from '../../core/sources.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
 
 /**
@@ -22,7 +22,12 @@ export const CREDENTIAL_CHECKS = {
   },
   'token-honoured-until-expiry': {
     title: 'An access token is honoured until its expires_in has passed, so a client that renews it in time is never refused.',
-    source: spec('§5.3, §8: the token is valid for expires_in seconds'),
+    source: spec('§2.6, §8: expires_in is the validity of the token in seconds'),
+    values: {
+      superseded: reading(
+        'a newer token was issued to the API user since: §2.6 gives a token its validity and does not say whether a service revokes a token it replaced',
+      ),
+    },
   },
   'gateway-refusal-shape': {
     title: 'The gateway refuses a call without a valid subscription key with {statusCode: 401, message}.',
@@ -82,6 +87,23 @@ export function honouredFindings(calls: readonly TimedCall[]): Finding[] {
           received: `${refused.length} refused: ${refused.map((c) => `at ${c.atMs} ms HTTP ${c.status}`).join(', ')}`,
         }),
       ];
+}
+
+/**
+ * A token the target refused (401) before its expires_in had passed: a departure from §2.6, unless a newer token was
+ * issued to the API user since (superseded), which the spec leaves open.
+ */
+export function refusedEarlyFindings(token: { issuedAt: number; expiresAt: number }, at: number, superseded: boolean): Finding[] {
+  const lived = Math.round((at - token.issuedAt) / 1000);
+  const life = Math.round((token.expiresAt - token.issuedAt) / 1000);
+  return [
+    found('token-honoured-until-expiry', {
+      field: 'status',
+      expected: `the token honoured for its expires_in of ${life} s`,
+      received: `401 after ${lived} s${superseded ? ', a newer token having been issued to the API user since' : ', with no newer token issued to the API user'}`,
+      ...(superseded ? { source: CREDENTIAL_CHECKS['token-honoured-until-expiry'].values.superseded } : {}),
+    }),
+  ];
 }
 
 /** The gateway's refusal is {statusCode: 401, message} on the live service. */

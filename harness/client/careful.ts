@@ -82,6 +82,8 @@ export interface AttemptOutcome {
 export interface RetriedCall {
   operation: OperationId;
   product: string;
+  /** How messages name the call: "request to pay (collection)". */
+  label: string;
   attempts: AttemptOutcome[];
   /**
    * answered: the last attempt got an answer the step judges; created-earlier: a creation made again was refused as a
@@ -89,4 +91,45 @@ export interface RetriedCall {
    * gave-up: the attempts or their time ran out, and the last answer (or error) stands.
    */
   outcome: 'answered' | 'created-earlier' | 'renewed' | 'gave-up';
+}
+
+/** What one scenario saw of the target's availability: its calls by operation, and the calls made again. */
+export interface ScenarioAvailability {
+  calls: Record<string, number>;
+  retried: RetriedCall[];
+}
+
+/** The media type of a scenario's attachment that holds its ScenarioAvailability. */
+export const AVAILABILITY_MEDIA_TYPE = 'application/vnd.momo.availability+json';
+
+/** The availability of a run, by operation (as messages name it): calls, made again, and how those ended. */
+export interface OperationAvailability {
+  operation: string;
+  calls: number;
+  retried: number;
+  outcomes: Partial<Record<RetriedCall['outcome'], number>>;
+  /** What the attempts before the last one met, and how often: "500 INTERNAL_PROCESSING_ERROR", "no answer". */
+  met: Record<string, number>;
+}
+
+/** The run's availability, an operation a row, from every scenario's: what the reports show of the weather met. */
+export function availabilityOf(scenarios: readonly ScenarioAvailability[]): OperationAvailability[] {
+  const rows = new Map<string, OperationAvailability>();
+  const row = (operation: string) =>
+    rows.get(operation) ?? rows.set(operation, { operation, calls: 0, retried: 0, outcomes: {}, met: {} }).get(operation)!;
+  for (const scenario of scenarios) {
+    for (const [label, calls] of Object.entries(scenario.calls)) row(label).calls += calls;
+    for (const call of scenario.retried) {
+      const r = row(call.label);
+      r.retried += 1;
+      r.outcomes[call.outcome] = (r.outcomes[call.outcome] ?? 0) + 1;
+      for (const a of call.attempts.slice(0, -1)) {
+        const what = a.status !== undefined ? `${a.status}${a.code ? ` ${a.code}` : ''}` : 'no answer';
+        r.met[what] = (r.met[what] ?? 0) + 1;
+      }
+    }
+  }
+  return [...rows.values()]
+    .filter((r) => r.calls > 0 || r.retried > 0)
+    .sort((a, b) => b.retried - a.retried || a.operation.localeCompare(b.operation));
 }

@@ -7,6 +7,16 @@ import type { Redactor, SecretKind } from '../../core/secrets/redact.ts';
 import { reportSafe } from '../../core/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
 import { bodyForEvidence, type BodyCut } from './evidence.ts';
+import {
+  DEFAULT_RETRY_POLICY,
+  delayBefore,
+  isTransientAnswer,
+  repeatabilityOf,
+  retryAfterMs,
+  type AttemptOutcome,
+  type RetriedCall,
+  type RetryPolicy,
+} from './careful.ts';
 
 /**
  * One exchange with the target, as evidence: what was sent and what came back, secrets redacted, every text
@@ -68,11 +78,23 @@ export interface ApiResponse {
   json: unknown;
   /** The body as read: all of it, or its first maxResponseBytes when it exceeded them. */
   text: string;
+  /** Set when the careful client made the call more than once (harness/client/careful.ts): every attempt, and how it ended. */
+  retried?: RetriedCall;
+  /**
+   * Set on a creation made again after an attempt whose outcome was unknown, refused then as a duplicate (409): the
+   * earlier attempt created it, which is what the caller asked for.
+   */
+  createdEarlier?: true;
   /** Set when the body exceeded maxResponseBytes (this many): the rest was not read. */
   exceededLimit?: number;
   durationMs: number;
   /** The exchange as the evidence holds it (redacted): what a failure's reproduction is made from. */
   exchange?: Exchange;
+}
+
+/** Whether a creation was carried out: accepted (201, 202), or made again and refused as a duplicate of an earlier attempt. */
+export function wasCreated(response: ApiResponse): boolean {
+  return response.status === 201 || response.status === 202 || response.createdEarlier === true;
 }
 
 /** The target could not be reached or did not answer: the run could not test, which is not a failure to conform. */
@@ -89,7 +111,13 @@ export class TargetUnavailableError extends Error {
     // The explanation may quote what the server sent (a parser's complaint, a TLS alert): safe for every report.
     super(reportSafe(called ? `${operation}: the target did not answer ${url}: ${explanation}` : explanation));
     this.name = 'TargetUnavailableError';
+    this.called = called;
+    this.explanation = reportSafe(explanation);
   }
+  /** Whether the request was sent (false: the client had stopped calling a target that did not answer). */
+  readonly called: boolean;
+  /** Why there was no answer, without the call. */
+  readonly explanation: string;
 }
 
 export interface ClientOptions {
@@ -110,6 +138,17 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   /** Settings the preflight found refused, by product: the calls they stop are not made (SettingRefusedError). */
   refusals?: PreflightRefusals;
+  /** How the careful client makes a call again (harness/client/careful.ts); DEFAULT_RETRY_POLICY when not given. */
+  retry?: RetryPolicy;
+  /**
+   * A fresh credential in place of one the target refused (401), or undefined when it is not one to renew (a token the
+   * scenario presents on purpose): the harness's token cache drops the refused token and fetches another.
+   */
+  renewCredential?: (authorization: string, refused: ApiResponse) => Promise<string | undefined>;
+  /** Told of every call made more than once, as it ends: the run's availability observations. */
+  onRetried?: (call: RetriedCall) => void;
+  /** Injected by unit tests: how the client waits between attempts. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** What a single call may vary, beyond what the client fills in from its configuration. */
@@ -125,6 +164,16 @@ export interface CallOptions {
   body?: unknown;
   rawBody?: { text: string; contentType?: string };
   form?: Record<string, string>;
+  /**
+   * The request reuses a reference id on purpose (a scenario about duplicates): a 409 it gets is the case's own answer,
+   * never taken for an earlier attempt's creation.
+   */
+  reusesReference?: boolean;
+  /**
+   * false: a 401 is the case's own answer (a token presented where it does not belong, on purpose), not a token to
+   * renew and send again.
+   */
+  renew?: boolean;
 }
 
 export interface PaymentBody {
@@ -142,10 +191,10 @@ export interface PaymentBody {
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /**
- * After this many calls in a row without an answer the target is taken as gone, and the client stops calling
- * it: each remaining scenario then ends at once as not tested, rather than waiting out its own timeouts. A run
- * against a target that dies or turns slow mid-run so takes about this many timeouts per worker, not one per
- * scenario. Any answer, even an error status, resets the count.
+ * After this many calls in a row without an answer (each after all its attempts) the target is taken as gone, and
+ * the client stops calling it: each remaining scenario then ends at once as not tested, rather than waiting out its
+ * own timeouts. A run against a target that dies or turns slow mid-run so takes about this many retry budgets per
+ * worker, not one per scenario. Any answer, even an error status, resets the count.
  */
 export const GIVE_UP_AFTER_UNANSWERED = 3;
 
@@ -321,7 +370,91 @@ export class MomoClient {
     return Object.keys(credentials).length > 0 ? credentials : undefined;
   }
 
-  private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
+  /**
+   * A call as a careful client makes it (harness/client/careful.ts): a refused token is renewed and the call made once
+   * more; a transient answer (a gateway's 502–504, a 500 that answers nothing) is asked again after the wait the
+   * target asks for (Retry-After) or a backoff, within the policy's attempts and time; so is a call that got no answer,
+   * when it is safe to repeat (a read, a creation under the same reference id). A creation made again and refused as a
+   * duplicate was created by an earlier attempt. Every attempt is evidence; a call made more than once is told to
+   * onRetried, an observation of the target's availability, never a failure.
+   */
+  private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, first: CallOptions): Promise<ApiResponse> {
+    const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const repeatable = repeatabilityOf(operation.id);
+    const started = Date.now();
+    const attempts: AttemptOutcome[] = [];
+    let o = first;
+    let renewed = false;
+    // An earlier attempt may have done the work: it got no answer, or an answer that does not say.
+    let maybeDone = false;
+    const record = (outcome: RetriedCall['outcome'], last: AttemptOutcome): RetriedCall => {
+      const call = { operation: operation.id, product: operation.product, label: operation.label, attempts: [...attempts, last], outcome };
+      this.options.onRetried?.(call);
+      return call;
+    };
+    const waitFor = (next: number, retryAfter?: number): number | undefined => {
+      const delay = delayBefore(next, policy, retryAfter);
+      return next <= policy.attempts && Date.now() - started + delay <= policy.budgetMs ? delay : undefined;
+    };
+    for (let attempt = 1; ; attempt += 1) {
+      let response: ApiResponse;
+      try {
+        response = await this.callOnce(operation, method, url, o);
+      } catch (error) {
+        const delay = error instanceof TargetUnavailableError && error.called && repeatable !== 'once' ? waitFor(attempt + 1) : undefined;
+        if (delay === undefined || this.unanswered >= GIVE_UP_AFTER_UNANSWERED) {
+          if (attempts.length > 0) record('gave-up', { error: (error as Error).message });
+          // A call counts towards taking the target as gone once all its attempts went unanswered: under a weather
+          // of cut connections, attempts (of every worker) fail in a row far more often than calls do.
+          if (error instanceof TargetUnavailableError && error.called) this.unanswered += 1;
+          throw error;
+        }
+        attempts.push({ error: (error as TargetUnavailableError).explanation, waitedMs: delay });
+        maybeDone = true;
+        await sleep(delay);
+        continue;
+      }
+      const code = codeOf(response.json);
+      if (
+        response.status === 401 &&
+        !renewed &&
+        o.authorization &&
+        this.options.renewCredential &&
+        refusesTheToken(response, operation, o)
+      ) {
+        const fresh = await this.options.renewCredential(o.authorization, response);
+        if (fresh !== undefined) {
+          renewed = true;
+          attempts.push({ status: 401, ...(code ? { code } : {}), waitedMs: 0 });
+          o = { ...o, authorization: fresh };
+          continue;
+        }
+      }
+      if (isTransientAnswer(response.status, response.json)) {
+        const delay = waitFor(attempt + 1, retryAfterMs(response.headers['retry-after']));
+        if (delay !== undefined) {
+          attempts.push({ status: response.status, ...(code ? { code } : {}), waitedMs: delay });
+          maybeDone = true;
+          await sleep(delay);
+          continue;
+        }
+      }
+      if (attempts.length === 0) return response;
+      const last = { status: response.status, ...(code ? { code } : {}) };
+      const createdEarlier = repeatable === 'keyed' && response.status === 409 && maybeDone && !o.reusesReference;
+      const outcome = createdEarlier
+        ? 'created-earlier'
+        : isTransientAnswer(response.status, response.json)
+          ? 'gave-up'
+          : renewed && attempts.length === 1
+            ? 'renewed'
+            : 'answered';
+      return { ...response, retried: record(outcome, last), ...(createdEarlier ? { createdEarlier: true as const } : {}) };
+    }
+  }
+
+  private async callOnce(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
     if (this.unanswered >= GIVE_UP_AFTER_UNANSWERED && this.lastUnanswered) {
       const { error, explanation } = this.lastUnanswered;
       const why = `Not called: the last ${this.unanswered} calls to the target got no answer, so the harness stopped calling it (the last: ${explanation})`;
@@ -379,7 +512,6 @@ export class MomoClient {
         response === undefined
           ? explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })
           : explainUnfinishedBody(error, response.statusCode, { url, connectTimeoutMs, requestTimeoutMs });
-      this.unanswered += 1;
       this.lastUnanswered = { error: error as Error, explanation };
       evidence.transportError = redact.text(explanation);
       this.options.onExchange?.(evidence);
@@ -409,6 +541,28 @@ export class MomoClient {
     this.options.onResponse?.(result);
     return result;
   }
+}
+
+/**
+ * Whether a 401 refuses the token (an OAuth error body, {error}) of a call sent with its product's own subscription key,
+ * rather than the gateway turning the key away ({statusCode, message}) or a call that sends a wrong key on purpose.
+ */
+function refusesTheToken(response: ApiResponse, operation: OperationRef, o: CallOptions): boolean {
+  const body = response.json as { error?: unknown; statusCode?: unknown } | undefined;
+  if (o.renew === false) return false;
+  const ownKey =
+    o.subscriptionKey !== undefined &&
+    o.subscriptionKey !== 'none' &&
+    'product' in o.subscriptionKey &&
+    o.subscriptionKey.product === operation.product;
+  return ownKey && typeof body?.error === 'string' && body.statusCode === undefined;
+}
+
+/** The code of an error body: `code` of {code, message}, or `error` of {error}. */
+function codeOf(json: unknown): string | undefined {
+  const body = json as { code?: unknown; error?: unknown } | undefined;
+  const code = body?.code ?? body?.error;
+  return typeof code === 'string' ? code : undefined;
 }
 
 interface BoundedBody {

@@ -1,6 +1,8 @@
 /** An access token and when it stops being usable, in ms since the epoch. */
 export interface CachedToken {
   accessToken: string;
+  /** When it was asked for (ms since the epoch): its life counts from no later than this. */
+  issuedAt: number;
   expiresAt: number;
 }
 
@@ -39,6 +41,12 @@ export class TokenCache {
     this.tokens.delete(key);
   }
 
+  /** The key a token is held under now, with when it was issued and expires; undefined for a token the cache does not hold. */
+  heldAs(accessToken: string): (CachedToken & { key: string }) | undefined {
+    for (const [key, token] of this.tokens) if (token.accessToken === accessToken) return { key, ...token };
+    return undefined;
+  }
+
   private refresh(key: string): Promise<CachedToken> {
     const inFlight = this.pending.get(key);
     if (inFlight) return inFlight;
@@ -47,7 +55,7 @@ export class TokenCache {
       const lifetimeMs = lifetimeSeconds * 1000;
       const margin = Math.min(this.refreshBeforeMs, lifetimeMs / 5);
       // Counted from before the request, so the time it took cannot make the token outlive its expiry.
-      const token = { accessToken, expiresAt: started + lifetimeMs, refreshAt: started + lifetimeMs - margin };
+      const token = { accessToken, issuedAt: started, expiresAt: started + lifetimeMs, refreshAt: started + lifetimeMs - margin };
       this.tokens.set(key, token);
       this.fetches += 1;
       return token;

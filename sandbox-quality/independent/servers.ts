@@ -107,10 +107,16 @@ export async function startIndependentServer(profile: ProfileName, options: Inde
     '5',
   ];
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
+  const url = await listeningUrl(child, `the ${server} server`);
+  return { url, keys: KEYS, stop: () => stopChild(child) };
+}
+
+/** The URL a child process prints as "listening on http://127.0.0.1:<port>", within 20 s of its start. */
+export function listeningUrl(child: ChildProcess, name: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`the ${server} server did not start within 20 s: ${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 20 s: ${err}`)), 20_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const found = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
@@ -119,16 +125,16 @@ export async function startIndependentServer(profile: ProfileName, options: Inde
         resolve(found[1]!);
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => void (err += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => void (err = (err + chunk.toString()).slice(-4096)));
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`the ${server} server exited (${code}) before it listened: ${err}`));
+      reject(new Error(`${name} exited (${code}) before it listened: ${err}`));
     });
   });
-  return { url, keys: KEYS, stop: () => stopChild(child) };
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
+/** Ends a child process: SIGTERM, then SIGKILL after 5 s. */
+export function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);

@@ -21,20 +21,23 @@ import {
   switchesOf,
   type IndependentServerName,
 } from '../independent/servers.ts';
+import { runUnderWeather, weatherRuns, weatherTable, writeWeatherTable, type WeatherRun } from '../weather/weather-table.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const DOC = join(ROOT, 'docs/mutation.md');
 const BEGIN = '<!-- mutation:begin (written by npm run mutation; do not edit by hand) -->';
 const END = '<!-- mutation:end -->';
 
-const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--variations <name,...>|none] [--independent <name,...>|none] [--jobs <n>] [--faithful-runs <n>] [--scoped] [--no-docs]
+const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--variations <name,...>|none] [--independent <name,...>|none] [--jobs <n>] [--faithful-runs <n>] [--weather <seeds>|none] [--scoped] [--no-docs]
 
 Runs the conformance suite against the embedded sandbox once per deliberate deviation and checks that each
 is detected (in the run that can catch it: the spec profile, the mtn-sandbox profile for a live observation,
 --strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
 passes; against each MoMo server the project did not write, plain and with each of its authors' spec-legal
 controls, and checks each passes; then against the faithful sandbox --faithful-runs times and checks every run
-passes.
+passes. Then under weather: each spec-legal chaos condition alone and all together, and the python server behind
+the independent weather proxy, each seed in both profiles, must exit 0 or 2 with no scenario failed; a deviation a
+feature under --chaos all must still exit 1.
 
   --only <names>        only these deviations (npm run sandbox -- --list-deviations lists them); none: no deviation
   --independent <names> only these independent servers (python, go, java), each plain and with each of its
@@ -42,6 +45,8 @@ passes.
   --variations <names>  only these conforming variations (npm run sandbox -- --list-variations); none: no variation
   --jobs <n>            suite runs at a time (default: two per CPU; each run mostly waits on the sandbox)
   --faithful-runs <n>   runs against the faithful sandbox (default 10; 0 skips them)
+  --weather <seeds>     the weather runs with seeds 1 to <seeds> (default 5 when no other option narrows the
+                        runs, else none); none: no weather run
   --scoped              run each deviation against its own feature's scenarios only (faster, for tests)
   --reports <dir>       where each run's reports go (default reports/mutation)
   --no-docs             do not rewrite docs/mutation.md
@@ -379,6 +384,7 @@ export const MUTATION_OPTIONS = {
   independent: { type: 'string' },
   jobs: { type: 'string' },
   'faithful-runs': { type: 'string' },
+  weather: { type: 'string' },
   scoped: { type: 'boolean' },
   reports: { type: 'string' },
   'no-docs': { type: 'boolean' },
@@ -420,6 +426,8 @@ async function main(argv: string[]): Promise<number> {
   };
   let jobs: number;
   let faithfulRuns: number;
+  let weatherSeeds: number;
+  const narrowed = values.only !== undefined || values.variations !== undefined || values.independent !== undefined || values.scoped;
   try {
     if (unknown.length > 0)
       throw new Error(
@@ -435,6 +443,7 @@ async function main(argv: string[]): Promise<number> {
       );
     jobs = Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32));
     faithfulRuns = count('faithful-runs', values['faithful-runs'], 10, 100);
+    weatherSeeds = values.weather === 'none' ? 0 : count('weather', values.weather, narrowed ? 0 : 5, 50);
   } catch (error) {
     console.error((error as Error).message);
     return 2;
@@ -464,6 +473,7 @@ async function main(argv: string[]): Promise<number> {
     writeDoc(report);
     console.log(`Table written to ${relative(process.cwd(), DOC)}`);
   }
+  const weather = await runWeather(weatherSeeds, jobs, reportsDir, !values['no-docs']);
   const runs = [...report.deviations, ...report.variations, ...report.independent, ...report.faithful];
   const couldNotRun = runs.filter((r) => r.exitCode === 2 || r.exitCode === null);
   if (couldNotRun.length > 0 && couldNotRun.length === runs.length) return 2;
@@ -471,8 +481,37 @@ async function main(argv: string[]): Promise<number> {
     report.detected === report.deviations.length &&
     report.variationsPassed === report.variations.length &&
     report.independentPassed === report.independent.length &&
-    report.faithfulPassed === report.faithful.length;
+    report.faithfulPassed === report.faithful.length &&
+    weather.every((r) => r.ok);
   return all ? 0 : 1;
+}
+
+/** The weather runs (sandbox-quality/weather): each logged as it ends, then their table, into the doc when asked. */
+async function runWeather(seeds: number, jobs: number, reportsDir: string, toDocs: boolean): Promise<WeatherRun[]> {
+  if (seeds === 0) return [];
+  const planned = weatherRuns(seeds);
+  console.log(`\n${planned.length} runs under weather, ${jobs} at a time.`);
+  const when = new Date().toISOString();
+  const results = await pooled(
+    planned.map(
+      ({ weather, expect }, i) =>
+        () =>
+          runUnderWeather(weather, expect, join(reportsDir, 'weather', String(i + 1))),
+    ),
+    jobs,
+    (r, done) =>
+      console.log(
+        `[${done}/${planned.length}] ${r.weather} (${r.profile}): exit ${r.exitCode}, ${r.passed} passed, ${r.failed.length} failed, ${r.notTested} not tested${r.ok ? '' : ' — NOT AS IT MUST BE'} in ${(r.durationMs / 1000).toFixed(1)} s${r.failed.map((f) => `\n    failed: ${f}`).join('')}`,
+      ),
+  );
+  writeFileSync(join(reportsDir, 'weather.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const table = weatherTable(results, when, seeds);
+  console.log(`\n${table}\n`);
+  if (toDocs) {
+    writeWeatherTable(DOC, table);
+    console.log(`Weather table written to ${relative(process.cwd(), DOC)}`);
+  }
+  return results;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

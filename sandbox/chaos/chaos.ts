@@ -1,7 +1,13 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import type { ChaosApplied, ChaosListener } from '../domain/chaos-applied.ts';
-import { CHAOS_CONDITIONS, CHAOS_CONDITION_NAMES, hasChaos, type ChaosCondition } from '../domain/chaos-conditions.ts';
+import {
+  CHAOS_CONDITIONS,
+  CHAOS_CONDITION_NAMES,
+  hasChaos,
+  type ChaosCondition,
+  type ChaosConditionDefinition,
+} from '../domain/chaos-conditions.ts';
 import type { CallbackSink } from '../domain/callbacks.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { SandboxContext } from '../domain/context.ts';
@@ -299,17 +305,19 @@ function aboutCallback(
 
 /** The conditions as text, for --list-chaos: each with its default share, what it does, where, and what allows it. */
 export function chaosText(profile: ProfileBehaviour = behaviourOf('spec')): string {
+  const legal = CHAOS_CONDITION_NAMES.filter((name) => CHAOS_CONDITIONS[name].legality === 'spec-legal').length;
   const lines = [
-    `${CHAOS_CONDITION_NAMES.length} spec-legal chaos conditions; start the sandbox with --chaos <name>[=<share>][,...] or --chaos all (MOMO_SANDBOX_CHAOS), and --chaos-seed <n> to repeat a run.`,
+    `${CHAOS_CONDITION_NAMES.length} chaos conditions, ${legal} spec-legal (--chaos all names these) and ${CHAOS_CONDITION_NAMES.length - legal} live ones a run names on their own; start the sandbox with --chaos <name>[=<share>][,...] or --chaos all (MOMO_SANDBOX_CHAOS), and --chaos-seed <n> to repeat a run.`,
   ];
   for (const name of CHAOS_CONDITION_NAMES) {
-    const { summary, allowedBy, defaultShare } = CHAOS_CONDITIONS[name];
+    const { summary, allowedBy, defaultShare, legality, breaks } = CHAOS_CONDITIONS[name] as ChaosConditionDefinition;
     lines.push(
       '',
-      `${name} (default share ${defaultShare})`,
+      `${name} (${legality}, default share ${defaultShare})`,
       `  ${summary}`,
       `  where: ${whereText(name, profile)}`,
-      `  allowed by ${allowedBy}`,
+      legality === 'spec-legal' ? `  allowed by ${allowedBy}` : `  met on the live service: ${allowedBy}`,
+      ...(breaks ? [`  breaks ${breaks.rule}: a conformance run fails it (${breaks.check})`] : []),
     );
   }
   return lines.join('\n');
@@ -319,11 +327,12 @@ export function chaosText(profile: ProfileBehaviour = behaviourOf('spec')): stri
 export function chaosTable(): string {
   const cell = (text: string) => text.replace(/\|/g, '\\|');
   return [
-    '| condition | default share | what happens | allowed by |',
-    '|---|---|---|---|',
+    '| condition | legality | default share | what happens | allowed by, or the rule it breaks |',
+    '|---|---|---|---|---|',
     ...CHAOS_CONDITION_NAMES.map((name) => {
-      const { summary, allowedBy, defaultShare } = CHAOS_CONDITIONS[name];
-      return `| \`${name}\` | ${defaultShare} | ${cell(summary)} | ${cell(allowedBy)} |`;
+      const { summary, allowedBy, defaultShare, legality, breaks } = CHAOS_CONDITIONS[name] as ChaosConditionDefinition;
+      const why = breaks ? `breaks ${breaks.rule} (\`${breaks.check}\`); met on the live service: ${allowedBy}` : allowedBy;
+      return `| \`${name}\` | ${legality} | ${defaultShare} | ${cell(summary)} | ${cell(why)} |`;
     }),
   ].join('\n');
 }

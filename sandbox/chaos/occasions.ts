@@ -45,8 +45,8 @@ export type RequestCondition = Extract<
 /** The routes a condition that acts on requests applies to. */
 const APPLIES: Record<RequestCondition, (route: RouteRef, profile: ProfileBehaviour) => boolean> = {
   latency: () => true,
-  // Only where the status list has 500: the spec's (or, beyond it, the provider's) for the operation.
-  '500': (route, profile) => route.operation.responses[500] !== undefined && contractAccepts(route, 500, INTERNAL_ERROR, profile),
+  // Only where the spec's status list has 500 for the operation (§4, §7 rule 3), and its body may carry the code.
+  '500': (route, profile) => route.operation.responses[500]?.source === 'spec' && contractAccepts(route, 500, INTERNAL_ERROR, profile),
   // Observed of the live service on any operation; only where the error set has the code (set C, provisioning's, has not).
   '503': (route, profile) => contractAccepts(route, 503, UNAVAILABLE, profile),
   'cut-before-store': (route) => route.operation.store !== undefined,

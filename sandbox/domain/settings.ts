@@ -5,6 +5,7 @@ import { parseCallbackHostRule, type CallbackHostRule } from './callback-destina
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import {
   CHAOS_CONDITIONS,
+  type ChaosConditionDefinition,
   CHAOS_CONDITION_NAMES,
   parseChaosShares,
   parseMsRange,
@@ -424,7 +425,7 @@ const SPECS = [
     key: 'chaosLatencyMs',
     flag: 'chaos-latency-ms',
     env: 'MOMO_SANDBOX_CHAOS_LATENCY_MS',
-    fallback: '100-2000',
+    fallback: '50-1500',
     describe: 'The latency chaos condition holds an answer back a random time in this range, in ms ("min-max").',
     parse: msRange(60_000),
   }),
@@ -432,7 +433,7 @@ const SPECS = [
     key: 'chaosLongPendingMs',
     flag: 'chaos-long-pending-ms',
     env: 'MOMO_SANDBOX_CHAOS_LONG_PENDING_MS',
-    fallback: '90000',
+    fallback: '5000',
     describe: 'The long-pending chaos condition keeps a transaction PENDING this many ms longer than its test number says.',
     parse: integer(1000, 24 * HOUR, ' ms'),
   }),
@@ -440,7 +441,7 @@ const SPECS = [
     key: 'chaosCallbackDelayMs',
     flag: 'chaos-callback-delay-ms',
     env: 'MOMO_SANDBOX_CHAOS_CALLBACK_DELAY_MS',
-    fallback: '2000-30000',
+    fallback: '1000-5000',
     describe: 'The callback-delayed chaos condition sends a callback a random time in this range later, in ms ("min-max").',
     parse: msRange(HOUR),
   }),
@@ -670,16 +671,19 @@ export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly s
     '',
     'Usage: momo-harness sandbox [--flag value ...]        (in a clone: npm run sandbox -- ...)',
     '       momo-harness sandbox --list-differences   (what the profiles change)',
-    '       momo-harness sandbox --list-chaos         (spec-legal chaos: adverse conditions to start it with)',
+    '       momo-harness sandbox --list-chaos         (chaos: adverse conditions to start it with)',
     ...usage,
     '',
     'Each setting is read from its flag, else its environment variable, else the default:',
     `  ${'flag'.padEnd(width(0))}  ${'environment'.padEnd(width(1))}  ${'default'.padEnd(Math.min(width(2), 24))}  meaning`,
     ...lines,
     '',
-    'Chaos conditions (--chaos name[=share],...; default share in brackets), each with what allows it:',
-    ...CHAOS_CONDITION_NAMES.map(
-      (name) => `  ${name} [${CHAOS_CONDITIONS[name].defaultShare}]: allowed by ${CHAOS_CONDITIONS[name].allowedBy}`,
-    ),
+    'Chaos conditions (--chaos name[=share],...; default share in brackets; all names the spec-legal ones), each with what allows it:',
+    ...CHAOS_CONDITION_NAMES.map((name) => {
+      const { defaultShare, legality, allowedBy, breaks } = CHAOS_CONDITIONS[name] as ChaosConditionDefinition;
+      return legality === 'spec-legal'
+        ? `  ${name} [${defaultShare}]: allowed by ${allowedBy}`
+        : `  ${name} [${defaultShare}]: live only, it breaks ${breaks?.rule ?? 'a rule of the spec'} (${breaks?.check}); met on the live service: ${allowedBy}`;
+    }),
   ].join('\n');
 }

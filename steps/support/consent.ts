@@ -330,7 +330,7 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
 
 /** userinfo with the partner's ordinary access token instead of a consent token. */
 export async function readUserInfoWithAccessToken(world: MomoWorld): Promise<void> {
-  world.remember(await world.client.userInfo(world.actor.product, await world.bearer()));
+  world.remember(await world.client.userInfo(world.actor.product, await world.bearer(), { renew: false }));
 }
 
 export async function lookUpBasicInfo(world: MomoWorld, msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {

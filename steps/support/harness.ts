@@ -17,7 +17,9 @@ import {
   type JudgingContext,
 } from '../../harness/judging/judge.ts';
 import { ConformanceFailure } from '../../harness/judging/judge.ts';
-import { bodyChecksOf, bodyFindings } from '../../harness/checks/answers.ts';
+import { bodyChecksOf, bodyFindings, retriedFindings } from '../../harness/checks/answers.ts';
+import { refusedEarlyFindings } from '../../harness/checks/credentials.ts';
+import { DEFAULT_RETRY_POLICY, type RetriedCall } from '../../harness/client/careful.ts';
 import { FINAL_STATUSES, finalStaysFinalFindings } from '../../harness/checks/transactions.ts';
 import { PREMISES, concerns, premiseSource, type PremiseName } from '../../harness/checks/premises.ts';
 import type { Evaluation, Warning } from '../../harness/checks/index.ts';
@@ -63,12 +65,16 @@ export class Harness implements JudgingContext {
   /** This worker's share of the run's evidence budget: what it records once the share is spent is only the call. */
   private readonly evidenceBudget: EvidenceBudget;
 
+  /** How many worker processes run the scenarios: API users given in the settings are shared by all of them. */
+  private readonly workers: number;
+
   /**
    * `workers`: how many worker processes share the run's evidence budget; `refusals`: the settings the preflight
    * found refused (harness/preflight.ts), whose calls are not made. Both are cucumber world parameters.
    */
   constructor(config: HarnessConfig, { workers = 1, refusals }: { workers?: number; refusals?: PreflightRefusals } = {}) {
     this.config = config;
+    this.workers = workers;
     if (!this.config.baseUrl || !this.config.sandboxUrl)
       throw new Error('MOMO_BASE_URL is not set: run the suite with npm start, which starts the embedded sandbox when no target is given.');
     this.behaviour = behaviourOf(this.config.profile);
@@ -91,8 +97,14 @@ export class Harness implements JudgingContext {
       requestTimeoutMs: this.config.requestTimeoutMs,
       maxResponseBytes: this.config.maxResponseBytes,
       redactor: this.redactor,
-      onExchange: (exchange) => this.recordExchange?.(this.evidenceBudget.admit(exchange)),
+      onExchange: (exchange) => {
+        this.calls.set(exchange.operation, (this.calls.get(exchange.operation) ?? 0) + 1);
+        this.recordExchange?.(this.evidenceBudget.admit(exchange));
+      },
       onResponse: (response) => this.checkAnswer(response),
+      retry: { ...DEFAULT_RETRY_POLICY, attempts: config.callRetries + 1, budgetMs: config.callRetryBudgetMs },
+      renewCredential: (authorization, refused) => this.renew(authorization, refused),
+      onRetried: (call) => this.retried.push(call),
       ...(refusals ? { refusals } : {}),
     });
     this.receiver = new CallbackReceiver(this.config.callbackHost, {
@@ -118,6 +130,75 @@ export class Harness implements JudgingContext {
     this.evaluations = new Map();
     this.finalStatuses = new Map();
     this.premises = new Map();
+    this.calls = new Map();
+    this.retried = [];
+  }
+
+  /**
+   * What this scenario saw of the target's availability: its calls by operation, and each call the careful client made
+   * again (harness/client/careful.ts), each also a warning naming the weather it met. Taken once, at the scenario's end.
+   */
+  takeAvailability(): { calls: Record<string, number>; retried: RetriedCall[] } {
+    const availability = { calls: Object.fromEntries(this.calls), retried: this.retried };
+    for (const call of this.retried) {
+      conclude(
+        {
+          header: `${call.operation} (${call.product}): the call met bad weather, and the harness made it again`,
+          operation: call.operation,
+          product: call.product as Product,
+          checks: ['answered-first-try'],
+          findings: retriedFindings(call),
+        },
+        this,
+      );
+    }
+    this.calls = new Map();
+    this.retried = [];
+    return availability;
+  }
+
+  /** The calls of this scenario by operation label, and the calls made again. */
+  private calls = new Map<string, number>();
+  private retried: RetriedCall[] = [];
+  /** When a token was last issued to each API user by this worker, by `product:userId`: what tells a superseded token. */
+  private readonly lastIssued = new Map<string, number>();
+
+  /** A token issued to an API user outside the cache (a scenario asking for one): it may supersede the cache's. */
+  noteIssued(product: Product, userId: string, at = Date.now()): void {
+    this.lastIssued.set(`${product}:${userId}`, at);
+  }
+
+  /**
+   * A fresh credential for a cached token the target refused (401): the cache drops it and fetches another, which the
+   * client sends the call again with. A token refused before its expires_in had passed departs from §2.6 unless a newer
+   * token was issued to the API user since, or other workers may have asked for one (API users given in the settings
+   * are shared by every worker of the run): that is judged here, once, as the token is renewed. A token the cache does
+   * not hold (one a scenario presents on purpose) is not renewed.
+   */
+  private async renew(authorization: string, refused: ApiResponse): Promise<string | undefined> {
+    const token = /^Bearer (.+)$/i.exec(authorization)?.[1];
+    const held = token === undefined ? undefined : this.tokens.heldAs(token);
+    if (!held) return undefined;
+    this.tokens.invalidate(held.key);
+    const now = Date.now();
+    // A token lives up to a second past its expires_in (whole-second JWT expiry) and a few seconds of clock skew.
+    if (now < held.expiresAt - 2_000) {
+      const [product] = held.key.split(':') as [Product];
+      const shared = this.config.apiUsers[product] !== undefined && this.workers > 1;
+      const superseded = shared || (this.lastIssued.get(held.key) ?? 0) > held.issuedAt;
+      conclude(
+        {
+          header: `${refused.operation.label} — §2.6, §8: a token is honoured until its expires_in has passed`,
+          operation: refused.operation.id,
+          product: refused.operation.product,
+          checks: ['token-honoured-until-expiry'],
+          findings: refusedEarlyFindings(held, now, superseded),
+          response: refused,
+        },
+        this,
+      );
+    }
+    return `Bearer ${await this.tokens.get(held.key)}`;
   }
 
   /**

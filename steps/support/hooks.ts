@@ -5,6 +5,7 @@ import { ConformanceFailure, type FailureEvidence } from '../../harness/judging/
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import { EVALUATIONS_MEDIA_TYPE, WARNINGS_MEDIA_TYPE } from '../../harness/checks/index.ts';
 import type { PreflightRefusals } from '../../harness/client/setting-refused.ts';
+import { AVAILABILITY_MEDIA_TYPE } from '../../harness/client/careful.ts';
 import { Harness } from './harness.ts';
 import { currentHarness, setHarness } from './hooks-state.ts';
 import type { MomoWorld } from './world.ts';
@@ -52,6 +53,8 @@ AfterStep(function (this: MomoWorld, { error }) {
 After(async function (this: MomoWorld, { result }) {
   const error = this.failedStepError;
   const bodyFailures = this.harness.takeBodyFailures();
+  // Taken before the warnings: each call made again is a warning too, naming the weather it met.
+  const availability = this.harness.takeAvailability();
   const warnings = this.harness.takeWarnings();
   const evaluations = this.harness.takeEvaluations();
   this.harness.recordInto(undefined);
@@ -60,6 +63,9 @@ After(async function (this: MomoWorld, { result }) {
   // The checks the scenario made, and how each came out: a requirement's verdict is made of those that cite it.
   if (evaluations.length > 0)
     await this.attach(JSON.stringify(evaluations), { mediaType: EVALUATIONS_MEDIA_TYPE, fileName: 'checks.json' });
+  // What the scenario saw of the target's availability: its calls, and those the careful client made again.
+  if (Object.keys(availability.calls).length > 0)
+    await this.attach(JSON.stringify(availability), { mediaType: AVAILABILITY_MEDIA_TYPE, fileName: 'availability.json' });
   if (this.evidence.length === 0) return;
   // The failure, if any: what its checks found, and which exchange's answer it is about (its reproduction ends there).
   // A definite departure of an answer no step judged fails the scenario whatever else ended it: not tested for a

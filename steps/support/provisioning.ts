@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import type { MomoWorld } from './world.ts';
 
 /** What a partner does to get sandbox credentials (§4.5, §5.6). */
-export async function registerApiUser(world: MomoWorld, userId: string = randomUUID()): Promise<void> {
-  world.registeredUserId = userId;
-  world.remember(await world.client.createApiUser(world.actor.product, userId, world.config.callbackHost));
+export async function registerApiUser(world: MomoWorld, userId?: string): Promise<void> {
+  world.registeredUserId = userId ?? randomUUID();
+  const extra = userId === undefined ? {} : { reusesReference: true };
+  world.remember(await world.client.createApiUser(world.actor.product, world.registeredUserId, world.config.callbackHost, extra));
 }
 
 /** Registers an API user, which must be created: the premise of scenarios about what comes next. */

@@ -5,7 +5,7 @@ import { unchangedFindings } from '../../harness/checks/transactions.ts';
 import type { Source } from '../../core/sources.ts';
 import { defineParameterType } from '@cucumber/cucumber';
 import { randomUUID } from 'node:crypto';
-import type { CallOptions } from '../../harness/client/momo-client.ts';
+import { wasCreated, type CallOptions } from '../../harness/client/momo-client.ts';
 import { PRODUCTS } from '../../core/products.ts';
 import { readAccount, readBalance } from './accounts.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
@@ -151,7 +151,7 @@ export async function expectCurrencyRefused(world: MomoWorld): Promise<void> {
   const what = `a transaction in ${foreignCurrency(world)}, a currency the service does not take, is refused`;
   const response = world.response;
   if (!response) throw new Error('No transaction was asked for in this scenario.');
-  if (response.status !== 202) {
+  if (!wasCreated(response)) {
     // A refusal shows the target refuses the currency: its code is judged on that alone.
     if (response.status >= 400) world.held(currencyPremise(world));
     world.expect({ status: [400, 500], code: 'INVALID_CURRENCY', source: REFUSALS['currency-refused'], what });

@@ -229,7 +229,7 @@ async function finalRecord(world: MomoWorld, payment: Payment, slow: boolean): P
       if (NOT_FINAL.has(record.status)) throw new Error(`status ${record.status}`);
       return { response, record };
     },
-    { slow, timing: SETTLING, where, operation: statusQueryOf(payment.create), product: payment.product },
+    { slow, readsTarget: true, timing: SETTLING, where, operation: statusQueryOf(payment.create), product: payment.product },
   );
   if ('failure' in outcome) throw outcome.failure;
   await readStatus(world, payment);

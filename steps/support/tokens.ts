@@ -16,7 +16,10 @@ const NO_CREDENTIAL = '';
 export async function askForToken(world: MomoWorld, options: { product?: Product; credential?: string } = {}): Promise<void> {
   const account = world.actor;
   const product = options.product ?? account.product;
+  const asked = Date.now();
   const response = world.remember(await world.client.createAccessToken(product, options.credential ?? world.harness.basic(account)));
+  // A token issued outside the cache may supersede the cache's (a service may revoke the one it replaced).
+  if (response.status === 200) world.harness.noteIssued(product, account.userId, asked);
   const body = response.json as { access_token?: unknown; expires_in?: unknown } | undefined;
   if (response.status === 200 && typeof body?.access_token === 'string' && typeof body.expires_in === 'number') {
     world.accessToken = { account, accessToken: body.access_token, expiresIn: body.expires_in, receivedAt: Date.now() };
@@ -92,7 +95,7 @@ export function expectNotCached(world: MomoWorld): void {
 /** Presents the partner's own (cached) access token to another product's simplest business call. */
 export async function presentTokenTo(world: MomoWorld, product: Product): Promise<void> {
   world.rule = REFUSALS['token-product'];
-  world.remember(await readAccount(world, product, await world.bearer()));
+  world.remember(await readAccount(world, product, await world.bearer(), { renew: false }));
 }
 
 /** Presents the partner's access token with one character of its signature changed. */
@@ -144,7 +147,7 @@ export async function presentExpiredToken(world: MomoWorld): Promise<string | un
       const response = world.remember(await readAccount(world, token.account.product, `Bearer ${token.accessToken}`));
       return response.status !== 200 || Date.now() >= refusedBy ? true : undefined;
     },
-    { slow: true },
+    { slow: true, readsTarget: true },
   );
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiResponse, CallOptions, PaymentBody } from '../../harness/client/momo-client.ts';
+import { wasCreated, type ApiResponse, type CallOptions, type PaymentBody } from '../../harness/client/momo-client.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
@@ -181,14 +181,18 @@ async function findRefunder(world: MomoWorld): Promise<PremiseName> {
     { status: 202, what },
     await world.client.invoke('requestToPay', 'collection', { authorization: await world.bearer(paid), referenceId, body }),
   );
-  const status = await world.eventually(`the payment ${referenceId} reaching a final status`, async () => {
-    const read = await world.client.invoke(statusQueryOf('requestToPay'), 'collection', {
-      authorization: await world.bearer(paid),
-      params: { referenceId },
-    });
-    const status = (read.json as { status?: unknown } | undefined)?.status;
-    return read.status === 200 && status !== 'PENDING' && status !== 'CREATED' ? String(status) : undefined;
-  });
+  const status = await world.eventually(
+    `the payment ${referenceId} reaching a final status`,
+    async () => {
+      const read = await world.client.invoke(statusQueryOf('requestToPay'), 'collection', {
+        authorization: await world.bearer(paid),
+        params: { referenceId },
+      });
+      const status = (read.json as { status?: unknown } | undefined)?.status;
+      return read.status === 200 && status !== 'PENDING' && status !== 'CREATED' ? String(status) : undefined;
+    },
+    { readsTarget: true },
+  );
   if (status !== 'SUCCESSFUL') world.assume('payment-settled-as-asked');
   return world.eitherWay(
     REFUND_WAYS.filter((way) => way.profiles.includes(world.config.profile)).map((way) => ({
@@ -264,7 +268,7 @@ export async function depositAccepted(world: MomoWorld, party: Party, amount: st
 export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promise<void> {
   const creation = world.response;
   if (!creation) throw new Error('No refund was asked for in this scenario.');
-  if (creation.status === 202) {
+  if (wasCreated(creation)) {
     await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND', UNKNOWN_REFUND_READING);
     return;
   }
@@ -309,7 +313,8 @@ async function createTransaction(
   };
   world.payment = payment;
   world.payments.push(payment);
-  const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...o.call };
+  // A reference id the scenario gives on purpose reuses one: a 409 is then the case's answer, never an earlier attempt's creation.
+  const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...(o.referenceId ? { reusesReference: true } : {}), ...o.call };
   return world.remember(
     await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }),
   );

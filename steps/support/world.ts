@@ -236,7 +236,7 @@ export class MomoWorld extends World {
     check: CheckName,
     description: string,
     probe: () => Promise<T | undefined>,
-    options: { slow?: boolean; timing: Source; where: string; operation: OperationId; product: Product },
+    options: { slow?: boolean; readsTarget?: boolean; timing: Source; where: string; operation: OperationId; product: Product },
   ): Promise<T> {
     try {
       const state = await this.eventually(description, probe, options);
@@ -265,10 +265,19 @@ export class MomoWorld extends World {
     }
   }
 
-  /** Polls with the configured deadline; `slow` allows for the test numbers whose outcome is delayed. */
-  eventually<T>(description: string, probe: () => Promise<T | undefined>, options: { slow?: boolean } = {}): Promise<T> {
+  /**
+   * Polls with the configured deadline; `slow` allows for the test numbers whose outcome is delayed. A probe that reads
+   * the target (`readsTarget`: a status query) looks at most twice a second, as the sandbox's client report asks of a
+   * client (polling-rate); one that looks at what the harness holds (the callbacks heard) looks as often as configured.
+   */
+  eventually<T>(
+    description: string,
+    probe: () => Promise<T | undefined>,
+    options: { slow?: boolean; readsTarget?: boolean } = {},
+  ): Promise<T> {
     const timeoutMs = options.slow ? this.config.slowOutcomeTimeoutMs : this.config.pollTimeoutMs;
-    return eventually(probe, { description, timeoutMs, intervalMs: this.config.pollIntervalMs });
+    const intervalMs = options.readsTarget ? Math.max(this.config.pollIntervalMs, STATUS_READ_INTERVAL_MS) : this.config.pollIntervalMs;
+    return eventually(probe, { description, timeoutMs, intervalMs });
   }
 
   get lastPayment(): Payment {
@@ -276,5 +285,8 @@ export class MomoWorld extends World {
     return this.payment;
   }
 }
+
+/** The least time between two reads of one transaction's status: at most two a second (the client report's polling-rate). */
+const STATUS_READ_INTERVAL_MS = 500;
 
 setWorldConstructor(MomoWorld);

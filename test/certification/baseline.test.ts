@@ -189,4 +189,6 @@ test("--fail-on new: only a new failure (or a failing waiver) fails the run; any
   assert.equal(exitCodeWithBaseline(1, old, 'any', []), 1);
   assert.equal(exitCodeWithBaseline(2, old, 'new', []), 2);
   assert.equal(exitCodeWithBaseline(0, old, 'new', []), 0);
+  // Old failures passed by, and a scenario not tested: the night could not test, so it is never green.
+  assert.equal(exitCodeWithBaseline(1, old, 'new', [], true), 2);
 });

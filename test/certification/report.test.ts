@@ -102,6 +102,43 @@ test("index.html shows the summary, the coverage, each requirement's verdict and
   assert.doesNotMatch(html, /<(script|link|img|iframe)\b|src=|https?:\/\/(?!127\.0\.0\.1)/, 'nothing is loaded from elsewhere');
 });
 
+test('index.html leads with a cause several failures share, and shows the calls made again by operation', () => {
+  const reason = '  ✘ status-code (§4.2 #2): status: expected 202, got 401\n  received: HTTP 401 {"error":"invalid_token"}';
+  const failing = (name: string, id: string) => ({ ...scenario(name, 'failed', [id], { reason }), exchanges: [] });
+  const scenarios = [failing('pays', 'COL-RTP'), failing('refunds', 'DIS-REFUND')];
+  const html = renderHtml(
+    buildReport(
+      inputs({
+        scenarios,
+        summary: {
+          target: 'x',
+          exitCode: 1,
+          scenarios: scenarios.map((s) => ({ ...s, verdict: 'failed' as const, scenario: s.name, line: 10, durationMs: 3 })),
+          availability: [
+            {
+              operation: 'get balance (collection)',
+              calls: 9,
+              retried: 1,
+              outcomes: { answered: 1 },
+              met: { '503 SERVICE_UNAVAILABLE': 1 },
+            },
+          ],
+        },
+      }),
+    ),
+  );
+  assert.match(
+    html,
+    /<section id="causes">[\s\S]*<code>status-code \(status\): HTTP 401 invalid_token<\/code><\/td><td class="n">2<\/td><td><a href="#req-col-rtp">COL-RTP<\/a>, <a href="#req-dis-refund">DIS-REFUND<\/a>/,
+  );
+  assert.ok(html.indexOf('id="causes"') < html.indexOf('id="failures"'), 'the cause comes first');
+  assert.match(
+    html,
+    /<section id="availability">[\s\S]*get balance \(collection\)<\/td><td class="n">9<\/td><td class="n">1<\/td><td>503 SERVICE_UNAVAILABLE ×1<\/td><td>answered ×1/,
+  );
+  assert.doesNotMatch(renderHtml(buildReport(inputs())), /id="causes"|id="availability"/);
+});
+
 test("index.html shows a scenario's exchanges once, under the first requirement it verifies, and links there from the others", () => {
   const both = { ...scenario('pays twice', 'passed', ['COL-RTP', 'COL-RTP-2']), exchanges: [EXCHANGE] };
   const html = renderHtml(

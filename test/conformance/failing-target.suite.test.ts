@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GIVE_UP_AFTER_UNANSWERED } from '../../harness/client/momo-client.ts';
+import { DEFAULT_RETRY_POLICY } from '../../harness/client/careful.ts';
 import type { RunSummary } from '../../conformance/results/ledger.ts';
 import { FaultyServer, UNRESOLVABLE_URL, refusingUrl, selfSignedCertificate, type FaultyServerOptions } from '../support/faulty-server.ts';
 import { runSuite, startReferenceSandbox, targetEnv, type SuiteRun } from '../support/suite.ts';
@@ -18,8 +19,8 @@ const SLOW_ANSWER_MS = 3_000;
 /**
  * A run against a failing target is bounded by what it waits for, not by a time measured here (which a busy
  * machine moves): a target that fails before the run begins costs one probe and no call of any scenario; one
- * that fails mid-run costs at most GIVE_UP_AFTER_UNANSWERED calls without an answer (each bounded by the
- * timeouts) before the client stops calling it. The runs use one worker, so that is the bound for the run.
+ * that fails mid-run costs at most GIVE_UP_AFTER_UNANSWERED calls without an answer (each of at most the retry
+ * policy's attempts, bounded by its budget and the timeouts) before the client stops calling it. The runs use one worker, so that is the bound for the run.
  * A run killed after this long has hung, which is a failure of its own.
  */
 const HUNG_AFTER_MS = 120_000;
@@ -66,15 +67,15 @@ async function withFaultyServer(options: FaultyServerOptions, use: (url: string,
 
 /**
  * What every run against a failing target must show: exit 2 after at most GIVE_UP_AFTER_UNANSWERED calls that
- * got no answer; the cause, in a user's words, in the output; no scenario failed, and none passed after the
+ * got no answer (each after its attempts); the cause, in a user's words, in the output; no scenario failed, and none passed after the
  * fault began; summary.json and junit.xml written, with every scenario the target kept from testing "not
  * tested" and the cause as its reason.
  */
 function assertNotTested(run: TargetRun, cause: RegExp, { passedBeforeTheFault = false } = {}): void {
   assert.equal(run.code, 2, run.output);
   assert.ok(
-    run.unanswered <= GIVE_UP_AFTER_UNANSWERED,
-    `the scenarios made ${run.unanswered} calls that got no answer; the client stops after ${GIVE_UP_AFTER_UNANSWERED}`,
+    run.unanswered <= GIVE_UP_AFTER_UNANSWERED * DEFAULT_RETRY_POLICY.attempts,
+    `the scenarios made ${run.unanswered} attempts that got no answer; the client stops after ${GIVE_UP_AFTER_UNANSWERED} calls of at most ${DEFAULT_RETRY_POLICY.attempts} attempts`,
   );
   assert.match(run.output, cause);
   assert.match(run.output, /Verdict: the run could NOT test the target/);

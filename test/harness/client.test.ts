@@ -53,6 +53,8 @@ function setup(overrides: Partial<ClientOptions> = {}) {
     redactor,
     onExchange: (e) => exchanges.push(e),
     dispatcher: agent,
+    // One attempt a call: these tests are about one exchange; test/harness/careful.test.ts is about attempts.
+    retry: { attempts: 1, budgetMs: 0, baseDelayMs: 0, maxDelayMs: 0 },
     ...overrides,
   });
   return { agent, client, exchanges, redactor };

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Envelope, TestStepResult } from '@cucumber/messages';
-import { NAMED_IN_BLOCK, ScenarioLedger, type RunSummary } from '../../conformance/results/ledger.ts';
+import { NAMED_IN_BLOCK, ScenarioLedger, availabilityLines, sharedCauses, type RunSummary } from '../../conformance/results/ledger.ts';
+import { failureLine } from '../../harness/checks/check.ts';
+import { finding } from '../../harness/checks/index.ts';
 
 type Status = TestStepResult['status'];
 const TS = { seconds: 0, nanos: 0 };
@@ -393,4 +395,52 @@ test('a block one longer than the names shown names them all, rather than "and 1
   assert.equal(lines[1], `FAILED (${NAMED_IN_BLOCK + 1} scenarios), each for this reason:`);
   assert.equal(lines.filter((l) => l.startsWith('  - Request to pay')).length, NAMED_IN_BLOCK + 1);
   assert.ok(!lines.some((l) => l.includes('more (summary.json')));
+});
+
+test('failures that share one cause are led by it, once, with the requirements it touched; a cause of one failure is not', () => {
+  const { ledger } = ledgerWith(4);
+  const refused = (operation: string) =>
+    [
+      `${operation} — §4.2 #2: the request is accepted`,
+      failureLine(finding('status-code', { field: 'status', expected: '202', received: '401' }), { profile: 'spec', strict: false }),
+      '  received: HTTP 401 {"error":"invalid_token"}',
+    ].join('\n');
+  const ids = ['s1', 's2', 's3'];
+  for (const id of ids)
+    run(ledger, id, `a-${id}`, [step(`a-${id}`, 'FAILED' as Status, { type: 'ConformanceFailure', message: refused(`call of ${id}`) })]);
+  const other = `x — §4.6: y\n${failureLine(finding('status-code', { field: 'status', expected: '200', received: '500' }), { profile: 'spec', strict: false })}`;
+  run(ledger, 's4', 'a-s4', [step('a-s4', 'FAILED' as Status, { type: 'ConformanceFailure', message: other })]);
+  const summary = ledger.summary(RUN);
+  const lines = ledger.closingLines(summary);
+  const start = lines.indexOf('CAUSES shared by several failures (each once; the failures follow):');
+  assert.ok(start >= 0, lines.join('\n'));
+  assert.match(
+    lines[start + 1]!,
+    /^ {2}✘ status-code \(status\): HTTP 401 invalid_token: 3 scenarios failed on it, touching \d+ requirements?/,
+  );
+  assert.ok(!lines.slice(start + 1, start + 3).some((l) => l.includes('HTTP 500')), 'a cause of one failure is not a shared one');
+  assert.equal(sharedCauses(summary.scenarios).length, 1);
+});
+
+test('a run that made calls again says so per operation, apart from the verdict', () => {
+  assert.deepEqual(availabilityLines({ availability: [] }), []);
+  assert.deepEqual(
+    availabilityLines({
+      availability: [
+        {
+          operation: 'request to pay (collection)',
+          calls: 40,
+          retried: 2,
+          outcomes: { answered: 1, 'created-earlier': 1 },
+          met: { '503': 1, 'no answer': 1 },
+        },
+        { operation: 'get balance (collection)', calls: 3, retried: 0, outcomes: {}, met: {} },
+      ],
+    }),
+    [
+      'AVAILABILITY (2 calls made again; they do not change the verdict):',
+      '  ~ request to pay (collection): 2 of 40 calls made again; met 503 ×1, no answer ×1; answered ×1, created-earlier ×1',
+      '',
+    ],
+  );
 });

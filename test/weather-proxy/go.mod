@@ -1,0 +1,3 @@
+module weatherproxy
+
+go 1.22
