@@ -179,12 +179,15 @@ export class Harness implements JudgingContext {
     const token = /^Bearer (.+)$/i.exec(authorization)?.[1];
     const held = token === undefined ? undefined : this.tokens.heldAs(token);
     if (!held) return undefined;
+    // A token of one product presented to another's operation (on purpose, or as a premise): its refusal is the
+    // case's answer, not a token to renew, nor one refused before its expiry.
+    const [heldProduct] = held.key.split(':') as [Product];
+    if (heldProduct !== refused.operation.product) return undefined;
     this.tokens.invalidate(held.key);
     const now = Date.now();
     // A token lives up to a second past its expires_in (whole-second JWT expiry) and a few seconds of clock skew.
     if (now < held.expiresAt - 2_000) {
-      const [product] = held.key.split(':') as [Product];
-      const shared = this.config.apiUsers[product] !== undefined && this.workers > 1;
+      const shared = this.config.apiUsers[heldProduct] !== undefined && this.workers > 1;
       const superseded = shared || (this.lastIssued.get(held.key) ?? 0) > held.issuedAt;
       conclude(
         {

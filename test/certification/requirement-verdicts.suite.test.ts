@@ -105,7 +105,8 @@ for (const c of CASES) {
     const html = readFileSync(join(run.reportsDir, 'certification', 'index.html'), 'utf8');
     const main = html.slice(html.indexOf('<main>'));
     assert.ok(main.indexOf('<section id="failures">') < main.indexOf('<section id="summary">'), 'the page begins with the failures');
-    const failuresSection = main.slice(main.indexOf('<section id="failures">'), main.indexOf('</section>'));
+    const failuresStart = main.indexOf('<section id="failures">');
+    const failuresSection = main.slice(failuresStart, main.indexOf('</section>', failuresStart));
     for (const id of c.fails) assert.ok(failuresSection.includes(`>${id}</a>`), `${id} is among the failures`);
     for (const s of report.scenarios.filter((x) => x.verdict === 'failed')) {
       assert.ok(s.failure && s.failure.findings.length > 0, `${s.name}: its failure's findings, each with expected and received`);
