@@ -1,5 +1,5 @@
 import type { ApiResponse } from '../client/momo-client.ts';
-import type { RetriedCall } from '../client/careful.ts';
+import { attemptText, type RetriedCall } from '../client/careful.ts';
 import { size } from '../client/evidence.ts';
 import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { schemasFor, statusSourceOf, codeSourceOf } from './contract.ts';
@@ -263,9 +263,7 @@ const file = (name: string) => `${name}.schema.json`;
 
 /** How a call the careful client made again went, one finding naming the weather it met (an observation of availability). */
 export function retriedFindings(call: RetriedCall): Finding[] {
-  const met = call.attempts
-    .slice(0, -1)
-    .map((a) => (a.status !== undefined ? `${a.status}${a.code ? ` ${a.code}` : ''}` : `no answer (${a.error ?? 'cut'})`));
+  const met = call.attempts.slice(0, -1).map(attemptText);
   const last = call.attempts.at(-1)!;
   const ended =
     call.outcome === 'created-earlier'

@@ -93,6 +93,24 @@ export interface RetriedCall {
   outcome: 'answered' | 'created-earlier' | 'renewed' | 'gave-up';
 }
 
+/** How an attempt met the weather, as messages name it: "500 INTERNAL_PROCESSING_ERROR", "no answer (…)". */
+export function attemptText(attempt: AttemptOutcome): string {
+  return attempt.status !== undefined
+    ? `${attempt.status}${attempt.code ? ` ${attempt.code}` : ''}`
+    : `no answer (${attempt.error ?? 'cut'})`;
+}
+
+/**
+ * Whether a call ran out of attempts in changing weather: it gave up on a transient answer after attempts that met
+ * different things (a cut, a 503, a 500). That last answer is the weather's, not the target's to the request: the
+ * call could not be tested. A call whose every attempt got the same transient answer is the target's steady answer to
+ * that request (a server that answers an unknown payment with 500 every time), and is judged as one.
+ */
+export function gaveUpInWeather(call: RetriedCall | undefined): boolean {
+  if (call?.outcome !== 'gave-up') return false;
+  return new Set(call.attempts.map(attemptText)).size > 1;
+}
+
 /** What one scenario saw of the target's availability: its calls by operation, and the calls made again. */
 export interface ScenarioAvailability {
   calls: Record<string, number>;

@@ -415,7 +415,7 @@ export class MomoClient {
         await sleep(delay);
         continue;
       }
-      const code = codeOf(response.json);
+      const code = this.attemptCode(response.json);
       if (
         response.status === 401 &&
         !renewed &&
@@ -452,6 +452,14 @@ export class MomoClient {
             : 'answered';
       return { ...response, retried: record(outcome, last), ...(createdEarlier ? { createdEarlier: true as const } : {}) };
     }
+  }
+
+  /** An attempt's error code as the availability report quotes it: the target's text, so redacted and kept short. */
+  private attemptCode(json: unknown): string | undefined {
+    const code = codeOf(json);
+    if (code === undefined) return undefined;
+    const safe = this.options.redactor.text(code);
+    return safe.length > MAX_QUOTED_CODE ? `${safe.slice(0, MAX_QUOTED_CODE)}…` : safe;
   }
 
   private async callOnce(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
@@ -559,6 +567,9 @@ function refusesTheToken(response: ApiResponse, operation: OperationRef, o: Call
 }
 
 /** The code of an error body: `code` of {code, message}, or `error` of {error}. */
+/** The longest error code an availability record quotes; a code of the API is far shorter. */
+const MAX_QUOTED_CODE = 80;
+
 function codeOf(json: unknown): string | undefined {
   const body = json as { code?: unknown; error?: unknown } | undefined;
   const code = body?.code ?? body?.error;

@@ -1,4 +1,5 @@
 import type { ApiResponse, Exchange } from '../client/momo-client.ts';
+import { attemptText, gaveUpInWeather } from '../client/careful.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 import { describeSource, reading, severityOf, type RunStrictness, type Source } from '../../core/sources.ts';
 import type { Redactor } from '../../core/secrets/redact.ts';
@@ -211,6 +212,12 @@ export function responseFindings(response: ApiResponse, expected: Expectation, c
   if (!statuses.includes(response.status) && (UNAVAILABLE_STATUSES.has(response.status) || code === 'SERVICE_UNAVAILABLE')) {
     throw new TargetUnavailableAnswer(
       `${response.operation.label}: the target answered HTTP ${response.status} ${bodyText(response.text, context.redactor)}; it was unavailable, so this could not be tested`,
+    );
+  }
+  if (!statuses.includes(response.status) && gaveUpInWeather(response.retried)) {
+    const met = [...new Set(response.retried!.attempts.map(attemptText))].join(', ');
+    throw new TargetUnavailableAnswer(
+      `${response.operation.label}: the target met changing weather at each of ${response.retried!.attempts.length} attempts (${met}); it was unavailable, so this could not be tested`,
     );
   }
   const { id, product } = response.operation;

@@ -6,6 +6,7 @@ import {
   DEFAULT_RETRY_POLICY,
   availabilityOf,
   delayBefore,
+  gaveUpInWeather,
   isTransientAnswer,
   repeatabilityOf,
   retryAfterMs,
@@ -145,6 +146,34 @@ test('a 500 that persists is the answer: after the attempts of the policy, it st
     assert.equal(waits.length, DEFAULT_RETRY_POLICY.attempts - 1);
     assert.equal(retried[0]!.outcome, 'gave-up');
     agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('attempts that met changing weather are told apart from a steady answer, and a code quoted from them is redacted and short', async () => {
+  const redactor = new Redactor();
+  redactor.add(KEYS.collection, 'subscription key');
+  const { agent, client, pool, retried } = careful({ redactor });
+  try {
+    pool.intercept({ path: statusPath, method: 'GET' }).replyWithError(cut());
+    pool
+      .intercept({ path: statusPath, method: 'GET' })
+      .reply(503, { code: `${KEYS.collection}${'x'.repeat(500)}` }, { headers: JSON_TYPE });
+    pool
+      .intercept({ path: statusPath, method: 'GET' })
+      .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE })
+      .times(DEFAULT_RETRY_POLICY.attempts - 2);
+    const r = await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(r.retried?.outcome, 'gave-up');
+    assert.equal(gaveUpInWeather(r.retried), true, 'a cut, a 503 and 500s are changing weather');
+    const quoted = retried[0]!.attempts[1]!.code!;
+    assert.ok(!quoted.includes(KEYS.collection), `the subscription key is quoted: ${quoted}`);
+    assert.ok(quoted.length <= 81, `a code of ${quoted.length} characters is quoted`);
+    const steady = retried[0]!.attempts.slice(2);
+    assert.equal(gaveUpInWeather({ ...r.retried!, attempts: steady }), false, 'the same 500 each time is a steady answer');
+    assert.equal(gaveUpInWeather({ ...r.retried!, outcome: 'answered' }), false, 'an answered call did not give up');
+    assert.equal(gaveUpInWeather(undefined), false, 'a call made once did not give up');
   } finally {
     await agent.close();
   }

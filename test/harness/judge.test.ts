@@ -11,6 +11,7 @@ import {
   type JudgingContext,
 } from '../../harness/judging/judge.ts';
 import type { Warning } from '../../harness/checks/index.ts';
+import type { RetriedCall } from '../../harness/client/careful.ts';
 import { recordFindings } from '../../harness/checks/answers.ts';
 import { PREMISES, concerns, premiseSource, type PremiseName } from '../../harness/checks/premises.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
@@ -378,6 +379,25 @@ test('a 503 or SERVICE_UNAVAILABLE where something else was expected is the targ
       (error: Error) => error instanceof TargetUnavailableAnswer && /could not be tested/.test(error.message),
     );
   }
+});
+
+test('a call that ran out of attempts in changing weather could not be tested; one that met the same 500 each time is judged', () => {
+  const ipe = { code: 'INTERNAL_PROCESSING_ERROR', message: 'x' };
+  const gaveUp = (attempts: RetriedCall['attempts']): ApiResponse => ({
+    ...response(OPS.getBalance, 500, ipe),
+    retried: { operation: 'getBalance', product: 'collection', label: OPS.getBalance.label, attempts, outcome: 'gave-up' },
+  });
+  const changing = gaveUp([{ error: 'connection reset' }, { status: 503 }, { status: 500, code: 'INTERNAL_PROCESSING_ERROR' }]);
+  assert.throws(
+    () => judge(changing, E(200), MTN),
+    (error: Error) =>
+      error instanceof TargetUnavailableAnswer &&
+      /3 attempts \(no answer \(connection reset\), 503, 500 INTERNAL_PROCESSING_ERROR\)/.test(error.message),
+  );
+  const steady = gaveUp(Array.from({ length: 4 }, () => ({ status: 500, code: 'INTERNAL_PROCESSING_ERROR' })));
+  assert.throws(() => judge(steady, E(200), MTN), ConformanceFailure);
+  // Where the 500 is what the scenario expects, the weather took nothing from it.
+  assert.doesNotThrow(() => judge(changing, E([500]), MTN));
 });
 
 test('a JSON record labelled with another media type departs from §4.1', () => {
