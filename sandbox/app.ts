@@ -14,7 +14,12 @@ import type { SandboxSettings } from './domain/settings.ts';
 import { SandboxState } from './domain/state.ts';
 import { TokenAuthority } from './domain/tokens.ts';
 import { ClientReport } from './client-report/client-report.ts';
-import { checkingIntervalMs, type ConnectionDeadlines, enforceConnectionDeadlines } from './http/connection-deadlines.ts';
+import {
+  answerClientError,
+  checkingIntervalMs,
+  type ConnectionDeadlines,
+  enforceConnectionDeadlines,
+} from './http/connection-deadlines.ts';
 import { catalogueGuards, fixedPathRoutes, installBodyParsers, installErrorHandling, routeValidator } from './http/guards.ts';
 import { sendBadRequest } from './http/replies.ts';
 import { refuseUnframedRequests } from './http/framing.ts';
@@ -114,6 +119,7 @@ async function assemble(
       connectionsCheckingInterval: checkingIntervalMs(settings),
     },
     requestTimeout: settings.requestTimeoutMs,
+    clientErrorHandler: answerClientError,
     keepAliveTimeout: settings.keepAliveTimeoutMs,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Clients send the subscription key on every call; request ids in logs tie a failure to its request.

@@ -108,6 +108,22 @@ describe('slow and stalled callers', () => {
     assert.equal(stored(), before, 'nothing is stored');
   });
 
+  test('a body that stops halfway, from a caller that reads nothing, is reset within the request timeout', {
+    timeout: 10_000,
+  }, async () => {
+    // A FIN reaches a caller that never reads only when it reads; it would hold its end, and the sandbox its socket.
+    const body = JSON.stringify(requestToPayBody());
+    const opened = Date.now();
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.on('error', () => {
+      /* the reset: `close` reports it */
+    });
+    const closed = new Promise<number>((done) => socket.on('close', () => done(Date.now() - opened)));
+    socket.once('connect', () => socket.write(requestHead(body) + body.slice(0, 1)));
+    const ms = await closed;
+    assert.ok(ms < REQUEST_TIMEOUT_MS + SLACK_MS, `still held after ${ms} ms`);
+  });
+
   test('a body sent slowly, though never idle, is dropped within the request timeout', async () => {
     const before = stored();
     const body = JSON.stringify(requestToPayBody());
