@@ -1,4 +1,4 @@
-import { reportSafe } from '../../core/report-text.ts';
+import { renderJunit, type JunitCase } from '../../core/junit.ts';
 import { groupOf } from './requirements.ts';
 import type { CertificationReport, ReportedRequirement } from './report.ts';
 
@@ -13,39 +13,19 @@ import type { CertificationReport, ReportedRequirement } from './report.ts';
 export function certificationJunit(report: CertificationReport): string {
   const groups = new Map<string, ReportedRequirement[]>();
   for (const r of report.requirements) groups.set(groupOf(r), [...(groups.get(groupOf(r)) ?? []), r]);
-  const suites = [...groups].map(([group, requirements]) => {
-    const failures = requirements.filter((r) => r.verdict === 'FAIL').length;
-    const skipped = requirements.filter((r) => SKIPPED.has(r.verdict)).length;
-    return [
-      `  <testsuite name="${xml(`MoMo requirements: ${group}`)}" tests="${requirements.length}" failures="${failures}" skipped="${skipped}" errors="0">`,
-      ...requirements.map(testCase),
-      '  </testsuite>',
-    ].join('\n');
-  });
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${xml(`MoMo API certification of ${report.target}`)}">`,
-    ...suites,
-    '</testsuites>',
-    '',
-  ].join('\n');
+  const suites = [...groups].map(([group, requirements]) => ({ name: `MoMo requirements: ${group}`, cases: requirements.map(testCase) }));
+  return renderJunit(`MoMo API certification of ${report.target}`, suites);
 }
 
 const SKIPPED = new Set(['NOT TESTED', 'NOT APPLICABLE', 'UNPROVOKABLE']);
 
-function testCase(r: ReportedRequirement): string {
-  const open = `    <testcase classname="${xml(`momo.${r.products.join('.') || 'all'}`)}" name="${xml(`${r.id}: ${r.text}`)}">`;
+function testCase(r: ReportedRequirement): JunitCase {
+  const named = { classname: `momo.${r.products.join('.') || 'all'}`, name: `${r.id}: ${r.text}` };
   const detail = `${r.verdict}: ${r.explanation}`;
-  if (r.verdict === 'FAIL')
-    return `${open}\n      <failure message="${xml(firstLine(r.explanation))}" type="${xml(r.section)}">${xml(detail)}</failure>\n    </testcase>`;
-  if (SKIPPED.has(r.verdict)) return `${open}\n      <skipped message="${xml(detail)}"/>\n    </testcase>`;
-  if (r.verdict === 'PASS') return `${open}</testcase>`;
-  return `${open}\n      <system-out>${xml(detail)}</system-out>\n    </testcase>`;
+  if (r.verdict === 'FAIL') return { ...named, failure: { message: firstLine(r.explanation), type: r.section, text: detail } };
+  if (SKIPPED.has(r.verdict)) return { ...named, skipped: detail };
+  if (r.verdict === 'PASS') return named;
+  return { ...named, output: detail };
 }
 
 const firstLine = (text: string) => text.split('\n')[0]!;
-
-/** Text for an XML attribute or element: its markup escaped, and what a target sent made safe (reportSafe). */
-function xml(text: string): string {
-  return reportSafe(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}

@@ -22,16 +22,7 @@ interface Expected {
 // it allocates nothing (nested maps, no key string), and the generator stays cheap per iteration.
 const expectations = new Map<OperationId, Map<Product | undefined, Map<number, Expected>>>();
 
-// The expectation found last: a scenario asks for the same one iteration after iteration.
-let last: { id: OperationId; product: Product | undefined; status: number; expected: Expected } | undefined;
-
 function expectedOf(id: OperationId, product: Product | undefined, status: number): Expected {
-  if (last !== undefined && last.id === id && last.product === product && last.status === status) return last.expected;
-  last = { id, product, status, expected: lookUp(id, product, status) };
-  return last.expected;
-}
-
-function lookUp(id: OperationId, product: Product | undefined, status: number): Expected {
   let byProduct = expectations.get(id);
   if (!byProduct) expectations.set(id, (byProduct = new Map()));
   let byStatus = byProduct.get(product);

@@ -1,3 +1,4 @@
+import { renderJunit, type JunitCase } from '../../core/junit.ts';
 import type { Mix } from '../lib/mixes.ts';
 import {
   crossedOf,
@@ -125,21 +126,18 @@ export function capacityHtml(report: CapacityReport): string {
 /** JUnit for CI: one test case per SLO threshold at the capacity found (at the lowest rate when none held). */
 export function capacityJunit(report: CapacityReport): string {
   const at = report.steps.find((s) => s.rate === report.verdict.capacity) ?? byRate(report.steps)[0];
-  const thresholds = at?.thresholds ?? [];
-  const failures = thresholds.filter((t) => !t.passed).length;
-  const name = `capacity ${report.mix.name} at ${at?.rate ?? 0}/s`;
-  const cases = thresholds.map(
-    (t) =>
-      `    <testcase classname="${esc(`capacity.${report.mix.name}`)}" name="${esc(`${sloLabel(t.slo)}: ${t.metric} ${t.expression}`)}">${t.passed ? `<system-out>${esc(t.observed)}</system-out>` : `\n      <failure message="${esc(`SLO missed at ${at!.rate}/s: ${t.metric} ${t.expression}`)}">${esc(t.observed)}</failure>\n    `}</testcase>`,
-  );
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="MoMo capacity">`,
-    `  <testsuite name="${esc(name)}" tests="${cases.length}" failures="${failures}" time="${report.durationSeconds.toFixed(1)}">`,
-    `    <properties><property name="verdict" value="${esc(report.verdict.sentence)}"/></properties>`,
-    ...cases,
-    '  </testsuite>',
-    '</testsuites>',
-    '',
-  ].join('\n');
+  const cases: JunitCase[] = (at?.thresholds ?? []).map((t) => ({
+    classname: `capacity.${report.mix.name}`,
+    name: `${sloLabel(t.slo)}: ${t.metric} ${t.expression}`,
+    ...(t.passed
+      ? { output: t.observed }
+      : { failure: { message: `SLO missed at ${at!.rate}/s: ${t.metric} ${t.expression}`, text: t.observed } }),
+  }));
+  const suite = {
+    name: `capacity ${report.mix.name} at ${at?.rate ?? 0}/s`,
+    cases,
+    timeSeconds: report.durationSeconds,
+    properties: { verdict: report.verdict.sentence },
+  };
+  return renderJunit('MoMo capacity', [suite]);
 }

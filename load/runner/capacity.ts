@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { cpuSecondsOf } from '../../core/process-cpu.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -470,20 +471,6 @@ export function stepOf(
       passed: t.passed,
     })),
   };
-}
-
-let clockTicks: number | undefined;
-/** CPU time of a process so far, in seconds, from /proc/<pid>/stat (utime + stime); undefined once it is gone. */
-function cpuSecondsOf(pid: number): number | undefined {
-  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name may hold spaces and parentheses: the fields are counted from after its closing one.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

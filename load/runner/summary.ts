@@ -1,3 +1,5 @@
+import { renderJunit, type JunitCase } from '../../core/junit.ts';
+import { escapeMarkup as xml } from '../../core/report-text.ts';
 /** The parts of k6's --summary-export file that the reports use. */
 export interface K6Summary {
   metrics: Record<string, { thresholds?: Record<string, boolean>; [value: string]: unknown }>;
@@ -82,30 +84,17 @@ export function htmlReport(scenario: string, summary: K6Summary): string {
 `;
 }
 
-const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
 /** JUnit XML for CI: one test case per threshold (the SLOs) and one per check. */
 export function junitReport(scenario: string, summary: K6Summary, durationSeconds: number): string {
-  const thresholds = thresholdResults(summary);
-  const checks = Object.values(summary.root_group?.checks ?? {});
-  const failures = thresholds.filter((t) => !t.passed).length + checks.filter((c) => c.fails > 0).length;
-  const cases = [
-    ...thresholds.map(
-      (t) =>
-        `    <testcase classname="load.${xml(scenario)}.thresholds" name="${xml(`${t.metric}: ${t.expression}`)}">${t.passed ? '' : `\n      <failure message="${xml(`threshold crossed: ${t.metric} ${t.expression}`)}">${xml(t.observed)}</failure>\n    `}</testcase>`,
-    ),
-    ...checks.map(
-      (c) =>
-        `    <testcase classname="load.${xml(scenario)}.checks" name="${xml(c.name)}">${c.fails === 0 ? '' : `\n      <failure message="${xml(`${c.fails} of ${c.passes + c.fails} failed`)}"/>\n    `}</testcase>`,
-    ),
-  ];
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="MoMo load">`,
-    `  <testsuite name="load ${xml(scenario)}" tests="${cases.length}" failures="${failures}" time="${durationSeconds.toFixed(1)}">`,
-    ...cases,
-    '  </testsuite>',
-    '</testsuites>',
-    '',
-  ].join('\n');
+  const thresholds: JunitCase[] = thresholdResults(summary).map((t) => ({
+    classname: `load.${scenario}.thresholds`,
+    name: `${t.metric}: ${t.expression}`,
+    ...(t.passed ? {} : { failure: { message: `threshold crossed: ${t.metric} ${t.expression}`, text: t.observed } }),
+  }));
+  const checks: JunitCase[] = Object.values(summary.root_group?.checks ?? {}).map((c) => ({
+    classname: `load.${scenario}.checks`,
+    name: c.name,
+    ...(c.fails === 0 ? {} : { failure: { message: `${c.fails} of ${c.passes + c.fails} failed` } }),
+  }));
+  return renderJunit('MoMo load', [{ name: `load ${scenario}`, cases: [...thresholds, ...checks], timeSeconds: durationSeconds }]);
 }

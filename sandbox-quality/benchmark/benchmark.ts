@@ -10,6 +10,7 @@
  * Servers run in their own processes, one at a time; k6 is the load generator. Results go to
  * reports/benchmarks/results.json and into the generated section of docs/benchmarks.md.
  */
+import { cpuSecondsOf } from '../../core/process-cpu.ts';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -394,14 +395,11 @@ interface CpuPerRequest {
   rounds: number;
 }
 
-let clockTicks: number | undefined;
-/** The CPU time a process has used so far, user and system, every thread, in seconds (/proc/<pid>/stat). */
-function cpuSecondsOf(pid: number): number {
-  clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // After the command name (which may hold spaces) the fields run from the 3rd; utime and stime are the 14th and 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+/** A running server's CPU time so far, in seconds; a server gone in the middle of a measure ends it. */
+function serverCpuSeconds(server: Server): number {
+  const seconds = server.process.pid === undefined ? undefined : cpuSecondsOf(server.process.pid);
+  if (seconds === undefined) throw new Error(`the server at ${server.url} exited during the CPU measure`);
+  return seconds;
 }
 
 /**
@@ -421,13 +419,13 @@ async function cpuPerRequest(): Promise<CpuPerRequest> {
   try {
     const { token } = await provision(sandbox.url);
     const run = (server: Server, iterations: number) => {
-      const before = cpuSecondsOf(server.process.pid!);
+      const before = serverCpuSeconds(server);
       const result = k6(minimalScript(), { ...minimalEnv(server.url, token), BENCH_ITERATIONS: String(iterations) });
       if (result.iterations !== iterations || result.failedRate > 0)
         throw new Error(
           `the CPU run against ${server.url} made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`,
         );
-      return (cpuSecondsOf(server.process.pid!) - before) / iterations;
+      return (serverCpuSeconds(server) - before) / iterations;
     };
     // Warm-up: the JIT compiles the hot path, and the sandbox's store reaches a steady size.
     run(bare, requests / 5);

@@ -1,4 +1,4 @@
-import { escapeMarkup as xml } from '../../core/report-text.ts';
+import { renderJunit, type JunitCase } from '../../core/junit.ts';
 import type { ClientReportDocument, ReportedClient, ReportedRule } from './report.ts';
 import { describeRuleSource } from './rules.ts';
 
@@ -8,24 +8,17 @@ import { describeRuleSource } from './rules.ts';
  * its test case with what the client did; any other practice finding passes with it in the case's output.
  */
 export function renderClientReportJunit(report: ClientReportDocument): string {
-  const suites = report.clients.map((client) => {
-    const cases = report.rules.map((rule) => testCase(client, rule));
-    const failures = cases.filter((c) => c.failed).length;
-    return [
-      `  <testsuite name="${xml(`client ${client.label}`)}" tests="${cases.length}" failures="${failures}" errors="0" skipped="0">`,
-      ...cases.map((c) => c.xml),
-      '  </testsuite>',
-    ].join('\n');
-  });
-  return ['<?xml version="1.0" encoding="UTF-8"?>', '<testsuites name="MoMo sandbox client report">', ...suites, '</testsuites>', ''].join(
-    '\n',
-  );
+  const suites = report.clients.map((client) => ({
+    name: `client ${client.label}`,
+    cases: report.rules.map((rule) => testCase(client, rule)),
+  }));
+  return renderJunit('MoMo sandbox client report', suites);
 }
 
-function testCase(client: ReportedClient, rule: ReportedRule): { failed: boolean; xml: string } {
-  const open = `    <testcase classname="${xml(`client-report.${client.id}`)}" name="${xml(`${rule.id}: ${rule.name}`)}">`;
+function testCase(client: ReportedClient, rule: ReportedRule): JunitCase {
+  const named = { classname: `client-report.${client.id}`, name: `${rule.id}: ${rule.name}` };
   const findings = client.findings.filter((f) => f.rule === rule.id);
-  if (findings.length === 0) return { failed: false, xml: `${open}</testcase>` };
+  if (findings.length === 0) return named;
   const detail = findings
     .map(
       (f) =>
@@ -34,10 +27,5 @@ function testCase(client: ReportedClient, rule: ReportedRule): { failed: boolean
     .join('\n\n');
   const text = `${detail}\n\nFix: ${rule.fix}\nSource: ${describeRuleSource(rule.source)}`;
   const failed = rule.severity === 'violation' || rule.stake !== undefined;
-  return failed
-    ? {
-        failed,
-        xml: `${open}\n      <failure message="${xml(findings[0]!.detail)}" type="${xml(rule.severity)}">${xml(text)}</failure>\n    </testcase>`,
-      }
-    : { failed, xml: `${open}\n      <system-out>${xml(text)}</system-out>\n    </testcase>` };
+  return failed ? { ...named, failure: { message: findings[0]!.detail, type: rule.severity, text } } : { ...named, output: text };
 }

@@ -36,6 +36,6 @@ test('thresholds become JUnit test cases, a crossed one a failure, and setup dat
     junit,
     /<failure message="threshold crossed: http_req_duration\{op:createAccessToken\} p\(95\)&lt;250">p\(95\)=812\.5<\/failure>/,
   );
-  assert.match(junit, /<failure message="1 of 10 failed"\/>/);
+  assert.match(junit, /<failure message="1 of 10 failed"><\/failure>/);
   assert.equal('setup_data' in withoutSetupData(summary), false);
 });
