@@ -131,7 +131,7 @@ export const CONFIG_VARIABLES = {
   MOMO_WAIVERS:
     'The waivers file of the certification report: accepted failures (default waivers.json in the project folder, if there is one).',
   MOMO_CALL_RETRIES:
-    'How many times the harness makes a call again that met bad weather: a transient 500 or 503, a gateway error, no answer where the call is safe to repeat (default 3; 0: never); a call it made again is an observation of availability, never a failure.',
+    'How many times the harness makes a call again that met bad weather: a transient 500 or 503, a gateway error, no answer where the call is safe to repeat (default 4; 0: never); a call it made again is an observation of availability, never a failure.',
   MOMO_CALL_RETRY_BUDGET_MS:
     "How long all of one call's attempts and the waits between them may take, Retry-After included (default 20000).",
   MOMO_RETRIES:
@@ -271,7 +271,7 @@ export function loadConfig(env: Record<string, string | undefined>): HarnessConf
     callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
     waiversFile: read('MOMO_WAIVERS'),
     retries: integer('MOMO_RETRIES', 1, 0, 5),
-    callRetries: integer('MOMO_CALL_RETRIES', 3, 0, 10),
+    callRetries: integer('MOMO_CALL_RETRIES', 4, 0, 10),
     callRetryBudgetMs: integer('MOMO_CALL_RETRY_BUDGET_MS', 20_000, 0, 300_000),
     embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
     embeddedVariations: read('MOMO_SANDBOX_VARIATIONS'),

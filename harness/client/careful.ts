@@ -18,7 +18,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 4, budgetMs: 20_000, baseDelayMs: 200, maxDelayMs: 2_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 5, budgetMs: 20_000, baseDelayMs: 200, maxDelayMs: 2_000 };
 
 /** What is safe to do again after a call whose outcome is unknown. */
 export type Repeatability =
@@ -53,6 +53,21 @@ export function isTransientAnswer(status: number, json: unknown): boolean {
   return code === undefined || (typeof code === 'string' && TRANSIENT_CODES.has(code));
 }
 
+/**
+ * Whether a transient answer may be asked again for a call of this repeatability. A read or a keyed creation: always
+ * (a creation made again says by its 409 that it was done). A call that is safe only once (a delivery notification, a
+ * consent, an API key): only when the answer says the request was not carried out, a 503 or a 500 with the API's own
+ * INTERNAL_PROCESSING_ERROR or SERVICE_UNAVAILABLE; a gateway's 502 or 504, or a 500 that says nothing, may come after
+ * the work was done, and the answer stands.
+ */
+export function mayAskAgain(status: number, json: unknown, repeatable: Repeatability): boolean {
+  if (!isTransientAnswer(status, json)) return false;
+  if (repeatable !== 'once' || status === 503) return true;
+  const body = json as { code?: unknown; error?: unknown } | undefined;
+  const code = body?.code ?? body?.error;
+  return status === 500 && typeof code === 'string' && TRANSIENT_CODES.has(code);
+}
+
 /** The wait a Retry-After header asks for, in ms (delta-seconds or an HTTP-date, RFC 9110 §10.2.3); undefined without one. */
 export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
   if (value === undefined) return undefined;
@@ -76,6 +91,8 @@ export interface AttemptOutcome {
   error?: string;
   /** How long the client waited before the next attempt, in ms. */
   waitedMs?: number;
+  /** The token was refused, and the next attempt carried a new one: no weather. */
+  renewedToken?: true;
 }
 
 /** A call the careful client made more than once (or renewed the token of): every attempt, and how it ended. */
@@ -108,7 +125,7 @@ export function attemptText(attempt: AttemptOutcome): string {
  */
 export function gaveUpInWeather(call: RetriedCall | undefined): boolean {
   if (call?.outcome !== 'gave-up') return false;
-  return new Set(call.attempts.map(attemptText)).size > 1;
+  return new Set(call.attempts.filter((a) => !a.renewedToken).map(attemptText)).size > 1;
 }
 
 /** What one scenario saw of the target's availability: its calls by operation, and the calls made again. */

@@ -11,6 +11,7 @@ import {
   DEFAULT_RETRY_POLICY,
   delayBefore,
   isTransientAnswer,
+  mayAskAgain,
   repeatabilityOf,
   retryAfterMs,
   type AttemptOutcome,
@@ -95,6 +96,11 @@ export interface ApiResponse {
 /** Whether a creation was carried out: accepted (201, 202), or made again and refused as a duplicate of an earlier attempt. */
 export function wasCreated(response: ApiResponse): boolean {
   return response.status === 201 || response.status === 202 || response.createdEarlier === true;
+}
+
+/** How messages tell an accepted creation: "HTTP 202", or "HTTP 409 to a retry: an earlier attempt created it". */
+export function acceptedAs(response: ApiResponse): string {
+  return response.createdEarlier ? `HTTP ${response.status} to a retry: an earlier attempt created it` : `HTTP ${response.status}`;
 }
 
 /** The target could not be reached or did not answer: the run could not test, which is not a failure to conform. */
@@ -404,13 +410,13 @@ export class MomoClient {
       } catch (error) {
         const delay = error instanceof TargetUnavailableError && error.called && repeatable !== 'once' ? waitFor(attempt + 1) : undefined;
         if (delay === undefined || this.unanswered >= GIVE_UP_AFTER_UNANSWERED) {
-          if (attempts.length > 0) record('gave-up', { error: (error as Error).message });
+          if (attempts.length > 0) record('gave-up', { error: this.options.redactor.text((error as Error).message) });
           // A call counts towards taking the target as gone once all its attempts went unanswered: under a weather
           // of cut connections, attempts (of every worker) fail in a row far more often than calls do.
           if (error instanceof TargetUnavailableError && error.called) this.unanswered += 1;
           throw error;
         }
-        attempts.push({ error: (error as TargetUnavailableError).explanation, waitedMs: delay });
+        attempts.push({ error: this.options.redactor.text((error as TargetUnavailableError).explanation), waitedMs: delay });
         maybeDone = true;
         await sleep(delay);
         continue;
@@ -426,12 +432,12 @@ export class MomoClient {
         const fresh = await this.options.renewCredential(o.authorization, response);
         if (fresh !== undefined) {
           renewed = true;
-          attempts.push({ status: 401, ...(code ? { code } : {}), waitedMs: 0 });
+          attempts.push({ status: 401, ...(code ? { code } : {}), waitedMs: 0, renewedToken: true });
           o = { ...o, authorization: fresh };
           continue;
         }
       }
-      if (isTransientAnswer(response.status, response.json)) {
+      if (mayAskAgain(response.status, response.json, repeatable)) {
         const delay = waitFor(attempt + 1, retryAfterMs(response.headers['retry-after']));
         if (delay !== undefined) {
           attempts.push({ status: response.status, ...(code ? { code } : {}), waitedMs: delay });
@@ -459,7 +465,9 @@ export class MomoClient {
     const code = codeOf(json);
     if (code === undefined) return undefined;
     const safe = this.options.redactor.text(code);
-    return safe.length > MAX_QUOTED_CODE ? `${safe.slice(0, MAX_QUOTED_CODE)}…` : safe;
+    if (/^[A-Za-z0-9_.:-]+$/.test(safe) && safe.length <= MAX_QUOTED_CODE) return safe;
+    // Anything but a plain code is quoted, so that no line break or markup of the target's reaches a report's layout.
+    return JSON.stringify(safe.length > MAX_QUOTED_CODE ? `${safe.slice(0, MAX_QUOTED_CODE)}…` : safe);
   }
 
   private async callOnce(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {

@@ -189,17 +189,22 @@ export class Harness implements JudgingContext {
     if (now < held.expiresAt - 2_000) {
       const shared = this.config.apiUsers[heldProduct] !== undefined && this.workers > 1;
       const superseded = shared || (this.lastIssued.get(held.key) ?? 0) > held.issuedAt;
-      conclude(
-        {
-          header: `${refused.operation.label} — §2.6, §8: a token is honoured until its expires_in has passed`,
-          operation: refused.operation.id,
-          product: refused.operation.product,
-          checks: ['token-honoured-until-expiry'],
-          findings: refusedEarlyFindings(held, now, superseded),
-          response: refused,
-        },
-        this,
-      );
+      try {
+        conclude(
+          {
+            header: `${refused.operation.label} — §2.6, §8: a token is honoured until its expires_in has passed`,
+            operation: refused.operation.id,
+            product: refused.operation.product,
+            checks: ['token-honoured-until-expiry'],
+            findings: refusedEarlyFindings(held, now, superseded),
+            response: refused,
+          },
+          this,
+        );
+      } catch (failure) {
+        // Fatal: a wait that polls would otherwise take it for "not yet", and its next call, with a new token, would pass.
+        throw Object.assign(failure as Error, { fatal: true });
+      }
     }
     return `Bearer ${await this.tokens.get(held.key)}`;
   }

@@ -13,8 +13,9 @@ import type { MomoWorld } from './world.ts';
 // The one place the suite reads the environment: the runner (conformance/runner) has put the target's settings there.
 const config = loadConfig(process.env);
 
-// A step may wait for the slowest outcome and then make a call; its own deadlines end it, not cucumber's 5 s.
-setDefaultTimeout(config.slowOutcomeTimeoutMs + config.connectTimeoutMs + config.requestTimeoutMs + 5_000);
+// A step may wait for the slowest outcome and then make a call, which the careful client may make again for as long
+// as its retry budget: its own deadlines end it, not cucumber's 5 s.
+setDefaultTimeout(config.slowOutcomeTimeoutMs + config.connectTimeoutMs + config.requestTimeoutMs + config.callRetryBudgetMs + 5_000);
 
 // World parameters the runner (conformance/runner) gives every worker: how many share the run, and so its evidence
 // budget; and the settings its preflight found refused, whose scenarios end as not tested.

@@ -169,7 +169,7 @@ test('attempts that met changing weather are told apart from a steady answer, an
     assert.equal(gaveUpInWeather(r.retried), true, 'a cut, a 503 and 500s are changing weather');
     const quoted = retried[0]!.attempts[1]!.code!;
     assert.ok(!quoted.includes(KEYS.collection), `the subscription key is quoted: ${quoted}`);
-    assert.ok(quoted.length <= 81, `a code of ${quoted.length} characters is quoted`);
+    assert.ok(quoted.length <= 83, `a code of ${quoted.length} characters is quoted`);
     const steady = retried[0]!.attempts.slice(2);
     assert.equal(gaveUpInWeather({ ...r.retried!, attempts: steady }), false, 'the same 500 each time is a steady answer');
     assert.equal(gaveUpInWeather({ ...r.retried!, outcome: 'answered' }), false, 'an answered call did not give up');
@@ -255,6 +255,73 @@ test('a call that may not be repeated is not sent again after no answer: the err
       },
     );
     assert.deepEqual(waits, []);
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a call safe only once is asked again after a 503 or an internal error, not after a gateway 504 or a bare 500', async () => {
+  const notify = { path: pathOf('deliveryNotification', 'collection', { referenceId: REF }), method: 'POST' };
+  const send = (client: MomoClient) =>
+    client.invoke('deliveryNotification', 'collection', {
+      authorization: BEARER,
+      params: { referenceId: REF },
+      body: { notificationMessage: 'm' },
+    });
+  const { agent, client, pool, waits } = careful();
+  try {
+    for (const [status, body] of [
+      [503, { code: 'SERVICE_UNAVAILABLE' }],
+      [500, { code: 'INTERNAL_PROCESSING_ERROR' }],
+    ] as const) {
+      pool.intercept(notify).reply(status, body, { headers: JSON_TYPE });
+      pool.intercept(notify).reply(200, {}, { headers: JSON_TYPE });
+      assert.equal((await send(client)).status, 200, `asked again after ${status}`);
+    }
+    assert.equal(waits.length, 2);
+    // The work may have been done behind a gateway that timed out: the answer stands, and a second notification is not sent.
+    for (const [status, body] of [
+      [504, '<html>gateway time-out</html>'],
+      [500, ''],
+    ] as const) {
+      pool.intercept(notify).reply(status, body);
+      assert.equal((await send(client)).status, status, `not asked again after ${status}`);
+    }
+    assert.equal(waits.length, 2);
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a renewed token is no weather: the same 500 at every attempt after it is a steady answer', async () => {
+  const { agent, client, pool, retried } = careful({ renewCredential: async () => FRESH });
+  try {
+    pool.intercept({ path: statusPath, method: 'GET' }).reply(401, { error: 'invalid_token' }, { headers: JSON_TYPE });
+    pool
+      .intercept({ path: statusPath, method: 'GET' })
+      .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE })
+      .times(DEFAULT_RETRY_POLICY.attempts);
+    const r = await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(r.status, 500);
+    assert.equal(retried[0]!.outcome, 'gave-up');
+    assert.equal(gaveUpInWeather(r.retried), false, JSON.stringify(r.retried?.attempts));
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a code quoted from a transient answer cannot add a line to a report', async () => {
+  const { agent, client, pool, retried } = careful();
+  try {
+    pool
+      .intercept({ path: statusPath, method: 'GET' })
+      .reply(503, { code: 'SERVICE_UNAVAILABLE\nVerdict: the target CONFORMS' }, { headers: JSON_TYPE });
+    pool.intercept({ path: statusPath, method: 'GET' }).reply(200, { status: 'SUCCESSFUL' }, { headers: JSON_TYPE });
+    await client.getRequestToPayStatus(BEARER, REF);
+    const quoted = retried[0]!.attempts[0]!.code!;
+    assert.ok(!quoted.includes('\n'), `a line break is quoted: ${quoted}`);
+    assert.equal(quoted, JSON.stringify('SERVICE_UNAVAILABLE\nVerdict: the target CONFORMS'));
   } finally {
     await agent.close();
   }

@@ -39,7 +39,7 @@ test('an empty environment gives the defaults: the embedded sandbox', () => {
     connectTimeoutMs: 5000,
     requestTimeoutMs: 15000,
     retries: 1,
-    callRetries: 3,
+    callRetries: 4,
     callRetryBudgetMs: 20000,
     maxResponseBytes: 1024 * 1024,
     evidenceBudgetBytes: 32 * 1024 * 1024,
