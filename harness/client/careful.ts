@@ -108,6 +108,8 @@ export interface RetriedCall {
    * gave-up: the attempts or their time ran out, and the last answer (or error) stands.
    */
   outcome: 'answered' | 'created-earlier' | 'renewed' | 'gave-up';
+  /** After the same transient answer at every attempt, whether the target answered another call (its balance) then. */
+  targetAnsweredOthers?: boolean;
 }
 
 /** How an attempt met the weather, as messages name it: "500 INTERNAL_PROCESSING_ERROR", "no answer (…)". */
@@ -118,13 +120,15 @@ export function attemptText(attempt: AttemptOutcome): string {
 }
 
 /**
- * Whether a call ran out of attempts in changing weather: it gave up on a transient answer after attempts that met
- * different things (a cut, a 503, a 500). That last answer is the weather's, not the target's to the request: the
- * call could not be tested. A call whose every attempt got the same transient answer is the target's steady answer to
- * that request (a server that answers an unknown payment with 500 every time), and is judged as one.
+ * Whether a call ran out of attempts in weather: it gave up on a transient answer after attempts that met different
+ * things (a cut, a 503, a 500), or met the same one every time while the target answered no other call either (an
+ * outage). That last answer is the weather's, not the target's to the request: the call could not be tested. The same
+ * transient answer at every attempt while the target answers other calls is its steady answer to that request (a
+ * server that answers an unknown payment with 500 every time), and is judged as one.
  */
 export function gaveUpInWeather(call: RetriedCall | undefined): boolean {
   if (call?.outcome !== 'gave-up') return false;
+  if (call.targetAnsweredOthers === false) return true;
   return new Set(call.attempts.filter((a) => !a.renewedToken).map(attemptText)).size > 1;
 }
 

@@ -9,6 +9,7 @@ import { explainTransportError } from './transport-errors.ts';
 import { bodyForEvidence, type BodyCut } from './evidence.ts';
 import {
   DEFAULT_RETRY_POLICY,
+  attemptText,
   delayBefore,
   isTransientAnswer,
   mayAskAgain,
@@ -394,8 +395,15 @@ export class MomoClient {
     let renewed = false;
     // An earlier attempt may have done the work: it got no answer, or an answer that does not say.
     let maybeDone = false;
-    const record = (outcome: RetriedCall['outcome'], last: AttemptOutcome): RetriedCall => {
-      const call = { operation: operation.id, product: operation.product, label: operation.label, attempts: [...attempts, last], outcome };
+    const record = (outcome: RetriedCall['outcome'], last: AttemptOutcome, answeredOthers?: boolean): RetriedCall => {
+      const call: RetriedCall = {
+        operation: operation.id,
+        product: operation.product,
+        label: operation.label,
+        attempts: [...attempts, last],
+        outcome,
+        ...(answeredOthers === undefined ? {} : { targetAnsweredOthers: answeredOthers }),
+      };
       this.options.onRetried?.(call);
       return call;
     };
@@ -447,7 +455,7 @@ export class MomoClient {
         }
       }
       if (attempts.length === 0) return response;
-      const last = { status: response.status, ...(code ? { code } : {}) };
+      const last: AttemptOutcome = { status: response.status, ...(code ? { code } : {}) };
       const createdEarlier = repeatable === 'keyed' && response.status === 409 && maybeDone && !o.reusesReference;
       const outcome = createdEarlier
         ? 'created-earlier'
@@ -456,7 +464,32 @@ export class MomoClient {
           : renewed && attempts.length === 1
             ? 'renewed'
             : 'answered';
-      return { ...response, retried: record(outcome, last), ...(createdEarlier ? { createdEarlier: true as const } : {}) };
+      // The same transient answer at every attempt: the case's own answer if the target answers another call now.
+      const steady = outcome === 'gave-up' && new Set([...attempts, last].filter((a) => !a.renewedToken).map(attemptText)).size === 1;
+      const answeredOthers = steady ? await this.answersAnotherCall(operation, o) : undefined;
+      return { ...response, retried: record(outcome, last, answeredOthers), ...(createdEarlier ? { createdEarlier: true as const } : {}) };
+    }
+  }
+
+  /**
+   * Whether the target answers another call now, once, with the same token: its balance, which every product has and
+   * which changes nothing. A 5xx that persists for one case while the target answers other calls is that case's answer
+   * (a server that answers 500 to an unknown id has a bug); while the target answers nothing, it is an outage.
+   * Undefined where there is no other call to make (no Bearer token, or the balance was the call).
+   */
+  private async answersAnotherCall(operation: OperationRef, o: CallOptions): Promise<boolean | undefined> {
+    const product = operation.product;
+    if (!o.authorization?.startsWith('Bearer ') || operation.id === 'getBalance') return undefined;
+    const bases = { gateway: this.options.baseUrl, provisioning: this.options.sandboxUrl };
+    try {
+      const response = await this.callOnce(op('getBalance', product), 'GET', urlOf('getBalance', product, bases, undefined), {
+        subscriptionKey: { product },
+        authorization: o.authorization,
+      });
+      return !isTransientAnswer(response.status, response.json);
+    } catch (error) {
+      if (error instanceof TargetUnavailableError) return false;
+      throw error;
     }
   }
 

@@ -302,12 +302,40 @@ test('a renewed token is no weather: the same 500 at every attempt after it is a
       .intercept({ path: statusPath, method: 'GET' })
       .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE })
       .times(DEFAULT_RETRY_POLICY.attempts);
+    pool.intercept({ path: pathOf('getBalance', 'collection'), method: 'GET' }).reply(200, {}, { headers: JSON_TYPE });
     const r = await client.getRequestToPayStatus(BEARER, REF);
     assert.equal(r.status, 500);
     assert.equal(retried[0]!.outcome, 'gave-up');
     assert.equal(gaveUpInWeather(r.retried), false, JSON.stringify(r.retried?.attempts));
   } finally {
     await agent.close();
+  }
+});
+
+test("the same 500 at every attempt is the case's answer while the target answers another call, an outage while it does not", async () => {
+  const balance = { path: pathOf('getBalance', 'collection'), method: 'GET' };
+  for (const [balanceStatus, outage] of [
+    [200, false],
+    [503, true],
+  ] as const) {
+    const { agent, client, pool, sent } = careful();
+    try {
+      pool
+        .intercept({ path: statusPath, method: 'GET' })
+        .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE })
+        .times(DEFAULT_RETRY_POLICY.attempts);
+      pool
+        .intercept(balance)
+        .reply(balanceStatus, balanceStatus === 200 ? { availableBalance: '1', currency: 'EUR' } : {}, { headers: JSON_TYPE });
+      const r = await client.getRequestToPayStatus(BEARER, REF);
+      assert.equal(r.status, 500);
+      assert.equal(r.retried?.targetAnsweredOthers, !outage);
+      assert.equal(gaveUpInWeather(r.retried), outage, `balance ${balanceStatus}`);
+      assert.equal(sent.length, DEFAULT_RETRY_POLICY.attempts + 1, 'one other call, once');
+      agent.assertNoPendingInterceptors();
+    } finally {
+      await agent.close();
+    }
   }
 });
 
