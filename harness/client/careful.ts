@@ -132,6 +132,76 @@ export function gaveUpInWeather(call: RetriedCall | undefined): boolean {
   return new Set(call.attempts.filter((a) => !a.renewedToken).map(attemptText)).size > 1;
 }
 
+/**
+ * The attempts of one call so far, and what they allow next: the wait before another attempt within the policy's
+ * attempts and time, whether an earlier attempt may have done the work, and how the call ended. The client makes the
+ * attempts; this keeps their account.
+ */
+export class CallAttempts {
+  readonly repeatable: Repeatability;
+  private readonly made: AttemptOutcome[] = [];
+  private readonly started = Date.now();
+  /** The token was renewed once already: a second refusal is the answer. */
+  renewed = false;
+  /** An earlier attempt may have done the work: it got no answer, or an answer that does not say. */
+  private maybeDone = false;
+
+  constructor(
+    private readonly operation: { id: OperationId; product: string; label: string },
+    private readonly policy: RetryPolicy,
+  ) {
+    this.repeatable = repeatabilityOf(operation.id);
+  }
+
+  get count(): number {
+    return this.made.length;
+  }
+
+  /** The wait before one more attempt (after the current one), or undefined when the attempts or the time are spent. */
+  nextWait(retryAfter?: number): number | undefined {
+    const next = this.made.length + 2;
+    const delay = delayBefore(next, this.policy, retryAfter);
+    return next <= this.policy.attempts && Date.now() - this.started + delay <= this.policy.budgetMs ? delay : undefined;
+  }
+
+  /** An attempt that met weather (no answer, or a transient one), to be made again after `waitedMs`. */
+  metWeather(attempt: AttemptOutcome): void {
+    this.made.push(attempt);
+    this.maybeDone = true;
+  }
+
+  /** An attempt whose token was refused, to be made again at once with a new one. */
+  renewedToken(code: string | undefined): void {
+    this.made.push({ status: 401, ...(code ? { code } : {}), waitedMs: 0, renewedToken: true });
+    this.renewed = true;
+  }
+
+  /** How the call ended with `last`; a creation made again and refused 409 was created by an earlier attempt. */
+  outcomeOf(last: { status: number; json: unknown }, reusesReference: boolean): RetriedCall['outcome'] {
+    if (this.repeatable === 'keyed' && last.status === 409 && this.maybeDone && !reusesReference) return 'created-earlier';
+    if (isTransientAnswer(last.status, last.json)) return 'gave-up';
+    return this.renewed && this.made.length === 1 ? 'renewed' : 'answered';
+  }
+
+  /** Whether every attempt, `last` too, met the same answer (a renewal aside). */
+  steadyWith(last: AttemptOutcome): boolean {
+    return new Set([...this.made, last].filter((a) => !a.renewedToken).map(attemptText)).size === 1;
+  }
+
+  /** The call as the availability report tells it. */
+  told(outcome: RetriedCall['outcome'], last: AttemptOutcome, answeredOthers?: boolean): RetriedCall {
+    const { id, product, label } = this.operation;
+    return {
+      operation: id,
+      product,
+      label,
+      attempts: [...this.made, last],
+      outcome,
+      ...(answeredOthers === undefined ? {} : { targetAnsweredOthers: answeredOthers }),
+    };
+  }
+}
+
 /** What one scenario saw of the target's availability: its calls by operation, and the calls made again. */
 export interface ScenarioAvailability {
   calls: Record<string, number>;

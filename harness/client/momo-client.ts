@@ -8,12 +8,10 @@ import { reportSafe } from '../../core/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
 import { bodyForEvidence, type BodyCut } from './evidence.ts';
 import {
+  CallAttempts,
   DEFAULT_RETRY_POLICY,
-  attemptText,
-  delayBefore,
   isTransientAnswer,
   mayAskAgain,
-  repeatabilityOf,
   retryAfterMs,
   type AttemptOutcome,
   type RetriedCall,
@@ -386,89 +384,79 @@ export class MomoClient {
    * onRetried, an observation of the target's availability, never a failure.
    */
   private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, first: CallOptions): Promise<ApiResponse> {
-    const policy = this.options.retry ?? DEFAULT_RETRY_POLICY;
-    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-    const repeatable = repeatabilityOf(operation.id);
-    const started = Date.now();
-    const attempts: AttemptOutcome[] = [];
+    const attempts = new CallAttempts(operation, this.options.retry ?? DEFAULT_RETRY_POLICY);
     let o = first;
-    let renewed = false;
-    // An earlier attempt may have done the work: it got no answer, or an answer that does not say.
-    let maybeDone = false;
-    const record = (outcome: RetriedCall['outcome'], last: AttemptOutcome, answeredOthers?: boolean): RetriedCall => {
-      const call: RetriedCall = {
-        operation: operation.id,
-        product: operation.product,
-        label: operation.label,
-        attempts: [...attempts, last],
-        outcome,
-        ...(answeredOthers === undefined ? {} : { targetAnsweredOthers: answeredOthers }),
-      };
-      this.options.onRetried?.(call);
-      return call;
-    };
-    const waitFor = (next: number, retryAfter?: number): number | undefined => {
-      const delay = delayBefore(next, policy, retryAfter);
-      return next <= policy.attempts && Date.now() - started + delay <= policy.budgetMs ? delay : undefined;
-    };
-    for (let attempt = 1; ; attempt += 1) {
+    for (;;) {
       let response: ApiResponse;
       try {
         response = await this.callOnce(operation, method, url, o);
       } catch (error) {
-        const delay = error instanceof TargetUnavailableError && error.called && repeatable !== 'once' ? waitFor(attempt + 1) : undefined;
-        if (delay === undefined || this.unanswered >= GIVE_UP_AFTER_UNANSWERED) {
-          if (attempts.length > 0) record('gave-up', { error: this.options.redactor.text((error as Error).message) });
-          // A call counts towards taking the target as gone once all its attempts went unanswered: under a weather
-          // of cut connections, attempts (of every worker) fail in a row far more often than calls do.
-          if (error instanceof TargetUnavailableError && error.called) this.unanswered += 1;
-          throw error;
-        }
-        attempts.push({ error: this.options.redactor.text((error as TargetUnavailableError).explanation), waitedMs: delay });
-        maybeDone = true;
-        await sleep(delay);
+        await this.waitAfterNoAnswer(attempts, error);
         continue;
       }
-      const code = this.attemptCode(response.json);
-      if (
-        response.status === 401 &&
-        !renewed &&
-        o.authorization &&
-        this.options.renewCredential &&
-        refusesTheToken(response, operation, o)
-      ) {
-        const fresh = await this.options.renewCredential(o.authorization, response);
-        if (fresh !== undefined) {
-          renewed = true;
-          attempts.push({ status: 401, ...(code ? { code } : {}), waitedMs: 0, renewedToken: true });
-          o = { ...o, authorization: fresh };
-          continue;
-        }
+      const fresh = await this.renewedCredential(attempts, response, o);
+      if (fresh !== undefined) {
+        o = { ...o, authorization: fresh };
+        continue;
       }
-      if (mayAskAgain(response.status, response.json, repeatable)) {
-        const delay = waitFor(attempt + 1, retryAfterMs(response.headers['retry-after']));
-        if (delay !== undefined) {
-          attempts.push({ status: response.status, ...(code ? { code } : {}), waitedMs: delay });
-          maybeDone = true;
-          await sleep(delay);
-          continue;
-        }
-      }
-      if (attempts.length === 0) return response;
-      const last: AttemptOutcome = { status: response.status, ...(code ? { code } : {}) };
-      const createdEarlier = repeatable === 'keyed' && response.status === 409 && maybeDone && !o.reusesReference;
-      const outcome = createdEarlier
-        ? 'created-earlier'
-        : isTransientAnswer(response.status, response.json)
-          ? 'gave-up'
-          : renewed && attempts.length === 1
-            ? 'renewed'
-            : 'answered';
-      // The same transient answer at every attempt: the case's own answer if the target answers another call now.
-      const steady = outcome === 'gave-up' && new Set([...attempts, last].filter((a) => !a.renewedToken).map(attemptText)).size === 1;
-      const answeredOthers = steady ? await this.answersAnotherCall(operation, o) : undefined;
-      return { ...response, retried: record(outcome, last, answeredOthers), ...(createdEarlier ? { createdEarlier: true as const } : {}) };
+      if (await this.waitedAfterTransient(attempts, response)) continue;
+      return this.lastAnswer(attempts, response, o);
     }
+  }
+
+  /** After no answer: waits to make the call again when that is safe and allowed, or gives up, throwing the error. */
+  private async waitAfterNoAnswer(attempts: CallAttempts, error: unknown): Promise<void> {
+    const called = error instanceof TargetUnavailableError && error.called;
+    const delay = called && attempts.repeatable !== 'once' ? attempts.nextWait() : undefined;
+    if (delay === undefined || this.unanswered >= GIVE_UP_AFTER_UNANSWERED) {
+      if (attempts.count > 0)
+        this.options.onRetried?.(attempts.told('gave-up', { error: this.options.redactor.text((error as Error).message) }));
+      // A call counts towards taking the target as gone once all its attempts went unanswered: under a weather
+      // of cut connections, attempts (of every worker) fail in a row far more often than calls do.
+      if (called) this.unanswered += 1;
+      throw error;
+    }
+    attempts.metWeather({ error: this.options.redactor.text((error as TargetUnavailableError).explanation), waitedMs: delay });
+    await this.sleep(delay);
+  }
+
+  /** A new token for one the target refused (401), once per call, when the client holds it; undefined otherwise. */
+  private async renewedCredential(attempts: CallAttempts, response: ApiResponse, o: CallOptions): Promise<string | undefined> {
+    const renew = this.options.renewCredential;
+    if (response.status !== 401 || attempts.renewed || !o.authorization || !renew || !refusesTheToken(response, response.operation, o))
+      return undefined;
+    const fresh = await renew(o.authorization, response);
+    if (fresh !== undefined) attempts.renewedToken(this.attemptCode(response.json));
+    return fresh;
+  }
+
+  /** After a transient answer: waits to make the call again, when the answer and the policy allow it. */
+  private async waitedAfterTransient(attempts: CallAttempts, response: ApiResponse): Promise<boolean> {
+    if (!mayAskAgain(response.status, response.json, attempts.repeatable)) return false;
+    const delay = attempts.nextWait(retryAfterMs(response.headers['retry-after']));
+    if (delay === undefined) return false;
+    const code = this.attemptCode(response.json);
+    attempts.metWeather({ status: response.status, ...(code ? { code } : {}), waitedMs: delay });
+    await this.sleep(delay);
+    return true;
+  }
+
+  /** The answer the call ends with, told as retried when it took more than one attempt. */
+  private async lastAnswer(attempts: CallAttempts, response: ApiResponse, o: CallOptions): Promise<ApiResponse> {
+    if (attempts.count === 0) return response;
+    const code = this.attemptCode(response.json);
+    const last: AttemptOutcome = { status: response.status, ...(code ? { code } : {}) };
+    const outcome = attempts.outcomeOf(response, o.reusesReference === true);
+    // The same transient answer at every attempt: the case's own answer if the target answers another call now.
+    const answeredOthers =
+      outcome === 'gave-up' && attempts.steadyWith(last) ? await this.answersAnotherCall(response.operation, o) : undefined;
+    const retried = attempts.told(outcome, last, answeredOthers);
+    this.options.onRetried?.(retried);
+    return { ...response, retried, ...(outcome === 'created-earlier' ? { createdEarlier: true as const } : {}) };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return this.options.sleep ? this.options.sleep(ms) : new Promise<void>((resolve) => setTimeout(resolve, ms));
   }
 
   /**
@@ -503,13 +491,28 @@ export class MomoClient {
     return JSON.stringify(safe.length > MAX_QUOTED_CODE ? `${safe.slice(0, MAX_QUOTED_CODE)}…` : safe);
   }
 
+  /** One attempt: the request built from the options, sent with one deadline, its answer read within the bound. */
   private async callOnce(operation: OperationRef, method: 'GET' | 'POST', url: string, o: CallOptions): Promise<ApiResponse> {
-    if (this.unanswered >= GIVE_UP_AFTER_UNANSWERED && this.lastUnanswered) {
-      const { error, explanation } = this.lastUnanswered;
-      const why = `Not called: the last ${this.unanswered} calls to the target got no answer, so the harness stopped calling it (the last: ${explanation})`;
-      throw new TargetUnavailableError(operation.label, url, error, why, { called: false });
-    }
+    this.refuseWhileGone(operation, url);
     this.refuseUnusable(operation, o);
+    const { headers, body } = this.requestOf(o);
+    const evidence = this.requestEvidence(operation, method, url, { headers, body }, o);
+    const started = performance.now();
+    const { response, read } = await this.send(operation, method, url, { headers, body }, evidence);
+    this.unanswered = 0;
+    return this.answerOf(operation, response, read, evidence, Math.round(performance.now() - started));
+  }
+
+  /** A target that left the last calls unanswered is not called again: the run could not test it. */
+  private refuseWhileGone(operation: OperationRef, url: string): void {
+    if (this.unanswered < GIVE_UP_AFTER_UNANSWERED || !this.lastUnanswered) return;
+    const { error, explanation } = this.lastUnanswered;
+    const why = `Not called: the last ${this.unanswered} calls to the target got no answer, so the harness stopped calling it (the last: ${explanation})`;
+    throw new TargetUnavailableError(operation.label, url, error, why, { called: false });
+  }
+
+  /** The headers and body the options ask for. */
+  private requestOf(o: CallOptions): { headers: Record<string, string>; body: string | undefined } {
     const headers: Record<string, string> = {};
     const key = o.subscriptionKey ?? 'none';
     if (key !== 'none') {
@@ -521,20 +524,27 @@ export class MomoClient {
     if (o.callbackUrl !== undefined) headers['X-Callback-Url'] = o.callbackUrl;
     if (o.language !== undefined) headers.Language = o.language;
     if (o.targetEnvironment !== null) headers['X-Target-Environment'] = o.targetEnvironment ?? this.options.targetEnvironment;
-    let body: string | undefined;
     if (o.rawBody) {
-      body = o.rawBody.text;
       if (o.rawBody.contentType) headers['Content-Type'] = o.rawBody.contentType;
-    } else if (o.form) {
-      body = new URLSearchParams(o.form).toString();
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    } else if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      headers['Content-Type'] = 'application/json';
+      return { headers, body: o.rawBody.text };
     }
+    if (o.form)
+      return { headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(o.form).toString() };
+    if (o.body !== undefined) return { headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(o.body) };
+    return { headers, body: undefined };
+  }
+
+  /** The request as evidence, secrets redacted. */
+  private requestEvidence(
+    operation: OperationRef,
+    method: string,
+    url: string,
+    { headers, body }: { headers: Record<string, string>; body: string | undefined },
+    o: CallOptions,
+  ): Exchange {
     const redact = this.options.redactor;
-    const credentials = this.credentialsOf(operation, key, o.authorization);
-    const evidence: Exchange = {
+    const credentials = this.credentialsOf(operation, o.subscriptionKey ?? 'none', o.authorization);
+    return {
       operation: operation.label,
       startedAt: new Date().toISOString(),
       ...(credentials ? { credentials } : {}),
@@ -545,31 +555,48 @@ export class MomoClient {
         ...(body !== undefined ? requestBodyEvidence(redact.body(body), body) : {}),
       },
     };
-    const started = performance.now();
+  }
+
+  /** Sends the request and reads its answer, both within one deadline; no answer is a TargetUnavailableError. */
+  private async send(
+    operation: OperationRef,
+    method: 'GET' | 'POST',
+    url: string,
+    { headers, body }: { headers: Record<string, string>; body: string | undefined },
+    evidence: Exchange,
+  ): Promise<{ response: Dispatcher.ResponseData; read: BoundedBody }> {
     const { connectTimeoutMs, requestTimeoutMs, maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES } = this.options;
     let response: Dispatcher.ResponseData | undefined;
-    let read: BoundedBody;
     try {
       // One deadline for the whole answer, headers and body: undici's own timeouts wait for a next byte, so a
       // target that drips one byte a second would never trip them. (undici also checks them only about once a
       // second; the signal makes short ones exact.)
       const signal = AbortSignal.timeout(connectTimeoutMs + requestTimeoutMs);
       response = await request(url, { method, headers, body, dispatcher: this.dispatcher, signal });
-      read = await readBounded(response.body, maxResponseBytes);
+      return { response, read: await readBounded(response.body, maxResponseBytes) };
     } catch (error) {
       const explanation =
         response === undefined
           ? explainTransportError(error, { url, connectTimeoutMs, requestTimeoutMs })
           : explainUnfinishedBody(error, response.statusCode, { url, connectTimeoutMs, requestTimeoutMs });
       this.lastUnanswered = { error: error as Error, explanation };
-      evidence.transportError = redact.text(explanation);
+      evidence.transportError = this.options.redactor.text(explanation);
       this.options.onExchange?.(evidence);
       throw new TargetUnavailableError(operation.label, url, error as Error, explanation);
     }
-    this.unanswered = 0;
-    const durationMs = Math.round(performance.now() - started);
+  }
+
+  /** The answer as the steps see it, and as evidence. */
+  private answerOf(
+    operation: OperationRef,
+    response: Dispatcher.ResponseData,
+    read: BoundedBody,
+    evidence: Exchange,
+    durationMs: number,
+  ): ApiResponse {
+    const redact = this.options.redactor;
     const responseHeaders = flattenHeaders(response.headers);
-    const exceeded = read.exceeded ? { exceededLimit: maxResponseBytes } : {};
+    const exceeded = read.exceeded ? { exceededLimit: this.options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES } : {};
     evidence.response = {
       status: response.statusCode,
       headers: redact.headers(responseHeaders),
