@@ -11,7 +11,7 @@ import { WaiverError } from '../certification/waivers.ts';
 import { KeyFileError, readPrivateKey } from '../certification/signing.ts';
 import type { KeyObject } from 'node:crypto';
 import { BaselineError, FAIL_ON, loadBaseline, type Baseline, type FailOn } from '../certification/baseline.ts';
-import { ScenarioLedger } from '../results/ledger.ts';
+import { ScenarioLedger, type RunSummary } from '../results/ledger.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
 import { environmentFor, probeTarget } from '../../harness/target.ts';
@@ -23,7 +23,7 @@ import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpec } from '../../core/command-line.ts';
 import { RerunError, scenariosToRerun } from './rerun.ts';
 import { TagSelectionError, checkTagExpression } from './tag-selection.ts';
-import { readScenarios, type TaggedScenario } from '../certification/coverage.ts';
+import { readScenarios } from '../certification/coverage.ts';
 import { parse as parseTagExpression } from '@cucumber/tag-expressions';
 import { appendHistory, checkHistoryFile, corruptLineWarnings, historyRecordOf, HistoryError, readHistory } from '../trend/history.ts';
 import { renderTrend } from '../trend/page.ts';
@@ -123,127 +123,172 @@ export interface RunOptions {
   variations?: (names: string[]) => SandboxPlugin[];
 }
 
+/** The run stops before it can test, for a reason that is the user's to fix: exit 2, could not test. */
+class CouldNotTest extends Error {}
+
+/** Errors of the user's input that stop a run before it starts, each saying what to fix. */
+const INPUT_ERRORS = [TagSelectionError, BaselineError, RerunError, HistoryError, ConfigError, CatalogueError, WaiverError, KeyFileError];
+
+type RunArguments = ReturnType<typeof parseCommandLine<typeof RUN_OPTIONS>>['values'];
+
+/** What the user asked for, checked before the target is touched. */
+interface RunPlan {
+  args: RunArguments;
+  cwd: string;
+  parallel: number;
+  failOn: FailOn;
+  baseline?: Baseline;
+  rerun?: string[];
+  historyFile?: string;
+  config: HarnessConfig;
+  certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
+  signingKey?: KeyObject;
+  /** The deliberate deviations and conforming variations the embedded sandbox takes. */
+  plugins: SandboxPlugin[];
+  varied: SandboxPlugin[];
+  /** The run's tag expression, and what it leaves out of the user's selection. */
+  tags: string;
+  notes: string[];
+}
+
+/** A target ready for the scenarios: reachable or not, the settings it refuses, the workers and the reports folder. */
+interface PreparedRun {
+  target: Target;
+  unreachable?: string;
+  refusals: Awaited<ReturnType<typeof preflight>>;
+  parallel: number;
+  reportsDir: string;
+}
+
 /** One conformance run, from arguments to exit code. */
-export async function runConformance({ argv, env, cwd, log, faults, variations }: RunOptions): Promise<number> {
-  let args;
+export async function runConformance(options: RunOptions): Promise<number> {
+  const { log } = options;
   try {
-    args = parseCommandLine(argv, RUN_OPTIONS, { env }).values;
-  } catch (error) {
-    if (!(error instanceof CommandLineError)) throw error;
-    log(`${error.message}\n\n${USAGE}`);
-    return EXIT.couldNotTest;
-  }
-  if (args.help) {
-    log(USAGE);
-    return EXIT.conforms;
-  }
-  let parallel = args.parallel === undefined ? DEFAULT_WORKERS : Number(args.parallel);
-  if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16) {
-    log(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
-    return EXIT.couldNotTest;
-  }
-
-  const failOn = (args['fail-on'] ?? 'any') as FailOn;
-  if (!FAIL_ON.includes(failOn)) {
-    log(`--fail-on must be ${FAIL_ON.join(' or ')}, got "${args['fail-on']}".`);
-    return EXIT.couldNotTest;
-  }
-  if (args['fail-on'] !== undefined && args.baseline === undefined) {
-    log('--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.');
-    return EXIT.couldNotTest;
-  }
-  // The user's own selection is checked against the feature files before anything starts (tag-selection.ts).
-  let selected: TaggedScenario[] | undefined;
-  if (args.tags !== undefined) {
-    try {
-      selected = checkTagExpression(args.tags, readScenarios());
-    } catch (error) {
-      if (!(error instanceof TagSelectionError)) throw error;
-      log(error.message);
-      return EXIT.couldNotTest;
+    const args = argumentsOf(options);
+    if (args.help) {
+      log(USAGE);
+      return EXIT.conforms;
     }
-  }
-  // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
-  let baseline: Baseline | undefined;
-  if (args.baseline !== undefined) {
-    try {
-      baseline = await loadBaseline(resolve(cwd, args.baseline));
-      baseline.file = args.baseline;
-    } catch (error) {
-      if (!(error instanceof BaselineError)) throw error;
-      log(error.message);
-      return EXIT.couldNotTest;
-    }
-  }
-
-  // The scenarios of an earlier run to run again: only they are selected (features/x.feature:line).
-  let rerun: string[] | undefined;
-  const historyFile = args.history === undefined ? undefined : resolve(cwd, args.history);
-  try {
-    if (args['rerun-failed'] !== undefined) rerun = scenariosToRerun(resolve(cwd, args['rerun-failed']));
-    if (historyFile) checkHistoryFile(historyFile);
+    const plan = await planOf(args, options);
+    const target = await startTarget(plan);
+    const run = await prepare(plan, target, log);
+    const { summary, evidence } = await runScenarios(plan, run, log);
+    return await reportOn(plan, run, summary, evidence, log);
   } catch (error) {
-    if (!(error instanceof RerunError || error instanceof HistoryError)) throw error;
-    log(error.message);
-    return EXIT.couldNotTest;
-  }
-  if (rerun)
-    log(
-      `Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`,
-    );
-
-  let config: HarnessConfig;
-  let certificationBasis: ReturnType<typeof loadCatalogueAndWaivers>;
-  let signingKey: KeyObject | undefined;
-  try {
-    config = loadConfig({
-      ...dotEnv(cwd),
-      ...env,
-      ...(args.strict ? { MOMO_STRICT: 'true' } : {}),
-      ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}),
-    });
-    certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
-    // A key that cannot sign is found before the target is touched, not after a long run.
-    signingKey = args['sign-key'] === undefined ? undefined : readPrivateKey(resolve(cwd, args['sign-key']));
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof CatalogueError || error instanceof WaiverError || error instanceof KeyFileError) {
-      log(error.message);
+    if (error instanceof CouldNotTest || INPUT_ERRORS.some((kind) => error instanceof kind)) {
+      log((error as Error).message);
       return EXIT.couldNotTest;
     }
     throw error;
   }
+}
 
-  let plugins: SandboxPlugin[] = [];
-  let varied: SandboxPlugin[] = [];
+function argumentsOf({ argv, env }: RunOptions): RunArguments {
   try {
-    plugins = pluginsOf('MOMO_SANDBOX_DEVIATIONS', config.embeddedDeviations, faults, 'the deliberate deviations');
-    varied = pluginsOf('MOMO_SANDBOX_VARIATIONS', config.embeddedVariations, variations, 'the conforming variations');
+    return parseCommandLine(argv, RUN_OPTIONS, { env }).values;
   } catch (error) {
-    log(`${(error as Error).message}.`);
-    return EXIT.couldNotTest;
+    if (error instanceof CommandLineError) throw new CouldNotTest(`${error.message}\n\n${USAGE}`);
+    throw error;
   }
+}
 
+/** Every option and setting checked, and every file read, before the target starts. */
+async function planOf(args: RunArguments, options: RunOptions): Promise<RunPlan> {
+  const { cwd, log } = options;
+  const { parallel, failOn } = checkedOptions(args);
+  // The user's own selection is checked against the feature files before anything starts (tag-selection.ts).
+  const selected = args.tags === undefined ? undefined : checkTagExpression(args.tags, readScenarios());
+  // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
+  const baseline = args.baseline === undefined ? undefined : { ...(await loadBaseline(resolve(cwd, args.baseline))), file: args.baseline };
+  // The scenarios of an earlier run to run again: only they are selected (features/x.feature:line).
+  const rerun = args['rerun-failed'] === undefined ? undefined : scenariosToRerun(resolve(cwd, args['rerun-failed']));
+  const historyFile = args.history === undefined ? undefined : resolve(cwd, args.history);
+  if (historyFile) checkHistoryFile(historyFile);
+  if (rerun)
+    log(
+      `Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`,
+    );
+  const settings = settingsOf(args, options);
   // What this target and run leave out of the user's selection is known before the target starts.
   // They are said after what the target says of itself (unreachable, a refused setting), which comes first.
-  const { expression: tags, notes } = selectScenarios(args.tags, { embedded: config.baseUrl === undefined, config });
-  if (selected && !rerun) {
-    const runnable = parseTagExpression(tags);
-    if (!selected.some((scenario) => runnable.evaluate(scenario.tags))) {
-      for (const note of notes) log(note);
-      log(
-        `--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`,
-      );
-      return EXIT.couldNotTest;
-    }
+  const { expression: tags, notes } = selectScenarios(args.tags, {
+    embedded: settings.config.baseUrl === undefined,
+    config: settings.config,
+  });
+  if (selected && !rerun && !selected.some((scenario) => parseTagExpression(tags).evaluate(scenario.tags))) {
+    for (const note of notes) log(note);
+    throw new CouldNotTest(
+      `--tags "${args.tags}" selects ${selected.length} scenario${selected.length === 1 ? '' : 's'}, and this run leaves out each of them (see above): nothing is left to test.`,
+    );
   }
+  return {
+    args,
+    cwd,
+    parallel,
+    failOn,
+    ...settings,
+    tags,
+    notes,
+    ...(baseline ? { baseline } : {}),
+    ...(rerun ? { rerun } : {}),
+    ...(historyFile ? { historyFile } : {}),
+  };
+}
 
-  let target: Target;
+/** The options that are checked by their value alone. */
+function checkedOptions(args: RunArguments): { parallel: number; failOn: FailOn } {
+  const parallel = args.parallel === undefined ? DEFAULT_WORKERS : Number(args.parallel);
+  if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16)
+    throw new CouldNotTest(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
+  const failOn = (args['fail-on'] ?? 'any') as FailOn;
+  if (!FAIL_ON.includes(failOn)) throw new CouldNotTest(`--fail-on must be ${FAIL_ON.join(' or ')}, got "${args['fail-on']}".`);
+  if (args['fail-on'] !== undefined && args.baseline === undefined)
+    throw new CouldNotTest(
+      '--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.',
+    );
+  return { parallel, failOn };
+}
+
+/** The harness's settings (the environment over ./.env), the certification's basis, the signing key and the plugins. */
+function settingsOf(
+  args: RunArguments,
+  { env, cwd, faults, variations }: RunOptions,
+): Pick<RunPlan, 'config' | 'certificationBasis' | 'signingKey' | 'plugins' | 'varied'> {
+  const config = loadConfig({
+    ...dotEnv(cwd),
+    ...env,
+    ...(args.strict ? { MOMO_STRICT: 'true' } : {}),
+    ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}),
+  });
+  const certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
+  // A key that cannot sign is found before the target is touched, not after a long run.
+  const signingKey = args['sign-key'] === undefined ? undefined : readPrivateKey(resolve(cwd, args['sign-key']));
   try {
-    target = config.baseUrl ? remoteTarget(config) : await startEmbeddedTarget(config, plugins, varied);
+    return {
+      config,
+      certificationBasis,
+      ...(signingKey ? { signingKey } : {}),
+      plugins: pluginsOf('MOMO_SANDBOX_DEVIATIONS', config.embeddedDeviations, faults, 'the deliberate deviations'),
+      varied: pluginsOf('MOMO_SANDBOX_VARIATIONS', config.embeddedVariations, variations, 'the conforming variations'),
+    };
   } catch (error) {
-    log(`Could not start the target: ${(error as Error).message}`);
-    return EXIT.couldNotTest;
+    throw new CouldNotTest(`${(error as Error).message}.`);
   }
+}
+
+/** The remote target, or the embedded sandbox with the deviations and variations the settings name. */
+async function startTarget({ config, plugins, varied }: RunPlan): Promise<Target> {
+  if (config.baseUrl) return remoteTarget(config);
+  try {
+    return await startEmbeddedTarget(config, plugins, varied);
+  } catch (error) {
+    throw new CouldNotTest(`Could not start the target: ${(error as Error).message}`);
+  }
+}
+
+/** Whether the target answers, the settings it refuses, the workers, and the reports folder; said before any scenario. */
+async function prepare(plan: RunPlan, target: Target, log: RunOptions['log']): Promise<PreparedRun> {
+  const { config, args, tags } = plan;
   // A target that cannot be reached still gets its reports: the run goes on, and each selected scenario ends
   // at once as not tested with the cause (steps/support/hooks.ts), so every report lists every scenario.
   const unreachable = await probeTarget(target.config).then(
@@ -256,20 +301,23 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
   // The embedded sandbox takes the settings the run gave it.
   const refusals = unreachable || target.embedded ? {} : await preflight(target.config);
   for (const line of refusalLines(refusals)) log(line);
-  for (const note of notes) log(note);
-
-  const workers = selectWorkers(parallel, config);
+  for (const note of plan.notes) log(note);
+  const workers = selectWorkers(plan.parallel, config);
   if (workers.note) log(workers.note);
   // Against an unreachable target each scenario ends at once: worker processes would only cost their start.
-  parallel = unreachable ? 0 : workers.parallel;
-
-  const reportsDir = resolve(cwd, args.reports ?? 'reports/conformance');
+  const parallel = unreachable ? 0 : workers.parallel;
+  const reportsDir = resolve(plan.cwd, args.reports ?? 'reports/conformance');
   mkdirSync(reportsDir, { recursive: true });
   log(`Testing ${target.description}`);
   log(
     `Profile ${config.profile}${config.strict ? ', strict readings on' : ''}${tags ? `, scenarios ${tags}` : ''}, ${parallel || 'no'} parallel workers; reports in ${reportsDir}`,
   );
+  return { target, refusals, parallel, reportsDir, ...(unreachable ? { unreachable } : {}) };
+}
 
+/** The scenarios through cucumber, their verdicts kept by the ledger and their exchanges as evidence; the target stopped after. */
+async function runScenarios({ config, tags, rerun }: RunPlan, run: PreparedRun, log: RunOptions['log']) {
+  const { target, unreachable, reportsDir, parallel, refusals } = run;
   // A target the probe found down keeps every scenario from testing for the one cause said above: a line per
   // scenario as it ends would repeat it some 200 times. The closing lines name them, the cause said once.
   const ledger = new ScenarioLedger(unreachable ? () => {} : log);
@@ -314,67 +362,89 @@ export async function runConformance({ argv, env, cwd, log, faults, variations }
       evidence.record(envelope);
     });
   } catch (error) {
-    log(`The suite could not run: ${(error as Error).message}`);
-    return EXIT.couldNotTest;
+    throw new CouldNotTest(`The suite could not run: ${(error as Error).message}`);
   } finally {
     await target.stop();
   }
-
   const summary = ledger.summary({ target: target.description, profile: config.profile, tags, durationMs: Date.now() - started });
   writeFileSync(join(reportsDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   for (const line of ledger.closingLines(summary)) log(line);
   log(`Reports: ${join(reportsDir, 'cucumber.html')} (also cucumber.json, messages.ndjson, junit.xml, summary.json)`);
+  return { summary, evidence };
+}
+
+/** The certification, the history and its trend, and the scan for secrets; the run's exit code. */
+async function reportOn(
+  plan: RunPlan,
+  { target, reportsDir }: PreparedRun,
+  summary: RunSummary,
+  evidence: EvidenceCollector,
+  log: RunOptions['log'],
+): Promise<number> {
+  const { args, config, cwd } = plan;
   // Beside the conformance reports: reports/certification, or <--reports>/certification.
   const certificationDir = args.reports ? join(reportsDir, 'certification') : resolve(cwd, 'reports/certification');
-  const reproductionTarget = {
-    bases: { gateway: target.config.baseUrl!, provisioning: target.config.sandboxUrl! },
-    callbackHost: target.config.callbackHost,
-  };
   const certification = await writeCertification({
     dir: certificationDir,
     conformanceDir: reportsDir,
     config,
-    target: reproductionTarget,
+    target: {
+      bases: { gateway: target.config.baseUrl!, provisioning: target.config.sandboxUrl! },
+      callbackHost: target.config.callbackHost,
+    },
     summary,
     evidence,
-    ...certificationBasis,
+    ...plan.certificationBasis,
     requested: args.tags,
-    expression: tags,
-    ...(rerun ? { rerunOf: args['rerun-failed'] } : {}),
-    ...(baseline ? { baseline: { baseline, failOn } } : {}),
-    ...(signingKey ? { signingKey } : {}),
+    expression: plan.tags,
+    ...(plan.rerun ? { rerunOf: args['rerun-failed'] } : {}),
+    ...(plan.baseline ? { baseline: { baseline: plan.baseline, failOn: plan.failOn } } : {}),
+    ...(plan.signingKey ? { signingKey: plan.signingKey } : {}),
   });
   for (const line of certification.lines) log(line);
-  // The history: this run appended as one line, every line before it kept; then the trend of them all.
   const trendDir = args.reports ? join(reportsDir, 'trend') : resolve(cwd, 'reports/trend');
-  if (historyFile) {
-    appendHistory(historyFile, historyRecordOf(certification.report, summary.durationMs));
-    const history = readHistory(historyFile);
-    for (const warning of corruptLineWarnings(args.history!, history)) log(warning);
-    mkdirSync(trendDir, { recursive: true });
-    writeFileSync(join(trendDir, 'index.html'), renderTrend(history, args.history!));
-    log(
-      `History: ${history.records.length} run${history.records.length === 1 ? '' : 's'} in ${args.history}; trend: ${join(trendDir, 'index.html')}`,
-    );
-  }
+  if (plan.historyFile) recordHistory(plan.historyFile, args.history!, trendDir, certification.report, summary, log);
   // The reports get shared: a secret in them fails the run, whatever the verdict.
-  const secrets = [
-    ...Object.values(target.config.subscriptionKeys),
-    ...Object.values(target.config.apiUsers).flatMap((user) =>
-      user ? [user.apiKey, Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')] : [],
-    ),
-  ].filter((s): s is string => typeof s === 'string');
   const leaks = [
-    ...scanForSecrets(reportsDir, secrets),
-    ...(args.reports ? [] : scanForSecrets(certificationDir, secrets)),
-    ...(historyFile && !args.reports ? scanForSecrets(trendDir, secrets) : []),
-    ...(await scanBundleForSecrets(certification.bundle, secrets)),
+    ...scanForSecrets(reportsDir, secretsOf(target)),
+    ...(args.reports ? [] : scanForSecrets(certificationDir, secretsOf(target))),
+    ...(plan.historyFile && !args.reports ? scanForSecrets(trendDir, secretsOf(target)) : []),
+    ...(await scanBundleForSecrets(certification.bundle, secretsOf(target))),
   ];
   if (leaks.length > 0) {
     for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
     return EXIT.couldNotTest;
   }
   return certification.report.exitCode;
+}
+
+/** The history: this run appended as one line, every line before it kept; then the trend of them all. */
+function recordHistory(
+  file: string,
+  named: string,
+  trendDir: string,
+  report: Parameters<typeof historyRecordOf>[0],
+  summary: RunSummary,
+  log: RunOptions['log'],
+): void {
+  appendHistory(file, historyRecordOf(report, summary.durationMs));
+  const history = readHistory(file);
+  for (const warning of corruptLineWarnings(named, history)) log(warning);
+  mkdirSync(trendDir, { recursive: true });
+  writeFileSync(join(trendDir, 'index.html'), renderTrend(history, named));
+  log(
+    `History: ${history.records.length} run${history.records.length === 1 ? '' : 's'} in ${named}; trend: ${join(trendDir, 'index.html')}`,
+  );
+}
+
+/** The secrets of the run's settings, as they could appear in a report: keys, API keys, Basic credentials. */
+function secretsOf(target: Target): string[] {
+  return [
+    ...Object.values(target.config.subscriptionKeys),
+    ...Object.values(target.config.apiUsers).flatMap((user) =>
+      user ? [user.apiKey, Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')] : [],
+    ),
+  ].filter((s): s is string => typeof s === 'string');
 }
 
 /**
