@@ -157,137 +157,167 @@ export function secretVariablesOf(product: Product): { subscriptionKey: Variable
   };
 }
 
-export function loadConfig(env: Record<string, string | undefined>): HarnessConfig {
-  const problems: string[] = [];
-  const read = (name: Variable): string | undefined => {
-    const value = env[name]?.trim();
+/** Reads settings from the environment, and gathers every problem with them, to be said at once. */
+class SettingsReader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Record<string, string | undefined>) {}
+
+  read(name: Variable): string | undefined {
+    const value = this.env[name]?.trim();
     return value ? value : undefined;
-  };
-  const url = (name: Variable): string | undefined => {
-    const value = read(name);
+  }
+
+  url(name: Variable): string | undefined {
+    const value = this.read(name);
     if (value === undefined) return undefined;
     try {
       const parsed = new URL(value);
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
       return value.replace(/\/+$/, '');
     } catch {
-      problems.push(`${name} must be an http(s) URL such as https://sandbox.momodeveloper.mtn.com, got "${value}"`);
+      this.problems.push(`${name} must be an http(s) URL such as https://sandbox.momodeveloper.mtn.com, got "${value}"`);
       return undefined;
     }
-  };
-  const integer = (name: Variable, fallback: number, min: number, max: number): number => {
-    const value = read(name);
+  }
+
+  integer(name: Variable, fallback: number, min: number, max: number): number {
+    const value = this.read(name);
     if (value === undefined) return fallback;
     const n = Number(value);
     if (!Number.isInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+      this.problems.push(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
       return fallback;
     }
     return n;
-  };
-
-  const baseUrl = url('MOMO_BASE_URL');
-  if (baseUrl === undefined && read('MOMO_SANDBOX_URL') !== undefined) {
-    problems.push('MOMO_SANDBOX_URL is set without MOMO_BASE_URL: set MOMO_BASE_URL too, or neither to test the embedded sandbox');
   }
-  const sandboxUrl = url('MOMO_SANDBOX_URL') ?? baseUrl;
-  const profile = read('MOMO_PROFILE') ?? 'spec';
-  if (!(PROFILES as readonly string[]).includes(profile)) problems.push(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${profile}"`);
-  const currency = read('MOMO_CURRENCY') ?? 'EUR';
-  if (!/^[A-Z]{3}$/.test(currency)) problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
-  const refusedCurrency = read('MOMO_REFUSED_CURRENCY') ?? (currency === 'USD' ? 'XOF' : 'USD');
+}
+
+export function loadConfig(env: Record<string, string | undefined>): HarnessConfig {
+  const r = new SettingsReader(env);
+  const target = targetOf(r);
+  const config: HarnessConfig = {
+    ...target,
+    ...credentialsOf(r, target.baseUrl),
+    ...currenciesOf(r),
+    ...callbacksOf(r),
+    ...timingsOf(r),
+    waiversFile: r.read('MOMO_WAIVERS'),
+    retries: r.integer('MOMO_RETRIES', 1, 0, 5),
+    ...embeddedOf(r, target.baseUrl),
+  };
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+/** The target's URLs, environment, profile and strictness. */
+function targetOf(r: SettingsReader): Pick<HarnessConfig, 'baseUrl' | 'sandboxUrl' | 'targetEnvironment' | 'profile' | 'strict'> {
+  const baseUrl = r.url('MOMO_BASE_URL');
+  if (baseUrl === undefined && r.read('MOMO_SANDBOX_URL') !== undefined)
+    r.problems.push('MOMO_SANDBOX_URL is set without MOMO_BASE_URL: set MOMO_BASE_URL too, or neither to test the embedded sandbox');
+  const sandboxUrl = r.url('MOMO_SANDBOX_URL') ?? baseUrl;
+  const profile = r.read('MOMO_PROFILE') ?? 'spec';
+  if (!(PROFILES as readonly string[]).includes(profile))
+    r.problems.push(`MOMO_PROFILE must be ${PROFILES.join(' or ')}, got "${profile}"`);
+  const strict = r.read('MOMO_STRICT') ?? 'false';
+  if (!/^(true|false|1|0)$/i.test(strict)) r.problems.push(`MOMO_STRICT must be true or false, got "${strict}"`);
+  return {
+    baseUrl,
+    sandboxUrl,
+    targetEnvironment: r.read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox',
+    profile: profile as ProfileName,
+    strict: /^(true|1)$/i.test(strict),
+  };
+}
+
+/** The currency the target takes, and one it refuses. */
+function currenciesOf(r: SettingsReader): Pick<HarnessConfig, 'currency' | 'refusedCurrency' | 'refusedCurrencySet'> {
+  const currency = r.read('MOMO_CURRENCY') ?? 'EUR';
+  if (!/^[A-Z]{3}$/.test(currency)) r.problems.push(`MOMO_CURRENCY must be an ISO 4217 code such as EUR, got "${currency}"`);
+  const refusedCurrency = r.read('MOMO_REFUSED_CURRENCY') ?? (currency === 'USD' ? 'XOF' : 'USD');
   if (!/^[A-Z]{3}$/.test(refusedCurrency))
-    problems.push(`MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "${refusedCurrency}"`);
+    r.problems.push(`MOMO_REFUSED_CURRENCY must be an ISO 4217 code such as USD (three capital letters), got "${refusedCurrency}"`);
   else if (refusedCurrency === currency)
-    problems.push(
+    r.problems.push(
       `MOMO_REFUSED_CURRENCY must be a currency the target refuses, not MOMO_CURRENCY itself ("${currency}"), the one it takes`,
     );
-  const targetEnvironment = read('MOMO_TARGET_ENVIRONMENT') ?? 'sandbox';
-  const strict = read('MOMO_STRICT') ?? 'false';
-  if (!/^(true|false|1|0)$/i.test(strict)) problems.push(`MOMO_STRICT must be true or false, got "${strict}"`);
-  const callbackHostSetting = read('MOMO_CALLBACK_HOST');
+  return { currency, refusedCurrency, refusedCurrencySet: r.read('MOMO_REFUSED_CURRENCY') !== undefined };
+}
+
+/** Where callbacks are sent, and where the receiver listens. */
+function callbacksOf(r: SettingsReader): Pick<HarnessConfig, 'callbackHost' | 'callbackPort' | 'callbackBind' | 'callbackUrl'> {
+  const callbackHostSetting = r.read('MOMO_CALLBACK_HOST');
   if (callbackHostSetting !== undefined && !HOST_NAME.test(callbackHostSetting))
-    problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
-  const callbackUrl = publicBaseUrl(read('MOMO_CALLBACK_URL'), problems);
+    r.problems.push(`MOMO_CALLBACK_HOST must be a host name or IPv4 address without scheme or port, got "${callbackHostSetting}"`);
+  const callbackUrl = publicBaseUrl(r.read('MOMO_CALLBACK_URL'), r.problems);
   const callbackUrlHost = callbackUrl === undefined ? undefined : new URL(callbackUrl).hostname;
-  if (callbackUrlHost !== undefined && callbackHostSetting !== undefined && callbackHostSetting.toLowerCase() !== callbackUrlHost) {
-    problems.push(
+  if (callbackUrlHost !== undefined && callbackHostSetting !== undefined && callbackHostSetting.toLowerCase() !== callbackUrlHost)
+    r.problems.push(
       `MOMO_CALLBACK_HOST ("${callbackHostSetting}") is not the host of MOMO_CALLBACK_URL ("${callbackUrlHost}"): callbacks must go to the host registered for them; set MOMO_CALLBACK_URL alone`,
     );
-  }
   const callbackHost = callbackUrlHost ?? callbackHostSetting ?? '127.0.0.1';
   // A receiver for a loopback host need not be reachable from elsewhere; one for another host must be
   // (behind a tunnel, whose agent forwards to loopback, MOMO_CALLBACK_BIND=127.0.0.1 is enough).
-  const callbackBind = read('MOMO_CALLBACK_BIND') ?? (isLoopback(callbackHost) ? '127.0.0.1' : '0.0.0.0');
+  const callbackBind = r.read('MOMO_CALLBACK_BIND') ?? (isLoopback(callbackHost) ? '127.0.0.1' : '0.0.0.0');
   if (isIP(callbackBind) === 0)
-    problems.push(`MOMO_CALLBACK_BIND must be an IP address of this machine such as 127.0.0.1, 0.0.0.0 or ::, got "${callbackBind}"`);
+    r.problems.push(`MOMO_CALLBACK_BIND must be an IP address of this machine such as 127.0.0.1, 0.0.0.0 or ::, got "${callbackBind}"`);
+  return { callbackHost, callbackPort: r.integer('MOMO_CALLBACK_PORT', 0, 0, 65_535), callbackBind, callbackUrl };
+}
 
+/** The subscription keys and API users of each product; a remote target needs every key. */
+function credentialsOf(r: SettingsReader, baseUrl: string | undefined): Pick<HarnessConfig, 'subscriptionKeys' | 'apiUsers'> {
   const subscriptionKeys = {} as Record<Product, string | undefined>;
   const apiUsers = {} as Record<Product, ApiUserCredentials | undefined>;
   for (const product of PRODUCTS) {
     const names = secretVariablesOf(product);
-    subscriptionKeys[product] = read(names.subscriptionKey);
-    const userId = read(names.userId);
-    const apiKey = read(names.apiKey);
+    subscriptionKeys[product] = r.read(names.subscriptionKey);
+    const userId = r.read(names.userId);
+    const apiKey = r.read(names.apiKey);
     if ((userId === undefined) !== (apiKey === undefined)) {
-      problems.push(`${names.userId} and ${names.apiKey} go together: set both or neither`);
+      r.problems.push(`${names.userId} and ${names.apiKey} go together: set both or neither`);
     } else if (userId && apiKey) {
       if (!/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(userId))
-        problems.push(`${names.userId} must be a UUID v4`);
+        r.problems.push(`${names.userId} must be a UUID v4`);
       apiUsers[product] = { userId, apiKey };
     }
   }
-  if (baseUrl !== undefined) {
-    const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => secretVariablesOf(p).subscriptionKey);
-    if (missing.length > 0)
-      problems.push(
-        `with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`,
-      );
-  }
+  const missing = PRODUCTS.filter((p) => subscriptionKeys[p] === undefined).map((p) => secretVariablesOf(p).subscriptionKey);
+  if (baseUrl !== undefined && missing.length > 0)
+    r.problems.push(
+      `with MOMO_BASE_URL set, the subscription keys are needed too: ${missing.join(', ')} (a product without a key cannot be tested; select the others with --tags)`,
+    );
+  return { subscriptionKeys, apiUsers };
+}
 
-  const config: HarnessConfig = {
-    baseUrl,
-    sandboxUrl,
-    subscriptionKeys,
-    apiUsers,
-    targetEnvironment,
-    currency,
-    refusedCurrency,
-    refusedCurrencySet: read('MOMO_REFUSED_CURRENCY') !== undefined,
-    callbackHost,
-    callbackPort: integer('MOMO_CALLBACK_PORT', 0, 0, 65_535),
-    callbackBind,
-    callbackUrl,
-    profile: profile as ProfileName,
-    strict: /^(true|1)$/i.test(strict),
-    connectTimeoutMs: integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
-    requestTimeoutMs: integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
-    maxResponseBytes: integer('MOMO_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 256 * MiB),
+/** How long the harness waits, how much it reads and keeps, and how it makes a call again. */
+function timingsOf(r: SettingsReader) {
+  return {
+    connectTimeoutMs: r.integer('MOMO_CONNECT_TIMEOUT_MS', 5_000, 100, 120_000),
+    requestTimeoutMs: r.integer('MOMO_REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
+    maxResponseBytes: r.integer('MOMO_MAX_RESPONSE_BYTES', DEFAULT_MAX_RESPONSE_BYTES, 1024, 256 * MiB),
     // Each report holds the evidence again (the bundle all of them), and verify reads at most 512 MiB of it.
-    evidenceBudgetBytes: integer('MOMO_EVIDENCE_BUDGET_BYTES', 32 * MiB, 0, 64 * MiB),
-    pollTimeoutMs: integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),
-    pollIntervalMs: integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
-    slowOutcomeTimeoutMs: integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
-    callbackQuietMs: integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
-    waiversFile: read('MOMO_WAIVERS'),
-    retries: integer('MOMO_RETRIES', 1, 0, 5),
-    callRetries: integer('MOMO_CALL_RETRIES', 4, 0, 10),
-    callRetryBudgetMs: integer('MOMO_CALL_RETRY_BUDGET_MS', 20_000, 0, 300_000),
-    embeddedDeviations: read('MOMO_SANDBOX_DEVIATIONS'),
-    embeddedVariations: read('MOMO_SANDBOX_VARIATIONS'),
-  };
-  if (config.embeddedDeviations !== undefined && baseUrl !== undefined) {
-    problems.push(
+    evidenceBudgetBytes: r.integer('MOMO_EVIDENCE_BUDGET_BYTES', 32 * MiB, 0, 64 * MiB),
+    pollTimeoutMs: r.integer('MOMO_POLL_TIMEOUT_MS', 10_000, 100, 600_000),
+    pollIntervalMs: r.integer('MOMO_POLL_INTERVAL_MS', 100, 10, 60_000),
+    slowOutcomeTimeoutMs: r.integer('MOMO_SLOW_OUTCOME_TIMEOUT_MS', 45_000, 100, 600_000),
+    callbackQuietMs: r.integer('MOMO_CALLBACK_QUIET_MS', 3_000, 0, 600_000),
+    callRetries: r.integer('MOMO_CALL_RETRIES', 4, 0, 10),
+    callRetryBudgetMs: r.integer('MOMO_CALL_RETRY_BUDGET_MS', 20_000, 0, 300_000),
+  } satisfies Partial<HarnessConfig>;
+}
+
+/** The deviations and variations of the embedded sandbox, which a remote target cannot take. */
+function embeddedOf(r: SettingsReader, baseUrl: string | undefined): Pick<HarnessConfig, 'embeddedDeviations' | 'embeddedVariations'> {
+  const embeddedDeviations = r.read('MOMO_SANDBOX_DEVIATIONS');
+  const embeddedVariations = r.read('MOMO_SANDBOX_VARIATIONS');
+  if (embeddedDeviations !== undefined && baseUrl !== undefined)
+    r.problems.push(
       'MOMO_SANDBOX_DEVIATIONS starts the embedded sandbox with deliberate deviations; it cannot apply to the server MOMO_BASE_URL names: unset one of them',
     );
-  }
-  if (config.embeddedVariations !== undefined && baseUrl !== undefined) {
-    problems.push(
+  if (embeddedVariations !== undefined && baseUrl !== undefined)
+    r.problems.push(
       'MOMO_SANDBOX_VARIATIONS starts the embedded sandbox with conforming variations; it cannot apply to the server MOMO_BASE_URL names: unset one of them',
     );
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return config;
+  return { embeddedDeviations, embeddedVariations };
 }
 
 const MiB = 1024 * 1024;
