@@ -104,6 +104,40 @@ async function assemble(
   data: SandboxData | undefined,
   clientReport: ClientReport | undefined,
 ): Promise<Sandbox> {
+  const app = serverOf(settings, log);
+  // First of all hooks: a request without a trustworthy length is answered before any route or plugin sees it.
+  refuseUnframedRequests(app);
+  const connections = enforceConnectionDeadlines(app.server, settings, log);
+  data?.holdAnswers(app);
+  app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
+  installBodyParsers(app);
+  // The client report first: its hooks see each request as the client sent it, before another plugin changes it.
+  const plugins = [...(clientReport ? [clientReport.plugin] : []), ...(options.plugins ?? [])];
+  const context = contextOf(settings, clock, log, plugins, data);
+  serveApi(app, context, plugins);
+  forgetAndCloseWithApp(app, context, data);
+  // Compiles every route's validators now, so a bad schema fails the start rather than a request.
+  try {
+    await app.ready();
+    const recovered = data?.recover(context);
+    return {
+      app,
+      context,
+      log,
+      connections,
+      ...(clientReport ? { clientReport } : {}),
+      data: data && { path: data.path, recovered: recovered!, failure: data.failure },
+      close: () => app.close(),
+    };
+  } catch (error) {
+    data?.release();
+    await app.close();
+    throw error;
+  }
+}
+
+/** Fastify with the sandbox's bounds: body size, deadlines for slow callers, connections, path segments. */
+function serverOf(settings: SandboxSettings, log: FastifyBaseLogger): FastifyInstance {
   // Fastify given a logger gives every request a child logger and two response listeners, even when request
   // logging is off: together about a tenth of a request to pay's CPU (docs/performance.md). So Fastify gets the
   // log only at the levels that log each request; the sandbox's own lines go to the log directly.
@@ -136,18 +170,19 @@ async function assemble(
     },
   });
   app.server.maxConnections = settings.maxConnections;
-  // First of all hooks: a request without a trustworthy length is answered before any route or plugin sees it.
-  refuseUnframedRequests(app);
-  const connections = enforceConnectionDeadlines(app.server, settings, log);
-  data?.holdAnswers(app);
-  app.setValidatorCompiler(({ schema, httpPart }) => routeValidator(schema, httpPart, settings.strict));
-  installBodyParsers(app);
+  return app;
+}
 
+/** The sandbox's components, each built from the ones before it as the plugins left them. */
+function contextOf(
+  settings: SandboxSettings,
+  clock: Clock,
+  log: FastifyBaseLogger,
+  plugins: readonly SandboxPlugin[],
+  data: SandboxData | undefined,
+): SandboxContext {
   const profile = behaviourOf(settings.profile);
-  // The client report first: its hooks see each request as the client sent it, before another plugin changes it.
-  const plugins = [...(clientReport ? [clientReport.plugin] : []), ...(options.plugins ?? [])];
   const outcomes = loadOutcomes(settings.outcomesFile, settings.delayedSuccessMs);
-  // Each component is built from the ones before it as the plugins left them.
   let components = { clock } as SandboxComponents;
   const build = <K extends keyof SandboxComponents>(name: K, make: () => SandboxComponents[K]) => {
     components = { ...components, [name]: make() };
@@ -173,16 +208,18 @@ async function assemble(
     'payments',
     () => new PaymentEngine(components.state, components.ledger, outcomes, settings, components.clock, components.callbacks, log),
   );
-  const context: SandboxContext = { ...components, settings, profile, destinations, log };
+  return { ...components, settings, profile, destinations, log };
+}
+
+/** The plugins, then the catalogue's operations behind their guards, and the sandbox's own routes. */
+function serveApi(app: FastifyInstance, context: SandboxContext, plugins: readonly SandboxPlugin[]): void {
   const changing = plugins.filter((plugin) => !plugin.observesOnly);
-  if (changing.length > 0) log.warn({ plugins: changing.map((p) => p.name) }, 'started with plugins that change its behaviour');
+  if (changing.length > 0) context.log.warn({ plugins: changing.map((p) => p.name) }, 'started with plugins that change its behaviour');
   const fixed = fixedPathRoutes(app);
   // Before the guards: a plugin's request hooks see a request as the client sent it.
   for (const plugin of plugins) plugin.install?.(app, context);
-
   const guards = catalogueGuards(context);
-  installErrorHandling(app, log, fixed);
-
+  installErrorHandling(app, context.log, fixed);
   serveCatalogue(
     app,
     {
@@ -195,8 +232,11 @@ async function assemble(
     guards,
   );
   registerMeta(app, context);
+}
 
-  const sweeper = setInterval(() => context.state.forgetExpired(), Math.min(10_000, settings.retentionMaxAgeMs));
+/** Records past their retention are forgotten as time goes; on close, callbacks and timers stop, then the state is kept. */
+function forgetAndCloseWithApp(app: FastifyInstance, context: SandboxContext, data: SandboxData | undefined): void {
+  const sweeper = setInterval(() => context.state.forgetExpired(), Math.min(10_000, context.settings.retentionMaxAgeMs));
   sweeper.unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);
@@ -205,23 +245,4 @@ async function assemble(
     // Last: what the steps above settled is written before the directory is let go.
     await data?.close();
   });
-
-  // Compiles every route's validators now, so a bad schema fails the start rather than a request.
-  try {
-    await app.ready();
-    const recovered = data?.recover(context);
-    return {
-      app,
-      context,
-      log,
-      connections,
-      ...(clientReport ? { clientReport } : {}),
-      data: data && { path: data.path, recovered: recovered!, failure: data.failure },
-      close: () => app.close(),
-    };
-  } catch (error) {
-    data?.release();
-    await app.close();
-    throw error;
-  }
 }
