@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PRODUCTS, type Product } from '../core/products.ts';
 import type { OperationId } from '../core/catalogue/operations.ts';
 import { TRANSACTIONS, bindingOf, isServedUnder } from '../core/catalogue/routes.ts';
-import { secretVariablesOf, type HarnessConfig } from './config.ts';
+import { secretVariablesOf, type ApiUserCredentials, type HarnessConfig } from './config.ts';
 import { MomoClient, wasCreated, type ApiResponse } from './client/momo-client.ts';
 import { Redactor } from '../core/secrets/redact.ts';
 import { reportSafe } from '../core/report-text.ts';
@@ -50,110 +50,150 @@ export async function preflight(config: HarnessConfig): Promise<PreflightRefusal
   }
 }
 
+/** What a step of the preflight found: a refusal of a setting, nothing to say (undefined), or what the next step needs. */
+type Found<T> = { refusal: Refusal } | { next: T } | undefined;
+
 async function tryProduct(client: MomoClient, product: Product, config: HarnessConfig, redactor: Redactor): Promise<Refusal | undefined> {
-  const names = secretVariablesOf(product);
-  const refuse = (scope: RefusalScope, setting: string, what: string, answer: ApiResponse, advice = ''): Refusal => ({
-    scope,
-    setting,
-    message: reportSafe(`${what}: ${quoteAnswer(answer, redactor)}${advice ? `; ${advice}` : ''}`),
-  });
-  const keyRefused = (answer: ApiResponse) =>
-    refuse(
+  const check = new ProductCheck(client, product, config, redactor);
+  const user = await check.apiUser();
+  if (!user || 'refusal' in user) return user?.refusal;
+  const token = await check.accessToken(user.next);
+  if (!token || 'refusal' in token) return token?.refusal;
+  return (await check.environmentRefusal(token.next)) ?? check.callbackHostRefusal(user.next);
+}
+
+interface CheckedUser {
+  user: ApiUserCredentials;
+  /** The configured API user's record, as read; none when the preflight provisioned one. */
+  record?: ApiResponse;
+}
+
+/** The preflight of one product's settings: its key, its API user, its target environment, its callback host. */
+class ProductCheck {
+  private readonly names: ReturnType<typeof secretVariablesOf>;
+
+  constructor(
+    private readonly client: MomoClient,
+    private readonly product: Product,
+    private readonly config: HarnessConfig,
+    private readonly redactor: Redactor,
+  ) {
+    this.names = secretVariablesOf(product);
+  }
+
+  private refuse(scope: RefusalScope, setting: string, what: string, answer: ApiResponse, advice = ''): { refusal: Refusal } {
+    return {
+      refusal: { scope, setting, message: reportSafe(`${what}: ${quoteAnswer(answer, this.redactor)}${advice ? `; ${advice}` : ''}`) },
+    };
+  }
+
+  private keyRefused(answer: ApiResponse): { refusal: Refusal } {
+    const { subscriptionKey } = this.names;
+    return this.refuse(
       'product',
-      names.subscriptionKey,
-      `the gateway refused ${names.subscriptionKey}`,
+      subscriptionKey,
+      `the gateway refused ${subscriptionKey}`,
       answer,
-      `set it to the primary or secondary key of your ${product} subscription`,
+      `set it to the primary or secondary key of your ${this.product} subscription`,
     );
+  }
 
-  // A configured API user is read first: that needs only the key (one the target does not know is a 404, which
-  // says the key passed), and its record says where its callbacks may go. Otherwise one is provisioned, which
-  // tries the key the same way.
-  const configured = config.apiUsers[product];
-  const record = configured ? await client.getApiUser(product, configured.userId) : undefined;
-  if (record && isGatewayRefusal(record)) return keyRefused(record);
-
-  let user = configured;
-  if (!user) {
+  /**
+   * A configured API user is read first: that needs only the key (one the target does not know is a 404, which says
+   * the key passed), and its record says where its callbacks may go. Otherwise one is provisioned, which tries the
+   * key the same way.
+   */
+  async apiUser(): Promise<Found<CheckedUser>> {
+    const { client, product } = this;
+    const configured = this.config.apiUsers[product];
+    if (configured) {
+      const record = await client.getApiUser(product, configured.userId);
+      return isGatewayRefusal(record) ? this.keyRefused(record) : { next: { user: configured, record } };
+    }
     const userId = randomUUID();
-    const created = await client.createApiUser(product, userId, config.callbackHost);
-    if (isGatewayRefusal(created)) return keyRefused(created);
+    const created = await client.createApiUser(product, userId, this.config.callbackHost);
+    if (isGatewayRefusal(created)) return this.keyRefused(created);
     const key = wasCreated(created) ? await client.createApiKey(product, userId) : undefined;
-    if (key && isGatewayRefusal(key)) return keyRefused(key);
+    if (key && isGatewayRefusal(key)) return this.keyRefused(key);
     const apiKey = (key?.json as { apiKey?: unknown } | undefined)?.apiKey;
     // Any other answer is the target's to account for, in the provisioning scenarios: not a setting's fault.
     if (key?.status !== 201 || typeof apiKey !== 'string') return undefined;
-    redactor.addBasicCredential(userId, apiKey);
-    user = { userId, apiKey };
+    this.redactor.addBasicCredential(userId, apiKey);
+    return { next: { user: { userId, apiKey } } };
   }
 
-  const basic = `Basic ${Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')}`;
-  const token = await client.createAccessToken(product, basic);
-  const accessToken = (token.json as { access_token?: unknown } | undefined)?.access_token;
-  if (isGatewayRefusal(token)) return keyRefused(token);
-  if (isCredentialRefusal(token)) {
-    if (!configured)
-      return refuse(
+  /** An access token for the API user; a refusal names the setting to fix: the key, the user id or its API key. */
+  async accessToken({ user, record }: CheckedUser): Promise<Found<string>> {
+    const { names } = this;
+    const token = await this.client.createAccessToken(
+      this.product,
+      `Basic ${Buffer.from(`${user.userId}:${user.apiKey}`).toString('base64')}`,
+    );
+    const accessToken = (token.json as { access_token?: unknown } | undefined)?.access_token;
+    if (isGatewayRefusal(token)) return this.keyRefused(token);
+    if (isCredentialRefusal(token)) {
+      if (!record)
+        return this.refuse(
+          'product',
+          names.subscriptionKey,
+          `the target refused a token to an API user it had just provisioned under ${names.subscriptionKey}`,
+          token,
+        );
+      if (record.status === 404)
+        return this.refuse(
+          'product',
+          names.userId,
+          `the target does not know ${names.userId} (reading the API user gave 404), and refused it a token`,
+          token,
+          `set ${names.userId} and ${names.apiKey} to an API user provisioned under ${names.subscriptionKey}, or leave both unset to have one provisioned`,
+        );
+      return this.refuse(
         'product',
-        names.subscriptionKey,
-        `the target refused a token to an API user it had just provisioned under ${names.subscriptionKey}`,
+        names.apiKey,
+        `the target refused ${names.apiKey} of ${names.userId} a token`,
         token,
-      );
-    if (record?.status === 404) {
-      return refuse(
-        'product',
-        names.userId,
-        `the target does not know ${names.userId} (reading the API user gave 404), and refused it a token`,
-        token,
-        `set ${names.userId} and ${names.apiKey} to an API user provisioned under ${names.subscriptionKey}, or leave both unset to have one provisioned`,
+        `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`,
       );
     }
-    return refuse(
-      'product',
-      names.apiKey,
-      `the target refused ${names.apiKey} of ${names.userId} a token`,
-      token,
-      `set it to the API key of that API user (made with POST /v1_0/apiuser/{id}/apikey), or leave both unset to have one provisioned`,
-    );
+    if (token.status !== 200 || typeof accessToken !== 'string') return undefined;
+    this.redactor.add(accessToken, 'access token');
+    return { next: accessToken };
   }
-  if (token.status !== 200 || typeof accessToken !== 'string') return undefined;
-  redactor.add(accessToken, 'access token');
 
-  // The target environment: the status of a transaction that does not exist, which carries it and changes nothing.
-  const read = await client.invoke(environmentProbe(product), product, {
-    authorization: `Bearer ${accessToken}`,
-    params: { referenceId: randomUUID() },
-  });
-  if ((read.json as { code?: unknown } | undefined)?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT') {
-    const otherProduct = configured ? ` (or ${names.userId} was provisioned under another product's key)` : '';
-    return refuse(
-      'environment',
-      'MOMO_TARGET_ENVIRONMENT',
-      `the target refused MOMO_TARGET_ENVIRONMENT "${config.targetEnvironment}"${otherProduct}`,
-      read,
-      'set it to the X-Target-Environment your subscription is for ("sandbox" on the MTN sandbox)',
-    );
+  /** The target environment: the status of a transaction that does not exist, which carries it and changes nothing. */
+  async environmentRefusal(accessToken: string): Promise<Refusal | undefined> {
+    const { product, names } = this;
+    const read = await this.client.invoke(environmentProbe(product), product, {
+      authorization: `Bearer ${accessToken}`,
+      params: { referenceId: randomUUID() },
+    });
+    if ((read.json as { code?: unknown } | undefined)?.code === 'NOT_ALLOWED_TARGET_ENVIRONMENT') {
+      const otherProduct = this.config.apiUsers[product] ? ` (or ${names.userId} was provisioned under another product's key)` : '';
+      return this.refuse(
+        'environment',
+        'MOMO_TARGET_ENVIRONMENT',
+        `the target refused MOMO_TARGET_ENVIRONMENT "${this.config.targetEnvironment}"${otherProduct}`,
+        read,
+        'set it to the X-Target-Environment your subscription is for ("sandbox" on the MTN sandbox)',
+      ).refusal;
+    }
+    return isGatewayRefusal(read) ? this.keyRefused(read).refusal : undefined;
   }
-  if (isGatewayRefusal(read)) return keyRefused(read);
 
-  // Callbacks go only to the host the API user is registered with (real-api-notes: INVALID_CALLBACK_URL_HOST).
-  const registered = (record?.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
-  if (
-    configured &&
-    record?.status === 200 &&
-    typeof registered === 'string' &&
-    registered !== '' &&
-    registered.toLowerCase() !== config.callbackHost.toLowerCase()
-  ) {
-    return refuse(
+  /** Callbacks go only to the host the API user is registered with (real-api-notes: INVALID_CALLBACK_URL_HOST). */
+  callbackHostRefusal({ record }: CheckedUser): Refusal | undefined {
+    const { config, names } = this;
+    const registered = (record?.json as { providerCallbackHost?: unknown } | undefined)?.providerCallbackHost;
+    if (record?.status !== 200 || typeof registered !== 'string' || registered === '') return undefined;
+    if (registered.toLowerCase() === config.callbackHost.toLowerCase()) return undefined;
+    return this.refuse(
       'callbacks',
       config.callbackUrl ? 'MOMO_CALLBACK_URL' : 'MOMO_CALLBACK_HOST',
       `${names.userId} is registered for callbacks to "${registered}", not to "${config.callbackHost}" where the harness receives them`,
       record,
       `set ${config.callbackUrl ? 'MOMO_CALLBACK_URL to a URL on that host' : 'MOMO_CALLBACK_HOST to that host'}, or use an API user registered for "${config.callbackHost}"`,
-    );
+    ).refusal;
   }
-  return undefined;
 }
 
 /** The status query the spec lists under the product: a read that carries X-Target-Environment. */
