@@ -211,144 +211,25 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     log(USAGE);
     return { code: 0 };
   }
-  const k6 = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (k6.status !== 0) return { code: 2 };
-  let config: HarnessConfig;
-  try {
-    config = loadConfig(env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    log(error.message);
-    return { code: 2 };
-  }
-  await buildLoadScripts();
-  const { reports } = options;
-  rmSync(reports, { recursive: true, force: true });
-  mkdirSync(join(reports, 'steps'), { recursive: true });
-
+  const prepared = await prepare(options, env, log);
+  if (prepared === undefined) return { code: 2 };
+  const { config, k6 } = prepared;
   const embedded = !config.baseUrl;
-  try {
-    if (!embedded) await probeTarget(config);
-  } catch (error) {
-    log(error instanceof TargetUnreachableError ? error.message : `The capacity search could not test: ${(error as Error).message}`);
-    return { code: 2 };
-  }
   log(
     `Capacity of ${options.mixName} (${mixText(options.mix)}) against ${embedded ? 'the embedded reference sandbox, a fresh one per step' : config.baseUrl}: steps of ${options.search.stepSeconds} s from ${options.search.startRate}/s, at most ${options.search.maxDurationMs / 1000} s in all`,
   );
-  const keys = new Set<string>(Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'));
   const loadAverage = loadavg()[0]!;
   const started = new Date();
-  let stepIndex = 0;
-
-  /**
-   * One rate, reached in `rampSeconds` and then held for `seconds`, the measured window. k6's summary of each
-   * process is kept in steps/<name>.json; its raw samples, read for the window's figures, are not.
-   */
-  const measureAt = async (rate: number, seconds: number, name: string, rampSeconds = RAMP_SECONDS): Promise<Step> => {
-    const running = embedded
-      ? await startEmbeddedSandbox({
-          profile: config.profile,
-          currencies: [config.currency],
-          targetEnvironments: [config.targetEnvironment],
-        })
-      : undefined;
-    const samplesDir = mkdtempSync(join(tmpdir(), 'momo-capacity-samples-'));
-    try {
-      const target: HarnessConfig = running
-        ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys }
-        : config;
-      for (const key of Object.values(target.subscriptionKeys)) if (typeof key === 'string') keys.add(key);
-      const segments = segmentsOf(options.segments);
-      const k6Env: Record<string, string> = {
-        ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-        ...environmentFor(target),
-        ...Object.fromEntries(Object.entries(options.slos).map(([name, value]) => [SLO_SETTINGS[name as SloName].env, String(value)])),
-        LOAD_MIX: mixText(options.mix),
-        LOAD_RATE: String(rate),
-        LOAD_DURATION_SECONDS: String(seconds),
-        LOAD_VUS: String(options.vus),
-        LOAD_FOLLOW_SHARE: String(options.followShare),
-        LOAD_WARMUP_SECONDS: String(rampSeconds),
-        LOAD_SEGMENTS: String(segments.length),
-        K6_NO_USAGE_REPORT: 'true',
-      };
-      const cpuBefore = process.cpuUsage();
-      const script = join(ROOT, 'dist/load/capacity.js');
-      const summaryFileOf = (i: number) => join(reports, 'steps', segments.length === 1 ? `${name}.json` : `${name}.segment-${i + 1}.json`);
-      const gzip = rate * (rampSeconds + seconds) > GZIP_SAMPLES_FROM;
-      const samples = segments.map((_, i) => join(samplesDir, `samples-${i + 1}.json${gzip ? '.gz' : ''}`));
-      const runs = await Promise.all(
-        segments.map((segment, i) =>
-          runWatched(
-            k6.stdout.trim(),
-            [
-              'run',
-              '--no-usage-report',
-              '--quiet',
-              '--summary-trend-stats',
-              'avg,min,med,max,p(90),p(95),p(99),p(99.9)',
-              // The raw samples carry only the tags the window's figures read: smaller lines, less of k6's CPU.
-              '--system-tags',
-              'scenario,status,expected_response,error_code',
-              '--out',
-              `json=${samples[i]}`,
-              '--summary-export',
-              summaryFileOf(i),
-              ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence] : []),
-              script,
-            ],
-            k6Env,
-            rampSeconds + seconds,
-          ),
-        ),
-      );
-      const cpu = process.cpuUsage(cpuBefore);
-      const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
-      if (failed)
-        throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
-      // k6 judged its thresholds over the whole run, ramp included: the step is judged over its window instead.
-      const summaries = segments.map((_, i) => {
-        const summary = withoutSetupData(JSON.parse(readFileSync(summaryFileOf(i), 'utf8')) as K6Summary);
-        writeFileSync(summaryFileOf(i), `${JSON.stringify(summary, null, 2)}\n`);
-        return summary;
-      });
-      let window: WindowFigures;
-      try {
-        window = await readWindow(samples, Object.keys(options.mix), thresholdsOfSummaries(segments.map((_, i) => summaryFileOf(i))));
-      } catch (error) {
-        throw new StepError(`the samples of the step at ${rate}/s could not be read: ${(error as Error).message}`);
-      }
-      return stepOf(rate, summaries, window, {
-        generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0),
-        insufficientVus: runs.some((r) => /Insufficient VUs/i.test(r.output)),
-        targetCpuUs: running ? cpu.user + cpu.system : null,
-        operations: Object.keys(options.mix),
-      });
-    } finally {
-      rmSync(samplesDir, { recursive: true, force: true });
-      await running?.close();
-    }
-  };
-
-  const measure = (rate: number) => measureAt(rate, options.search.stepSeconds, `step-${(stepIndex += 1)}-${rate}`);
-
+  const steps = new StepMeasurer({ k6, config, options, env });
   let outcome;
   try {
-    if (options.warmupSeconds > 0 && !embedded) {
-      // A target's first seconds (its JIT, its caches, its pools) are not its capacity, and a search whose first
-      // step missed on them goes down and never up again.
-      // Reached slowly, over the whole warm-up: a cold target met at once with the full rate builds a backlog that
-      // the first step then pays for.
-      log(
-        `Warm-up: up to ${options.search.startRate}/s over ${options.warmupSeconds} s, then ${WARMUP_WINDOW_SECONDS} s at it, not judged (--warmup; the search's time starts after it)`,
-      );
-      const warm = await measureAt(options.search.startRate, WARMUP_WINDOW_SECONDS, 'warmup', options.warmupSeconds);
-      log(
-        `Warm-up done: over its last ${warm.durationSeconds.toFixed(0)} s, ${warm.throughput.toFixed(0)}/s answered of ${options.search.startRate}/s asked, p95 ${warm.latencyLowerBound ? 'at least ' : ''}${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`,
-      );
-    }
-    outcome = await searchCapacity(options.search, measure, log);
+    if (options.warmupSeconds > 0 && !embedded) await warmUp(steps, options, log);
+    let stepIndex = 0;
+    outcome = await searchCapacity(
+      options.search,
+      (rate) => steps.measureAt(rate, options.search.stepSeconds, `step-${(stepIndex += 1)}-${rate}`),
+      log,
+    );
   } catch (error) {
     if (!(error instanceof StepError)) throw error;
     log(`The capacity search could not test: ${error.message}`);
@@ -358,9 +239,65 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
     log('The capacity search could not test: --max-duration left no time for one step.');
     return { code: 2 };
   }
-  const verdict = verdictOf(outcome, options.search);
-  const knee = kneeOf(outcome.steps, options.search.kneeFactor, options.search.confirmMisses);
-  const report: CapacityReport = {
+  const report = reportOf(outcome, { options, config, env, started, loadAverage });
+  if (!writeReports(report, options.reports, steps.keys, log)) return { code: 2 };
+  tellVerdict(report, options.reports, log);
+  return { code: report.verdict.capacity === null ? 1 : 0, report };
+}
+
+/** k6, the settings and a reachable target, and an empty reports folder; undefined (said) when one is missing. */
+async function prepare(options: Parsed, env: Record<string, string | undefined>, log: (line: string) => void) {
+  const k6 = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (k6.status !== 0) return undefined;
+  let config: HarnessConfig;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    log(error.message);
+    return undefined;
+  }
+  await buildLoadScripts();
+  rmSync(options.reports, { recursive: true, force: true });
+  mkdirSync(join(options.reports, 'steps'), { recursive: true });
+  try {
+    if (config.baseUrl) await probeTarget(config);
+  } catch (error) {
+    log(error instanceof TargetUnreachableError ? error.message : `The capacity search could not test: ${(error as Error).message}`);
+    return undefined;
+  }
+  return { config, k6: k6.stdout.trim() };
+}
+
+/**
+ * A target's first seconds (its JIT, its caches, its pools) are not its capacity, and a search whose first step
+ * missed on them goes down and never up again. Reached slowly, over the whole warm-up: a cold target met at once
+ * with the full rate builds a backlog that the first step then pays for.
+ */
+async function warmUp(steps: StepMeasurer, options: Parsed, log: (line: string) => void): Promise<void> {
+  const { startRate } = options.search;
+  log(
+    `Warm-up: up to ${startRate}/s over ${options.warmupSeconds} s, then ${WARMUP_WINDOW_SECONDS} s at it, not judged (--warmup; the search's time starts after it)`,
+  );
+  const warm = await steps.measureAt(startRate, WARMUP_WINDOW_SECONDS, 'warmup', options.warmupSeconds);
+  log(
+    `Warm-up done: over its last ${warm.durationSeconds.toFixed(0)} s, ${warm.throughput.toFixed(0)}/s answered of ${startRate}/s asked, p95 ${warm.latencyLowerBound ? 'at least ' : ''}${warm.latencyMs.p95.toFixed(1)} ms, errors ${(warm.errorRate * 100).toFixed(2)}%`,
+  );
+}
+
+/** The report of a search: its verdict, knee and saturation, with the settings and the machine it ran on. */
+function reportOf(
+  outcome: Awaited<ReturnType<typeof searchCapacity>>,
+  {
+    options,
+    config,
+    env,
+    started,
+    loadAverage,
+  }: { options: Parsed; config: HarnessConfig; env: Record<string, string | undefined>; started: Date; loadAverage: number },
+): CapacityReport {
+  const embedded = !config.baseUrl;
+  return {
     generatedAt: started.toISOString(),
     durationSeconds: Math.round((Date.now() - started.getTime()) / 100) / 10,
     target: embedded ? 'the embedded reference sandbox (a fresh one per step)' : config.baseUrl!,
@@ -386,30 +323,156 @@ export async function runCapacity({ argv, env, log }: CapacityOptions): Promise<
       loadAverageAtStart: Math.round(loadAverage * 100) / 100,
       node: process.version,
     },
-    verdict,
-    knee,
+    verdict: verdictOf(outcome, options.search),
+    knee: kneeOf(outcome.steps, options.search.kneeFactor, options.search.confirmMisses),
     saturation: saturationOf(outcome.steps),
     steps: outcome.steps,
   };
+}
+
+/** capacity.json, index.html, capacity.svg and junit.xml; false (said) when a secret is found in them. */
+function writeReports(report: CapacityReport, reports: string, keys: ReadonlySet<string>, log: (line: string) => void): boolean {
   writeFileSync(join(reports, 'capacity.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(reports, 'index.html'), capacityHtml(report));
   writeFileSync(join(reports, 'capacity.svg'), capacitySvg(report));
   writeFileSync(join(reports, 'junit.xml'), capacityJunit(report));
   const leaks = scanForSecrets(reports, [...keys]);
-  if (leaks.length > 0) {
-    for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
-    return { code: 2 };
-  }
+  for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
+  return leaks.length === 0;
+}
+
+function tellVerdict({ verdict, knee, saturation }: CapacityReport, reports: string, log: (line: string) => void): void {
   log(`Capacity: ${verdict.sentence}`);
   log(
     `Knee: ${knee.above === null ? `not reached up to ${knee.below}/s` : `between ${knee.below ?? 'below the lowest rate'} and ${knee.above}/s${knee.confirmed ? '' : ', seen in one measurement'}`} (${knee.definition}).`,
   );
-  const { saturation } = report;
   log(
     `Throughput: at most ${saturation.peakThroughput.toFixed(0)}/s answered${saturation.peakAtRate === null ? '' : ` (at ${saturation.peakAtRate}/s asked)`}; ${saturation.fellBehindAt === null ? `it kept up with every rate measured, up to ${saturation.keptUpTo}/s` : `it stops rising between ${saturation.keptUpTo ?? 'below the lowest rate'}/s and ${saturation.fellBehindAt}/s asked`}.`,
   );
   log(`Reports: ${reports}/ (index.html, capacity.svg, capacity.json, junit.xml, steps/)`);
-  return { code: verdict.capacity === null ? 1 : 0, report };
+}
+
+/**
+ * Measures one step of the search: one rate, reached in `rampSeconds` and then held for `seconds`, the measured
+ * window, by k6 in one or more local processes, against the target (or a fresh embedded sandbox for each step).
+ * k6's summary of each process is kept in steps/<name>.json; its raw samples, read for the window's figures, are not.
+ */
+export class StepMeasurer {
+  /** Every subscription key the steps used: none may be in a report. */
+  readonly keys = new Set<string>();
+
+  constructor(private readonly run: { k6: string; config: HarnessConfig; options: Parsed; env: Record<string, string | undefined> }) {
+    for (const key of Object.values(run.config.subscriptionKeys)) if (typeof key === 'string') this.keys.add(key);
+  }
+
+  async measureAt(rate: number, seconds: number, name: string, rampSeconds = RAMP_SECONDS): Promise<Step> {
+    const { config } = this.run;
+    const running = config.baseUrl
+      ? undefined
+      : await startEmbeddedSandbox({
+          profile: config.profile,
+          currencies: [config.currency],
+          targetEnvironments: [config.targetEnvironment],
+        });
+    const samplesDir = mkdtempSync(join(tmpdir(), 'momo-capacity-samples-'));
+    try {
+      const target: HarnessConfig = running
+        ? { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys }
+        : config;
+      for (const key of Object.values(target.subscriptionKeys)) if (typeof key === 'string') this.keys.add(key);
+      const cpuBefore = process.cpuUsage();
+      const { runs, summaries, samples } = await this.runK6(target, { rate, seconds, name, rampSeconds, samplesDir });
+      const cpu = process.cpuUsage(cpuBefore);
+      let window: WindowFigures;
+      try {
+        window = await readWindow(samples, Object.keys(this.run.options.mix), thresholdsOfSummaries(summaries.files));
+      } catch (error) {
+        throw new StepError(`the samples of the step at ${rate}/s could not be read: ${(error as Error).message}`);
+      }
+      return stepOf(rate, summaries.read, window, {
+        generatorCores: runs.reduce((sum, r) => sum + r.generatorCores, 0),
+        insufficientVus: runs.some((r) => /Insufficient VUs/i.test(r.output)),
+        targetCpuUs: running ? cpu.user + cpu.system : null,
+        operations: Object.keys(this.run.options.mix),
+      });
+    } finally {
+      rmSync(samplesDir, { recursive: true, force: true });
+      await running?.close();
+    }
+  }
+
+  /** The environment of k6 for a step: the target's settings, the SLOs, the mix and the rate. */
+  private k6Env(target: HarnessConfig, rate: number, seconds: number, rampSeconds: number, segments: number): Record<string, string> {
+    const { env, options } = this.run;
+    return {
+      ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+      ...environmentFor(target),
+      ...Object.fromEntries(Object.entries(options.slos).map(([name, value]) => [SLO_SETTINGS[name as SloName].env, String(value)])),
+      LOAD_MIX: mixText(options.mix),
+      LOAD_RATE: String(rate),
+      LOAD_DURATION_SECONDS: String(seconds),
+      LOAD_VUS: String(options.vus),
+      LOAD_FOLLOW_SHARE: String(options.followShare),
+      LOAD_WARMUP_SECONDS: String(rampSeconds),
+      LOAD_SEGMENTS: String(segments),
+      K6_NO_USAGE_REPORT: 'true',
+    };
+  }
+
+  /** k6 in each segment's process; their summaries, judged over the window rather than k6's whole run, and samples. */
+  private async runK6(
+    target: HarnessConfig,
+    {
+      rate,
+      seconds,
+      name,
+      rampSeconds,
+      samplesDir,
+    }: { rate: number; seconds: number; name: string; rampSeconds: number; samplesDir: string },
+  ) {
+    const segments = segmentsOf(this.run.options.segments);
+    const k6Env = this.k6Env(target, rate, seconds, rampSeconds, segments.length);
+    const summaryFileOf = (i: number) =>
+      join(this.run.options.reports, 'steps', segments.length === 1 ? `${name}.json` : `${name}.segment-${i + 1}.json`);
+    const gzip = rate * (rampSeconds + seconds) > GZIP_SAMPLES_FROM;
+    const samples = segments.map((_, i) => join(samplesDir, `samples-${i + 1}.json${gzip ? '.gz' : ''}`));
+    const runs = await Promise.all(
+      segments.map((segment, i) =>
+        runWatched(
+          this.run.k6,
+          [
+            'run',
+            '--no-usage-report',
+            '--quiet',
+            '--summary-trend-stats',
+            'avg,min,med,max,p(90),p(95),p(99),p(99.9)',
+            // The raw samples carry only the tags the window's figures read: smaller lines, less of k6's CPU.
+            '--system-tags',
+            'scenario,status,expected_response,error_code',
+            '--out',
+            `json=${samples[i]}`,
+            '--summary-export',
+            summaryFileOf(i),
+            ...(segment ? ['--execution-segment', segment.segment, '--execution-segment-sequence', segment.sequence] : []),
+            join(ROOT, 'dist/load/capacity.js'),
+          ],
+          k6Env,
+          rampSeconds + seconds,
+        ),
+      ),
+    );
+    const failed = runs.find((run) => run.code !== 0 && run.code !== 99);
+    if (failed)
+      throw new StepError(`k6 stopped with exit ${failed.code} at ${rate}/s: ${failed.output.trim().split('\n').slice(-5).join(' | ')}`);
+    // k6 judged its thresholds over the whole run, ramp included: the step is judged over its window instead.
+    const files = segments.map((_, i) => summaryFileOf(i));
+    const read = files.map((file) => {
+      const summary = withoutSetupData(JSON.parse(readFileSync(file, 'utf8')) as K6Summary);
+      writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+      return summary;
+    });
+    return { runs, summaries: { files, read }, samples };
+  }
 }
 
 class StepError extends Error {}
