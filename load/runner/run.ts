@@ -72,125 +72,46 @@ export interface LoadRunOptions {
   k6Output?: 'inherit' | 'pipe';
 }
 
+/** The run stops without a verdict: exit 2, with what to fix (and k6's output, if it ran). */
+class CouldNotTest extends Error {
+  constructor(
+    message: string,
+    readonly output = '',
+  ) {
+    super(message);
+  }
+}
+
+type LoadArguments = ReturnType<typeof parseCommandLine<typeof LOAD_OPTIONS>>['values'];
+
 export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunOptions): Promise<{ code: number; output: string }> {
-  let parsed;
-  try {
-    parsed = parseCommandLine(argv, LOAD_OPTIONS, { positionals: true, env });
-  } catch (error) {
-    if (!(error instanceof CommandLineError)) throw error;
-    log(`${error.message}\n\n${USAGE}`);
-    return { code: 2, output: '' };
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    log(USAGE);
-    return { code: 0, output: '' };
-  }
-  const scenario = positionals[0];
-  if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario)) {
-    log(
-      `${scenario ? `No load scenario "${positionals.join(' ')}".` : 'Name a load scenario.'} Scenarios: ${scenarioNames().join(', ')}.\n\n${USAGE}`,
-    );
-    return { code: 2, output: '' };
-  }
-  for (const [flag, value] of [
-    ['rate', values.rate],
-    ['duration', values.duration],
-    ['iterations', values.iterations],
-  ] as const) {
-    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) {
-      log(`--${flag} must be a positive number, got "${value}".`);
-      return { code: 2, output: '' };
-    }
-  }
-  if ((values.segment === undefined) !== (values['segment-sequence'] === undefined)) {
-    log(
-      "--segment and --segment-sequence go together: name this run's segment and the whole sequence, e.g. --segment 0:1/2 --segment-sequence 0,1/2,1.",
-    );
-    return { code: 2, output: '' };
-  }
-
-  const k6 = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (k6.status !== 0) return { code: 2, output: '' };
-  const k6Path = k6.stdout.trim();
-
-  let config: HarnessConfig;
-  try {
-    config = loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      log(error.message);
-      return { code: 2, output: '' };
-    }
-    throw error;
-  }
-
-  await buildLoadScripts();
   const stops: (() => Promise<void>)[] = [];
   try {
-    if (!config.baseUrl) {
-      const running = await startEmbeddedSandbox({
-        profile: config.profile,
-        currencies: [config.currency],
-        targetEnvironments: [config.targetEnvironment],
-        ...sandboxFor(scenario, env),
-      });
-      stops.push(() => running.close());
-      const url = running.baseUrl;
-      config = { ...config, baseUrl: url, sandboxUrl: url, subscriptionKeys: running.subscriptionKeys };
-      log(`Load scenario ${scenario} against the embedded reference sandbox at ${url}`);
-    } else {
-      await probeTarget(config);
-      log(`Load scenario ${scenario} against ${config.baseUrl}`);
+    const asked = argumentsOf(argv, env);
+    if (asked === 'help') {
+      log(USAGE);
+      return { code: 0, output: '' };
     }
-
-    const receiver = new CallbackReceiver(config.callbackHost, { bind: config.callbackBind, publicBaseUrl: config.callbackUrl });
-    const callbacksReachable = !isLoopback(config.callbackHost) || isLoopback(new URL(config.baseUrl!).hostname);
-    if (callbacksReachable) {
-      await receiver.start(config.callbackPort);
-      stops.push(() => receiver.stop());
-    }
-
+    const { values, scenario } = asked;
+    const k6 = spawnSync('bash', [join(ROOT, 'scripts/ensure-k6.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (k6.status !== 0) return { code: 2, output: '' };
+    const settings = loadConfig(env);
+    await buildLoadScripts();
+    const config = await targetOf(settings, scenario, env, log, stops);
+    const callbacks = await listenForCallbacks(config, stops);
     const reportsDir = resolve(values.reports ?? join('reports/load', scenario));
     rmSync(reportsDir, { recursive: true, force: true });
     mkdirSync(reportsDir, { recursive: true });
     const summaryFile = join(reportsDir, 'summary.json');
-    const k6Env: Record<string, string> = {
-      ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
-      ...SCENARIO_DEFAULTS[scenario],
-      ...environmentFor(config),
-      ...(values.rate ? { LOAD_RATE: values.rate } : {}),
-      ...(values.duration ? { LOAD_DURATION_SECONDS: values.duration } : {}),
-      ...(values.iterations ? { LOAD_ITERATIONS: values.iterations } : {}),
-      ...(callbacksReachable ? { LOAD_CALLBACK_URL: receiver.baseUrl } : {}),
-      // k6's own web dashboard, exported as one offline HTML file; no server is opened.
-      K6_WEB_DASHBOARD: 'true',
-      K6_WEB_DASHBOARD_PORT: '-1',
-      K6_WEB_DASHBOARD_PERIOD: env.K6_WEB_DASHBOARD_PERIOD ?? '1s',
-      K6_WEB_DASHBOARD_EXPORT: join(reportsDir, 'report.html'),
-      K6_NO_USAGE_REPORT: 'true',
-    };
-    const args = ['run', '--no-usage-report', '--summary-export', summaryFile];
-    if (values.segment) args.push('--execution-segment', values.segment, '--execution-segment-sequence', values['segment-sequence']!);
-    if (values.samples) args.push('--out', `json=${resolve(values.samples)}`);
-    args.push(join(ROOT, 'dist/load', `${scenario}.js`));
-
     const started = Date.now();
-    const { code: k6Code, output } = await runK6(k6Path, args, k6Env, k6Output);
-    const durationSeconds = (Date.now() - started) / 1000;
-
-    let summary: K6Summary | undefined;
-    try {
-      summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
-      writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
-      writeFileSync(join(reportsDir, 'junit.xml'), junitReport(scenario, summary, durationSeconds));
-      if (!existsSync(join(reportsDir, 'report.html'))) writeFileSync(join(reportsDir, 'report.html'), htmlReport(scenario, summary));
-    } catch {
-      log(`k6 wrote no summary (exit ${k6Code}): the run could not test.`);
-      return { code: 2, output };
-    }
-    if (callbacksReachable) writeFileSync(join(reportsDir, 'callbacks.json'), `${JSON.stringify(callbackLatency(receiver), null, 2)}\n`);
-
+    const { code: k6Code, output } = await runK6(
+      k6.stdout.trim(),
+      k6Arguments(values, scenario, summaryFile),
+      k6EnvOf({ env, scenario, config, values, reportsDir, callbackUrl: callbacks?.baseUrl }),
+      k6Output,
+    );
+    const summary = reportsOf(scenario, { summaryFile, reportsDir, k6Code, output, durationSeconds: (Date.now() - started) / 1000 });
+    if (callbacks) writeFileSync(join(reportsDir, 'callbacks.json'), `${JSON.stringify(callbackLatency(callbacks), null, 2)}\n`);
     const leaks = scanForSecrets(
       reportsDir,
       Object.values(config.subscriptionKeys).filter((k): k is string => typeof k === 'string'),
@@ -199,21 +120,150 @@ export async function runLoad({ argv, env, log, k6Output = 'inherit' }: LoadRunO
       for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);
       return { code: 2, output };
     }
-    const tokenRequests = Number(summary.metrics.momo_token_requests?.count ?? 0);
-    for (const { operation, accepted, refused } of callsByOperation(summary)) {
-      log(`${operation}: ${accepted} answered as documented, ${refused} not; ${tokenRequests} token requests in the run`);
-    }
-    const crossed = thresholdResults(summary).filter((t) => !t.passed);
-    for (const t of crossed) log(`SLO missed: ${t.metric} ${t.expression} (${t.observed})`);
-    log(`Reports: ${reportsDir}/ (summary.json, junit.xml, report.html${callbacksReachable ? ', callbacks.json' : ''})`);
+    tellRun(summary, reportsDir, callbacks !== undefined, log);
     // k6 exits 99 when a threshold is crossed: the target missed an SLO. Anything else but 0: k6 could not run.
     return { code: k6Code === 0 ? 0 : k6Code === 99 ? 1 : 2, output };
   } catch (error) {
+    if (error instanceof CouldNotTest || error instanceof ConfigError) {
+      log(error.message);
+      return { code: 2, output: error instanceof CouldNotTest ? error.output : '' };
+    }
     log(error instanceof TargetUnreachableError ? error.message : `The load run could not test: ${(error as Error).message}`);
     return { code: 2, output: '' };
   } finally {
     for (const stop of stops.reverse()) await stop();
   }
+}
+
+/** The options and the scenario, checked; 'help' when help was asked for. */
+function argumentsOf(argv: string[], env: Record<string, string | undefined>): 'help' | { values: LoadArguments; scenario: string } {
+  let parsed;
+  try {
+    parsed = parseCommandLine(argv, LOAD_OPTIONS, { positionals: true, env });
+  } catch (error) {
+    if (error instanceof CommandLineError) throw new CouldNotTest(`${error.message}\n\n${USAGE}`);
+    throw error;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return 'help';
+  const scenario = positionals[0];
+  if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario))
+    throw new CouldNotTest(
+      `${scenario ? `No load scenario "${positionals.join(' ')}".` : 'Name a load scenario.'} Scenarios: ${scenarioNames().join(', ')}.\n\n${USAGE}`,
+    );
+  for (const [flag, value] of [
+    ['rate', values.rate],
+    ['duration', values.duration],
+    ['iterations', values.iterations],
+  ] as const)
+    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) throw new CouldNotTest(`--${flag} must be a positive number, got "${value}".`);
+  if ((values.segment === undefined) !== (values['segment-sequence'] === undefined))
+    throw new CouldNotTest(
+      "--segment and --segment-sequence go together: name this run's segment and the whole sequence, e.g. --segment 0:1/2 --segment-sequence 0,1/2,1.",
+    );
+  return { values, scenario };
+}
+
+/** The remote target, probed; or the embedded sandbox, started for the scenario (stopped with `stops`). */
+async function targetOf(
+  config: HarnessConfig,
+  scenario: string,
+  env: Record<string, string | undefined>,
+  log: (line: string) => void,
+  stops: (() => Promise<void>)[],
+): Promise<HarnessConfig> {
+  if (config.baseUrl) {
+    await probeTarget(config);
+    log(`Load scenario ${scenario} against ${config.baseUrl}`);
+    return config;
+  }
+  const running = await startEmbeddedSandbox({
+    profile: config.profile,
+    currencies: [config.currency],
+    targetEnvironments: [config.targetEnvironment],
+    ...sandboxFor(scenario, env),
+  });
+  stops.push(() => running.close());
+  log(`Load scenario ${scenario} against the embedded reference sandbox at ${running.baseUrl}`);
+  return { ...config, baseUrl: running.baseUrl, sandboxUrl: running.baseUrl, subscriptionKeys: running.subscriptionKeys };
+}
+
+/** A callback receiver, when the target can reach it (a loopback host only from a loopback target); else undefined. */
+async function listenForCallbacks(config: HarnessConfig, stops: (() => Promise<void>)[]): Promise<CallbackReceiver | undefined> {
+  if (isLoopback(config.callbackHost) && !isLoopback(new URL(config.baseUrl!).hostname)) return undefined;
+  const receiver = new CallbackReceiver(config.callbackHost, { bind: config.callbackBind, publicBaseUrl: config.callbackUrl });
+  await receiver.start(config.callbackPort);
+  stops.push(() => receiver.stop());
+  return receiver;
+}
+
+function k6Arguments(values: LoadArguments, scenario: string, summaryFile: string): string[] {
+  const args = ['run', '--no-usage-report', '--summary-export', summaryFile];
+  if (values.segment) args.push('--execution-segment', values.segment, '--execution-segment-sequence', values['segment-sequence']!);
+  if (values.samples) args.push('--out', `json=${resolve(values.samples)}`);
+  return [...args, join(ROOT, 'dist/load', `${scenario}.js`)];
+}
+
+function k6EnvOf({
+  env,
+  scenario,
+  config,
+  values,
+  reportsDir,
+  callbackUrl,
+}: {
+  env: Record<string, string | undefined>;
+  scenario: string;
+  config: HarnessConfig;
+  values: LoadArguments;
+  reportsDir: string;
+  callbackUrl: string | undefined;
+}): Record<string, string> {
+  return {
+    ...Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+    ...SCENARIO_DEFAULTS[scenario],
+    ...environmentFor(config),
+    ...(values.rate ? { LOAD_RATE: values.rate } : {}),
+    ...(values.duration ? { LOAD_DURATION_SECONDS: values.duration } : {}),
+    ...(values.iterations ? { LOAD_ITERATIONS: values.iterations } : {}),
+    ...(callbackUrl ? { LOAD_CALLBACK_URL: callbackUrl } : {}),
+    // k6's own web dashboard, exported as one offline HTML file; no server is opened.
+    K6_WEB_DASHBOARD: 'true',
+    K6_WEB_DASHBOARD_PORT: '-1',
+    K6_WEB_DASHBOARD_PERIOD: env.K6_WEB_DASHBOARD_PERIOD ?? '1s',
+    K6_WEB_DASHBOARD_EXPORT: join(reportsDir, 'report.html'),
+    K6_NO_USAGE_REPORT: 'true',
+  };
+}
+
+/** k6's summary without its setup data, and the JUnit and HTML reports of it; no summary, no verdict. */
+function reportsOf(
+  scenario: string,
+  {
+    summaryFile,
+    reportsDir,
+    k6Code,
+    output,
+    durationSeconds,
+  }: { summaryFile: string; reportsDir: string; k6Code: number; output: string; durationSeconds: number },
+): K6Summary {
+  try {
+    const summary = withoutSetupData(JSON.parse(readFileSync(summaryFile, 'utf8')) as K6Summary);
+    writeFileSync(summaryFile, `${JSON.stringify(summary, null, 2)}\n`);
+    writeFileSync(join(reportsDir, 'junit.xml'), junitReport(scenario, summary, durationSeconds));
+    if (!existsSync(join(reportsDir, 'report.html'))) writeFileSync(join(reportsDir, 'report.html'), htmlReport(scenario, summary));
+    return summary;
+  } catch {
+    throw new CouldNotTest(`k6 wrote no summary (exit ${k6Code}): the run could not test.`, output);
+  }
+}
+
+function tellRun(summary: K6Summary, reportsDir: string, withCallbacks: boolean, log: (line: string) => void): void {
+  const tokenRequests = Number(summary.metrics.momo_token_requests?.count ?? 0);
+  for (const { operation, accepted, refused } of callsByOperation(summary))
+    log(`${operation}: ${accepted} answered as documented, ${refused} not; ${tokenRequests} token requests in the run`);
+  for (const t of thresholdResults(summary).filter((t) => !t.passed)) log(`SLO missed: ${t.metric} ${t.expression} (${t.observed})`);
+  log(`Reports: ${reportsDir}/ (summary.json, junit.xml, report.html${withCallbacks ? ', callbacks.json' : ''})`);
 }
 
 function runK6(
