@@ -189,7 +189,7 @@ async function pooled<T>(tasks: (() => Promise<T>)[], jobs: number, onDone: (res
   return results;
 }
 
-export async function runMutation(options: {
+interface MutationOptions {
   only: FaultName[];
   variations?: VariationName[];
   independent?: IndependentServerName[];
@@ -198,21 +198,29 @@ export async function runMutation(options: {
   scoped: boolean;
   reportsDir: string;
   log: (line: string) => void;
-}): Promise<MutationReport> {
-  const { log } = options;
+}
+
+export async function runMutation(options: MutationOptions): Promise<MutationReport> {
   const started = Date.now();
+  const tasks = mutationTasks(options);
+  const results = await pooled(tasks, options.jobs, (r, done) => tellRun(r, done, tasks.length, options.log));
+  return mutationReportOf(results, options.scoped, Date.now() - started);
+}
+
+/** A suite run for each deviation, each variation in each of its profiles, each independent server's run, and the faithful runs. */
+function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
   const variationRuns = (options.variations ?? []).flatMap((name) => VARIATIONS[name].profiles.map((profile) => ({ name, profile })));
   const independentRuns = (options.independent ?? []).flatMap(independentRunsOf);
-  const total = options.only.length + variationRuns.length + independentRuns.length + options.faithfulRuns;
-  log(
+  options.log(
     `${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations, ${independentRuns.length} runs of ${options.independent?.length ?? 0} independent servers and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`,
   );
-  const tasks = [
+  const dir = options.reportsDir;
+  return [
     ...options.only.map(
       (name) => () =>
         runSuite(
           { label: name, deviation: name, ...runCatching(FAULTS[name]) },
-          join(options.reportsDir, name),
+          join(dir, name),
           options.scoped ? `@${FAULTS[name].feature}` : undefined,
         ),
     ),
@@ -221,7 +229,7 @@ export async function runMutation(options: {
         () =>
           runSuite(
             { label: `${name} (${profile})`, variation: name, profile, strict: false },
-            join(options.reportsDir, 'variations', `${name}-${profile}`),
+            join(dir, 'variations', `${name}-${profile}`),
             undefined,
           ),
     ),
@@ -229,34 +237,38 @@ export async function runMutation(options: {
       (spec) => () =>
         runSuite(
           spec,
-          join(options.reportsDir, 'independent', `${spec.independent!.server}-${spec.independent!.control ?? 'plain'}-${spec.profile}`),
+          join(dir, 'independent', `${spec.independent!.server}-${spec.independent!.control ?? 'plain'}-${spec.profile}`),
           undefined,
         ),
     ),
     ...Array.from(
       { length: options.faithfulRuns },
-      (_, i) => () =>
-        runSuite({ label: `faithful #${i + 1}`, profile: 'spec', strict: false }, join(options.reportsDir, `faithful-${i + 1}`), undefined),
+      (_, i) => () => runSuite({ label: `faithful #${i + 1}`, profile: 'spec', strict: false }, join(dir, `faithful-${i + 1}`), undefined),
     ),
   ];
-  const results = await pooled(tasks, options.jobs, (r, done) => {
-    const verdict = r.deviation
-      ? r.exitCode === 1 && r.failed.length > 0
-        ? `detected (${r.failed.length} failed)`
-        : `NOT DETECTED (exit ${r.exitCode})`
-      : r.exitCode === 0
-        ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})`
-        : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`;
-    log(`[${done}/${total}] ${r.label}: ${verdict} in ${(r.durationMs / 1000).toFixed(1)} s`);
-    for (const f of r.deviation ? [] : r.failed) log(`    failed: ${f.uri} › ${f.scenario}`);
-    if (r.problem)
-      log(
-        r.problem
-          .split('\n')
-          .map((l) => `    ${l}`)
-          .join('\n'),
-      );
-  });
+}
+
+/** A line per run as it ends: a deviation detected or not, a conforming run passed or failed, and what failed. */
+function tellRun(r: RunResult, done: number, total: number, log: (line: string) => void): void {
+  const verdict = r.deviation
+    ? r.exitCode === 1 && r.failed.length > 0
+      ? `detected (${r.failed.length} failed)`
+      : `NOT DETECTED (exit ${r.exitCode})`
+    : r.exitCode === 0
+      ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})`
+      : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`;
+  log(`[${done}/${total}] ${r.label}: ${verdict} in ${(r.durationMs / 1000).toFixed(1)} s`);
+  for (const f of r.deviation ? [] : r.failed) log(`    failed: ${f.uri} › ${f.scenario}`);
+  if (r.problem)
+    log(
+      r.problem
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n'),
+    );
+}
+
+function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: number): MutationReport {
   const deviations = results
     .filter((r) => r.deviation)
     .map((r) => {
@@ -274,7 +286,7 @@ export async function runMutation(options: {
   const faithful = results.filter((r) => !r.deviation && !r.variation && !r.independent);
   return {
     when: new Date().toISOString(),
-    scoped: options.scoped,
+    scoped,
     deviations,
     variations,
     independent,
@@ -283,7 +295,7 @@ export async function runMutation(options: {
     variationsPassed: variations.filter((v) => v.conforms).length,
     independentPassed: independent.filter((r) => r.conforms).length,
     faithfulPassed: faithful.filter((r) => r.exitCode === 0).length,
-    durationMs: Date.now() - started,
+    durationMs,
   };
 }
 
@@ -391,19 +403,40 @@ export const MUTATION_OPTIONS = {
   help: { type: 'boolean' },
 } as const satisfies OptionSpecs;
 
+type MutationArguments = ReturnType<typeof parseCommandLine<typeof MUTATION_OPTIONS>>['values'];
+
 async function main(argv: string[]): Promise<number> {
-  let values;
+  let values: MutationArguments;
+  let chosen: ReturnType<typeof chosenRuns>;
   try {
     values = parseCommandLine(argv, MUTATION_OPTIONS).values;
+    if (values.help) {
+      console.log(USAGE);
+      return 0;
+    }
+    chosen = chosenRuns(values);
   } catch (error) {
-    if (!(error instanceof CommandLineError)) throw error;
-    console.error(`${error.message}\n\n${USAGE}`);
+    if (error instanceof CommandLineError) console.error(`${error.message}\n\n${USAGE}`);
+    else console.error((error as Error).message);
     return 2;
   }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
+  const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
+  mkdirSync(reportsDir, { recursive: true });
+  const report = await runMutation({ ...chosen, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
+  writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\n${mutationTable(report)}\n`);
+  console.log(`Results: ${relative(process.cwd(), join(reportsDir, 'results.json'))}`);
+  // The table in the docs is of a whole run only.
+  if (!values['no-docs'] && !chosen.narrowed) {
+    writeDoc(report);
+    console.log(`Table written to ${relative(process.cwd(), DOC)}`);
   }
+  const weather = await runWeather(chosen.weatherSeeds, chosen.jobs, reportsDir, !values['no-docs']);
+  return exitCodeOf(report, weather);
+}
+
+/** The deviations, variations and independent servers named (all by default, none with `none`), and the counts. */
+function chosenRuns(values: MutationArguments) {
   const namesOf = (list: string | undefined, all: readonly string[]) =>
     list === undefined
       ? all
@@ -416,64 +449,41 @@ async function main(argv: string[]): Promise<number> {
   const only = namesOf(values.only, FAULT_NAMES);
   const variations = namesOf(values.variations, VARIATION_NAMES);
   const independent = namesOf(values.independent, INDEPENDENT_SERVERS);
-  const unknownServers = independent.filter((name) => !(INDEPENDENT_SERVERS as readonly string[]).includes(name));
   const unknown = only.filter((name) => !isFaultName(name));
+  if (unknown.length > 0)
+    throw new Error(
+      `--only names ${unknown.map((n) => `"${n}"`).join(', ')}, which are not deviations; npm run sandbox -- --list-deviations lists them`,
+    );
   const unknownVariations = variations.filter((name) => !isVariationName(name));
+  if (unknownVariations.length > 0)
+    throw new Error(
+      `--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`,
+    );
+  const unknownServers = independent.filter((name) => !(INDEPENDENT_SERVERS as readonly string[]).includes(name));
+  if (unknownServers.length > 0)
+    throw new Error(
+      `--independent names ${unknownServers.map((n) => `"${n}"`).join(', ')}, which are not independent servers; they are ${INDEPENDENT_SERVERS.join(', ')}`,
+    );
   const count = (name: string, raw: string | undefined, fallback: number, max: number) => {
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}, got "${raw}"`);
     return n;
   };
-  let jobs: number;
-  let faithfulRuns: number;
-  let weatherSeeds: number;
-  const narrowed = values.only !== undefined || values.variations !== undefined || values.independent !== undefined || values.scoped;
-  try {
-    if (unknown.length > 0)
-      throw new Error(
-        `--only names ${unknown.map((n) => `"${n}"`).join(', ')}, which are not deviations; npm run sandbox -- --list-deviations lists them`,
-      );
-    if (unknownVariations.length > 0)
-      throw new Error(
-        `--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`,
-      );
-    if (unknownServers.length > 0)
-      throw new Error(
-        `--independent names ${unknownServers.map((n) => `"${n}"`).join(', ')}, which are not independent servers; they are ${INDEPENDENT_SERVERS.join(', ')}`,
-      );
-    jobs = Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32));
-    faithfulRuns = count('faithful-runs', values['faithful-runs'], 10, 100);
-    weatherSeeds = values.weather === 'none' ? 0 : count('weather', values.weather, narrowed ? 0 : 5, 50);
-  } catch (error) {
-    console.error((error as Error).message);
-    return 2;
-  }
-  const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
-  mkdirSync(reportsDir, { recursive: true });
-  const report = await runMutation({
+  const narrowed =
+    values.only !== undefined || values.variations !== undefined || values.independent !== undefined || Boolean(values.scoped);
+  return {
     only: only as FaultName[],
     variations: variations as VariationName[],
     independent: independent as IndependentServerName[],
-    jobs,
-    faithfulRuns,
-    scoped: Boolean(values.scoped),
-    reportsDir,
-    log: (line) => console.log(line),
-  });
-  writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`\n${mutationTable(report)}\n`);
-  console.log(`Results: ${relative(process.cwd(), join(reportsDir, 'results.json'))}`);
-  if (
-    !values['no-docs'] &&
-    values.only === undefined &&
-    values.variations === undefined &&
-    values.independent === undefined &&
-    !values.scoped
-  ) {
-    writeDoc(report);
-    console.log(`Table written to ${relative(process.cwd(), DOC)}`);
-  }
-  const weather = await runWeather(weatherSeeds, jobs, reportsDir, !values['no-docs']);
+    jobs: Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32)),
+    faithfulRuns: count('faithful-runs', values['faithful-runs'], 10, 100),
+    weatherSeeds: values.weather === 'none' ? 0 : count('weather', values.weather, narrowed ? 0 : 5, 50),
+    narrowed,
+  };
+}
+
+/** 0 when every deviation was caught and every conforming run passed, 2 when no run could run, else 1. */
+function exitCodeOf(report: MutationReport, weather: WeatherRun[]): number {
   const runs = [...report.deviations, ...report.variations, ...report.independent, ...report.faithful];
   const couldNotRun = runs.filter((r) => r.exitCode === 2 || r.exitCode === null);
   if (couldNotRun.length > 0 && couldNotRun.length === runs.length) return 2;
