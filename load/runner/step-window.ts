@@ -143,134 +143,164 @@ export async function readWindow(
 ): Promise<WindowFigures> {
   const windows = await Promise.all(files.map(windowOf));
   const seconds = windows.reduce((sum, w) => sum + (w.closes - w.opens), 0) / windows.length / 1000;
-  const slice = Math.max(1, Math.ceil(seconds / TIMELINE_POINTS));
-  const slices = Math.ceil(seconds / slice - 1e-9);
-  const timeline = Array.from({ length: slices }, () => ({ answered: 0, latency: new Values() }));
-  const operations = new Map<string, OperationSink>();
-  const trends = new Map<string, Values>();
-  const rates = new Map<string, { passes: number; count: number }>();
-  const counters = new Map<string, number>();
-  const mix = new Set(mixOperations);
-  let answered = 0;
-  let dropped = 0;
-
-  const trend = (name: string) => entryOf(trends, name, () => new Values());
-  // A k6 Rate: the share of its samples that are not zero (a check that passed, a request that failed).
-  const rate = (name: string, nonZero: boolean) => {
-    const sink = entryOf(rates, name, () => ({ passes: 0, count: 0 }));
-    sink.count += 1;
-    if (nonZero) sink.passes += 1;
-  };
-
+  const figures = new WindowSamples(seconds, new Set(mixOperations));
   for (const [i, file] of files.entries()) {
-    const { opens, closes } = windows[i]!;
-    for await (const { line } of k6Lines(file, (text) => NEEDED.test(text))) {
-      if (line.type !== 'Point' || typeof line.data.value !== 'number' || !line.data.time) continue;
-      const tags = line.data.tags ?? {};
-      // setup() and teardown() carry no scenario; the marks are no load.
-      if (!tags.scenario || line.metric === WINDOW_METRIC) continue;
-      const at = Date.parse(line.data.time);
-      const value = line.data.value;
-      if (WHOLE_LOAD.has(line.metric)) {
-        if (line.metric === 'checks') rate('checks', value !== 0);
-        else counters.set(line.metric, (counters.get(line.metric) ?? 0) + value);
-        continue;
-      }
-      if (line.metric === 'dropped_iterations') {
-        if (at >= opens && at < closes) dropped += value;
-        continue;
-      }
-      if (line.metric === 'momo_time_to_final') {
-        if (at - value >= opens && at - value < closes) trend('momo_time_to_final').push(value);
-        continue;
-      }
-      if (line.metric !== 'http_req_duration') continue;
-      sampleOfRequest(line, at, value, opens, closes);
-    }
+    for await (const { line } of k6Lines(file, (text) => NEEDED.test(text))) figures.add(line, windows[i]!);
+  }
+  return figures.result(thresholds);
+}
+
+/** The samples of a step's window, gathered as they are read: by operation, over time, and by metric. */
+class WindowSamples {
+  private readonly slice: number;
+  private readonly slices: number;
+  private readonly timeline: { answered: number; latency: Values }[];
+  private readonly operations = new Map<string, OperationSink>();
+  private readonly trends = new Map<string, Values>();
+  private readonly rates = new Map<string, { passes: number; count: number }>();
+  private readonly counters = new Map<string, number>();
+  private answered = 0;
+  private dropped = 0;
+
+  constructor(
+    private readonly seconds: number,
+    private readonly mix: ReadonlySet<string>,
+  ) {
+    this.slice = Math.max(1, Math.ceil(seconds / TIMELINE_POINTS));
+    this.slices = Math.ceil(seconds / this.slice - 1e-9);
+    this.timeline = Array.from({ length: this.slices }, () => ({ answered: 0, latency: new Values() }));
   }
 
-  function sampleOfRequest(line: Line, answeredAt: number, duration: number, opens: number, closes: number): void {
-    const tags = line.data.tags!;
-    const op = tags.op ?? 'untagged';
-    const sink = entryOf(operations, op, () => new OperationSink());
-    const inMix = mix.has(op);
+  private trend(name: string): Values {
+    return entryOf(this.trends, name, () => new Values());
+  }
+
+  /** A k6 Rate: the share of its samples that are not zero (a check that passed, a request that failed). */
+  private rate(name: string, nonZero: boolean): void {
+    const sink = entryOf(this.rates, name, () => ({ passes: 0, count: 0 }));
+    sink.count += 1;
+    if (nonZero) sink.passes += 1;
+  }
+
+  add(line: Line, { opens, closes }: { opens: number; closes: number }): void {
+    if (line.type !== 'Point' || typeof line.data.value !== 'number' || !line.data.time) return;
+    const tags = line.data.tags ?? {};
+    // setup() and teardown() carry no scenario; the marks are no load.
+    if (!tags.scenario || line.metric === WINDOW_METRIC) return;
+    const at = Date.parse(line.data.time);
+    const value = line.data.value;
+    if (WHOLE_LOAD.has(line.metric)) {
+      if (line.metric === 'checks') this.rate('checks', value !== 0);
+      else this.counters.set(line.metric, (this.counters.get(line.metric) ?? 0) + value);
+    } else if (line.metric === 'dropped_iterations') {
+      if (at >= opens && at < closes) this.dropped += value;
+    } else if (line.metric === 'momo_time_to_final') {
+      if (at - value >= opens && at - value < closes) this.trend('momo_time_to_final').push(value);
+    } else if (line.metric === 'http_req_duration')
+      this.request(tags.op ?? 'untagged', tags.expected_response === 'false', at, value, { opens, closes });
+  }
+
+  /** A request counts as answered in the window when it ended there, and for latency when it started there. */
+  private request(
+    op: string,
+    failed: boolean,
+    answeredAt: number,
+    duration: number,
+    { opens, closes }: { opens: number; closes: number },
+  ): void {
+    const sink = entryOf(this.operations, op, () => new OperationSink());
+    const inMix = this.mix.has(op);
+    const sliceOf = (at: number) => this.timeline[Math.min(this.slices - 1, Math.floor((at - opens) / 1000 / this.slice))]!;
     if (answeredAt >= opens && answeredAt < closes) {
-      answered += 1;
+      this.answered += 1;
       sink.answered += 1;
-      if (inMix) timeline[Math.min(slices - 1, Math.floor((answeredAt - opens) / 1000 / slice))]!.answered += 1;
+      if (inMix) sliceOf(answeredAt).answered += 1;
     }
     const startedAt = answeredAt - duration;
     if (startedAt < opens || startedAt >= closes) return;
-    const failed = tags.expected_response === 'false';
     sink.latency.push(duration);
     if (failed) sink.failed += 1;
-    if (inMix) timeline[Math.min(slices - 1, Math.floor((startedAt - opens) / 1000 / slice))]!.latency.push(duration);
+    if (inMix) sliceOf(startedAt).latency.push(duration);
   }
 
-  const metrics: Record<string, Record<string, number>> = {};
-  const every = new Values();
-  let failures = 0;
-  for (const [op, sink] of operations) {
-    metrics[`http_req_duration{op:${op}}`] = trendValues(sink.latency);
-    metrics[`http_req_failed{op:${op}}`] = {
-      passes: sink.failed,
-      fails: sink.latency.length - sink.failed,
-      value: sink.latency.length ? sink.failed / sink.latency.length : 0,
-    };
-    for (const v of sink.latency.sorted()) every.push(v);
-    failures += sink.failed;
-  }
-  metrics.http_req_duration = trendValues(every);
-  metrics.http_req_failed = { passes: failures, fails: every.length - failures, value: every.length ? failures / every.length : 0 };
-  for (const [name, values] of trends) metrics[name] = trendValues(values);
-  for (const [name, { passes, count }] of rates) metrics[name] = { passes, fails: count - passes, value: count ? passes / count : 0 };
-  for (const [name, count] of counters) metrics[name] = { count, rate: count / seconds };
-  metrics.dropped_iterations = { count: dropped, rate: dropped / seconds };
-  const judged = thresholds.map(({ metric, expression }) => {
-    // A window too short for the rate holds no request of an operation: its latency was not measured, not met.
-    const operation = /^http_req_duration\{op:([^}]+)\}$/.exec(metric)?.[1];
-    if (operation !== undefined && mix.has(operation) && (operations.get(operation)?.latency.length ?? 0) === 0) {
-      return { metric, expression, passed: false, observed: 0, unmeasured: true as const };
-    }
-    // A metric with no sample in the window: a trend of nothing, a rate of nothing, a count of zero.
-    const values =
-      metrics[metric] ??
-      (/^\s*rate/.test(expression) ? { value: 0 } : /^\s*count/.test(expression) ? { count: 0 } : trendValues(new Values()));
-    return { metric, expression, ...judge(expression, values) };
-  });
-
-  return {
-    seconds,
-    operations: Object.fromEntries(
-      [...operations]
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([op, sink]) => [
-          op,
-          {
-            answered: sink.answered,
-            throughput: sink.answered / seconds,
-            started: sink.latency.length,
-            failed: sink.failed,
-            latencyMs: latencyOf(sink.latency.sorted()),
-          },
-        ]),
-    ),
-    requestsPerSecond: answered / seconds,
-    dropped,
-    timeline: timeline.map((s, i) => {
-      const figures = latencyOf(s.latency.sorted());
-      return {
-        at: i * slice,
-        throughput: s.answered / Math.min(slice, seconds - i * slice),
-        p50: figures.p50,
-        p95: figures.p95,
-        p99: figures.p99,
-        max: figures.max,
+  /** The window's metrics as k6 would name them, over the window's requests only. */
+  private metrics(): Record<string, Record<string, number>> {
+    const { seconds } = this;
+    const metrics: Record<string, Record<string, number>> = {};
+    const every = new Values();
+    let failures = 0;
+    for (const [op, sink] of this.operations) {
+      metrics[`http_req_duration{op:${op}}`] = trendValues(sink.latency);
+      metrics[`http_req_failed{op:${op}}`] = {
+        passes: sink.failed,
+        fails: sink.latency.length - sink.failed,
+        value: sink.latency.length ? sink.failed / sink.latency.length : 0,
       };
-    }),
-    timeToFinalP95Ms: trends.has('momo_time_to_final') ? trendValues(trends.get('momo_time_to_final')!)['p(95)']! : null,
-    thresholds: judged,
-  };
+      for (const v of sink.latency.sorted()) every.push(v);
+      failures += sink.failed;
+    }
+    metrics.http_req_duration = trendValues(every);
+    metrics.http_req_failed = { passes: failures, fails: every.length - failures, value: every.length ? failures / every.length : 0 };
+    for (const [name, values] of this.trends) metrics[name] = trendValues(values);
+    for (const [name, { passes, count }] of this.rates)
+      metrics[name] = { passes, fails: count - passes, value: count ? passes / count : 0 };
+    for (const [name, count] of this.counters) metrics[name] = { count, rate: count / seconds };
+    metrics.dropped_iterations = { count: this.dropped, rate: this.dropped / seconds };
+    return metrics;
+  }
+
+  /** Each threshold the script declared, judged over the window. */
+  private judged(thresholds: readonly { metric: string; expression: string }[]) {
+    const metrics = this.metrics();
+    return thresholds.map(({ metric, expression }) => {
+      // A window too short for the rate holds no request of an operation: its latency was not measured, not met.
+      const operation = /^http_req_duration\{op:([^}]+)\}$/.exec(metric)?.[1];
+      if (operation !== undefined && this.mix.has(operation) && (this.operations.get(operation)?.latency.length ?? 0) === 0) {
+        return { metric, expression, passed: false, observed: 0, unmeasured: true as const };
+      }
+      // A metric with no sample in the window: a trend of nothing, a rate of nothing, a count of zero.
+      const values =
+        metrics[metric] ??
+        (/^\s*rate/.test(expression) ? { value: 0 } : /^\s*count/.test(expression) ? { count: 0 } : trendValues(new Values()));
+      return { metric, expression, ...judge(expression, values) };
+    });
+  }
+
+  result(thresholds: readonly { metric: string; expression: string }[]): WindowFigures {
+    const { seconds, slice, trends } = this;
+    return {
+      seconds,
+      operations: Object.fromEntries(
+        [...this.operations]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([op, sink]) => [
+            op,
+            {
+              answered: sink.answered,
+              throughput: sink.answered / seconds,
+              started: sink.latency.length,
+              failed: sink.failed,
+              latencyMs: latencyOf(sink.latency.sorted()),
+            },
+          ]),
+      ),
+      requestsPerSecond: this.answered / seconds,
+      dropped: this.dropped,
+      timeline: this.timeline.map((s, i) => {
+        const figures = latencyOf(s.latency.sorted());
+        return {
+          at: i * slice,
+          throughput: s.answered / Math.min(slice, seconds - i * slice),
+          p50: figures.p50,
+          p95: figures.p95,
+          p99: figures.p99,
+          max: figures.max,
+        };
+      }),
+      timeToFinalP95Ms: trends.has('momo_time_to_final') ? trendValues(trends.get('momo_time_to_final')!)['p(95)']! : null,
+      thresholds: this.judged(thresholds),
+    };
+  }
 }
 
 /** The map's value for the key, made and stored first when there is none. */
