@@ -209,25 +209,56 @@ const SETTING_OPTIONS = {
   mix: 'LOAD_MIX',
 } as const;
 
+/** The command stops, saying what to fix: exit 2. */
+class K8sUsageError extends Error {}
+
+type K8sArguments = ReturnType<typeof parseCommandLine<typeof K8S_OPTIONS>>['values'];
+
 export async function main(
   argv: string[],
   env: Record<string, string | undefined> = process.env,
   log: (line: string) => void = console.log,
   fail: (line: string) => void = console.error,
 ): Promise<number> {
-  let parsed;
   try {
-    parsed = parseCommandLine(argv, K8S_OPTIONS, { positionals: true, env });
+    const parsed = parseCommandLine(argv, K8S_OPTIONS, { positionals: true, env });
+    const { values, positionals } = parsed;
+    if (values.help) {
+      log(USAGE);
+      return 0;
+    }
+    const scenario = checkedArguments(values, positionals);
+    await buildLoadScripts();
+    const script = readFileSync(join(BUNDLE_DIR, `${scenario}.js`), 'utf8');
+    const settings = settingsFor(scenario, settingsReadBy(script), values, env);
+    const image = values.image ?? projectK6Image();
+    if (!image)
+      throw new K8sUsageError(
+        'No k6 could be had to pin the runner image to (scripts/ensure-k6.sh, above): give the image with --image, e.g. --image grafana/k6:1.8.1.',
+      );
+    const bytes = Buffer.byteLength(script);
+    if (bytes > CONFIGMAP_LIMIT_BYTES)
+      throw new K8sUsageError(
+        `The ${scenario} bundle is ${bytes.toLocaleString('en')} bytes, more than the ${CONFIGMAP_LIMIT_BYTES.toLocaleString('en')} a ConfigMap may hold: give the runners the script from a volume (spec.script.volumeClaim) instead.`,
+      );
+    const out = writeManifests(scenario, script, { values, settings, image });
+    const parallelism = Number(values.parallelism);
+    const given = Object.entries(settings).map(([k, v]) => `${k}=${v}`);
+    log(
+      `Wrote ${join(out, 'configmap.yaml')} (${bytes.toLocaleString('en')} bytes of script) and ${join(out, 'testrun.yaml')}: ${parallelism} runner pod${parallelism === 1 ? '' : 's'} of ${image}${given.length > 0 ? `, with ${given.join(' ')}` : ''}.`,
+    );
+    log(applyInstructions(out, `momo-load-${scenario}`));
+    return 0;
   } catch (error) {
-    if (!(error instanceof CommandLineError)) throw error;
-    fail(`${error.message}\n\n${USAGE}`);
+    if (error instanceof CommandLineError) fail(`${error.message}\n\n${USAGE}`);
+    else if (error instanceof K8sUsageError) fail(error.message);
+    else throw error;
     return 2;
   }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    log(USAGE);
-    return 0;
-  }
+}
+
+/** The scenario, once every option is checked; every problem is said at once. */
+function checkedArguments(values: K8sArguments, positionals: string[]): string {
   const scenario = positionals[0];
   const parallelism = Number(values.parallelism);
   const problems: string[] = [];
@@ -256,14 +287,17 @@ export async function main(
     if (value !== undefined && !QUANTITY.test(value))
       problems.push(`--${flag} must be a Kubernetes quantity such as ${flag === 'cpu' ? '2 or 1500m' : '2Gi or 512Mi'}, got "${value}"`);
   }
-  if (problems.length > 0) {
-    fail(`${problems.join('; ')}.\n\n${USAGE}`);
-    return 2;
-  }
+  if (problems.length > 0) throw new K8sUsageError(`${problems.join('; ')}.\n\n${USAGE}`);
+  return scenario!;
+}
 
-  await buildLoadScripts();
-  const script = readFileSync(join(BUNDLE_DIR, `${scenario}.js`), 'utf8');
-  const reads = settingsReadBy(script);
+/** The LOAD_* settings the scenario reads: from the environment, then --env, then the options that stand for one. */
+function settingsFor(
+  scenario: string,
+  reads: string[],
+  values: K8sArguments,
+  env: Record<string, string | undefined>,
+): Record<string, string> {
   const settings: Record<string, string> = Object.fromEntries(
     Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && reads.includes(e[0])),
   );
@@ -271,31 +305,30 @@ export async function main(
     const [setting, ...rest] = item.split('=');
     if (!setting || rest.length === 0 || !reads.includes(setting)) {
       const meant = setting ? nearestWords(setting, reads) : [];
-      fail(
+      throw new K8sUsageError(
         `--env ${JSON.stringify(item)}: write LOAD_<NAME>=value, with a name among the settings the ${scenario} scenario reads (${reads.join(', ')})${meant.length > 0 ? `; did you mean ${meant.join(' or ')}?` : ''}.`,
       );
-      return 2;
     }
     settings[setting] = rest.join('=');
   }
   for (const [flag, setting] of Object.entries(SETTING_OPTIONS)) {
     const value = values[flag as keyof typeof SETTING_OPTIONS];
     if (value === undefined) continue;
-    if (!reads.includes(setting)) {
-      fail(`--${flag}: the ${scenario} scenario does not read ${setting}; it reads ${reads.join(', ')}.`);
-      return 2;
-    }
+    if (!reads.includes(setting))
+      throw new K8sUsageError(`--${flag}: the ${scenario} scenario does not read ${setting}; it reads ${reads.join(', ')}.`);
     settings[setting] = flag === 'mix' ? mixText(parseMix(value)) : value;
   }
-  const image = values.image ?? projectK6Image();
-  if (!image) {
-    fail(
-      'No k6 could be had to pin the runner image to (scripts/ensure-k6.sh, above): give the image with --image, e.g. --image grafana/k6:1.8.1.',
-    );
-    return 2;
-  }
-  const manifests = k6OperatorManifests(scenario!, script, {
-    parallelism,
+  return settings;
+}
+
+/** configmap.yaml and testrun.yaml in the output folder, which is returned. */
+function writeManifests(
+  scenario: string,
+  script: string,
+  { values, settings, image }: { values: K8sArguments; settings: Record<string, string>; image: string },
+): string {
+  const manifests = k6OperatorManifests(scenario, script, {
+    parallelism: Number(values.parallelism),
     baseUrl: values['base-url']!,
     image,
     env: settings,
@@ -305,26 +338,9 @@ export async function main(
     cleanup: values.cleanup ?? false,
     ...(values['prometheus-rw'] ? { prometheusRemoteWrite: values['prometheus-rw'] } : {}),
   });
-  const bytes = Buffer.byteLength(script);
-  if (bytes > CONFIGMAP_LIMIT_BYTES) {
-    fail(
-      `The ${scenario} bundle is ${bytes.toLocaleString('en')} bytes, more than the ${CONFIGMAP_LIMIT_BYTES.toLocaleString('en')} a ConfigMap may hold: give the runners the script from a volume (spec.script.volumeClaim) instead.`,
-    );
-    return 2;
-  }
-  const out = resolve(values.out ?? join('reports/load/k8s', scenario!));
+  const out = resolve(values.out ?? join('reports/load/k8s', scenario));
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'configmap.yaml'), manifests.configMap);
   writeFileSync(join(out, 'testrun.yaml'), manifests.testRun);
-  log(
-    `Wrote ${join(out, 'configmap.yaml')} (${bytes.toLocaleString('en')} bytes of script) and ${join(out, 'testrun.yaml')}: ${parallelism} runner pod${parallelism === 1 ? '' : 's'} of ${image}${
-      Object.keys(settings).length > 0
-        ? `, with ${Object.entries(settings)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(' ')}`
-        : ''
-    }.`,
-  );
-  log(applyInstructions(out, `momo-load-${scenario}`));
-  return 0;
+  return out;
 }
