@@ -104,94 +104,114 @@ export function thresholdsOfSummaries(files: readonly string[]): { metric: strin
 }
 
 export async function mergeSamples(files: readonly string[], options: MergeOptions = {}): Promise<MergedSummary> {
-  const kinds = new Map<string, Kind>();
-  const declared = new Map<string, Set<string>>();
-  const sinks = new Map<string, Sink>();
-  let first: string | null = null;
-  let last: string | null = null;
-  const sinkOf = (name: string, kind: Kind): Sink => {
-    let sink = sinks.get(name);
-    if (!sink)
-      sinks.set(
-        name,
-        (sink = {
-          kind,
+  const merged = new MergedSamples(options.withSetup ?? false);
+  for (const file of files) for await (const { line, number } of k6Lines(file)) merged.add(line, `${file}:${number}`);
+  const { first, last } = merged;
+  const seconds = first && last ? Math.max(1e-3, (Date.parse(last) - Date.parse(first)) / 1000) : 1;
+  const metrics: MergedSummary['metrics'] = {};
+  for (const [name, sink] of [...merged.sinks].sort(([a], [b]) => a.localeCompare(b))) metrics[name] = valuesOf(sink, seconds);
+  return {
+    files: [...files],
+    firstSample: first,
+    lastSample: last,
+    metrics,
+    thresholds: merged.judged(metrics, seconds, options.thresholds ?? []),
+  };
+}
+
+/** Every process's samples as one: each metric's sink (and one per operation), the thresholds declared, the time span. */
+class MergedSamples {
+  readonly kinds = new Map<string, Kind>();
+  readonly declared = new Map<string, Set<string>>();
+  readonly sinks = new Map<string, Sink>();
+  first: string | null = null;
+  last: string | null = null;
+
+  constructor(private readonly withSetup: boolean) {}
+
+  add(line: Line, where: string): void {
+    if (line.type === 'Metric') {
+      if (line.data.type) this.kinds.set(line.metric, line.data.type);
+      this.declare(line.metric, line.data.thresholds ?? []);
+      return;
+    }
+    if (line.type !== 'Point' || typeof line.data.value !== 'number') return;
+    const tags = line.data.tags ?? {};
+    if (!this.withSetup && !tags.scenario) return;
+    const kind = this.kindOf(line.metric);
+    if (!kind) throw new Error(`${where}: a sample of ${line.metric} before k6 declared the metric`);
+    addValue(this.sinkOf(line.metric, kind), line.data.value);
+    if (tags.op) addValue(this.sinkOf(`${line.metric}{op:${tags.op}}`, kind), line.data.value);
+    const time = line.data.time;
+    if (time) {
+      if (this.first === null || time < this.first) this.first = time;
+      if (this.last === null || time > this.last) this.last = time;
+    }
+  }
+
+  private declare(metric: string, expressions: readonly string[]): void {
+    const names = this.declared.get(metric) ?? new Set<string>();
+    for (const expression of expressions) names.add(expression);
+    this.declared.set(metric, names);
+  }
+
+  private kindOf(metric: string): Kind | undefined {
+    return this.kinds.get(metric) ?? this.kinds.get(metric.replace(/\{.*$/, ''));
+  }
+
+  private sinkOf(name: string, kind: Kind): Sink {
+    let sink = this.sinks.get(name);
+    if (!sink) {
+      sink = {
+        kind,
+        sum: 0,
+        count: 0,
+        nonZero: 0,
+        min: Infinity,
+        max: -Infinity,
+        last: 0,
+        values: kind === 'trend' ? new Values() : undefined,
+      };
+      this.sinks.set(name, sink);
+    }
+    return sink;
+  }
+
+  /** Every threshold declared (by k6, or given), judged over the merged metrics; one with no sample over nothing. */
+  judged(
+    metrics: MergedSummary['metrics'],
+    seconds: number,
+    given: readonly { metric: string; expression: string }[],
+  ): MergedSummary['thresholds'] {
+    for (const { metric, expression } of given) this.declare(metric, [expression]);
+    const thresholds: MergedSummary['thresholds'] = [];
+    for (const [metric, expressions] of this.declared) {
+      for (const expression of expressions) {
+        const empty: Sink = {
+          kind: this.kindOf(metric) ?? kindOfExpression(expression),
           sum: 0,
           count: 0,
           nonZero: 0,
-          min: Infinity,
-          max: -Infinity,
+          min: 0,
+          max: 0,
           last: 0,
-          values: kind === 'trend' ? new Values() : undefined,
-        }),
-      );
-    return sink;
-  };
-  const add = (sink: Sink, value: number) => {
-    sink.sum += value;
-    sink.count += 1;
-    if (value !== 0) sink.nonZero += 1;
-    if (value < sink.min) sink.min = value;
-    if (value > sink.max) sink.max = value;
-    sink.last = value;
-    sink.values?.push(value);
-  };
-
-  for (const file of files) {
-    for await (const { line, number } of k6Lines(file)) {
-      if (line.type === 'Metric') {
-        if (line.data.type) kinds.set(line.metric, line.data.type);
-        const names = declared.get(line.metric) ?? new Set<string>();
-        for (const t of line.data.thresholds ?? []) names.add(t);
-        declared.set(line.metric, names);
-        continue;
-      }
-      if (line.type !== 'Point' || typeof line.data.value !== 'number') continue;
-      const tags = line.data.tags ?? {};
-      if (!options.withSetup && !tags.scenario) continue;
-      const base = line.metric.replace(/\{.*$/, '');
-      const kind = kinds.get(line.metric) ?? kinds.get(base);
-      if (!kind) throw new Error(`${file}:${number}: a sample of ${line.metric} before k6 declared the metric`);
-      add(sinkOf(line.metric, kind), line.data.value);
-      if (tags.op) add(sinkOf(`${line.metric}{op:${tags.op}}`, kind), line.data.value);
-      const time = line.data.time;
-      if (time) {
-        if (first === null || time < first) first = time;
-        if (last === null || time > last) last = time;
+          values: new Values(),
+        };
+        thresholds.push({ metric, expression, ...judge(expression, metrics[metric] ?? valuesOf(empty, seconds)) });
       }
     }
+    return thresholds;
   }
+}
 
-  const seconds = first && last ? Math.max(1e-3, (Date.parse(last) - Date.parse(first)) / 1000) : 1;
-  const metrics: MergedSummary['metrics'] = {};
-  for (const [name, sink] of [...sinks].sort(([a], [b]) => a.localeCompare(b))) metrics[name] = valuesOf(sink, seconds);
-  const thresholds: MergedSummary['thresholds'] = [];
-  for (const { metric, expression } of options.thresholds ?? []) {
-    const names = declared.get(metric) ?? new Set<string>();
-    names.add(expression);
-    declared.set(metric, names);
-  }
-  for (const [metric, expressions] of declared) {
-    for (const expression of expressions) {
-      const values =
-        metrics[metric] ??
-        valuesOf(
-          {
-            kind: kinds.get(metric) ?? kinds.get(metric.replace(/\{.*$/, '')) ?? kindOfExpression(expression),
-            sum: 0,
-            count: 0,
-            nonZero: 0,
-            min: 0,
-            max: 0,
-            last: 0,
-            values: new Values(),
-          },
-          seconds,
-        );
-      thresholds.push({ metric, expression, ...judge(expression, values) });
-    }
-  }
-  return { files: [...files], firstSample: first, lastSample: last, metrics, thresholds };
+function addValue(sink: Sink, value: number): void {
+  sink.sum += value;
+  sink.count += 1;
+  if (value !== 0) sink.nonZero += 1;
+  if (value < sink.min) sink.min = value;
+  if (value > sink.max) sink.max = value;
+  sink.last = value;
+  sink.values?.push(value);
 }
 
 /**
