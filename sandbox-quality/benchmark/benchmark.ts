@@ -681,8 +681,21 @@ async function main(): Promise<void> {
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
     mode: QUICK ? 'quick' : 'full',
     closedModel: { vus: VUS, seconds: SECONDS },
+    ...(await serversCompared()),
+    capacity: await capacityPerOperation(),
+    memory: await memoryUnderRetention(),
   };
+  mkdirSync(join(ROOT, 'reports/benchmarks'), { recursive: true });
+  writeFileSync(join(ROOT, 'reports/benchmarks/results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeGeneratedSection(results);
+  log('done: reports/benchmarks/results.json and docs/benchmarks.md');
+}
 
+/**
+ * Phases 1 and 2: the Node ceiling (bare Fastify), the sandbox and Prism under the same minimal closed-model load;
+ * the server CPU and instructions a request costs; the project's load script against the minimal one.
+ */
+async function serversCompared(): Promise<Record<string, unknown>> {
   // 1. The Node ceiling, the sandbox and Prism, each under the same minimal closed-model load.
   log('phase 1: bare Fastify, sandbox and Prism on the request-to-pay route');
   const bare = await startServer('bare');
@@ -715,6 +728,7 @@ async function main(): Promise<void> {
   const prism = await startServer('prism', [], openapiFile);
   const prismResult = minimalAgainst(prism.url, token);
   await stop(prism);
+  const results: Record<string, unknown> = {};
   results.nodeCeiling = {
     bareFastify: bareResult,
     sandbox: sandboxResult,
@@ -737,6 +751,11 @@ async function main(): Promise<void> {
     target: 0.9,
   };
 
+  return results;
+}
+
+/** Phase 3: the highest arrival rate each operation sustains with p95 under the stated latency. */
+async function capacityPerOperation(): Promise<Record<string, unknown>> {
   // 3. Capacity: the highest arrival rate each operation sustains with p95 under the stated latency.
   const P95_LIMIT_MS = 50;
   const rates = QUICK ? [250, 500, 1000] : [250, 500, 1000, 1500, 2000, 2500, 3000, 4000];
@@ -783,8 +802,11 @@ async function main(): Promise<void> {
     }
     capacity[operation] = { sustainedPerSecond: sustained, steps };
   }
-  results.capacity = capacity;
+  return capacity;
+}
 
+/** Phase 4: bounded retention keeps the sandbox's heap flat however many creations it has seen. */
+async function memoryUnderRetention() {
   // 4. Memory: bounded retention keeps the sandbox's heap flat however many creations it has seen.
   // Both points are past the retention window, where the sandbox holds what the last 5 s brought.
   const [small, large] = QUICK ? [30_000, 150_000] : [100_000, 1_000_000];
@@ -832,7 +854,7 @@ async function main(): Promise<void> {
   const afterLarge = await heap();
   const afterLargeDrained = await drained();
   await stop(memorySandbox);
-  results.memory = {
+  return {
     creations: [firstRun.iterations, firstRun.iterations + secondRun.iterations],
     heapUsedBytes: [afterSmallDrained.memory.heapUsedBytes, afterLargeDrained.memory.heapUsedBytes],
     rssBytes: [afterSmallDrained.memory.rssBytes, afterLargeDrained.memory.rssBytes],
@@ -843,11 +865,6 @@ async function main(): Promise<void> {
     ratio: afterLargeDrained.memory.heapUsedBytes / afterSmallDrained.memory.heapUsedBytes,
     target: 1.2,
   };
-
-  mkdirSync(join(ROOT, 'reports/benchmarks'), { recursive: true });
-  writeFileSync(join(ROOT, 'reports/benchmarks/results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeGeneratedSection(results);
-  log('done: reports/benchmarks/results.json and docs/benchmarks.md');
 }
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
