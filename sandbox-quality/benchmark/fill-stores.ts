@@ -62,105 +62,8 @@ interface Credentials {
  * kind has been refused at least once, or until maxRounds.
  */
 export async function fillEveryStore(sandbox: Sandbox, options: { maxRounds?: number } = {}): Promise<FillResult> {
-  const { app, context } = sandbox;
-  const keys = context.settings.subscriptionKeys;
-  let requests = 0;
-  const call = async (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: unknown) => {
-    requests += 1;
-    const form = typeof payload === 'string';
-    return app.inject({
-      method,
-      url,
-      headers: {
-        ...headers,
-        ...(payload === undefined ? {} : { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' }),
-      },
-      ...(payload === undefined ? {} : { payload: form ? payload : JSON.stringify(payload) }),
-    });
-  };
-  const createUser = (product: Product, userId = randomUUID()) =>
-    call(
-      'POST',
-      pathOf('createApiUser'),
-      { [SUBSCRIPTION_KEY_HEADER]: keys[product], 'x-reference-id': userId },
-      { providerCallbackHost: `http://${CALLBACK_HOST}/${'h'.repeat(2048 - CALLBACK_HOST.length - 8)}` },
-    );
-
-  const provision = async (product: Product): Promise<Credentials> => {
-    const userId = randomUUID();
-    const created = await createUser(product, userId);
-    const key = await call('POST', pathOf('createApiKey', undefined, { referenceId: userId }), {
-      [SUBSCRIPTION_KEY_HEADER]: keys[product],
-    });
-    const apiKey = (key.json() as { apiKey: string }).apiKey;
-    const token = await call('POST', pathOf('createAccessToken', product), {
-      [SUBSCRIPTION_KEY_HEADER]: keys[product],
-      authorization: `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`,
-    });
-    if (token.statusCode !== 200)
-      throw new Error(
-        `could not provision a ${product} caller: ${created.statusCode}, ${key.statusCode}, ${token.statusCode} ${token.body}`,
-      );
-    return { key: keys[product], authorization: `Bearer ${(token.json() as { access_token: string }).access_token}`, userId, apiKey };
-  };
-  const collection = await provision('collection');
-  const disbursement = await provision('disbursement');
-
-  const business = (c: Credentials, extra: Record<string, string> = {}) => ({
-    [SUBSCRIPTION_KEY_HEADER]: c.key,
-    authorization: c.authorization,
-    'x-target-environment': context.settings.targetEnvironments[0]!,
-    ...extra,
-  });
-  let alternate = 0;
-  const party = () =>
-    alternate++ % 2 === 0 ? { partyIdType: 'EMAIL', partyId: EMAIL } : { partyIdType: 'MSISDN', partyId: PENDING_MSISDN };
-  const money = () => ({
-    amount: '1',
-    currency: context.settings.currencies[0]!,
-    externalId: EXTERNAL_ID,
-    payerMessage: TEXT,
-    payeeNote: TEXT,
-  });
-  const create = (id: OperationId, c: Credentials, product: Product, body: unknown) =>
-    call('POST', pathOf(id, product), business(c, { 'x-reference-id': randomUUID(), 'x-callback-url': ownCopy(LONG_URL) }), body);
-  const consentForm = 'login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline';
-  const unredeemed: string[] = [];
-  const authorize = async () => {
-    const res = await call(
-      'POST',
-      pathOf('bcAuthorize', 'collection'),
-      business(collection, { 'x-callback-url': ownCopy(LONG_URL) }),
-      consentForm,
-    );
-    if (res.statusCode === 200) unredeemed.push((res.json() as { auth_req_id: string }).auth_req_id);
-    return res;
-  };
-
-  const kinds: Record<string, () => ReturnType<typeof call>> = {
-    'API user': () => createUser('remittance'),
-    'request-to-pay': () => create('requestToPay', collection, 'collection', { ...money(), payer: party() }),
-    'request-to-withdraw': () => create('requestToWithdraw', collection, 'collection', { ...money(), payer: party() }),
-    deposit: () => create('deposit', disbursement, 'disbursement', { ...money(), payee: party() }),
-    refund: () => create('refund', disbursement, 'disbursement', { ...money(), referenceIdToRefund: randomUUID() }),
-    transfer: () => create('transfer', disbursement, 'disbursement', { ...money(), payee: party() }),
-    'consent request': authorize,
-    'consent grant': async () => {
-      const authReqId = unredeemed.shift();
-      if (authReqId === undefined) return authorize();
-      const basic = `Basic ${Buffer.from(`${collection.userId}:${collection.apiKey}`).toString('base64')}`;
-      return call(
-        'POST',
-        pathOf('createOAuthToken', 'collection'),
-        {
-          [SUBSCRIPTION_KEY_HEADER]: collection.key,
-          authorization: basic,
-          'x-target-environment': context.settings.targetEnvironments[0]!,
-        },
-        `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`,
-      );
-    },
-  };
+  const filler = new StoreFiller(sandbox);
+  const kinds = await filler.kinds();
   const byStore = Object.fromEntries(Object.keys(kinds).map((k) => [k, { stored: 0, full: 0 }]));
   const unexpected: string[] = [];
   for (let round = 0; round < (options.maxRounds ?? Number.MAX_SAFE_INTEGER); round += 1) {
@@ -178,5 +81,136 @@ export async function fillEveryStore(sandbox: Sandbox, options: { maxRounds?: nu
     }
     if (storedThisRound === 0 && Object.values(byStore).every((s) => s.full > 0)) break;
   }
-  return { byStore, unexpected, requests };
+  return { byStore, unexpected, requests: filler.requests };
+}
+
+type Answer = Awaited<ReturnType<Sandbox['app']['inject']>>;
+
+/** Makes records of every kind the sandbox stores, each as large as its schema allows, through the sandbox's routes. */
+class StoreFiller {
+  requests = 0;
+  private readonly keys: Sandbox['context']['settings']['subscriptionKeys'];
+  private alternate = 0;
+  private readonly unredeemed: string[] = [];
+
+  constructor(private readonly sandbox: Sandbox) {
+    this.keys = sandbox.context.settings.subscriptionKeys;
+  }
+
+  /** Each kind of record, and how to create one more. */
+  async kinds(): Promise<Record<string, () => Promise<Answer>>> {
+    const collection = await this.provision('collection');
+    const disbursement = await this.provision('disbursement');
+    return {
+      'API user': () => this.createUser('remittance'),
+      'request-to-pay': () => this.create('requestToPay', collection, 'collection', { ...this.money(), payer: this.party() }),
+      'request-to-withdraw': () => this.create('requestToWithdraw', collection, 'collection', { ...this.money(), payer: this.party() }),
+      deposit: () => this.create('deposit', disbursement, 'disbursement', { ...this.money(), payee: this.party() }),
+      refund: () => this.create('refund', disbursement, 'disbursement', { ...this.money(), referenceIdToRefund: randomUUID() }),
+      transfer: () => this.create('transfer', disbursement, 'disbursement', { ...this.money(), payee: this.party() }),
+      'consent request': () => this.authorize(collection),
+      'consent grant': () => this.grant(collection),
+    };
+  }
+
+  private call(method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: unknown): Promise<Answer> {
+    this.requests += 1;
+    const form = typeof payload === 'string';
+    return this.sandbox.app.inject({
+      method,
+      url,
+      headers: {
+        ...headers,
+        ...(payload === undefined ? {} : { 'content-type': form ? 'application/x-www-form-urlencoded' : 'application/json' }),
+      },
+      ...(payload === undefined ? {} : { payload: form ? payload : JSON.stringify(payload) }),
+    });
+  }
+
+  private createUser(product: Product, userId = randomUUID()): Promise<Answer> {
+    return this.call(
+      'POST',
+      pathOf('createApiUser'),
+      { [SUBSCRIPTION_KEY_HEADER]: this.keys[product], 'x-reference-id': userId },
+      { providerCallbackHost: `http://${CALLBACK_HOST}/${'h'.repeat(2048 - CALLBACK_HOST.length - 8)}` },
+    );
+  }
+
+  private async provision(product: Product): Promise<Credentials> {
+    const userId = randomUUID();
+    const created = await this.createUser(product, userId);
+    const key = await this.call('POST', pathOf('createApiKey', undefined, { referenceId: userId }), {
+      [SUBSCRIPTION_KEY_HEADER]: this.keys[product],
+    });
+    const apiKey = (key.json() as { apiKey: string }).apiKey;
+    const token = await this.call('POST', pathOf('createAccessToken', product), {
+      [SUBSCRIPTION_KEY_HEADER]: this.keys[product],
+      authorization: `Basic ${Buffer.from(`${userId}:${apiKey}`).toString('base64')}`,
+    });
+    if (token.statusCode !== 200)
+      throw new Error(
+        `could not provision a ${product} caller: ${created.statusCode}, ${key.statusCode}, ${token.statusCode} ${token.body}`,
+      );
+    return { key: this.keys[product], authorization: `Bearer ${(token.json() as { access_token: string }).access_token}`, userId, apiKey };
+  }
+
+  private business(c: Credentials, extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      [SUBSCRIPTION_KEY_HEADER]: c.key,
+      authorization: c.authorization,
+      'x-target-environment': this.sandbox.context.settings.targetEnvironments[0]!,
+      ...extra,
+    };
+  }
+
+  private party() {
+    return this.alternate++ % 2 === 0 ? { partyIdType: 'EMAIL', partyId: EMAIL } : { partyIdType: 'MSISDN', partyId: PENDING_MSISDN };
+  }
+
+  private money() {
+    return {
+      amount: '1',
+      currency: this.sandbox.context.settings.currencies[0]!,
+      externalId: EXTERNAL_ID,
+      payerMessage: TEXT,
+      payeeNote: TEXT,
+    };
+  }
+
+  private create(id: OperationId, c: Credentials, product: Product, body: unknown): Promise<Answer> {
+    return this.call(
+      'POST',
+      pathOf(id, product),
+      this.business(c, { 'x-reference-id': randomUUID(), 'x-callback-url': ownCopy(LONG_URL) }),
+      body,
+    );
+  }
+
+  private async authorize(c: Credentials): Promise<Answer> {
+    const form = 'login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline';
+    const res = await this.call(
+      'POST',
+      pathOf('bcAuthorize', 'collection'),
+      this.business(c, { 'x-callback-url': ownCopy(LONG_URL) }),
+      form,
+    );
+    if (res.statusCode === 200) this.unredeemed.push((res.json() as { auth_req_id: string }).auth_req_id);
+    return res;
+  }
+
+  /** A consent redeemed, which stores a consent token; a new request when none is waiting. */
+  private grant(c: Credentials): Promise<Answer> {
+    const authReqId = this.unredeemed.shift();
+    if (authReqId === undefined) return this.authorize(c);
+    return this.call(
+      'POST',
+      pathOf('createOAuthToken', 'collection'),
+      {
+        [SUBSCRIPTION_KEY_HEADER]: c.key,
+        authorization: `Basic ${Buffer.from(`${c.userId}:${c.apiKey}`).toString('base64')}`,
+        'x-target-environment': this.sandbox.context.settings.targetEnvironments[0]!,
+      },
+      `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`,
+    );
+  }
 }
