@@ -482,99 +482,107 @@ async function instructionsPerRequest(): Promise<InstructionsPerRequest | undefi
     return undefined;
   }
   await buildCompiledServers();
-  const warmup = QUICK ? 5_000 : 20_000;
-  const windows = 6;
-  const perWindow = QUICK ? 2_000 : 5_000;
-  // traffic: the minimal script's one request, or the creation-throughput scenario's mix (requests to pay, deposits
-  // and refunds from many VUs, each with its own reference ids): what a performance change must pay on.
-  const count = async (
-    kind: 'sandbox' | 'bare',
-    sandboxToken?: string,
-    traffic: 'minimal' | 'creation-throughput' = 'minimal',
-  ): Promise<{ figures: number[]; token: string }> => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const outFile = join(mkdtempSync(join(tmpdir(), 'bench-callgrind-')), 'callgrind.out');
-    const program = compiledProgram(kind, port);
-    // V8 optimises on the main thread: its background compiler, serialised by valgrind, would otherwise hand
-    // over optimised code windows late, and the counts would fall for longer than any warm-up.
-    const child = spawn(
-      'valgrind',
-      [
-        '--tool=callgrind',
-        '--instr-atstart=no',
-        `--callgrind-out-file=${outFile}`,
-        process.execPath,
-        '--no-concurrent-recompilation',
-        ...program,
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] },
-    );
-    const server: Server = { url, process: child };
-    try {
-      // Node starts slowly under valgrind, even uncounted.
-      await waitForHttp(kind === 'sandbox' ? `${url}/health` : url, 300_000);
-      // The bare route gets the sandbox's token, so that both parse requests of the same bytes.
-      const token = sandboxToken ?? (await provision(url)).token;
-      // The requests a run made: the minimal script makes one an iteration; the scenario's setup makes more.
-      const run = (iterations: number): number => {
-        if (traffic === 'creation-throughput') {
-          const perOperation = Math.ceil(iterations / CREATIONS_OF_THE_SCENARIO);
-          const result = k6(join(ROOT, 'dist/load/creation-throughput.js'), {
-            ...loadScriptEnv(url),
-            LOAD_ITERATIONS: String(perOperation),
-            LOAD_VUS: '8',
-          });
-          if (result.iterations !== perOperation * CREATIONS_OF_THE_SCENARIO || result.failedRate > 0)
-            throw new Error(
-              `the counted creation-throughput run made ${result.iterations} of ${perOperation * CREATIONS_OF_THE_SCENARIO} creations, ${(result.failedRate * 100).toFixed(1)}% failed`,
-            );
-          return result.requests;
-        }
-        const result = k6(minimalScript(), { ...minimalEnv(url, token), BENCH_ITERATIONS: String(iterations) });
-        if (result.iterations !== iterations || result.failedRate > 0)
-          throw new Error(
-            `the counted run against the ${kind} server made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`,
-          );
-        return iterations;
-      };
-      const control = (...args: string[]) => {
-        const done = spawnSync('callgrind_control', [...args, String(child.pid)], { encoding: 'utf8' });
-        if (done.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${done.stderr || done.stdout}`);
-      };
-      run(warmup);
-      const figures: number[] = [];
-      for (let i = 1; i <= windows; i += 1) {
-        control('--instr=on');
-        control('--zero');
-        const requests = run(perWindow);
-        control('--dump');
-        control('--instr=off');
-        const totals = /^totals:\s+(\d+)/m.exec(readFileSync(`${outFile}.${i}`, 'utf8'))?.[1];
-        if (!totals) throw new Error(`callgrind's dump ${outFile}.${i} has no totals line`);
-        figures.push(Number(totals) / requests);
-      }
-      return { figures, token };
-    } finally {
-      await stop(server);
-    }
-  };
-  const sandboxCount = await count('sandbox');
-  const bareCount = await count('bare', sandboxCount.token);
-  const mixCount = await count('sandbox', undefined, 'creation-throughput');
+  const sizes = { warmup: QUICK ? 5_000 : 20_000, windows: 6, perWindow: QUICK ? 2_000 : 5_000 };
+  const sandboxCount = await countInstructions('sandbox', sizes);
+  const bareCount = await countInstructions('bare', sizes, sandboxCount.token);
+  const mixCount = await countInstructions('sandbox', sizes, undefined, 'creation-throughput');
   const sandbox = settledMedian(sandboxCount.figures);
   const bare = settledMedian(bareCount.figures);
-  const mix = settledMedian(mixCount.figures);
   return {
     bare,
     sandbox,
     ratio: sandbox / bare,
     sandboxWindows: sandboxCount.figures,
     bareWindows: bareCount.figures,
-    requestsPerWindow: perWindow,
-    mix,
+    requestsPerWindow: sizes.perWindow,
+    mix: settledMedian(mixCount.figures),
     mixWindows: mixCount.figures,
   };
+}
+
+/**
+ * A server's instructions per request under callgrind, a figure per window. traffic: the minimal script's one
+ * request, or the creation-throughput scenario's mix (requests to pay, deposits and refunds from many VUs, each with
+ * its own reference ids): what a performance change must pay on.
+ */
+async function countInstructions(
+  kind: 'sandbox' | 'bare',
+  { warmup, windows, perWindow }: { warmup: number; windows: number; perWindow: number },
+  sandboxToken?: string,
+  traffic: 'minimal' | 'creation-throughput' = 'minimal',
+): Promise<{ figures: number[]; token: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const outFile = join(mkdtempSync(join(tmpdir(), 'bench-callgrind-')), 'callgrind.out');
+  // V8 optimises on the main thread: its background compiler, serialised by valgrind, would otherwise hand
+  // over optimised code windows late, and the counts would fall for longer than any warm-up.
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${outFile}`,
+      process.execPath,
+      '--no-concurrent-recompilation',
+      ...compiledProgram(kind, port),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'ignore'] },
+  );
+  const server: Server = { url, process: child };
+  try {
+    // Node starts slowly under valgrind, even uncounted.
+    await waitForHttp(kind === 'sandbox' ? `${url}/health` : url, 300_000);
+    // The bare route gets the sandbox's token, so that both parse requests of the same bytes.
+    const token = sandboxToken ?? (await provision(url)).token;
+    const control = (...args: string[]) => {
+      const done = spawnSync('callgrind_control', [...args, String(child.pid)], { encoding: 'utf8' });
+      if (done.status !== 0) throw new Error(`callgrind_control ${args.join(' ')} failed: ${done.stderr || done.stdout}`);
+    };
+    countedTraffic(kind, url, token, traffic, warmup);
+    const figures: number[] = [];
+    for (let i = 1; i <= windows; i += 1) {
+      control('--instr=on');
+      control('--zero');
+      const requests = countedTraffic(kind, url, token, traffic, perWindow);
+      control('--dump');
+      control('--instr=off');
+      const totals = /^totals:\s+(\d+)/m.exec(readFileSync(`${outFile}.${i}`, 'utf8'))?.[1];
+      if (!totals) throw new Error(`callgrind's dump ${outFile}.${i} has no totals line`);
+      figures.push(Number(totals) / requests);
+    }
+    return { figures, token };
+  } finally {
+    await stop(server);
+  }
+}
+
+/** Runs `iterations` of the traffic against the server; the requests it made (the scenario's setup makes more). */
+function countedTraffic(
+  kind: 'sandbox' | 'bare',
+  url: string,
+  token: string,
+  traffic: 'minimal' | 'creation-throughput',
+  iterations: number,
+): number {
+  if (traffic === 'creation-throughput') {
+    const perOperation = Math.ceil(iterations / CREATIONS_OF_THE_SCENARIO);
+    const result = k6(join(ROOT, 'dist/load/creation-throughput.js'), {
+      ...loadScriptEnv(url),
+      LOAD_ITERATIONS: String(perOperation),
+      LOAD_VUS: '8',
+    });
+    if (result.iterations !== perOperation * CREATIONS_OF_THE_SCENARIO || result.failedRate > 0)
+      throw new Error(
+        `the counted creation-throughput run made ${result.iterations} of ${perOperation * CREATIONS_OF_THE_SCENARIO} creations, ${(result.failedRate * 100).toFixed(1)}% failed`,
+      );
+    return result.requests;
+  }
+  const result = k6(minimalScript(), { ...minimalEnv(url, token), BENCH_ITERATIONS: String(iterations) });
+  if (result.iterations !== iterations || result.failedRate > 0)
+    throw new Error(
+      `the counted run against the ${kind} server made ${result.iterations} of ${iterations} requests, ${(result.failedRate * 100).toFixed(1)}% failed`,
+    );
+  return iterations;
 }
 
 /**
