@@ -396,8 +396,13 @@ test('a call that ran out of attempts in changing weather could not be tested; o
   );
   const steady = gaveUp(Array.from({ length: 4 }, () => ({ status: 500, code: 'INTERNAL_PROCESSING_ERROR' })));
   assert.throws(() => judge(steady, E(200), MTN), ConformanceFailure);
-  // Where the 500 is what the scenario expects, the weather took nothing from it.
+  // Where the 500 is what the scenario expects, the weather took nothing from it; where a 500 of another code is, it did.
   assert.doesNotThrow(() => judge(changing, E([500]), MTN));
+  assert.throws(
+    () => judge(changing, E([500], { code: 'NOT_ALLOWED_TARGET_ENVIRONMENT' }), MTN),
+    (error: Error) => error instanceof TargetUnavailableAnswer,
+  );
+  assert.throws(() => judge(steady, E([500], { code: 'NOT_ALLOWED_TARGET_ENVIRONMENT' }), MTN), ConformanceFailure);
 });
 
 test('a JSON record labelled with another media type departs from §4.1', () => {
