@@ -10,7 +10,7 @@ import { DEVELOPMENT_KEYS, resolveSettings } from '../../sandbox/domain/settings
 import { startSandbox } from '../../sandbox/start.ts';
 import { faultPlugins, type FaultName } from '../faults/faults.ts';
 import { independentTargetEnv, startIndependentServer } from '../independent/servers.ts';
-import { startWeatherProxy } from '../independent/weather.ts';
+import { startWeatherProxy, type OutageBursts, type WeatherProxyKind } from '../independent/weather.ts';
 
 /**
  * Targets under weather, for the proof that a verdict does not depend on it (`npm run mutation`, its weather table,
@@ -27,12 +27,12 @@ export interface WeatheredTarget {
 
 export type Weather =
   | { kind: 'chaos'; chaos: string; seed: number; profile: ProfileName; deviation?: FaultName }
-  | { kind: 'proxy'; conditions: string; seed: number; profile: ProfileName };
+  | { kind: 'proxy'; conditions: string; seed: number; profile: ProfileName; proxy?: WeatherProxyKind; bursts?: OutageBursts };
 
 export const describeWeather = (w: Weather): string =>
   w.kind === 'chaos'
     ? `sandbox --chaos ${w.chaos} --chaos-seed ${w.seed}${w.deviation ? ` --deviations ${w.deviation}` : ''}`
-    : `python server behind weather-proxy --conditions ${w.conditions} --seed ${w.seed}`;
+    : `python server behind ${w.proxy === 'python' ? 'weather-proxy-py' : 'weather-proxy'} --conditions ${w.conditions}${w.bursts ? ` --burst-every ${w.bursts.everyS} --burst-length ${w.bursts.lengthS}` : ''} --seed ${w.seed}`;
 
 export function startWeatheredTarget(weather: Weather): Promise<WeatheredTarget> {
   return weather.kind === 'chaos' ? chaoticSandbox(weather) : proxiedServer(weather);
@@ -73,7 +73,10 @@ async function proxiedServer(w: Extract<Weather, { kind: 'proxy' }>): Promise<We
   const server = await startIndependentServer(w.profile, { server: 'python' });
   try {
     const log = join(mkdtempSync(join(tmpdir(), 'momo-weather-')), 'weather.jsonl');
-    const proxy = await startWeatherProxy(server.url, w.conditions, w.seed, log);
+    const proxy = await startWeatherProxy(server.url, w.conditions, w.seed, log, {
+      ...(w.proxy ? { kind: w.proxy } : {}),
+      ...(w.bursts ? { bursts: w.bursts } : {}),
+    });
     return {
       env: { ...independentTargetEnv({ ...server, url: proxy.url }, w.profile) },
       applied: () => {
