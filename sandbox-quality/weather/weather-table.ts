@@ -29,6 +29,8 @@ export interface WeatherRun {
 const PROFILES: readonly ProfileName[] = ['spec', 'mtn-sandbox'];
 /** The proxy's share of each condition, with latency more often: realistic weather, as issue 31 measured it. */
 export const PROXY_CONDITIONS = 'all=0.05,latency=0.2';
+/** The python proxy's outages: 2 s of 503s (or 500s where §4 lists them) every 20 s, for every operation alike. */
+export const OUTAGES = { everyS: 20, lengthS: 2 };
 
 /** The deviations tried under weather: the first of each feature, in the profile that catches it. */
 function deviationSample(): FaultName[] {
@@ -49,11 +51,15 @@ export function weatherRuns(seeds: number): { weather: Weather; expect: WeatherR
       seedList.map((seed) => ({ weather: { kind: 'chaos', chaos: condition, seed, profile } as Weather, expect: 'conforms' as const })),
     ),
   );
+  // Both proxies the project did not write: the Go one, and the Python one with its short server-wide outages.
   const proxy = PROFILES.flatMap((profile) =>
-    seedList.map((seed) => ({
-      weather: { kind: 'proxy', conditions: PROXY_CONDITIONS, seed, profile } as Weather,
-      expect: 'conforms' as const,
-    })),
+    seedList.flatMap((seed) => [
+      { weather: { kind: 'proxy', conditions: PROXY_CONDITIONS, seed, profile } as Weather, expect: 'conforms' as const },
+      {
+        weather: { kind: 'proxy', proxy: 'python', conditions: PROXY_CONDITIONS, bursts: OUTAGES, seed, profile } as Weather,
+        expect: 'conforms' as const,
+      },
+    ]),
   );
   const deviations = deviationSample().map((deviation) => ({
     weather: { kind: 'chaos', chaos: 'all', seed: 1, profile: runCatching(FAULTS[deviation]).profile, deviation } as Weather,

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSuite } from '../support/suite.ts';
 import { startWeatheredTarget, type Weather } from '../../sandbox-quality/weather/targets.ts';
+import { OUTAGES, PROXY_CONDITIONS } from '../../sandbox-quality/weather/weather-table.ts';
 
 interface Summary {
   exitCode: number;
@@ -47,6 +48,11 @@ describe('the verdict under spec-legal weather', () => {
   test('an independent server behind the independent weather proxy: never failed (clean, it passes: independent-python)', async () => {
     const weather: Weather = { kind: 'proxy', conditions: 'all=0.05,latency=0.2', seed: 5, profile: 'spec' };
     assertNotBlamed(await runUnder(weather), 'the weather proxy');
+  });
+
+  test('the same server behind the second independent proxy, with its outages and its 504s after acting: never failed', async () => {
+    const weather: Weather = { kind: 'proxy', proxy: 'python', conditions: PROXY_CONDITIONS, bursts: OUTAGES, seed: 3, profile: 'spec' };
+    assertNotBlamed(await runUnder(weather), 'the python weather proxy');
   });
 
   test('a deviation under --chaos all is still caught: exit 1, failing its own feature', async () => {
