@@ -83,17 +83,35 @@ function createPayment(
   request: CreationRequest,
   reply: FastifyReply,
 ): FastifyReply {
-  const { state, ledger, profile, payments } = context;
-  const caller = request.caller!;
   // Fastify's headers is a getter: read once.
   const headers = request.headers;
   const referenceId = idKey(headers['x-reference-id'] as string);
-  const transactions = state.transactions[store];
-  if (transactions.has(referenceId)) {
+  const callbackUrl = headers['x-callback-url'] as string | undefined;
+  const refused = refusalOf(context, store, referenceId, callbackUrl, request, reply);
+  if (refused) return refused;
+  const targetEnvironment = headers['x-target-environment'] as string;
+  const tx = newTransaction(context, { id, store, product, referenceId, callbackUrl, targetEnvironment }, request);
+  // One reading of the clock for the record and an outcome settled at once.
+  const now = context.clock.now();
+  context.state.transactions[store].add(referenceId, tx, now);
+  context.payments.begin(tx, now);
+  context.state.journal?.transaction(tx);
+  return reply.code(202).send();
+}
+
+/** A creation refused before anything is stored: a reused reference id, text the live sandbox rejects, a refused callback URL, a currency not taken. */
+function refusalOf(
+  context: SandboxContext,
+  store: TransactionStore,
+  referenceId: string,
+  callbackUrl: string | undefined,
+  request: CreationRequest,
+  reply: FastifyReply,
+): FastifyReply | undefined {
+  if (context.state.transactions[store].has(referenceId))
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
-  }
   const { body } = request;
-  if (profile.strictTextCharacters) {
+  if (context.profile.strictTextCharacters) {
     const field = (['externalId', 'payerMessage', 'payeeNote'] as const).find((f) => LIVE_FORBIDDEN_CHARACTERS.test(body[f] ?? ''));
     if (field)
       return sendBadRequest(
@@ -101,28 +119,50 @@ function createPayment(
         `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`,
       );
   }
-  const callbackUrl = headers['x-callback-url'] as string | undefined;
-  const refused = refuseCallbackUrl(context, reply, callbackUrl, caller);
+  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller!);
   if (refused) return refused;
-  if (body.currency === undefined || !ledger.accepts(body.currency)) {
+  if (body.currency === undefined || !context.ledger.accepts(body.currency))
     return sendBusinessError(
       reply,
       500,
       'INVALID_CURRENCY',
       `Currency not supported. This sandbox accepts ${context.settings.currencies.join(', ')}.`,
     );
-  }
+  return undefined;
+}
+
+/** The transaction a creation asks for, PENDING; one that cannot be paid says why, for the engine to fail it. */
+function newTransaction(
+  context: SandboxContext,
+  {
+    id,
+    store,
+    product,
+    referenceId,
+    callbackUrl,
+    targetEnvironment,
+  }: {
+    id: CreationId;
+    store: TransactionStore;
+    product: Product;
+    referenceId: string;
+    callbackUrl: string | undefined;
+    targetEnvironment: string;
+  },
+  request: CreationRequest,
+): Transaction {
+  const { body } = request;
   const party =
     store === 'refund'
-      ? state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party
+      ? context.state.transactions.requesttopay.get(idKey(body.referenceIdToRefund ?? ''))?.party
       : partyOf(body.payer ?? body.payee);
   const { payable, minor: amountMinor, canonical } = readAmount(body.amount);
-  const tx: Transaction = {
+  return {
     kind: store,
     referenceId,
-    apiUserId: caller.id,
+    apiUserId: request.caller!.id,
     product,
-    targetEnvironment: headers['x-target-environment'] as string,
+    targetEnvironment,
     amountMinor,
     amount: canonical,
     currency: body.currency!,
@@ -149,12 +189,6 @@ function createPayment(
     timer: undefined,
     lastNotificationAt: undefined,
   };
-  // One reading of the clock for the record and an outcome settled at once.
-  const now = context.clock.now();
-  transactions.add(referenceId, tx, now);
-  payments.begin(tx, now);
-  state.journal?.transaction(tx);
-  return reply.code(202).send();
 }
 
 /** A request whose path names a transaction by its reference id: a status query or a delivery notification. */
