@@ -143,112 +143,135 @@ interface FileSink {
  * UnreadableBundleError when it is not a tar (gzipped or not), and BundleLimitError as soon as a bound is crossed.
  */
 async function readEntries(file: string, limits: BundleLimits, visit: (path: string) => FileSink | undefined): Promise<string[]> {
-  const problems: string[] = [];
-  const paths = new Map<string, string>();
-  const pathsInAnyCase = new Map<string, string>();
-  let entries = 0;
-  let stop: Error | undefined;
-  let damage: Error | undefined;
-  let ended = false;
-
-  // Where the bytes of an entry go, if anywhere; records what is wrong with it, or stops at a bound.
-  const sinkFor = (entry: ReadEntry): FileSink | undefined => {
-    if (stop) return undefined;
-    if (++entries > MAX_ENTRIES) {
-      stop = new BundleLimitError(file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
-      return undefined;
-    }
-    const refusal = whyRefused(entry, paths, pathsInAnyCase);
-    if (refusal) {
-      problems.push(`${shown(entry.path)}: ${refusal}`);
-      return undefined;
-    }
-    if (entry.type === 'Directory') return undefined;
-    if (entry.size > limits.maxBytes) {
-      stop = new BundleLimitError(
-        file,
-        `its entry ${shown(entry.path)} declares ${bytes(entry.size)}, more than the ${bytes(limits.maxBytes)} a bundle may hold`,
-        'size',
-      );
-      return undefined;
-    }
-    return visit(normalised(entry.path));
-  };
-
-  const parser = new Parser({ strict: true, zstd: false, brotli: false });
-  parser.on('error', (error: Error) => (damage ??= error));
-  parser.on('eof', () => (ended = true));
-  parser.on('entry', (entry: ReadEntry) => {
-    const sink = sinkFor(entry);
-    if (!sink) {
-      entry.resume();
-      return;
-    }
-    entry.on('data', (chunk: Buffer) => sink.data(chunk));
-    entry.on('end', () => sink.end());
-  });
-  // tar skips these (and has already): an unknown type, or an extended header too large for it.
-  parser.on('ignoredEntry', (entry: ReadEntry) => {
-    if (++entries > MAX_ENTRIES)
-      stop ??= new BundleLimitError(file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
-    else
-      problems.push(
-        `${shown(entry.path)}: ${entry.meta ? 'an extended header larger than tar reads' : 'an entry of a type tar does not know'}, which other tar programs may unpack as a file`,
-      );
-  });
-
-  let compressed = 0;
-  let decompressed = 0;
-  const consume = async (source: AsyncIterable<Buffer>) => {
-    for await (const chunk of source) {
-      if (decompressed === 0 && chunk.subarray(0, 2).equals(GZIP_MAGIC))
-        throw new UnreadableBundleError(file, 'what it decompresses to is compressed again, which a bundle never is');
-      decompressed += chunk.length;
-      if (decompressed > limits.maxBytes)
-        throw new BundleLimitError(file, `it decompresses to more than ${bytes(limits.maxBytes)}, the most a bundle may hold`, 'size');
-      if (decompressed > limits.maxRatio * compressed + RATIO_FLOOR_BYTES) {
-        throw new BundleLimitError(
-          file,
-          `it decompresses to more than ${limits.maxRatio} times its compressed size (${bytes(decompressed)} from ${bytes(compressed)}): a decompression bomb, not a bundle the harness writes`,
-          'ratio',
-        );
-      }
-      // Block by block, so that the end of the archive is known to the byte: what follows it must be zeros.
-      for (let at = 0; at < chunk.length; ) {
-        if (ended) {
-          if (!allZeros(chunk.subarray(at))) throw new TrailingData();
-          break;
-        }
-        const next = Math.min(chunk.length, at + BLOCK - ((decompressed - chunk.length + at) % BLOCK));
-        parser.write(chunk.subarray(at, next));
-        at = next;
-        if (damage) throw damage;
-        if (stop) throw stop;
-      }
-    }
-  };
-  const counted = async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      compressed += chunk.length;
-      yield chunk;
-    }
-  };
-
+  const reader = new EntryReader(file, limits, visit);
   try {
     const gzipped = await isGzip(file);
     // Small reads keep the ratio honest: what one read decompresses to is checked against the reads before it.
     const input = createReadStream(file, { highWaterMark: 16 * 1024 });
+    const counted = reader.counted.bind(reader);
+    const consume = reader.consume.bind(reader);
     if (gzipped) await pipeline(input, counted, createGunzip({ chunkSize: 64 * 1024 }), consume);
     else await pipeline(input, counted, consume);
-    parser.end();
+    reader.parser.end();
   } catch (error) {
     if (error instanceof TrailingData)
-      problems.push('data after the end of the archive: another archive appended to it, which some tar programs unpack over the reports');
+      reader.problems.push(
+        'data after the end of the archive: another archive appended to it, which some tar programs unpack over the reports',
+      );
     else if (error instanceof UnreadableBundleError) throw error;
     else throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${(error as Error).message})`);
   }
-  if (damage) throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${damage.message})`);
-  return problems;
+  if (reader.damage) throw new UnreadableBundleError(file, `it is not a gzipped tar archive (${reader.damage.message})`);
+  return reader.problems;
+}
+
+/** The state of reading one bundle: its tar parser fed block by block, the entries seen, and what is wrong. */
+class EntryReader {
+  readonly problems: string[] = [];
+  readonly parser = new Parser({ strict: true, zstd: false, brotli: false });
+  damage: Error | undefined;
+  private readonly paths = new Map<string, string>();
+  private readonly pathsInAnyCase = new Map<string, string>();
+  private entries = 0;
+  private stop: Error | undefined;
+  private ended = false;
+  private compressed = 0;
+  private decompressed = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly limits: BundleLimits,
+    private readonly visit: (path: string) => FileSink | undefined,
+  ) {
+    this.parser.on('error', (error: Error) => (this.damage ??= error));
+    this.parser.on('eof', () => (this.ended = true));
+    this.parser.on('entry', (entry: ReadEntry) => {
+      const sink = this.sinkFor(entry);
+      if (!sink) {
+        entry.resume();
+        return;
+      }
+      entry.on('data', (chunk: Buffer) => sink.data(chunk));
+      entry.on('end', () => sink.end());
+    });
+    // tar skips these (and has already): an unknown type, or an extended header too large for it.
+    this.parser.on('ignoredEntry', (entry: ReadEntry) => {
+      if (this.countEntry())
+        this.problems.push(
+          `${shown(entry.path)}: ${entry.meta ? 'an extended header larger than tar reads' : 'an entry of a type tar does not know'}, which other tar programs may unpack as a file`,
+        );
+    });
+  }
+
+  /** Counts one more entry; false, with the run stopped, past the most a bundle has. */
+  private countEntry(): boolean {
+    if (++this.entries <= MAX_ENTRIES) return true;
+    this.stop ??= new BundleLimitError(this.file, `it has more than ${MAX_ENTRIES} entries, where a bundle has one per report`, 'entries');
+    return false;
+  }
+
+  /** Where the bytes of an entry go, if anywhere; records what is wrong with it, or stops at a bound. */
+  private sinkFor(entry: ReadEntry): FileSink | undefined {
+    if (this.stop || !this.countEntry()) return undefined;
+    const refusal = whyRefused(entry, this.paths, this.pathsInAnyCase);
+    if (refusal) {
+      this.problems.push(`${shown(entry.path)}: ${refusal}`);
+      return undefined;
+    }
+    if (entry.type === 'Directory') return undefined;
+    if (entry.size > this.limits.maxBytes) {
+      this.stop = new BundleLimitError(
+        this.file,
+        `its entry ${shown(entry.path)} declares ${bytes(entry.size)}, more than the ${bytes(this.limits.maxBytes)} a bundle may hold`,
+        'size',
+      );
+      return undefined;
+    }
+    return this.visit(normalised(entry.path));
+  }
+
+  /** The file's bytes as read, counted for the ratio of what they decompress to. */
+  async *counted(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const chunk of source) {
+      this.compressed += chunk.length;
+      yield chunk;
+    }
+  }
+
+  /** The decompressed bytes, within the bounds of size and ratio, fed to the parser block by block. */
+  async consume(source: AsyncIterable<Buffer>): Promise<void> {
+    const { file, limits } = this;
+    for await (const chunk of source) {
+      if (this.decompressed === 0 && chunk.subarray(0, 2).equals(GZIP_MAGIC))
+        throw new UnreadableBundleError(file, 'what it decompresses to is compressed again, which a bundle never is');
+      this.decompressed += chunk.length;
+      if (this.decompressed > limits.maxBytes)
+        throw new BundleLimitError(file, `it decompresses to more than ${bytes(limits.maxBytes)}, the most a bundle may hold`, 'size');
+      if (this.decompressed > limits.maxRatio * this.compressed + RATIO_FLOOR_BYTES) {
+        throw new BundleLimitError(
+          file,
+          `it decompresses to more than ${limits.maxRatio} times its compressed size (${bytes(this.decompressed)} from ${bytes(this.compressed)}): a decompression bomb, not a bundle the harness writes`,
+          'ratio',
+        );
+      }
+      this.feed(chunk);
+    }
+  }
+
+  /** Block by block, so that the end of the archive is known to the byte: what follows it must be zeros. */
+  private feed(chunk: Buffer): void {
+    for (let at = 0; at < chunk.length; ) {
+      if (this.ended) {
+        if (!allZeros(chunk.subarray(at))) throw new TrailingData();
+        break;
+      }
+      const next = Math.min(chunk.length, at + BLOCK - ((this.decompressed - chunk.length + at) % BLOCK));
+      this.parser.write(chunk.subarray(at, next));
+      at = next;
+      if (this.damage) throw this.damage;
+      if (this.stop) throw this.stop;
+    }
+  }
 }
 
 /** Bytes other than zeros after the end of the archive: reading stops there, and the bundle is tampered with. */
