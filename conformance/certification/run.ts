@@ -87,8 +87,18 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     },
     ...(inputs.baseline ? { baseline: inputs.baseline } : {}),
   });
-
   const dir = resolve(inputs.dir);
+  const indexHtml = writePages(dir, report, inputs.conformanceDir);
+  // Each scenario's exchanges as HAR 1.2, beside the conformance reports: the bundle takes them in with those.
+  writeHarFiles(inputs.conformanceDir, report.scenarios, harness, now);
+  writeReproductions(inputs.conformanceDir, reproductions.values());
+  const bundle = join(dir, `certification-${now.toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+  await writeEvidenceBundle(bundle, { dir, specFile, spec, harness, now, report }, inputs);
+  return { report, indexHtml, bundle, lines: certificationLines(report, { indexHtml, bundle }, inputs) };
+}
+
+/** index.html, certification.json and junit.xml, in a folder cleared of an earlier run's; the page's path. */
+function writePages(dir: string, report: CertificationReport, conformanceDir: string): string {
   mkdirSync(dir, { recursive: true });
   // The folder is one run's certification: an earlier run's files (its bundle above all) would mislead.
   for (const name of readdirSync(dir))
@@ -97,13 +107,30 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
   const indexHtml = join(dir, 'index.html');
   writeFileSync(join(dir, 'certification.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(dir, 'junit.xml'), certificationJunit(report));
-  writeFileSync(indexHtml, renderHtml(report, { conformanceHref: relative(dir, resolve(inputs.conformanceDir)).split(sep).join('/') }));
+  writeFileSync(indexHtml, renderHtml(report, { conformanceHref: relative(dir, resolve(conformanceDir)).split(sep).join('/') }));
+  return indexHtml;
+}
 
-  // Each scenario's exchanges as HAR 1.2, beside the conformance reports: the bundle takes them in with those.
-  writeHarFiles(inputs.conformanceDir, report.scenarios, harness, now);
-  writeReproductions(inputs.conformanceDir, reproductions.values());
-
-  const bundle = join(dir, `certification-${now.toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+/** The bundle of every artifact of the run (the conformance reports, the certification, the spec), signed when asked. */
+async function writeEvidenceBundle(
+  bundle: string,
+  {
+    dir,
+    specFile,
+    spec,
+    harness,
+    now,
+    report,
+  }: {
+    dir: string;
+    specFile: string;
+    spec: { file: string; sha256: string } | null;
+    harness: ReturnType<typeof harnessPackage>;
+    now: Date;
+    report: CertificationReport;
+  },
+  inputs: CertificationInputs,
+): Promise<void> {
   const entries: BundleEntry[] = [
     ...entriesUnder(inputs.conformanceDir, 'conformance', dir),
     ...entriesUnder(dir, 'certification'),
@@ -122,7 +149,14 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     },
     inputs.signingKey && ((subjects) => signStatement(statementOf(subjects, testResultOf(report, subjects)), inputs.signingKey!)),
   );
+}
 
+/** What the run says of its certification: the verdict when waivers or a baseline changed it, the bundle, its signature. */
+function certificationLines(
+  report: CertificationReport,
+  { indexHtml, bundle }: { indexHtml: string; bundle: string },
+  inputs: CertificationInputs,
+): string[] {
   const lines = closingLines(report, indexHtml, inputs.conformanceDir);
   if (report.exitCode !== inputs.summary.exitCode) {
     const verdict = {
@@ -141,7 +175,7 @@ export async function writeCertification(inputs: CertificationInputs): Promise<C
     lines.push(
       `Signed by key ${keyIdOf(inputs.signingKey)}: a reviewer checks it with momo-harness verify ${shortPath(bundle)} --key <your public key file>`,
     );
-  return { report, indexHtml, bundle, lines };
+  return lines;
 }
 
 /**
