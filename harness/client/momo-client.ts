@@ -150,6 +150,12 @@ export interface ClientOptions {
    * scenario presents on purpose): the harness's token cache drops the refused token and fetches another.
    */
   renewCredential?: (authorization: string, refused: ApiResponse) => Promise<string | undefined>;
+  /**
+   * A credential of the product that the harness holds as good now (its own cached token), for the control call that
+   * tells a steady 5xx from an outage; undefined when it has none. The call's own token may be the case (an expired or
+   * forged one), and the target's answer to it says nothing of whether the target answers others.
+   */
+  controlCredential?: (product: Product) => Promise<string | undefined>;
   /** Told of every call made more than once, as it ends: the run's availability observations. */
   onRetried?: (call: RetriedCall) => void;
   /** Injected by unit tests: how the client waits between attempts. */
@@ -460,8 +466,8 @@ export class MomoClient {
   }
 
   /**
-   * Whether the target answers another call now, once, with the same token: its balance, which every product has and
-   * which changes nothing. A 5xx that persists for one case while the target answers other calls is that case's answer
+   * Whether the target answers another call now, once: its balance, which every product has and which changes nothing,
+   * with a token the harness holds as good (controlCredential), else the call's own. A 5xx that persists for one case while the target answers other calls is that case's answer
    * (a server that answers 500 to an unknown id has a bug); while the target answers nothing, it is an outage.
    * Undefined where there is no other call to make (no Bearer token, or the balance was the call).
    */
@@ -470,14 +476,24 @@ export class MomoClient {
     if (!o.authorization?.startsWith('Bearer ') || operation.id === 'getBalance') return undefined;
     const bases = { gateway: this.options.baseUrl, provisioning: this.options.sandboxUrl };
     try {
+      const authorization = (await this.controlCredential(product)) ?? o.authorization;
       const response = await this.callOnce(op('getBalance', product), 'GET', urlOf('getBalance', product, bases, undefined), {
         subscriptionKey: { product },
-        authorization: o.authorization,
+        authorization,
       });
       return !isTransientAnswer(response.status, response.json);
     } catch (error) {
       if (error instanceof TargetUnavailableError) return false;
       throw error;
+    }
+  }
+
+  /** The harness's good credential for the control call, or undefined: one it cannot give leaves the call's own. */
+  private async controlCredential(product: Product): Promise<string | undefined> {
+    try {
+      return await this.options.controlCredential?.(product);
+    } catch {
+      return undefined;
     }
   }
 

@@ -104,6 +104,7 @@ export class Harness implements JudgingContext {
       onResponse: (response) => this.checkAnswer(response),
       retry: { ...DEFAULT_RETRY_POLICY, attempts: config.callRetries + 1, budgetMs: config.callRetryBudgetMs },
       renewCredential: (authorization, refused) => this.renew(authorization, refused),
+      controlCredential: (product) => this.controlCredential(product),
       onRetried: (call) => this.retried.push(call),
       ...(refusals ? { refusals } : {}),
     });
@@ -207,6 +208,23 @@ export class Harness implements JudgingContext {
       }
     }
     return `Bearer ${await this.tokens.get(held.key)}`;
+  }
+
+  /**
+   * The run's own token of a product, for the client's control call (is the target answering others, or is it an
+   * outage?), once the run has an API user of the product; none is provisioned for it. Getting it is no finding of the
+   * scenario's: a token the target will not issue now leaves the control to the call's own credential.
+   */
+  private async controlCredential(product: Product): Promise<string | undefined> {
+    const account = this.accounts.get(product);
+    if (!account) return undefined;
+    const checkpoint = this.checkpoint();
+    try {
+      return await this.bearer(await account);
+    } catch {
+      this.rollback(checkpoint);
+      return undefined;
+    }
   }
 
   /**

@@ -339,6 +339,51 @@ test("the same 500 at every attempt is the case's answer while the target answer
   }
 });
 
+test("the control call uses the harness's good token: a steady 500 to an expired token is the case's answer", async () => {
+  const { agent, client, pool } = careful({ controlCredential: async (product) => (product === 'collection' ? FRESH : undefined) });
+  try {
+    pool
+      .intercept({ path: statusPath, method: 'GET' })
+      .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE })
+      .times(DEFAULT_RETRY_POLICY.attempts);
+    // The target answers the expired token with 500 wherever it is presented, and the good one with 200.
+    const balance = pathOf('getBalance', 'collection');
+    pool
+      .intercept({ path: balance, method: 'GET', headers: { authorization: FRESH } })
+      .reply(200, { availableBalance: '1', currency: 'EUR' }, { headers: JSON_TYPE });
+    pool
+      .intercept({ path: balance, method: 'GET', headers: { authorization: BEARER } })
+      .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE });
+    const r = await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(r.status, 500);
+    assert.equal(r.retried?.targetAnsweredOthers, true, 'the balance answered the good token');
+    assert.equal(gaveUpInWeather(r.retried), false, 'judged: the target answers others');
+  } finally {
+    await agent.close();
+  }
+});
+
+test('a control credential the harness cannot give leaves the call its own', async () => {
+  const { agent, client, pool } = careful({
+    controlCredential: async () => {
+      throw new Error('no token now');
+    },
+  });
+  try {
+    pool
+      .intercept({ path: statusPath, method: 'GET' })
+      .reply(500, { code: 'INTERNAL_PROCESSING_ERROR' }, { headers: JSON_TYPE })
+      .times(DEFAULT_RETRY_POLICY.attempts);
+    const balance = pathOf('getBalance', 'collection');
+    pool.intercept({ path: balance, method: 'GET', headers: { authorization: BEARER } }).reply(503, {}, { headers: JSON_TYPE });
+    const r = await client.getRequestToPayStatus(BEARER, REF);
+    assert.equal(r.retried?.targetAnsweredOthers, false, "the balance, asked with the call's own token, did not answer");
+    agent.assertNoPendingInterceptors();
+  } finally {
+    await agent.close();
+  }
+});
+
 test('a code quoted from a transient answer cannot add a line to a report', async () => {
   const { agent, client, pool, retried } = careful();
   try {

@@ -8,7 +8,8 @@ as an outside target for a conformance harness.  Standard library only.
         --keys collection=K1,disbursement=K2,remittance=K3 \
         --target-environment sandbox --currency EUR --token-lifetime 3600 \
         --delayed-approval-seconds 25 --pending-timeout-seconds 120 \
-        --consent-approval-seconds N --choices own|plain
+        --consent-approval-seconds N --choices own|plain [--deviation NAME[,NAME...]]...
+    python3 momo_server.py --list-deviations
 
 See README.md in this folder for every behaviour choice.
 """
@@ -121,6 +122,175 @@ MESSAGES = {
 }
 
 
+# ----------------------------------------------------------------------------------------------
+# Deliberate deviations (--deviation NAME): each makes the server depart from the API in one way.
+# (name, profiles in which it is a deviation, clause broken, what it does)
+
+BOTH = "spec,mtn-sandbox"
+MTN = "mtn-sandbox"
+DEVIATIONS = [
+    # --- collection: request to pay ---
+    ("rtp-reference-reusable-after-failure", BOTH,
+     "spec §2.5 and §7 rule 1: reusing an X-Reference-Id gives 409 RESOURCE_ALREADY_EXIST",
+     "A request-to-pay reference id whose payment ended FAILED is accepted again (202) and makes a new payment."),
+    ("reference-id-case-sensitive", BOTH,
+     "spec §2.5 and §7 rule 1 (409 on reuse) with RFC 9562 §4: UUID hex digits are case-insensitive on input",
+     "A transaction reference id already used is accepted again (202) when sent in upper case."),
+    ("email-party-refused", BOTH,
+     "spec §2.1: partyIdType EMAIL with a valid e-mail address is an allowed party",
+     "A payer or payee identified by EMAIL is refused with 400 although the address is valid."),
+    ("party-code-not-validated", BOTH,
+     "spec §2.1: PARTY_CODE partyId is a UUID, validated according to partyIdType (else 400)",
+     "A payer or payee of type PARTY_CODE whose partyId is not a UUID is accepted (202)."),
+    ("external-id-must-be-unique", BOTH,
+     "spec §2.2: externalId need not be unique",
+     "A request to pay reusing the externalId of an earlier one of the same API user is refused with 409 "
+     "RESOURCE_ALREADY_EXIST."),
+    ("json-charset-parameter-refused", BOTH,
+     "spec §4.1 Content-Type is the body's media type; RFC 8259 §11: a charset parameter has no effect on "
+     "compliant recipients",
+     "A JSON body sent as 'application/json; charset=utf-8' is refused with 400."),
+    ("payment-credited-twice-with-callback", BOTH,
+     "spec §1/§4.2 #2 and §2.9: a request to pay moves its amount once, the balance is the account's balance",
+     "A successful request to pay that carries an X-Callback-Url credits the collection balance twice."),
+    ("amount-in-exponent-form", MTN,
+     "notes [observed]: amount comes back as a decimal string without trailing zeros (\"50000\")",
+     "Whole amounts ending in zeros come back in exponent form (\"100\" -> \"1E+2\") in records and callbacks."),
+    ("failed-record-has-transaction-id", MTN,
+     "notes [observed]: PENDING and FAILED records have no financialTransactionId",
+     "A FAILED transaction's status record and callback carry a financialTransactionId."),
+    ("delayed-approval-expires", MTN,
+     "notes [observed]: 46733123454 is PENDING, then SUCCESSFUL after a delay",
+     "The delayed-approval test number ends FAILED with reason EXPIRED instead of SUCCESSFUL."),
+    # --- collection: delivery notification ---
+    ("notification-refusal-counts-as-attempt", BOTH,
+     "spec §4.2 #3 and §8: 429 occurs only after an earlier successful attempt",
+     "A delivery notification refused with 409 (payment not yet complete) still starts the 429 period, so the "
+     "first notification after success gets 429."),
+    ("notification-ignores-owner", BOTH,
+     "spec §4.2 #3: 404 when the caller does not own the financial transaction",
+     "Any API user can send a delivery notification for another API user's payment (200)."),
+    ("notification-length-not-checked", MTN,
+     "notes [observed]: notificationMessage over 160 characters gives 400",
+     "A notificationMessage longer than 160 characters is enqueued (200); the limit is kept on payerMessage "
+     "and payeeNote."),
+    ("notification-failed-payment-gone", BOTH,
+     "spec §4.2 #3: 409 when the transaction is not successfully completed (410 is for an expired opportunity)",
+     "A delivery notification for a FAILED payment answers 410 EXPIRED instead of 409 TRANSACTION_NOT_COMPLETED."),
+    ("language-639-3-refused", BOTH,
+     "spec §4.1: Language is an ISO 639-1 or ISO 639-3 code",
+     "A delivery notification with a three-letter ISO 639-3 Language (e.g. 'swe') is refused with 400."),
+    # --- balances ---
+    ("balance-currency-any-case", BOTH,
+     "spec §4.2 #4: currency is an ISO 4217 code (three upper-case letters), else 400 invalid data",
+     "GET /collection/v1_0/account/balance/eur answers 200 with the EUR balance instead of 400."),
+    ("remittance-balance-as-number", BOTH,
+     "spec §2.9 and §4.4 #13: availableBalance is a string",
+     "The remittance balance gives availableBalance as a JSON number (collection and disbursement keep strings)."),
+    # --- disbursement ---
+    ("failed-deposit-keeps-money", BOTH,
+     "spec §4.3 #10: a deposit moves money from the owner's account only when it is made",
+     "A deposit that ends FAILED (test payee) still debits the disbursement balance, and the money is not "
+     "given back."),
+    ("refund-debited-twice", BOTH,
+     "spec §4.3 #9: a refund moves its amount once from the owner's account",
+     "A successful refund debits the disbursement balance twice: at creation and again when it succeeds."),
+    ("refused-deposit-still-debits", BOTH,
+     "spec §7 rule 1 and §4.3 #10: a creation refused with 409 creates nothing and moves no money",
+     "A deposit refused with 409 for its reused reference id still debits the disbursement balance by its amount."),
+    ("disbursement-reference-any-uuid", BOTH,
+     "spec §2.5 and §4.3 #9-#10: X-Reference-Id is a UUID version 4, else 400",
+     "Deposits and refunds accept an X-Reference-Id of any UUID version (e.g. a version-1 UUID) with 202."),
+    ("disbursement-amount-as-number", BOTH,
+     "spec §2.3/§2.4: amount is declared as a string",
+     "Deposits and refunds accept amount as a JSON number (202) instead of refusing it with 400."),
+    ("deposit-test-numbers-ignored", MTN,
+     "notes [observed] test-number table: it applies to the payee of a deposit",
+     "A deposit to a failing test number (e.g. 46733123450) ends SUCCESSFUL."),
+    ("deposit-record-says-payer", MTN,
+     "notes [observed]: refund and deposit records use payee instead of payer",
+     "The deposit status record and its callback name the party 'payer' instead of 'payee'."),
+    ("disbursement-holder-id-not-validated", BOTH,
+     "spec §4.3 #12 (same as §4.2 #8): accountHolderId is validated by type, else 400",
+     "The disbursement account-holder check answers 200 active for an id that is not valid for its type "
+     "(e.g. msisdn 'abc'); the collection one still refuses it."),
+    ("holder-not-found-active", MTN,
+     "notes [documented]: active for 46733123450 gives 404 RESOURCE_NOT_FOUND (spec §4.2 #8: false if not found)",
+     "The account holder 46733123450, which does not exist, is reported active (200 true)."),
+    # --- consent ---
+    ("consent-valid-in-ignored", BOTH,
+     "spec §2.7: refresh_token_expired_in is based on the consent_valid_in parameter of bc-authorize",
+     "consent_valid_in is ignored: refresh_token_expired_in is always the default consent validity."),
+    ("consent-scope-from-latest-request", BOTH,
+     "spec §2.7: scope is the scopes that belong to the authentication request ID",
+     "The consent token carries the scope of the API user's latest bc-authorize, not of the auth_req_id "
+     "redeemed."),
+    ("consent-redeemed-by-other-user", BOTH,
+     "spec §4.3 #11 CIBA grant; OpenID CIBA Core 1.0 §11: invalid_grant if the auth_req_id was issued to "
+     "another client",
+     "Any API user can redeem another API user's auth_req_id for a consent token."),
+    ("refresh-token-not-uuid", BOTH,
+     "spec §2.7: refresh_token is the UUID of the refresh token",
+     "refresh_token is a 40-character hex string, not a UUID."),
+    ("refresh-extends-consent", BOTH,
+     "spec §2.7: refresh_token_expired_in is the seconds until the consent can no longer be refreshed",
+     "Each refresh restarts the consent's validity, so refresh_token_expired_in never counts down."),
+    ("ciba-grant-type-not-checked", BOTH,
+     "spec §4.3 #11: grant_type is the constant urn:openid:params:grant-type:ciba",
+     "Any grant_type other than refresh_token (e.g. client_credentials) is treated as the CIBA grant."),
+    ("consent-callback-missing", BOTH,
+     "spec §6: the service sends a callback to the X-Callback-Url given on bc-authorize",
+     "No callback is sent for bc-authorize (transaction callbacks are still sent)."),
+    ("basic-user-info-needs-consent", BOTH,
+     "spec §4.2 #5 and §5.5: basic user information requires no consent of the account holder",
+     "Basic user information refuses an ordinary access token with 401 and wants a consent token."),
+    ("consent-token-opens-payments", BOTH,
+     "spec §5.2-§5.4: the Bearer credential of business operations is the access token of the token operation; "
+     "the consent token is for user information with consent",
+     "A customer's consent token is accepted as the Bearer credential of requests to pay and other business "
+     "operations."),
+    # --- provisioning and tokens ---
+    ("apiuser-host-not-required", MTN,
+     "notes [observed]: POST /v1_0/apiuser without providerCallbackHost gives 400",
+     "An API user is created (201) from a body without providerCallbackHost."),
+    ("api-key-case-insensitive", BOTH,
+     "spec §5.2 and §7 rule 4: the Basic credential is the API user ID and its API key; a failed token request "
+     "gives 401",
+     "The token operations accept the API key with its letters in another case."),
+    ("apiuser-bad-id-404", MTN,
+     "notes [observed]: a non-UUID id in the path gives 400",
+     "POST /v1_0/apiuser/{id}/apikey and GET /v1_0/apiuser/{id} answer 404 RESOURCE_NOT_FOUND for an id that "
+     "is not a UUID."),
+    ("auth-scheme-case-sensitive", BOTH,
+     "spec §5.3 (Basic and Bearer standards); RFC 9110 §11.1: the auth-scheme is case-insensitive",
+     "An Authorization header whose scheme is not written exactly 'Basic' or 'Bearer' (e.g. 'bearer') is "
+     "refused with 401."),
+    ("token-dies-early", BOTH,
+     "spec §2.6: expires_in is the validity of the token in seconds",
+     "An access token stops being accepted after a sixtieth of its expires_in (seconds taken as minutes)."),
+    ("expired-token-500", BOTH,
+     "spec §7 (401 Unauthorized, body {error}); notes [documented]: an expired bearer token gives 401",
+     "An expired access token on a business operation answers 500 INTERNAL_PROCESSING_ERROR instead of 401."),
+    # --- callbacks ---
+    ("callback-while-pending", MTN,
+     "notes [documented]: the callback is sent when the transaction reaches a final state",
+     "The callback is sent at creation with the PENDING record, and none is sent when the transaction ends."),
+    ("callback-without-transaction-id", MTN,
+     "notes [documented]: the callback body is the same record as the status GET",
+     "Callbacks of SUCCESSFUL transactions leave out the financialTransactionId that the status GET shows."),
+    ("callback-host-suffix-match", MTN,
+     "notes [observed]: the callback URL's host must equal the API user's providerCallbackHost, else 500 "
+     "INVALID_CALLBACK_URL_HOST",
+     "A callback URL whose host merely ends with the registered host (evilexample.com for example.com) is "
+     "accepted."),
+    ("callback-query-dropped", BOTH,
+     "spec §6: the callback is sent to the address given in X-Callback-Url; notes [documented]: sent to "
+     "X-Callback-Url",
+     "The callback is sent to the X-Callback-Url without its query string."),
+]
+DEVIATION_NAMES = [d[0] for d in DEVIATIONS]
+
+
 def now_wall():
     return time.time()
 
@@ -175,7 +345,15 @@ def parse_config(argv):
     p.add_argument("--notification-cooldown-seconds", default=None,
                    help="429 period after a successful notification; inf = for ever (default: own 20, plain inf)")
     p.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    p.add_argument("--deviation", action="append", default=[], metavar="NAME",
+                   help="depart from the API in one named way (repeatable, or a comma list); see --list-deviations")
+    p.add_argument("--list-deviations", action="store_true",
+                   help="print every deviation (name, profiles, clause broken, what it does) and exit")
     a = p.parse_args(argv)
+    if a.list_deviations:
+        for name, profiles, clause, what in DEVIATIONS:
+            sys.stdout.write(f"{name}\t{profiles}\t{clause}\t{what}\n")
+        sys.exit(0)
 
     class Cfg:
         pass
@@ -238,6 +416,16 @@ def parse_config(argv):
             "--notification-cooldown-seconds",
             a.notification_cooldown_seconds if a.notification_cooldown_seconds is not None
             else ("20" if own else "inf"), allow_inf=True)
+        devs = set()
+        for item in a.deviation:
+            for name in item.split(","):
+                name = name.strip()
+                if not name:
+                    continue
+                if name not in DEVIATION_NAMES:
+                    raise BadOption(f"--deviation: unknown name {name!r} (see --list-deviations)")
+                devs.add(name)
+        c.deviations = frozenset(devs)
     except BadOption as e:
         p.error(str(e))
     c.verbose = a.verbose
@@ -308,6 +496,13 @@ class Behaviour:
         self.content_type = "application/json; charset=utf-8" if own else "application/json"
         self.basic_on_business = own
         self.jwt_kid = own
+
+        # --- deliberate deviations (--deviation) ---
+        self.deviations = cfg.deviations
+
+    def dev(self, name):
+        assert name in DEVIATION_NAMES, name
+        return name in self.deviations
 
     def message(self, code):
         plain, own = MESSAGES.get(code, (code.replace("_", " ").capitalize() + ".",) * 2)
@@ -544,6 +739,7 @@ class Store:
         self.txns = {}      # key: ref (global) or (kind, ref)
         self.consents = {}
         self.refresh = {}
+        self.latest_scope = {}  # API user id -> scope of its latest bc-authorize (a deviation uses it)
 
     def txn_key(self, kind, ref):
         return ref if self.beh.global_ref_namespace else (kind, ref)
@@ -567,16 +763,26 @@ class Store:
             tx.reason = tx.final_reason
             tx.completed_at = now_mono()
             user = self.users.get(tx.owner)
+            beh = self.beh
             if tx.status == "SUCCESSFUL":
                 if tx.kind != "deposit" or self.beh.ftid_on_deposit:
                     tx.ftid = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
                 if tx.kind == "requesttopay" and user:
                     user.balances["collection"] += tx.amount
-            elif tx.reserved and user:
+                    if tx.callback_url and beh.dev("payment-credited-twice-with-callback"):
+                        user.balances["collection"] += tx.amount
+                if tx.kind == "refund" and user and beh.dev("refund-debited-twice"):
+                    user.balances["disbursement"] -= tx.amount
+            elif tx.reserved and user and not (tx.kind == "deposit" and beh.dev("failed-deposit-keeps-money")):
                 user.balances["disbursement"] += tx.reserved
                 tx.reserved = Decimal(0)
+            if tx.status == "FAILED" and beh.dev("failed-record-has-transaction-id"):
+                tx.ftid = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
             if tx.callback_url:
-                cb = (tx.callback_url, self.beh.callback_method[tx.kind], self.record(tx))
+                rec = self.record(tx)
+                if beh.dev("callback-without-transaction-id"):
+                    rec.pop("financialTransactionId", None)
+                cb = (callback_target(beh, tx.callback_url), self.beh.callback_method[tx.kind], rec)
         if cb:
             send_callback(cb[0], cb[1], cb[2], self.beh.callback_attempts, self.cfg.verbose)
 
@@ -585,14 +791,19 @@ class Store:
         rec = {}
         if beh.extra_record_fields:
             rec["referenceId"] = tx.ref
-        if tx.final and tx.status == "SUCCESSFUL" and tx.ftid:
+        if tx.final and tx.ftid and (tx.status == "SUCCESSFUL" or beh.dev("failed-record-has-transaction-id")):
             rec["financialTransactionId"] = tx.ftid
         if tx.external_id is not None:
             rec["externalId"] = tx.external_id
         rec["amount"] = fmt_amount(tx.amount) if beh.normalise_amount else tx.amount_text
+        if beh.dev("amount-in-exponent-form"):
+            rec["amount"] = str(tx.amount.normalize())  # Decimal("100").normalize() -> "1E+2"
         rec["currency"] = tx.currency
         if tx.party is not None:
-            rec["payer" if tx.kind == "requesttopay" else "payee"] = dict(tx.party)
+            name = "payer" if tx.kind == "requesttopay" else "payee"
+            if tx.kind == "deposit" and beh.dev("deposit-record-says-payer"):
+                name = "payer"
+            rec[name] = dict(tx.party)
         if tx.payer_message is not None:
             rec["payerMessage"] = tx.payer_message
         if tx.payee_note is not None:
@@ -615,8 +826,20 @@ class Store:
         """Called with the lock held, after all checks.  Schedules the final transition."""
         self.txns[self.txn_key(tx.kind, tx.ref)] = tx
         self.settle(tx)
+        if not tx.final and tx.callback_url and self.beh.dev("callback-while-pending"):
+            send_callback(callback_target(self.beh, tx.callback_url), self.beh.callback_method[tx.kind],
+                          self.record(tx), self.beh.callback_attempts, self.cfg.verbose)
+            tx.callback_url = None  # no callback at the final state
         if not tx.final:
             self.scheduler.at(tx.due, lambda: self.settle(tx))
+
+
+def callback_target(beh, url):
+    """The address a callback is actually sent to."""
+    if beh.dev("callback-query-dropped"):
+        parts = urlsplit(url)
+        return parts._replace(query="", fragment="").geturl()
+    return url
 
 
 def fmt_amount(d):
@@ -865,6 +1088,10 @@ class Handler(BaseHTTPRequestHandler):
             user = self.store.users.get(uid.lower()) if UUID_V4.match(uid) else None
             if user is None or user.api_key is None:
                 return None
+            if self.beh.dev("api-key-case-insensitive"):
+                if user.api_key.lower() != key.lower():
+                    return None
+                return user
             if not hmac.compare_digest(user.api_key.encode(), key.encode()):
                 return None
             return user
@@ -874,6 +1101,8 @@ class Handler(BaseHTTPRequestHandler):
         if h is None or not h.strip():
             return None, None
         scheme, _, cred = h.strip().partition(" ")
+        if self.beh.dev("auth-scheme-case-sensitive") and scheme not in ("Basic", "Bearer"):
+            return "unrecognised", cred.strip()
         return scheme.lower(), cred.strip()
 
     def business_user(self, product, token_kind="access"):
@@ -884,8 +1113,12 @@ class Handler(BaseHTTPRequestHandler):
         if scheme == "bearer" and cred:
             claims, why = self.jwt.verify(cred)
             if claims is None:
+                if why == "expired" and self.beh.dev("expired-token-500"):
+                    raise self.api.error(500, "INTERNAL_PROCESSING_ERROR")
                 raise self.api.unauthorized(why, "The access token is invalid or has expired.")
-            if claims.get("typ") != token_kind:
+            consent_as_access = (token_kind == "access" and claims.get("typ") == "consent"
+                                 and self.beh.dev("consent-token-opens-payments"))
+            if claims.get("typ") != token_kind and not consent_as_access:
                 raise self.api.unauthorized("wrong_token" if token_kind == "consent" else "token",
                                             "This kind of token is not accepted here.")
             with self.store.lock:
@@ -913,13 +1146,20 @@ class Handler(BaseHTTPRequestHandler):
         if v.strip() != self.cfg.target_env:
             raise self.api.error(500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
 
-    def reference_header(self):
+    def reference_header(self, kind=None):
         ref = (self.headers.get("X-Reference-Id") or "").strip()
-        if not UUID_V4.match(ref):
+        pattern = UUID_V4
+        if kind in ("deposit", "refund") and self.beh.dev("disbursement-reference-any-uuid"):
+            pattern = UUID_ANY
+        if not pattern.match(ref):
             raise self.api.bad("X-Reference-Id must be a UUID version 4.")
+        if kind is not None and self.beh.dev("reference-id-case-sensitive"):
+            return ref
         return ref.lower()
 
     def json_body(self):
+        if self.beh.dev("json-charset-parameter-refused") and ";" in (self.headers.get("Content-Type") or ""):
+            raise self.api.bad("Content-Type must be application/json.")
         if not self.body.strip():
             raise self.api.bad("A JSON body is required.")
         try:
@@ -969,7 +1209,11 @@ class Handler(BaseHTTPRequestHandler):
             raise self.api.bad("X-Callback-Url is not a valid URL.")
         if parts.scheme.lower() not in ("http", "https") or not host or any(c.isspace() for c in url):
             raise self.api.bad("X-Callback-Url is not a valid http(s) URL.")
-        if host.lower().rstrip(".") != user.callback_host:
+        host = host.lower().rstrip(".")
+        if self.beh.dev("callback-host-suffix-match"):
+            if not (user.callback_host and host.endswith(user.callback_host)):
+                raise self.api.error(500, "INVALID_CALLBACK_URL_HOST")
+        elif host != user.callback_host:
             raise self.api.error(500, "INVALID_CALLBACK_URL_HOST")
         return url
 
@@ -982,7 +1226,10 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(v, str):
             raise self.api.bad(f"{name} must be a string.")
         lim = self.beh.text_limit
-        if lim is not None and len(v) > lim and name in ("payerMessage", "payeeNote", "notificationMessage"):
+        limited = ("payerMessage", "payeeNote", "notificationMessage")
+        if self.beh.dev("notification-length-not-checked"):
+            limited = ("payerMessage", "payeeNote")
+        if lim is not None and len(v) > lim and name in limited:
             raise self.api.bad(f"{name} is longer than {lim} characters.")
         if self.beh.reject_apostrophe_amp and name in ("payerMessage", "payeeNote", "externalId") \
                 and ("'" in v or "&" in v):
@@ -1013,6 +1260,10 @@ class Handler(BaseHTTPRequestHandler):
         t, pid = p.get("partyIdType"), p.get("partyId")
         if t not in ("MSISDN", "EMAIL", "PARTY_CODE"):
             raise self.api.bad(f"{name}.partyIdType must be MSISDN, EMAIL or PARTY_CODE.")
+        if t == "EMAIL" and self.beh.dev("email-party-refused"):
+            raise self.api.bad(f"{name}.partyIdType EMAIL is not supported.")
+        if t == "PARTY_CODE" and self.beh.dev("party-code-not-validated") and isinstance(pid, str) and pid:
+            return {"partyIdType": t, "partyId": pid}
         if not valid_party_id(self.beh, t, pid):
             raise self.api.bad(f"{name}.partyId is not a valid {t}.")
         return {"partyIdType": t, "partyId": pid}
@@ -1027,7 +1278,7 @@ def op_apiuser_create(h, product):
     body = h.json_body()
     pch = body.get("providerCallbackHost")
     host = callback_hostname(pch) if isinstance(pch, str) and len(pch) <= 255 else None
-    if host is None:
+    if host is None and not (pch is None and h.beh.dev("apiuser-host-not-required")):
         raise h.api.bad("providerCallbackHost must be a host name.")
     with h.store.lock:
         if ref in h.store.users:
@@ -1040,6 +1291,8 @@ def op_apiuser_create(h, product):
 
 def _apiuser_from_path(h, ref):
     if not UUID_V4.match(ref):
+        if h.beh.dev("apiuser-bad-id-404"):
+            raise h.api.error(404, "RESOURCE_NOT_FOUND")
         raise h.api.bad("The API user id must be a UUID version 4.")
     user = h.store.users.get(ref.lower())
     if user is None:
@@ -1083,7 +1336,8 @@ def _token(h, product):
     if h.beh.product_binding and user.product not in (None, product):
         raise h.api.error(500, "NOT_ALLOWED_TARGET_ENVIRONMENT")
     lifetime = h.cfg.token_lifetime
-    tok = h.jwt.issue({"iss": "momo-independent", "sub": user.id, "aud": product, "typ": "access"}, lifetime)
+    real_life = lifetime / 60 if h.beh.dev("token-dies-early") else lifetime
+    tok = h.jwt.issue({"iss": "momo-independent", "sub": user.id, "aud": product, "typ": "access"}, real_life)
     return h.api.json(200, {"access_token": tok, "token_type": h.beh.token_type, "expires_in": lifetime},
                       {"Cache-Control": "no-store", "Pragma": "no-cache"})
 
@@ -1100,6 +1354,10 @@ def _outcome(h, kind, party):
     beh, cfg = h.beh, h.cfg
     num = msisdn_digits(party["partyId"]) if party and party["partyIdType"] == "MSISDN" else None
     entry = TEST_NUMBERS.get(num)
+    if kind == "deposit" and beh.dev("deposit-test-numbers-ignored"):
+        entry = None
+    if entry is not None and entry[2] == "delayed" and beh.dev("delayed-approval-expires"):
+        entry = ("FAILED", "EXPIRED", "delayed")
     if entry is None:
         if kind != "requesttopay" and beh.created_phase:
             return "SUCCESSFUL", None, beh.created_phase, "CREATED"
@@ -1132,8 +1390,12 @@ def _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
 def _create_common(h, kind, product, party_name):
     user = h.business_user(product)
     h.check_env()
-    ref = h.reference_header()
+    ref = h.reference_header(kind)
     body = h.json_body()
+    a = body.get("amount")
+    if kind in ("deposit", "refund") and h.beh.dev("disbursement-amount-as-number") \
+            and isinstance(a, (int, float)) and not isinstance(a, bool):
+        body["amount"] = format(Decimal(str(a)), "f")
     amount_text, amount = h.amount_field(body)
     currency = h.currency_field(body)
     party = h.party_field(body, party_name) if party_name else None
@@ -1147,6 +1409,14 @@ def op_requesttopay(h, product):
     user, ref, body, amount_text, amount, currency, party = _create_common(h, "requesttopay", product, "payer")
     with h.store.lock:
         if h.store.txn_key("requesttopay", ref) in h.store.txns:
+            old = h.store.get_txn("requesttopay", ref)
+            if not (old is not None and old.final and old.status == "FAILED"
+                    and h.beh.dev("rtp-reference-reusable-after-failure")):
+                raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
+        ext = body.get("externalId")
+        if ext is not None and h.beh.dev("external-id-must-be-unique") and any(
+                t.kind == "requesttopay" and t.owner == user.id and t.external_id == ext
+                for t in h.store.txns.values()):
             raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
         cb = h.callback_url(user)
         if currency != h.cfg.currency:
@@ -1170,6 +1440,8 @@ def _disbursement_create(h, kind, product):
         ref_to_refund = r.lower()
     with h.store.lock:
         if h.store.txn_key(kind, ref) in h.store.txns:
+            if kind == "deposit" and h.beh.dev("refused-deposit-still-debits"):
+                user.balances["disbursement"] -= amount
             raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
         cb = h.callback_url(user)
         if currency != h.cfg.currency:
@@ -1190,7 +1462,8 @@ def _disbursement_create(h, kind, product):
         tx = _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
         tx.ref_to_refund = ref_to_refund
         st, reason, delay, pre = _outcome(h, kind, party)
-        if not (st == "FAILED" and delay == 0):
+        keeps = kind == "deposit" and h.beh.dev("failed-deposit-keeps-money")
+        if not (st == "FAILED" and delay == 0) or (keeps and user.balances["disbursement"] >= amount):
             bal = user.balances["disbursement"]
             if bal < amount:
                 if h.beh.funds_sync:
@@ -1252,15 +1525,21 @@ def op_delivery_notification(h, product, ref):
     lang = h.headers.get("Language")
     if lang is not None and lang.strip() and not LANGUAGE.match(lang.strip()):
         raise h.api.bad("Language must be an ISO 639-1 or ISO 639-3 code.")
+    if lang is not None and len(lang.strip()) == 3 and h.beh.dev("language-639-3-refused"):
+        raise h.api.bad("Language must be a two-letter ISO 639-1 code.")
     body = h.json_body()
     msg = h.text_field(body, "notificationMessage", required=True)
     if not msg.strip():
         raise h.api.bad("notificationMessage must not be empty.")
     with h.store.lock:
         tx = h.store.get_txn("requesttopay", ref.lower())
-        if tx is None or tx.owner != user.id:
+        if tx is None or (tx.owner != user.id and not h.beh.dev("notification-ignores-owner")):
             raise h.api.error(404, h.beh.notif_404_code)
+        if tx.final and tx.status == "FAILED" and h.beh.dev("notification-failed-payment-gone"):
+            raise h.api.error(410, "EXPIRED")
         if not (tx.final and tx.status == "SUCCESSFUL"):
+            if h.beh.dev("notification-refusal-counts-as-attempt"):
+                tx.notif_last = now_mono()
             raise h.api.error(409, "TRANSACTION_NOT_COMPLETED")
         t = now_mono()
         if t - tx.completed_at > h.cfg.notif_window:
@@ -1283,13 +1562,18 @@ def _balance(h, product, currency=None):
     user = h.business_user(product)
     h.check_env()
     if currency is not None:
+        if h.beh.dev("balance-currency-any-case"):
+            currency = currency.upper()
         if not CURRENCY.match(currency):
             raise h.api.bad("The currency must be an ISO 4217 code.")
         if currency != h.cfg.currency:
             raise h.api.error(500, "INVALID_CURRENCY")
     with h.store.lock:
         bal = user.balances[product]
-    return h.api.json(200, {"availableBalance": fmt_balance(h.beh, bal), "currency": h.cfg.currency})
+    shown = fmt_balance(h.beh, bal)
+    if product == "remittance" and h.beh.dev("remittance-balance-as-number"):
+        shown = int(bal) if bal == bal.to_integral_value() else float(bal)
+    return h.api.json(200, {"availableBalance": shown, "currency": h.cfg.currency})
 
 
 for _p in PRODUCTS:
@@ -1307,11 +1591,14 @@ def _active(h, product, idtype, holder):
     types = {"msisdn": "MSISDN", "email": "EMAIL", "party_code": "PARTY_CODE"}
     if idtype not in types:
         raise h.api.bad("accountHolderIdType must be msisdn, email or party_code (lower case).")
-    if not valid_party_id(h.beh, types[idtype], holder):
+    if not valid_party_id(h.beh, types[idtype], holder) and not (
+            product == "disbursement" and h.beh.dev("disbursement-holder-id-not-validated")):
         raise h.api.bad(f"accountHolderId is not a valid {idtype}.")
     result = True
     if idtype == "msisdn":
         entry = h.beh.holder_table.get(msisdn_digits(holder))
+        if msisdn_digits(holder) == "46733123450" and h.beh.dev("holder-not-found-active"):
+            entry = None
         if entry is not None:
             status, what = entry
             if status != 200:
@@ -1332,7 +1619,7 @@ SANDBOX_PERSON = {"given_name": "Sand", "family_name": "Box", "birthdate": "1976
 
 @route("GET", "/collection/v1_0/accountholder/msisdn/{msisdn}/basicuserinfo", "collection")
 def op_basicuserinfo(h, product, msisdn):
-    h.business_user(product)
+    h.business_user(product, token_kind="consent" if h.beh.dev("basic-user-info-needs-consent") else "access")
     h.check_env()
     if not valid_msisdn(h.beh, msisdn):
         raise h.api.bad("accountHolderMSISDN is not a valid MSISDN.")
@@ -1388,15 +1675,19 @@ def _bc_authorize(h, product):
         c.scope = scope
         c.access_type = access_type
         c.valid_in = valid_in or h.beh.refresh_default
+        if h.beh.dev("consent-valid-in-ignored"):
+            c.valid_in = h.beh.refresh_default
         c.created = now_mono()
         c.approve_at = c.created + h.cfg.consent_approval
         c.expires_in = int(max(h.beh.ciba_expires, math.ceil(h.cfg.consent_approval) + 60))
         c.expires_at = c.created + c.expires_in
         c.redeemed = False
         h.store.consents[c.id] = c
-    if cb:
+        h.store.latest_scope[user.id] = scope
+    if cb and not h.beh.dev("consent-callback-missing"):
         payload = {"auth_req_id": c.id}
-        h.store.scheduler.at(c.approve_at, lambda: send_callback(cb, "POST", payload, h.beh.callback_attempts,
+        target = callback_target(h.beh, cb)
+        h.store.scheduler.at(c.approve_at, lambda: send_callback(target, "POST", payload, h.beh.callback_attempts,
                                                                   h.cfg.verbose))
     return h.api.json(200, {"auth_req_id": c.id, "interval": h.beh.ciba_interval, "expires_in": c.expires_in})
 
@@ -1409,7 +1700,7 @@ def _consent_tokens(h, user, consent_id, msisdn, scope, refresh_lifetime, refres
     lifetime = h.cfg.consent_token_lifetime
     tok = h.jwt.issue({"iss": "momo-independent", "sub": user.id, "typ": "consent", "scope": scope,
                        "msisdn": msisdn, "consent": consent_id}, lifetime)
-    rt = str(uuid.uuid4())
+    rt = secrets.token_hex(20) if h.beh.dev("refresh-token-not-uuid") else str(uuid.uuid4())
     h.store.refresh[rt] = {"owner": user.id, "consent": consent_id, "msisdn": msisdn, "scope": scope,
                            "expires_at": refresh_expires_at, "lifetime": refresh_lifetime}
     remaining = max(0, int(math.ceil(refresh_expires_at - now_mono())))
@@ -1431,13 +1722,15 @@ def _oauth_token(h, product):
     grant = form.get("grant_type")
     if not grant:
         raise _ciba_error(h, "invalid_request", "grant_type is required.")
+    if grant not in (CIBA_GRANT, "refresh_token") and h.beh.dev("ciba-grant-type-not-checked"):
+        grant = CIBA_GRANT
     with h.store.lock:
         if grant == CIBA_GRANT:
             rid = form.get("auth_req_id")
             if not rid:
                 raise _ciba_error(h, "invalid_request", "auth_req_id is required.")
             c = h.store.consents.get(rid.lower()) if UUID_ANY.match(rid) else None
-            if c is None or c.owner != user.id:
+            if c is None or (c.owner != user.id and not h.beh.dev("consent-redeemed-by-other-user")):
                 raise _ciba_error(h, "invalid_grant", "auth_req_id is unknown.")
             t = now_mono()
             if c.redeemed and h.beh.ciba_one_time:
@@ -1449,7 +1742,10 @@ def _oauth_token(h, product):
             if not c.redeemed:
                 c.redeemed = True
                 c.refresh_expires_at = t + c.valid_in
-            out = _consent_tokens(h, user, c.id, c.msisdn, c.scope, c.valid_in, c.refresh_expires_at)
+            scope = c.scope
+            if h.beh.dev("consent-scope-from-latest-request"):
+                scope = h.store.latest_scope.get(user.id, c.scope)
+            out = _consent_tokens(h, user, c.id, c.msisdn, scope, c.valid_in, c.refresh_expires_at)
         elif grant == "refresh_token":
             rt = form.get("refresh_token")
             if not rt:
@@ -1457,7 +1753,10 @@ def _oauth_token(h, product):
             r = h.store.refresh.get(rt)
             if r is None or r["owner"] != user.id or now_mono() >= r["expires_at"]:
                 raise _ciba_error(h, "invalid_grant", "refresh_token is unknown or has expired.")
-            out = _consent_tokens(h, user, r["consent"], r["msisdn"], r["scope"], r["lifetime"], r["expires_at"])
+            expires_at = r["expires_at"]
+            if h.beh.dev("refresh-extends-consent"):
+                expires_at = r["expires_at"] = now_mono() + r["lifetime"]
+            out = _consent_tokens(h, user, r["consent"], r["msisdn"], r["scope"], r["lifetime"], expires_at)
             if h.beh.refresh_rotate:
                 del h.store.refresh[rt]
             else:
