@@ -26,9 +26,9 @@ export interface IndependentServerOptions {
   server?: IndependentServerName;
   /** The python server's choices at the open points. */
   choices?: 'own' | 'plain';
-  /** Spec-legal controls of the go and java servers (their --list-controls). */
+  /** Spec-legal controls (a server's --list-controls). */
   controls?: readonly string[];
-  /** Deviations of the python server (its --list-deviations). */
+  /** Deliberate deviations (a server's --list-deviations). */
   deviations?: readonly string[];
 }
 
@@ -62,11 +62,22 @@ export function commandOf(server: IndependentServerName): [string, string[]] {
   return ['java', ['-cp', join(JAVA, 'out'), 'momo.Server']];
 }
 
-/** The controls (go, java) or deviations (python) a server lists, parsed from its tab-separated listing. */
-export function switchesOf(server: IndependentServerName): ServerSwitch[] {
+/** Which kinds of switch each server's author wrote: spec-legal controls, deliberate deviations, or both. */
+const SWITCH_KINDS: Record<IndependentServerName, readonly SwitchKind[]> = {
+  python: ['deviation'],
+  go: ['control'],
+  java: ['control'],
+};
+export type SwitchKind = 'control' | 'deviation';
+
+/** Whether a server has switches of a kind (and a --list-controls or --list-deviations to list them). */
+export const hasSwitches = (server: IndependentServerName, kind: SwitchKind): boolean => SWITCH_KINDS[server].includes(kind);
+
+/** The controls or deviations a server lists, parsed from its tab-separated listing; none when it has no such kind. */
+export function switchesOf(server: IndependentServerName, kind: SwitchKind): ServerSwitch[] {
+  if (!hasSwitches(server, kind)) return [];
   const [command, prefix] = commandOf(server);
-  const flag = server === 'python' ? '--list-deviations' : '--list-controls';
-  const text = execFileSync(command, [...prefix, flag], { encoding: 'utf8' });
+  const text = execFileSync(command, [...prefix, kind === 'control' ? '--list-controls' : '--list-deviations'], { encoding: 'utf8' });
   return text
     .split('\n')
     .filter((line) => line.includes('\t'))

@@ -34,14 +34,15 @@ Runs the conformance suite against the embedded sandbox once per deliberate devi
 is detected (in the run that can catch it: the spec profile, the mtn-sandbox profile for a live observation,
 --strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
 passes; against each MoMo server the project did not write, plain and with each of its authors' spec-legal
-controls, and checks each passes; then against the faithful sandbox --faithful-runs times and checks every run
+controls, and checks each passes, and with each deviation written blind into it, and checks each is detected; then against the faithful sandbox --faithful-runs times and checks every run
 passes. Then under weather: each spec-legal chaos condition alone and all together, and the python server behind
 the independent weather proxy, each seed in both profiles, must exit 0 or 2 with no scenario failed; a deviation a
 feature under --chaos all must still exit 1.
 
   --only <names>        only these deviations (npm run sandbox -- --list-deviations lists them); none: no deviation
   --independent <names> only these independent servers (python, go, java), each plain and with each of its
-                        spec-legal controls in every profile it is legal in; none: no independent server
+                        spec-legal controls in every profile it is legal in, and with each deviation written
+                        blind into it, which must be detected; none: no independent server
   --variations <names>  only these conforming variations (npm run sandbox -- --list-variations); none: no variation
   --jobs <n>            suite runs at a time (default: two per CPU; each run mostly waits on the sandbox)
   --faithful-runs <n>   runs against the faithful sandbox (default 10; 0 skips them)
@@ -68,8 +69,8 @@ export interface RunResult {
   label: string;
   deviation: FaultName | undefined;
   variation?: VariationName;
-  /** A server the project did not write, with the control its author wrote, if any. */
-  independent?: { server: IndependentServerName; control?: string; clause?: string; effect?: string };
+  /** A server the project did not write, with the control or the deviation its author wrote, if any. */
+  independent?: { server: IndependentServerName; control?: string; deviation?: string; clause?: string; effect?: string };
   /** The run's profile and strictness. */
   profile: ProfileName;
   strict: boolean;
@@ -90,10 +91,13 @@ export interface MutationReport {
   deviations: (RunResult & { feature: string; summary: string; detected: boolean; caughtByItsFeature: boolean })[];
   variations: (RunResult & { summary: string; allowedBy: string; conforms: boolean })[];
   independent: (RunResult & { conforms: boolean })[];
+  /** Deviations written blind into the independent servers: each must be caught as the project's own are. */
+  blindDeviations: (RunResult & { detected: boolean })[];
   faithful: RunResult[];
   detected: number;
   variationsPassed: number;
   independentPassed: number;
+  blindDetected: number;
   faithfulPassed: number;
   durationMs: number;
 }
@@ -113,6 +117,7 @@ async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefi
   const server = await startIndependentServer(spec.profile, {
     server: spec.independent.server,
     ...(spec.independent.control ? { controls: [spec.independent.control] } : {}),
+    ...(spec.independent.deviation ? { deviations: [spec.independent.deviation] } : {}),
   });
   try {
     return await runSuiteAgainst(spec, reportsDir, tags, independentTargetEnv(server, spec.profile));
@@ -169,7 +174,7 @@ async function runSuiteAgainst(
     summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received]))),
   ).size;
   if (exitCode !== 0 && exitCode !== 1) result.problem = lastLines;
-  else if ((spec.variation || spec.independent) && exitCode !== 0) result.problem = lastLines;
+  else if ((spec.variation || (spec.independent && !spec.independent.deviation)) && exitCode !== 0) result.problem = lastLines;
   return result;
 }
 
@@ -237,7 +242,11 @@ function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
       (spec) => () =>
         runSuite(
           spec,
-          join(dir, 'independent', `${spec.independent!.server}-${spec.independent!.control ?? 'plain'}-${spec.profile}`),
+          join(
+            dir,
+            'independent',
+            `${spec.independent!.server}-${spec.independent!.control ?? spec.independent!.deviation ?? 'plain'}-${spec.profile}`,
+          ),
           undefined,
         ),
     ),
@@ -250,15 +259,16 @@ function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
 
 /** A line per run as it ends: a deviation detected or not, a conforming run passed or failed, and what failed. */
 function tellRun(r: RunResult, done: number, total: number, log: (line: string) => void): void {
-  const verdict = r.deviation
-    ? r.exitCode === 1 && r.failed.length > 0
-      ? `detected (${r.failed.length} failed)`
-      : `NOT DETECTED (exit ${r.exitCode})`
-    : r.exitCode === 0
-      ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})`
-      : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`;
+  const verdict =
+    r.deviation || r.independent?.deviation
+      ? r.exitCode === 1 && r.failed.length > 0
+        ? `detected (${r.failed.length} failed)`
+        : `NOT DETECTED (exit ${r.exitCode})`
+      : r.exitCode === 0
+        ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})`
+        : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`;
   log(`[${done}/${total}] ${r.label}: ${verdict} in ${(r.durationMs / 1000).toFixed(1)} s`);
-  for (const f of r.deviation ? [] : r.failed) log(`    failed: ${f.uri} › ${f.scenario}`);
+  for (const f of r.deviation || r.independent?.deviation ? [] : r.failed) log(`    failed: ${f.uri} › ${f.scenario}`);
   if (r.problem)
     log(
       r.problem
@@ -282,7 +292,12 @@ function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: num
       const { summary, allowedBy } = VARIATIONS[r.variation!];
       return { ...r, summary, allowedBy, conforms: r.exitCode === 0 && r.failed.length === 0 };
     });
-  const independent = results.filter((r) => r.independent).map((r) => ({ ...r, conforms: r.exitCode === 0 && r.failed.length === 0 }));
+  const independent = results
+    .filter((r) => r.independent && !r.independent.deviation)
+    .map((r) => ({ ...r, conforms: r.exitCode === 0 && r.failed.length === 0 }));
+  const blindDeviations = results
+    .filter((r) => r.independent?.deviation)
+    .map((r) => ({ ...r, detected: r.exitCode === 1 && r.failed.length > 0 }));
   const faithful = results.filter((r) => !r.deviation && !r.variation && !r.independent);
   return {
     when: new Date().toISOString(),
@@ -290,8 +305,10 @@ function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: num
     deviations,
     variations,
     independent,
+    blindDeviations,
     faithful,
     detected: deviations.filter((d) => d.detected).length,
+    blindDetected: blindDeviations.filter((d) => d.detected).length,
     variationsPassed: variations.filter((v) => v.conforms).length,
     independentPassed: independent.filter((r) => r.conforms).length,
     faithfulPassed: faithful.filter((r) => r.exitCode === 0).length,
@@ -299,7 +316,10 @@ function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: num
   };
 }
 
-/** An independent server's runs: plain in both profiles, and with each control in each profile it is legal in. */
+/**
+ * An independent server's runs: plain in both profiles, with each control in each profile it is legal in, and with
+ * each deviation in the one profile that weighs what it breaks as a failure (spec when it breaks the spec).
+ */
 function independentRunsOf(server: IndependentServerName): RunSpec[] {
   const plain = (['spec', 'mtn-sandbox'] as const).map((profile) => ({
     label: `${server} (${profile})`,
@@ -307,9 +327,16 @@ function independentRunsOf(server: IndependentServerName): RunSpec[] {
     profile,
     strict: false,
   }));
-  const controls = server === 'python' ? [] : switchesOf(server);
+  const controls = switchesOf(server, 'control');
+  const deviations = switchesOf(server, 'deviation').map((d) => ({
+    label: `${server} --deviation ${d.name}`,
+    independent: { server, deviation: d.name, clause: d.clause, effect: d.effect },
+    profile: d.profiles.includes('spec') ? ('spec' as const) : ('mtn-sandbox' as const),
+    strict: false,
+  }));
   return [
     ...plain,
+    ...deviations,
     ...controls.flatMap((c) =>
       c.profiles.map((profile) => ({
         label: `${server} --control ${c.name} (${profile})`,
@@ -331,6 +358,7 @@ export function mutationTable(report: MutationReport): string {
       `**${report.detected} of ${report.deviations.length} deviations detected**, ` +
       `**${report.variationsPassed} of ${report.variations.length} runs of conforming variations passed**, ` +
       `**${report.independentPassed} of ${report.independent.length} runs of independent servers passed**, ` +
+      `**${report.blindDetected} of ${report.blindDeviations.length} deviations written blind into them detected**, ` +
       `**${report.faithfulPassed} of ${report.faithful.length} faithful runs passed**.`,
     '',
     '| deviation | feature | run | detected | scenarios that failed |',
@@ -360,6 +388,13 @@ export function mutationTable(report: MutationReport): string {
     for (const r of report.independent)
       lines.push(
         `| ${r.independent!.server} | ${r.independent!.control ? `\`${r.independent!.control}\`: ${cell(r.independent!.effect ?? '')}` : 'none: its own choices'} | ${cell(r.independent!.clause ?? 'its README')} | ${r.profile} | ${r.conforms ? 'yes' : `**no** (exit ${r.exitCode})`} | ${r.warnings} | ${cell(scenarioList(r.failed))} |`,
+      );
+  }
+  if (report.blindDeviations.length > 0) {
+    lines.push('', '| deviation written blind | breaks | profile | detected | scenarios that failed |', '|---|---|---|---|---|');
+    for (const r of report.blindDeviations)
+      lines.push(
+        `| ${r.independent!.server} \`${r.independent!.deviation}\`: ${cell(r.independent!.effect ?? '')} | ${cell(r.independent!.clause ?? '')} | ${r.profile} | ${r.detected ? 'yes' : `**no** (exit ${r.exitCode})`} | ${cell(scenarioList(r.failed))} |`,
       );
   }
   if (report.faithful.length > 0) {
@@ -484,13 +519,14 @@ function chosenRuns(values: MutationArguments) {
 
 /** 0 when every deviation was caught and every conforming run passed, 2 when no run could run, else 1. */
 function exitCodeOf(report: MutationReport, weather: WeatherRun[]): number {
-  const runs = [...report.deviations, ...report.variations, ...report.independent, ...report.faithful];
+  const runs = [...report.deviations, ...report.variations, ...report.independent, ...report.blindDeviations, ...report.faithful];
   const couldNotRun = runs.filter((r) => r.exitCode === 2 || r.exitCode === null);
   if (couldNotRun.length > 0 && couldNotRun.length === runs.length) return 2;
   const all =
     report.detected === report.deviations.length &&
     report.variationsPassed === report.variations.length &&
     report.independentPassed === report.independent.length &&
+    report.blindDetected === report.blindDeviations.length &&
     report.faithfulPassed === report.faithful.length &&
     weather.every((r) => r.ok);
   return all ? 0 : 1;
