@@ -15,42 +15,6 @@ Feature: Errors and refusals
     And the first payment is unchanged
 
   @collection @negative
-  @req:COL-RTP-INVALID-400
-  Scenario Outline: A request to pay with <problem> is refused as invalid
-    Given a partner subscribed to collection
-    When the partner requests a payment with <problem>
-    Then it is refused as invalid
-    And no payment was created
-
-    @req:COL-RTP-AMOUNT-STRING @req:PARTY-ID-TYPE-ENUM @req:PARTY-ID-FORMAT
-    Examples:
-      | problem                                               |
-      | an amount given as a number, not a string             |
-      | a payer number that is not a phone number             |
-      | a payer e-mail address that is not an e-mail address  |
-      | a kind of payer id the service does not know          |
-      | a payer message longer than 160 characters            |
-
-    @strict @req:AMOUNT-POSITIVE-DECIMAL
-    Examples: refused under the strict reading amountValue
-      | problem                                               |
-      | an amount of zero                                     |
-      | a negative amount                                     |
-      | an amount that is not a number                        |
-
-    @strict @req:BODY-REQUIRED-FIELDS
-    Examples: refused under the strict reading requiredFields
-      | problem                                               |
-      | no payer                                              |
-
-  @collection @negative
-  @req:TXN-REFERENCE-UUID4
-  Scenario: A reference id must be a UUID version 4
-    Given a partner subscribed to collection
-    When the partner requests a payment with a reference id that is not a UUID
-    Then it is refused as invalid
-
-  @collection @negative
   @req:COL-RTP-INVALID-CURRENCY @req:ERR-SET-A
   Scenario: A currency the service does not take is refused
     Given a partner subscribed to collection
@@ -73,41 +37,6 @@ Feature: Errors and refusals
     And the partner has refunded a payment of 10 by a customer who approves
     When the partner refunds that payment again, with the same reference
     Then it is refused as a duplicate
-
-  @disbursement @negative
-  @req:DIS-DEPOSIT-INVALID-400 @req:PARTY-ID-FORMAT
-  Scenario Outline: A deposit with <problem> is refused as invalid
-    Given a partner subscribed to disbursement
-    When the partner asks for a deposit with <problem>
-    Then it is refused as invalid
-    And no deposit was created
-
-    Examples:
-      | problem                                   |
-      | a payee number that is not a phone number |
-
-    @strict @req:AMOUNT-POSITIVE-DECIMAL
-    Examples: refused under the strict reading amountValue
-      | problem                                   |
-      | an amount of zero                         |
-
-  @disbursement @negative
-  @req:DIS-REFUND-INVALID-400
-  Scenario Outline: A refund with <problem> is refused as invalid
-    Given a partner subscribed to disbursement
-    And a customer who approves has paid the partner 10 through collection
-    When the partner refunds that payment, with <problem>
-    Then it is refused as invalid
-    And no refund was created
-
-    Examples:
-      | problem                                  |
-      | a reference to refund that is not a UUID |
-
-    @strict @req:AMOUNT-POSITIVE-DECIMAL
-    Examples: refused under the strict reading amountValue
-      | problem                                  |
-      | an amount of zero                        |
 
   @disbursement @negative
   @req:DIS-DEPOSIT-INVALID-CURRENCY @req:ERR-SET-B

@@ -3,7 +3,6 @@ import type { Party } from './support/parties.ts';
 import {
   checkHolderInForbiddenEnvironment,
   depositInForeignCurrency,
-  depositInvalid,
   depositWithoutToken,
   expectCurrencyRefused,
   expectFirstPaymentUnchanged,
@@ -16,30 +15,16 @@ import {
   readStatusInForbiddenEnvironment,
   readStatusOfReference,
   refundInForeignCurrency,
-  refundInvalid,
   refundWithoutToken,
   requestInForeignCurrency,
-  requestInvalidPayment,
   requestReusingReference,
 } from './support/refusals.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Calls the service must refuse (§7): bad data, unknown currencies, missing keys and tokens, forbidden environments.
 
-When('the partner requests a payment with {invalid payment}', async function (this: MomoWorld, problem: string) {
-  await requestInvalidPayment(this, problem);
-});
-
 When('the partner requests {amount} in a currency the service does not take', async function (this: MomoWorld, amount: string) {
   await requestInForeignCurrency(this, amount);
-});
-
-When('the partner asks for a deposit with {invalid deposit}', async function (this: MomoWorld, problem: string) {
-  await depositInvalid(this, problem);
-});
-
-When('the partner refunds that payment, with {invalid refund}', async function (this: MomoWorld, problem: string) {
-  await refundInvalid(this, problem);
 });
 
 When(

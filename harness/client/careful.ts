@@ -29,11 +29,15 @@ export type Repeatability =
   /** Anything else (a delivery notification, an API key, a consent): again only when the answer said nothing was done. */
   | 'once';
 
-/** What is safe to repeat of an operation, from the catalogue: reads, creations keyed by X-Reference-Id, tokens; the rest once. */
-export function repeatabilityOf(id: OperationId): Repeatability {
+/**
+ * What is safe to repeat of an operation, from the catalogue: reads, creations keyed by X-Reference-Id, tokens; the
+ * rest once. A creation sent without its reference id (a scenario about the missing header) has no key: once.
+ */
+export function repeatabilityOf(id: OperationId, referenceSent = true): Repeatability {
   const op = OPERATIONS[id];
   if (op.method === 'GET') return 'read';
-  if (op.headers.required.includes('x-reference-id') || id === 'createAccessToken') return 'keyed';
+  if (op.headers.required.includes('x-reference-id')) return referenceSent ? 'keyed' : 'once';
+  if (id === 'createAccessToken') return 'keyed';
   return 'once';
 }
 
@@ -149,8 +153,9 @@ export class CallAttempts {
   constructor(
     private readonly operation: { id: OperationId; product: string; label: string },
     private readonly policy: RetryPolicy,
+    referenceSent = true,
   ) {
-    this.repeatable = repeatabilityOf(operation.id);
+    this.repeatable = repeatabilityOf(operation.id, referenceSent);
   }
 
   get count(): number {

@@ -390,7 +390,7 @@ export class MomoClient {
    * onRetried, an observation of the target's availability, never a failure.
    */
   private async call(operation: OperationRef, method: 'GET' | 'POST', url: string, first: CallOptions): Promise<ApiResponse> {
-    const attempts = new CallAttempts(operation, this.options.retry ?? DEFAULT_RETRY_POLICY);
+    const attempts = new CallAttempts(operation, this.options.retry ?? DEFAULT_RETRY_POLICY, first.referenceId !== undefined);
     let o = first;
     for (;;) {
       let response: ApiResponse;

@@ -65,7 +65,7 @@ export function commandOf(server: IndependentServerName): [string, string[]] {
 /** Which kinds of switch each server's author wrote: spec-legal controls, deliberate deviations, or both. */
 const SWITCH_KINDS: Record<IndependentServerName, readonly SwitchKind[]> = {
   python: ['deviation'],
-  go: ['control'],
+  go: ['control', 'deviation'],
   java: ['control'],
 };
 export type SwitchKind = 'control' | 'deviation';

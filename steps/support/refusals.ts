@@ -2,14 +2,13 @@ import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { errorCodePresentFindings, statusFindings } from '../../harness/checks/answers.ts';
 import { gatewayShapeFindings } from '../../harness/checks/credentials.ts';
 import { unchangedFindings } from '../../harness/checks/transactions.ts';
-import type { Source } from '../../core/sources.ts';
 import { defineParameterType } from '@cucumber/cucumber';
 import { randomUUID } from 'node:crypto';
 import { wasCreated, type CallOptions } from '../../harness/client/momo-client.ts';
 import { PRODUCTS } from '../../core/products.ts';
 import { readAccount, readBalance } from './accounts.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { deposit, refundPayment, requestPayment, type CreateOptions } from './transactions.ts';
+import { deposit, refundPayment, requestPayment } from './transactions.ts';
 import { notifyDelivery } from './delivery-notifications.ts';
 import { expectOutcome, readStatus } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
@@ -19,95 +18,7 @@ import type { MomoWorld } from './world.ts';
  * the features maps to one concrete mistake here.
  */
 
-/** A mistake in a creation, and the rule it breaks: what "it is refused as invalid" then cites (world.rule). */
-interface Mistake extends CreateOptions {
-  rule: Source;
-}
-
 const TEXT_BOUND = REFUSALS['text-bound'];
-const AMOUNT_VALUE = REFUSALS['amount-value'];
-const REQUIRED_FIELDS = REFUSALS['required-fields'];
-
-const INVALID_PAYMENTS: Record<string, Mistake> = {
-  'an amount of zero': { body: { amount: '0' }, rule: AMOUNT_VALUE },
-  'a negative amount': { body: { amount: '-5' }, rule: AMOUNT_VALUE },
-  'an amount that is not a number': { body: { amount: 'ten' }, rule: AMOUNT_VALUE },
-  'an amount given as a number, not a string': { body: { amount: 10 }, rule: REFUSALS['amount-is-string'] },
-  'a reference id that is not a UUID': { referenceId: 'order-42', rule: REFUSALS['reference-id-uuid'] },
-  'a payer number that is not a phone number': {
-    body: { payer: { partyIdType: 'MSISDN', partyId: 'call me' } },
-    rule: REFUSALS['msisdn-format'],
-  },
-  'a payer e-mail address that is not an e-mail address': {
-    body: { payer: { partyIdType: 'EMAIL', partyId: 'not-an-address' } },
-    rule: REFUSALS['email-format'],
-  },
-  'a kind of payer id the service does not know': {
-    body: { payer: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } },
-    rule: REFUSALS['party-id-type'],
-  },
-  'a payer message longer than 160 characters': { body: { payerMessage: 'x'.repeat(161) }, rule: TEXT_BOUND },
-  'no payer': { body: { payer: undefined }, rule: REQUIRED_FIELDS },
-};
-
-defineParameterType({
-  name: 'invalid payment',
-  regexp: new RegExp(
-    Object.keys(INVALID_PAYMENTS)
-      .sort((a, b) => b.length - a.length)
-      .join('|'),
-  ),
-  transformer: (phrase: string) => phrase,
-});
-
-export async function requestInvalidPayment(world: MomoWorld, problem: string): Promise<void> {
-  world.rule = INVALID_PAYMENTS[problem]!.rule;
-  await requestPayment(world, ORDINARY_CUSTOMER, '5', INVALID_PAYMENTS[problem]);
-}
-
-const INVALID_DEPOSITS: Record<string, Mistake> = {
-  'an amount of zero': { body: { amount: '0' }, rule: AMOUNT_VALUE },
-  'a payee number that is not a phone number': {
-    body: { payee: { partyIdType: 'MSISDN', partyId: 'call me' } },
-    rule: REFUSALS['payee-msisdn-format'],
-  },
-};
-
-defineParameterType({
-  name: 'invalid deposit',
-  regexp: new RegExp(
-    Object.keys(INVALID_DEPOSITS)
-      .sort((a, b) => b.length - a.length)
-      .join('|'),
-  ),
-  transformer: (phrase: string) => phrase,
-});
-
-export async function depositInvalid(world: MomoWorld, problem: string): Promise<void> {
-  world.rule = INVALID_DEPOSITS[problem]!.rule;
-  await deposit(world, ORDINARY_CUSTOMER, '5', INVALID_DEPOSITS[problem]);
-}
-
-const INVALID_REFUNDS: Record<string, Mistake> = {
-  'an amount of zero': { body: { amount: '0' }, rule: AMOUNT_VALUE },
-  'a reference to refund that is not a UUID': { body: { referenceIdToRefund: 'order-42' }, rule: REFUSALS['refund-reference-uuid'] },
-};
-
-defineParameterType({
-  name: 'invalid refund',
-  regexp: new RegExp(
-    Object.keys(INVALID_REFUNDS)
-      .sort((a, b) => b.length - a.length)
-      .join('|'),
-  ),
-  transformer: (phrase: string) => phrase,
-});
-
-/** A refund of the scenario's request to pay, with one thing wrong. */
-export async function refundInvalid(world: MomoWorld, problem: string): Promise<void> {
-  world.rule = INVALID_REFUNDS[problem]!.rule;
-  await refundPayment(world, undefined, INVALID_REFUNDS[problem]);
-}
 
 /** A currency the target refuses (MOMO_REFUSED_CURRENCY; by default one that is not MOMO_CURRENCY). */
 const foreignCurrency = (world: MomoWorld) => world.config.refusedCurrency;

@@ -11,6 +11,7 @@ import {
   type StatusRecord,
 } from '../../harness/checks/transactions.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
+import { validatorFor } from '../../core/validation/schemas.ts';
 import { normaliseAmount } from '../../core/money.ts';
 import type { Source } from '../../core/sources.ts';
 import type { Account } from './harness.ts';
@@ -67,8 +68,10 @@ export async function expectNotCreated(world: MomoWorld): Promise<void> {
   }
   const response = await readStatus(world);
   world.check('refusal-changes-nothing', response, what, leftBehindFindings(response.status));
-  // How an unknown reference id reads is the live sandbox's (§4.6 does not show it): 404 RESOURCE_NOT_FOUND.
-  world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what }, response);
+  // How an unknown reference id reads is the live sandbox's (§4.6 does not show it): 404 RESOURCE_NOT_FOUND, and 400
+  // for one that is not a UUID (a creation refused for its reference id).
+  if (validatorFor('uuid-v4')(world.lastPayment.referenceId)) world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what }, response);
+  else world.expect({ status: 400, source: REFUSALS['malformed-reference-read'], what }, response);
 }
 
 /** The status record, judged against its schema: one read. */

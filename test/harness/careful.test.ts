@@ -65,6 +65,7 @@ test('what is safe to repeat comes from the catalogue: reads, creations under a 
   assert.equal(repeatabilityOf('getRequestToPayStatus'), 'read');
   assert.equal(repeatabilityOf('getBalance'), 'read');
   assert.equal(repeatabilityOf('requestToPay'), 'keyed');
+  assert.equal(repeatabilityOf('requestToPay', false), 'once', 'a creation sent without its reference id has no key to repeat it under');
   assert.equal(repeatabilityOf('transfer'), 'keyed');
   assert.equal(repeatabilityOf('createAccessToken'), 'keyed');
   assert.equal(repeatabilityOf('deliveryNotification'), 'once');

@@ -24,6 +24,7 @@ type options struct {
 	cfg          server.Config
 	port         int
 	listControls bool
+	listDevs     bool
 	help         bool
 }
 
@@ -31,12 +32,13 @@ const usage = `usage: momo-server [--port N] [--profile spec|mtn-sandbox]
        [--keys collection=K1,disbursement=K2,remittance=K3] [--target-environment NAME]
        [--currency CODE] [--token-lifetime S] [--delayed-approval-seconds S]
        [--pending-timeout-seconds S] [--control NAME ...] [--list-controls]
+       [--deviation NAME ...] [--list-deviations]
 `
 
 var valued = map[string]bool{
 	"port": true, "profile": true, "keys": true, "target-environment": true, "currency": true,
 	"token-lifetime": true, "delayed-approval-seconds": true, "pending-timeout-seconds": true,
-	"control": true,
+	"control": true, "deviation": true,
 }
 
 var reEnvName = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,64}$`)
@@ -71,6 +73,12 @@ func parseArgs(args []string) (options, error) {
 				return o, fmt.Errorf("--list-controls takes no value")
 			}
 			o.listControls = true
+			continue
+		case "list-deviations":
+			if hasVal {
+				return o, fmt.Errorf("--list-deviations takes no value")
+			}
+			o.listDevs = true
 			continue
 		case "help", "h":
 			o.help = true
@@ -155,6 +163,17 @@ func parseArgs(args []string) (options, error) {
 				}
 				o.cfg.Controls[c] = true
 			}
+		case "deviation":
+			for _, d := range strings.Split(val, ",") {
+				d = strings.TrimSpace(d)
+				if d == "" {
+					return o, fmt.Errorf("--deviation needs a deviation name; --list-deviations shows them")
+				}
+				if _, ok := server.LookupDeviation(d); !ok {
+					return o, fmt.Errorf("--deviation %q is unknown; --list-deviations shows the names", d)
+				}
+				o.cfg.Deviations[d] = true
+			}
 		}
 	}
 	if err := o.cfg.Validate(); err != nil {
@@ -175,6 +194,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.listControls {
 		server.PrintControls(stdout)
+		return 0
+	}
+	if o.listDevs {
+		server.PrintDeviations(stdout)
 		return 0
 	}
 	srv, err := server.New(o.cfg)

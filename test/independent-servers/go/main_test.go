@@ -44,6 +44,43 @@ func TestCommandLine(t *testing.T) {
 		}
 	})
 
+	t.Run("list-deviations", func(t *testing.T) {
+		out, err := exec.Command(bin, "--list-deviations").Output()
+		if err != nil {
+			t.Fatalf("--list-deviations: %v", err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		if len(lines) < 24 {
+			t.Fatalf("%d deviations", len(lines))
+		}
+		re := regexp.MustCompile(`^[a-z0-9-]+\tprofiles=(spec,mtn-sandbox|mtn-sandbox|spec)\tclause: [^\t]+\teffect: [^\t]+$`)
+		for _, l := range lines {
+			if !re.MatchString(l) {
+				t.Fatalf("deviation line %q", l)
+			}
+		}
+	})
+
+	t.Run("deviations-accepted", func(t *testing.T) {
+		// a repeatable, comma-listed option; a deviation of the other profile only is accepted too
+		for _, args := range [][]string{
+			{"--profile", "spec", "--deviation", "token-body-accepted", "--deviation=refund-reference-reused,refund-not-debited"},
+			{"--profile", "mtn-sandbox", "--deviation", "remittance-balance-currency-lower-case"},
+		} {
+			cmd := exec.Command(bin, append(args, "--port", "0")...)
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, _ := bufio.NewReader(stdout).ReadString('\n')
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			err := cmd.Wait()
+			if !strings.HasPrefix(line, "listening on http://127.0.0.1:") || err != nil {
+				t.Fatalf("%v: line %q, exit %v", args, line, err)
+			}
+		}
+	})
+
 	t.Run("bad-options", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"--port", "70000"}, {"--port", "x"}, {"--profile", "live"}, {"--keys", "collection"},
@@ -51,6 +88,8 @@ func TestCommandLine(t *testing.T) {
 			{"--delayed-approval-seconds", "-1"}, {"--pending-timeout-seconds", "0"},
 			{"--control", "nope"}, {"--profile", "mtn-sandbox", "--control", "success-state-completed"},
 			{"--bogus"}, {"stray"}, {"--port"}, {"--target-environment", ""},
+			{"--deviation", "nope"}, {"--deviation", ""}, {"--deviation", "refund-not-debited,nope"}, {"--deviation"},
+			{"--list-deviations=x"},
 		} {
 			cmd := exec.Command(bin, args...)
 			var stderr bytes.Buffer

@@ -29,6 +29,7 @@ type Config struct {
 	DelayedApproval   time.Duration
 	PendingTimeout    time.Duration
 	Controls          map[string]bool
+	Deviations        map[string]bool // deliberate departures from the API (none by default)
 }
 
 // DefaultConfig gives the defaults of the command-line contract.
@@ -46,6 +47,7 @@ func DefaultConfig() Config {
 		DelayedApproval:   25 * time.Second,
 		PendingTimeout:    120 * time.Second,
 		Controls:          map[string]bool{},
+		Deviations:        map[string]bool{},
 	}
 }
 
@@ -73,6 +75,18 @@ func (c Config) Validate() error {
 		}
 		if !ctl.LegalIn(c.Profile) {
 			return fmt.Errorf("--control %s is not legal in profile %s (legal in: %s)", n, c.Profile, strings.Join(ctl.Profiles, ", "))
+		}
+	}
+	devs := make([]string, 0, len(c.Deviations))
+	for n, on := range c.Deviations {
+		if on {
+			devs = append(devs, n)
+		}
+	}
+	sort.Strings(devs)
+	for _, n := range devs {
+		if _, ok := LookupDeviation(n); !ok {
+			return fmt.Errorf("--deviation %q is unknown; --list-deviations shows the names", n)
 		}
 	}
 	return nil

@@ -84,31 +84,51 @@ func (s *Server) hCreateUser(c *call) {
 	if !ok {
 		return
 	}
+	product := s.productOfKey(key)
+	newUser := func(host string) *apiUser {
+		start := big.NewInt(0)
+		if product == "disbursement" {
+			start = units(1_000_000)
+		}
+		return &apiUser{id: id, host: host, product: product, balance: start, created: c.now}
+	}
+	// deviation refused-api-user-still-created: a 400 still stores the user
+	refused := func(host string) {
+		if !s.dev(DevRefusedUserCreated) {
+			return
+		}
+		s.lock()
+		if _, dup := s.users[id]; !dup {
+			s.users[id] = newUser(host)
+		}
+		s.unlock()
+	}
 	m, ok := s.parseObject(c, "providerCallbackHost")
 	if !ok {
+		refused("")
 		return
 	}
 	host, present, ok := s.str(m, "providerCallbackHost")
 	if !ok || !present || strings.TrimSpace(host) == "" {
+		refused(host)
 		s.badRequest(c, "", "providerCallbackHost (string) is required")
 		return
 	}
 	if s.spec() && !validHostName(host) {
+		refused(host)
 		s.badRequest(c, "", "providerCallbackHost must be a host name or IP address, without scheme, port or path")
 		return
 	}
-	product := s.productOfKey(key)
 	s.lock()
-	if _, dup := s.users[id]; dup {
+	if old, dup := s.users[id]; dup {
+		if s.dev(DevDupUserOverwritesHost) {
+			old.host = host
+		}
 		s.unlock()
 		s.fail(c, 409, "RESOURCE_ALREADY_EXIST")
 		return
 	}
-	start := big.NewInt(0)
-	if product == "disbursement" {
-		start = units(1_000_000)
-	}
-	s.users[id] = &apiUser{id: id, host: host, product: product, balance: start, created: c.now}
+	s.users[id] = newUser(host)
 	s.unlock()
 	if s.spec() {
 		c.w.Header().Set("Location", "/v1_0/apiuser/"+id)
@@ -185,13 +205,20 @@ func (s *Server) hToken(c *call) {
 	if !s.gate(c, c.product) {
 		return
 	}
-	if len(c.body) > 0 {
+	if len(c.body) > 0 && !s.dev(DevTokenBodyAccepted) {
 		s.badRequest(c, "", "the token operation takes no request body")
 		return
 	}
-	u := s.basicUser(c)
+	var u *apiUser
+	if s.dev(DevTokenRenewedWithBearer) {
+		if scheme, cred := splitAuth(c.r.Header.Get("Authorization")); scheme == "bearer" {
+			u = s.userOfLiveToken(cred, c.product, c.now)
+		}
+	}
 	if u == nil {
-		return
+		if u = s.basicUser(c); u == nil {
+			return
+		}
 	}
 	if u.product != c.product {
 		if s.spec() {
@@ -203,7 +230,16 @@ func (s *Server) hToken(c *call) {
 	}
 	life := time.Duration(s.cfg.TokenLifetime) * time.Second
 	rec := &tokenRec{jti: newUUID(), user: u.id, product: c.product, kind: "access", expires: c.now.Add(life)}
+	jwt := s.signJWT(rec, c.now)
 	s.lock()
+	if s.dev(DevRenewedTokenDiesFirst) {
+		// the new token silently shares the expiry of the user's oldest live token
+		for _, t := range s.tokens {
+			if t.user == u.id && t.product == c.product && t.kind == "access" && !t.revoked && c.now.Before(t.expires) && t.expires.Before(rec.expires) {
+				rec.expires = t.expires
+			}
+		}
+	}
 	s.tokens[rec.jti] = rec
 	s.unlock()
 	tokenType := "BEARER"
@@ -212,8 +248,24 @@ func (s *Server) hToken(c *call) {
 	}
 	s.noStore(c)
 	s.writeJSON(c, 200, obj{
-		{"access_token", s.signJWT(rec, c.now)},
+		{"access_token", jwt},
 		{"token_type", tokenType},
 		{"expires_in", s.cfg.TokenLifetime},
 	})
+}
+
+// userOfLiveToken (deviation token-renewed-with-bearer) finds the API user of a live
+// access token of the product.
+func (s *Server) userOfLiveToken(cred, product string, now time.Time) *apiUser {
+	jti, ok := s.verifyJWT(cred)
+	if !ok {
+		return nil
+	}
+	s.lock()
+	defer s.unlock()
+	rec := s.tokens[jti]
+	if rec == nil || rec.revoked || rec.kind != "access" || rec.product != product || !now.Before(rec.expires) {
+		return nil
+	}
+	return s.users[rec.user]
 }

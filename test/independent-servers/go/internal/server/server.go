@@ -29,6 +29,11 @@ type apiUser struct {
 	key     string // the current API key ("" until one is created)
 	balance *big.Int
 	created time.Time
+
+	// read only by deviations
+	lastNotified    time.Time // the user's latest successful delivery notification
+	lastCallbackURL string    // the X-Callback-Url of the user's latest creation
+	fundsRefused    bool      // a deposit or refund of the user ended NOT_ENOUGH_FUNDS
 }
 
 // Server holds all state in memory.
@@ -59,6 +64,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Controls == nil {
 		cfg.Controls = map[string]bool{}
+	}
+	if cfg.Deviations == nil {
+		cfg.Deviations = map[string]bool{}
 	}
 	s := &Server{
 		cfg:    cfg,
@@ -142,6 +150,8 @@ type call struct {
 	now     time.Time
 	user    *apiUser
 	tok     *tokenRec
+
+	authAsCode bool // deviation basic-info-401-code-message: 401 as {code,message}
 }
 
 type route struct {
@@ -323,6 +333,10 @@ func (s *Server) tooLarge(c *call) {
 
 // unauthorized writes 401 {error}. spec: with WWW-Authenticate (RFC 9110 §11.6.1).
 func (s *Server) unauthorized(c *call, code, scheme string) {
+	if c.authAsCode {
+		s.fail(c, 401, code)
+		return
+	}
 	if s.spec() {
 		c.w.Header().Set("WWW-Authenticate", scheme+` realm="momo"`)
 	}
@@ -471,6 +485,12 @@ func (s *Server) bearer(c *call, kind string) bool {
 		return false
 	}
 	jti, ok := s.verifyJWT(cred)
+	if !ok && kind == "consent" && s.dev(DevRefreshOpensUserinfo) {
+		if rec, u := s.refreshAsBearer(cred, c.product, c.now); rec != nil {
+			c.tok, c.user = rec, u
+			return true
+		}
+	}
 	if !ok {
 		s.unauthorized(c, "TOKEN_INVALID", "Bearer")
 		return false
@@ -528,20 +548,33 @@ func mediaTypeIs(c *call, want string) bool {
 
 // callbackURL validates X-Callback-Url; ok=false means an answer was written.
 func (s *Server) callbackURL(c *call) (string, bool) {
+	u, _, ok := s.checkCallbackURL(c, false)
+	return u, ok
+}
+
+// checkCallbackURL validates X-Callback-Url. With deferHostRefusal a host mismatch is not
+// answered but reported (hostRefused), for the deviation callback-host-refusal-still-creates.
+func (s *Server) checkCallbackURL(c *call, deferHostRefusal bool) (cb string, hostRefused bool, ok bool) {
 	raw := c.r.Header.Get("X-Callback-Url")
 	if raw == "" {
-		return "", true
+		return "", false, true
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		if s.dev(DevMalformedCallbackURL) {
+			return "", false, true
+		}
 		s.badRequest(c, "", "X-Callback-Url must be an absolute http or https URL")
-		return "", false
+		return "", false, false
 	}
 	if !sameHost(u.Hostname(), c.user.host) {
+		if deferHostRefusal {
+			return "", true, true
+		}
 		s.fail(c, 500, "INVALID_CALLBACK_URL_HOST")
-		return "", false
+		return "", false, false
 	}
-	return raw, true
+	return raw, false, true
 }
 
 // refID reads and checks X-Reference-Id (UUID v4), lower-cased.

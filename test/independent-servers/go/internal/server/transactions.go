@@ -56,6 +56,8 @@ type tx struct {
 	refunded     *big.Int // request to pay: total held or paid back by refunds
 	callbackURL  string
 	lastNotified time.Time
+
+	creditedEarly bool // deviation payment-credited-while-pending
 }
 
 // ---------- outcome table ----------
@@ -71,12 +73,21 @@ func (s *Server) outcomeFor(kind string, p *party, amount *big.Int) (delay time.
 	case 50:
 		return 0, stFailed, "INTERNAL_PROCESSING_ERROR"
 	case 51:
+		if s.dev(DevRejectReasonsSwapped) {
+			return s.tm.reject, stFailed, "EXPIRED"
+		}
 		return s.tm.reject, stFailed, "APPROVAL_REJECTED"
 	case 52:
+		if s.dev(DevRejectReasonsSwapped) {
+			return s.tm.expire, stFailed, "APPROVAL_REJECTED"
+		}
 		return s.tm.expire, stFailed, "EXPIRED"
 	case 53:
 		return s.cfg.PendingTimeout, stFailed, "EXPIRED"
 	case 54:
+		if s.dev(DevDelayedApprovalAtOnce) {
+			return 0, stSuccess, ""
+		}
 		return s.cfg.DelayedApproval, stSuccess, ""
 	}
 	if n >= 55 { // only reached in the mtn-sandbox profile (spec refuses these at creation)
@@ -145,11 +156,19 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 	owner := s.users[t.owner]
 	if t.status == stSuccess {
 		t.ftid = newFTID()
-		if t.kind == kRTP && owner != nil {
+		if t.kind == kRTP && owner != nil && !t.creditedEarly {
 			owner.balance.Add(owner.balance, t.amount)
 		}
 		t.held = nil
 	} else {
+		if t.kind == kRTP && owner != nil {
+			switch {
+			case t.creditedEarly:
+				owner.balance.Sub(owner.balance, t.amount)
+			case s.dev(DevFailedPaymentCredits):
+				owner.balance.Add(owner.balance, t.amount)
+			}
+		}
 		if t.held != nil && owner != nil {
 			owner.balance.Add(owner.balance, t.held)
 		}
@@ -161,13 +180,17 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 			t.refundHeld = nil
 		}
 	}
-	if t.callbackURL != "" {
+	if t.callbackURL != "" && !(t.kind == kRefund && s.dev(DevRefundCallbackMissing)) {
 		key := ""
 		if owner != nil {
 			key = owner.key
 		}
+		target := t.callbackURL
+		if s.dev(DevCallbackToLatestURL) && owner != nil && owner.lastCallbackURL != "" {
+			target = owner.lastCallbackURL
+		}
 		s.outbox = append(s.outbox, callbackJob{
-			url:    t.callbackURL,
+			url:    target,
 			method: s.callbackMethod(t.kind),
 			body:   mustMarshal(s.record(t, true)),
 			key:    key,
@@ -280,7 +303,7 @@ func (s *Server) reasonMessage(code string) string {
 
 // ---------- creation (2, 9, 10) ----------
 
-func (s *Server) parseParty(raw json.RawMessage) (*party, string) {
+func (s *Server) parseParty(raw json.RawMessage, anyType bool) (*party, string) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, "the party must be an object {partyIdType, partyId}"
@@ -307,7 +330,7 @@ func (s *Server) parseParty(raw json.RawMessage) (*party, string) {
 			return nil, "partyId is not a valid MSISDN (ITU-T E.164 digits)"
 		}
 	case "EMAIL":
-		if !validEmail(id) {
+		if !validEmail(id) && !(s.dev(DevEmailNotValidated) && id != "") {
 			return nil, "partyId is not a valid e-mail address"
 		}
 	case "PARTY_CODE":
@@ -315,13 +338,19 @@ func (s *Server) parseParty(raw json.RawMessage) (*party, string) {
 			return nil, "partyId is not a UUID"
 		}
 	default:
+		if anyType && typ != "" && id != "" {
+			break
+		}
 		return nil, "partyIdType must be MSISDN, EMAIL or PARTY_CODE"
 	}
 	return &party{Type: typ, ID: id}, ""
 }
 
 // textOK applies the text-field rules of the profile.
-func (s *Server) textOK(name, v string) string {
+func (s *Server) textOK(name, v string) string { return s.textRules(name, v, true) }
+
+// textRules applies the text-field rules; withLimit=false leaves out the length limit.
+func (s *Server) textRules(name, v string, withLimit bool) string {
 	limit := 200
 	if name == "externalId" {
 		limit = 64
@@ -335,7 +364,7 @@ func (s *Server) textOK(name, v string) string {
 			return name + " must not contain an apostrophe or &"
 		}
 	}
-	if runeLen(v) > limit {
+	if withLimit && runeLen(v) > limit {
 		return fmt.Sprintf("%s is longer than %d characters", name, limit)
 	}
 	return ""
@@ -345,9 +374,14 @@ func (s *Server) hCreateTx(c *call, kind string) {
 	if !s.business(c, "access") {
 		return
 	}
-	id, ok := s.refID(c)
-	if !ok {
-		return
+	var id string
+	if kind == kDeposit && s.dev(DevDepositNoRefID) && c.r.Header.Get("X-Reference-Id") == "" {
+		id = newUUID()
+	} else {
+		var ok bool
+		if id, ok = s.refID(c); !ok {
+			return
+		}
 	}
 	allowed := []string{"amount", "currency", "externalId", "payerMessage", "payeeNote"}
 	switch kind {
@@ -391,7 +425,7 @@ func (s *Server) hCreateTx(c *call, kind string) {
 			return
 		}
 		if present {
-			if msg := s.textOK(f.name, v); msg != "" {
+			if msg := s.textRules(f.name, v, !(kind == kDeposit && s.dev(DevDepositTextLength))); msg != "" {
 				s.badRequest(c, "", msg)
 				return
 			}
@@ -410,7 +444,7 @@ func (s *Server) hCreateTx(c *call, kind string) {
 			s.badRequest(c, "", name+" is required")
 			return
 		}
-		p, msg := s.parseParty(raw)
+		p, msg := s.parseParty(raw, kind == kDeposit && s.dev(DevDepositPartyTypeAny))
 		if p == nil {
 			s.badRequest(c, "", msg)
 			return
@@ -424,7 +458,7 @@ func (s *Server) hCreateTx(c *call, kind string) {
 		}
 		t.refundOf = strings.ToLower(ref)
 	}
-	cb, ok := s.callbackURL(c)
+	cb, hostRefused, ok := s.checkCallbackURL(c, s.dev(DevCallbackHostRefCreates))
 	if !ok {
 		return
 	}
@@ -435,7 +469,11 @@ func (s *Server) hCreateTx(c *call, kind string) {
 	}
 
 	s.lock()
-	if _, dup := s.txs[kind][id]; dup {
+	if old, dup := s.txs[kind][id]; dup && !(kind == kRefund && s.dev(DevRefundRefReused)) {
+		if kind == kRTP && s.dev(DevDupPaymentOverwrites) {
+			old.amount, old.party = t.amount, t.party
+			old.extID, old.payerMsg, old.payeeNote = t.extID, t.payerMsg, t.payeeNote
+		}
 		s.unlock()
 		s.fail(c, 409, "RESOURCE_ALREADY_EXIST")
 		return
@@ -472,15 +510,20 @@ func (s *Server) hCreateTx(c *call, kind string) {
 		}
 	}
 	if failNow == "" && (kind == kDeposit || kind == kRefund) {
-		if owner.balance.Cmp(t.amount) < 0 {
+		debit := t.amount
+		if kind == kDeposit && s.dev(DevDepositDebitRoundedUp) {
+			debit = ceilUnits(t.amount)
+		}
+		if owner.balance.Cmp(debit) < 0 || (owner.fundsRefused && s.dev(DevFundsRefusalSticks)) {
 			failNow = "NOT_ENOUGH_FUNDS"
+			owner.fundsRefused = true
 			if t.refundHeld != nil {
 				s.txs[kRTP][t.refundOf].refunded.Sub(s.txs[kRTP][t.refundOf].refunded, t.refundHeld)
 				t.refundHeld = nil
 			}
-		} else {
-			owner.balance.Sub(owner.balance, t.amount)
-			t.held = new(big.Int).Set(t.amount)
+		} else if !(kind == kRefund && s.dev(DevRefundNotDebited)) {
+			owner.balance.Sub(owner.balance, debit)
+			t.held = new(big.Int).Set(debit)
 		}
 	}
 	if kind == kRTP {
@@ -492,11 +535,31 @@ func (s *Server) hCreateTx(c *call, kind string) {
 		d, st, reason := s.outcomeFor(kind, t.party, t.amount)
 		t.finalAt, t.outcome, t.outcomeReason = c.now.Add(d), st, reason
 	}
+	if kind == kRTP && s.dev(DevCreditedWhilePending) && owner != nil {
+		owner.balance.Add(owner.balance, t.amount)
+		t.creditedEarly = true
+	}
+	if cb != "" && owner != nil {
+		owner.lastCallbackURL = cb
+	}
 	s.txs[kind][id] = t
 	s.settleLocked(t, c.now)
 	s.unlock()
 	s.schedule(t)
+	if hostRefused {
+		s.fail(c, 500, "INVALID_CALLBACK_URL_HOST")
+		return
+	}
 	s.empty(c, 202)
+}
+
+// ceilUnits rounds a positive amount up to a whole unit.
+func ceilUnits(n *big.Int) *big.Int {
+	q, r := new(big.Int).QuoRem(n, scaleFactor, new(big.Int))
+	if r.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q.Mul(q, scaleFactor)
 }
 
 // ---------- status queries (4.6) ----------
@@ -534,6 +597,10 @@ func (s *Server) hDeliveryNotification(c *call) {
 		s.badRequest(c, "", "the reference id must be a UUID")
 		return
 	}
+	if c.r.Header.Get("Language") == "" && s.dev(DevNotifLanguageRequired) {
+		s.badRequest(c, "", "Language is required")
+		return
+	}
 	if lang := c.r.Header.Get("Language"); lang != "" && !reLanguage.MatchString(lang) {
 		s.badRequest(c, "", "Language must be an ISO 639-1 or 639-3 code")
 		return
@@ -559,6 +626,7 @@ func (s *Server) hDeliveryNotification(c *call) {
 		return
 	}
 	s.settleLocked(t, c.now)
+	userCooling := s.dev(DevNotifCooldownPerUser) && !c.user.lastNotified.IsZero() && c.now.Before(c.user.lastNotified.Add(s.tm.notifCooldown))
 	switch {
 	case t.status != stSuccess:
 		s.unlock()
@@ -575,8 +643,15 @@ func (s *Server) hDeliveryNotification(c *call) {
 		c.w.Header().Set("Retry-After", strconv.Itoa(secs))
 		s.fail(c, 429, "NOT_ALLOWED")
 		return
+	case userCooling:
+		wait := c.user.lastNotified.Add(s.tm.notifCooldown).Sub(c.now)
+		s.unlock()
+		c.w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		s.fail(c, 429, "NOT_ALLOWED")
+		return
 	}
 	t.lastNotified = c.now
+	c.user.lastNotified = c.now
 	s.unlock()
 	s.empty(c, 200)
 }
@@ -601,5 +676,9 @@ func (s *Server) hBalance(c *call) {
 	s.settleAllLocked(c.now)
 	bal := new(big.Int).Set(c.user.balance)
 	s.unlock()
-	s.writeJSON(c, 200, obj{{"availableBalance", s.fmtAmount(bal)}, {"currency", s.cfg.Currency}})
+	cur := s.cfg.Currency
+	if c.product == "remittance" && s.dev(DevRemittanceCurrencyLower) {
+		cur = strings.ToLower(cur)
+	}
+	s.writeJSON(c, 200, obj{{"availableBalance", s.fmtAmount(bal)}, {"currency", cur}})
 }

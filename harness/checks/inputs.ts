@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
+import type { Product } from '../../core/products.ts';
+import { observed, reading, spec, type Source } from '../../core/sources.ts';
+import { schemaDocuments } from '../../core/validation/schemas.ts';
+
+/**
+ * The input classes of the spec's creations (request to pay §4.2 #2, refund §4.3 #9, deposit §4.3 #10), derived from
+ * the catalogue and the request schemas: a rule about an input holds wherever that input is sent, so each class
+ * applies to every creation whose request has the input (its party, its amount, its texts, its UUID fields, its
+ * required headers), not to the one a scenario's author thought of. features/inputs.feature is generated from this
+ * (npm run generate:features); the steps look each case up here by its creation and its words.
+ */
+
+/** What a creation's request has, read from its catalogue entry and its request schema. */
+export interface CreationInputs {
+  id: OperationId;
+  /** The creation in the features' words: "request to pay", "deposit", "refund". */
+  label: string;
+  product: Product;
+  /** Its listing in §4: "§4.2 #2". */
+  listing: string;
+  /** The section of its body: "§2.2". */
+  bodyClause: string;
+  /** The party it names, if any: the payer of a request to pay, the payee of a deposit. */
+  party?: 'payer' | 'payee';
+  /** The UUID fields of its body besides the party (referenceIdToRefund). */
+  uuidFields: string[];
+  /** Its free texts (payerMessage, payeeNote). */
+  texts: string[];
+  /** The body fields the strict reading requiredFields asks for, besides amount and currency (whose absence has its own answer). */
+  strictlyRequired: string[];
+  /** The headers §4 lists as required, besides the credentials. */
+  requiredHeaders: string[];
+}
+
+/** How one input is sent wrong, or written in one of the forms the spec allows. */
+export interface InputCase {
+  creation: OperationId;
+  /** The features' words after "with" or "without": "a payee e-mail address that is not an e-mail address". */
+  phrase: string;
+  /** invalid: refused with 400; missing-header: not served (400 by our reading); valid: accepted (202). */
+  kind: 'invalid' | 'missing-header' | 'valid';
+  /** The rule that decides the expected answer, with its source: what a departure cites and weighs. */
+  rule: Source;
+  /** Only under --strict: the rule is a strict reading. */
+  strict: boolean;
+  /** The requirements of requirements/momo-api.requirements.json the case verifies, besides the creation's own. */
+  requirements: string[];
+  /** The changes to the creation's body, fresh for each call (an e-mail address or a party code is new each time). */
+  body?: () => Record<string, unknown>;
+  /** The X-Reference-Id to send instead of a new UUID v4. */
+  referenceId?: string;
+  /** The required header to leave out. */
+  omit?: 'x-reference-id' | 'x-target-environment';
+}
+
+interface SchemaDocument {
+  $id?: string;
+  description?: string;
+  properties?: Record<string, { $ref?: string }>;
+  strictReading?: { schema?: { required?: string[] } };
+}
+
+const schemaNamed = (name: string): SchemaDocument => {
+  const found = (schemaDocuments as readonly unknown[] as readonly SchemaDocument[]).find((s) => s.$id?.endsWith(`/${name}.schema.json`));
+  if (!found) throw new Error(`No request schema named ${name} in schemas/`);
+  return found;
+};
+
+/** The properties of a schema that refer to another: "party.schema.json" gives payer or payee. */
+const fieldsReferring = (schema: SchemaDocument, ref: string): string[] =>
+  Object.entries(schema.properties ?? {})
+    .filter(([, property]) => property.$ref === ref)
+    .map(([name]) => name);
+
+/** The spec's creations, in catalogue order: the operations that store a transaction and that §4 lists. */
+export function specCreations(): CreationInputs[] {
+  return (Object.keys(OPERATIONS) as OperationId[]).flatMap((id) => {
+    const operation = OPERATIONS[id];
+    if (!operation.store || !operation.spec?.length || operation.request === 'none') return [];
+    const schema = schemaNamed(operation.request.schema);
+    const [party] = fieldsReferring(schema, 'party.schema.json') as ('payer' | 'payee')[];
+    const bodyClause = /\((§\d+\.\d+)\)/.exec(schema.description ?? '')?.[1];
+    if (!bodyClause) throw new Error(`The schema ${operation.request.schema} does not name its section of the spec as (§n.n)`);
+    const [specOperation] = operation.spec;
+    return [
+      {
+        id,
+        label: operation.label,
+        product: specOperation!.products[0]!,
+        listing: `§${specOperation!.key}`,
+        bodyClause,
+        ...(party ? { party } : {}),
+        uuidFields: fieldsReferring(schema, 'uuid-v4.schema.json'),
+        texts: fieldsReferring(schema, 'message-text.schema.json'),
+        strictlyRequired: (schema.strictReading?.schema?.required ?? []).filter((f) => f !== 'amount' && f !== 'currency'),
+        requiredHeaders: operation.headers.required.filter((h) => h === 'x-reference-id' || h === 'x-target-environment'),
+      },
+    ];
+  });
+}
+
+/** A field in the features' words: "payer message", "reference to refund". */
+const FIELD_WORDS: Record<string, string> = {
+  payer: 'payer',
+  payee: 'payee',
+  payerMessage: 'payer message',
+  payeeNote: 'payee note',
+  referenceIdToRefund: 'reference to refund',
+};
+const wordsOf = (field: string) => FIELD_WORDS[field] ?? field;
+
+/** A header in the features' words. */
+const HEADER_WORDS: Record<string, string> = { 'x-reference-id': 'a reference id', 'x-target-environment': 'a target environment' };
+
+const AMOUNT_VALUE = reading('the strict reading amountValue (core/profiles.ts): §2.2 declares amount a string, and §8 sets no bounds');
+const REQUIRED_FIELDS = reading('the strict reading requiredFields (core/profiles.ts): §2.2 does not say which fields are required');
+const TEXT_BOUND = observed(
+  'real-api-notes, errors and inputs: payerMessage, payeeNote and notificationMessage over 160 characters give 400; §8 sets no string-length bounds',
+);
+
+/** The forms of a party §2.1 allows, and a partyId of each kind that its format refuses. */
+const PARTY_FORMS = [
+  {
+    kind: 'MSISDN',
+    valid: undefined,
+    invalid: { words: 'number that is not a phone number', partyId: 'call me', rule: 'an MSISDN partyId is an E.164 number' },
+  },
+  {
+    kind: 'EMAIL',
+    valid: { words: 'identified by an e-mail address', partyId: () => `customer.${randomUUID().slice(0, 8)}@example.com` },
+    invalid: {
+      words: 'e-mail address that is not an e-mail address',
+      partyId: 'not-an-address',
+      rule: 'an EMAIL partyId is a valid e-mail address',
+    },
+  },
+  {
+    kind: 'PARTY_CODE',
+    valid: { words: 'identified by a party code', partyId: () => randomUUID() },
+    invalid: { words: 'party code that is not a UUID', partyId: '12345', rule: 'a PARTY_CODE partyId is the UUID of the party' },
+  },
+] as const;
+
+/** Every input case of one creation: the invalid inputs, the required headers left out, and the valid forms. */
+export function inputCasesOf(c: CreationInputs): InputCase[] {
+  const cases: InputCase[] = [];
+  const add = (kind: InputCase['kind'], phrase: string, rule: Source, more: Partial<InputCase> = {}) =>
+    cases.push({ creation: c.id, phrase, kind, rule, strict: rule.kind === 'reading', requirements: [], ...more });
+  const invalidData = `${c.listing}: 400 invalid data`;
+
+  add('invalid', 'an amount given as a number, not a string', spec(`${c.bodyClause}: amount is a string; ${invalidData}`), {
+    body: () => ({ amount: 10 }),
+    requirements: ['TXN-AMOUNT-STRING'],
+  });
+  add('invalid', 'a reference id that is not a UUID', spec(`§2.5, §4.1: X-Reference-Id is a UUID v4; ${invalidData}`), {
+    referenceId: 'order-42',
+    requirements: ['TXN-REFERENCE-UUID4'],
+  });
+  if (c.party) {
+    const party = c.party;
+    for (const form of PARTY_FORMS) {
+      add(
+        'invalid',
+        `a ${party} ${form.invalid.words}`,
+        spec(`§2.1: ${form.invalid.rule}, validated according to partyIdType; ${invalidData}`),
+        {
+          body: () => ({ [party]: { partyIdType: form.kind, partyId: form.invalid.partyId } }),
+          requirements: ['PARTY-ID-FORMAT'],
+        },
+      );
+    }
+    add(
+      'invalid',
+      `a kind of ${party} id the service does not know`,
+      spec(`§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE; ${invalidData}`),
+      {
+        body: () => ({ [party]: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } }),
+        requirements: ['PARTY-ID-TYPE-ENUM'],
+      },
+    );
+    for (const form of PARTY_FORMS) {
+      if (!form.valid) continue;
+      const valid = form.valid;
+      add(
+        'valid',
+        `a ${party} ${valid.words}`,
+        spec(`§2.1: partyIdType ${form.kind} with a partyId of its format is a party; ${c.listing}: 202 accepted`),
+        {
+          body: () => ({ [party]: { partyIdType: form.kind, partyId: valid.partyId() } }),
+          requirements: ['PARTY-ID-TYPES-ACCEPTED'],
+        },
+      );
+    }
+  }
+  for (const field of c.uuidFields) {
+    add('invalid', `a ${wordsOf(field)} that is not a UUID`, spec(`${c.bodyClause}: ${field} is a UUID; ${invalidData}`), {
+      body: () => ({ [field]: 'order-42' }),
+    });
+  }
+  for (const field of c.texts) {
+    add('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, {
+      body: () => ({ [field]: 'x'.repeat(161) }),
+    });
+  }
+  for (const header of c.requiredHeaders) {
+    add(
+      'missing-header',
+      HEADER_WORDS[header]!,
+      spec(`§4.1, ${c.listing}: ${header === 'x-reference-id' ? 'X-Reference-Id' : 'X-Target-Environment'} is required`),
+      {
+        omit: header as InputCase['omit'],
+        requirements: ['TXN-REQUIRED-HEADERS'],
+      },
+    );
+  }
+  const strictAmounts: [string, unknown][] = [
+    ['an amount of zero', '0'],
+    ['a negative amount', '-5'],
+    ['an amount that is not a number', 'ten'],
+  ];
+  for (const [phrase, amount] of strictAmounts)
+    add('invalid', phrase, AMOUNT_VALUE, { body: () => ({ amount }), requirements: ['AMOUNT-POSITIVE-DECIMAL'] });
+  for (const field of c.strictlyRequired)
+    add('invalid', `no ${wordsOf(field)}`, REQUIRED_FIELDS, {
+      body: () => ({ [field]: undefined }),
+      requirements: ['BODY-REQUIRED-FIELDS'],
+    });
+  return cases;
+}
+
+/** §7 rule 6 leaves the answer to a request without a required header open; 400 invalid data is our reading of it. */
+export const MISSING_HEADER_ANSWER = reading(
+  'the spec does not say how a creation without a required header is refused; 400 invalid data (§7) is our reading',
+);
+
+/** Every input case of every spec creation. */
+export const INPUT_CASES: readonly InputCase[] = specCreations().flatMap(inputCasesOf);
+
+/** The case a feature's words name, for a creation given by its label; an error that says what there is when none. */
+export function inputCase(creationLabel: string, phrase: string): InputCase {
+  const creation = specCreations().find((c) => c.label === creationLabel);
+  if (!creation)
+    throw new Error(
+      `"${creationLabel}" is not a creation of the spec: ${specCreations()
+        .map((c) => c.label)
+        .join(', ')}`,
+    );
+  const found = INPUT_CASES.find((c) => c.creation === creation.id && c.phrase === phrase);
+  if (!found)
+    throw new Error(
+      `No input case "${phrase}" for a ${creationLabel}; harness/checks/inputs.ts has: ${INPUT_CASES.filter(
+        (c) => c.creation === creation.id,
+      )
+        .map((c) => c.phrase)
+        .join('; ')}`,
+    );
+  return found;
+}
