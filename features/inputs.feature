@@ -22,6 +22,7 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a reference id that is not a UUID                    |
+      | a reference id that is a UUID of another version     |
 
     @req:PARTY-ID-FORMAT
     Examples:
@@ -87,31 +88,32 @@ Feature: Every input of every creation
 
     @req:TXN-AMOUNT-STRING
     Examples:
-      | input                                      |
-      | an amount given as a number, not a string  |
+      | input                                            |
+      | an amount given as a number, not a string        |
 
     @req:TXN-REFERENCE-UUID4
     Examples:
-      | input                                      |
-      | a reference id that is not a UUID          |
+      | input                                            |
+      | a reference id that is not a UUID                |
+      | a reference id that is a UUID of another version |
 
     Examples:
-      | input                                      |
-      | a reference to refund that is not a UUID   |
-      | a payer message longer than 160 characters |
-      | a payee note longer than 160 characters    |
+      | input                                            |
+      | a reference to refund that is not a UUID         |
+      | a payer message longer than 160 characters       |
+      | a payee note longer than 160 characters          |
 
     @strict @req:AMOUNT-POSITIVE-DECIMAL
     Examples: refused under the strict reading amountValue
-      | input                                      |
-      | an amount of zero                          |
-      | a negative amount                          |
-      | an amount that is not a number             |
+      | input                                            |
+      | an amount of zero                                |
+      | a negative amount                                |
+      | an amount that is not a number                   |
 
     @strict @req:BODY-REQUIRED-FIELDS
     Examples: refused under the strict reading requiredFields
-      | input                                      |
-      | no reference to refund                     |
+      | input                                            |
+      | no reference to refund                           |
 
   @disbursement @negative
   Scenario Outline: A refund without <input> is refused
@@ -143,6 +145,7 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a reference id that is not a UUID                    |
+      | a reference id that is a UUID of another version     |
 
     @req:PARTY-ID-FORMAT
     Examples:

@@ -49,8 +49,8 @@ export interface InputCase {
   requirements: string[];
   /** The changes to the creation's body, fresh for each call (an e-mail address or a party code is new each time). */
   body?: () => Record<string, unknown>;
-  /** The X-Reference-Id to send instead of a new UUID v4. */
-  referenceId?: string;
+  /** The X-Reference-Id to send instead of a new UUID v4 (a fresh one each call when a function). */
+  referenceId?: string | (() => string);
   /** The required header to leave out. */
   omit?: 'x-reference-id' | 'x-target-environment';
 }
@@ -154,8 +154,11 @@ export function inputCasesOf(c: CreationInputs): InputCase[] {
     body: () => ({ amount: 10 }),
     requirements: ['TXN-AMOUNT-STRING'],
   });
-  add('invalid', 'a reference id that is not a UUID', spec(`§2.5, §4.1: X-Reference-Id is a UUID v4; ${invalidData}`), {
-    referenceId: 'order-42',
+  const referenceRule = spec(`§2.5, §4.1: X-Reference-Id is a UUID v4; ${invalidData}`);
+  add('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] });
+  // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
+  add('invalid', 'a reference id that is a UUID of another version', referenceRule, {
+    referenceId: () => `${randomUUID().slice(0, 14)}1${randomUUID().slice(15)}`,
     requirements: ['TXN-REFERENCE-UUID4'],
   });
   if (c.party) {

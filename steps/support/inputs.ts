@@ -30,7 +30,7 @@ export async function askWithInput(world: MomoWorld, creationLabel: string, phra
   world.rule = input.rule;
   const options: CreateOptions = {
     ...(input.body ? { body: input.body() } : {}),
-    ...(input.referenceId ? { referenceId: input.referenceId } : {}),
+    ...(input.referenceId ? { referenceId: typeof input.referenceId === 'function' ? input.referenceId() : input.referenceId } : {}),
     ...(input.omit === 'x-reference-id' ? { call: { referenceId: undefined } } : {}),
     ...(input.omit === 'x-target-environment' ? { call: { targetEnvironment: null } } : {}),
   };
