@@ -78,6 +78,30 @@ Feature: Every input of every creation
       | a payer identified by an e-mail address |
       | a payer identified by a party code      |
 
+  @collection @negative @req:COL-RTP-DUPLICATE-409
+  Scenario Outline: A request to pay under the reference id of one with <earlier> is refused as a duplicate
+    Given a partner subscribed to collection
+    And the partner's request to pay with <earlier> has ended
+    When the partner asks for a request to pay again under its reference id
+    Then it is refused as a duplicate
+    And the earlier request to pay is unchanged
+
+    Examples:
+      | earlier                            |
+      | a customer who rejects the payment |
+
+  @collection @negative @req:COL-RTP-DUPLICATE-409
+  Scenario Outline: A request to pay under the reference id of one with <earlier>, in upper case, is not made twice
+    Given a partner subscribed to collection
+    And the partner's request to pay with <earlier> has ended
+    When the partner asks for a request to pay again under its reference id written in upper case
+    Then it is refused, by our reading as a duplicate
+    And the earlier request to pay is unchanged
+
+    Examples:
+      | earlier                 |
+      | a customer who approves |
+
   @disbursement @negative @req:DIS-REFUND-INVALID-400
   Scenario Outline: A refund with <input> is refused as invalid
     Given a partner subscribed to disbursement
@@ -128,6 +152,19 @@ Feature: Every input of every creation
       | input                |
       | a reference id       |
       | a target environment |
+
+  @disbursement @negative @req:DIS-REFUND-DUPLICATE-409
+  Scenario Outline: A refund under the reference id of one with <earlier>, in upper case, is not made twice
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    And the partner's refund with <earlier> has ended
+    When the partner asks for a refund again under its reference id written in upper case
+    Then it is refused, by our reading as a duplicate
+    And the earlier refund is unchanged
+
+    Examples:
+      | earlier                 |
+      | a customer who approves |
 
   @disbursement @negative @req:DIS-DEPOSIT-INVALID-400
   Scenario Outline: A deposit with <input> is refused as invalid
@@ -200,3 +237,27 @@ Feature: Every input of every creation
       | input                                   |
       | a payee identified by an e-mail address |
       | a payee identified by a party code      |
+
+  @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario Outline: A deposit under the reference id of one with <earlier> is refused as a duplicate
+    Given a partner subscribed to disbursement
+    And the partner's deposit with <earlier> has ended
+    When the partner asks for a deposit again under its reference id
+    Then it is refused as a duplicate
+    And the earlier deposit is unchanged
+
+    Examples:
+      | earlier                         |
+      | a payee who rejects the payment |
+
+  @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario Outline: A deposit under the reference id of one with <earlier>, in upper case, is not made twice
+    Given a partner subscribed to disbursement
+    And the partner's deposit with <earlier> has ended
+    When the partner asks for a deposit again under its reference id written in upper case
+    Then it is refused, by our reading as a duplicate
+    And the earlier deposit is unchanged
+
+    Examples:
+      | earlier              |
+      | a payee who approves |

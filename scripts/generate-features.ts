@@ -9,7 +9,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type CreationInputs, type InputCase, inputCasesOf, specCreations } from '../harness/checks/inputs.ts';
+import { type CreationInputs, type InputCase, inputCasesOf, reuseCasesOf, specCreations } from '../harness/checks/inputs.ts';
 import { loadRequirements } from '../conformance/certification/requirements.ts';
 
 export const INPUTS_FEATURE = fileURLToPath(new URL('../features/inputs.feature', import.meta.url));
@@ -57,6 +57,27 @@ function outlinesOf(creation: CreationInputs): string[] {
   const outline = (tags: string[], title: string, steps: string[], rows: InputCase[], column: string) =>
     rows.length === 0 ? [] : ['', `  ${tags.join(' ')}`, `  Scenario Outline: ${title}`, ...given, ...steps, ...examples(rows, column)];
   const refused = ownRequirement(creation, '-INVALID-400');
+  const duplicate = ownRequirement(creation, '-DUPLICATE-409');
+  const reuses = reuseCasesOf(creation);
+  const reuseOutline = (upperCase: boolean, title: string, then: string) => {
+    const rows = reuses.filter((r) => r.upperCase === upperCase).map((r) => r.earlier);
+    if (rows.length === 0) return [];
+    const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
+    return [
+      '',
+      `  @${creation.product} @negative @req:${duplicate}`,
+      `  Scenario Outline: ${title}`,
+      ...given,
+      `    And the partner's ${creation.label} with <earlier> has ended`,
+      `    When the partner asks for a ${creation.label} again under its reference id${upperCase ? ' written in upper case' : ''}`,
+      then,
+      `    And the earlier ${creation.label} is unchanged`,
+      '',
+      '    Examples:',
+      `      | ${'earlier'.padEnd(width)} |`,
+      ...rows.map((r) => `      | ${r.padEnd(width)} |`),
+    ];
+  };
   return [
     ...outline(
       [`@${creation.product}`, '@negative', `@req:${refused}`],
@@ -86,6 +107,16 @@ function outlinesOf(creation: CreationInputs): string[] {
       [`    When the partner asks for a ${creation.label} with <input>`, '    Then it is accepted as valid'],
       cases.filter((c) => c.kind === 'valid'),
       'input',
+    ),
+    ...reuseOutline(
+      false,
+      `A ${creation.label} under the reference id of one with <earlier> is refused as a duplicate`,
+      '    Then it is refused as a duplicate',
+    ),
+    ...reuseOutline(
+      true,
+      `A ${creation.label} under the reference id of one with <earlier>, in upper case, is not made twice`,
+      '    Then it is refused, by our reading as a duplicate',
     ),
   ];
 }

@@ -1,5 +1,14 @@
-import { Then, When } from '@cucumber/cucumber';
-import { askWithInput, expectAcceptedAsValid, expectRefusedWithoutHeader } from './support/inputs.ts';
+import { Given, Then, When } from '@cucumber/cucumber';
+import {
+  askWithInput,
+  createAgainUnderItsReference,
+  createdAndEnded,
+  expectAcceptedAsValid,
+  expectEarlierUnchanged,
+  expectRefusedAsDuplicateOfUpperCase,
+  expectRefusedWithoutHeader,
+} from './support/inputs.ts';
+import type { Party } from './support/parties.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Every input of every creation (features/inputs.feature, generated from harness/checks/inputs.ts).
@@ -18,4 +27,27 @@ Then('it is refused, by our reading as invalid', function (this: MomoWorld) {
 
 Then('it is accepted as valid', function (this: MomoWorld) {
   expectAcceptedAsValid(this);
+});
+
+Given("the partner's {creation} with {party} has ended", async function (this: MomoWorld, creation: string, party: Party) {
+  await createdAndEnded(this, creation, party);
+});
+
+When('the partner asks for a {creation} again under its reference id', async function (this: MomoWorld, creation: string) {
+  await createAgainUnderItsReference(this, creation, false);
+});
+
+When(
+  'the partner asks for a {creation} again under its reference id written in upper case',
+  async function (this: MomoWorld, creation: string) {
+    await createAgainUnderItsReference(this, creation, true);
+  },
+);
+
+Then('it is refused, by our reading as a duplicate', function (this: MomoWorld) {
+  expectRefusedAsDuplicateOfUpperCase(this);
+});
+
+Then('the earlier {creation} is unchanged', async function (this: MomoWorld, _creation: string) {
+  await expectEarlierUnchanged(this);
 });

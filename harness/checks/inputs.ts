@@ -233,6 +233,38 @@ export function inputCasesOf(c: CreationInputs): InputCase[] {
   return cases;
 }
 
+/**
+ * A creation under the reference id of an earlier one of the same kind (§2.5, §7 rule 1: 409 RESOURCE_ALREADY_EXIST,
+ * the earlier one unchanged), whatever became of the earlier one, and however the id is written: the earlier one
+ * ended SUCCESSFUL or FAILED (a creation naming a party decides by its test number; a refund follows the payment it
+ * refunds), and the id is sent again as it was or in upper case.
+ */
+export interface ReuseCase {
+  creation: OperationId;
+  /** The party of the earlier creation, in the features' words: "a customer who rejects the payment". */
+  earlier: string;
+  /** The reference id sent again in upper case: the same UUID (RFC 9562 §4: case-insensitive on input). */
+  upperCase: boolean;
+}
+
+export function reuseCasesOf(c: CreationInputs): ReuseCase[] {
+  const who = c.party === 'payee' ? 'a payee' : 'a customer';
+  const outcomes = c.party ? ['who approves', 'who rejects the payment'] : ['who approves'];
+  return [
+    ...outcomes.filter((o) => o !== 'who approves').map((o) => ({ creation: c.id, earlier: `${who} ${o}`, upperCase: false })),
+    { creation: c.id, earlier: `${who} who approves`, upperCase: true },
+  ];
+}
+
+/**
+ * A reference id reused in upper case is a duplicate by our reading: RFC 9562 §4 reads a UUID case-insensitively, so it
+ * names the same transaction (409, or 400 from a server that refuses upper case). The spec does not say how ids compare,
+ * and an independent server takes them exactly as written in its live mode, so a new creation is only a warning.
+ */
+export const UPPER_CASE_REUSE = reading(
+  'the spec does not say how reference ids compare; RFC 9562 §4 reads a UUID case-insensitively, so a reuse in upper case is a duplicate (409), or refused as invalid (400)',
+);
+
 /** §7 rule 6 leaves the answer to a request without a required header open; 400 invalid data is our reading of it. */
 export const MISSING_HEADER_ANSWER = reading(
   'the spec does not say how a creation without a required header is refused; 400 invalid data (§7) is our reading',

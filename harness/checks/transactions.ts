@@ -298,16 +298,19 @@ export function leftBehindFindings(readStatus: number): Finding[] {
 
 /** The first transaction of a reused reference id reads back as it was asked, on what its record names. */
 export function unchangedFindings(
-  record: { amount?: unknown; externalId?: unknown },
-  first: { amount: string; externalId?: string },
+  record: { amount?: unknown; externalId?: unknown; payerMessage?: unknown; payeeNote?: unknown },
+  first: { amount: string; externalId?: string; payerMessage?: string; payeeNote?: string },
 ): Finding[] {
+  const changed = (field: string, expected: unknown, received: unknown) =>
+    found('refusal-changes-nothing', { field: `/${field}`, expected: quote(expected), received: quote(received) });
   return [
     ...(record.amount !== undefined && !(typeof record.amount === 'string' && sameAmount(record.amount, first.amount))
-      ? [found('refusal-changes-nothing', { field: '/amount', expected: quote(first.amount), received: quote(record.amount) })]
+      ? [changed('amount', first.amount, record.amount)]
       : []),
-    ...(record.externalId !== undefined && record.externalId !== first.externalId
-      ? [found('refusal-changes-nothing', { field: '/externalId', expected: quote(first.externalId), received: quote(record.externalId) })]
-      : []),
+    // The texts the record names, as the first creation sent them: a refused duplicate wrote none of its own.
+    ...(['externalId', 'payerMessage', 'payeeNote'] as const)
+      .filter((field) => record[field] !== undefined && first[field] !== undefined && record[field] !== first[field])
+      .map((field) => changed(field, first[field], record[field])),
   ];
 }
 

@@ -1,8 +1,11 @@
 import { defineParameterType } from '@cucumber/cucumber';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
-import { INPUT_CASES, MISSING_HEADER_ANSWER, inputCase, specCreations } from '../../harness/checks/inputs.ts';
-import { ORDINARY_CUSTOMER } from './parties.ts';
-import { deposit, refundPayment, requestPayment, type CreateOptions } from './transactions.ts';
+import { INPUT_CASES, MISSING_HEADER_ANSWER, UPPER_CASE_REUSE, inputCase, specCreations } from '../../harness/checks/inputs.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { unchangedFindings } from '../../harness/checks/transactions.ts';
+import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
+import { readStatus, settledAsAsked } from './status-records.ts';
+import { deposit, refundPayment, requestPayment, settledPayment, type CreateOptions } from './transactions.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -34,10 +37,58 @@ export async function askWithInput(world: MomoWorld, creationLabel: string, phra
     ...(input.omit === 'x-reference-id' ? { call: { referenceId: undefined } } : {}),
     ...(input.omit === 'x-target-environment' ? { call: { targetEnvironment: null } } : {}),
   };
-  if (input.creation === 'requestToPay') await requestPayment(world, ORDINARY_CUSTOMER, '5', options);
-  else if (input.creation === 'deposit') await deposit(world, ORDINARY_CUSTOMER, '5', options);
-  else if (input.creation === 'refund') await refundPayment(world, undefined, options);
-  else throw new Error(`No way to make a ${creationLabel} in steps/support/inputs.ts`);
+  await create(world, input.creation, ORDINARY_CUSTOMER, '5', options);
+}
+
+/** A creation of the spec with a party (its payer or payee; a refund's is the payment's it refunds) and an amount. */
+async function create(world: MomoWorld, creation: OperationId, party: Party, amount: string, options: CreateOptions = {}): Promise<void> {
+  if (creation === 'requestToPay') await requestPayment(world, party, amount, options);
+  else if (creation === 'deposit') await deposit(world, party, amount, options);
+  else if (creation === 'refund') await refundPayment(world, amount, options);
+  else throw new Error(`No way to make a ${creation} in steps/support/inputs.ts`);
+}
+
+const creationNamed = (label: string): OperationId => {
+  const found = specCreations().find((c) => c.label === label);
+  if (!found)
+    throw new Error(
+      `"${label}" is not a creation of the spec: ${specCreations()
+        .map((c) => c.label)
+        .join(', ')}`,
+    );
+  return found.id;
+};
+
+/** A creation the partner made, accepted and ended as its party's test number says (a refund: of the scenario's payment, in full). */
+export async function createdAndEnded(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
+  const creation = creationNamed(creationLabel);
+  if (creation === 'requestToPay') return settledPayment(world, party, '10');
+  if (creation === 'refund') await refundPayment(world);
+  else await create(world, creation, party, '10');
+  world.expect({ status: 202, what: `a ${creationLabel} is accepted` });
+  await settledAsAsked(world);
+}
+
+/** The same kind of creation again, under the reference id of the scenario's last one (in upper case if asked), with other data. */
+export async function createAgainUnderItsReference(world: MomoWorld, creationLabel: string, upperCase: boolean): Promise<void> {
+  const earlier = world.lastPayment;
+  const referenceId = upperCase ? earlier.referenceId.toUpperCase() : earlier.referenceId;
+  await create(world, creationNamed(creationLabel), ORDINARY_CUSTOMER, '3', { referenceId });
+}
+
+/** A reference id reused in upper case made nothing new: refused as a duplicate, or as invalid (our reading). */
+export function expectRefusedAsDuplicateOfUpperCase(world: MomoWorld): void {
+  world.expect({ status: [409, 400], source: UPPER_CASE_REUSE, what: 'a reference id reused in upper case makes nothing new' });
+}
+
+/** The creation whose reference id the scenario reused still reads back as it was asked: the duplicate changed nothing. */
+export async function expectEarlierUnchanged(world: MomoWorld): Promise<void> {
+  const again = world.lastPayment;
+  const earlier = world.payments.find((p) => p !== again && p.referenceId.toLowerCase() === again.referenceId.toLowerCase());
+  if (!earlier) throw new Error('No earlier creation in this scenario has the reference id the last one reused.');
+  const what = `after a refused reuse of its reference id, the earlier ${earlier.kind} is unchanged`;
+  const response = world.expect({ status: 200, what: `the earlier ${earlier.kind} still reads back` }, await readStatus(world, earlier));
+  world.check('refusal-changes-nothing', response, what, unchangedFindings(response.json as object, earlier.body));
 }
 
 /**
