@@ -90,6 +90,27 @@ Feature: Every input of every creation
       | earlier                            |
       | a customer who rejects the payment |
 
+  @collection @req:TXN-MONEY-ONCE
+  Scenario Outline: A request to pay with <earlier> moves its amount once, or nothing
+    Given a new partner subscribed to collection
+    And the partner has read its balance
+    When the partner's request to pay with <earlier> has ended, telling its callback address
+    Then the balance has moved by what the request to pay called for
+
+    Examples:
+      | earlier                            |
+      | a customer who rejects the payment |
+      | a customer who approves            |
+
+  @collection @negative @req:TXN-MONEY-ONCE @req:COL-RTP-DUPLICATE-409
+  Scenario: A request to pay refused as a duplicate moves no money
+    Given a new partner subscribed to collection
+    And the partner has read its balance
+    And the partner's request to pay with a customer who approves has ended
+    When the partner asks for a request to pay again under its reference id
+    Then it is refused as a duplicate
+    And the balance has moved by what the earlier request to pay called for, and no more
+
   @collection @negative @req:COL-RTP-DUPLICATE-409
   Scenario Outline: A request to pay under the reference id of one with <earlier>, in upper case, is not made twice
     Given a partner subscribed to collection
@@ -152,6 +173,28 @@ Feature: Every input of every creation
       | input                |
       | a reference id       |
       | a target environment |
+
+  @disbursement @req:TXN-MONEY-ONCE
+  Scenario Outline: A refund with <earlier> moves its amount once, or nothing
+    Given a new partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    And the partner has read its balance
+    When the partner's refund with <earlier> has ended, telling its callback address
+    Then the balance has moved by what the refund called for
+
+    Examples:
+      | earlier                 |
+      | a customer who approves |
+
+  @disbursement @negative @req:TXN-MONEY-ONCE @req:DIS-REFUND-DUPLICATE-409
+  Scenario: A refund refused as a duplicate moves no money
+    Given a new partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    And the partner has read its balance
+    And the partner's refund with a customer who approves has ended
+    When the partner asks for a refund again under its reference id
+    Then it is refused as a duplicate
+    And the balance has moved by what the earlier refund called for, and no more
 
   @disbursement @negative @req:DIS-REFUND-DUPLICATE-409
   Scenario Outline: A refund under the reference id of one with <earlier>, in upper case, is not made twice
@@ -249,6 +292,27 @@ Feature: Every input of every creation
     Examples:
       | earlier                         |
       | a payee who rejects the payment |
+
+  @disbursement @req:TXN-MONEY-ONCE
+  Scenario Outline: A deposit with <earlier> moves its amount once, or nothing
+    Given a new partner subscribed to disbursement
+    And the partner has read its balance
+    When the partner's deposit with <earlier> has ended, telling its callback address
+    Then the balance has moved by what the deposit called for
+
+    Examples:
+      | earlier                         |
+      | a payee who rejects the payment |
+      | a payee who approves            |
+
+  @disbursement @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario: A deposit refused as a duplicate moves no money
+    Given a new partner subscribed to disbursement
+    And the partner has read its balance
+    And the partner's deposit with a payee who approves has ended
+    When the partner asks for a deposit again under its reference id
+    Then it is refused as a duplicate
+    And the balance has moved by what the earlier deposit called for, and no more
 
   @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario Outline: A deposit under the reference id of one with <earlier>, in upper case, is not made twice

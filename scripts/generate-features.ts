@@ -113,11 +113,48 @@ function outlinesOf(creation: CreationInputs): string[] {
       `A ${creation.label} under the reference id of one with <earlier> is refused as a duplicate`,
       '    Then it is refused as a duplicate',
     ),
+    ...moneyOutlines(creation, given),
     ...reuseOutline(
       true,
       `A ${creation.label} under the reference id of one with <earlier>, in upper case, is not made twice`,
       '    Then it is refused, by our reading as a duplicate',
     ),
+  ];
+}
+
+/**
+ * Money moves once: each creation, ended each way its party allows, moves its amount or nothing of the partner's
+ * balance (a new partner's, which nothing else moves); and one refused as a duplicate moves no more.
+ */
+function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
+  const rows = reuseCasesOf(creation)
+    .map((r) => r.earlier)
+    .filter((earlier, i, all) => all.indexOf(earlier) === i);
+  const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
+  const newPartner = [
+    given[0]!.replace('Given a partner', 'Given a new partner'),
+    ...given.slice(1),
+    '    And the partner has read its balance',
+  ];
+  return [
+    '',
+    `  @${creation.product} @req:TXN-MONEY-ONCE`,
+    `  Scenario Outline: A ${creation.label} with <earlier> moves its amount once, or nothing`,
+    ...newPartner,
+    `    When the partner's ${creation.label} with <earlier> has ended, telling its callback address`,
+    `    Then the balance has moved by what the ${creation.label} called for`,
+    '',
+    '    Examples:',
+    `      | ${'earlier'.padEnd(width)} |`,
+    ...rows.map((r) => `      | ${r.padEnd(width)} |`),
+    '',
+    `  @${creation.product} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+    `  Scenario: A ${creation.label} refused as a duplicate moves no money`,
+    ...newPartner,
+    `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended`,
+    `    When the partner asks for a ${creation.label} again under its reference id`,
+    '    Then it is refused as a duplicate',
+    `    And the balance has moved by what the earlier ${creation.label} called for, and no more`,
   ];
 }
 

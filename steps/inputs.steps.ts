@@ -9,6 +9,7 @@ import {
   expectRefusedWithoutHeader,
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
+import { expectMoneyMoved } from './support/accounts.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Every input of every creation (features/inputs.feature, generated from harness/checks/inputs.ts).
@@ -50,4 +51,19 @@ Then('it is refused, by our reading as a duplicate', function (this: MomoWorld) 
 
 Then('the earlier {creation} is unchanged', async function (this: MomoWorld, _creation: string) {
   await expectEarlierUnchanged(this);
+});
+
+Given(
+  "the partner's {creation} with {party} has ended, telling its callback address",
+  async function (this: MomoWorld, creation: string, party: Party) {
+    await createdAndEnded(this, creation, party, { callback: true });
+  },
+);
+
+Then('the balance has moved by what the {creation} called for', async function (this: MomoWorld, _creation: string) {
+  await expectMoneyMoved(this, 'last');
+});
+
+Then('the balance has moved by what the earlier {creation} called for, and no more', async function (this: MomoWorld, _creation: string) {
+  await expectMoneyMoved(this, 'earlier');
 });

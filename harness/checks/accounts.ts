@@ -16,6 +16,13 @@ export const ACCOUNT_CHECKS = {
     title: "A successful payment credits the merchant's balance by its amount.",
     source: reading("the spec does not say when a balance moves; the reference sandbox's bookkeeping (@stateful)"),
   },
+  'money-moves-once': {
+    title:
+      "A transaction moves its amount once: once it has ended, its owner's balance has moved by its amount if it succeeded, by nothing if it failed or was refused, and by nothing else (a balance that never moves is a target that keeps none, balance-follows-payments).",
+    source: spec(
+      '§2.2: amount is debited from the payer account; §4.3 #9, #10: a refund or deposit moves an amount from the owner’s account to a payee account; §2.9: availableBalance is the account’s',
+    ),
+  },
   'holder-status': {
     title:
       'The account-holder check says true for a registered, active holder and false otherwise, in a body the suite can read: a bare boolean, {"result": …}, or an object with one boolean member.',
@@ -51,6 +58,20 @@ export function balanceGrownFindings(now: string, before: string, amount: string
   return toMinor(now) === toMinor(expected)
     ? []
     : [found('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(expected), received: quote(now) })];
+}
+
+/**
+ * The balance's movement since `before` against the one the scenario's transactions call for (signed: a credit is
+ * positive). Moved as called for: nothing to say. Not moved at all: a target that keeps no balances (the live
+ * sandbox's stays "0"), which the spec leaves open (balance-follows-payments, a reading). Moved by anything else:
+ * money moved that no transaction calls for, or twice, or rounded (money-moves-once, definite).
+ */
+export function moneyMovedFindings(now: string, before: string, movement: string): Finding[] {
+  const moved = toMinor(now) - toMinor(before);
+  const called = toMinor(movement);
+  if (moved === called) return [];
+  const f = { field: '/availableBalance', expected: JSON.stringify(fromMinor(toMinor(before) + called)), received: quote(now) };
+  return [found(moved === 0n ? 'balance-follows-payments' : 'money-moves-once', f)];
 }
 
 /**

@@ -5,7 +5,12 @@ import { OPERATION_IDS, OPERATIONS, type OperationId } from '../../core/catalogu
 import type { CallOptions } from '../../harness/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Party } from './parties.ts';
-import { balanceGrownFindings, currencyFindings, holderFindings } from '../../harness/checks/accounts.ts';
+import { balanceGrownFindings, currencyFindings, holderFindings, moneyMovedFindings } from '../../harness/checks/accounts.ts';
+import type { Finding } from '../../harness/checks/check.ts';
+import { specCreations } from '../../harness/checks/inputs.ts';
+import { DeadlineExceededError } from '../../harness/eventually.ts';
+import { reusedEarlier } from './transactions.ts';
+import type { Payment } from './world.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { MomoWorld } from './world.ts';
 
@@ -121,6 +126,47 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
     `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`,
     balanceGrownFindings(balance.availableBalance, world.balanceBefore, amount),
   );
+}
+
+/**
+ * What a transaction calls for of its owner's balance (signed: a credit positive): its amount once it succeeded,
+ * credited for a request to pay (its party pays) and debited for a deposit or refund; nothing when it failed, or
+ * when another API user than the acting partner made it (a refund the target let only the payee's user make).
+ */
+function movementOf(world: MomoWorld, t: Payment): string {
+  const creation = specCreations().find((c) => c.id === t.create);
+  if (!creation) throw new Error(`${t.kind} is not a creation of the spec: no balance movement is known for it.`);
+  if (t.account.userId !== world.actor.userId || (t.party?.outcome ?? 'SUCCESSFUL') !== 'SUCCESSFUL') return '0';
+  return creation.party === 'payer' ? t.body.amount : `-${t.body.amount}`;
+}
+
+/**
+ * The partner's balance has moved by what its transaction calls for (the scenario's last, or the earlier one whose
+ * reference id the last reused), read again until it has, within the poll deadline: the spec gives no time for a
+ * balance to move. A balance that never moved is a target that keeps none (a reading); any other movement is money
+ * moved wrongly (definite).
+ */
+export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlier'): Promise<void> {
+  const before = world.balanceBefore;
+  if (before === undefined) throw new Error('No balance was read earlier in this scenario.');
+  const t = which === 'last' ? world.lastPayment : reusedEarlier(world);
+  const movement = movementOf(world, t);
+  let findings: Finding[] = [];
+  try {
+    await world.eventually(
+      `the balance of ${before} moved by ${movement}`,
+      async () => {
+        await readBalance(world);
+        findings = moneyMovedFindings(balanceOf(world, 'the balance is read after the transaction').availableBalance, before, movement);
+        return findings.length === 0 ? true : undefined;
+      },
+      { readsTarget: true },
+    );
+  } catch (error) {
+    if (!(error instanceof DeadlineExceededError)) throw error;
+  }
+  const what = `a ${t.kind} of ${t.body.amount} that ended ${t.party?.outcome ?? 'SUCCESSFUL'} moves ${movement} of the balance of ${before}`;
+  world.check(['money-moves-once', 'balance-follows-payments'], world.response!, what, findings);
 }
 
 /** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */

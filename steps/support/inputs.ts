@@ -5,7 +5,8 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import { unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import { readStatus, settledAsAsked } from './status-records.ts';
-import { deposit, refundPayment, requestPayment, settledPayment, type CreateOptions } from './transactions.ts';
+import { ownCallbackUrl } from './callbacks.ts';
+import { deposit, refundPayment, requestPayment, reusedEarlier, settledPayment, type CreateOptions } from './transactions.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -60,11 +61,19 @@ const creationNamed = (label: string): OperationId => {
 };
 
 /** A creation the partner made, accepted and ended as its party's test number says (a refund: of the scenario's payment, in full). */
-export async function createdAndEnded(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
+export async function createdAndEnded(
+  world: MomoWorld,
+  creationLabel: string,
+  party: Party,
+  options: { callback?: boolean } = {},
+): Promise<void> {
   const creation = creationNamed(creationLabel);
-  if (creation === 'requestToPay') return settledPayment(world, party, '10');
-  if (creation === 'refund') await refundPayment(world);
-  else await create(world, creation, party, '10');
+  // A fraction, so that money moved rounded is told from money moved right.
+  const amount = '12.5';
+  const asked: CreateOptions = options.callback ? { callback: ownCallbackUrl } : {};
+  if (creation === 'requestToPay') return settledPayment(world, party, amount, asked);
+  if (creation === 'refund') await refundPayment(world, undefined, asked);
+  else await create(world, creation, party, amount, asked);
   world.expect({ status: 202, what: `a ${creationLabel} is accepted` });
   await settledAsAsked(world);
 }
@@ -83,9 +92,7 @@ export function expectRefusedAsDuplicateOfUpperCase(world: MomoWorld): void {
 
 /** The creation whose reference id the scenario reused still reads back as it was asked: the duplicate changed nothing. */
 export async function expectEarlierUnchanged(world: MomoWorld): Promise<void> {
-  const again = world.lastPayment;
-  const earlier = world.payments.find((p) => p !== again && p.referenceId.toLowerCase() === again.referenceId.toLowerCase());
-  if (!earlier) throw new Error('No earlier creation in this scenario has the reference id the last one reused.');
+  const earlier = reusedEarlier(world);
   const what = `after a refused reuse of its reference id, the earlier ${earlier.kind} is unchanged`;
   const response = world.expect({ status: 200, what: `the earlier ${earlier.kind} still reads back` }, await readStatus(world, earlier));
   world.check('refusal-changes-nothing', response, what, unchangedFindings(response.json as object, earlier.body));

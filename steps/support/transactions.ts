@@ -324,6 +324,14 @@ function msisdnOf(party: Party): { partyIdType: string; partyId: string } {
   return { partyIdType: 'MSISDN', partyId: party.msisdn };
 }
 
+/** The earlier transaction of the scenario whose reference id its last one reused (in any case). */
+export function reusedEarlier(world: MomoWorld): Payment {
+  const again = world.lastPayment;
+  const earlier = world.payments.find((p) => p !== again && p.referenceId.toLowerCase() === again.referenceId.toLowerCase());
+  if (!earlier) throw new Error('No earlier creation in this scenario has the reference id the last one reused.');
+  return earlier;
+}
+
 /** Reference and messages unique to the transaction, without characters the live sandbox rejects. */
 function texts(world: MomoWorld, what: string): Pick<PaymentBody, 'externalId' | 'payerMessage' | 'payeeNote'> {
   const n = world.payments.length + 1;
