@@ -87,6 +87,23 @@ Feature: Consent-based user information
     Then it is refused as unauthorized
 
   @negative
+  @req:AUTH-BUSINESS-ACCESS-TOKEN
+  Scenario: A business call needs an access token, not a consent token
+    Given a partner subscribed to collection
+    And the partner holds a consent token for a customer's profile
+    When the partner asks a customer to pay with the consent token as its credential
+    Then it is refused as unauthorized
+    And no payment was created
+
+  @negative
+  @req:DIS-OAUTH-GRANT-TYPE
+  Scenario: A consent is redeemed only with the CIBA grant
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    When the partner redeems the consent with another grant type
+    Then no consent token is issued for that grant
+
+  @negative
   Scenario: A consent can be redeemed only once
     Given a partner subscribed to collection
     And the partner holds a consent token for a customer's profile

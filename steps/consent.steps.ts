@@ -16,6 +16,9 @@ import {
   redeemConsent,
   redeemOnceConsented,
   refreshConsentToken,
+  requestPaymentWithConsentToken,
+  redeemWithOtherGrant,
+  expectGrantRefused,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -93,4 +96,16 @@ Then('the consent is refused as already redeemed', function (this: MomoWorld) {
 
 Then("the customer's basic information is returned", function (this: MomoWorld) {
   expectBasicInfo(this);
+});
+
+When('the partner asks a customer to pay with the consent token as its credential', async function (this: MomoWorld) {
+  await requestPaymentWithConsentToken(this);
+});
+
+When('the partner redeems the consent with another grant type', async function (this: MomoWorld) {
+  await redeemWithOtherGrant(this);
+});
+
+Then('no consent token is issued for that grant', function (this: MomoWorld) {
+  expectGrantRefused(this);
 });

@@ -42,6 +42,12 @@ export const REFUSALS = {
     'real-api-notes, errors and inputs: the sandbox refuses another currency at once with 500 INVALID_CURRENCY [observed]; §1 makes transactions asynchronous and §7 rule 5 leaves open which code goes with which status',
   ),
   'currency-refused': spec('§2.2: currency is an ISO 4217 code the service takes; §7 sets A and B: INVALID_CURRENCY'),
+  'other-grant-type': spec(
+    '§4.3 #11: grant_type is the constant urn:openid:params:grant-type:ciba; §7 rule 4: a failed token request gives 401 {error}',
+  ),
+  'consent-token-on-business': spec(
+    '§2.6, §5 rule 3: the Bearer credential of the business operations is the access token of the token operation; §5 rule 4: the consent token is for user information with consent',
+  ),
   'oauth-refusal': spec('§7: 401 Unauthorized, body {error}; §2.14: error is an error code'),
   'gateway-refusal': spec('§5 rule 1: every operation requires the subscription key; §7: 401 Unauthorized'),
 } as const satisfies Record<string, Source>;

@@ -7,6 +7,8 @@ import type { PremiseName } from '../../harness/checks/premises.ts';
 import type { Product } from '../../core/products.ts';
 import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
+import { requestPayment } from './transactions.ts';
+import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
 
 /**
@@ -331,6 +333,34 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
 /** userinfo with the partner's ordinary access token instead of a consent token. */
 export async function readUserInfoWithAccessToken(world: MomoWorld): Promise<void> {
   world.remember(await world.client.userInfo(world.actor.product, await world.bearer(), { renew: false }));
+}
+
+/**
+ * A request to pay with the consent token as its Bearer credential. §5 rule 3: the credential of the business
+ * operations is the access token of the token operation; the consent token is for user information (§5 rule 4).
+ */
+export async function requestPaymentWithConsentToken(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
+  world.rule = REFUSALS['consent-token-on-business'];
+  await requestPayment(world, ORDINARY_CUSTOMER, '5', {
+    account: consent.account,
+    call: { authorization: `Bearer ${consent.accessToken}` },
+  });
+}
+
+/** The consent redeemed with a grant type other than the CIBA grant §4.3 #11 names (OAuth's client_credentials). */
+export async function redeemWithOtherGrant(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  const form = { grant_type: 'client_credentials', auth_req_id: consent.authReqId! };
+  world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
+}
+
+/** §4.3 #11: grant_type is the constant CIBA grant; §7 rule 4: a failed token request gives 401 {error} (OAuth: 400). */
+export function expectGrantRefused(world: MomoWorld): void {
+  const source = REFUSALS['other-grant-type'];
+  const response = world.expect({ status: [400, 401], source, what: 'a token operation with another grant type issues no consent token' });
+  world.check('error-code', response, 'a refused token request says why, in {error}', errorCodePresentFindings(response, source));
 }
 
 export async function lookUpBasicInfo(world: MomoWorld, msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {
