@@ -349,11 +349,24 @@ export async function requestPaymentWithConsentToken(world: MomoWorld): Promise<
   });
 }
 
-/** The consent redeemed with a grant type other than the CIBA grant §4.3 #11 names (OAuth's client_credentials). */
+/**
+ * The consent redeemed with a grant type other than the CIBA grant §4.3 #11 names (OAuth's client_credentials), asked
+ * again while the answer says the customer has not answered yet: a server that takes any grant for the CIBA one
+ * answers so until the customer consents, then issues the token; one that checks the grant refuses it at once.
+ */
 export async function redeemWithOtherGrant(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   const form = { grant_type: 'client_credentials', auth_req_id: consent.authReqId! };
-  world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
+  await world.eventually(
+    'an answer to the other grant that is not "the customer has not answered yet"',
+    async () => {
+      const response = world.remember(
+        await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form),
+      );
+      return isPending(response) ? undefined : true;
+    },
+    { slow: true, readsTarget: true },
+  );
 }
 
 /** §4.3 #11: grant_type is the constant CIBA grant; §7 rule 4: a failed token request gives 401 {error} (OAuth: 400). */
