@@ -122,11 +122,16 @@ Feature: Collecting payments
     Then it is refused as not found
 
   @req:COL-DN-LANGUAGE
-  Scenario: A customer is notified of the delivery in their own language
+  Scenario Outline: A customer is notified of the delivery in their own language: <language>
     Given a partner subscribed to collection
     And a customer who approves has paid the partner 10
-    When the partner notifies the customer of delivery in Swedish
+    When the partner notifies the customer of delivery in <language>
     Then the notification is enqueued
+
+    Examples:
+      | language                          |
+      | Swedish                           |
+      | Swedish, by its three-letter code |
 
   @negative
   @req:COL-DN-NOT-OWNER-404

@@ -15,6 +15,19 @@ defineParameterType({ name: 'code', regexp: /[A-Z][A-Z_]+\.?/, transformer: (s: 
 const ID_KINDS: Record<string, string> = { 'a phone number': 'msisdn', 'an e-mail address': 'email', 'a party code': 'party_code' };
 defineParameterType({ name: 'id kind', regexp: new RegExp(Object.keys(ID_KINDS).join('|')), transformer: (s: string) => ID_KINDS[s]! });
 
-/** A language by its English name, as the Language header codes it (§4.1: ISO 639-1). */
-const LANGUAGES: Record<string, string> = { English: 'en', French: 'fr', Swedish: 'sv' };
-defineParameterType({ name: 'language', regexp: new RegExp(Object.keys(LANGUAGES).join('|')), transformer: (s: string) => LANGUAGES[s]! });
+/** A language by its English name, as the Language header codes it: §4.1 takes ISO 639-1 or ISO 639-3 codes. */
+const LANGUAGES: Record<string, string> = {
+  English: 'en',
+  French: 'fr',
+  Swedish: 'sv',
+  'Swedish, by its three-letter code': 'swe',
+};
+defineParameterType({
+  name: 'language',
+  regexp: new RegExp(
+    Object.keys(LANGUAGES)
+      .sort((a, b) => b.length - a.length)
+      .join('|'),
+  ),
+  transformer: (s: string) => LANGUAGES[s]!,
+});
