@@ -63,6 +63,13 @@ Feature: Errors and refusals
     Then it is refused as invalid
 
   @collection @negative
+  @req:COL-BALANCE-INVALID-400
+  Scenario: A balance cannot be read in a currency code written in lower case
+    Given a partner subscribed to collection
+    When the partner reads its balance in the currency "eur"
+    Then it is refused, by our reading as invalid
+
+  @collection @negative
   @req:COL-HOLDER-ID-FORMAT
   Scenario Outline: An account holder id must fit its kind, which "<id>" as <kind> does not
     Given a partner subscribed to collection

@@ -6,7 +6,7 @@ import {
   expectAcceptedAsValid,
   expectEarlierUnchanged,
   expectRefusedAsDuplicateOfUpperCase,
-  expectRefusedWithoutHeader,
+  expectRefusedPreferablyAsInvalid,
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
 import { expectMoneyMoved } from './support/accounts.ts';
@@ -23,7 +23,7 @@ When('the partner asks for a {creation} without {input}', async function (this: 
 });
 
 Then('it is refused, by our reading as invalid', function (this: MomoWorld) {
-  expectRefusedWithoutHeader(this);
+  expectRefusedPreferablyAsInvalid(this);
 });
 
 Then('it is accepted as valid', function (this: MomoWorld) {

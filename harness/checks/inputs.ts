@@ -265,9 +265,12 @@ export const UPPER_CASE_REUSE = reading(
   'the spec does not say how reference ids compare; RFC 9562 §4 reads a UUID case-insensitively, so a reuse in upper case is a duplicate (409), or refused as invalid (400)',
 );
 
-/** §7 rule 6 leaves the answer to a request without a required header open; 400 invalid data is our reading of it. */
-export const MISSING_HEADER_ANSWER = reading(
-  'the spec does not say how a creation without a required header is refused; 400 invalid data (§7) is our reading',
+/**
+ * A request the spec makes invalid without saying which of the operation's refusals answers it (a creation without a
+ * required header, a currency code in lower case): 400 invalid data is our reading; any refusal conforms.
+ */
+export const REFUSED_AS_INVALID = reading(
+  'the spec does not say which of its refusals answers this request; 400 invalid data (§7) is our reading of it',
 );
 
 /** Every input case of every spec creation. */

@@ -1,6 +1,6 @@
 import { defineParameterType } from '@cucumber/cucumber';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
-import { INPUT_CASES, MISSING_HEADER_ANSWER, UPPER_CASE_REUSE, inputCase, specCreations } from '../../harness/checks/inputs.ts';
+import { INPUT_CASES, REFUSED_AS_INVALID, UPPER_CASE_REUSE, inputCase, specCreations } from '../../harness/checks/inputs.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
@@ -99,21 +99,22 @@ export async function expectEarlierUnchanged(world: MomoWorld): Promise<void> {
 }
 
 /**
- * A creation without a header §4 requires is not served: one of the refusals its listing documents (definite); that
- * the refusal is 400 invalid data, rather than another of them, is our reading (§7 does not say).
+ * An invalid request the spec gives no answer for (a creation without a header §4 requires, a currency in lower case)
+ * is not served: one of the refusals the operation documents (definite); that the refusal is 400 invalid data, rather
+ * than another of them, is our reading (§7 does not say).
  */
-export function expectRefusedWithoutHeader(world: MomoWorld): void {
+export function expectRefusedPreferablyAsInvalid(world: MomoWorld): void {
   const response = world.response;
-  if (!response) throw new Error('No creation was asked for in this scenario.');
+  if (!response) throw new Error('No request was made in this scenario.');
   const refusals = Object.keys(OPERATIONS[response.operation.id].responses)
     .map(Number)
     .filter((status) => status >= 400 && status !== 503);
   world.expect({
     status: refusals,
     ...(world.rule ? { source: world.rule } : {}),
-    what: 'a creation without a required header is not served',
+    what: 'an invalid request is not served',
   });
-  world.expect({ status: 400, source: MISSING_HEADER_ANSWER, what: 'a creation without a required header is refused as invalid data' });
+  world.expect({ status: 400, source: REFUSED_AS_INVALID, what: 'an invalid request is refused as invalid data' });
 }
 
 /** A form of an input the spec allows is taken: the creation is accepted (202). */
