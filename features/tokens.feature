@@ -29,6 +29,14 @@ Feature: Access tokens
       | remittance |
 
   @collection
+  @req:AUTH-SCHEME-ANY-CASE
+  Scenario: A credential's scheme is read in any case, as its standard says
+    Given a partner subscribed to collection
+    When the partner asks for an access token, writing its scheme "basic"
+    Then an access token is issued
+    And the access token opens the partner's account with its scheme written "bearer"
+
+  @collection
   Scenario: The access token is not kept by caches on the way
     Given a partner subscribed to collection
     When the partner asks for an access token

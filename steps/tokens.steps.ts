@@ -4,6 +4,8 @@ import {
   askForToken,
   askForTokenWithWrongKey,
   askForTokenWithoutCredentials,
+  askForTokenWithScheme,
+  expectTokenOpensAccountWithScheme,
   callThroughALifetime,
   expectNoCallRefused,
   expectNoToken,
@@ -24,6 +26,14 @@ Given('the partner holds an access token that opens its account', async function
 
 When('the partner asks for an access token', async function (this: MomoWorld) {
   await askForToken(this);
+});
+
+When('the partner asks for an access token, writing its scheme {string}', async function (this: MomoWorld, scheme: string) {
+  await askForTokenWithScheme(this, scheme);
+});
+
+Then("the access token opens the partner's account with its scheme written {string}", async function (this: MomoWorld, scheme: string) {
+  await expectTokenOpensAccountWithScheme(this, scheme);
 });
 
 When('the partner asks for an access token with a wrong API key', async function (this: MomoWorld) {
