@@ -14,7 +14,7 @@ export interface ReceivedCallback {
   receivedAt: number;
 }
 
-/** A callback URL's path, whole: /callbacks/<the receiver's secret segment>/<referenceId>, and nothing more. */
+/** A callback URL's path, whole: /callbacks/<the receiver's secret segment>/<referenceId>, and nothing more (its query apart). */
 const PATH = /^\/callbacks\/([^/?#]+)\/([^/?#]+)$/;
 const MAX_BODY = 256 * 1024;
 
@@ -40,6 +40,8 @@ export interface ReceiverOptions {
 export class CallbackReceiver {
   private server: Server | undefined;
   private readonly expected = new Set<string>();
+  /** The query of each callback URL handed out, by reference id. */
+  private readonly queries = new Map<string, string>();
   private readonly received: ReceivedCallback[] = [];
   private port = 0;
   private readonly bindAddress: string;
@@ -85,10 +87,20 @@ export class CallbackReceiver {
     this.port = (this.server.address() as AddressInfo).port;
   }
 
-  /** The URL to give as X-Callback-Url for a transaction, and a note that its callback is expected. */
+  /**
+   * The URL to give as X-Callback-Url for a transaction, and a note that its callback is expected. It carries a query
+   * of its own, as a partner's often does (an order number): §6 sends the callback to the URL given, so one that
+   * arrives without that query, or with another, did not arrive there.
+   */
   urlFor(referenceId: string): string {
-    this.expected.add(referenceId.toLowerCase());
-    return `${this.baseUrl}/callbacks/${this.secret}/${referenceId}`;
+    const id = referenceId.toLowerCase();
+    this.expected.add(id);
+    let query = this.queries.get(id);
+    if (query === undefined) {
+      query = `order=${randomBytes(6).toString('base64url')}`;
+      this.queries.set(id, query);
+    }
+    return `${this.baseUrl}/callbacks/${this.secret}/${referenceId}?${query}`;
   }
 
   /**
@@ -128,13 +140,17 @@ export class CallbackReceiver {
 
   private record(request: IncomingMessage, rawBody: string): void {
     const path = request.url ?? '/';
-    const match = PATH.exec(path);
+    const queryAt = path.indexOf('?');
+    const match = PATH.exec(queryAt < 0 ? path : path.slice(0, queryAt));
     let referenceId: string | undefined;
     try {
       referenceId = match && match[1] === this.secret ? decodeURIComponent(match[2]!).toLowerCase() : undefined;
     } catch {
       referenceId = undefined; // a malformed percent-encoding: kept as unsolicited
     }
+    // Not the URL handed out unless its query is too: a callback without it, or with another, came elsewhere.
+    const query = queryAt < 0 ? undefined : path.slice(queryAt + 1);
+    if (referenceId !== undefined && query !== this.queries.get(referenceId)) referenceId = undefined;
     let body: unknown;
     try {
       body = rawBody ? JSON.parse(rawBody) : undefined;

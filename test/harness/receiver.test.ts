@@ -44,7 +44,11 @@ const secretOf = (receiver: CallbackReceiver) => new URL(receiver.urlFor('probe'
 test('urlFor gives http://host:port/callbacks/<secret>/<id> on the port it listens on, the secret new for each receiver', async () => {
   await withReceiver(async (receiver) => {
     const url = receiver.urlFor(ID);
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/callbacks\/[A-Za-z0-9_-]{16}\/A1B2C3D4-0000-4000-8000-00000000000A$/);
+    assert.match(
+      url,
+      /^http:\/\/127\.0\.0\.1:\d+\/callbacks\/[A-Za-z0-9_-]{16}\/A1B2C3D4-0000-4000-8000-00000000000A\?order=[A-Za-z0-9_-]{8}$/,
+    );
+    assert.equal(receiver.urlFor(ID), url, 'the same URL each time it is asked for the same transaction');
     await withReceiver(async (other) => assert.notEqual(secretOf(other), secretOf(receiver)));
     const port = Number(new URL(url).port);
     assert.ok(port > 0);
@@ -57,7 +61,7 @@ test('the host given is the one in the URL, whatever address it binds', async ()
   const receiver = new CallbackReceiver('callbacks.example.com');
   await receiver.start(0);
   try {
-    assert.match(receiver.urlFor('x1'), /^http:\/\/callbacks\.example\.com:\d+\/callbacks\/[A-Za-z0-9_-]+\/x1$/);
+    assert.match(receiver.urlFor('x1'), /^http:\/\/callbacks\.example\.com:\d+\/callbacks\/[A-Za-z0-9_-]+\/x1\?order=[A-Za-z0-9_-]+$/);
   } finally {
     await receiver.stop();
   }
@@ -68,9 +72,10 @@ test('with a public base URL, the callback URLs are <base>/callbacks/<secret>/<i
   await receiver.start(0);
   try {
     assert.equal(receiver.baseUrl, 'https://abc.example.app');
-    assert.equal(receiver.urlFor(ID), `https://abc.example.app/callbacks/${secretOf(receiver)}/${ID}`);
+    const url = new URL(receiver.urlFor(ID));
+    assert.equal(`${url.origin}${url.pathname}`, `https://abc.example.app/callbacks/${secretOf(receiver)}/${ID}`);
     // What the tunnel forwards arrives on the local port.
-    const local = `http://127.0.0.1:${receiver.listeningPort}/callbacks/${secretOf(receiver)}/${ID}`;
+    const local = `http://127.0.0.1:${receiver.listeningPort}${url.pathname}${url.search}`;
     assert.equal((await send(local, 'PUT', '{"status":"SUCCESSFUL"}', 'application/json')).status, 200);
     assert.deepEqual(
       receiver.callbacksFor(ID).map((c) => c.body),
@@ -87,7 +92,7 @@ test('a fixed port and bind address are used as given; a taken port is reported 
   await first.start(0);
   const port = first.listeningPort;
   try {
-    assert.equal(first.urlFor('p1'), `http://127.0.0.1:${port}/callbacks/${secretOf(first)}/p1`);
+    assert.ok(first.urlFor('p1').startsWith(`http://127.0.0.1:${port}/callbacks/${secretOf(first)}/p1?order=`), first.urlFor('p1'));
     const second = new CallbackReceiver('127.0.0.1', { bind: '127.0.0.1' });
     await assert.rejects(second.start(port), (error: Error) => {
       assert.match(error.message, new RegExp(`^The callback receiver cannot listen on 127\\.0\\.0\\.1 port ${port}: the port is taken`));
@@ -120,7 +125,7 @@ test('PUT and POST callbacks with JSON are recorded with method, path, body and 
     const got = receiver.callbacksFor(ID.toLowerCase());
     assert.equal(got.length, 2);
     assert.equal(got[0]!.method, 'PUT');
-    assert.equal(got[0]!.path, `/callbacks/${secretOf(receiver)}/${ID}`);
+    assert.equal(got[0]!.path, `${new URL(url).pathname}${new URL(url).search}`);
     assert.equal(got[0]!.contentType, 'application/json');
     assert.deepEqual(got[0]!.body, { status: 'SUCCESSFUL', amount: '5' });
     assert.equal(got[0]!.rawBody, '{"status":"SUCCESSFUL","amount":"5"}');
@@ -132,6 +137,20 @@ test('PUT and POST callbacks with JSON are recorded with method, path, body and 
     assert.equal(receiver.callbacksFor(ID.toUpperCase()).length, 2);
     assert.equal(receiver.callbacksFor('another-id').length, 0);
     assert.deepEqual(receiver.unsolicited(), []);
+  });
+});
+
+test('a callback without the query of the URL handed out, or with another, did not arrive there: it is nobody’s', async () => {
+  await withReceiver(async (receiver) => {
+    const url = new URL(receiver.urlFor(ID));
+    const bare = `${url.origin}${url.pathname}`;
+    assert.equal((await send(bare, 'PUT', '{}', 'application/json')).status, 200);
+    assert.equal((await send(`${bare}?order=other`, 'PUT', '{}', 'application/json')).status, 200);
+    assert.equal((await send(`${url.href}&more=1`, 'PUT', '{}', 'application/json')).status, 200);
+    assert.equal(receiver.callbacksFor(ID).length, 0, 'none came to the URL given');
+    assert.equal(receiver.unsolicited().length, 3);
+    assert.equal((await send(url.href, 'PUT', '{}', 'application/json')).status, 200);
+    assert.equal(receiver.callbacksFor(ID).length, 1);
   });
 });
 
@@ -165,8 +184,8 @@ test('callbacks to an id never handed out, or to any other path than the exact U
     const secret = secretOf(receiver);
     await send(`${origin}/callbacks/${secret}/never-given`, 'PUT', '{"x":1}', 'application/json');
     await send(`${origin}/elsewhere/expected-1`, 'POST', '{"y":2}', 'application/json');
-    await send(`${url.href}/anything`, 'PUT', '{"after":1}', 'application/json');
-    await send(`${url.href}?retry=1`, 'PUT', '{"query":1}', 'application/json');
+    await send(`${origin}${url.pathname}/anything${url.search}`, 'PUT', '{"after":1}', 'application/json');
+    await send(`${origin}${url.pathname}?retry=1`, 'PUT', '{"query":1}', 'application/json');
     await send(url.href, 'PUT', '{"z":3}', 'application/json');
     const unsolicited = receiver.unsolicited();
     assert.deepEqual(
@@ -174,7 +193,7 @@ test('callbacks to an id never handed out, or to any other path than the exact U
       [
         `/callbacks/${secret}/never-given`,
         '/elsewhere/expected-1',
-        `/callbacks/${secret}/expected-1/anything`,
+        `/callbacks/${secret}/expected-1/anything${url.search}`,
         `/callbacks/${secret}/expected-1?retry=1`,
       ],
     );
