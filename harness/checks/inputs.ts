@@ -273,6 +273,11 @@ export const REFUSED_AS_INVALID = reading(
   'the spec does not say which of its refusals answers this request; 400 invalid data (§7) is our reading of it',
 );
 
+/** §5 rules 2–3: the Authorization header follows the Basic and Bearer standards, whose scheme is case-insensitive. */
+export const AUTH_SCHEME_ANY_CASE = spec(
+  '§5 rules 2–3: Authorization follows the Basic and Bearer standards; RFC 9110 §11.1: the auth-scheme is case-insensitive',
+);
+
 /** Every input case of every spec creation. */
 export const INPUT_CASES: readonly InputCase[] = specCreations().flatMap(inputCasesOf);
 

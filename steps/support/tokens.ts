@@ -1,4 +1,4 @@
-import { spec } from '../../core/sources.ts';
+import { AUTH_SCHEME_ANY_CASE } from '../../harness/checks/inputs.ts';
 import { honouredFindings, notCachedFindings, tokenTypeFindings } from '../../harness/checks/credentials.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
@@ -73,14 +73,9 @@ export function expectNoToken(world: MomoWorld): void {
   world.expect({ status: profile === 'mtn-sandbox' ? [401, world.harness.behaviour.tokenFailureStatus] : 401, source, what });
 }
 
-/** §5 rules 2–3: the Authorization header follows the Basic and Bearer standards, whose scheme is case-insensitive. */
-const SCHEME_ANY_CASE = spec(
-  '§5 rules 2–3: Authorization follows the Basic and Bearer standards; RFC 9110 §11.1: the auth-scheme is case-insensitive',
-);
-
 /** An access token asked for with the Basic credential's scheme written another way ("basic"). */
 export async function askForTokenWithScheme(world: MomoWorld, scheme: string): Promise<void> {
-  world.rule = SCHEME_ANY_CASE;
+  world.rule = AUTH_SCHEME_ANY_CASE;
   await askForToken(world, { credential: world.harness.basic(world.actor).replace(/^Basic/, scheme) });
 }
 
@@ -88,7 +83,7 @@ export async function askForTokenWithScheme(world: MomoWorld, scheme: string): P
 export async function expectTokenOpensAccountWithScheme(world: MomoWorld, scheme: string): Promise<void> {
   const token = issuedToken(world);
   world.expect(
-    { status: 200, source: SCHEME_ANY_CASE, what: `the access token opens the account with its scheme written "${scheme}"` },
+    { status: 200, source: AUTH_SCHEME_ANY_CASE, what: `the access token opens the account with its scheme written "${scheme}"` },
     await readAccount(world, token.account.product, `${scheme} ${token.accessToken}`),
   );
 }
