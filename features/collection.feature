@@ -106,6 +106,15 @@ Feature: Collecting payments
     When the partner notifies the customer of delivery again
     Then it is refused as too many attempts
 
+  @slow
+  @req:COL-DN-429-AFTER-SUCCESS
+  Scenario: A notification refused while the payment was pending is no attempt
+    Given a partner subscribed to collection
+    And the partner requests 10 from a customer who approves after a while
+    And the partner has notified the customer of delivery while the payment was pending
+    When the partner notifies the customer of delivery once the payment has succeeded
+    Then the notification is enqueued
+
   @negative
   @req:COL-DN-NOT-COMPLETED-409 @req:COL-DN-429-AFTER-SUCCESS @req:ERR-SET-A
   Scenario: A payment that failed cannot be notified of delivery

@@ -24,6 +24,8 @@ import {
   notifyDeliveryAsOther,
   notifyDeliveryInLanguage,
   notifyDeliveryOfUnknownPayment,
+  notifyOnceSucceeded,
+  notifyWhilePending,
 } from './support/delivery-notifications.ts';
 import {
   expectNotCreated,
@@ -173,6 +175,14 @@ Then('the notification is enqueued', function (this: MomoWorld) {
 
 Then('it is refused as too many attempts', function (this: MomoWorld) {
   expectTooManyNotifications(this);
+});
+
+Given('the partner has notified the customer of delivery while the payment was pending', async function (this: MomoWorld) {
+  await notifyWhilePending(this);
+});
+
+When('the partner notifies the customer of delivery once the payment has succeeded', async function (this: MomoWorld) {
+  await notifyOnceSucceeded(this);
 });
 
 Then('it is refused as not completed', function (this: MomoWorld) {

@@ -159,6 +159,15 @@ export const PREMISES = {
       "The payment the scenario rests on did not end as the live sandbox's test number would: this target's test numbers or its names of final states differ, which the spec does not fix.",
     refusal: refusedForItsState,
   },
+  'notification-refused-while-pending': {
+    statement:
+      'the first delivery notification of the scenario was refused as not completed, because the payment of the customer who approves after a while was still PENDING',
+    source: observed('real-api-notes, sandbox test numbers: 46733123454 stays PENDING for about 25–30 s before SUCCESSFUL'),
+    operations: ['deliveryNotification'],
+    unheld:
+      'The payment had already succeeded when the first notification was sent (this target approves sooner), so that notification counted: a second one may rightly get 429.',
+    refusal: ({ status }) => status === 429,
+  },
   'foreign-currency-refused': {
     statement: 'the target refuses MOMO_REFUSED_CURRENCY, by default a currency other than MOMO_CURRENCY',
     source: observed('real-api-notes, errors and inputs: the sandbox accepts only EUR; another currency gives INVALID_CURRENCY'),

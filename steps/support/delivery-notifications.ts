@@ -1,3 +1,4 @@
+import { settledAsAsked } from './status-records.ts';
 import { randomUUID } from 'node:crypto';
 import type { Account } from './harness.ts';
 import type { MomoWorld } from './world.ts';
@@ -71,4 +72,25 @@ export function expectNotCompleted(world: MomoWorld): void {
     code: 'TRANSACTION_NOT_COMPLETED',
     what: 'only a successfully completed payment can be notified of delivery (§3)',
   });
+}
+
+/**
+ * A delivery notification sent while the payment is still PENDING: refused as not completed (409), it is no attempt
+ * (§8: 429 comes only after a successful attempt). That it was refused is the scenario's premise: a target whose
+ * customer approves sooner enqueued it, and then a later one may rightly get 429.
+ */
+export async function notifyWhilePending(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world);
+  if (world.response?.status === 409) world.held('notification-refused-while-pending');
+  else world.assume('notification-refused-while-pending');
+}
+
+/**
+ * Waits for the scenario's payment to end as its customer answers, then notifies the customer of delivery: the answer
+ * rests on the earlier notification's having been refused (notifyWhilePending).
+ */
+export async function notifyOnceSucceeded(world: MomoWorld): Promise<void> {
+  await settledAsAsked(world);
+  await notifyDelivery(world);
+  world.restsOn = [...world.restsOn, 'notification-refused-while-pending'];
 }
