@@ -71,6 +71,7 @@ Feature: Consent-based user information
     And the partner holds a consent token for a customer's profile
     When the partner refreshes the consent token
     Then the partner reads the customer's user information with the consent token
+    And the consent still ends when it did
 
   @negative
   @req:ERR-SET-A

@@ -19,6 +19,7 @@ import {
   requestPaymentWithConsentToken,
   redeemWithOtherGrant,
   expectGrantRefused,
+  expectConsentEndsWhenItDid,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -108,4 +109,8 @@ When('the partner redeems the consent with another grant type', async function (
 
 Then('no consent token is issued for that grant', function (this: MomoWorld) {
   expectGrantRefused(this);
+});
+
+Then('the consent still ends when it did', function (this: MomoWorld) {
+  expectConsentEndsWhenItDid(this);
 });

@@ -40,6 +40,12 @@ export const CONSENT_CHECKS = {
     title: 'A consent gives its token once: redeemed again, it is invalid_grant.',
     source: reading('§2.7 and §5.4 do not say; CIBA Core §11 and RFC 6749 §5.2 answer a used auth_req_id with 400 invalid_grant'),
   },
+  'consent-ends-when-it-did': {
+    title: 'Refreshing a consent token does not lengthen the consent: refresh_token_expired_in counts down to the same end.',
+    source: spec(
+      '§2.7: refresh_token_expired_in is the seconds until the consent can no longer be refreshed, based on the default consent validity or the consent_valid_in of the bc-authorize request',
+    ),
+  },
 } as const satisfies Record<string, CheckDefinition>;
 
 type ConsentCheck = keyof typeof CONSENT_CHECKS;
@@ -65,4 +71,19 @@ export function scopeFindings(asked: string, scope: unknown): Finding[] {
           received: `${quote(scope)}, adding ${wider.join(', ')}`,
         }),
       ];
+}
+
+/**
+ * When the consent can no longer be refreshed, as a refresh puts it (ms since the epoch), against when the token before
+ * put it: no later, allowing for the whole seconds of the field and the time the answers took (`slackMs`).
+ */
+export function consentEndFindings(before: number, after: number, slackMs: number): Finding[] {
+  if (after <= before + slackMs) return [];
+  return [
+    found('consent-ends-when-it-did', {
+      field: '/refresh_token_expired_in',
+      expected: `the consent to end when it did, ${new Date(before).toISOString()}`,
+      received: `${Math.round((after - before) / 1000)} s later: ${new Date(after).toISOString()}`,
+    }),
+  ];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
-import { CONSENT_CHECKS, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
+import { CONSENT_CHECKS, consentEndFindings, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
@@ -290,6 +290,9 @@ export async function holdConsentToken(world: MomoWorld): Promise<void> {
   await redeemOnceConsented(world);
 }
 
+/** How long into the consent the partner refreshes its token: longer than the slack of comparing its ends. */
+const REFRESH_AFTER_MS = 4_000;
+
 /**
  * The refresh_token grant for the consent's refresh token (§2.7): a new consent token. How a consent is refreshed
  * is RFC 6749 §6, our reading: a target that refreshes otherwise is warned of, and the partner keeps the token it has.
@@ -297,6 +300,11 @@ export async function holdConsentToken(world: MomoWorld): Promise<void> {
 export async function refreshConsentToken(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   if (!consent.refreshToken) throw new Error('No consent token was issued in this scenario, so there is nothing to refresh.');
+  // Some seconds into the consent, so that one the refresh lengthened is told from one that keeps its end.
+  const issuedAt = Date.now();
+  await world.eventually(`${REFRESH_AFTER_MS} ms of the consent have passed`, async () =>
+    Date.now() >= issuedAt + REFRESH_AFTER_MS ? true : undefined,
+  );
   const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
   const what = 'a consent token is refreshed while the consent lasts';
   const response = world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
@@ -306,6 +314,23 @@ export async function refreshConsentToken(world: MomoWorld): Promise<void> {
     return;
   }
   keepConsentToken(world, what);
+}
+
+/** The refresh did not lengthen the consent: it ends no later than the token before said (§2.7). */
+export function expectConsentEndsWhenItDid(world: MomoWorld): void {
+  const consent = currentConsent(world);
+  if (consent.endsAt === undefined || consent.endedAtBefore === undefined) {
+    world.log('Not checked when the consent ends: a consent token without refresh_token_expired_in (the schema says so).');
+    return;
+  }
+  // Whole seconds on each side, and the time the refresh's answer took to come.
+  const slackMs = 2_000 + (consent.tokenAnswer?.exchange?.response?.durationMs ?? 0);
+  world.check(
+    'consent-ends-when-it-did',
+    consent.tokenAnswer!,
+    'a refresh does not lengthen the consent',
+    consentEndFindings(consent.endedAtBefore, consent.endsAt, slackMs),
+  );
 }
 
 export function expectAlreadyRedeemed(world: MomoWorld): void {
@@ -392,8 +417,19 @@ export function expectBasicInfo(world: MomoWorld): void {
 function keepConsentToken(world: MomoWorld, what: string): void {
   const consent = currentConsent(world);
   const response = world.expect({ status: 200, what, premises: wayOf(consent) });
-  const body = response.json as { access_token: string; refresh_token: string; expires_in: number; scope?: unknown };
+  const body = response.json as {
+    access_token: string;
+    refresh_token: string;
+    expires_in: number;
+    scope?: unknown;
+    refresh_token_expired_in?: unknown;
+  };
   world.check('consent-scope-not-wider', response, what, scopeFindings(consent.scope, body.scope));
+  consent.tokenAnswer = response;
+  if (typeof body.refresh_token_expired_in === 'number') {
+    if (consent.endsAt !== undefined) consent.endedAtBefore = consent.endsAt;
+    consent.endsAt = Date.now() + body.refresh_token_expired_in * 1000;
+  }
   consent.accessToken = body.access_token;
   consent.refreshToken = body.refresh_token;
   consent.tokenExpiresIn = body.expires_in;

@@ -51,6 +51,12 @@ export interface Consent {
   refreshToken?: string;
   /** expires_in of the last consent token (§2.7). */
   tokenExpiresIn?: number;
+  /** When the consent can no longer be refreshed, as the last consent token put it (refresh_token_expired_in, ms since the epoch). */
+  endsAt?: number;
+  /** When it ended before the last refresh, to compare with. */
+  endedAtBefore?: number;
+  /** The answer that gave the last consent token. */
+  tokenAnswer?: ApiResponse;
   /** The receiver's key of the X-Callback-Url the consent request gave, if it gave one. */
   callbackKey?: string;
   /** When the partner last asked for the consent or its token (ms since the epoch), so the next ask keeps to `interval`. */
