@@ -45,10 +45,15 @@ Feature: Access tokens
 
   @disbursement @negative
   @req:TOKEN-FAILED-401
-  Scenario: A wrong API key gets no token
+  Scenario Outline: A wrong API key gets no token: <key>
     Given a partner subscribed to disbursement
-    When the partner asks for an access token with a wrong API key
+    When the partner asks for an access token with <key>
     Then no access token is issued
+
+    Examples:
+      | key                                              |
+      | a wrong API key                                  |
+      | its API key with the case of its letters changed |
 
   @remittance @negative
   @req:TOKEN-FAILED-401

@@ -3,6 +3,7 @@ import type { Product } from '../core/products.ts';
 import {
   askForToken,
   askForTokenWithWrongKey,
+  askForTokenWithKeyInOtherCase,
   askForTokenWithoutCredentials,
   askForTokenWithScheme,
   expectTokenOpensAccountWithScheme,
@@ -38,6 +39,10 @@ Then("the access token opens the partner's account with its scheme written {stri
 
 When('the partner asks for an access token with a wrong API key', async function (this: MomoWorld) {
   await askForTokenWithWrongKey(this);
+});
+
+When('the partner asks for an access token with its API key with the case of its letters changed', async function (this: MomoWorld) {
+  return askForTokenWithKeyInOtherCase(this);
 });
 
 When('the partner asks for an access token without credentials', async function (this: MomoWorld) {

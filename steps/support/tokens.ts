@@ -33,6 +33,21 @@ export function askForTokenWithWrongKey(world: MomoWorld): Promise<void> {
   return askForToken(world, { credential: basicCredential(world.actor.userId, randomBytes(16).toString('hex')) });
 }
 
+/**
+ * The partner's own API key with the case of each letter changed: another string, so another key (§5 rule 2: the
+ * credential is the API user ID and its API key). A key without letters has no other case: the scenario is skipped.
+ */
+export async function askForTokenWithKeyInOtherCase(world: MomoWorld): Promise<string | undefined> {
+  const { userId, apiKey } = world.actor;
+  const swapped = apiKey.replace(/[a-z]/gi, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()));
+  if (swapped === apiKey) {
+    world.log('The API key has no letters, so no other case: skipped.');
+    return 'skipped';
+  }
+  await askForToken(world, { credential: basicCredential(userId, swapped) });
+  return undefined;
+}
+
 export function askForTokenWithoutCredentials(world: MomoWorld): Promise<void> {
   return askForToken(world, { credential: NO_CREDENTIAL });
 }
