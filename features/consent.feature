@@ -87,6 +87,14 @@ Feature: Consent-based user information
     When the partner asks for a customer's user information with its access token
     Then it is refused as unauthorized
 
+  @req:CONSENT-TOKEN-RECORD
+  Scenario: A consent token carries the scopes of its own request, not of a later one
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    And the partner has since asked the customer for consent to another scope
+    When the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
   @negative
   @req:AUTH-BUSINESS-ACCESS-TOKEN
   Scenario: A business call needs an access token, not a consent token

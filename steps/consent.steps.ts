@@ -19,6 +19,7 @@ import {
   requestPaymentWithConsentToken,
   redeemWithOtherGrant,
   expectGrantRefused,
+  askAgainForAnotherScope,
   expectConsentEndsWhenItDid,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -113,4 +114,8 @@ Then('no consent token is issued for that grant', function (this: MomoWorld) {
 
 Then('the consent still ends when it did', function (this: MomoWorld) {
   expectConsentEndsWhenItDid(this);
+});
+
+Given('the partner has since asked the customer for consent to another scope', async function (this: MomoWorld) {
+  await askAgainForAnotherScope(this);
 });

@@ -103,6 +103,20 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
   }
 }
 
+/**
+ * Another consent request of the same customer, to a scope other than the scenario's consent's (openid, which the live
+ * service offers besides profile): the scenario's consent stays the first. A target that does not offer it refuses
+ * it; the first consent's token must carry its own scopes either way (§2.7).
+ */
+export async function askAgainForAnotherScope(world: MomoWorld): Promise<void> {
+  const first = currentConsent(world);
+  const scope = first.scope === 'openid' ? 'profile' : 'openid';
+  const form = { login_hint: `ID:${first.msisdn}/MSISDN`, scope, access_type: 'offline' };
+  const response = await world.client.bcAuthorize(first.flow.ask, await world.bearer(first.account), form);
+  if (response.status !== 200)
+    world.log(`The target did not take a consent request to ${scope} (${response.status}); the first consent is redeemed all the same.`);
+}
+
 export function askForUnofferedScope(world: MomoWorld): Promise<void> {
   return askForConsent(world, { scope: UNOFFERED_SCOPE });
 }
