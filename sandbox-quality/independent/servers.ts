@@ -30,6 +30,8 @@ export interface IndependentServerOptions {
   controls?: readonly string[];
   /** Deliberate deviations (a server's --list-deviations). */
   deviations?: readonly string[];
+  /** When the customer who approves after a while approves (default 2 s; 0: at once, as a target may). */
+  delayedApprovalSeconds?: number;
 }
 
 /** A switch a server lists: a control (legal) or a deviation (not), the profiles it applies in, and why. */
@@ -113,7 +115,7 @@ export async function startIndependentServer(profile: ProfileName, options: Inde
     '--token-lifetime',
     '6',
     '--delayed-approval-seconds',
-    '2',
+    String(options.delayedApprovalSeconds ?? 2),
     '--pending-timeout-seconds',
     '5',
   ];

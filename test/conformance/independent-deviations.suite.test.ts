@@ -8,24 +8,31 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSuite } from '../support/suite.ts';
-import { independentTargetEnv, startIndependentServer } from '../support/independent-server.ts';
+import { independentTargetEnv, startIndependentServer, type IndependentServerName } from '../support/independent-server.ts';
 import type { ProfileName } from '../../core/profiles.ts';
 
 interface Summary {
   scenarios: { scenario: string; verdict: string; reason?: string }[];
 }
 
-async function assertCaught(deviation: string, profile: ProfileName, tags: string, scenario: string, reason: RegExp): Promise<void> {
-  const server = await startIndependentServer(profile, { server: 'python', deviations: [deviation] });
+async function assertCaught(
+  deviation: string,
+  profile: ProfileName,
+  tags: string,
+  scenario: string,
+  reason: RegExp,
+  server: IndependentServerName = 'python',
+): Promise<void> {
+  const target = await startIndependentServer(profile, { server, deviations: [deviation] });
   try {
-    const run = await runSuite(['--tags', tags], independentTargetEnv(server, profile), 120_000);
+    const run = await runSuite(['--tags', tags], independentTargetEnv(target, profile), 120_000);
     const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8')) as Summary;
     const found = summary.scenarios.find((s) => s.scenario.endsWith(scenario));
     assert.equal(found?.verdict, 'failed', `${scenario}: ${found?.verdict}\n${run.output}`);
     assert.match(found?.reason ?? '', reason, run.output);
     assert.equal(run.code, 1, run.output);
   } finally {
-    await server.stop();
+    await target.stop();
   }
 }
 
@@ -39,3 +46,56 @@ test('a server answering an expired token with 500 INTERNAL_PROCESSING_ERROR fai
     'An expired access token is refused',
     /status-code \(definite: §4\.3 #12\): status: expected 401, got 500/,
   ));
+
+// A rule checked on one operation only: money, duplicates and inputs are now tried on every creation.
+test('a refund that debits the balance twice fails "money moves once"', () =>
+  assertCaught(
+    'refund-debited-twice',
+    'spec',
+    '@inputs and @disbursement',
+    'A refund with a customer who approves moves its amount once, or nothing',
+    /money-moves-once \(definite: §2\.2/,
+  ));
+
+test('a request to pay whose reference id is taken again after it failed fails as a duplicate', () =>
+  assertCaught(
+    'rtp-reference-reusable-after-failure',
+    'spec',
+    '@inputs and @collection',
+    'A request to pay under the reference id of one with a customer who rejects the payment is refused as a duplicate',
+    /status-code \(definite: .*\): status: expected 409, got 202/,
+  ));
+
+test('a server that refuses a valid e-mail party fails "every party kind is a party"', () =>
+  assertCaught(
+    'email-party-refused',
+    'spec',
+    '@inputs and @collection',
+    'A request to pay with a payer identified by an e-mail address is accepted',
+    /status-code \(definite: §2\.1: partyIdType EMAIL .*\): status: expected 202, got 400/,
+  ));
+
+test('a consent token honoured on a request to pay fails "a business call needs an access token"', () =>
+  assertCaught(
+    'consent-token-opens-payments',
+    'spec',
+    '@req:AUTH-BUSINESS-ACCESS-TOKEN',
+    'A business call needs an access token, not a consent token',
+    /status-code \(definite: §2\.6, §5 rule 3.*\): status: expected 401, got 202/,
+  ));
+
+// The premise of a scenario that does not hold makes it NOT TESTED, never FAILED: a customer who approves at once
+// makes the first delivery notification count, and the second may rightly get 429.
+test('a target whose slow customer approves at once leaves "a notification refused while pending" not tested', async () => {
+  const target = await startIndependentServer('spec', { server: 'python', delayedApprovalSeconds: 0 });
+  try {
+    const run = await runSuite(['--tags', '@req:COL-DN-429-AFTER-SUCCESS'], independentTargetEnv(target, 'spec'), 120_000);
+    const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8')) as Summary;
+    const found = summary.scenarios.find((s) => s.scenario.endsWith('A notification refused while the payment was pending is no attempt'));
+    assert.equal(found?.verdict, 'not tested', run.output);
+    assert.match(found?.reason ?? '', /Premise not held, so not tested: the first delivery notification/, run.output);
+    assert.equal(run.code, 2, run.output);
+  } finally {
+    await target.stop();
+  }
+});
