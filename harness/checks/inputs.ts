@@ -281,15 +281,21 @@ export const AUTH_SCHEME_ANY_CASE = spec(
 /** Every input case of every spec creation. */
 export const INPUT_CASES: readonly InputCase[] = specCreations().flatMap(inputCasesOf);
 
-/** The case a feature's words name, for a creation given by its label; an error that says what there is when none. */
-export function inputCase(creationLabel: string, phrase: string): InputCase {
-  const creation = specCreations().find((c) => c.label === creationLabel);
+/** The spec's creation a feature names by its label ("request to pay"); an error that says which there are when none. */
+export function creationLabelled(label: string): CreationInputs {
+  const creation = specCreations().find((c) => c.label === label);
   if (!creation)
     throw new Error(
-      `"${creationLabel}" is not a creation of the spec: ${specCreations()
+      `"${label}" is not a creation of the spec: ${specCreations()
         .map((c) => c.label)
         .join(', ')}`,
     );
+  return creation;
+}
+
+/** The case a feature's words name, for a creation given by its label; an error that says what there is when none. */
+export function inputCase(creationLabel: string, phrase: string): InputCase {
+  const creation = creationLabelled(creationLabel);
   const found = INPUT_CASES.find((c) => c.creation === creation.id && c.phrase === phrase);
   if (!found)
     throw new Error(

@@ -1,6 +1,13 @@
 import { defineParameterType } from '@cucumber/cucumber';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
-import { INPUT_CASES, REFUSED_AS_INVALID, UPPER_CASE_REUSE, inputCase, specCreations } from '../../harness/checks/inputs.ts';
+import {
+  INPUT_CASES,
+  REFUSED_AS_INVALID,
+  UPPER_CASE_REUSE,
+  creationLabelled,
+  inputCase,
+  specCreations,
+} from '../../harness/checks/inputs.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
@@ -49,17 +56,6 @@ async function create(world: MomoWorld, creation: OperationId, party: Party, amo
   else throw new Error(`No way to make a ${creation} in steps/support/inputs.ts`);
 }
 
-const creationNamed = (label: string): OperationId => {
-  const found = specCreations().find((c) => c.label === label);
-  if (!found)
-    throw new Error(
-      `"${label}" is not a creation of the spec: ${specCreations()
-        .map((c) => c.label)
-        .join(', ')}`,
-    );
-  return found.id;
-};
-
 /** A creation the partner made, accepted and ended as its party's test number says (a refund: of the scenario's payment, in full). */
 export async function createdAndEnded(
   world: MomoWorld,
@@ -67,7 +63,7 @@ export async function createdAndEnded(
   party: Party,
   options: { callback?: boolean } = {},
 ): Promise<void> {
-  const creation = creationNamed(creationLabel);
+  const creation = creationLabelled(creationLabel).id;
   // A fraction, so that money moved rounded is told from money moved right.
   const amount = '12.5';
   const asked: CreateOptions = options.callback ? { callback: ownCallbackUrl } : {};
@@ -82,7 +78,7 @@ export async function createdAndEnded(
 export async function createAgainUnderItsReference(world: MomoWorld, creationLabel: string, upperCase: boolean): Promise<void> {
   const earlier = world.lastPayment;
   const referenceId = upperCase ? earlier.referenceId.toUpperCase() : earlier.referenceId;
-  await create(world, creationNamed(creationLabel), ORDINARY_CUSTOMER, '3', { referenceId });
+  await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '3', { referenceId });
 }
 
 /** A reference id reused in upper case made nothing new: refused as a duplicate, or as invalid (our reading). */
