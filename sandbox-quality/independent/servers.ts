@@ -8,7 +8,8 @@ import type { ProfileName } from '../../core/profiles.ts';
  * saw the harness (their READMEs say how, and list every choice they made where the documents are open):
  * - python: test/independent-server/momo_server.py, `--choices own` or `plain` at every open point, and the
  *   realistic deviations a second blind author added to it (`--deviation`, issue 30);
- * - go: test/independent-servers/go, other choices again, and spec-legal controls (`--control`);
+ * - go: test/independent-servers/go, other choices again, spec-legal controls (`--control`), and the deviations a
+ *   third blind author added to it (`--deviation`, issue 30);
  * - java: test/independent-servers/java, other choices again, and spec-legal controls.
  * The suite must pass each, with each control, in each profile it is legal in: what it demands beyond that is a false
  * alarm; and must fail each deviation. `npm run mutation` runs them all, the tests a sample.
