@@ -1,7 +1,7 @@
 import type { Envelope } from '@cucumber/messages';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import type { FailureEvidence } from '../../harness/judging/judge.ts';
-import type { EarlierAttempt, ScenarioResult } from '../results/ledger.ts';
+import type { EarlierAttempt, ScenarioResult } from '../results/verdict-stream.ts';
 import type { ScenarioOutcome } from './verdicts.ts';
 
 /** A scenario of the suite with its evidence: every exchange it had with the target, redacted. */

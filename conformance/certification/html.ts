@@ -4,7 +4,7 @@ import { REQUIREMENT_VERDICTS, type RequirementVerdict } from './verdicts.ts';
 import { groupOf } from './requirements.ts';
 import { CHANGES, type Change } from './baseline.ts';
 import { describeSource } from '../../core/sources.ts';
-import { sharedCauses } from '../results/ledger.ts';
+import { sharedCauses } from '../results/verdict-stream.ts';
 import type { Finding, Warning } from '../../harness/checks/index.ts';
 
 /**

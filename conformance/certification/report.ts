@@ -4,7 +4,7 @@ import { describeSource } from '../../core/sources.ts';
 import type { Finding } from '../../harness/checks/index.ts';
 import { reportSafe } from '../../core/report-text.ts';
 import type { OperationAvailability } from '../../harness/client/careful.ts';
-import type { RunSummary } from '../results/ledger.ts';
+import type { RunSummary } from '../results/verdict-stream.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 import type { Reproduction } from './reproductions.ts';
 import { curlOf } from '../../harness/reproduction/curl.ts';

@@ -1,6 +1,6 @@
 import { parse as parseTagExpression } from '@cucumber/tag-expressions';
 import { DIFFERENCES, type ProfileName } from '../../core/profiles.ts';
-import type { RunSummary, Verdict as ScenarioVerdict } from '../results/ledger.ts';
+import type { RunSummary, Verdict as ScenarioVerdict } from '../results/verdict-stream.ts';
 import { DIFFERENCE_REQUIREMENTS, type DifferenceName } from './profile-differences.ts';
 import { SPEC_OPERATIONS, specOperationsOf } from './operations.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG, groupOf, requirementIdsOf, type Requirement, type RequirementGroup } from './requirements.ts';

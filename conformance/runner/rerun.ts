@@ -1,5 +1,5 @@
 import { FileTooLargeError, readTextWithin } from '../../harness/files/bounded-read.ts';
-import type { RunSummary } from '../results/ledger.ts';
+import type { RunSummary } from '../results/verdict-stream.ts';
 
 /** A summary.json that names nothing to rerun, or is not one: the rerun stops before it starts. */
 export class RerunError extends Error {

@@ -1,6 +1,6 @@
 import type { ApiResponse } from '../client/momo-client.ts';
 import { attemptText, type RetriedCall } from '../client/careful.ts';
-import { size } from '../client/evidence.ts';
+import { size } from '../client/evidence-budget.ts';
 import { secretsDisclosed } from '../secrets/disclosure.ts';
 import { schemasFor, statusSourceOf, codeSourceOf } from './contract.ts';
 import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';

@@ -6,7 +6,7 @@ import { bindingOf, isServedUnder, labelOf, operation, urlOf, type PathParams } 
 import type { Redactor, SecretKind } from '../../core/secrets/redact.ts';
 import { reportSafe } from '../../core/report-text.ts';
 import { explainTransportError } from './transport-errors.ts';
-import { bodyForEvidence, type BodyCut } from './evidence.ts';
+import { bodyForEvidence, type BodyCut } from './evidence-budget.ts';
 import {
   CallAttempts,
   DEFAULT_RETRY_POLICY,

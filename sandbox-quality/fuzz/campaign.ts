@@ -11,13 +11,13 @@ import { PRODUCTS } from '../../core/products.ts';
 import type { ProfileName } from '../../core/profiles.ts';
 import { Redactor } from '../../core/secrets/redact.ts';
 import { domainHints } from './hints.ts';
-import { judge, type Property, type Violation } from './judge.ts';
+import { judge, type Property, type Violation } from './properties.ts';
 import { ROUTE_MISSES, type MutationKind } from './mutations.ts';
 import { loadModel, type ApiModel, type ModelOperation } from './openapi-model.ts';
 import { hasDotSegment, partsOf, planArbitrary, serialise, type EpisodeContext, type FuzzRequest, type RequestPlan } from './requests.ts';
 import { snapshotState } from './snapshot.ts';
 import { pathOf } from '../../core/catalogue/routes.ts';
-import { EpisodeWorld, type Answer } from './world.ts';
+import { EpisodeWorld, type Answer } from './episode.ts';
 
 export type Transport = 'inject' | 'http';
 

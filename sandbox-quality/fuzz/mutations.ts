@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { createSigner } from 'fast-jwt';
 import type { ModelOperation } from './openapi-model.ts';
 import type { RequestParts } from './requests.ts';
-import type { EpisodeWorld } from './world.ts';
+import type { EpisodeWorld } from './episode.ts';
 
 /**
  * The ways a request is made malformed. Each is plain data (fast-check prints and shrinks it) and is

@@ -3,7 +3,7 @@ import type { ApiModel, ModelOperation, Schema } from './openapi-model.ts';
 import { arbitraryFor, type SchemaArbitraryContext } from './schema-arbitrary.ts';
 import { applyMutation, encodeBody, mutationArbitrary, type Mutation, type MutationContext } from './mutations.ts';
 import { CALLBACK_PLACEHOLDER } from './hints.ts';
-import { isCreator } from './world.ts';
+import { isCreator } from './episode.ts';
 
 /**
  * One generated request, before the episode fills in what only it knows (credentials, ids it learned).

@@ -12,7 +12,7 @@ import type { SandboxPlugin } from '../domain/plugins.ts';
 import { type ApiUser, idKey } from '../domain/state.ts';
 import { basicCredentialOf } from '../http/credentials.ts';
 import { renderClientReportHtml } from './html.ts';
-import { renderClientReportJunit } from './junit.ts';
+import { renderClientReportJunit } from './client-report-junit.ts';
 import {
   fingerprintOfBody,
   fingerprintOfTransaction,

@@ -4,7 +4,7 @@ import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../harness/client/momo-client.ts';
 import { TokenCache } from '../../harness/client/token-cache.ts';
 import type { HarnessConfig } from '../../harness/config.ts';
-import { EvidenceBudget, size } from '../../harness/client/evidence.ts';
+import { EvidenceBudget, size } from '../../harness/client/evidence-budget.ts';
 import {
   conclude,
   judge,

@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { create, extract } from 'tar';
 import { MANIFEST_FILE, readBundle, sha256, verifyBundle, writeBundle, type Manifest } from '../../conformance/certification/bundle.ts';
 import { scanBundleForSecrets } from '../../conformance/certification/bundle.ts';
-import { withoutSecrets } from '../../conformance/certification/run.ts';
+import { withoutSecrets } from '../../conformance/certification/finished-run.ts';
 import { runVerify } from '../../conformance/certification/verify.ts';
 import { loadConfig } from '../../harness/config.ts';
 import { filesUnder } from '../../harness/secrets/leak-scan.ts';

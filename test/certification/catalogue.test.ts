@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { coverageProblems, readScenarios, scenariosByRequirement } from '../../conformance/certification/coverage.ts';
 import { CatalogueError, loadRequirements, requirementIdsOf, type Requirement } from '../../conformance/certification/requirements.ts';
 import { OPERATION_IDS } from '../../core/catalogue/operations.ts';
-import { SPEC_FILE } from '../../conformance/certification/run.ts';
+import { SPEC_FILE } from '../../conformance/certification/finished-run.ts';
 
 test('every requirement of the catalogue is verified by a scenario or says why no client can provoke it', () => {
   const problems = coverageProblems(loadRequirements(), readScenarios());

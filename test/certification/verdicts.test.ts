@@ -4,7 +4,7 @@ import { DIFFERENCE_REQUIREMENTS } from '../../conformance/certification/profile
 import { certify, coverageOf, exitCodeOf, type RunContext, type ScenarioOutcome } from '../../conformance/certification/verdicts.ts';
 import type { Waiver } from '../../conformance/certification/waivers.ts';
 import { loadRequirements } from '../../conformance/certification/requirements.ts';
-import type { ScenarioResult } from '../../conformance/results/ledger.ts';
+import type { ScenarioResult } from '../../conformance/results/verdict-stream.ts';
 import { requirement, scenario } from './fixtures.ts';
 
 const RUN: RunContext = { profile: 'spec', expression: '', date: '2026-03-10' };

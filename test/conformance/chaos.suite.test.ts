@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunSummary } from '../../conformance/results/ledger.ts';
+import type { RunSummary } from '../../conformance/results/verdict-stream.ts';
 import { EMBEDDED_TIMINGS } from '../../conformance/runner/target.ts';
 import { chaosPlugins } from '../../sandbox/chaos/chaos.ts';
 import { resolveSettings, type SandboxSettings } from '../../sandbox/domain/settings.ts';

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GIVE_UP_AFTER_UNANSWERED } from '../../harness/client/momo-client.ts';
 import { DEFAULT_RETRY_POLICY } from '../../harness/client/careful.ts';
-import type { RunSummary } from '../../conformance/results/ledger.ts';
+import type { RunSummary } from '../../conformance/results/verdict-stream.ts';
 import { FaultyServer, UNRESOLVABLE_URL, refusingUrl, selfSignedCertificate, type FaultyServerOptions } from '../support/faulty-server.ts';
 import { runSuite, startReferenceSandbox, targetEnv, type SuiteRun } from '../support/suite.ts';
 

@@ -9,7 +9,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CertificationReport } from '../../conformance/certification/report.ts';
-import type { RunSummary } from '../../conformance/results/ledger.ts';
+import type { RunSummary } from '../../conformance/results/verdict-stream.ts';
 import { readHistory } from '../../conformance/trend/history.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 import { AlteringProxy, type Alteration } from '../support/altering-proxy.ts';

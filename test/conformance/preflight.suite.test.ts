@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CertificationReport } from '../../conformance/certification/report.ts';
-import type { RunSummary } from '../../conformance/results/ledger.ts';
+import type { RunSummary } from '../../conformance/results/verdict-stream.ts';
 import { provisionApiUser, runSuite, startReferenceSandbox, targetEnv } from '../support/suite.ts';
 
 const CASES = [

@@ -17,7 +17,7 @@ import { secretVariablesOf } from '../../harness/config.ts';
 import { HAR_FOLDER } from '../../conformance/certification/har-files.ts';
 import { readBundle } from '../../conformance/certification/bundle.ts';
 import type { CertificationReport } from '../../conformance/certification/report.ts';
-import type { RunSummary } from '../../conformance/results/ledger.ts';
+import type { RunSummary } from '../../conformance/results/verdict-stream.ts';
 import { AlteringProxy } from '../support/altering-proxy.ts';
 import { provisionApiUser, runSuite, startReferenceSandbox, targetEnv } from '../support/suite.ts';
 import { NEW_ANSWER, RUN_GOT } from '../../harness/reproduction/script.ts';

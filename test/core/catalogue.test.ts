@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { OPERATIONS, OPERATION_IDS, type OperationId } from '../../core/catalogue/operations.ts';
 import { SPEC_OPERATIONS, bindingOf, pathOf, productsOf, routes, specOperationOf, urlOf } from '../../core/catalogue/routes.ts';
 import { isProduct, type Product } from '../../core/products.ts';
-import { SPEC_FILE } from '../../conformance/certification/run.ts';
+import { SPEC_FILE } from '../../conformance/certification/finished-run.ts';
 
 const spec = readFileSync(SPEC_FILE, 'utf8');
 /** Path parameters compare by place, not by name: the spec writes {X-Reference-Id} and <resourceId> where the catalogue has {referenceId}. */

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMANDS } from '../../cli/commands.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
-import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/run.ts';
+import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/fuzz-command.ts';
 import { scenarioNames } from '../../load/build.ts';
 import { parseMix } from '../../load/lib/mixes.ts';
 import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';

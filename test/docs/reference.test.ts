@@ -13,7 +13,7 @@ import { CONFIG_VARIABLES } from '../../harness/config.ts';
 import { BASIC_VARIABLE, TOKEN_VARIABLE } from '../../harness/reproduction/curl.ts';
 import { helpText } from '../../sandbox/domain/settings.ts';
 import { DEVIATIONS_SETTING } from '../../sandbox-quality/faults/faults.ts';
-import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/run.ts';
+import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/fuzz-command.ts';
 import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
 import { VARIATIONS_SETTING } from '../../sandbox-quality/variations/variations.ts';
 import { BENCHMARK_OPTIONS, documentText } from '../support/doc-commands.ts';

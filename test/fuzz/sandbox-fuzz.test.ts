@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCampaign, type CampaignOptions } from '../../sandbox-quality/fuzz/campaign.ts';
-import { judge, type Exchange } from '../../sandbox-quality/fuzz/judge.ts';
+import { judge, type Exchange } from '../../sandbox-quality/fuzz/properties.ts';
 import { loadModel, type ApiModel } from '../../sandbox-quality/fuzz/openapi-model.ts';
-import { main, summaryLines } from '../../sandbox-quality/fuzz/run.ts';
+import { main, summaryLines } from '../../sandbox-quality/fuzz/fuzz-command.ts';
 import { snapshotState, stateDifferences } from '../../sandbox-quality/fuzz/snapshot.ts';
 import { pathOf } from '../../core/catalogue/routes.ts';
 import { PROFILES } from '../../core/profiles.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { reportSafe } from '../../core/report-text.ts';
 import { REDACTED, Redactor } from '../../core/secrets/redact.ts';
-import { EVIDENCE_BODY_CHARS, EvidenceBudget, bodyForEvidence } from '../../harness/client/evidence.ts';
+import { EVIDENCE_BODY_CHARS, EvidenceBudget, bodyForEvidence } from '../../harness/client/evidence-budget.ts';
 import type { Exchange } from '../../harness/client/momo-client.ts';
 
 /** What no report may be handed: ]]>, C0 and C1 controls but tab, line feed and carriage return, lone surrogates, U+FFFE and U+FFFF. */

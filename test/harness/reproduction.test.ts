@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Exchange } from '../../harness/client/momo-client.ts';
-import { bodyForEvidence, EVIDENCE_BODY_CHARS } from '../../harness/client/evidence.ts';
+import { bodyForEvidence, EVIDENCE_BODY_CHARS } from '../../harness/client/evidence-budget.ts';
 import { curlOf, quote } from '../../harness/reproduction/curl.ts';
 import { harOf } from '../../harness/reproduction/har.ts';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { faultPlugins } from '../../sandbox-quality/faults/faults.ts';
-import { runLoad } from '../../load/runner/run.ts';
+import { runLoad } from '../../load/runner/load-command.ts';
 import { callsByOperation, thresholdResults, type K6Summary } from '../../load/runner/summary.ts';
 import { targetEnvironment } from './support/target-environment.ts';
 

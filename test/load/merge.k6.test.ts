@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
-import { runLoad } from '../../load/runner/run.ts';
+import { runLoad } from '../../load/runner/load-command.ts';
 import { mergeSamples, thresholdsOfSummaries } from '../../load/runner/merge.ts';
 import type { K6Summary } from '../../load/runner/summary.ts';
 import { targetEnvironment } from './support/target-environment.ts';

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { verifyBundle } from '../../conformance/certification/bundle.ts';
-import type { RunSummary } from '../../conformance/results/ledger.ts';
+import type { RunSummary } from '../../conformance/results/verdict-stream.ts';
 
 /** Every report a run writes, relative to its --reports folder (the bundle besides: bundleOf). */
 export const REPORT_FILES = [

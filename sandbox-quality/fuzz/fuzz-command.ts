@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { PROFILES, type ProfileName } from '../../core/profiles.ts';
 import { replayFailure, runCampaign, type CampaignOptions, type CampaignResult, type ShrunkFailure, type Tally } from './campaign.ts';
-import { PROPERTIES, type Property } from './judge.ts';
+import { PROPERTIES, type Property } from './properties.ts';
 
 const USAGE = `Usage: npm run fuzz -- [options]
 

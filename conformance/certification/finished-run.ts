@@ -3,7 +3,7 @@ import { basename, join, relative, resolve, sep } from 'node:path';
 import type { HarnessConfig } from '../../harness/config.ts';
 import { behaviourOf } from '../../core/profiles.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
-import type { RunSummary } from '../results/ledger.ts';
+import type { RunSummary } from '../results/verdict-stream.ts';
 import { filesUnder } from '../../harness/secrets/leak-scan.ts';
 import { sha256, writeBundle, type BundleEntry } from './bundle.ts';
 import type { EvidenceCollector } from './evidence.ts';
@@ -12,7 +12,7 @@ import { keyIdOf, signStatement, statementOf, type Subject, type TestResult } fr
 import { writeHarFiles } from './har-files.ts';
 import { reproductionsOf, writeReproductions, type ReproductionTarget } from './reproductions.ts';
 import { renderHtml } from './html.ts';
-import { certificationJunit } from './junit.ts';
+import { certificationJunit } from './certification-junit.ts';
 import { buildReport, closingLines, shortPath, type CertificationReport, type ReportInputs } from './report.ts';
 import { loadRequirements, type Requirement } from './requirements.ts';
 import { loadWaivers, waiversFileOf, type Waiver } from './waivers.ts';

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Envelope, TestStepResult } from '@cucumber/messages';
-import { NAMED_IN_BLOCK, ScenarioLedger, availabilityLines, sharedCauses, type RunSummary } from '../../conformance/results/ledger.ts';
+import {
+  NAMED_IN_BLOCK,
+  ScenarioLedger,
+  availabilityLines,
+  sharedCauses,
+  type RunSummary,
+} from '../../conformance/results/verdict-stream.ts';
 import { failureLine } from '../../harness/checks/check.ts';
 import { finding } from '../../harness/checks/index.ts';
 

@@ -1,7 +1,7 @@
 import { describeErrors } from '../../core/validation/schemas.ts';
 import type { ApiModel, ModelOperation } from './openapi-model.ts';
 import { stateDifferences, type StateSnapshot } from './snapshot.ts';
-import { parseJson, type Answer } from './world.ts';
+import { parseJson, type Answer } from './episode.ts';
 
 /** A property a request broke. */
 export interface Violation {
