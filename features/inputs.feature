@@ -93,6 +93,7 @@ Feature: Every input of every creation
   @collection @req:TXN-MONEY-ONCE
   Scenario Outline: A request to pay with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
     And the partner has read its balance
     When the partner's request to pay with <earlier> has ended, telling its callback address
     Then the balance has moved by what the request to pay called for
@@ -105,6 +106,7 @@ Feature: Every input of every creation
   @collection @negative @req:TXN-MONEY-ONCE @req:COL-RTP-DUPLICATE-409
   Scenario: A request to pay refused as a duplicate moves no money
     Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
     And the partner has read its balance
     And the partner's request to pay with a customer who approves has ended
     When the partner asks for a request to pay again under its reference id
@@ -177,6 +179,7 @@ Feature: Every input of every creation
   @disbursement @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first refund
     And a customer who approves has paid the partner 10 through collection
     And the partner has read its balance
     When the partner's refund with <earlier> has ended, telling its callback address
@@ -189,6 +192,7 @@ Feature: Every input of every creation
   @disbursement @negative @req:TXN-MONEY-ONCE @req:DIS-REFUND-DUPLICATE-409
   Scenario: A refund refused as a duplicate moves no money
     Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first refund
     And a customer who approves has paid the partner 10 through collection
     And the partner has read its balance
     And the partner's refund with a customer who approves has ended
@@ -296,6 +300,7 @@ Feature: Every input of every creation
   @disbursement @req:TXN-MONEY-ONCE
   Scenario Outline: A deposit with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
     And the partner has read its balance
     When the partner's deposit with <earlier> has ended, telling its callback address
     Then the balance has moved by what the deposit called for
@@ -308,6 +313,7 @@ Feature: Every input of every creation
   @disbursement @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario: A deposit refused as a duplicate moves no money
     Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
     And the partner has read its balance
     And the partner's deposit with a payee who approves has ended
     When the partner asks for a deposit again under its reference id

@@ -133,6 +133,7 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
   const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
   const newPartner = [
     given[0]!.replace('Given a partner', 'Given a new partner'),
+    `    And the partner has seen its balance move with a first ${creation.label}`,
     ...given.slice(1),
     '    And the partner has read its balance',
   ];

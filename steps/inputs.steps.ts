@@ -7,6 +7,7 @@ import {
   expectEarlierUnchanged,
   expectRefusedAsDuplicateOfUpperCase,
   expectRefusedPreferablyAsInvalid,
+  seeBalanceMoveWithFirst,
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
 import { expectMoneyMoved } from './support/accounts.ts';
@@ -66,4 +67,8 @@ Then('the balance has moved by what the {creation} called for', async function (
 
 Then('the balance has moved by what the earlier {creation} called for, and no more', async function (this: MomoWorld, _creation: string) {
   await expectMoneyMoved(this, 'earlier');
+});
+
+Given('the partner has seen its balance move with a first {creation}', async function (this: MomoWorld, creation: string) {
+  await seeBalanceMoveWithFirst(this, creation);
 });

@@ -63,15 +63,17 @@ export function balanceGrownFindings(now: string, before: string, amount: string
 /**
  * The balance's movement since `before` against the one the scenario's transactions call for (signed: a credit is
  * positive). Moved as called for: nothing to say. Not moved at all: a target that keeps no balances (the live
- * sandbox's stays "0"), which the spec leaves open (balance-follows-payments, a reading). Moved by anything else:
- * money moved that no transaction calls for, or twice, or rounded (money-moves-once, definite).
+ * sandbox's stays "0"), which the spec leaves open (balance-follows-payments, a reading), unless the scenario saw
+ * this target move a balance by a transaction's amount (`balancesKept`). Moved by anything else: money moved that no
+ * transaction calls for, or twice, or rounded (money-moves-once, definite).
  */
-export function moneyMovedFindings(now: string, before: string, movement: string): Finding[] {
+export function moneyMovedFindings(now: string, before: string, movement: string, balancesKept = false): Finding[] {
   const moved = toMinor(now) - toMinor(before);
   const called = toMinor(movement);
   if (moved === called) return [];
   const f = { field: '/availableBalance', expected: JSON.stringify(fromMinor(toMinor(before) + called)), received: quote(now) };
-  return [found(moved === 0n ? 'balance-follows-payments' : 'money-moves-once', f)];
+  // Not moved at all is a target that keeps no balances, unless the scenario saw this one keep them.
+  return [found(moved === 0n && !balancesKept ? 'balance-follows-payments' : 'money-moves-once', f)];
 }
 
 /**

@@ -157,7 +157,12 @@ export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlie
       `the balance of ${before} moved by ${movement}`,
       async () => {
         await readBalance(world);
-        findings = moneyMovedFindings(balanceOf(world, 'the balance is read after the transaction').availableBalance, before, movement);
+        findings = moneyMovedFindings(
+          balanceOf(world, 'the balance is read after the transaction').availableBalance,
+          before,
+          movement,
+          world.balancesKept,
+        );
         return findings.length === 0 ? true : undefined;
       },
       { readsTarget: true },
@@ -167,6 +172,7 @@ export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlie
   }
   const what = `a ${t.kind} of ${t.body.amount} that ended ${t.party?.outcome ?? 'SUCCESSFUL'} moves ${movement} of the balance of ${before}`;
   world.check(['money-moves-once', 'balance-follows-payments'], world.response!, what, findings);
+  if (movement !== '0') world.balancesKept = true;
 }
 
 /** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */

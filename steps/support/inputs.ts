@@ -13,7 +13,16 @@ import { unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import { readStatus, settledAsAsked } from './status-records.ts';
 import { ownCallbackUrl } from './callbacks.ts';
-import { deposit, refundPayment, requestPayment, reusedEarlier, settledPayment, type CreateOptions } from './transactions.ts';
+import {
+  deposit,
+  refundPayment,
+  requestPayment,
+  reusedEarlier,
+  settledPayment,
+  settledPaymentThroughCollection,
+  type CreateOptions,
+} from './transactions.ts';
+import { expectMoneyMoved, rememberBalance } from './accounts.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -61,14 +70,14 @@ export async function createdAndEnded(
   world: MomoWorld,
   creationLabel: string,
   party: Party,
-  options: { callback?: boolean } = {},
+  options: { callback?: boolean; amount?: string } = {},
 ): Promise<void> {
   const creation = creationLabelled(creationLabel).id;
   // A fraction, so that money moved rounded is told from money moved right.
-  const amount = '12.5';
+  const amount = options.amount ?? '12.5';
   const asked: CreateOptions = options.callback ? { callback: ownCallbackUrl } : {};
   if (creation === 'requestToPay') return settledPayment(world, party, amount, asked);
-  if (creation === 'refund') await refundPayment(world, undefined, asked);
+  if (creation === 'refund') await refundPayment(world, options.amount, asked);
   else await create(world, creation, party, amount, asked);
   world.expect({ status: 202, what: `a ${creationLabel} is accepted` });
   await settledAsAsked(world);
@@ -116,4 +125,17 @@ export function expectRefusedPreferablyAsInvalid(world: MomoWorld): void {
 /** A form of an input the spec allows is taken: the creation is accepted (202). */
 export function expectAcceptedAsValid(world: MomoWorld): void {
   world.expect({ status: 202, ...(world.rule ? { source: world.rule } : {}), what: 'a form of the input the spec allows is accepted' });
+}
+
+/**
+ * A first creation of the kind, of 1, with a customer who approves (a refund: of a payment of 1 it makes first), and the
+ * balance read before and after it: a balance that moves by exactly 1 shows the target keeps balances, so that one
+ * that does not move for the scenario's own transaction is money not moved (definite), not a target without balances.
+ */
+export async function seeBalanceMoveWithFirst(world: MomoWorld, creationLabel: string): Promise<void> {
+  const creation = creationLabelled(creationLabel).id;
+  if (creation === 'refund') await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, '1');
+  await rememberBalance(world);
+  await createdAndEnded(world, creationLabel, ORDINARY_CUSTOMER, { amount: '1' });
+  await expectMoneyMoved(world, 'last');
 }

@@ -240,7 +240,8 @@ async function finalRecord(world: MomoWorld, payment: Payment, slow: boolean): P
 }
 
 export function requestToPayOf(world: MomoWorld): Payment {
-  const original = world.payments.find((p) => p.create === 'requestToPay');
+  // "That payment": the scenario's latest request to pay (a scenario may make one first to see balances move).
+  const original = [...world.payments].reverse().find((p) => p.create === 'requestToPay');
   if (!original) throw new Error('No request to pay in this scenario to refund: make one in a Given step first.');
   return original;
 }

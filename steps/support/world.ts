@@ -106,6 +106,8 @@ export class MomoWorld extends World {
   registeredUserId?: string;
   /** A balance read earlier in the scenario, to compare with. */
   balanceBefore?: string;
+  /** The target was seen to keep balances in this scenario: a first transaction moved one by exactly its amount. */
+  balancesKept = false;
   /**
    * The rule the scenario's last request breaks on purpose, when its When step knows it better than the catalogue
    * does: what a "Then it is refused …" step cites (an observed bound, a strict reading).
