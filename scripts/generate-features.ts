@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type CreationInputs, type InputCase, inputCasesOf, reuseCasesOf, specCreations } from '../harness/checks/inputs.ts';
 import { loadRequirements } from '../conformance/certification/requirements.ts';
+import { bindingOf } from '../core/catalogue/routes.ts';
 
 export const INPUTS_FEATURE = fileURLToPath(new URL('../features/inputs.feature', import.meta.url));
 
@@ -131,6 +132,9 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     .map((r) => r.earlier)
     .filter((earlier, i, all) => all.indexOf(earlier) === i);
   const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
+  // The balance the steps read: collection's in a currency (§4.2 #4); disbursement's is beyond the spec.
+  const balance = creation.product === 'collection' ? 'getBalanceInCurrency' : 'getBalance';
+  const beyond = bindingOf(balance, creation.product).beyondSpec === undefined ? '' : ' @beyond-spec';
   const newPartner = [
     given[0]!.replace('Given a partner', 'Given a new partner'),
     `    And the partner has seen its balance move with a first ${creation.label}`,
@@ -139,7 +143,7 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
   ];
   return [
     '',
-    `  @${creation.product} @req:TXN-MONEY-ONCE`,
+    `  @${creation.product}${beyond} @req:TXN-MONEY-ONCE`,
     `  Scenario Outline: A ${creation.label} with <earlier> moves its amount once, or nothing`,
     ...newPartner,
     `    When the partner's ${creation.label} with <earlier> has ended, telling its callback address`,
@@ -149,7 +153,7 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     `      | ${'earlier'.padEnd(width)} |`,
     ...rows.map((r) => `      | ${r.padEnd(width)} |`),
     '',
-    `  @${creation.product} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+    `  @${creation.product}${beyond} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
     `  Scenario: A ${creation.label} refused as a duplicate moves no money`,
     ...newPartner,
     `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended`,

@@ -314,11 +314,17 @@ const REFRESH_AFTER_MS = 4_000;
 export async function refreshConsentToken(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   if (!consent.refreshToken) throw new Error('No consent token was issued in this scenario, so there is nothing to refresh.');
-  // Some seconds into the consent, so that one the refresh lengthened is told from one that keeps its end.
+  // Some seconds into the consent, so that one the refresh lengthened is told from one that keeps its end; never more
+  // than half of what is left of a short consent, which would end before the refresh.
   const issuedAt = Date.now();
-  await world.eventually(`${REFRESH_AFTER_MS} ms of the consent have passed`, async () =>
-    Date.now() >= issuedAt + REFRESH_AFTER_MS ? true : undefined,
+  const waitMs = Math.min(
+    REFRESH_AFTER_MS,
+    world.config.slowOutcomeTimeoutMs / 2,
+    consent.endsAt === undefined ? 0 : Math.max(0, (consent.endsAt - issuedAt) / 2),
   );
+  await world.eventually(`${waitMs} ms of the consent have passed`, async () => (Date.now() >= issuedAt + waitMs ? true : undefined), {
+    slow: true,
+  });
   const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
   const what = 'a consent token is refreshed while the consent lasts';
   const response = world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));

@@ -20,6 +20,7 @@ import {
   reusedEarlier,
   settledPayment,
   settledPaymentThroughCollection,
+  knowWhoMayRefund,
   type CreateOptions,
 } from './transactions.ts';
 import { expectMoneyMoved, rememberBalance } from './accounts.ts';
@@ -134,7 +135,11 @@ export function expectAcceptedAsValid(world: MomoWorld): void {
  */
 export async function seeBalanceMoveWithFirst(world: MomoWorld, creationLabel: string): Promise<void> {
   const creation = creationLabelled(creationLabel).id;
-  if (creation === 'refund') await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, '1');
+  if (creation === 'refund') {
+    await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, '1');
+    // Who may refund is found out once a run, with a refund of its own: before the balance is read, not after.
+    await knowWhoMayRefund(world);
+  }
   await rememberBalance(world);
   await createdAndEnded(world, creationLabel, ORDINARY_CUSTOMER, { amount: '1' });
   await expectMoneyMoved(world, 'last');

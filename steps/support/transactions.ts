@@ -148,6 +148,11 @@ const REFUNDER_FOUND = 'refunder';
  * harness/checks/premises.ts), and every refund after uses the way that held. When neither does, the refund's scenario
  * could not be set up on this target: not tested, naming both premises.
  */
+/** Finds out now, if the run has not yet, which API user may refund the scenario's request to pay (a refund of its own). */
+export async function knowWhoMayRefund(world: MomoWorld): Promise<void> {
+  await refunderOf(world, requestToPayOf(world));
+}
+
 async function refunderOf(world: MomoWorld, original: Payment): Promise<Account> {
   let found = world.harness.discovered.get(REFUNDER_FOUND) as PremiseName | PremiseNotHeld | undefined;
   if (found === undefined) {

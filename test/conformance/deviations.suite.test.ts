@@ -57,7 +57,10 @@ const DEVIATIONS: Deviation[] = [
     rule: 'disbursement: a reused deposit reference id is accepted',
     tags: '@disbursement',
     alteration: (x) => (x.operation === 'deposit' && x.status === 409 ? { status: 202, body: '' } : undefined),
-    failing: ['A deposit reference cannot be used twice'],
+    failing: [
+      'A deposit reference cannot be used twice',
+      'A deposit under the reference id of one with a payee who rejects the payment is refused as a duplicate',
+    ],
     mentions: ['deposit (disbursement) — §4.3 #10', '✘ status-code (definite: §4.3 #10): status: expected 409, got 202'],
   },
   {
