@@ -176,7 +176,7 @@ Feature: Every input of every creation
       | a reference id       |
       | a target environment |
 
-  @disbursement @beyond-spec @req:TXN-MONEY-ONCE
+  @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to disbursement
     And the partner has seen its balance move with a first refund
@@ -189,7 +189,7 @@ Feature: Every input of every creation
       | earlier                 |
       | a customer who approves |
 
-  @disbursement @beyond-spec @negative @req:TXN-MONEY-ONCE @req:DIS-REFUND-DUPLICATE-409
+  @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-REFUND-DUPLICATE-409
   Scenario: A refund refused as a duplicate moves no money
     Given a new partner subscribed to disbursement
     And the partner has seen its balance move with a first refund
@@ -297,7 +297,7 @@ Feature: Every input of every creation
       | earlier                         |
       | a payee who rejects the payment |
 
-  @disbursement @beyond-spec @req:TXN-MONEY-ONCE
+  @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A deposit with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to disbursement
     And the partner has seen its balance move with a first deposit
@@ -310,7 +310,7 @@ Feature: Every input of every creation
       | a payee who rejects the payment |
       | a payee who approves            |
 
-  @disbursement @beyond-spec @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409
+  @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario: A deposit refused as a duplicate moves no money
     Given a new partner subscribed to disbursement
     And the partner has seen its balance move with a first deposit

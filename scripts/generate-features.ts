@@ -134,7 +134,7 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
   const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
   // The balance the steps read: collection's in a currency (§4.2 #4); disbursement's is beyond the spec.
   const balance = creation.product === 'collection' ? 'getBalanceInCurrency' : 'getBalance';
-  const beyond = bindingOf(balance, creation.product).beyondSpec === undefined ? '' : ' @beyond-spec';
+  const beyond = bindingOf(balance, creation.product).beyondSpec === undefined ? '' : ' @beyond-spec @req:BEY-BALANCE';
   const newPartner = [
     given[0]!.replace('Given a partner', 'Given a new partner'),
     `    And the partner has seen its balance move with a first ${creation.label}`,
