@@ -143,94 +143,123 @@ const PARTY_FORMS = [
   },
 ] as const;
 
+/** Makes the cases of one creation: each with its kind, words, rule (strict when a reading) and what it changes. */
+type CaseMaker = (kind: InputCase['kind'], phrase: string, rule: Source, more?: Partial<InputCase>) => InputCase;
+const caseMakerOf =
+  (c: CreationInputs): CaseMaker =>
+  (kind, phrase, rule, more = {}) => ({ creation: c.id, phrase, kind, rule, strict: rule.kind === 'reading', requirements: [], ...more });
+const invalidDataOf = (c: CreationInputs) => `${c.listing}: 400 invalid data`;
+
 /** Every input case of one creation: the invalid inputs, the required headers left out, and the valid forms. */
 export function inputCasesOf(c: CreationInputs): InputCase[] {
-  const cases: InputCase[] = [];
-  const add = (kind: InputCase['kind'], phrase: string, rule: Source, more: Partial<InputCase> = {}) =>
-    cases.push({ creation: c.id, phrase, kind, rule, strict: rule.kind === 'reading', requirements: [], ...more });
-  const invalidData = `${c.listing}: 400 invalid data`;
+  return [...amountAndReferenceCases(c), ...partyCases(c), ...fieldCases(c), ...missingHeaderCases(c), ...strictReadingCases(c)];
+}
 
-  add('invalid', 'an amount given as a number, not a string', spec(`${c.bodyClause}: amount is a string; ${invalidData}`), {
-    body: () => ({ amount: 10 }),
-    requirements: ['TXN-AMOUNT-STRING'],
-  });
-  const referenceRule = spec(`§2.5, §4.1: X-Reference-Id is a UUID v4; ${invalidData}`);
-  add('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] });
-  // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
-  add('invalid', 'a reference id that is a UUID of another version', referenceRule, {
-    referenceId: () => `${randomUUID().slice(0, 14)}1${randomUUID().slice(15)}`,
-    requirements: ['TXN-REFERENCE-UUID4'],
-  });
-  if (c.party) {
-    const party = c.party;
-    for (const form of PARTY_FORMS) {
-      add(
-        'invalid',
-        `a ${party} ${form.invalid.words}`,
-        spec(`§2.1: ${form.invalid.rule}, validated according to partyIdType; ${invalidData}`),
-        {
-          body: () => ({ [party]: { partyIdType: form.kind, partyId: form.invalid.partyId } }),
-          requirements: ['PARTY-ID-FORMAT'],
-        },
-      );
-    }
-    add(
+/** An amount as a JSON number; a reference id that is not a UUID, or a UUID of another version than 4. */
+function amountAndReferenceCases(c: CreationInputs): InputCase[] {
+  const make = caseMakerOf(c);
+  const referenceRule = spec(`§2.5, §4.1: X-Reference-Id is a UUID v4; ${invalidDataOf(c)}`);
+  return [
+    make('invalid', 'an amount given as a number, not a string', spec(`${c.bodyClause}: amount is a string; ${invalidDataOf(c)}`), {
+      body: () => ({ amount: 10 }),
+      requirements: ['TXN-AMOUNT-STRING'],
+    }),
+    make('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] }),
+    // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
+    make('invalid', 'a reference id that is a UUID of another version', referenceRule, {
+      referenceId: () => `${randomUUID().slice(0, 14)}1${randomUUID().slice(15)}`,
+      requirements: ['TXN-REFERENCE-UUID4'],
+    }),
+  ];
+}
+
+/** The party a creation names: each kind with an id its format refuses, a kind §2.1 does not know, each valid form. */
+function partyCases(c: CreationInputs): InputCase[] {
+  const party = c.party;
+  if (!party) return [];
+  const make = caseMakerOf(c);
+  const invalid = PARTY_FORMS.map((form) =>
+    make(
       'invalid',
-      `a kind of ${party} id the service does not know`,
-      spec(`§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE; ${invalidData}`),
+      `a ${party} ${form.invalid.words}`,
+      spec(`§2.1: ${form.invalid.rule}, validated according to partyIdType; ${invalidDataOf(c)}`),
       {
-        body: () => ({ [party]: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } }),
-        requirements: ['PARTY-ID-TYPE-ENUM'],
+        body: () => ({ [party]: { partyIdType: form.kind, partyId: form.invalid.partyId } }),
+        requirements: ['PARTY-ID-FORMAT'],
       },
-    );
-    for (const form of PARTY_FORMS) {
-      if (!form.valid) continue;
-      const valid = form.valid;
-      add(
-        'valid',
-        `a ${party} ${valid.words}`,
-        spec(`§2.1: partyIdType ${form.kind} with a partyId of its format is a party; ${c.listing}: 202 accepted`),
-        {
-          body: () => ({ [party]: { partyIdType: form.kind, partyId: valid.partyId() } }),
-          requirements: ['PARTY-ID-TYPES-ACCEPTED'],
-        },
-      );
-    }
-  }
-  for (const field of c.uuidFields) {
-    add('invalid', `a ${wordsOf(field)} that is not a UUID`, spec(`${c.bodyClause}: ${field} is a UUID; ${invalidData}`), {
-      body: () => ({ [field]: 'order-42' }),
-    });
-  }
-  for (const field of c.texts) {
-    add('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, {
-      body: () => ({ [field]: 'x'.repeat(161) }),
-    });
-  }
-  for (const header of c.requiredHeaders) {
-    add(
+    ),
+  );
+  const unknownKind = make(
+    'invalid',
+    `a kind of ${party} id the service does not know`,
+    spec(`§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE; ${invalidDataOf(c)}`),
+    { body: () => ({ [party]: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } }), requirements: ['PARTY-ID-TYPE-ENUM'] },
+  );
+  const valid = PARTY_FORMS.flatMap((form) =>
+    form.valid
+      ? [
+          make(
+            'valid',
+            `a ${party} ${form.valid.words}`,
+            spec(`§2.1: partyIdType ${form.kind} with a partyId of its format is a party; ${c.listing}: 202 accepted`),
+            {
+              body: () => ({ [party]: { partyIdType: form.kind, partyId: form.valid.partyId() } }),
+              requirements: ['PARTY-ID-TYPES-ACCEPTED'],
+            },
+          ),
+        ]
+      : [],
+  );
+  return [...invalid, unknownKind, ...valid];
+}
+
+/** The body's other UUID fields that are not one, and its texts over 160 characters (the live bound, observed). */
+function fieldCases(c: CreationInputs): InputCase[] {
+  const make = caseMakerOf(c);
+  return [
+    ...c.uuidFields.map((field) =>
+      make('invalid', `a ${wordsOf(field)} that is not a UUID`, spec(`${c.bodyClause}: ${field} is a UUID; ${invalidDataOf(c)}`), {
+        body: () => ({ [field]: 'order-42' }),
+      }),
+    ),
+    ...c.texts.map((field) =>
+      make('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(161) }) }),
+    ),
+  ];
+}
+
+/** Each header §4 lists as required, left out. */
+function missingHeaderCases(c: CreationInputs): InputCase[] {
+  const make = caseMakerOf(c);
+  return c.requiredHeaders.map((header) =>
+    make(
       'missing-header',
       HEADER_WORDS[header]!,
       spec(`§4.1, ${c.listing}: ${header === 'x-reference-id' ? 'X-Reference-Id' : 'X-Target-Environment'} is required`),
-      {
-        omit: header as InputCase['omit'],
-        requirements: ['TXN-REQUIRED-HEADERS'],
-      },
-    );
-  }
+      { omit: header as InputCase['omit'], requirements: ['TXN-REQUIRED-HEADERS'] },
+    ),
+  );
+}
+
+/** What only the strict readings refuse: amounts that are not positive decimals, and the fields they require. */
+function strictReadingCases(c: CreationInputs): InputCase[] {
+  const make = caseMakerOf(c);
   const strictAmounts: [string, unknown][] = [
     ['an amount of zero', '0'],
     ['a negative amount', '-5'],
     ['an amount that is not a number', 'ten'],
   ];
-  for (const [phrase, amount] of strictAmounts)
-    add('invalid', phrase, AMOUNT_VALUE, { body: () => ({ amount }), requirements: ['AMOUNT-POSITIVE-DECIMAL'] });
-  for (const field of c.strictlyRequired)
-    add('invalid', `no ${wordsOf(field)}`, REQUIRED_FIELDS, {
-      body: () => ({ [field]: undefined }),
-      requirements: ['BODY-REQUIRED-FIELDS'],
-    });
-  return cases;
+  return [
+    ...strictAmounts.map(([phrase, amount]) =>
+      make('invalid', phrase, AMOUNT_VALUE, { body: () => ({ amount }), requirements: ['AMOUNT-POSITIVE-DECIMAL'] }),
+    ),
+    ...c.strictlyRequired.map((field) =>
+      make('invalid', `no ${wordsOf(field)}`, REQUIRED_FIELDS, {
+        body: () => ({ [field]: undefined }),
+        requirements: ['BODY-REQUIRED-FIELDS'],
+      }),
+    ),
+  ];
 }
 
 /**
