@@ -27,6 +27,7 @@ Feature: Paying out
     When the partner refunds that payment in full
     Then it is accepted
     And the refund ends SUCCESSFUL
+    And the refund record shows the amount as 40 and the rest as asked
     And the refund goes back to the customer who paid
 
   @req:DIS-REFUND-OF-RTP

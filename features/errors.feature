@@ -183,12 +183,6 @@ Feature: Errors and refusals
     When the partner reads a payment whose reference is not a UUID
     Then it is refused as invalid
 
-  @collection @negative
-  Scenario: A payment that does not exist cannot be read
-    Given a partner subscribed to collection
-    When the partner reads a payment that does not exist
-    Then it is refused as not found
-
   @provisioning @negative
   @req:PROV-APIKEY-INVALID-400
   Scenario: A key cannot be created for an API user id that is not a UUID

@@ -126,7 +126,7 @@ Then('the payment is still PENDING', async function (this: MomoWorld) {
 });
 
 Then(
-  'the payment/deposit/transfer/withdrawal record shows the amount as {amount} and the rest as asked',
+  'the payment/deposit/refund/transfer/withdrawal record shows the amount as {amount} and the rest as asked',
   async function (this: MomoWorld, amount: string) {
     await expectRecordAsAsked(this, amount);
   },

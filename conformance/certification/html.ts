@@ -39,6 +39,7 @@ ${availabilitySection(report)}
 ${warningsSection(report)}
 ${baselineSection(report)}
 ${coverageSection(report)}
+${ruleCoverageSection(report)}
 ${requirementTable(report.requirements, report.baseline !== undefined)}
 <section id="evidence">
 <h2>Requirements and their evidence</h2>
@@ -203,6 +204,26 @@ function coverageSection(report: CertificationReport): string {
 <table><thead><tr><th>Product</th><th>Covered</th>${columns.map((v) => `<th>${badge(v)}</th>`).join('')}</tr></thead><tbody>${products}</tbody></table>
 <h3>By operation: ${report.coverage.operationsCovered} of ${report.coverage.operations.length} covered</h3>
 <table><thead><tr><th>Section</th><th>Operation</th><th>Requirements checked</th><th></th></tr></thead><tbody>${operations}</tbody></table>
+</section>`;
+}
+
+/** Rule × operation: each rule of a class of operations, against each of the spec's, with what the run found there. */
+function ruleCoverageSection(report: CertificationReport): string {
+  const { operations, rules, counts } = report.ruleCoverage;
+  const cellHtml = (cell: CertificationReport['ruleCoverage']['rules'][number]['cells'][string]) =>
+    cell.kind === 'checked'
+      ? `<td title="${escapeHtml((cell.requirements ?? []).join(', '))}">${badge((cell.verdict ?? 'NOT TESTED') as RequirementVerdict)}</td>`
+      : `<td class="n" title="${escapeHtml(cell.why ?? '')}">${cell.kind === 'not applicable' ? '·' : escapeHtml(cell.kind)}</td>`;
+  const rows = rules
+    .map(
+      (r) =>
+        `<tr><td>${escapeHtml(r.rule)} <small>${escapeHtml(r.clause)}</small></td>${operations.map((o) => cellHtml(r.cells[o]!)).join('')}</tr>`,
+    )
+    .join('');
+  return `<section id="rule-coverage">
+<h3>Rules × operations</h3>
+<p>Each rule that holds of a class of operations, against each operation the spec lists: the verdict of the requirements that check it there in this run, or · where the catalogue shows it does not apply (hover for why). ${counts.checked} cells checked, ${counts['not applicable']} not applicable, ${counts['not provokable']} not provokable.</p>
+<div class="wide"><table><thead><tr><th>Rule</th>${operations.map((o) => `<th><small>${escapeHtml(o)}</small></th>`).join('')}</tr></thead><tbody>${rows}</tbody></table></div>
 </section>`;
 }
 
@@ -447,6 +468,7 @@ header h1 { margin: 0 0 .3rem; font-size: 1.6rem; }
 header .meta { margin: .15rem 0; color: #c3c4c7; }
 header code { color: #fff; }
 main { padding: 1rem 2rem 3rem; max-width: 1400px; }
+.wide { overflow-x: auto; }
 section { margin-bottom: 2rem; }
 h2 { border-bottom: 2px solid #dcdcde; padding-bottom: .2rem; }
 table { border-collapse: collapse; background: #fff; margin: .5rem 0 1rem; }

@@ -34,6 +34,8 @@ import {
   type FailOn,
 } from './baseline.ts';
 import { OPERATION_IDS } from '../../core/catalogue/operations.ts';
+import { readScenarios } from './coverage.ts';
+import { ruleMatrix, runRuleCoverage, type RunRuleCoverage } from './rule-matrix.ts';
 
 /** certification.json: everything index.html shows, for machines (schemas/certification-report.schema.json). */
 export interface CertificationReport {
@@ -49,6 +51,8 @@ export interface CertificationReport {
   exitCode: 0 | 1 | 2;
   outcome: 'conforms' | 'does not conform' | 'could not test';
   coverage: Coverage;
+  /** Rule × operation (rule-matrix.ts): where each rule of a class of operations was checked, and what it gave. */
+  ruleCoverage: RunRuleCoverage;
   /** What fails the run besides failed requirements: expired and unused waivers. */
   problems: string[];
   waivers: (Waiver & { status: WaiverStatus })[];
@@ -164,6 +168,13 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     exitCode,
     outcome: (['conforms', 'does not conform', 'could not test'] as const)[exitCode],
     coverage: coverageOf(certification.requirements),
+    ruleCoverage: runRuleCoverage(
+      ruleMatrix(
+        certification.requirements.map((r) => r.requirement),
+        readScenarios(),
+      ),
+      new Map(certification.requirements.map((r) => [r.requirement.id, r.verdict])),
+    ),
     problems: certification.problems,
     waivers: certification.waivers.map(({ waiver, status }) => ({ ...waiver, status })),
     requirements,

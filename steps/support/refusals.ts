@@ -154,7 +154,8 @@ export function expectGatewayRefusal(world: MomoWorld): void {
   world.check('gateway-refusal-shape', response, what, gatewayShapeFindings(response));
 }
 
-const FORBIDDEN_ENVIRONMENT = (world: MomoWorld) => (world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda');
+/** A target environment the partner may not use: another than the run's own. */
+export const FORBIDDEN_ENVIRONMENT = (world: MomoWorld) => (world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda');
 
 /** The status of the scenario's last transaction (request to pay, deposit or refund), asked in a forbidden environment. */
 export async function readStatusInForbiddenEnvironment(world: MomoWorld): Promise<void> {

@@ -129,14 +129,19 @@ export async function presentTokenTo(world: MomoWorld, product: Product): Promis
   world.remember(await readAccount(world, product, await world.bearer(), { renew: false }));
 }
 
-/** Presents the partner's access token with one character of its signature changed. */
-export async function presentForgedToken(world: MomoWorld): Promise<void> {
-  const [header, payload, signature] = (await world.bearer()).slice('Bearer '.length).split('.');
+/** A Bearer credential of the access token with one character of its signature changed. */
+export function forgedTokenOf(bearer: string): string {
+  const [header, payload, signature] = bearer.slice('Bearer '.length).split('.');
   if (!header || !payload || !signature)
     throw new Error('The access token is not a JWT of three parts, so its signature cannot be altered.');
   // The first character, not the last: the last one of a base64url signature may carry only padding bits.
   const forged = `${signature[0] === 'A' ? 'B' : 'A'}${signature.slice(1)}`;
-  world.remember(await readAccount(world, world.actor.product, `Bearer ${header}.${payload}.${forged}`));
+  return `Bearer ${header}.${payload}.${forged}`;
+}
+
+/** Presents the partner's access token with one character of its signature changed. */
+export async function presentForgedToken(world: MomoWorld): Promise<void> {
+  world.remember(await readAccount(world, world.actor.product, forgedTokenOf(await world.bearer())));
 }
 
 /** Gets an access token of the partner's own, and sees it open the partner's account. */

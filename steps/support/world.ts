@@ -1,3 +1,4 @@
+import type { PreparedCall } from './every-operation.ts';
 import { World, setWorldConstructor, type IWorldOptions } from '@cucumber/cucumber';
 import type { ApiResponse, Exchange, PaymentBody } from '../../harness/client/momo-client.ts';
 import { DeadlineExceededError, eventually } from '../../harness/eventually.ts';
@@ -104,6 +105,8 @@ export class MomoWorld extends World {
   clientCalls?: ClientCall[];
   /** The API user this scenario registered through provisioning. */
   registeredUserId?: string;
+  /** A call of any operation, set up and ready to be made with one thing wrong (every-operation.ts). */
+  preparedCall?: PreparedCall;
   /** A balance read earlier in the scenario, to compare with. */
   balanceBefore?: string;
   /** The target was seen to keep balances in this scenario: a first transaction moved one by exactly its amount. */

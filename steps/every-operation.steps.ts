@@ -1,0 +1,36 @@
+import { Given, Then, When } from '@cucumber/cucumber';
+import {
+  expectNotServedWithoutKey,
+  makeCallInForeignEnvironment,
+  makeCallWithForgedToken,
+  makeCallNamingUnknown,
+  makeCallWithoutKey,
+  prepareCall,
+} from './support/every-operation.ts';
+import type { MomoWorld } from './support/world.ts';
+
+// Rules of every operation (features/every-operation.feature, generated from harness/checks/every-operation.ts).
+
+Given('the partner has what {spec call} needs', async function (this: MomoWorld, call: string) {
+  await prepareCall(this, call);
+});
+
+When('the partner asks for it without a subscription key', async function (this: MomoWorld) {
+  await makeCallWithoutKey(this);
+});
+
+When('the partner asks for it in a target environment it may not use', async function (this: MomoWorld) {
+  await makeCallInForeignEnvironment(this);
+});
+
+When('the partner asks for it with an access token whose signature was altered', async function (this: MomoWorld) {
+  await makeCallWithForgedToken(this);
+});
+
+When('the partner asks for {spec call} naming one that was never made', async function (this: MomoWorld, call: string) {
+  await makeCallNamingUnknown(this, call);
+});
+
+Then('it is not served, by our reading as unauthorized', function (this: MomoWorld) {
+  expectNotServedWithoutKey(this);
+});

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { defineParameterType } from '@cucumber/cucumber';
+import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
+import type { PathParams } from '../../core/catalogue/routes.ts';
+import {
+  KEY_REFUSED_AS_UNAUTHORIZED,
+  KEY_REQUIRED,
+  notFoundRule,
+  specCallPhrased,
+  specCalls,
+  type SpecCall,
+} from '../../harness/checks/every-operation.ts';
+import type { OperationId } from '../../core/catalogue/operations.ts';
+import { ORDINARY_CUSTOMER } from './parties.ts';
+import { FORBIDDEN_ENVIRONMENT } from './refusals.ts';
+import { readStatus } from './status-records.ts';
+import { forgedTokenOf } from './tokens.ts';
+import {
+  deposit,
+  depositAccepted,
+  refundPayment,
+  refundedPayment,
+  requestPayment,
+  settledPaymentThroughCollection,
+} from './transactions.ts';
+import type { MomoWorld } from './world.ts';
+
+/**
+ * The calls of features/every-operation.feature (generated from harness/checks/every-operation.ts): each operation of
+ * the spec, set up so that it is otherwise valid where that is cheap to have (the transaction it reads, the payment it
+ * refunds, the API user it names), then made with one thing wrong.
+ */
+
+defineParameterType({
+  name: 'spec call',
+  regexp: new RegExp(
+    specCalls()
+      .map((c) => c.phrase)
+      .sort((a, b) => b.length - a.length)
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('|'),
+  ),
+  transformer: (phrase: string) => phrase,
+});
+
+/** A call made ready by its set-up: `otherwiseValid` when nothing but what the scenario changes could be refused. */
+export interface PreparedCall {
+  /** Makes the call with `extra` over what the set-up gives (every call below lets it change its path's id too). */
+  make: (extra: CallOptions & { params?: PathParams }) => Promise<ApiResponse>;
+  otherwiseValid: boolean;
+}
+
+type Preparation = (world: MomoWorld, call: SpecCall) => Promise<PreparedCall>;
+
+const valid = (make: PreparedCall['make']): PreparedCall => ({ make, otherwiseValid: true });
+
+/**
+ * How each operation is set up. A consent token and the user information need a customer's consent first, whose way
+ * (who asks, who redeems) is a premise of the consent feature; here they name one that was never asked, so only "not
+ * served" is judged of them, not which refusal comes.
+ */
+const PREPARATIONS: Readonly<Partial<Record<OperationId, Preparation>>> = {
+  createApiUser: async (w, c) => valid((extra) => w.client.createApiUser(c.product, randomUUID(), w.config.callbackHost, extra)),
+  createApiKey: async (w, c) => {
+    const account = await w.actAs(c.product, { fresh: true });
+    return valid((extra) => w.client.createApiKey(c.product, account.userId, extra));
+  },
+  getApiUser: async (w, c) => valid((extra) => w.client.getApiUser(c.product, w.actor.userId, extra)),
+  createAccessToken: async (w, c) => valid((extra) => w.client.createAccessToken(c.product, w.harness.basic(w.actor), extra)),
+  createOAuthToken: async (w, c) => ({
+    make: (extra) =>
+      w.client.createOAuthToken(
+        c.product,
+        w.harness.basic(w.actor),
+        { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: randomUUID() },
+        extra,
+      ),
+    otherwiseValid: false,
+  }),
+  requestToPay: async (w) => valid((extra) => requestPayment(w, ORDINARY_CUSTOMER, '5', { call: extra })),
+  getRequestToPayStatus: async (w) => {
+    await settledPaymentThroughCollection(w, ORDINARY_CUSTOMER, '5');
+    return valid((extra) => readStatus(w, w.lastPayment, undefined, extra));
+  },
+  deliveryNotification: async (w, c) => {
+    await settledPaymentThroughCollection(w, ORDINARY_CUSTOMER, '5');
+    const paid = w.lastPayment;
+    return valid(async (extra) =>
+      w.client.deliveryNotification(await w.bearer(paid.account), paid.referenceId, 'Your order is on its way', extra, c.product),
+    );
+  },
+  refund: async (w) => {
+    await settledPaymentThroughCollection(w, ORDINARY_CUSTOMER, '5');
+    return valid((extra) => refundPayment(w, undefined, { call: extra }));
+  },
+  getRefundStatus: async (w) => {
+    await refundedPayment(w, ORDINARY_CUSTOMER, '5');
+    return valid((extra) => readStatus(w, w.lastPayment, undefined, extra));
+  },
+  deposit: async (w) => valid((extra) => deposit(w, ORDINARY_CUSTOMER, '5', { call: extra })),
+  getDepositStatus: async (w) => {
+    await depositAccepted(w, ORDINARY_CUSTOMER, '5');
+    return valid((extra) => readStatus(w, w.lastPayment, undefined, extra));
+  },
+  getBalance: async (w, c) => valid(async (extra) => w.client.getBalance(c.product, await w.bearer(), undefined, extra)),
+  getBalanceInCurrency: async (w, c) => valid(async (extra) => w.client.getBalance(c.product, await w.bearer(), w.config.currency, extra)),
+  accountHolderActive: async (w, c) =>
+    valid(async (extra) => w.client.accountHolderActive(c.product, await w.bearer(), 'msisdn', ORDINARY_CUSTOMER.msisdn, extra)),
+  basicUserInfo: async (w, c) =>
+    valid(async (extra) => w.client.basicUserInfo(await w.bearer(), ORDINARY_CUSTOMER.msisdn, extra, c.product)),
+  bcAuthorize: async (w, c) =>
+    valid(async (extra) =>
+      w.client.bcAuthorize(
+        c.product,
+        await w.bearer(),
+        { login_hint: `ID:${ORDINARY_CUSTOMER.msisdn}/MSISDN`, scope: 'profile', access_type: 'offline' },
+        extra,
+      ),
+    ),
+  userInfo: async (w, c) => ({ make: async (extra) => w.client.userInfo(c.product, await w.bearer(), extra), otherwiseValid: false }),
+};
+
+/** Sets up what the call the phrase names needs, and keeps it ready for the scenario's When. */
+export async function prepareCall(world: MomoWorld, phrase: string): Promise<void> {
+  const call = specCallPhrased(phrase);
+  const prepare = PREPARATIONS[call.id];
+  if (!prepare) throw new Error(`steps/support/every-operation.ts cannot set up ${call.id}: add it to PREPARATIONS`);
+  world.preparedCall = await prepare(world, call);
+}
+
+function preparedCallOf(world: MomoWorld): PreparedCall {
+  if (!world.preparedCall) throw new Error('No call was set up in this scenario: begin with "the partner has what … needs".');
+  return world.preparedCall;
+}
+
+export async function makeCallWithoutKey(world: MomoWorld): Promise<void> {
+  world.remember(await preparedCallOf(world).make({ subscriptionKey: 'none' }));
+}
+
+/** The call with the partner's access token, one character of its signature changed. */
+export async function makeCallWithForgedToken(world: MomoWorld): Promise<void> {
+  world.remember(await preparedCallOf(world).make({ authorization: forgedTokenOf(await world.bearer()) }));
+}
+
+/** The call naming, in its path, an id of the kind it takes that nothing was ever made under. */
+export async function makeCallNamingUnknown(world: MomoWorld, phrase: string): Promise<void> {
+  world.rule = notFoundRule(specCallPhrased(phrase));
+  world.remember(await preparedCallOf(world).make({ params: { referenceId: randomUUID() } }));
+}
+
+export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<void> {
+  world.remember(await preparedCallOf(world).make({ targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+}
+
+/**
+ * Not served without the subscription key (definite, §5 rule 1): any refusal. That it is 401 is judged only of a call
+ * that is otherwise valid, and as a reading: which of its checks a server makes first is not said.
+ */
+export function expectNotServedWithoutKey(world: MomoWorld): void {
+  const refusals = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
+  world.expect({ status: refusals, source: KEY_REQUIRED, what: 'a call without its subscription key is not served' });
+  if (preparedCallOf(world).otherwiseValid)
+    world.expect({ status: 401, source: KEY_REFUSED_AS_UNAUTHORIZED, what: 'a call without its subscription key is unauthorized' });
+}
