@@ -78,6 +78,29 @@ Feature: Rules of every operation
       | product      | call                                                             |
       | remittance   | a read of the balance under remittance                           |
 
+  @negative @req:AUTH-TOKEN-BASIC-ONLY
+  Scenario Outline: <call> asked for with an access token in place of the API user's credentials is not given
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for it with its access token in place of its API user's credentials
+    Then it is not served, and where nothing else is wrong refused as unauthorized
+
+    @collection
+    Examples:
+      | product      | call                               |
+      | collection   | an access token under collection   |
+
+    @disbursement
+    Examples:
+      | product      | call                               |
+      | disbursement | an access token under disbursement |
+      | disbursement | a consent token under disbursement |
+
+    @remittance
+    Examples:
+      | product      | call                               |
+      | remittance   | an access token under remittance   |
+
   @negative @req:TXN-UNKNOWN-404
   Scenario Outline: <call> naming one that was never made is not found
     Given a partner subscribed to <product>

@@ -26,8 +26,9 @@ Feature: Sandbox provisioning
   Scenario: An API user id cannot be registered twice
     Given a partner subscribed to disbursement
     And the partner has registered an API user
-    When the partner registers an API user with the same id
+    When the partner registers an API user with the same id and another callback host
     Then it is refused as a duplicate
+    And the API user that was registered first is unchanged
 
   @negative
   @req:PROV-APIKEY-NOT-FOUND-404 @req:ERR-SET-C

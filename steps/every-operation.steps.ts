@@ -1,8 +1,10 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
   expectNotServedWithoutKey,
+  expectRefusedAsUnauthorizedWhereValid,
   makeCallInForeignEnvironment,
   makeCallWithForgedToken,
+  makeCallWithTokenForCredential,
   makeCallNamingUnknown,
   makeCallWithoutKey,
   prepareCall,
@@ -29,6 +31,14 @@ When('the partner asks for it with an access token whose signature was altered',
 
 When('the partner asks for {spec call} naming one that was never made', async function (this: MomoWorld, call: string) {
   await makeCallNamingUnknown(this, call);
+});
+
+When("the partner asks for it with its access token in place of its API user's credentials", async function (this: MomoWorld) {
+  await makeCallWithTokenForCredential(this);
+});
+
+Then('it is not served, and where nothing else is wrong refused as unauthorized', function (this: MomoWorld) {
+  expectRefusedAsUnauthorizedWhereValid(this);
 });
 
 Then('it is not served, by our reading as unauthorized', function (this: MomoWorld) {

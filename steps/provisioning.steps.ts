@@ -12,6 +12,8 @@ import {
   registerApiUser,
   registerApiUserWithoutCallbackHost,
   registerSameApiUser,
+  registerSameApiUserWithAnotherHost,
+  expectApiUserUnchanged,
 } from './support/provisioning.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -31,6 +33,14 @@ When('the partner registers an API user', async function (this: MomoWorld) {
 
 When('the partner registers an API user with the same id', async function (this: MomoWorld) {
   await registerSameApiUser(this);
+});
+
+When('the partner registers an API user with the same id and another callback host', async function (this: MomoWorld) {
+  await registerSameApiUserWithAnotherHost(this);
+});
+
+Then('the API user that was registered first is unchanged', async function (this: MomoWorld) {
+  await expectApiUserUnchanged(this);
 });
 
 When('the partner registers an API user with the id {string}', async function (this: MomoWorld, id: string) {

@@ -1,5 +1,5 @@
 import { OPERATIONS, type OperationDefinition, type OperationId } from '../../core/catalogue/operations.ts';
-import { documentsForeignEnvironmentRefusal, documentsNotFound } from '../../harness/checks/every-operation.ts';
+import { documentsForeignEnvironmentRefusal, documentsNotFound, takesBasicCredential } from '../../harness/checks/every-operation.ts';
 import { scenariosByRequirement, type TaggedScenario } from './coverage.ts';
 import type { Requirement } from './requirements.ts';
 
@@ -46,6 +46,13 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     applies: (o) =>
       ((o.credential === 'bearer' || o.credential === 'consent') && o.responses[401]?.source === 'spec') || 'takes no access token',
     requirements: ['AUTH-BEARER-FORGED-401'],
+  },
+  {
+    id: 'basic-credential-only',
+    rule: "a token is created only from the API user's Basic credential: an access token in its place is refused",
+    clause: '§5 rule 2, §7',
+    applies: (_o, id) => takesBasicCredential(id) || 'creates no token',
+    requirements: ['AUTH-TOKEN-BASIC-ONLY', 'TOKEN-FAILED-401'],
   },
   {
     id: 'reference-id-uuid4',

@@ -86,6 +86,12 @@ export function notFoundRule(call: SpecCall): Source {
     : REFUSALS['unknown-reference-read'];
 }
 
+/** Whether the operation creates a token from an API user's Basic credential (§5 rule 2) and documents 401 for a refused one. */
+export function takesBasicCredential(id: OperationId): boolean {
+  const { credential, responses } = OPERATIONS[id];
+  return credential === 'basic' && responses[401]?.source === 'spec';
+}
+
 /** The call the features' words name; an error that lists them when none. */
 export function specCallPhrased(phrase: string): SpecCall {
   const found = specCalls().find((c) => c.phrase === phrase);
@@ -100,6 +106,11 @@ export function specCallPhrased(phrase: string): SpecCall {
 
 /** §5 rule 1: no operation is served without the subscription key. */
 export const KEY_REQUIRED = spec('§5 rule 1: every operation requires the subscription key in Ocp-Apim-Subscription-Key');
+
+/** §5 rule 2: token creation takes the API user's Basic credential, not a token it was given before. */
+export const BASIC_CREDENTIAL_ONLY = spec(
+  '§5 rule 2: token creation uses HTTP Basic authentication, the API user ID and API key; §7: 401 Unauthorized',
+);
 
 /**
  * §7 gives 401 for a caller that is not authorized; a call that may be wrong in another way too (an id it names, the state

@@ -238,6 +238,14 @@ export function echoFindings(record: object, sent: Record<string, unknown>, prof
   });
 }
 
+/** An API user whose id was refused as a duplicate keeps the host it was registered with, where its record names one. */
+export function apiUserUnchangedFindings(record: { providerCallbackHost?: unknown } | undefined, host: string): Finding[] {
+  const given = record?.providerCallbackHost;
+  return given === undefined || given === host
+    ? []
+    : [found('refusal-changes-nothing', { field: '/providerCallbackHost', expected: JSON.stringify(host), received: quote(given) })];
+}
+
 /** The host an API user record gives back: the one it was registered with, where the record names one (observed that it does). */
 export function callbackHostFindings(record: { providerCallbackHost?: unknown } | undefined, host: string): Finding[] {
   const given = record?.providerCallbackHost;

@@ -3,6 +3,7 @@ import { defineParameterType } from '@cucumber/cucumber';
 import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
 import type { PathParams } from '../../core/catalogue/routes.ts';
 import {
+  BASIC_CREDENTIAL_ONLY,
   KEY_REFUSED_AS_UNAUTHORIZED,
   KEY_REQUIRED,
   notFoundRule,
@@ -42,6 +43,9 @@ defineParameterType({
   ),
   transformer: (phrase: string) => phrase,
 });
+
+/** Any refusal: every 4xx and 5xx but the gateway's 502–504, which say the target could not be tested. */
+const REFUSALS_OF_ANY_KIND = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
 
 /** A call made ready by its set-up: `otherwiseValid` when nothing but what the scenario changes could be refused. */
 export interface PreparedCall {
@@ -148,8 +152,20 @@ export async function makeCallNamingUnknown(world: MomoWorld, phrase: string): P
   world.remember(await preparedCallOf(world).make({ params: { referenceId: randomUUID() } }));
 }
 
+/** The call with the partner's own access token where its API user's Basic credential goes (not renewed when refused). */
+export async function makeCallWithTokenForCredential(world: MomoWorld): Promise<void> {
+  world.remember(await preparedCallOf(world).make({ authorization: await world.bearer(), renew: false }));
+}
+
 export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<void> {
   world.remember(await preparedCallOf(world).make({ targetEnvironment: FORBIDDEN_ENVIRONMENT(world) }));
+}
+
+/** Not served (definite, §5 rule 2); 401 when nothing else about the call could be refused (definite too). */
+export function expectRefusedAsUnauthorizedWhereValid(world: MomoWorld): void {
+  world.expect({ status: REFUSALS_OF_ANY_KIND, source: BASIC_CREDENTIAL_ONLY, what: 'a token is not created from a token' });
+  if (preparedCallOf(world).otherwiseValid)
+    world.expect({ status: 401, source: BASIC_CREDENTIAL_ONLY, what: "a token is created only from the API user's credentials" });
 }
 
 /**
@@ -157,8 +173,7 @@ export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<vo
  * that is otherwise valid, and as a reading: which of its checks a server makes first is not said.
  */
 export function expectNotServedWithoutKey(world: MomoWorld): void {
-  const refusals = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
-  world.expect({ status: refusals, source: KEY_REQUIRED, what: 'a call without its subscription key is not served' });
+  world.expect({ status: REFUSALS_OF_ANY_KIND, source: KEY_REQUIRED, what: 'a call without its subscription key is not served' });
   if (preparedCallOf(world).otherwiseValid)
     world.expect({ status: 401, source: KEY_REFUSED_AS_UNAUTHORIZED, what: 'a call without its subscription key is unauthorized' });
 }

@@ -1,4 +1,4 @@
-import { callbackHostFindings } from '../../harness/checks/transactions.ts';
+import { apiUserUnchangedFindings, callbackHostFindings } from '../../harness/checks/transactions.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { acceptedAs } from '../../harness/client/momo-client.ts';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,28 @@ export async function haveRegisteredApiUser(world: MomoWorld): Promise<void> {
 /** Registers an API user again, with the id of the one this scenario registered. */
 export async function registerSameApiUser(world: MomoWorld): Promise<void> {
   await registerApiUser(world, registeredUser(world));
+}
+
+/** The host a second registration under a used id names: another than the run's, so that a refused one that wrote it shows. */
+const ANOTHER_CALLBACK_HOST = 'partner-two.example.com';
+
+/** Registers an API user again under the id of the one this scenario registered, with another callback host. */
+export async function registerSameApiUserWithAnotherHost(world: MomoWorld): Promise<void> {
+  const userId = registeredUser(world);
+  world.remember(await world.client.createApiUser(world.actor.product, userId, ANOTHER_CALLBACK_HOST, { reusesReference: true }));
+}
+
+/** After a refused second registration, the first API user is as it was: its callback host, and its key still gets a token. */
+export async function expectApiUserUnchanged(world: MomoWorld): Promise<void> {
+  await readApiUser(world);
+  const what = 'a registration refused as a duplicate changed nothing of the API user';
+  const response = world.expect({ status: 200, what: 'the API user still reads back' });
+  world.check(
+    'refusal-changes-nothing',
+    response,
+    what,
+    apiUserUnchangedFindings(response.json as { providerCallbackHost?: unknown }, world.config.callbackHost),
+  );
 }
 
 /** Registers an API user whose body has no providerCallbackHost (§2.12: the field is the whole body). */
