@@ -7,6 +7,7 @@ import type { SandboxContext } from '../domain/context.ts';
 import type { SandboxSettings } from '../domain/settings.ts';
 import { StoreFullError } from '../domain/store.ts';
 import { matchRoute } from '../../core/catalogue/match.ts';
+import type { TargetEnvironmentId } from '../../core/catalogue/operations.ts';
 import { routes } from '../../core/catalogue/routes.ts';
 import { authenticateBasic } from './credentials.ts';
 import type { RouteGuards, ServedRoute } from './serving.ts';
@@ -17,6 +18,7 @@ import {
   sendGatewayError,
   sendOAuthError,
   validationMessage,
+  type OperationReply,
 } from './replies.ts';
 
 /**
@@ -185,8 +187,11 @@ class CatalogueGuards {
     );
   }
 
-  /** The target environment, once the headers are known to be well formed. */
-  targetEnvironment(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  /**
+   * The target environment, once the headers are known to be well formed. It answers only on the operations that
+   * require the header (servesTargetEnvironment), whose every one documents the answer.
+   */
+  targetEnvironment(route: ServedRoute, request: FastifyRequest, reply: OperationReply<TargetEnvironmentId>): FastifyReply | undefined {
     if (servesTargetEnvironment(route, request, this.context.settings)) return undefined;
     const allowed = this.context.settings.targetEnvironments;
     const environment = request.headers['x-target-environment'] as string;

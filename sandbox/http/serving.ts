@@ -8,6 +8,7 @@ import { schemaId } from '../../core/schema-ids.ts';
 import { schemaDocuments } from '../../core/validation/schemas.ts';
 import type { ApiUser } from '../domain/state.ts';
 import type { TokenClaims } from '../domain/tokens.ts';
+import type { OperationReply } from './replies.ts';
 
 /** The body of an operation's request, typed from its JSON Schema (core/catalogue/request-bodies.generated.ts). */
 export type BodyOf<Id extends OperationId> =
@@ -16,7 +17,7 @@ export type BodyOf<Id extends OperationId> =
 /** A request to an operation as its handler sees it: the route's schemas validated its body and path parameters. */
 export type RequestOf<Id extends OperationId> = FastifyRequest<{ Body: BodyOf<Id>; Params: PathParamsOf<Id> }>;
 
-export type Handler<Id extends OperationId> = (request: RequestOf<Id>, reply: FastifyReply) => unknown;
+export type Handler<Id extends OperationId> = (request: RequestOf<Id>, reply: OperationReply<Id>) => unknown;
 
 /** An operation's handler under a product (undefined for provisioning, which any product's key opens). */
 export type OperationHandler<Id extends OperationId> = (product: Product | undefined) => Handler<Id>;

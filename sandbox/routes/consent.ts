@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { SandboxContext } from '../domain/context.ts';
 import type { RequestOf, RouteHandlers } from '../http/serving.ts';
-import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
+import { sendBusinessError, sendOAuthError, type OperationReply } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
 import { scopesNamed } from '../domain/scopes.ts';
@@ -25,7 +25,12 @@ export function consentHandlers(context: SandboxContext): Pick<RouteHandlers, 'b
   };
 }
 
-async function bcAuthorize(context: SandboxContext, product: Product, request: RequestOf<'bcAuthorize'>, reply: FastifyReply) {
+async function bcAuthorize(
+  context: SandboxContext,
+  product: Product,
+  request: RequestOf<'bcAuthorize'>,
+  reply: OperationReply<'bcAuthorize'>,
+) {
   const { settings, state, clock } = context;
   const form = request.body;
   const scopes = scopesNamed(form.scope);

@@ -5,7 +5,7 @@ import { TRANSACTIONS, isServedUnder, operation } from '../../core/catalogue/rou
 import { fromMinor, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { Handler, RouteHandlers } from '../http/serving.ts';
-import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
+import { sendBadRequest, sendBusinessError, type OperationReply } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, PAYER_KINDS, partyOf, type Transaction } from '../domain/state.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
@@ -44,13 +44,13 @@ export function paymentHandlers(context: SandboxContext): Pick<RouteHandlers, Cr
     // A synchronous handler that answers and returns nothing: an async one costs a promise and a microtask a
     // request, and what it throws reaches the error handler all the same.
     return (product: Product | undefined) =>
-      (request: CreationRequest, reply: FastifyReply): void => {
+      (request: CreationRequest, reply: OperationReply<CreationId>): void => {
         createPayment(context, id, store, product!, request, reply);
       };
   };
   const statusQuery = (id: StatusQueryId) => {
     const store = TRANSACTIONS.find((t) => t.status === id)!.store;
-    return (product: Product | undefined) => async (request: NamingATransaction, reply: FastifyReply) => {
+    return (product: Product | undefined) => async (request: NamingATransaction, reply: OperationReply<StatusQueryId>) => {
       // Ownership of a status query is a strict reading (transactionOwnership); the product always counts.
       const tx = context.settings.strict ? ownedTransaction(context, [store], request) : transactionOf(context, store, product!, request);
       if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
@@ -81,7 +81,7 @@ function createPayment(
   store: TransactionStore,
   product: Product,
   request: CreationRequest,
-  reply: FastifyReply,
+  reply: OperationReply<CreationId>,
 ): FastifyReply {
   // Fastify's headers is a getter: read once.
   const headers = request.headers;
@@ -106,7 +106,7 @@ function refusalOf(
   referenceId: string,
   callbackUrl: string | undefined,
   request: CreationRequest,
-  reply: FastifyReply,
+  reply: OperationReply<CreationId>,
 ): FastifyReply | undefined {
   if (context.state.transactions[store].has(referenceId))
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
