@@ -19,7 +19,7 @@ export function consentHandlers(context: SandboxContext): Pick<RouteHandlers, 'b
     bcAuthorize: (product) => (request, reply) => bcAuthorize(context, product!, request, reply),
     createOAuthToken: () => (request, reply) => createOAuthToken(context, request, reply),
     userInfo: () => async (request, reply) => {
-      const { msisdn = '0', scope = '' } = request.claims!;
+      const { msisdn = '0', scope = '' } = request.claims;
       return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
     },
   };
@@ -43,13 +43,13 @@ async function bcAuthorize(
       'UNSUPPORTED_SCOPE',
       `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`,
     );
-  const callbackUrl = request.headers['x-callback-url'] as string | undefined;
-  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller!);
+  const callbackUrl = request.headers['x-callback-url'];
+  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller);
   if (refused) return refused;
   const now = clock.now();
   const consent: ConsentRequest = {
     authReqId: randomUUID(),
-    apiUserId: request.caller!.id,
+    apiUserId: request.caller.id,
     product,
     msisdn: /^ID:\+?(\d+)\/MSISDN$/.exec(form.login_hint)![1]!,
     scope: scopes.join(' '),
@@ -71,7 +71,7 @@ async function bcAuthorize(
 }
 
 async function createOAuthToken(context: SandboxContext, request: RequestOf<'createOAuthToken'>, reply: FastifyReply) {
-  const user = request.caller!;
+  const user = request.caller;
   const form = request.body;
   return form.grant_type === 'refresh_token'
     ? refreshConsent(context, user.id, form.refresh_token!, reply)

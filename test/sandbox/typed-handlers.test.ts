@@ -46,11 +46,24 @@ export function typeChecks(
   payment: RequestOf<'requestToPay'>,
   query: RequestOf<'getRequestToPayStatus'>,
   balance: RequestOf<'getBalanceInCurrency'>,
+  apiKey: RequestOf<'createApiKey'>,
 ): unknown[] {
   // @ts-expect-error a set of handlers that lacks one for an operation of the catalogue
   const missing: RouteHandlers = { createApiUser: handlers.createApiUser };
+  // A header the operation requires is there (its route's schema holds the request to it); an optional one may not be.
+  const referenceId: string = payment.headers['x-reference-id'];
+  // @ts-expect-error X-Callback-Url is optional
+  const callbackUrl: string = payment.headers['x-callback-url'];
   return [
     missing,
+    referenceId,
+    callbackUrl,
+    // The guards admitted the caller of an operation that takes a credential, and its token's claims for a token.
+    payment.caller.id,
+    payment.claims.sub,
+    payment.keyProduct,
+    // @ts-expect-error provisioning takes no credential: no caller is admitted
+    apiKey.caller.id,
     payment.body.amount,
     // @ts-expect-error a field the request-to-pay schema does not have
     payment.body.amount_due,
