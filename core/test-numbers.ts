@@ -13,8 +13,19 @@ export interface PaymentOutcome {
   delayed?: boolean;
 }
 
+/** The holder's status, as the account-holder check (§4.2 #8, §4.3 #12) answers it. */
+export type HolderStatus = { kind: 'status'; active: boolean };
+
+/** An error the account-holder check answers instead; its status and code are kept as written, for the sandbox to hold them to the catalogue. */
+export type HolderError<Status extends number = number, Code extends string = string> = {
+  kind: 'error';
+  httpStatus: Status;
+  code: Code;
+  message: string;
+};
+
 /** What the account-holder check (§4.2 #8, §4.3 #12) answers for a holder. */
-export type HolderAnswer = { kind: 'status'; active: boolean } | { kind: 'error'; httpStatus: number; code: string; message: string };
+export type HolderAnswer = HolderStatus | HolderError;
 
 export interface TestNumber {
   msisdn: string;
@@ -25,10 +36,14 @@ export interface TestNumber {
   source: 'observed' | 'documented';
 }
 
-const ACTIVE: HolderAnswer = { kind: 'status', active: true };
-const INACTIVE: HolderAnswer = { kind: 'status', active: false };
-const same = (answer: HolderAnswer) => ({ spec: answer, documented: answer });
-const error = (httpStatus: number, code: string, message: string): HolderAnswer => ({ kind: 'error', httpStatus, code, message });
+const ACTIVE: HolderStatus = { kind: 'status', active: true };
+const INACTIVE: HolderStatus = { kind: 'status', active: false };
+const same = <const Answer extends HolderAnswer>(answer: Answer) => ({ spec: answer, documented: answer });
+const error = <const Status extends number, const Code extends string>(
+  httpStatus: Status,
+  code: Code,
+  message: string,
+): HolderError<Status, Code> => ({ kind: 'error', httpStatus, code, message });
 const failed = (reason: string): PaymentOutcome => ({ status: 'FAILED', reason });
 
 export const TEST_NUMBERS = {
@@ -83,8 +98,11 @@ export const TEST_NUMBERS = {
 
 export type TestNumberName = keyof typeof TEST_NUMBERS;
 
+/** An entry of the table, its literals kept. */
+export type TestNumberEntry = (typeof TEST_NUMBERS)[TestNumberName];
+
 /** The entry of an MSISDN (with or without a leading +), or undefined for a number outside the table. */
-export function testNumberOf(msisdn: string): TestNumber | undefined {
+export function testNumberOf(msisdn: string): TestNumberEntry | undefined {
   const bare = msisdn.replace(/^\+/, '');
   return Object.values(TEST_NUMBERS).find((n) => n.msisdn === bare && n !== TEST_NUMBERS.ordinary);
 }

@@ -154,10 +154,19 @@ const ALL_PRODUCTS = ['collection', 'disbursement', 'remittance'] as const;
 const everyProduct = (binding: ProductBinding): Record<Product, ProductBinding> =>
   Object.fromEntries(ALL_PRODUCTS.map((p) => [p, binding])) as Record<Product, ProductBinding>;
 
-// Answers that recur across operations.
-const invalid = (description = 'Invalid data.'): ResponseSpec => ({ description, body: 'bad-request', source: 'spec' });
+// Answers that recur across operations, each typed with its body and codes: the business errors a handler may send
+// are read from them (BusinessStatusOf, BusinessCodeOf).
+
+/** A {code, message} answer of the operation's error set that carries these codes. */
+type ErrorsResponse<Code extends string> = ResponseSpec & { body: 'errors'; codes: readonly Code[] };
+
+const invalid = (description = 'Invalid data.'): ResponseSpec & { body: 'bad-request' } => ({
+  description,
+  body: 'bad-request',
+  source: 'spec',
+});
 // §7: 401 with {error}; the code invalid_token is RFC 6750's (§3.1), which the spec does not name.
-const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec => ({
+const unauthorized = (description = 'Missing, expired or foreign access token.'): ResponseSpec & { body: 'oauth-error' } => ({
   description,
   body: 'oauth-error',
   codes: ['invalid_token'],
@@ -170,26 +179,33 @@ const unauthorized = (description = 'Missing, expired or foreign access token.')
  * the operation's listing has no 500 at all (§4.2 #6 and #7 show only 200), the status too is the sandbox's
  * (`listed: false`): no check holds a target to it, and no spec-legal chaos answers it.
  */
-const forbiddenEnvironment = (
-  more: readonly string[] = [],
+function forbiddenEnvironment<const More extends string = never>(
+  more: readonly More[] = [],
   description?: string,
   codeSource: ResponseSource = 'spec',
   listed = true,
-): ResponseSpec => ({
-  description: description ?? `${[...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'].join(', ')}.`,
-  body: 'errors',
-  codes: [...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
-  source: listed ? 'spec' : 'sandbox',
-  ...(listed && codeSource !== 'spec' ? { codeSource } : {}),
-});
-const duplicate: ResponseSpec = {
+): ErrorsResponse<More | 'NOT_ALLOWED_TARGET_ENVIRONMENT'> {
+  return {
+    description: description ?? `${[...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'].join(', ')}.`,
+    body: 'errors',
+    codes: [...more, 'NOT_ALLOWED_TARGET_ENVIRONMENT'],
+    source: listed ? 'spec' : 'sandbox',
+    ...(listed && codeSource !== 'spec' ? { codeSource } : {}),
+  };
+}
+const duplicate: ErrorsResponse<'RESOURCE_ALREADY_EXIST'> = {
   description: 'Duplicated reference id: RESOURCE_ALREADY_EXIST.',
   body: 'errors',
   codes: ['RESOURCE_ALREADY_EXIST'],
   source: 'spec',
 };
-const notFound = (description: string): ResponseSpec => ({ description, body: 'errors', codes: ['RESOURCE_NOT_FOUND'], source: 'spec' });
-const storeFull = (store: string): ResponseSpec => ({
+const notFound = (description: string): ErrorsResponse<'RESOURCE_NOT_FOUND'> => ({
+  description,
+  body: 'errors',
+  codes: ['RESOURCE_NOT_FOUND'],
+  source: 'spec',
+});
+const storeFull = (store: string): ErrorsResponse<'SERVICE_UNAVAILABLE'> => ({
   description: `The ${store} store is full: SERVICE_UNAVAILABLE.`,
   body: 'errors',
   codes: ['SERVICE_UNAVAILABLE'],
@@ -224,11 +240,17 @@ interface CreationOptions<S extends SchemaName, Q extends string> {
   spec?: SpecOperation;
 }
 
+/**
+ * A definition as written, its literals kept (the const type parameter) where OperationDefinition would widen them:
+ * the types the sandbox's handlers take (headers, credential, business errors) are read from them.
+ */
+function defined<const D extends OperationDefinition>(definition: D): D {
+  return definition;
+}
+
 /** The creation of a transaction under a reference id: request to pay (§4.2 #2), refund (§4.3 #9), deposit (§4.3 #10), and beyond the spec. */
-function creation<const S extends SchemaName, const Q extends string>(
-  o: CreationOptions<S, Q>,
-): OperationDefinition & { request: { schema: S; mediaType: 'application/json' }; store: TransactionStore; statusQuery: Q } {
-  return {
+function creation<const S extends SchemaName, const Q extends string>(o: CreationOptions<S, Q>) {
+  return defined({
     statusQuery: o.statusQuery,
     store: o.store,
     callback: o.callback,
@@ -254,19 +276,19 @@ function creation<const S extends SchemaName, const Q extends string>(
     },
     products: o.products,
     ...(o.spec ? { spec: [o.spec] } : {}),
-  };
+  });
 }
 
 /** The status query of a transaction (§4.6): GET <path>/{referenceId}. */
-function statusQuery(
+function statusQuery<const S extends SchemaName>(
   label: string,
   path: string,
   products: Partial<Record<Product, ProductBinding>>,
-  schema: SchemaName,
+  schema: S,
   reads: TransactionStore,
   spec?: SpecOperation,
-): OperationDefinition & { params: typeof referenceIdParam; request: 'none'; reads: TransactionStore } {
-  return {
+) {
+  return defined({
     reads,
     label,
     method: 'GET',
@@ -287,7 +309,7 @@ function statusQuery(
     },
     products,
     ...(spec ? { spec: [spec] } : {}),
-  };
+  });
 }
 
 /** One product's binding of an operation the spec does not list there. */
@@ -304,15 +326,15 @@ function provisioning<const D extends Pick<OperationDefinition, 'method' | 'path
   label: string,
   number: number,
   definition: D,
-): OperationDefinition & D {
-  return {
+) {
+  return defined({
     label,
     key: 'any',
     credential: 'none',
     ...definition,
     products: everyProduct({ section: `§4.5 #${number}`, host: 'provisioning', errors: 'error-set-c' }),
     spec: [{ key: `4.5 #${number}`, title: `provisioning: ${label}`, products: ALL_PRODUCTS }],
-  };
+  });
 }
 
 /** The provider's definitions of a consent operation under each product (docs/beyond-spec.md §10). */
@@ -857,9 +879,99 @@ export type CreationId = { [Id in OperationId]: Definitions[Id] extends { store:
 /** The operations that read a transaction's status (§4.6). */
 export type StatusQueryId = { [Id in OperationId]: Definitions[Id] extends { reads: TransactionStore } ? Id : never }[OperationId];
 
+/** The headers an operation requires, by name; the route's schema refuses a request without one. */
+export type RequiredHeaderOf<Id extends OperationId> = Definitions[Id]['headers']['required'][number];
+
+/** The headers an operation takes and does not require, by name. */
+export type OptionalHeaderOf<Id extends OperationId> = Definitions[Id]['headers']['optional'][number];
+
+/** How a caller of an operation proves who it is. */
+export type CredentialOf<Id extends OperationId> = Definitions[Id]['credential'];
+
+/** The operations whose every request names its target environment (X-Target-Environment). */
+export type TargetEnvironmentId = { [Id in OperationId]: 'x-target-environment' extends RequiredHeaderOf<Id> ? Id : never }[OperationId];
+
+/** The operations that take X-Callback-Url. */
+export type CallbackUrlId = { [Id in OperationId]: 'x-callback-url' extends OptionalHeaderOf<Id> ? Id : never }[OperationId];
+
+/** The operations whose caller signs in with a Basic credential (an API user and its key). */
+export type BasicCredentialId = { [Id in OperationId]: CredentialOf<Id> extends 'basic' ? Id : never }[OperationId];
+
+/**
+ * The business errors any operation may answer, whatever its listing: the service failing for a moment (real-api-notes:
+ * frequent transient 500s and 503s [observed]; both codes are in §7's sets A and B, and §7 rule 5 leaves open which
+ * code a status carries). Declared here, once, for the answers given before the operation is known or that rest on no
+ * operation's listing: the sandbox's answer to a crash or a full store (sandbox/http/guards.ts), and its chaos's 500
+ * and 503 (sandbox/chaos/, which draws them only where the operation's contract takes them).
+ */
+export const ANY_OPERATION_ERRORS = {
+  500: ['INTERNAL_PROCESSING_ERROR'],
+  503: ['SERVICE_UNAVAILABLE'],
+} as const satisfies Readonly<Record<number, readonly string[]>>;
+
+/** The schemas of a {code, message} body (§7): the operation's error set (`errors`), or one set named outright. */
+type CodeMessageBody = 'errors' | ErrorSet;
+
+type BodyNames<B> = B extends readonly (infer Name)[] ? Name : B;
+
+/**
+ * The codes of a documented response that a {code, message} body carries. §7's codes are upper case; a status that
+ * may carry {error} as well lists RFC 6749's lower-case codes beside them (login_failed), which are no business error.
+ */
+type BusinessCodesOf<R> = R extends { body: infer B; codes: readonly (infer Code extends string)[] }
+  ? [Extract<BodyNames<B>, CodeMessageBody>] extends [never]
+    ? never
+    : Code extends Uppercase<Code>
+      ? Code
+      : never
+  : never;
+
+/** An operation's documented business errors, each as "status code" (e.g. "409 RESOURCE_ALREADY_EXIST"). */
+type DocumentedErrorsOf<Id extends OperationId> = {
+  [Status in keyof Definitions[Id]['responses'] & number]: `${Status} ${BusinessCodesOf<Definitions[Id]['responses'][Status]>}`;
+}[keyof Definitions[Id]['responses'] & number];
+
+/**
+ * The business errors every operation of Ids documents: an answer given for any one of them (a helper that several
+ * operations share, a guard that runs on several) must be documented by each.
+ */
+type DocumentedByEach<Ids extends OperationId> = (Ids extends OperationId ? (errors: DocumentedErrorsOf<Ids>) => void : never) extends (
+  errors: infer Each,
+) => void
+  ? Each
+  : never;
+
+type AnyOperationError = {
+  [Status in keyof typeof ANY_OPERATION_ERRORS]: `${Status} ${(typeof ANY_OPERATION_ERRORS)[Status][number]}`;
+}[keyof typeof ANY_OPERATION_ERRORS];
+
+/** The business errors an answer for any operation of Ids may send, as "status code". */
+export type BusinessErrorOf<Ids extends OperationId> = DocumentedByEach<Ids> | AnyOperationError;
+
+type StatusIn<Error> = Error extends `${infer Status extends number} ${string}` ? Status : never;
+type CodeIn<Error, Status extends number> = Error extends `${infer S extends number} ${infer Code}`
+  ? S extends Status
+    ? Code
+    : never
+  : never;
+
+/** The statuses of the business errors an answer for any operation of Ids may send. */
+export type BusinessStatusOf<Ids extends OperationId> = StatusIn<BusinessErrorOf<Ids>>;
+
+/** The codes an answer for any operation of Ids may send with a business error of one of these statuses. */
+export type BusinessCodeOf<Ids extends OperationId, Status extends number> = CodeIn<BusinessErrorOf<Ids>, Status>;
+
+type ErrorValue<Error> = Error extends `${infer Status extends number} ${infer Code}` ? { httpStatus: Status; code: Code } : never;
+
+/** A business error an answer for any operation of Ids may send, as a value: each status with only its own codes. */
+export type BusinessErrorValueOf<Ids extends OperationId> = ErrorValue<BusinessErrorOf<Ids>>;
+
+/** Each definition as OperationDefinition types it: its literal types are for the types above, not for reading it. */
+const DEFINITIONS: Readonly<Record<OperationId, OperationDefinition>> = definitions;
+
 /** Every operation by its one id. */
 export const OPERATIONS: Readonly<Record<OperationId, Operation<OperationId>>> = Object.fromEntries(
-  Object.entries(definitions).map(([id, definition]) => [id, { id, ...definition }]),
+  Object.entries(DEFINITIONS).map(([id, definition]) => [id, { id, ...definition }]),
 ) as Record<OperationId, Operation<OperationId>>;
 
 export const OPERATION_IDS = Object.keys(definitions) as OperationId[];

@@ -134,374 +134,442 @@ const ANY_JSON: fc.Arbitrary<unknown> = fc.oneof(
 
 const pick = fc.nat();
 
-/** The mutations that make sense for an operation: body ones only where it takes a body, and so on. */
-export function mutationArbitrary(op: ModelOperation): fc.Arbitrary<Mutation> {
-  const options: fc.Arbitrary<Mutation>[] = [
-    fc.constant({ kind: 'no-subscription-key' as const }),
-    fc.record({ kind: fc.constant('unknown-subscription-key' as const), value: headerText(80) }),
-    fc.record({
+// The values the mutations below draw from; their order is part of what a seed gives.
+const EXTRA_HEADER_NAMES = ['x-http-method-override', 'x-forwarded-host', 'x-original-url', 'expect', 'x-reference-id', 'accept'];
+const AUTHORIZATION_GARBAGE = ['Bearer', 'Bearer ', 'Basic', 'Basic ', 'Bearer a b', 'Digest x', 'bearer', 'Token abc'];
+const BAD_BASICS: readonly BadBasic[] = [
+  'unknown-user',
+  'wrong-key',
+  'no-colon',
+  'not-base64',
+  'empty',
+  'upper-case-id',
+  'huge',
+  'other-text',
+];
+const FORGED_TOKENS: readonly ForgedToken[] = [
+  'alg-none',
+  'other-secret',
+  'bad-signature',
+  'expired',
+  'unknown-user',
+  'other-product',
+  'wrong-use',
+  'missing-claims',
+  'random',
+  'not-a-jwt',
+];
+const ODD_HEADER_VALUES = [
+  'a'.repeat(5000),
+  '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+  'SANDBOX',
+  'sandbox ',
+  'http://callbacks.example.com/x',
+  'http://127.0.0.1:1/x',
+];
+const ODD_PATH_PARAMS = [
+  '',
+  '.',
+  '..',
+  '/',
+  'a'.repeat(201),
+  'a'.repeat(2000),
+  '6BA7B810-9DAD-41D1-80B4-00C04FD430C8',
+  '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+  'EUR ',
+  'eur',
+  'MSISDN',
+  'msisdn',
+  '46733123450',
+  '%',
+  '%ZZ',
+  '%2F',
+  '%00',
+  '%C0%AF',
+  '%E2%80%AE',
+  '%u0041',
+];
+const GARBAGE_BODIES = [
+  '{',
+  '{"amount":',
+  'null',
+  '[]',
+  '"text"',
+  '42',
+  'true',
+  '{}}',
+  "{'a':1}",
+  'NaN',
+  '\u0000',
+  '<xml/>',
+  'a=1&a=2',
+  '%',
+  '\ufeff{}',
+];
+const WRONG_CONTENT_TYPES = [
+  'text/plain',
+  'application/xml',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'application/jsonp',
+  'application/x-www-form-urlencoded',
+  'application/json',
+  '',
+  'garbage',
+  '*/*',
+  'application/merge-patch+json',
+  'application/x-www-form-urlencoded; charset=utf-8',
+];
+
+type MutationOf<Kind extends MutationKind> = Extract<Mutation, { kind: Kind }>;
+
+/** One kind of malformation: the operations it makes sense for, its values as fast-check draws them, and how it breaks a request. */
+interface MutationDefinition<Kind extends MutationKind> {
+  /** Absent: every operation. */
+  appliesTo?: (op: ModelOperation) => boolean;
+  arbitrary: fc.Arbitrary<MutationOf<Kind>>;
+  apply(parts: RequestParts, mutation: MutationOf<Kind>, op: ModelOperation, context: MutationContext): void;
+}
+
+const takesCredential = (op: ModelOperation) => Boolean(op.credential);
+const takesToken = (op: ModelOperation) => takesCredential(op) && op.credential !== 'apiUserBasic';
+const takesBody = (op: ModelOperation) => Boolean(op.body);
+const headersOf = (op: ModelOperation) => op.parameters.filter((p) => p.in === 'header');
+const isJson = (op: ModelOperation) => op.body?.mediaType === 'application/json';
+const pickFrom = <T>(items: readonly T[], pick: number): T => items[pick % items.length]!;
+
+/** The body's field at `pick` (of its leaf paths) set to `value`, or removed for undefined; nothing when it has none. */
+function setField(parts: RequestParts, op: ModelOperation, pick: number, value: unknown): void {
+  const paths = leafPaths(parts.body, isJson(op));
+  if (paths.length > 0) setAt(parts.body, pickFrom(paths, pick), value);
+}
+
+/** The credential header replaced by `value`, or removed when there is none to send. */
+function setAuthorization(parts: RequestParts, value: string | undefined): void {
+  if (value !== undefined) parts.headers.authorization = value;
+  else delete parts.headers.authorization;
+}
+
+/**
+ * Every mutation, in the order fast-check draws among them: oneof picks by position, so this order keeps the
+ * mutations a seed gives.
+ */
+const MUTATIONS: { [Kind in MutationKind]: MutationDefinition<Kind> } = {
+  'no-subscription-key': {
+    arbitrary: fc.constant({ kind: 'no-subscription-key' as const }),
+    apply: (parts) => {
+      delete parts.headers['ocp-apim-subscription-key'];
+    },
+  },
+  'unknown-subscription-key': {
+    arbitrary: fc.record({ kind: fc.constant('unknown-subscription-key' as const), value: headerText(80) }),
+    apply: (parts, mutation) => {
+      parts.headers['ocp-apim-subscription-key'] = mutation.value;
+    },
+  },
+  'extra-headers': {
+    arbitrary: fc.record({
       kind: fc.constant('extra-headers' as const),
       headers: fc.array(
-        fc.tuple(
-          fc.oneof(
-            fc.constantFrom('x-http-method-override', 'x-forwarded-host', 'x-original-url', 'expect', 'x-reference-id', 'accept'),
-            fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/),
-          ),
-          headerText(40),
-        ),
+        fc.tuple(fc.oneof(fc.constantFrom(...EXTRA_HEADER_NAMES), fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/)), headerText(40)),
         { minLength: 1, maxLength: 4 },
       ),
     }),
-    fc.record({ kind: fc.constant('wrong-method' as const), method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') }),
-    fc.constant({ kind: 'path-case' as const }),
-    fc.record({
+    apply: (parts, mutation) => {
+      for (const [name, value] of mutation.headers) if (!(name in parts.headers)) parts.headers[name] = value;
+    },
+  },
+  'wrong-method': {
+    arbitrary: fc.record({
+      kind: fc.constant('wrong-method' as const),
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
+    }),
+    apply: (parts, mutation, op, context) => {
+      const taken = context.methodsAt(op.path);
+      parts.method = taken.includes(mutation.method) ? (taken.includes('PUT') ? 'DELETE' : 'PUT') : mutation.method;
+    },
+  },
+  'path-case': {
+    arbitrary: fc.constant({ kind: 'path-case' as const }),
+    apply: (parts, _mutation, op) => {
+      parts.path = op.path
+        .toUpperCase()
+        .replace(/\{([^}]+)\}/g, (_, name: string) =>
+          encodeURIComponent(parts.pathParams[name.toLowerCase()] ?? parts.pathParams[name] ?? 'x'),
+        );
+    },
+  },
+  'path-junk': {
+    arbitrary: fc.record({
       kind: fc.constant('path-junk' as const),
       suffix: fc.constantFrom('/x', '//', '/..', '/%2e%2e', '/.', ';x', '.json', '/%00', '/%ZZ'),
     }),
-    fc.record({
+    apply: (parts, mutation, op) => {
+      const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(parts.pathParams[name] ?? ''));
+      parts.path = `${path}${mutation.suffix}`;
+    },
+  },
+  'query-junk': {
+    arbitrary: fc.record({
       kind: fc.constant('query-junk' as const),
       query: fc.oneof(
         fc.constantFrom('?', '?a=1&a=2', '?__proto__[x]=1', '?%ZZ', '?x=%00'),
         printable(30).map((q) => `?${encodeURIComponent(q)}`),
       ),
     }),
-  ];
-  if (op.product !== 'provisioning') options.push(fc.record({ kind: fc.constant('other-product-key' as const), pick }));
-  if (op.credential) {
-    options.push(
-      fc.constant({ kind: 'no-credential' as const }),
-      fc.record({
-        kind: fc.constant('garbage-authorization' as const),
-        value: fc.oneof(
-          fc.constantFrom('Bearer', 'Bearer ', 'Basic', 'Basic ', 'Bearer a b', 'Digest x', 'bearer', 'Token abc'),
-          headerText(60),
-        ),
-      }),
-      fc.record({ kind: fc.constant('other-product-credential' as const), pick }),
-    );
-    options.push(
-      op.credential === 'apiUserBasic'
-        ? fc.record({
-            kind: fc.constant('bad-basic' as const),
-            variant: fc.constantFrom<BadBasic>(
-              'unknown-user',
-              'wrong-key',
-              'no-colon',
-              'not-base64',
-              'empty',
-              'upper-case-id',
-              'huge',
-              'other-text',
-            ),
-            value: printable(40),
-          })
-        : fc.record({
-            kind: fc.constant('forged-token' as const),
-            variant: fc.constantFrom<ForgedToken>(
-              'alg-none',
-              'other-secret',
-              'bad-signature',
-              'expired',
-              'unknown-user',
-              'other-product',
-              'wrong-use',
-              'missing-claims',
-              'random',
-              'not-a-jwt',
-            ),
-            value: fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/),
-          }),
-    );
-    if (op.credential !== 'apiUserBasic') options.push(fc.constant({ kind: 'wrong-token-kind' as const }));
-  }
-  const headers = op.parameters.filter((p) => p.in === 'header');
-  if (headers.some((p) => p.required)) options.push(fc.record({ kind: fc.constant('missing-header' as const), pick }));
-  if (headers.length > 0) {
-    options.push(
-      fc.record({
-        kind: fc.constant('malformed-header' as const),
-        pick,
-        value: fc.oneof(
-          fc.constantFrom(...ODD_STRINGS.filter((s) => /^[\x20-\x7e\x80-\xff]*$/.test(s))),
-          headerText(40),
-          fc.constantFrom(
-            'a'.repeat(5000),
-            '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
-            'SANDBOX',
-            'sandbox ',
-            'http://callbacks.example.com/x',
-            'http://127.0.0.1:1/x',
-          ),
-        ),
-      }),
-    );
-  }
-  if (op.parameters.some((p) => p.in === 'path')) {
-    options.push(
-      fc.record({
-        kind: fc.constant('bad-path-param' as const),
-        pick,
-        value: fc.oneof(
-          printable(30),
-          fc.string({ unit: 'grapheme', maxLength: 10 }),
-          fc.constantFrom(
-            '',
-            '.',
-            '..',
-            '/',
-            'a'.repeat(201),
-            'a'.repeat(2000),
-            '6BA7B810-9DAD-41D1-80B4-00C04FD430C8',
-            '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
-            'EUR ',
-            'eur',
-            'MSISDN',
-            'msisdn',
-            '46733123450',
-            '%',
-            '%ZZ',
-            '%2F',
-            '%00',
-            '%C0%AF',
-            '%E2%80%AE',
-            '%u0041',
-          ),
-        ),
-        raw: fc.boolean(),
-      }),
-    );
-  }
-  if (op.body) {
-    options.push(
-      fc.record({ kind: fc.constant('missing-field' as const), pick }),
-      fc.record({
-        kind: fc.constant('extra-field' as const),
-        name: fc.oneof(fc.constantFrom('extra', 'status', 'amount2', 'Amount', 'financialTransactionId', ''), printable(12)),
-        value: ANY_JSON,
-      }),
-      fc.record({ kind: fc.constant('mistyped-field' as const), pick, value: ANY_JSON }),
-      fc.record({ kind: fc.constant('wrong-format' as const), pick, value: fc.oneof(fc.constantFrom(...ODD_STRINGS), printable(30)) }),
-      fc.record({
-        kind: fc.constant('huge-string' as const),
-        pick,
-        length: fc.integer({ min: 161, max: 80_000 }),
-        unit: fc.constantFrom('a', '9', 'é', '\u{1D11E}', ' '),
-      }),
-      fc.record({
-        kind: fc.constant('unicode-string' as const),
-        pick,
-        value: fc.oneof(
-          fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
-          fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
-        ),
-      }),
-      fc.record({
-        kind: fc.constant('prototype-pollution' as const),
-        variant: fc.constantFrom('proto-top' as const, 'proto-nested' as const, 'constructor-prototype' as const),
-      }),
-      fc.record({
-        kind: fc.constant('garbage-body' as const),
-        value: fc.oneof(
-          fc.constantFrom(
-            '{',
-            '{"amount":',
-            'null',
-            '[]',
-            '"text"',
-            '42',
-            'true',
-            '{}}',
-            "{'a':1}",
-            'NaN',
-            '\u0000',
-            '<xml/>',
-            'a=1&a=2',
-            '%',
-            '\ufeff{}',
-          ),
-          printable(60),
-          fc.uint8Array({ minLength: 1, maxLength: 64 }),
-        ),
-      }),
-      fc.record({ kind: fc.constant('empty-body' as const), withContentType: fc.boolean() }),
-      fc.constant({ kind: 'no-body' as const }),
-      fc.record({
-        kind: fc.constant('wrong-content-type' as const),
-        value: fc.constantFrom(
-          'text/plain',
-          'application/xml',
-          'multipart/form-data; boundary=x',
-          'application/json; charset=utf-8',
-          'APPLICATION/JSON',
-          'application/jsonp',
-          'application/x-www-form-urlencoded',
-          'application/json',
-          '',
-          'garbage',
-          '*/*',
-          'application/merge-patch+json',
-          'application/x-www-form-urlencoded; charset=utf-8',
-        ),
-      }),
-      fc.record({ kind: fc.constant('deep-nesting' as const), pick, depth: fc.integer({ min: 50, max: 20_000 }) }),
-      fc.record({ kind: fc.constant('duplicate-key' as const), pick, value: ANY_JSON }),
-    );
-  } else {
-    options.push(
-      fc.record({
-        kind: fc.constant('body-on-bodyless' as const),
-        value: fc.oneof(fc.constantFrom('{}', '{"a":1}', 'x', '\u0000'), printable(40)),
-        contentType: fc.constantFrom('application/json', 'text/plain', null),
-      }),
-    );
-  }
-  return fc.oneof(...options);
-}
-
-export function applyMutation(parts: RequestParts, mutation: Mutation, op: ModelOperation, context: MutationContext): RequestParts {
-  const headers = parts.headers;
-  const fields = () => leafPaths(parts.body, op.body?.mediaType === 'application/json');
-  switch (mutation.kind) {
-    case 'no-subscription-key':
-      delete headers['ocp-apim-subscription-key'];
-      break;
-    case 'unknown-subscription-key':
-      headers['ocp-apim-subscription-key'] = mutation.value;
-      break;
-    case 'other-product-key': {
+    apply: (parts, mutation) => {
+      parts.query = mutation.query;
+    },
+  },
+  'other-product-key': {
+    appliesTo: (op) => op.product !== 'provisioning',
+    arbitrary: fc.record({ kind: fc.constant('other-product-key' as const), pick }),
+    apply: (parts, mutation, op, context) => {
       const others = context.products.filter((p) => p !== op.product);
-      headers['ocp-apim-subscription-key'] = context.keys[others[mutation.pick % others.length]!]!;
-      break;
-    }
-    case 'no-credential':
-      delete headers.authorization;
-      break;
-    case 'garbage-authorization':
-      headers.authorization = mutation.value;
-      break;
-    case 'forged-token':
-      headers.authorization = `Bearer ${forgeToken(mutation.variant, mutation.value, op, context)}`;
-      break;
-    case 'other-product-credential': {
+      parts.headers['ocp-apim-subscription-key'] = context.keys[pickFrom(others, mutation.pick)]!;
+    },
+  },
+  'no-credential': {
+    appliesTo: takesCredential,
+    arbitrary: fc.constant({ kind: 'no-credential' as const }),
+    apply: (parts) => setAuthorization(parts, undefined),
+  },
+  'garbage-authorization': {
+    appliesTo: takesCredential,
+    arbitrary: fc.record({
+      kind: fc.constant('garbage-authorization' as const),
+      value: fc.oneof(fc.constantFrom(...AUTHORIZATION_GARBAGE), headerText(60)),
+    }),
+    apply: (parts, mutation) => setAuthorization(parts, mutation.value),
+  },
+  'other-product-credential': {
+    appliesTo: takesCredential,
+    arbitrary: fc.record({ kind: fc.constant('other-product-credential' as const), pick }),
+    apply: (parts, mutation, op, context) => {
       const others = context.world.allCredentials().filter((c) => c.scheme === op.credential && c.product !== op.product);
-      if (others.length > 0) headers.authorization = others[mutation.pick % others.length]!.value;
-      else delete headers.authorization;
-      break;
-    }
-    case 'wrong-token-kind': {
+      setAuthorization(parts, others.length > 0 ? pickFrom(others, mutation.pick).value : undefined);
+    },
+  },
+  'bad-basic': {
+    appliesTo: (op) => takesCredential(op) && !takesToken(op),
+    arbitrary: fc.record({ kind: fc.constant('bad-basic' as const), variant: fc.constantFrom(...BAD_BASICS), value: printable(40) }),
+    apply: (parts, mutation) => {
+      parts.headers.authorization = badBasic(mutation.variant, mutation.value, parts.headers.authorization);
+    },
+  },
+  'forged-token': {
+    appliesTo: takesToken,
+    arbitrary: fc.record({
+      kind: fc.constant('forged-token' as const),
+      variant: fc.constantFrom(...FORGED_TOKENS),
+      value: fc.stringMatching(/^[A-Za-z0-9_-]{1,60}$/),
+    }),
+    apply: (parts, mutation, op, context) => {
+      parts.headers.authorization = `Bearer ${forgeToken(mutation.variant, mutation.value, op, context)}`;
+    },
+  },
+  'wrong-token-kind': {
+    appliesTo: takesToken,
+    arbitrary: fc.constant({ kind: 'wrong-token-kind' as const }),
+    apply: (parts, _mutation, op, context) => {
       const other = context.world
         .allCredentials()
         .find((c) => c.scheme !== op.credential && c.product === op.product && c.value.startsWith('Bearer '));
-      if (other) headers.authorization = other.value;
-      else delete headers.authorization;
-      break;
-    }
-    case 'bad-basic':
-      headers.authorization = badBasic(mutation.variant, mutation.value, headers.authorization);
-      break;
-    case 'missing-header': {
-      const required = op.parameters.filter((p) => p.in === 'header' && p.required);
-      delete headers[required[mutation.pick % required.length]!.name];
-      break;
-    }
-    case 'malformed-header': {
-      const all = op.parameters.filter((p) => p.in === 'header');
-      headers[all[mutation.pick % all.length]!.name] = mutation.value;
-      break;
-    }
-    case 'extra-headers':
-      for (const [name, value] of mutation.headers) if (!(name in headers)) headers[name] = value;
-      break;
-    case 'missing-field': {
-      const paths = fields();
-      if (paths.length > 0) setAt(parts.body, paths[mutation.pick % paths.length]!, undefined);
-      break;
-    }
-    case 'extra-field':
+      setAuthorization(parts, other?.value);
+    },
+  },
+  'missing-header': {
+    appliesTo: (op) => headersOf(op).some((p) => p.required),
+    arbitrary: fc.record({ kind: fc.constant('missing-header' as const), pick }),
+    apply: (parts, mutation, op) => {
+      const required = headersOf(op).filter((p) => p.required);
+      delete parts.headers[pickFrom(required, mutation.pick).name];
+    },
+  },
+  'malformed-header': {
+    appliesTo: (op) => headersOf(op).length > 0,
+    arbitrary: fc.record({
+      kind: fc.constant('malformed-header' as const),
+      pick,
+      value: fc.oneof(
+        fc.constantFrom(...ODD_STRINGS.filter((s) => /^[\x20-\x7e\x80-\xff]*$/.test(s))),
+        headerText(40),
+        fc.constantFrom(...ODD_HEADER_VALUES),
+      ),
+    }),
+    apply: (parts, mutation, op) => {
+      parts.headers[pickFrom(headersOf(op), mutation.pick).name] = mutation.value;
+    },
+  },
+  'bad-path-param': {
+    appliesTo: (op) => op.parameters.some((p) => p.in === 'path'),
+    arbitrary: fc.record({
+      kind: fc.constant('bad-path-param' as const),
+      pick,
+      value: fc.oneof(printable(30), fc.string({ unit: 'grapheme', maxLength: 10 }), fc.constantFrom(...ODD_PATH_PARAMS)),
+      raw: fc.boolean(),
+    }),
+    apply: (parts, mutation) => {
+      const name = pickFrom(Object.keys(parts.pathParams), mutation.pick);
+      parts.pathParams[name] = mutation.value;
+      if (mutation.raw) parts.rawPathParams.add(name);
+    },
+  },
+  'missing-field': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({ kind: fc.constant('missing-field' as const), pick }),
+    apply: (parts, mutation, op) => setField(parts, op, mutation.pick, undefined),
+  },
+  'extra-field': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({
+      kind: fc.constant('extra-field' as const),
+      name: fc.oneof(fc.constantFrom('extra', 'status', 'amount2', 'Amount', 'financialTransactionId', ''), printable(12)),
+      value: ANY_JSON,
+    }),
+    apply: (parts, mutation) => {
       if (isObject(parts.body)) parts.body[mutation.name || 'extra'] = mutation.value;
-      break;
-    case 'mistyped-field':
-    case 'wrong-format':
-    case 'unicode-string': {
-      const paths = fields();
-      if (paths.length > 0) setAt(parts.body, paths[mutation.pick % paths.length]!, mutation.value);
-      break;
-    }
-    case 'huge-string': {
-      const paths = fields();
-      if (paths.length > 0) setAt(parts.body, paths[mutation.pick % paths.length]!, mutation.unit.repeat(mutation.length));
-      break;
-    }
-    case 'deep-nesting': {
-      const paths = fields();
-      const marker = 'fuzz-deep-nesting-marker';
-      const deep = `${'['.repeat(mutation.depth)}1${']'.repeat(mutation.depth)}`;
-      if (paths.length > 0) setAt(parts.body, paths[mutation.pick % paths.length]!, marker);
-      const encoded = encodeBody(parts.body, op.body?.mediaType);
-      parts.rawBody =
-        op.body?.mediaType === 'application/json'
-          ? encoded.replace(JSON.stringify(marker), deep)
-          : encoded.replace(marker, encodeURIComponent(deep));
-      break;
-    }
-    case 'duplicate-key': {
-      const paths = fields().filter((p) => p.length === 1);
-      const name = paths.length > 0 ? paths[mutation.pick % paths.length]![0]! : 'amount';
-      const encoded = encodeBody(parts.body, op.body?.mediaType);
-      parts.rawBody =
-        op.body?.mediaType === 'application/json'
-          ? encoded.replace(/^\{/, `{${JSON.stringify(name)}:${JSON.stringify(mutation.value)},`).replace(/,\}$/, '}')
-          : `${encoded}&${encodeURIComponent(name)}=${encodeURIComponent(JSON.stringify(mutation.value))}`;
-      break;
-    }
-    case 'prototype-pollution':
-      parts.rawBody = polluted(encodeBody(parts.body, op.body?.mediaType), mutation.variant, op.body?.mediaType === 'application/json');
-      break;
-    case 'garbage-body':
+    },
+  },
+  'mistyped-field': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({ kind: fc.constant('mistyped-field' as const), pick, value: ANY_JSON }),
+    apply: (parts, mutation, op) => setField(parts, op, mutation.pick, mutation.value),
+  },
+  'wrong-format': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({
+      kind: fc.constant('wrong-format' as const),
+      pick,
+      value: fc.oneof(fc.constantFrom(...ODD_STRINGS), printable(30)),
+    }),
+    apply: (parts, mutation, op) => setField(parts, op, mutation.pick, mutation.value),
+  },
+  'huge-string': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({
+      kind: fc.constant('huge-string' as const),
+      pick,
+      length: fc.integer({ min: 161, max: 80_000 }),
+      unit: fc.constantFrom('a', '9', 'é', '\u{1D11E}', ' '),
+    }),
+    apply: (parts, mutation, op) => setField(parts, op, mutation.pick, mutation.unit.repeat(mutation.length)),
+  },
+  'unicode-string': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({
+      kind: fc.constant('unicode-string' as const),
+      pick,
+      value: fc.oneof(
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+      ),
+    }),
+    apply: (parts, mutation, op) => setField(parts, op, mutation.pick, mutation.value),
+  },
+  'prototype-pollution': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({
+      kind: fc.constant('prototype-pollution' as const),
+      variant: fc.constantFrom('proto-top' as const, 'proto-nested' as const, 'constructor-prototype' as const),
+    }),
+    apply: (parts, mutation, op) => {
+      parts.rawBody = polluted(encodeBody(parts.body, op.body?.mediaType), mutation.variant, isJson(op));
+    },
+  },
+  'garbage-body': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({
+      kind: fc.constant('garbage-body' as const),
+      value: fc.oneof(fc.constantFrom(...GARBAGE_BODIES), printable(60), fc.uint8Array({ minLength: 1, maxLength: 64 })),
+    }),
+    apply: (parts, mutation) => {
       parts.rawBody = typeof mutation.value === 'string' ? mutation.value : Buffer.from(mutation.value);
-      break;
-    case 'empty-body':
+    },
+  },
+  'empty-body': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({ kind: fc.constant('empty-body' as const), withContentType: fc.boolean() }),
+    apply: (parts, mutation) => {
       parts.body = undefined;
       parts.rawBody = mutation.withContentType ? '' : undefined;
       if (!mutation.withContentType) parts.contentType = null;
-      break;
-    case 'no-body':
+    },
+  },
+  'no-body': {
+    appliesTo: takesBody,
+    arbitrary: fc.constant({ kind: 'no-body' as const }),
+    apply: (parts) => {
       parts.body = undefined;
-      break;
-    case 'wrong-content-type':
+    },
+  },
+  'wrong-content-type': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({ kind: fc.constant('wrong-content-type' as const), value: fc.constantFrom(...WRONG_CONTENT_TYPES) }),
+    apply: (parts, mutation) => {
       parts.contentType = mutation.value;
-      break;
-    case 'body-on-bodyless':
+    },
+  },
+  'deep-nesting': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({ kind: fc.constant('deep-nesting' as const), pick, depth: fc.integer({ min: 50, max: 20_000 }) }),
+    apply: (parts, mutation, op) => {
+      const marker = 'fuzz-deep-nesting-marker';
+      const deep = `${'['.repeat(mutation.depth)}1${']'.repeat(mutation.depth)}`;
+      setField(parts, op, mutation.pick, marker);
+      const encoded = encodeBody(parts.body, op.body?.mediaType);
+      parts.rawBody = isJson(op) ? encoded.replace(JSON.stringify(marker), deep) : encoded.replace(marker, encodeURIComponent(deep));
+    },
+  },
+  'duplicate-key': {
+    appliesTo: takesBody,
+    arbitrary: fc.record({ kind: fc.constant('duplicate-key' as const), pick, value: ANY_JSON }),
+    apply: (parts, mutation, op) => {
+      const paths = leafPaths(parts.body, isJson(op)).filter((p) => p.length === 1);
+      const name = paths.length > 0 ? pickFrom(paths, mutation.pick)[0]! : 'amount';
+      const encoded = encodeBody(parts.body, op.body?.mediaType);
+      parts.rawBody = isJson(op)
+        ? encoded.replace(/^\{/, `{${JSON.stringify(name)}:${JSON.stringify(mutation.value)},`).replace(/,\}$/, '}')
+        : `${encoded}&${encodeURIComponent(name)}=${encodeURIComponent(JSON.stringify(mutation.value))}`;
+    },
+  },
+  'body-on-bodyless': {
+    appliesTo: (op) => !takesBody(op),
+    arbitrary: fc.record({
+      kind: fc.constant('body-on-bodyless' as const),
+      value: fc.oneof(fc.constantFrom('{}', '{"a":1}', 'x', '\u0000'), printable(40)),
+      contentType: fc.constantFrom('application/json', 'text/plain', null),
+    }),
+    apply: (parts, mutation) => {
       parts.rawBody = mutation.value;
       parts.contentType = mutation.contentType;
-      break;
-    case 'bad-path-param': {
-      const names = Object.keys(parts.pathParams);
-      const name = names[mutation.pick % names.length]!;
-      parts.pathParams[name] = mutation.value;
-      if (mutation.raw) parts.rawPathParams.add(name);
-      break;
-    }
-    case 'wrong-method': {
-      const taken = context.methodsAt(op.path);
-      parts.method = taken.includes(mutation.method) ? (taken.includes('PUT') ? 'DELETE' : 'PUT') : mutation.method;
-      break;
-    }
-    case 'path-case':
-      parts.path = op.path
-        .toUpperCase()
-        .replace(/\{([^}]+)\}/g, (_, name: string) =>
-          encodeURIComponent(parts.pathParams[name.toLowerCase()] ?? parts.pathParams[name] ?? 'x'),
-        );
-      break;
-    case 'path-junk':
-      parts.path = `${op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(parts.pathParams[name] ?? ''))}${mutation.suffix}`;
-      break;
-    case 'query-junk':
-      parts.query = mutation.query;
-      break;
-  }
+    },
+  },
+};
+
+const MUTATION_KINDS = Object.keys(MUTATIONS) as MutationKind[];
+
+/** The mutations that make sense for an operation: body ones only where it takes a body, and so on. */
+export function mutationArbitrary(op: ModelOperation): fc.Arbitrary<Mutation> {
+  const kinds = MUTATION_KINDS.filter((kind) => MUTATIONS[kind].appliesTo?.(op) ?? true);
+  return fc.oneof(...kinds.map((kind): fc.Arbitrary<Mutation> => MUTATIONS[kind].arbitrary));
+}
+
+export function applyMutation(parts: RequestParts, mutation: Mutation, op: ModelOperation, context: MutationContext): RequestParts {
+  applyKind(mutation.kind, mutation, parts, op, context);
   return parts;
+}
+
+/** A mutation applied by its kind's definition (a type parameter ties the mutation to its kind's `apply`). */
+function applyKind<Kind extends MutationKind>(
+  kind: Kind,
+  mutation: MutationOf<Kind>,
+  parts: RequestParts,
+  op: ModelOperation,
+  context: MutationContext,
+): void {
+  MUTATIONS[kind].apply(parts, mutation, op, context);
 }
 
 /** A body as its operation's media type encodes it; a form repeats the key of an array and sends anything else not a string as its JSON. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
-import { TEST_NUMBERS, testNumberOf, type HolderAnswer, type PaymentOutcome, type TestNumber } from '../../core/test-numbers.ts';
+import type { BusinessErrorValueOf } from '../../core/catalogue/operations.ts';
+import { TEST_NUMBERS, testNumberOf, type HolderStatus, type PaymentOutcome } from '../../core/test-numbers.ts';
 
 /**
  * What happens to a payment whose payer (request to pay) or payee (deposit, refund) is a given MSISDN.
@@ -72,11 +73,12 @@ function checkOutcome(file: string, msisdn: string, value: unknown): Outcome {
   };
 }
 
-export type { HolderAnswer };
+/** What the account-holder check answers: the holder's status, or an error whose status and code the operation documents. */
+export type AccountHolderAnswer = HolderStatus | ({ kind: 'error'; message: string } & BusinessErrorValueOf<'accountHolderActive'>);
 
 /** What the account-holder check answers for a holder: by its test number for an MSISDN, else active. */
-export function accountHolderAnswer(idType: string, id: string, profile: ProfileBehaviour): HolderAnswer {
+export function accountHolderAnswer(idType: string, id: string, profile: ProfileBehaviour): AccountHolderAnswer {
   if (idType !== 'msisdn') return { kind: 'status', active: true };
-  const entry = testNumberOf(id) as TestNumber | undefined;
+  const entry = testNumberOf(id);
   return entry ? entry.holder[profile.accountHolderErrors] : { kind: 'status', active: true };
 }

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { StatusRecords } from '../../core/catalogue/status-records.generated.ts';
 import type { Clock } from './clock.ts';
 import type { CallbackSink } from './callbacks.ts';
 import type { Ledger } from './ledger.ts';
@@ -6,6 +7,18 @@ import { randomInt } from 'node:crypto';
 import { SUCCESS_AT_ONCE, type Outcome, type OutcomeTable } from './outcomes.ts';
 import type { SandboxSettings } from './settings.ts';
 import { PAYER_KINDS, type SandboxState, type Transaction } from './state.ts';
+
+/**
+ * A transaction's status record, as its status query answers it and its callback carries it: one of the records of
+ * schemas/ (core/catalogue/status-records.generated.ts). Its reason is the bare code, as the live sandbox sends it,
+ * and any code: an outcome of --outcomes may name one the schema does not list (sandbox/domain/outcomes.ts).
+ */
+export type StatusRecord = { [Schema in keyof StatusRecords]: WithReasonAsSent<StatusRecords[Schema]> }[keyof StatusRecords];
+
+type WithReasonAsSent<Fields> = Omit<Fields, 'reason'> & { reason?: string };
+
+/** A record of any transaction as it is built, field by field: the payer's or the payee's. */
+type StatusRecordDraft = Partial<WithReasonAsSent<StatusRecords['request-to-pay-status'] & StatusRecords['deposit-status']>>;
 
 /** What the routes ask of payments once a creation is accepted. */
 export interface Payments {
@@ -15,7 +28,7 @@ export interface Payments {
    * directory (its delays then count from then). Immediate outcomes are applied before the 202 is sent.
    */
   begin(tx: Transaction, now?: number): void;
-  statusRecord(tx: Transaction): Record<string, unknown>;
+  statusRecord(tx: Transaction): StatusRecord;
 }
 
 /**
@@ -56,8 +69,9 @@ export class PaymentEngine implements Payments {
     }
   }
 
-  statusRecord(tx: Transaction): Record<string, unknown> {
-    const record: Record<string, unknown> = {};
+  /** The record's fields in the order the live sandbox sends them, and only those the transaction has. */
+  statusRecord(tx: Transaction): StatusRecord {
+    const record: StatusRecordDraft = {};
     if (tx.financialTransactionId !== undefined) record.financialTransactionId = tx.financialTransactionId;
     if (tx.externalId !== undefined) record.externalId = tx.externalId;
     if (tx.amount !== undefined) record.amount = tx.amount;
@@ -68,7 +82,9 @@ export class PaymentEngine implements Payments {
     record.status = tx.status;
     // The bare code, as the live sandbox sends it, in both profiles: typed clients decode reason as a string.
     if (tx.status === 'FAILED' && tx.reason !== undefined) record.reason = tx.reason;
-    return record;
+    // Built field by field, to keep that order, so its type is checked field by field: currency and status, the
+    // fields every record requires, are set above whatever the transaction.
+    return record as StatusRecord;
   }
 
   private outcomeFor(tx: Transaction): Outcome {

@@ -1,19 +1,21 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { BasicCredentialId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import { idKey, type ApiUser } from '../domain/state.ts';
-import { sendBusinessError, sendOAuthError } from './replies.ts';
+import { sendBusinessError, sendOAuthError, type OperationReply } from './replies.ts';
 
 /**
  * The API user behind a Basic credential, or the answer to send when there is none: the failure status
  * is the profile's (401 by the spec, 500 on the live sandbox), and a user of another product than `product`
- * is refused with NOT_ALLOWED_TARGET_ENVIRONMENT as observed live (`product` undefined: any product's user).
+ * is refused with NOT_ALLOWED_TARGET_ENVIRONMENT as observed live (`product` undefined: any product's user). It runs
+ * before the handler, on the operations a Basic credential opens, whose every one documents that answer.
  */
 export function authenticateBasic(
   context: SandboxContext,
   request: FastifyRequest,
-  reply: FastifyReply,
+  reply: OperationReply<BasicCredentialId>,
   product: Product | undefined,
 ): ApiUser | undefined {
   const credential = basicCredentialOf(request.headers.authorization);

@@ -6,7 +6,9 @@ import { ajv, ajvOverSchemas } from '../../core/validation/schemas.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { SandboxSettings } from '../domain/settings.ts';
 import { StoreFullError } from '../domain/store.ts';
+import type { HeaderName } from '../../core/catalogue/headers.ts';
 import { matchRoute } from '../../core/catalogue/match.ts';
+import type { TargetEnvironmentId } from '../../core/catalogue/operations.ts';
 import { routes } from '../../core/catalogue/routes.ts';
 import { authenticateBasic } from './credentials.ts';
 import type { RouteGuards, ServedRoute } from './serving.ts';
@@ -17,6 +19,7 @@ import {
   sendGatewayError,
   sendOAuthError,
   validationMessage,
+  type OperationReply,
 } from './replies.ts';
 
 /**
@@ -77,9 +80,10 @@ export function catalogueGuards(context: SandboxContext): RouteGuards {
     onArrival: (route, request, reply) => {
       request.servedRoute = route;
       guards.dropEmptyOptionalHeaders(route, request);
-      return (
-        guards.subscriptionKey(route, request, reply) ?? guards.caller(route, request, reply) ?? guards.mediaType(route, request, reply)
-      );
+      const keyProduct = guards.subscriptionKey(route, request, reply);
+      if (keyProduct === undefined) return reply;
+      request.keyProduct = keyProduct;
+      return guards.caller(route, request, reply, keyProduct) ?? guards.mediaType(route, request, reply);
     },
     onValidated: (route, request, reply) => guards.targetEnvironment(route, request, reply),
   };
@@ -100,20 +104,26 @@ class CatalogueGuards {
 
   /**
    * The gateway: a subscription key of the operation's product (any product's for provisioning), in the header, or
-   * in the subscription-key query parameter the provider's definitions give as its alternative.
+   * in the subscription-key query parameter the provider's definitions give as its alternative. The product whose key
+   * it is, or undefined once the gateway's 401 is sent.
    */
-  subscriptionKey(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  subscriptionKey(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): Product | undefined {
     const key =
       request.headers['ocp-apim-subscription-key'] ?? (request.query as Record<string, unknown> | undefined)?.['subscription-key'];
-    if (typeof key !== 'string' || key.length === 0) return sendGatewayError(reply, 'missing');
+    if (typeof key !== 'string' || key.length === 0) {
+      sendGatewayError(reply, 'missing');
+      return undefined;
+    }
     // The route's own product's key is the usual one: compared first, it needs no lookup.
     const keyProduct =
       route.product !== undefined && key === this.context.settings.subscriptionKeys[route.product]
         ? route.product
         : this.productByKey.get(key);
-    if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) return sendGatewayError(reply, 'invalid');
-    request.keyProduct = keyProduct;
-    return undefined;
+    if (!keyProduct || (route.product !== undefined && keyProduct !== route.product)) {
+      sendGatewayError(reply, 'invalid');
+      return undefined;
+    }
+    return keyProduct;
   }
 
   /**
@@ -121,16 +131,11 @@ class CatalogueGuards {
    * credential hears 401, not NOT_ALLOWED_TARGET_ENVIRONMENT), or a Bearer token for a known API user; of this
    * product, if strict (STRICT_READINGS.tokenProduct).
    */
-  caller(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  caller(route: ServedRoute, request: FastifyRequest, reply: FastifyReply, keyProduct: Product): FastifyReply | undefined {
     const { operation } = route;
     const { settings, state, tokens } = this.context;
     if (operation.credential === 'basic') {
-      const user = authenticateBasic(
-        this.context,
-        request,
-        reply,
-        operation.callerOfAnyProduct === undefined ? request.keyProduct! : undefined,
-      );
+      const user = authenticateBasic(this.context, request, reply, operation.callerOfAnyProduct === undefined ? keyProduct : undefined);
       if (!user) return reply;
       request.caller = user;
     }
@@ -139,7 +144,7 @@ class CatalogueGuards {
       if (!token) return sendOAuthError(reply, 401, 'invalid_token', { description: SEND_BEARER });
       const check = tokens.check(
         token,
-        settings.strict ? request.keyProduct! : undefined,
+        settings.strict ? keyProduct : undefined,
         operation.credential === 'consent' ? 'consent' : 'access',
       );
       // A token with white space in it is no token (the authority refuses it unread): say how to send one.
@@ -185,11 +190,14 @@ class CatalogueGuards {
     );
   }
 
-  /** The target environment, once the headers are known to be well formed. */
-  targetEnvironment(route: ServedRoute, request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined {
+  /**
+   * The target environment, once the headers are known to be well formed. It answers only on the operations that
+   * require the header (servesTargetEnvironment), whose every one documents the answer.
+   */
+  targetEnvironment(route: ServedRoute, request: FastifyRequest, reply: OperationReply<TargetEnvironmentId>): FastifyReply | undefined {
     if (servesTargetEnvironment(route, request, this.context.settings)) return undefined;
     const allowed = this.context.settings.targetEnvironments;
-    const environment = request.headers['x-target-environment'] as string;
+    const environment = headerOf(request, 'x-target-environment');
     return sendBusinessError(
       reply,
       500,
@@ -201,10 +209,18 @@ class CatalogueGuards {
 
 /** Whether the sandbox serves a request's target environment: its operation takes none, or it names one of --target-environments. */
 export function servesTargetEnvironment(route: ServedRoute, request: FastifyRequest, settings: SandboxSettings): boolean {
-  return (
-    !route.operation.headers.required.includes('x-target-environment') ||
-    settings.targetEnvironments.includes(request.headers['x-target-environment'] as string)
-  );
+  if (!route.operation.headers.required.includes('x-target-environment')) return true;
+  const environment = headerOf(request, 'x-target-environment');
+  return environment !== undefined && settings.targetEnvironments.includes(environment);
+}
+
+/**
+ * A header of the catalogue as a request carries it, or undefined. Node joins a repeated header of these names into
+ * one string, so a value that is not one is none of theirs.
+ */
+export function headerOf(request: Pick<FastifyRequest, 'headers'>, name: HeaderName): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 const BEARER = 'Bearer ';

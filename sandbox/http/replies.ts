@@ -1,10 +1,31 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { BusinessCodeOf, BusinessStatusOf, OperationId } from '../../core/catalogue/operations.ts';
 import { describeErrors } from '../../core/validation/schemas.ts';
 
-/** A business error of §7: {code, message}. */
-export function sendBusinessError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.code(status).send({ code, message });
+declare const answersFor: unique symbol;
+
+/**
+ * A reply that answers for one of the operations Ids: what a handler of an operation is given (RouteHandlers), and
+ * what a helper shared by several operations takes. The mark exists only in types; any FastifyReply is one, and a
+ * reply marked for no operation answers for any of them.
+ */
+export type OperationReply<Ids extends OperationId> = FastifyReply & { readonly [answersFor]?: Ids };
+
+/**
+ * A business error of §7: {code, message}. Its status and code are a pair the catalogue documents for every operation
+ * the reply answers for (core/catalogue/operations.ts, BusinessErrorOf): a pair it does not document is a type error
+ * here. A reply of no known operation (a guard's, the error handler's) sends only what any operation may answer.
+ */
+export function sendBusinessError<Ids extends OperationId = OperationId, Status extends BusinessStatusOf<Ids> = BusinessStatusOf<Ids>>(
+  reply: OperationReply<Ids>,
+  status: Status,
+  code: BusinessCodeOf<Ids, Status>,
+  message: string,
+): FastifyReply {
+  // Fastify types a reply by its status when the status is a type parameter; the pair is checked above.
+  const statusCode: number = status;
+  return reply.code(statusCode).send({ code, message });
 }
 
 /** The {error} body of token and basic-info failures (§2.14, §7 rule 4). */

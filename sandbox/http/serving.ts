@@ -1,6 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HEADERS } from '../../core/catalogue/headers.ts';
-import type { Operation, OperationId, PathParamsOf, RequestSchemaOf } from '../../core/catalogue/operations.ts';
+import type {
+  CredentialOf,
+  Operation,
+  OperationId,
+  OptionalHeaderOf,
+  PathParamsOf,
+  RequestSchemaOf,
+  RequiredHeaderOf,
+} from '../../core/catalogue/operations.ts';
 import type { RequestBodies } from '../../core/catalogue/request-bodies.generated.ts';
 import { routes, type Route } from '../../core/catalogue/routes.ts';
 import type { Product } from '../../core/products.ts';
@@ -8,15 +16,37 @@ import { schemaId } from '../../core/schema-ids.ts';
 import { schemaDocuments } from '../../core/validation/schemas.ts';
 import type { ApiUser } from '../domain/state.ts';
 import type { TokenClaims } from '../domain/tokens.ts';
+import type { OperationReply } from './replies.ts';
 
 /** The body of an operation's request, typed from its JSON Schema (core/catalogue/request-bodies.generated.ts). */
 export type BodyOf<Id extends OperationId> =
   RequestSchemaOf<Id> extends keyof RequestBodies ? RequestBodies[RequestSchemaOf<Id>] : undefined;
 
-/** A request to an operation as its handler sees it: the route's schemas validated its body and path parameters. */
-export type RequestOf<Id extends OperationId> = FastifyRequest<{ Body: BodyOf<Id>; Params: PathParamsOf<Id> }>;
+/** The headers of an operation the route's schema holds a request to: a required one is there, an optional one may be. */
+export type HeadersOf<Id extends OperationId> = { [Name in RequiredHeaderOf<Id>]: string } & { [Name in OptionalHeaderOf<Id>]?: string };
 
-export type Handler<Id extends OperationId> = (request: RequestOf<Id>, reply: FastifyReply) => unknown;
+/** Whether every operation of Ids takes one of these credentials. */
+type EveryTakes<Ids extends OperationId, Credentials> = [Exclude<CredentialOf<Ids>, Credentials>] extends [never] ? true : false;
+
+/**
+ * What the guards (sandbox/http/guards.ts) have set on a request of one of the operations Ids before its handler runs:
+ * the product of its subscription key, always; its caller, when every one of them takes a credential; its token's
+ * claims, when every one of them takes a token.
+ */
+export type AdmittedState<Ids extends OperationId> = { keyProduct: Product } & AdmittedCaller<Ids> & AdmittedClaims<Ids>;
+
+type AdmittedCaller<Ids extends OperationId> = EveryTakes<Ids, 'basic' | 'bearer' | 'consent'> extends true ? { caller: ApiUser } : unknown;
+
+type AdmittedClaims<Ids extends OperationId> = EveryTakes<Ids, 'bearer' | 'consent'> extends true ? { claims: TokenClaims } : unknown;
+
+/**
+ * A request to an operation as its handler sees it: the route's schemas validated its body, path parameters and
+ * headers, and the guards admitted it.
+ */
+export type RequestOf<Id extends OperationId> = FastifyRequest<{ Body: BodyOf<Id>; Params: PathParamsOf<Id>; Headers: HeadersOf<Id> }> &
+  AdmittedState<Id>;
+
+export type Handler<Id extends OperationId> = (request: RequestOf<Id>, reply: OperationReply<Id>) => unknown;
 
 /** An operation's handler under a product (undefined for provisioning, which any product's key opens). */
 export type OperationHandler<Id extends OperationId> = (product: Product | undefined) => Handler<Id>;
@@ -26,6 +56,7 @@ export type RouteHandlers = { [Id in OperationId]: OperationHandler<Id> };
 
 declare module 'fastify' {
   // Set by the guards (sandbox/http/guards.ts) on the requests they admit; declared with decorateRequest (serveCatalogue).
+  // Optional here, for any request; a handler's request (RequestOf) has those its operation's guards set (AdmittedState).
   interface FastifyRequest {
     /** The API user behind the Bearer token or the Basic credential, set for operations that take one. */
     caller?: ApiUser;

@@ -6,7 +6,7 @@ export function accessTokenHandlers(context: SandboxContext): Pick<RouteHandlers
   const { settings, profile, tokens } = context;
   return {
     createAccessToken: (product) => async (request, reply) => {
-      const user = request.caller!;
+      const user = request.caller;
       const accessToken = tokens.issue({ sub: user.id, prd: product!, use: 'access' }, settings.tokenLifetimeSeconds);
       reply.header('cache-control', 'no-store');
       return reply.send({ access_token: accessToken, token_type: profile.tokenType, expires_in: settings.tokenLifetimeSeconds });

@@ -28,7 +28,7 @@ export function accountHandlers(
   return {
     getBalance: (product) => async (request, reply) => {
       const currency = settings.currencies[0]!;
-      return reply.send({ availableBalance: fromMinor(ledger.balance(request.caller!.id, product!, currency)), currency });
+      return reply.send({ availableBalance: fromMinor(ledger.balance(request.caller.id, product!, currency)), currency });
     },
 
     getBalanceInCurrency: (product) => async (request, reply) => {
@@ -41,7 +41,7 @@ export function accountHandlers(
           `Currency not supported. This sandbox accepts ${settings.currencies.join(', ')}.`,
         );
       }
-      return reply.send({ availableBalance: fromMinor(ledger.balance(request.caller!.id, product!, currency)), currency });
+      return reply.send({ availableBalance: fromMinor(ledger.balance(request.caller.id, product!, currency)), currency });
     },
 
     accountHolderActive: () => async (request, reply) => {

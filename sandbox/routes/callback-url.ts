@@ -1,17 +1,19 @@
 import type { FastifyReply } from 'fastify';
+import type { CallbackUrlId } from '../../core/catalogue/operations.ts';
 import type { SandboxContext } from '../domain/context.ts';
 import type { ApiUser } from '../domain/state.ts';
 import { callbackHostMatches, isCallbackUrl } from '../domain/callbacks.ts';
-import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
+import { sendBadRequest, sendBusinessError, type OperationReply } from '../http/replies.ts';
 
 /**
  * The answer to a creation whose X-Callback-Url cannot be taken, or undefined when it can (or none came): not a
  * URL is 400; a host other than the API user's providerCallbackHost is 500 INVALID_CALLBACK_URL_HOST, as live;
- * a host the destination rules refuse (docs/callbacks.md) is answered the same way, saying why.
+ * a host the destination rules refuse (docs/callbacks.md) is answered the same way, saying why. Shared by the
+ * operations that take X-Callback-Url, whose every one documents that answer.
  */
 export function refuseCallbackUrl(
   context: SandboxContext,
-  reply: FastifyReply,
+  reply: OperationReply<CallbackUrlId>,
   callbackUrl: string | undefined,
   caller: ApiUser,
 ): FastifyReply | undefined {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { SandboxContext } from '../domain/context.ts';
 import type { RequestOf, RouteHandlers } from '../http/serving.ts';
-import { sendBusinessError, sendOAuthError } from '../http/replies.ts';
+import { sendBusinessError, sendOAuthError, type OperationReply } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, type ConsentGrant, type ConsentRequest } from '../domain/state.ts';
 import { scopesNamed } from '../domain/scopes.ts';
@@ -19,13 +19,18 @@ export function consentHandlers(context: SandboxContext): Pick<RouteHandlers, 'b
     bcAuthorize: (product) => (request, reply) => bcAuthorize(context, product!, request, reply),
     createOAuthToken: () => (request, reply) => createOAuthToken(context, request, reply),
     userInfo: () => async (request, reply) => {
-      const { msisdn = '0', scope = '' } = request.claims!;
+      const { msisdn = '0', scope = '' } = request.claims;
       return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
     },
   };
 }
 
-async function bcAuthorize(context: SandboxContext, product: Product, request: RequestOf<'bcAuthorize'>, reply: FastifyReply) {
+async function bcAuthorize(
+  context: SandboxContext,
+  product: Product,
+  request: RequestOf<'bcAuthorize'>,
+  reply: OperationReply<'bcAuthorize'>,
+) {
   const { settings, state, clock } = context;
   const form = request.body;
   const scopes = scopesNamed(form.scope);
@@ -38,13 +43,13 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
       'UNSUPPORTED_SCOPE',
       `Scope "${unknown}" is not supported; this sandbox offers ${settings.scopes.join(', ')}.`,
     );
-  const callbackUrl = request.headers['x-callback-url'] as string | undefined;
-  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller!);
+  const callbackUrl = request.headers['x-callback-url'];
+  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller);
   if (refused) return refused;
   const now = clock.now();
   const consent: ConsentRequest = {
     authReqId: randomUUID(),
-    apiUserId: request.caller!.id,
+    apiUserId: request.caller.id,
     product,
     msisdn: /^ID:\+?(\d+)\/MSISDN$/.exec(form.login_hint)![1]!,
     scope: scopes.join(' '),
@@ -66,7 +71,7 @@ async function bcAuthorize(context: SandboxContext, product: Product, request: R
 }
 
 async function createOAuthToken(context: SandboxContext, request: RequestOf<'createOAuthToken'>, reply: FastifyReply) {
-  const user = request.caller!;
+  const user = request.caller;
   const form = request.body;
   return form.grant_type === 'refresh_token'
     ? refreshConsent(context, user.id, form.refresh_token!, reply)

@@ -1,11 +1,11 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { CreationId, StatusQueryId, TransactionStore } from '../../core/catalogue/operations.ts';
 import type { RequestBodies } from '../../core/catalogue/request-bodies.generated.ts';
 import { TRANSACTIONS, isServedUnder, operation } from '../../core/catalogue/routes.ts';
 import { fromMinor, toMinor } from '../../core/money.ts';
 import type { SandboxContext } from '../domain/context.ts';
-import type { Handler, RouteHandlers } from '../http/serving.ts';
-import { sendBadRequest, sendBusinessError } from '../http/replies.ts';
+import type { Handler, RequestOf, RouteHandlers } from '../http/serving.ts';
+import { sendBadRequest, sendBusinessError, type OperationReply } from '../http/replies.ts';
 import type { Product } from '../../core/products.ts';
 import { idKey, PAYER_KINDS, partyOf, type Transaction } from '../domain/state.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
@@ -17,7 +17,7 @@ type CreationBody = Partial<
 >;
 
 /** A creation's request as the payment takes it. */
-type CreationRequest = Pick<FastifyRequest, 'caller' | 'headers'> & { body: CreationBody };
+type CreationRequest = Pick<RequestOf<CreationId>, 'caller' | 'headers'> & { body: CreationBody };
 
 const NOT_FOUND = 'Requested resource was not found.';
 
@@ -44,13 +44,13 @@ export function paymentHandlers(context: SandboxContext): Pick<RouteHandlers, Cr
     // A synchronous handler that answers and returns nothing: an async one costs a promise and a microtask a
     // request, and what it throws reaches the error handler all the same.
     return (product: Product | undefined) =>
-      (request: CreationRequest, reply: FastifyReply): void => {
+      (request: CreationRequest, reply: OperationReply<CreationId>): void => {
         createPayment(context, id, store, product!, request, reply);
       };
   };
   const statusQuery = (id: StatusQueryId) => {
     const store = TRANSACTIONS.find((t) => t.status === id)!.store;
-    return (product: Product | undefined) => async (request: NamingATransaction, reply: FastifyReply) => {
+    return (product: Product | undefined) => async (request: NamingATransaction, reply: OperationReply<StatusQueryId>) => {
       // Ownership of a status query is a strict reading (transactionOwnership); the product always counts.
       const tx = context.settings.strict ? ownedTransaction(context, [store], request) : transactionOf(context, store, product!, request);
       if (!tx) return sendBusinessError(reply, 404, 'RESOURCE_NOT_FOUND', NOT_FOUND);
@@ -81,15 +81,15 @@ function createPayment(
   store: TransactionStore,
   product: Product,
   request: CreationRequest,
-  reply: FastifyReply,
+  reply: OperationReply<CreationId>,
 ): FastifyReply {
   // Fastify's headers is a getter: read once.
   const headers = request.headers;
-  const referenceId = idKey(headers['x-reference-id'] as string);
-  const callbackUrl = headers['x-callback-url'] as string | undefined;
+  const referenceId = idKey(headers['x-reference-id']);
+  const callbackUrl = headers['x-callback-url'];
   const refused = refusalOf(context, store, referenceId, callbackUrl, request, reply);
   if (refused) return refused;
-  const targetEnvironment = headers['x-target-environment'] as string;
+  const targetEnvironment = headers['x-target-environment'];
   const tx = newTransaction(context, { id, store, product, referenceId, callbackUrl, targetEnvironment }, request);
   // One reading of the clock for the record and an outcome settled at once.
   const now = context.clock.now();
@@ -106,7 +106,7 @@ function refusalOf(
   referenceId: string,
   callbackUrl: string | undefined,
   request: CreationRequest,
-  reply: FastifyReply,
+  reply: OperationReply<CreationId>,
 ): FastifyReply | undefined {
   if (context.state.transactions[store].has(referenceId))
     return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
@@ -119,7 +119,7 @@ function refusalOf(
         `Invalid request: body/${field} contains an apostrophe or "&", which the live sandbox rejects (mtn-sandbox profile).`,
       );
   }
-  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller!);
+  const refused = refuseCallbackUrl(context, reply, callbackUrl, request.caller);
   if (refused) return refused;
   if (body.currency === undefined || !context.ledger.accepts(body.currency))
     return sendBusinessError(
@@ -160,7 +160,7 @@ function newTransaction(
   return {
     kind: store,
     referenceId,
-    apiUserId: request.caller!.id,
+    apiUserId: request.caller.id,
     product,
     targetEnvironment,
     amountMinor,
@@ -192,7 +192,7 @@ function newTransaction(
 }
 
 /** A request whose path names a transaction by its reference id: a status query or a delivery notification. */
-type NamingATransaction = Pick<FastifyRequest, 'caller'> & { params: { referenceId: string } };
+type NamingATransaction = Pick<RequestOf<StatusQueryId | 'deliveryNotification'>, 'caller'> & { params: { referenceId: string } };
 
 /** The transaction of a kind made under a product named by the referenceId path parameter, whoever made it. */
 function transactionOf(
@@ -215,7 +215,7 @@ function ownedTransaction(
   for (const store of stores) {
     const tx = context.state.transactions[store].get(id);
     // Another API user's transaction is answered exactly as an unknown one, so ids cannot be probed.
-    if (tx && tx.apiUserId === request.caller!.id) return tx;
+    if (tx && tx.apiUserId === request.caller.id) return tx;
   }
   return undefined;
 }

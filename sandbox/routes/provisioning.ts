@@ -13,11 +13,11 @@ export function provisioningHandlers({
 }: SandboxContext): Pick<RouteHandlers, 'createApiUser' | 'createApiKey' | 'getApiUser'> {
   return {
     createApiUser: () => async (request, reply) => {
-      const id = idKey(request.headers['x-reference-id'] as string);
+      const id = idKey(request.headers['x-reference-id']);
       if (state.apiUsers.has(id))
         return sendBusinessError(reply, 409, 'RESOURCE_ALREADY_EXIST', 'Duplicated reference id. Creation of resource failed.');
       const { providerCallbackHost } = request.body;
-      const user = { id, product: request.keyProduct!, providerCallbackHost, targetEnvironment: settings.targetEnvironments[0]! };
+      const user = { id, product: request.keyProduct, providerCallbackHost, targetEnvironment: settings.targetEnvironments[0]! };
       state.apiUsers.add(id, user);
       state.journal?.apiUser(user);
       return reply.code(201).send();

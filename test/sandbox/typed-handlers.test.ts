@@ -1,8 +1,9 @@
 /**
  * The sandbox's handlers are typed from the catalogue: their bodies from the request schemas (generated into
- * core/catalogue/request-bodies.generated.ts, which must be what schemas/ give), their path parameters from the
- * operation's, and the set of handlers is the set of operations. The type-level half is checked by `npm run
- * typecheck` (the @ts-expect-error lines below fail it when the types stop refusing what they refuse).
+ * core/catalogue/request-bodies.generated.ts, which must be what schemas/ give, as must the status records of
+ * core/catalogue/status-records.generated.ts), their path parameters and headers from the operation's, and the set
+ * of handlers is the set of operations. The type-level half is checked by `npm run typecheck` (the
+ * @ts-expect-error lines below fail it when the types stop refusing what they refuse).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import type { RequestOf, RouteHandlers } from '../../sandbox/http/serving.ts';
 import type { CreationId, StatusQueryId } from '../../core/catalogue/operations.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 
-test('the request-body types are what the request schemas give (npm run generate:types)', () => {
+test('the request-body and status-record types are what their schemas give (npm run generate:types)', () => {
   const script = fileURLToPath(new URL('../../scripts/generate-request-types.ts', import.meta.url));
   const check = spawnSync(process.execPath, ['--import', 'tsx', script, '--check'], { encoding: 'utf8' });
   assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
@@ -46,11 +47,24 @@ export function typeChecks(
   payment: RequestOf<'requestToPay'>,
   query: RequestOf<'getRequestToPayStatus'>,
   balance: RequestOf<'getBalanceInCurrency'>,
+  apiKey: RequestOf<'createApiKey'>,
 ): unknown[] {
   // @ts-expect-error a set of handlers that lacks one for an operation of the catalogue
   const missing: RouteHandlers = { createApiUser: handlers.createApiUser };
+  // A header the operation requires is there (its route's schema holds the request to it); an optional one may not be.
+  const referenceId: string = payment.headers['x-reference-id'];
+  // @ts-expect-error X-Callback-Url is optional
+  const callbackUrl: string = payment.headers['x-callback-url'];
   return [
     missing,
+    referenceId,
+    callbackUrl,
+    // The guards admitted the caller of an operation that takes a credential, and its token's claims for a token.
+    payment.caller.id,
+    payment.claims.sub,
+    payment.keyProduct,
+    // @ts-expect-error provisioning takes no credential: no caller is admitted
+    apiKey.caller.id,
     payment.body.amount,
     // @ts-expect-error a field the request-to-pay schema does not have
     payment.body.amount_due,
