@@ -19,7 +19,7 @@ export function wholeNumber(min: number, max: number, example: number): ParseVal
   };
 }
 
-/** Bounds of a decimal number: above `above` (0 by default), and at most `max`. */
+/** Bounds of a decimal number: above `above` (0 by default) or at least `atLeast`, and at most `max`. */
 interface DecimalBounds {
   above?: number;
   atLeast?: number;
@@ -28,8 +28,8 @@ interface DecimalBounds {
 
 /** A decimal number written with digits and at most one point, within bounds, e.g. `--precision 0.05`. */
 export function decimalNumber({ above, atLeast, max }: DecimalBounds, example: number): ParseValue<number> {
-  const lower = atLeast !== undefined ? `${atLeast} or more` : `above ${above ?? 0}`;
-  const expected = `a number ${lower}${max === undefined ? '' : ` and at most ${max}`}`;
+  const lower = atLeast !== undefined ? `, ${atLeast} or more` : ` above ${above ?? 0}`;
+  const expected = `a number${lower}${max === undefined ? '' : ` and at most ${max}`}`;
   return (raw) => {
     const value = Number(raw);
     const low = atLeast !== undefined ? value >= atLeast : value > (above ?? 0);
