@@ -39,10 +39,11 @@ export function decimalNumber({ above, atLeast, max }: DecimalBounds, example: n
 }
 
 /**
- * The text as written, once `check` has taken it: for a value the command passes on to another program as text
- * (a LOAD_* setting k6 reads), where the number itself is not the command's to use.
+ * A number, 0 or more, kept as written: for a value the command passes on as text to a program that reads it
+ * (a LOAD_* setting of k6), where the number is not the command's own to use.
  */
-export function checkedText(check: ParseValue<unknown>): ParseValue<string> {
+export function numberAsWritten(example: number): ParseValue<string> {
+  const check = decimalNumber({ atLeast: 0 }, example);
   return (raw) => {
     check(raw);
     return raw;

@@ -5,7 +5,7 @@ import { buildLoadScripts, scenarioNames } from '../build.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { helpText } from '../../core/command-help.ts';
-import { checkedText, decimalNumber } from '../../core/option-values.ts';
+import { numberAsWritten } from '../../core/option-values.ts';
 import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
@@ -16,25 +16,22 @@ import { callsByOperation, htmlReport, junitReport, thresholdResults, withoutSet
 
 const ROOT = PACKAGE_ROOT;
 
-/** A number k6 reads as written: the text is passed on, once it is known to be one. */
-const k6Number = (example: number) => checkedText(decimalNumber({ atLeast: 0 }, example));
-
 /** The options of `momo-harness load`, each declared once (core/command-line.ts). */
 export const LOAD_OPTIONS = {
-  rate: { type: 'string', value: '<per second>', env: 'LOAD_RATE', describe: 'arrival rate', parse: k6Number(50) },
+  rate: { type: 'string', value: '<per second>', env: 'LOAD_RATE', describe: 'arrival rate', parse: numberAsWritten(50) },
   duration: {
     type: 'string',
     value: '<seconds>',
     env: 'LOAD_DURATION_SECONDS',
     describe: 'how long the load lasts',
-    parse: k6Number(30),
+    parse: numberAsWritten(30),
   },
   iterations: {
     type: 'string',
     value: '<n>',
     env: 'LOAD_ITERATIONS',
     describe: 'iterations of the smoke scenario',
-    parse: k6Number(10),
+    parse: numberAsWritten(10),
   },
   segment: {
     type: 'string',
