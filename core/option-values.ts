@@ -87,7 +87,7 @@ export function namesAmong(known: readonly string[], what: string, whereListed: 
     if (unknown.length > 0) {
       const which = unknown.map((n) => `"${n}"`).join(', ');
       throw new InvalidOptionValue(
-        `a list of ${what} or none: ${which} ${unknown.length === 1 ? 'is not one' : 'are not'} (${whereListed})`,
+        `a list of ${what} or none: ${which} ${unknown.length === 1 ? 'is not one of them' : 'are not among them'} (${whereListed})`,
         known[0] ?? 'none',
       );
     }

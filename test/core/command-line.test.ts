@@ -147,7 +147,7 @@ test('each value of a repeated option is parsed; the kinds of value say what the
     message: '--share: "2" is not a number above 0 and at most 1; write e.g. --share 0.05',
   });
   assert.throws(() => parse(['--only', 'a,c']), {
-    message: '--only: "a,c" is not a list of letters or none: "c" is not one (the alphabet lists them); write e.g. --only a',
+    message: '--only: "a,c" is not a list of letters or none: "c" is not one of them (the alphabet lists them); write e.g. --only a',
   });
 });
 
