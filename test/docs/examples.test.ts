@@ -12,8 +12,8 @@ import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/fuzz-command.ts';
 import { scenarioNames } from '../../load/build.ts';
 import { parseMix } from '../../load/lib/mixes.ts';
 import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
+import { BENCHMARK_OPTIONS } from '../../sandbox-quality/benchmark/benchmark-options.ts';
 import {
-  BENCHMARK_OPTIONS,
   DOCUMENTS,
   NPM_SCRIPTS,
   allDocCommands,

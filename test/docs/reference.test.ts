@@ -15,8 +15,9 @@ import { helpText } from '../../sandbox/domain/settings.ts';
 import { DEVIATIONS_SETTING } from '../../sandbox-quality/faults/faults.ts';
 import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/fuzz-command.ts';
 import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
+import { BENCHMARK_OPTIONS } from '../../sandbox-quality/benchmark/benchmark-options.ts';
 import { VARIATIONS_SETTING } from '../../sandbox-quality/variations/variations.ts';
-import { BENCHMARK_OPTIONS, documentText } from '../support/doc-commands.ts';
+import { documentText } from '../support/doc-commands.ts';
 
 const reference = documentText('docs/reference.md');
 
