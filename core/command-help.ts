@@ -26,9 +26,9 @@ export function helpText({ usage, about, options, after }: CommandHelp): string 
   return [`Usage: ${usage}`, ...(about ? ['', about] : []), '', ...optionLines(options), ...(after ? ['', after] : [])].join('\n');
 }
 
-/** The flag as written with its value: `--parallel <workers>`, `-h, --help`. */
-export function flagOf(name: string, { value, type, short }: OptionSpec): string {
-  const shown = `--${name}${type === 'string' ? ` ${value ?? '<value>'}` : ''}`;
+/** The flag as written with its value, if it declares how: `--parallel <workers>`, `-h, --help`. */
+export function flagOf(name: string, { value, short }: OptionSpec): string {
+  const shown = `--${name}${value !== undefined ? ` ${value}` : ''}`;
   return short ? `-${short}, ${shown}` : shown;
 }
 

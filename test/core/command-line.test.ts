@@ -170,7 +170,7 @@ test('the option table of docs/reference.md is written from the same declaration
       '| `--tags <expression>` | | | the scenarios to run |',
       '| `--strict` | `MOMO_STRICT` | | the strict readings too |',
       '| `--parallel <workers>` | | `4` | worker processes |',
-      '| `--fail-on <value>` | | | which failures fail the run |',
+      '| `--fail-on` | | | which failures fail the run |',
       '| `-h, --help` | | | this text |',
     ].join('\n'),
   );
