@@ -33,7 +33,7 @@ export function flagOf(name: string, { value, short }: OptionSpec): string {
 }
 
 /** What an option does, with the variable it stands for and its default: "worker processes (default 4)". */
-export function meaningOf({ describe = '', env, default: shown }: OptionSpec): string {
+export function meaningOf({ describe, env, default: shown }: OptionSpec): string {
   const notes = [...(env ? [env] : []), ...(shown !== undefined ? [`default ${shown}`] : [])];
   return notes.length > 0 ? `${describe} (${notes.join('; ')})` : describe;
 }
@@ -76,7 +76,7 @@ export function optionTable(options: OptionSpecs): string {
     code(flagOf(name, spec)),
     ...(withEnv ? [spec.env ? code(spec.env) : ''] : []),
     ...(withDefault ? [defaultCell(spec.default)] : []),
-    markdownOf(spec.describe ?? ''),
+    markdownOf(spec.describe),
   ]);
   return [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`.replace(/ {2}\|/g, ' |')).join('\n');
 }

@@ -18,7 +18,7 @@ export interface OptionSpec {
   /** How its value is written in the usage text and in examples, e.g. "<expression>". */
   value?: string;
   /** What it does, in one line (the usage text wraps it). */
-  describe?: string;
+  describe: string;
   /** What happens when it is not given, as the usage text shows it: "4", "two per CPU", "reports/capacity". */
   default?: string;
   /** The environment variable it stands for, which it sets or which is read when it is not given. */

@@ -692,7 +692,7 @@ export function wantsHelp(argv: string[]): 'help' | 'differences' | 'chaos' | un
 export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly string[] = []): string {
   const rows = Object.entries(sandboxOptions(extras))
     .filter(([flag]) => !(flag in LISTINGS))
-    .map(([flag, o]) => [`--${flag}`, o.env ?? '', o.default ?? '', o.describe ?? '']);
+    .map(([flag, o]) => [`--${flag}`, o.env ?? '', o.default ?? '', o.describe]);
   const width = (i: number) => Math.max(...rows.map((r) => r[i]!.length));
   const lines = rows.map((r) => `  ${r[0]!.padEnd(width(0))}  ${r[1]!.padEnd(width(1))}  ${r[2]!.padEnd(Math.min(width(2), 24))}  ${r[3]}`);
   return [
