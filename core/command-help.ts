@@ -40,13 +40,17 @@ export function meaningOf({ describe, env, default: shown }: OptionSpec): string
 
 /** One entry per option, its flag then its meaning, wrapped into a column. */
 export function optionLines(options: OptionSpecs): string[] {
-  const flags = Object.entries(options).map(([name, spec]) => flagOf(name, spec));
-  const column = Math.min(MOST_FLAG_COLUMN, Math.max(...flags.map((f) => f.length)) + 4);
-  return Object.values(options).flatMap((spec, i) => {
-    const head = `  ${flags[i]}`;
-    const text = wrap(meaningOf(spec), WIDTH - column);
-    const indent = ' '.repeat(column);
-    // A flag too long for its column puts its meaning on the lines below.
+  return columns(Object.entries(options).map(([name, spec]) => [flagOf(name, spec), meaningOf(spec)]));
+}
+
+/** Two columns, a name and its text, the text wrapped into its column (also momo-harness's list of commands). */
+export function columns(rows: readonly (readonly [string, string])[]): string[] {
+  const column = Math.min(MOST_FLAG_COLUMN, Math.max(...rows.map(([name]) => name.length)) + 4);
+  const indent = ' '.repeat(column);
+  return rows.flatMap(([name, meaning]) => {
+    const head = `  ${name}`;
+    const text = wrap(meaning, WIDTH - column);
+    // A name too long for its column puts its text on the lines below.
     const first = head.length < column - 1 ? [`${head.padEnd(column)}${text[0]}`] : [head, `${indent}${text[0]}`];
     return [...first, ...text.slice(1).map((line) => `${indent}${line}`)];
   });
