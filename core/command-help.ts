@@ -32,10 +32,18 @@ export function flagOf(name: string, { value, short }: OptionSpec): string {
   return short ? `-${short}, ${shown}` : shown;
 }
 
-/** What an option does, with the variable it stands for and its default: "worker processes (default 4)". */
+/**
+ * What an option does, with the variable it stands for and its default: "worker processes (default 4)". A
+ * description marks code with backticks, for docs/reference.md; the terminal shows it without them.
+ */
 export function meaningOf({ describe, env, default: shown }: OptionSpec): string {
   const notes = [...(env ? [env] : []), ...(shown !== undefined ? [`default ${shown}`] : [])];
-  return notes.length > 0 ? `${describe} (${notes.join('; ')})` : describe;
+  return plain(notes.length > 0 ? `${describe} (${notes.join('; ')})` : describe);
+}
+
+/** Text as a terminal shows it: without the backticks that mark code. */
+function plain(text: string): string {
+  return text.replace(/`/g, '');
 }
 
 /** One entry per option, its flag then its meaning, wrapped into a column. */
@@ -88,7 +96,7 @@ export function optionTable(options: OptionSpecs): string {
 /** A default that is a value (`4`, `reports/capacity`) as code; one said in words ("two per CPU", "(none)") as text. */
 function defaultCell(shown: string | undefined): string {
   if (shown === undefined) return '';
-  return /\s/.test(shown) || shown.startsWith('(') ? escapeCell(shown) : code(shown);
+  return /\s/.test(shown) || shown.startsWith('(') ? markdownOf(shown) : code(shown);
 }
 
 function code(text: string): string {
@@ -101,12 +109,20 @@ function escapeCell(text: string): string {
 }
 
 /**
- * A description as Markdown: flags and variables as code, a document of docs/ as a link (the table is in docs/).
- * The usage text shows the same words plain.
+ * A description as Markdown: what it marks as code stays so; outside code, flags and variables become code too, a
+ * document of docs/ a link (the table is in docs/), and a stray < is no HTML tag.
  */
 function markdownOf(text: string): string {
-  return escapeCell(text)
-    .replace(/(^|[\s("])(--[a-z][\w-]*)/g, '$1`$2`')
-    .replace(/\b(MOMO_[A-Z0-9_]+|LOAD_[A-Z0-9_]*[A-Z0-9]|PORT)\b/g, '`$1`')
-    .replace(/\bdocs\/([\w-]+\.md)\b/g, '[$1]($1)');
+  return text
+    .split(/(`[^`]*`)/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? escapeCell(part)
+        : escapeCell(part)
+            .replace(/</g, '&lt;')
+            .replace(/(^|[\s("])(--[a-z][\w-]*)/g, '$1`$2`')
+            .replace(/\b(MOMO_[A-Z0-9_]+|LOAD_[A-Z0-9_]*[A-Z0-9]|PORT)\b/g, '`$1`')
+            .replace(/\bdocs\/([\w-]+\.md)(#[\w-]+)?/g, '[$1]($1$2)'),
+    )
+    .join('');
 }

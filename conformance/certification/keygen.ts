@@ -8,10 +8,10 @@ export const KEYGEN_OPTIONS = {
   out: {
     type: 'string',
     value: '<prefix>',
-    default: 'momo-signing, in this folder',
+    default: '`momo-signing`, in this folder',
     describe: 'where the pair goes; an existing file is never overwritten',
   },
-  help: { type: 'boolean', short: 'h', describe: 'this text' },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

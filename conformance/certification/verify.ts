@@ -33,7 +33,7 @@ export const VERIFY_OPTIONS = {
     describe: 'or to more than this many times its compressed size, as a decompression bomb does',
     parse: decimalNumber({}, BUNDLE_LIMITS.maxRatio),
   },
-  help: { type: 'boolean', short: 'h', describe: 'this text' },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

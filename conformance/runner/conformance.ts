@@ -45,13 +45,13 @@ export const RUN_OPTIONS = {
     type: 'string',
     value: '<expression>',
     describe:
-      'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec',
+      'run only the scenarios the tag expression selects, e.g. `"@smoke"` or `"@collection and not @slow"`; a remote target runs the `@beyond-spec` scenarios (operations the live service has and the spec does not list) only when the expression names `@beyond-spec`',
   },
   strict: {
     type: 'boolean',
     env: 'MOMO_STRICT',
     describe:
-      'hold the target to the strict readings too (momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise',
+      'hold the target to the strict readings too (`momo-harness sandbox --list-differences` lists them) and run the `@strict` scenarios, which are left out otherwise',
   },
   parallel: {
     type: 'string',
@@ -64,7 +64,7 @@ export const RUN_OPTIONS = {
     type: 'string',
     value: '<dir>',
     default: 'reports/conformance',
-    describe: 'where the reports go; the certification report in reports/certification, or <dir>/certification',
+    describe: 'where the reports go; the certification report in `reports/certification`, or `<dir>/certification`',
   },
   retries: {
     type: 'string',
@@ -80,33 +80,33 @@ export const RUN_OPTIONS = {
     type: 'string',
     value: '<file>',
     describe:
-      'compare with an earlier run: its certification.json or its evidence bundle (.tar.gz); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new (docs/nightly.md)',
+      'compare with an earlier run: its `certification.json` or its evidence bundle (`.tar.gz`); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new (docs/nightly.md#baseline)',
   },
   'fail-on': {
     type: 'string',
     value: 'new|any',
     default: 'any',
-    describe: 'with --baseline: new exits 1 only for new failures, any for any failure',
+    describe: 'with --baseline: `new` exits 1 only for new failures, `any` for any failure',
     parse: oneOf(FAIL_ON),
   },
   history: {
     type: 'string',
     value: '<file>',
     describe:
-      'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (reports/trend/index.html, or <dir>/trend)',
+      'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (`reports/trend/index.html`, or `<dir>/trend`)',
   },
   'rerun-failed': {
     type: 'string',
     value: '<summary.json>',
-    describe: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json',
+    describe: 'run only the failed and flaky scenarios of an earlier run, read from its `summary.json`',
   },
   'sign-key': {
     type: 'string',
     value: '<file>',
     describe:
-      "sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run's result over every file, in a DSSE envelope",
+      "sign the evidence bundle with this Ed25519 private key (PEM; `momo-harness keygen` makes one): an in-toto statement of the run's result over every file, in a DSSE envelope",
   },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

@@ -65,8 +65,8 @@ export const CAPACITY_OPTIONS = {
     type: 'string',
     multiple: true,
     value: '<name=value>',
-    default: 'the LOAD_SLO_* setting',
-    describe: `an SLO for this run, repeatable or comma-separated, e.g. --slo p95=50,p99=200; the names: ${SLO_FLAGS.join(', ')}`,
+    default: 'the `LOAD_SLO_*` setting',
+    describe: `an SLO for this run, repeatable or comma-separated, e.g. \`--slo p95=50,p99=200\`; the names: ${SLO_FLAGS.map((flag) => `\`${flag}\``).join(', ')}`,
     parse: parseSlos,
   },
   start: {
@@ -153,11 +153,11 @@ export const CAPACITY_OPTIONS = {
     value: '<n>',
     default: '1',
     describe:
-      "split each step over n local k6 processes (execution segments), judged over their merged raw samples (momo-harness load-merge); k6's JSON output costs it CPU",
+      "split each step over n local k6 processes (execution segments), judged over their merged raw samples (`momo-harness load-merge`); k6's JSON output costs it CPU",
     parse: wholeNumber(1, 16, 2),
   },
   reports: { type: 'string', value: '<dir>', default: 'reports/capacity', describe: 'where the reports go' },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

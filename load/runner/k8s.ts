@@ -202,7 +202,7 @@ export const K8S_OPTIONS = {
     type: 'string',
     value: '<mix>',
     env: 'LOAD_MIX',
-    describe: 'the operation mix of the capacity scenario (a mix name or op:share,...)',
+    describe: 'the operation mix of the capacity scenario (a mix name or `op:share,...`)',
     parse: parseMixOption,
   },
   env: {
@@ -210,37 +210,37 @@ export const K8S_OPTIONS = {
     multiple: true,
     value: '<name=value>',
     describe:
-      'any other LOAD_* setting the scenario reads, repeatable; every LOAD_* variable of the environment it reads is passed too (the options win), and a name it does not read is refused',
+      'any other `LOAD_*` setting the scenario reads, repeatable; every `LOAD_*` variable of the environment it reads is passed too (the options win), and a name it does not read is refused',
   },
   image: {
     type: 'string',
     value: '<image>',
-    default: 'grafana/k6 at the version of the k6 the project builds',
-    describe: "the runner image (scripts/ensure-k6.sh; the operator's own default is an unpinned grafana/k6:latest)",
+    default: '`grafana/k6` at the version of the k6 the project builds',
+    describe: "the runner image (`scripts/ensure-k6.sh`; the operator's own default is an unpinned `grafana/k6:latest`)",
   },
   cpu: {
     type: 'string',
     value: '<quantity>',
-    describe: 'the CPU each runner requests and is limited to, e.g. 2 or 1500m',
+    describe: 'the CPU each runner requests and is limited to, e.g. `2` or `1500m`',
     parse: matching(QUANTITY, 'a Kubernetes quantity such as 2 or 1500m', '2'),
   },
   memory: {
     type: 'string',
     value: '<quantity>',
-    describe: 'the memory each runner requests and is limited to, e.g. 2Gi',
+    describe: 'the memory each runner requests and is limited to, e.g. `2Gi`',
     parse: matching(QUANTITY, 'a Kubernetes quantity such as 2Gi or 512Mi', '2Gi'),
   },
   separate: { type: 'boolean', describe: 'one runner pod per node' },
-  cleanup: { type: 'boolean', describe: 'delete the TestRun, its jobs and pods once it has finished (cleanup: post)' },
+  cleanup: { type: 'boolean', describe: 'delete the TestRun, its jobs and pods once it has finished (`cleanup: post`)' },
   'prometheus-rw': {
     type: 'string',
     value: '<url>',
     describe:
-      'every runner sends its samples to this Prometheus remote-write endpoint, trends as native histograms: the run\'s global percentiles (docs/capacity.md, "On Kubernetes")',
+      "every runner sends its samples to this Prometheus remote-write endpoint, trends as native histograms: the run's global percentiles (docs/capacity.md#on-kubernetes-k6-operator)",
     parse: httpUrl('http://prometheus:9090/api/v1/write'),
   },
   out: { type: 'string', value: '<dir>', default: 'reports/load/k8s/<scenario>', describe: 'where the manifests go' },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

@@ -36,17 +36,17 @@ export const LOAD_OPTIONS = {
   segment: {
     type: 'string',
     value: '<from:to>',
-    describe: 'run only this execution segment, e.g. 0:1/2 (k6 --execution-segment)',
+    describe: 'run only this execution segment, e.g. `0:1/2` (k6 `--execution-segment`)',
   },
-  'segment-sequence': { type: 'string', value: '<list>', describe: 'all segments of the split run, e.g. 0,1/2,1' },
+  'segment-sequence': { type: 'string', value: '<list>', describe: 'all segments of the split run, e.g. `0,1/2,1`' },
   samples: {
     type: 'string',
     value: '<file>',
     describe:
-      'also write every raw sample to this file (k6 --out json=; .gz to gzip it), for momo-harness load-merge to combine the segments of a split run',
+      'also write every raw sample to this file (k6 `--out json=`; `.gz` to gzip it), for `momo-harness load-merge` to combine the segments of a split run',
   },
   reports: { type: 'string', value: '<dir>', default: 'reports/load/<scenario>', describe: 'where the reports go' },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

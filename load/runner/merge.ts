@@ -302,14 +302,14 @@ export const MERGE_OPTIONS = {
     multiple: true,
     value: '<file>',
     describe:
-      "a segment's summary.json (momo-harness load writes one per process): its thresholds, the SLOs per operation among them, which k6's raw output does not list, are judged too (repeatable)",
+      "a segment's `summary.json` (`momo-harness load` writes one per process): its thresholds, the SLOs per operation among them, which k6's raw output does not list, are judged too (repeatable)",
   },
   reports: { type: 'string', value: '<dir>', default: 'reports/load/merged', describe: 'where the merged summary goes' },
   'with-setup': {
     type: 'boolean',
-    describe: 'count setup() and teardown() samples too (each process runs its own, so they grow with the segments)',
+    describe: 'count `setup()` and `teardown()` samples too (each process runs its own, so they grow with the segments)',
   },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 export const MERGE_USAGE = helpText({

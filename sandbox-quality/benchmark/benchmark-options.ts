@@ -10,7 +10,7 @@ export const BENCHMARK_OPTIONS = {
   generator: { type: 'boolean', describe: 'only the load script against the minimal script (throughput and instructions)' },
   cpu: { type: 'boolean', describe: 'only the server CPU per request, sandbox request to pay against bare Fastify' },
   instructions: { type: 'boolean', describe: 'only the server instructions per request, the same two, compiled' },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 export const BENCHMARK_USAGE = helpText({

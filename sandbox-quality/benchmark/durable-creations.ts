@@ -40,7 +40,7 @@ const OPTIONS = {
     parse: inFlightLevels,
   },
   dir: { type: 'string', value: '<parent>', default: "the system's temporary folder", describe: 'where the data directories are made' },
-  help: { type: 'boolean', describe: 'this text' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

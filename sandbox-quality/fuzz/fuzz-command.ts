@@ -34,10 +34,10 @@ export const FUZZ_OPTIONS = {
     type: 'string',
     value: '<name>',
     default: 'both',
-    describe: `${PROFILES.join(', ')} or both`,
+    describe: `${PROFILES.map((p) => `\`${p}\``).join(', ')} or \`both\``,
     parse: oneOf([...PROFILES, 'both']),
   },
-  http: { type: 'boolean', describe: 'send over HTTP on 127.0.0.1 instead of fastify.inject' },
+  http: { type: 'boolean', describe: 'send over HTTP on 127.0.0.1 instead of `fastify.inject`' },
   strict: {
     type: 'boolean',
     describe:
@@ -64,7 +64,7 @@ export const FUZZ_OPTIONS = {
     parse: matching(/^\d+(:\d+)*$/, 'a fast-check path such as 12:0:3', '12:0:3'),
   },
   report: { type: 'string', value: '<file>', default: 'reports/fuzz/summary.json', describe: 'the summary as JSON' },
-  help: { type: 'boolean', short: 'h', describe: 'this text' },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

@@ -42,19 +42,19 @@ export const MUTATION_OPTIONS = {
   only: {
     type: 'string',
     value: '<names>',
-    describe: 'only these deviations, comma-separated (npm run sandbox -- --list-deviations lists them); none: no deviation',
+    describe: 'only these deviations, comma-separated (`npm run sandbox -- --list-deviations` lists them); `none`: no deviation',
     parse: namesAmong(FAULT_NAMES, 'deviations', 'npm run sandbox -- --list-deviations lists them'),
   },
   variations: {
     type: 'string',
     value: '<names>',
-    describe: 'only these conforming variations, comma-separated (npm run sandbox -- --list-variations lists them); none: no variation',
+    describe: 'only these conforming variations, comma-separated (`npm run sandbox -- --list-variations` lists them); `none`: no variation',
     parse: namesAmong(VARIATION_NAMES, 'conforming variations', 'npm run sandbox -- --list-variations lists them'),
   },
   independent: {
     type: 'string',
     value: '<names>',
-    describe: `only these MoMo servers the project did not write (${INDEPENDENT_SERVERS.join(', ')}), each plain and with each spec-legal control its author wrote, in every profile it is legal in, and with each deviation written blind into it, which must be detected; none: no such server`,
+    describe: `only these MoMo servers the project did not write (${INDEPENDENT_SERVERS.join(', ')}), each plain and with each spec-legal control its author wrote, in every profile it is legal in, and with each deviation written blind into it, which must be detected; \`none\`: no such server`,
     parse: namesAmong(INDEPENDENT_SERVERS, 'independent servers', `they are ${INDEPENDENT_SERVERS.join(', ')}`),
   },
   jobs: {
@@ -75,13 +75,13 @@ export const MUTATION_OPTIONS = {
     type: 'string',
     value: '<seeds>',
     default: '5 when no other option narrows the runs, else none',
-    describe: 'the weather runs (docs/mutation.md, "Weather") with seeds 1 to <seeds>; none: no weather run',
+    describe: 'the weather runs (docs/mutation.md, "Weather") with seeds 1 to `<seeds>`; `none`: no weather run',
     parse: parseWeatherSeeds,
   },
   scoped: { type: 'boolean', describe: "run each deviation against its own feature's scenarios only (faster, for tests)" },
   reports: { type: 'string', value: '<dir>', default: 'reports/mutation', describe: "where each run's reports go" },
-  'no-docs': { type: 'boolean', describe: 'do not rewrite docs/mutation.md' },
-  help: { type: 'boolean', describe: 'this text' },
+  'no-docs': { type: 'boolean', describe: 'do not rewrite `docs/mutation.md`' },
+  help: { type: 'boolean', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 const USAGE = helpText({

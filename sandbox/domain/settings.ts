@@ -375,7 +375,7 @@ const SPECS = [
     env: 'MOMO_SANDBOX_DATA',
     fallback: '',
     describe:
-      'Directory where API users, keys, transactions, balances, consents and pending outcomes are kept across restarts and crashes (docs/sandbox.md); unset: in memory only.',
+      'Directory where API users, keys, transactions, balances, consents and pending outcomes are kept across restarts and crashes (docs/sandbox.md#state-that-survives-a-restart---data); unset: in memory only.',
     parse: (raw) => raw || undefined,
   }),
   spec({
@@ -668,7 +668,7 @@ const LISTINGS: OptionSpecs = {
   'list-chaos': {
     type: 'boolean',
     describe:
-      'Print the spec-legal chaos conditions, each with where it happens and the clause that allows it, and exit (docs/sandbox.md).',
+      'Print the spec-legal chaos conditions, each with where it happens and the clause that allows it, and exit (docs/sandbox.md#chaos).',
   },
   help: { type: 'boolean', describe: 'Print every setting, its flag, environment variable and default, and exit.' },
 };

@@ -10,7 +10,7 @@ const OPTIONS = {
   strict: { type: 'boolean', env: 'MOMO_STRICT', describe: 'the strict readings too' },
   parallel: { type: 'string', value: '<workers>', default: '4', describe: 'worker processes', parse: wholeNumber(0, 16, 4) },
   'fail-on': { type: 'string', describe: 'which failures fail the run', parse: oneOf(['new', 'any']) },
-  help: { type: 'boolean', short: 'h', describe: 'this text' },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 /** npm's environment for `npm start …` or `npm run <script> …`, with the configs it took from the command line. */
@@ -157,7 +157,7 @@ test('the usage text is written from the declaration: each flag with its value, 
   assert.equal(lines[0], 'Usage: momo-harness try [options]');
   assert.match(text, /^ {2}--parallel <workers> +worker processes \(default 4\)$/m);
   assert.match(text, /^ {2}--strict +the strict readings too \(MOMO_STRICT\)$/m);
-  assert.match(text, /^ {2}-h, --help +this text$/m);
+  assert.match(text, /^ {2}-h, --help +the usage text$/m);
   assert.equal(lines.at(-1), 'Exit codes: 0 tried.');
 });
 
@@ -171,7 +171,7 @@ test('the option table of docs/reference.md is written from the same declaration
       '| `--strict` | `MOMO_STRICT` | | the strict readings too |',
       '| `--parallel <workers>` | | `4` | worker processes |',
       '| `--fail-on` | | | which failures fail the run |',
-      '| `-h, --help` | | | this text |',
+      '| `-h, --help` | | | the usage text |',
     ].join('\n'),
   );
 });

@@ -109,7 +109,7 @@ async function main(): Promise<number> {
   const { values } = parseCommandLine(process.argv.slice(2), {
     case: { type: 'string', multiple: true, value: '<name>', describe: 'only this case (repeatable)' },
     chart: { type: 'string', value: '<file>', describe: 'where the chart goes' },
-    help: { type: 'boolean', describe: 'this text' },
+    help: { type: 'boolean', describe: 'the usage text' },
   });
   if (values.help) {
     console.log(
