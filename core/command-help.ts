@@ -2,7 +2,7 @@ import type { OptionSpec, OptionSpecs } from './command-line.ts';
 
 /**
  * What a command's declaration says of it, written out: its usage text (--help), and the option table of its
- * section of docs/reference.md (scripts/generate-reference.ts). Both are written from the options as the command
+ * section of docs/reference.md (scripts/generate-reference.ts, with withOptionTables). Both are written from the options as the command
  * declares them (core/command-line.ts), so neither can drift from what the parser takes.
  */
 
@@ -125,4 +125,25 @@ function markdownOf(text: string): string {
             .replace(/\bdocs\/([\w-]+\.md)(#[\w-]+)?/g, '[$1]($1$2)'),
     )
     .join('');
+}
+
+const MARKED_TABLE = /(<!-- options:([\w-]+):begin -->\n)[\s\S]*?\n(<!-- options:\2:end -->)/g;
+
+/**
+ * A document with each command's option table written between its markers, `<!-- options:<command>:begin -->` and
+ * `<!-- options:<command>:end -->`, and the rest left as it is (docs/reference.md, npm run generate:reference).
+ * Throws when a command has no markers, or markers name no command: a table that is not written would go stale unseen.
+ */
+export function withOptionTables(text: string, commands: Readonly<Record<string, OptionSpecs>>): string {
+  const marked = [...text.matchAll(MARKED_TABLE)].map((m) => m[2]!);
+  const unknown = marked.filter((name) => !(name in commands));
+  const missing = Object.keys(commands).filter((name) => !marked.includes(name));
+  if (unknown.length > 0 || missing.length > 0)
+    throw new Error(
+      [
+        ...(missing.length > 0 ? [`no <!-- options:<command>:begin --> … end markers for ${missing.join(', ')}`] : []),
+        ...(unknown.length > 0 ? [`markers for commands that do not exist: ${unknown.join(', ')}`] : []),
+      ].join('; '),
+    );
+  return text.replace(MARKED_TABLE, (_, begin: string, name: string, end: string) => `${begin}${optionTable(commands[name]!)}\n${end}`);
 }

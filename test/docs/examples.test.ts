@@ -11,7 +11,7 @@ import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core
 import { scenarioNames } from '../../load/build.ts';
 import { parseMix } from '../../load/lib/mixes.ts';
 // The options of the npm scripts that are not momo-harness subcommands but take options of their own.
-import { SCRIPT_OPTIONS } from '../../scripts/generate-reference.ts';
+import { SCRIPT_OPTIONS } from '../../sandbox-quality/script-options.ts';
 import {
   DOCUMENTS,
   NPM_SCRIPTS,
@@ -43,7 +43,7 @@ async function problemsOf(command: DocCommand): Promise<string[]> {
       options = SCRIPT_OPTIONS[command.script!];
       if (args.length > 0 && !options)
         problems.push(
-          `${where}: gives arguments to npm run ${command.script}, whose options this test does not know: add them to SCRIPT_OPTIONS (scripts/generate-reference.ts)`,
+          `${where}: gives arguments to npm run ${command.script}, whose options this test does not know: add them to SCRIPT_OPTIONS (sandbox-quality/script-options.ts)`,
         );
       if (!options) return problems;
     }
