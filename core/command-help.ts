@@ -2,8 +2,8 @@ import type { OptionSpec, OptionSpecs } from './command-line.ts';
 
 /**
  * What a command's declaration says of it, written out: its usage text (--help), and the option table of its
- * section of docs/reference.md (scripts/generate-reference.ts, with withOptionTables). Both are written from the options as the command
- * declares them (core/command-line.ts), so neither can drift from what the parser takes.
+ * section of docs/reference.md (withOptionTables, which scripts/generate-reference.ts runs). Both are written from
+ * the options as the command declares them (core/command-line.ts), so neither can drift from what the parser takes.
  */
 
 /** A command as its --help presents it; only the options are a table, the rest is the command's own prose. */
@@ -65,7 +65,7 @@ export function columns(rows: readonly (readonly [string, string])[]): string[] 
 }
 
 /** Words of a text in lines of at most `width` characters (a longer word has a line of its own). */
-export function wrap(text: string, width: number): string[] {
+function wrap(text: string, width: number): string[] {
   const lines: string[] = [];
   for (const word of text.split(' ')) {
     const last = lines.at(-1);

@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
  * in one form whatever the command: `--steps: "abc" is not a whole number from 1 to 10; write e.g. --steps 5`.
  */
 
-/** One option of a command, declared once: parseArgs reads it, the usage text, docs/reference.md and the docs tests too. */
+/** One option of a command, declared once: parseArgs reads it, and the usage text and docs/reference.md are written from it. */
 export interface OptionSpec {
   type: 'string' | 'boolean';
   multiple?: boolean;
@@ -61,8 +61,8 @@ export class InvalidOptionValue extends Error {
 }
 
 /** The one form of a refused value: `--steps: "abc" is not a whole number; write e.g. --steps 5`. */
-export function refusedValueMessage(flag: string, raw: string, { expected, example }: InvalidOptionValue): string {
-  return `${flag}: ${JSON.stringify(raw)} is not ${expected}; write e.g. ${flag.split(' ')[0]} ${shellWord(example)}`;
+function refusedValueMessage(name: string, raw: string, { expected, example }: InvalidOptionValue): string {
+  return `--${name}: ${JSON.stringify(raw)} is not ${expected}; write e.g. --${name} ${shellWord(example)}`;
 }
 
 /** A word as a shell needs it written: quoted when it holds a space. */
@@ -111,7 +111,7 @@ function parsedValues(values: Record<string, unknown>, options: OptionSpecs): Re
       return parse(raw);
     } catch (error) {
       if (!(error instanceof InvalidOptionValue)) throw error;
-      problems.push(refusedValueMessage(`--${name}`, raw, error));
+      problems.push(refusedValueMessage(name, raw, error));
       return undefined;
     }
   };
