@@ -3,8 +3,9 @@ import type { OptionSpecs } from '../core/command-line.ts';
 /**
  * The subcommands of momo-harness, the one list of them: a subcommand is one entry, its line of help and the module
  * of cli/ whose default export takes the arguments after its name and resolves to the exit code, and whose
- * `options` are the flags it parses (what the docs tests check the examples and docs/reference.md against). A module is loaded only
- * when asked for, so `momo-harness --help` starts nothing.
+ * `options` are the flags it declares (core/command-line.ts): what it parses, what its --help and its table in
+ * docs/reference.md are written from (npm run generate:reference), and what the docs tests check the examples
+ * against. A module is loaded only when asked for, so `momo-harness --help` starts nothing.
  */
 export interface CommandModule {
   default: (argv: string[]) => Promise<number>;
@@ -39,3 +40,11 @@ export const COMMANDS: Record<string, Command> = {
     load: () => import('./keygen.ts'),
   },
 };
+
+/** The options of every subcommand, by name; this loads every module. */
+export async function subcommandOptions(): Promise<Record<string, OptionSpecs>> {
+  const loaded = await Promise.all(
+    Object.entries(COMMANDS).map(async ([name, command]) => [name, (await command.load()).options] as const),
+  );
+  return Object.fromEntries(loaded);
+}

@@ -1,17 +1,16 @@
 #!/usr/bin/env node
 /**
  * momo-harness: one command, a subcommand per job (COMMANDS, cli/commands.ts). Each subcommand declares its own
- * flags and answers its own --help.
+ * flags (core/command-line.ts) and answers its own --help, written from them (core/command-help.ts).
  */
+import { columns } from '../core/command-help.ts';
 import { nearestWords } from '../core/command-line.ts';
 import { COMMANDS } from './commands.ts';
 
 const USAGE = `Usage: momo-harness <command> [options]     (momo-harness <command> --help for its own)
 
 Commands:
-${Object.entries(COMMANDS)
-  .map(([name, c]) => `  ${name.padEnd(11)} ${c.describe}`)
-  .join('\n')}
+${columns(Object.entries(COMMANDS).map(([name, c]) => [name, c.describe])).join('\n')}
 
 Without a command, or with options only, it runs the conformance run.
 Exit codes: 0 conforms (or the command succeeded), 1 does not conform, 2 could not test.`;

@@ -1,28 +1,41 @@
 import { parseArgs } from 'node:util';
 
 /**
- * The one parser of every command's options (momo-harness's subcommands, and the npm scripts of the sandbox's
- * quality tools). It is node's parseArgs, strict, with its errors said as what to fix: an unknown option is named
- * with the nearest known one, and an option that npm took for itself (npm start --tags @smoke, without --) is
- * recognised from npm's environment and explained, before the command does anything.
+ * The one model of every command's options (momo-harness's subcommands, and the npm scripts of the sandbox's
+ * quality tools), and its parser. Each option is declared once, where its command's job is: the parser reads it,
+ * the usage text is written from it (core/command-help.ts), and so are the option tables of docs/reference.md
+ * (npm run generate:reference). The parser is node's parseArgs, strict, with its errors said as what to fix: an
+ * unknown option is named with the nearest known one, an option that npm took for itself (npm start --tags @smoke,
+ * without --) is recognised from npm's environment and explained, and a value an option's `parse` refuses is said
+ * in one form whatever the command: `--steps: "abc" is not a whole number from 1 to 10; write e.g. --steps 5`.
  */
 
-/** One option of a command, as its module declares it: parseArgs reads it, the usage text and the docs tests too. */
+/** One option of a command, declared once: parseArgs reads it, and the usage text and docs/reference.md are written from it. */
 export interface OptionSpec {
   type: 'string' | 'boolean';
   multiple?: boolean;
   short?: string;
   /** How its value is written in the usage text and in examples, e.g. "<expression>". */
   value?: string;
+  /** What it does, in one line (the usage text wraps it). */
+  describe: string;
+  /** What happens when it is not given, as the usage text shows it: "4", "two per CPU", "reports/capacity". */
+  default?: string;
+  /** The environment variable it stands for, which it sets or which is read when it is not given. */
+  env?: string;
+  /** Turns each value as written into the value the command uses; throws InvalidOptionValue (core/option-values.ts). */
+  parse?: (raw: string) => unknown;
 }
 
 export type OptionSpecs = Record<string, OptionSpec>;
 
-type ValueOf<S extends OptionSpec> = (S['type'] extends 'boolean' ? boolean : string) extends infer V
-  ? S['multiple'] extends true
-    ? V[]
-    : V
-  : never;
+type SingleValueOf<S extends OptionSpec> = S extends { parse: (raw: string) => infer V }
+  ? V
+  : S['type'] extends 'boolean'
+    ? boolean
+    : string;
+
+type ValueOf<S extends OptionSpec> = S['multiple'] extends true ? SingleValueOf<S>[] : SingleValueOf<S>;
 
 export interface CommandLine<O extends OptionSpecs> {
   values: { [K in keyof O]?: ValueOf<O[K]> };
@@ -32,6 +45,29 @@ export interface CommandLine<O extends OptionSpecs> {
 /** A command line that cannot be run as it is: the message says what is wrong and what to write instead. */
 export class CommandLineError extends Error {
   override readonly name = 'CommandLineError';
+}
+
+/**
+ * What an option's `parse` throws for a value it cannot take: what the value should be ("a whole number from 1 to
+ * 10") and a value to write instead ("5"). The parser says it with the option's name, in the one form of every command.
+ */
+export class InvalidOptionValue extends Error {
+  constructor(
+    readonly expected: string,
+    readonly example: string,
+  ) {
+    super(`is not ${expected}`);
+  }
+}
+
+/** The one form of a refused value: `--steps: "abc" is not a whole number; write e.g. --steps 5`. */
+function refusedValueMessage(name: string, raw: string, { expected, example }: InvalidOptionValue): string {
+  return `--${name}: ${JSON.stringify(raw)} is not ${expected}; write e.g. --${name} ${shellWord(example)}`;
+}
+
+/** A word as a shell needs it written: quoted when it holds a space. */
+function shellWord(word: string): string {
+  return /\s/.test(word) ? JSON.stringify(word) : word;
 }
 
 export interface ParseSettings {
@@ -55,11 +91,38 @@ export function parseCommandLine<O extends OptionSpecs>(
       { type, ...(multiple ? { multiple } : {}), ...(short ? { short } : {}) },
     ]),
   );
+  let parsed;
   try {
-    return parseArgs({ args: [...argv], options: forParseArgs, strict: true, allowPositionals: positionals }) as unknown as CommandLine<O>;
+    parsed = parseArgs({ args: [...argv], options: forParseArgs, strict: true, allowPositionals: positionals });
   } catch (error) {
     throw new CommandLineError(explainParseError(error as Error & { code?: string }, argv, options, env));
   }
+  return { values: parsedValues(parsed.values, options) as CommandLine<O>['values'], positionals: parsed.positionals };
+}
+
+/**
+ * The values as the command uses them: each one given to an option with a `parse`, parsed. Every refused value is
+ * said at once, one a line, so that one correction is enough.
+ */
+function parsedValues(values: Record<string, unknown>, options: OptionSpecs): Record<string, unknown> {
+  const problems: string[] = [];
+  const parseOne = (name: string, parse: (raw: string) => unknown) => (raw: string) => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      if (!(error instanceof InvalidOptionValue)) throw error;
+      problems.push(refusedValueMessage(name, raw, error));
+      return undefined;
+    }
+  };
+  const parsed = { ...values };
+  for (const [name, { parse }] of Object.entries(options)) {
+    const given = values[name];
+    if (parse === undefined || given === undefined) continue;
+    parsed[name] = Array.isArray(given) ? given.map(parseOne(name, parse)) : parseOne(name, parse)(given as string);
+  }
+  if (problems.length > 0) throw new CommandLineError(problems.join('\n'));
+  return parsed;
 }
 
 /** The command line as written in a terminal: each option as --name, for messages and examples. */

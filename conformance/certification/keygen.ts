@@ -1,24 +1,28 @@
 import { resolve } from 'node:path';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
 import { KeyFileError, generateKeyFiles } from './signing.ts';
 
-const USAGE = `Usage: momo-harness keygen [--out <prefix>]
+/** The options of `momo-harness keygen`, each declared once (core/command-line.ts). */
+export const KEYGEN_OPTIONS = {
+  out: {
+    type: 'string',
+    value: '<prefix>',
+    default: '`momo-signing`, in this folder',
+    describe: 'where the pair goes; an existing file is never overwritten',
+  },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
 
-Makes an Ed25519 key pair to sign evidence bundles with, in PEM:
+const USAGE = helpText({
+  usage: 'momo-harness keygen [--out <prefix>]',
+  about: `Makes an Ed25519 key pair to sign evidence bundles with, in PEM:
   <prefix>.key.pem   the private key (PKCS#8, readable by you alone): momo-harness run --sign-key <prefix>.key.pem
   <prefix>.pub.pem   the public key (SPKI): hand it to reviewers out of band; they check a bundle with
-                     momo-harness verify <bundle> --key <prefix>.pub.pem
-
-  --out <prefix>     where the pair goes (default momo-signing, in this folder); an existing file is never
-                     overwritten
-
-Exit codes: 0 the pair was written, 2 it was not (the files exist, or the folder cannot be written).`;
-
-/** The options of `momo-harness keygen`, as USAGE describes them. */
-export const KEYGEN_OPTIONS = {
-  out: { type: 'string', value: '<prefix>' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies OptionSpecs;
+                     momo-harness verify <bundle> --key <prefix>.pub.pem`,
+  options: KEYGEN_OPTIONS,
+  after: 'Exit codes: 0 the pair was written, 2 it was not (the files exist, or the folder cannot be written).',
+});
 
 /** `momo-harness keygen`: from arguments to exit code. */
 export function generateKeys(argv: string[], cwd: string, log: (line: string) => void): number {

@@ -3,31 +3,53 @@ import { resolve } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { BUNDLE_LIMITS, BundleLimitError, UnreadableBundleError, verifyBundle, type BundleCheck, type BundleLimits } from './bundle.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { decimalNumber } from '../../core/option-values.ts';
 import { ATTESTATION_FILE, KeyFileError, keyIdOf, openEnvelope, readPublicKey, subjectProblems } from './signing.ts';
 
 export const VERIFY_EXIT = { intact: 0, tampered: 1, unreadable: 2 } as const;
 
 const MiB = 1024 * 1024;
 
-const USAGE = `Usage: momo-harness verify [--key <public key file>] [--max-size <MiB>] [--max-ratio <n>] <bundle.tar.gz>
-       (in a clone: npm run verify -- ...)
+/** The options of `momo-harness verify`, each declared once (core/command-line.ts). */
+export const VERIFY_OPTIONS = {
+  key: {
+    type: 'string',
+    value: '<public key file>',
+    describe:
+      "the signer's Ed25519 public key (PEM), got from the signer out of band: the bundle must carry a signature by that key (run --sign-key), or it counts as tampered with",
+  },
+  'max-size': {
+    type: 'string',
+    value: '<MiB>',
+    default: String(BUNDLE_LIMITS.maxBytes / MiB),
+    describe: 'the bundle counts as unreadable once it decompresses to more than this',
+    parse: decimalNumber({}, BUNDLE_LIMITS.maxBytes / MiB),
+  },
+  'max-ratio': {
+    type: 'string',
+    value: '<n>',
+    default: String(BUNDLE_LIMITS.maxRatio),
+    describe: 'or to more than this many times its compressed size, as a decompression bomb does',
+    parse: decimalNumber({}, BUNDLE_LIMITS.maxRatio),
+  },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
 
-Checks a certification bundle (reports/certification/certification-<timestamp>.tar.gz): the SHA-256 of
+const USAGE = helpText({
+  usage: `momo-harness verify [options] <bundle.tar.gz>
+       (in a clone: npm run verify -- ...)`,
+  about: `Checks a certification bundle (reports/certification/certification-<timestamp>.tar.gz): the SHA-256 of
 every file against its manifest.json, that no file was added or removed, and that the archive holds only
 regular files, each once, inside it (no links, devices, absolute or ".." paths, nothing after its end).
 
-  --key <file>       the signer's Ed25519 public key (PEM), which the reviewer got from the signer out of band:
-                     the bundle must carry a signature by that key (run --sign-key) over an in-toto statement
-                     whose subjects are every file with its SHA-256, manifest.json included; a bundle signed
-                     by another key, signed again, or altered after signing is tampered with. Without --key the
-                     signature is not checked, and whoever can rewrite the bundle can rewrite its manifest.
-
-Reading stops, and the bundle counts as unreadable, once it decompresses to more than
-  --max-size <MiB>   ${BUNDLE_LIMITS.maxBytes / MiB} MiB by default, or to more than
-  --max-ratio <n>    ${BUNDLE_LIMITS.maxRatio} times its compressed size by default (a decompression bomb).
-
-Exit codes: 0 the bundle is intact (and signed by the key), 1 it was tampered with (the files, or what is wrong
-with the signature, are named), 2 it cannot be read (or the key file cannot be used).`;
+With --key, the signature must be over an in-toto statement whose subjects are every file with its SHA-256,
+manifest.json included; a bundle signed by another key, signed again, or altered after signing is tampered with.
+Without --key the signature is not checked, and whoever can rewrite the bundle can rewrite its manifest.`,
+  options: VERIFY_OPTIONS,
+  after: `Exit codes: 0 the bundle is intact (and signed by the key), 1 it was tampered with (the files, or what is wrong
+with the signature, are named), 2 it cannot be read (or the key file cannot be used).`,
+});
 
 /** `npm run verify`: from arguments to exit code. */
 export async function runVerify(argv: string[], cwd: string, log: (line: string) => void): Promise<number> {
@@ -108,14 +130,6 @@ function signatureOf(check: BundleCheck, key: KeyObject): { problems: string[]; 
   return { problems: subjectProblems(opened.statement, files), keyId: keyIdOf(key), result: opened.statement.predicate?.result };
 }
 
-/** The options of `momo-harness verify`, as USAGE describes them. */
-export const VERIFY_OPTIONS = {
-  key: { type: 'string', value: '<public key file>' },
-  'max-size': { type: 'string', value: '<MiB>' },
-  'max-ratio': { type: 'string', value: '<n>' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies OptionSpecs;
-
 /** The bundle, the limits and the public key file, or what is wrong with the arguments. */
 function parseArguments(argv: string[]): { bundle: string; limits: BundleLimits; key?: string } | string {
   let parsed;
@@ -126,15 +140,10 @@ function parseArguments(argv: string[]): { bundle: string; limits: BundleLimits;
     return error.message;
   }
   const { values, positionals } = parsed;
-  const limits: BundleLimits = { ...BUNDLE_LIMITS };
-  for (const option of ['max-size', 'max-ratio'] as const) {
-    const raw = values[option];
-    if (raw === undefined) continue;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || value <= 0) return `--${option} needs a positive number, got "${raw}".`;
-    if (option === 'max-size') limits.maxBytes = Math.floor(value * MiB);
-    else limits.maxRatio = value;
-  }
+  const limits: BundleLimits = {
+    maxBytes: values['max-size'] === undefined ? BUNDLE_LIMITS.maxBytes : Math.floor(values['max-size'] * MiB),
+    maxRatio: values['max-ratio'] ?? BUNDLE_LIMITS.maxRatio,
+  };
   if (positionals.length !== 1) return 'Give exactly one bundle to verify.';
   return { bundle: positionals[0]!, limits, ...(values.key !== undefined ? { key: values.key } : {}) };
 }

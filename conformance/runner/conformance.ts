@@ -20,7 +20,9 @@ import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
-import { CommandLineError, parseCommandLine, type OptionSpec } from '../../core/command-line.ts';
+import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { oneOf, wholeNumber } from '../../core/option-values.ts';
 import { RerunError, scenariosToRerun } from './rerun.ts';
 import { TagSelectionError, checkTagExpression } from './tag-selection.ts';
 import { readScenarios } from '../certification/coverage.ts';
@@ -31,83 +33,90 @@ import { renderTrend } from '../trend/page.ts';
 export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const;
 
 /**
- * The flags of `npm start`, each declared once: the parser reads them from here, and the usage text is written
- * from here.
+ * Worker processes by default. A run mostly waits on the target (answers, outcomes, callbacks, the careful client's
+ * retries), so four workers on two cores finish sooner than two, against the embedded sandbox too, and keep a
+ * target's slow periods from adding up; a provider's sandbox sees at most four calls at a time.
  */
+export const DEFAULT_WORKERS = 4;
+
+/** The options of `momo-harness run` (npm start), each declared once (core/command-line.ts). */
 export const RUN_OPTIONS = {
   tags: {
     type: 'string',
     value: '<expression>',
-    help: 'run only the scenarios the tag expression selects, e.g. "@smoke" or "@collection and not @slow"; a remote target runs the @beyond-spec scenarios (operations the live service has and the spec does not list) only when the expression names @beyond-spec',
+    describe:
+      'run only the scenarios the tag expression selects, e.g. `"@smoke"` or `"@collection and not @slow"`; a remote target runs the `@beyond-spec` scenarios (operations the live service has and the spec does not list) only when the expression names `@beyond-spec`',
   },
   strict: {
     type: 'boolean',
-    help: 'hold the target to the strict readings too (MOMO_STRICT; momo-harness sandbox --list-differences lists them) and run the @strict scenarios, which are left out otherwise',
+    env: 'MOMO_STRICT',
+    describe:
+      'hold the target to the strict readings too (`momo-harness sandbox --list-differences` lists them) and run the `@strict` scenarios, which are left out otherwise',
   },
-  parallel: { type: 'string', value: '<workers>', help: 'worker processes (default 4; 0 runs in this process)' },
+  parallel: {
+    type: 'string',
+    value: '<workers>',
+    default: String(DEFAULT_WORKERS),
+    describe: 'worker processes; 0 runs in this process',
+    parse: wholeNumber(0, 16, DEFAULT_WORKERS),
+  },
   reports: {
     type: 'string',
     value: '<dir>',
-    help: 'where the reports go (default reports/conformance; the certification report in reports/certification, or <dir>/certification)',
+    default: 'reports/conformance',
+    describe: 'where the reports go; the certification report in `reports/certification`, or `<dir>/certification`',
   },
   retries: {
     type: 'string',
     value: '<n>',
-    help: 'run a failed scenario again up to n times (MOMO_RETRIES, default 1); one that passes on a rerun is FLAKY: reported apart, never PASS, and it does not fail the run',
+    env: 'MOMO_RETRIES',
+    default: '1',
+    describe:
+      'run a failed scenario again up to n times; one that passes on a rerun is FLAKY: reported apart, never PASS, and it does not fail the run',
+    // The bounds of MOMO_RETRIES, which the option sets (harness/config.ts).
+    parse: wholeNumber(0, 5, 1),
   },
   baseline: {
     type: 'string',
     value: '<file>',
-    help: 'compare with an earlier run: its certification.json or its evidence bundle (.tar.gz); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new',
+    describe:
+      'compare with an earlier run: its `certification.json` or its evidence bundle (`.tar.gz`); every requirement and scenario is then new failure, fixed, still failing, still passing, flaky, not tested or new (docs/nightly.md#baseline)',
   },
   'fail-on': {
     type: 'string',
     value: 'new|any',
-    help: 'with --baseline: exit 1 only for new failures (new), or for any failure (any, the default)',
+    default: 'any',
+    describe: 'with --baseline: `new` exits 1 only for new failures, `any` for any failure',
+    parse: oneOf(FAIL_ON),
   },
   history: {
     type: 'string',
     value: '<file>',
-    help: 'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (reports/trend/index.html, or <dir>/trend)',
+    describe:
+      'append one record of this run (NDJSON) to the file, and draw the trend of every run in it (`reports/trend/index.html`, or `<dir>/trend`)',
   },
   'rerun-failed': {
     type: 'string',
     value: '<summary.json>',
-    help: 'run only the failed and flaky scenarios of an earlier run, read from its summary.json',
+    describe: 'run only the failed and flaky scenarios of an earlier run, read from its `summary.json`',
   },
   'sign-key': {
     type: 'string',
     value: '<file>',
-    help: "sign the evidence bundle with this Ed25519 private key (PEM, momo-harness keygen makes one): an in-toto statement of the run's result over every file, in a DSSE envelope",
+    describe:
+      "sign the evidence bundle with this Ed25519 private key (PEM; `momo-harness keygen` makes one): an in-toto statement of the run's result over every file, in a DSSE envelope",
   },
-  help: { type: 'boolean', help: 'this text' },
-} as const satisfies Record<string, OptionSpec & { help: string }>;
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
 
-const USAGE = `Usage: momo-harness run [options]     (in a clone: npm start -- [options])
-
-Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
+const USAGE = helpText({
+  usage: 'momo-harness run [options]     (in a clone: npm start -- [options])',
+  about: `Runs the conformance suite (features/) against the embedded reference sandbox, or against the server
 MOMO_BASE_URL names (see .env.example), and writes HTML, JSON, NDJSON and JUnit reports, and the
-certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).
-
-${Object.entries(RUN_OPTIONS)
-  .map(([name, flag]) => {
-    const head = `  --${name}${'value' in flag ? ` ${flag.value}` : ''}`;
-    return `${head.padEnd(32)}${wrap(flag.help, 88).join(`\n${' '.repeat(32)}`)}`;
-  })
-  .join('\n')}
-
-Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).`;
-
-/** Words of a text in lines of at most `width` characters. */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  for (const word of text.split(' ')) {
-    const last = lines.at(-1);
-    if (last !== undefined && last.length + word.length + 1 <= width) lines[lines.length - 1] = `${last} ${word}`;
-    else lines.push(word);
-  }
-  return lines;
-}
+certification report: a verdict per requirement, coverage, and a bundle of the evidence (momo-harness verify).`,
+  options: RUN_OPTIONS,
+  after: 'Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).',
+});
 
 export interface RunOptions {
   argv: string[];
@@ -235,13 +244,10 @@ async function planOf(args: RunArguments, options: RunOptions): Promise<RunPlan>
   };
 }
 
-/** The options that are checked by their value alone. */
+/** The options with their defaults; --fail-on only with --baseline. Their values are parsed with the command line. */
 function checkedOptions(args: RunArguments): { parallel: number; failOn: FailOn } {
-  const parallel = args.parallel === undefined ? DEFAULT_WORKERS : Number(args.parallel);
-  if (!Number.isInteger(parallel) || parallel < 0 || parallel > 16)
-    throw new CouldNotTest(`--parallel must be a whole number from 0 to 16, got "${args.parallel}".`);
-  const failOn = (args['fail-on'] ?? 'any') as FailOn;
-  if (!FAIL_ON.includes(failOn)) throw new CouldNotTest(`--fail-on must be ${FAIL_ON.join(' or ')}, got "${args['fail-on']}".`);
+  const parallel = args.parallel ?? DEFAULT_WORKERS;
+  const failOn = args['fail-on'] ?? 'any';
   if (args['fail-on'] !== undefined && args.baseline === undefined)
     throw new CouldNotTest(
       '--fail-on says which changes since a baseline fail the run: give the baseline with --baseline <certification.json or bundle>.',
@@ -258,7 +264,7 @@ function settingsOf(
     ...dotEnv(cwd),
     ...env,
     ...(args.strict ? { MOMO_STRICT: 'true' } : {}),
-    ...(args.retries !== undefined ? { MOMO_RETRIES: args.retries } : {}),
+    ...(args.retries !== undefined ? { MOMO_RETRIES: String(args.retries) } : {}),
   });
   const certificationBasis = loadCatalogueAndWaivers(cwd, config.waiversFile);
   // A key that cannot sign is found before the target is touched, not after a long run.
@@ -501,13 +507,6 @@ function namesTag(expression: string | undefined, tag: string): boolean {
  * How many worker processes the run can have. Each worker starts its own callback receiver, so with a fixed
  * MOMO_CALLBACK_PORT a second worker could not listen: the run then uses one process.
  */
-/**
- * Worker processes by default. A run mostly waits on the target (answers, outcomes, callbacks, the careful client's
- * retries), so four workers on two cores finish sooner than two, against the embedded sandbox too, and keep a
- * target's slow periods from adding up; a provider's sandbox sees at most four calls at a time.
- */
-export const DEFAULT_WORKERS = 4;
-
 export function selectWorkers(requested: number, config: HarnessConfig): { parallel: number; note?: string } {
   if (requested === 0 || config.callbackPort === 0) return { parallel: requested };
   return {

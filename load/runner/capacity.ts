@@ -1,7 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { cpuSecondsOf } from '../../core/process-cpu.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
-import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { CommandLineError, InvalidOptionValue, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { decimalNumber, wholeNumber } from '../../core/option-values.ts';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,11 +42,129 @@ const DEFAULTS = {
   warmupSeconds: 10,
 };
 
-const USAGE = `Usage: npm run capacity -- <mix> [options]
+/** The SLO names of --slo: p95, p99, error-rate, … */
+const SLO_FLAGS = Object.values(SLO_SETTINGS).map((s) => s.flag);
 
-Mixes: ${Object.entries(MIXES)
-  .map(([name, m]) => `${name} (${m.describe})`)
-  .join('; ')};
+/** `--slo p95=50,p99=200`: the SLOs named, each with its non-negative number. */
+function parseSlos(raw: string): Partial<Record<SloName, number>> {
+  const slos: Partial<Record<SloName, number>> = {};
+  for (const item of raw.split(',')) {
+    const [flag, value, extra] = item.trim().split('=');
+    const entry = Object.entries(SLO_SETTINGS).find(([, s]) => s.flag === flag);
+    const n = Number(value);
+    if (!entry || extra !== undefined || value === undefined || value === '' || !Number.isFinite(n) || n < 0)
+      throw new InvalidOptionValue(`name=value, with a non-negative number and the name one of ${SLO_FLAGS.join(', ')}`, 'p95=50,p99=200');
+    slos[entry[0] as SloName] = n;
+  }
+  return slos;
+}
+
+/** The options of `momo-harness capacity`, each declared once (core/command-line.ts). */
+export const CAPACITY_OPTIONS = {
+  slo: {
+    type: 'string',
+    multiple: true,
+    value: '<name=value>',
+    default: 'the `LOAD_SLO_*` setting',
+    describe: `an SLO for this run, repeatable or comma-separated, e.g. \`--slo p95=50,p99=200\`; the names: ${SLO_FLAGS.map((flag) => `\`${flag}\``).join(', ')}`,
+    parse: parseSlos,
+  },
+  start: {
+    type: 'string',
+    value: '<per second>',
+    default: String(DEFAULTS.start),
+    describe: 'the first rate',
+    parse: wholeNumber(1, Number.POSITIVE_INFINITY, DEFAULTS.start),
+  },
+  factor: {
+    type: 'string',
+    value: '<n>',
+    default: String(DEFAULTS.factor),
+    describe: 'each step up multiplies the rate by this',
+    parse: decimalNumber({ above: 1 }, DEFAULTS.factor),
+  },
+  'max-rate': {
+    type: 'string',
+    value: '<per second>',
+    default: String(DEFAULTS.maxRate),
+    describe: 'never above this rate',
+    parse: wholeNumber(1, Number.POSITIVE_INFINITY, DEFAULTS.maxRate),
+  },
+  precision: {
+    type: 'string',
+    value: '<share>',
+    default: String(DEFAULTS.precision),
+    describe: 'stop narrowing when the gap is within this share of the rate held',
+    parse: decimalNumber({ max: 1 }, DEFAULTS.precision),
+  },
+  'step-duration': {
+    type: 'string',
+    value: '<s>',
+    default: String(DEFAULTS.stepSeconds),
+    describe: 'how long each rate is held',
+    parse: wholeNumber(1, 3600, DEFAULTS.stepSeconds),
+  },
+  'max-duration': {
+    type: 'string',
+    value: '<s>',
+    default: String(DEFAULTS.maxDurationSeconds),
+    describe: 'the whole search ends by then',
+    parse: decimalNumber({ max: 86_400 }, DEFAULTS.maxDurationSeconds),
+  },
+  warmup: {
+    type: 'string',
+    value: '<s>',
+    default: String(DEFAULTS.warmupSeconds),
+    describe:
+      'against MOMO_BASE_URL, ramp up to the first rate over this long, unjudged, before the search; 0: none (the embedded sandbox is fresh at every step)',
+    parse: wholeNumber(0, 3600, DEFAULTS.warmupSeconds),
+  },
+  'confirm-misses': {
+    type: 'string',
+    value: '<n>',
+    default: String(DEFAULTS.confirmMisses),
+    describe:
+      'measure a missed rate, or the rate where latency first rose past the knee, this many times more before taking it (0 takes each at once): one step is often a passing event',
+    parse: wholeNumber(0, 10, DEFAULTS.confirmMisses),
+  },
+  vus: {
+    type: 'string',
+    value: '<n>',
+    default: String(DEFAULTS.vus),
+    describe: 'VUs k6 starts before each step',
+    parse: wholeNumber(1, Number.POSITIVE_INFINITY, DEFAULTS.vus),
+  },
+  'knee-factor': {
+    type: 'string',
+    value: '<n>',
+    default: String(DEFAULTS.kneeFactor),
+    describe: "the knee: the lowest rate from which every rate's p95 exceeds this many times the lowest p95 measured",
+    parse: decimalNumber({}, DEFAULTS.kneeFactor),
+  },
+  'follow-share': {
+    type: 'string',
+    value: '<share>',
+    default: String(DEFAULTS.followShare),
+    describe: 'share of creations followed to their final status',
+    parse: decimalNumber({ max: 1 }, DEFAULTS.followShare),
+  },
+  segments: {
+    type: 'string',
+    value: '<n>',
+    default: '1',
+    describe:
+      "split each step over n local k6 processes (execution segments), judged over their merged raw samples (`momo-harness load-merge`); k6's JSON output costs it CPU",
+    parse: wholeNumber(1, 16, 2),
+  },
+  reports: { type: 'string', value: '<dir>', default: 'reports/capacity', describe: 'where the reports go' },
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
+
+const USAGE = helpText({
+  usage: 'momo-harness capacity <mix> [options]      (in a clone: npm run capacity -- <mix> ...)',
+  about: `Mixes: ${Object.entries(MIXES)
+    .map(([name, m]) => `${name} (${m.describe})`)
+    .join('; ')};
 or operations with their shares of the rate, e.g. requestToPay:3,deposit:1.
 
 Finds the highest arrival rate at which the target meets every SLO of load/lib/slo.ts: steps of one arrival
@@ -52,32 +172,10 @@ rate (load/scenarios/capacity.ts; reached in ${RAMP_SECONDS} s, then held for --
 judged and measured over), going up by --factor from --start, then halving the gap between the last rate that held
 and the first that did not. Tokens are fetched in setup(), before any window. Against the embedded sandbox (a fresh one per step) or
 MOMO_BASE_URL (the settings of npm run load). Writes reports/capacity/: index.html, capacity.svg, capacity.json,
-junit.xml. What the figures mean and where they stop being true: docs/capacity.md.
-
-  --slo <name=value>        an SLO for this run, repeatable or comma-separated: ${Object.values(SLO_SETTINGS)
-    .map((s) => s.flag)
-    .join(', ')}
-                            (e.g. --slo p95=50,p99=200; the default is the LOAD_SLO_* setting, see docs/reference.md)
-  --start <per second>      the first rate (default ${DEFAULTS.start})
-  --factor <n>              each step up multiplies the rate by this (default ${DEFAULTS.factor})
-  --max-rate <per second>   never above this rate (default ${DEFAULTS.maxRate})
-  --precision <share>       stop narrowing when the gap is within this share of the rate held (default ${DEFAULTS.precision})
-  --step-duration <s>       how long each rate is held (default ${DEFAULTS.stepSeconds})
-  --max-duration <s>        the whole search ends by then (default ${DEFAULTS.maxDurationSeconds})
-  --warmup <s>              against MOMO_BASE_URL, ramp up to the first rate over this long, unjudged, before the search
-                            (default ${DEFAULTS.warmupSeconds}; 0: none; the embedded sandbox is fresh at every step)
-  --confirm-misses <n>      measure a missed rate, or the rate where latency first rose past the knee, this many
-                            times more before taking it (default ${DEFAULTS.confirmMisses}; 0 takes each at once): one step is often
-                            a passing event
-  --vus <n>                 VUs k6 starts before each step (default ${DEFAULTS.vus})
-  --knee-factor <n>         the knee: the lowest rate from which every rate's p95 exceeds this many times the
-                            lowest p95 measured (default ${DEFAULTS.kneeFactor})
-  --follow-share <share>    share of creations followed to their final status (default ${DEFAULTS.followShare})
-  --segments <n>            split each step over n local k6 processes (execution segments), judged over
-                            their merged raw samples (npm run load:merge); k6's JSON output costs it CPU
-  --reports <dir>           where the reports go (default reports/capacity)
-
-Exit codes: 0 a rate met the SLOs (the capacity is found), 1 no rate did, 2 the search could not test.`;
+junit.xml. What the figures mean and where they stop being true: docs/capacity.md.`,
+  options: CAPACITY_OPTIONS,
+  after: 'Exit codes: 0 a rate met the SLOs (the capacity is found), 1 no rate did, 2 the search could not test.',
+});
 
 export interface CapacityOptions {
   argv: string[];
@@ -99,42 +197,7 @@ interface Parsed {
   reports: string;
 }
 
-function positive(flag: string, value: string | undefined, fallback: number, { integer = false, max = Infinity } = {}): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > max || (integer && !Number.isInteger(n))) {
-    throw new UsageError(
-      `--${flag} must be a positive ${integer ? 'whole ' : ''}number${max < Infinity ? ` up to ${max}` : ''}, got "${value}".`,
-    );
-  }
-  return n;
-}
-
-function whole(flag: string, value: string | undefined, fallback: number, max = 10): number {
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) > max)
-    throw new UsageError(`--${flag} must be a whole number from 0 to ${max}, got "${value}".`);
-  return Number(value);
-}
-
-/** The options of `momo-harness capacity`, as USAGE describes them. */
-export const CAPACITY_OPTIONS = {
-  slo: { type: 'string', multiple: true },
-  start: { type: 'string' },
-  factor: { type: 'string' },
-  'max-rate': { type: 'string' },
-  precision: { type: 'string' },
-  'step-duration': { type: 'string' },
-  'max-duration': { type: 'string' },
-  vus: { type: 'string' },
-  'knee-factor': { type: 'string' },
-  'follow-share': { type: 'string' },
-  segments: { type: 'string' },
-  'confirm-misses': { type: 'string' },
-  warmup: { type: 'string' },
-  reports: { type: 'string' },
-  help: { type: 'boolean' },
-} as const satisfies OptionSpecs;
+type CapacityArguments = ReturnType<typeof parseCommandLine<typeof CAPACITY_OPTIONS>>['values'];
 
 function parse(argv: string[], env: Record<string, string | undefined>): Parsed | 'help' {
   let parsed;
@@ -155,46 +218,35 @@ function parse(argv: string[], env: Record<string, string | undefined>): Parsed 
   } catch (error) {
     throw new UsageError(`No mix ${JSON.stringify(mixName)}: ${(error as Error).message}.`);
   }
-  const slos: Partial<Record<SloName, number>> = {};
-  for (const item of (values.slo ?? []).flatMap((s) => s.split(','))) {
-    const [flag, value, extra] = item.trim().split('=');
-    const entry = Object.entries(SLO_SETTINGS).find(([, s]) => s.flag === flag);
-    const n = Number(value);
-    if (!entry || extra !== undefined || value === undefined || value === '' || !Number.isFinite(n) || n < 0) {
-      throw new UsageError(
-        `--slo ${JSON.stringify(item)}: write name=value with a non-negative number, the name one of ${Object.values(SLO_SETTINGS)
-          .map((s) => s.flag)
-          .join(', ')}.`,
-      );
-    }
-    slos[entry[0] as SloName] = n;
-  }
-  const factor = positive('factor', values.factor, DEFAULTS.factor);
-  if (factor <= 1) throw new UsageError(`--factor must be above 1, got "${values.factor}".`);
-  const stepSeconds = positive('step-duration', values['step-duration'], DEFAULTS.stepSeconds, { integer: true, max: 3600 });
-  const maxDurationSeconds = positive('max-duration', values['max-duration'], DEFAULTS.maxDurationSeconds, { max: 86_400 });
-  if (maxDurationSeconds < stepSeconds)
-    throw new UsageError(`--max-duration (${maxDurationSeconds} s) leaves no time for one step of --step-duration (${stepSeconds} s).`);
   return {
     mixName,
     mix,
-    slos,
-    search: {
-      startRate: positive('start', values.start, DEFAULTS.start, { integer: true }),
-      factor,
-      maxRate: positive('max-rate', values['max-rate'], DEFAULTS.maxRate, { integer: true }),
-      precision: positive('precision', values.precision, DEFAULTS.precision, { max: 1 }),
-      maxDurationMs: maxDurationSeconds * 1000,
-      stepSeconds,
-      generatorCoresLimit: 0.9 * cpus().length,
-      confirmMisses: whole('confirm-misses', values['confirm-misses'], DEFAULTS.confirmMisses),
-      kneeFactor: positive('knee-factor', values['knee-factor'], DEFAULTS.kneeFactor),
-    },
-    vus: positive('vus', values.vus, DEFAULTS.vus, { integer: true }),
-    followShare: positive('follow-share', values['follow-share'], DEFAULTS.followShare, { max: 1 }),
-    segments: positive('segments', values.segments, 1, { integer: true, max: 16 }),
-    warmupSeconds: whole('warmup', values.warmup, DEFAULTS.warmupSeconds, 3600),
+    slos: Object.assign({}, ...(values.slo ?? [])) as Partial<Record<SloName, number>>,
+    search: searchOf(values),
+    vus: values.vus ?? DEFAULTS.vus,
+    followShare: values['follow-share'] ?? DEFAULTS.followShare,
+    segments: values.segments ?? 1,
+    warmupSeconds: values.warmup ?? DEFAULTS.warmupSeconds,
     reports: resolve(values.reports ?? 'reports/capacity'),
+  };
+}
+
+/** The settings of the search, with their defaults; the search must have time for one step. */
+function searchOf(values: CapacityArguments): SearchSettings {
+  const stepSeconds = values['step-duration'] ?? DEFAULTS.stepSeconds;
+  const maxDurationSeconds = values['max-duration'] ?? DEFAULTS.maxDurationSeconds;
+  if (maxDurationSeconds < stepSeconds)
+    throw new UsageError(`--max-duration (${maxDurationSeconds} s) leaves no time for one step of --step-duration (${stepSeconds} s).`);
+  return {
+    startRate: values.start ?? DEFAULTS.start,
+    factor: values.factor ?? DEFAULTS.factor,
+    maxRate: values['max-rate'] ?? DEFAULTS.maxRate,
+    precision: values.precision ?? DEFAULTS.precision,
+    maxDurationMs: maxDurationSeconds * 1000,
+    stepSeconds,
+    generatorCoresLimit: 0.9 * cpus().length,
+    confirmMisses: values['confirm-misses'] ?? DEFAULTS.confirmMisses,
+    kneeFactor: values['knee-factor'] ?? DEFAULTS.kneeFactor,
   };
 }
 

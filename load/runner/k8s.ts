@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CommandLineError, nearestWords, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { CommandLineError, InvalidOptionValue, nearestWords, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { httpUrl, matching, numberAsWritten, wholeNumber } from '../../core/option-values.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { PRODUCTS } from '../../core/products.ts';
 import { BUNDLE_DIR, buildLoadScripts, scenarioNames } from '../build.ts';
@@ -150,54 +152,106 @@ export function applyInstructions(out: string, name: string): string {
   kubectl get testrun ${name} -w                 # until its stage is finished`;
 }
 
-const USAGE = `Usage: momo-harness load-k8s <scenario> --parallelism <n> --base-url <url> [options]
+/** `--mix requestToPay:3,deposit:1`: the mix as the capacity scenario reads it in LOAD_MIX. */
+function parseMixOption(raw: string): string {
+  try {
+    return mixText(parseMix(raw));
+  } catch (error) {
+    throw new InvalidOptionValue(`a mix: ${(error as Error).message}`, 'request-to-pay');
+  }
+}
 
-Writes the k6-operator manifests that run a load scenario on Kubernetes, split over <n> runner pods with
+/** The options of `momo-harness load-k8s`, each declared once (core/command-line.ts). */
+export const K8S_OPTIONS = {
+  parallelism: {
+    type: 'string',
+    value: '<n>',
+    describe: 'runner pods, each one execution segment of the load (1 to 1000)',
+    parse: wholeNumber(1, 1000, 4),
+  },
+  'base-url': {
+    type: 'string',
+    value: '<url>',
+    describe: 'the http(s) URL the runner pods reach the target at',
+    parse: httpUrl('http://momo:8080'),
+  },
+  'sandbox-url': {
+    type: 'string',
+    value: '<url>',
+    describe: 'where they provision API users, if not at --base-url',
+    parse: httpUrl('http://momo-sandbox:8080'),
+  },
+  rate: { type: 'string', value: '<per second>', env: 'LOAD_RATE', describe: 'arrival rate of every runner', parse: numberAsWritten(50) },
+  duration: { type: 'string', value: '<s>', env: 'LOAD_DURATION_SECONDS', describe: 'how long the load lasts', parse: numberAsWritten(30) },
+  iterations: {
+    type: 'string',
+    value: '<n>',
+    env: 'LOAD_ITERATIONS',
+    describe: 'iterations of the smoke scenario',
+    parse: numberAsWritten(10),
+  },
+  vus: { type: 'string', value: '<n>', env: 'LOAD_VUS', describe: 'VUs allocated up front', parse: numberAsWritten(20) },
+  'max-vus': {
+    type: 'string',
+    value: '<n>',
+    env: 'LOAD_MAX_VUS',
+    describe: 'the most VUs an open model may start',
+    parse: numberAsWritten(200),
+  },
+  mix: {
+    type: 'string',
+    value: '<mix>',
+    env: 'LOAD_MIX',
+    describe: 'the operation mix of the capacity scenario (a mix name or `op:share,...`)',
+    parse: parseMixOption,
+  },
+  env: {
+    type: 'string',
+    multiple: true,
+    value: '<name=value>',
+    describe:
+      'any other `LOAD_*` setting the scenario reads, repeatable; every `LOAD_*` variable of the environment it reads is passed too (the options win), and a name it does not read is refused',
+  },
+  image: {
+    type: 'string',
+    value: '<image>',
+    default: '`grafana/k6` at the version of the k6 the project builds',
+    describe: "the runner image (`scripts/ensure-k6.sh`; the operator's own default is an unpinned `grafana/k6:latest`)",
+  },
+  cpu: {
+    type: 'string',
+    value: '<quantity>',
+    describe: 'the CPU each runner requests and is limited to, e.g. `2` or `1500m`',
+    parse: matching(QUANTITY, 'a Kubernetes quantity such as 2 or 1500m', '2'),
+  },
+  memory: {
+    type: 'string',
+    value: '<quantity>',
+    describe: 'the memory each runner requests and is limited to, e.g. `2Gi`',
+    parse: matching(QUANTITY, 'a Kubernetes quantity such as 2Gi or 512Mi', '2Gi'),
+  },
+  separate: { type: 'boolean', describe: 'one runner pod per node' },
+  cleanup: { type: 'boolean', describe: 'delete the TestRun, its jobs and pods once it has finished (`cleanup: post`)' },
+  'prometheus-rw': {
+    type: 'string',
+    value: '<url>',
+    describe:
+      "every runner sends its samples to this Prometheus remote-write endpoint, trends as native histograms: the run's global percentiles (docs/capacity.md#on-kubernetes-k6-operator)",
+    parse: httpUrl('http://prometheus:9090/api/v1/write'),
+  },
+  out: { type: 'string', value: '<dir>', default: 'reports/load/k8s/<scenario>', describe: 'where the manifests go' },
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
+
+const USAGE = helpText({
+  usage: 'momo-harness load-k8s <scenario> --parallelism <n> --base-url <url> [options]',
+  about: `Writes the k6-operator manifests that run a load scenario on Kubernetes, split over <n> runner pods with
 execution segments: a ConfigMap holding the bundled script and a TestRun (reports/load/k8s/<scenario>/, or --out).
 The subscription keys are read from a Secret named momo-keys (keys: collection, disbursement, remittance), never
-written to a manifest. Each runner pod runs its own setup(): it provisions its own API users and fetches its own tokens.
-
-  --parallelism <n>          runner pods, each one execution segment of the load (1 to 1000)
-  --base-url <url>           where the runner pods reach the target
-  --sandbox-url <url>        where they provision API users, if not at --base-url
-  --rate <per second>        LOAD_RATE;  --duration <s>  LOAD_DURATION_SECONDS;  --iterations <n>  LOAD_ITERATIONS
-  --vus <n>                  LOAD_VUS;   --max-vus <n>   LOAD_MAX_VUS
-  --mix <mix>                LOAD_MIX, the operation mix of the capacity scenario (a mix name or op:share,...)
-  --env <name=value>         any other LOAD_* setting the scenario reads, repeatable; every LOAD_* variable of the
-                             environment it reads is passed too (the options win)
-  --image <image>            the runner image (default: grafana/k6 at the version of the k6 the project builds,
-                             scripts/ensure-k6.sh; the operator's own default is an unpinned grafana/k6:latest)
-  --cpu <quantity>           CPU each runner requests and is limited to, e.g. 2 or 1500m
-  --memory <quantity>        memory each runner requests and is limited to, e.g. 2Gi
-  --separate                 one runner pod per node
-  --cleanup                  delete the TestRun, its jobs and pods once it has finished (cleanup: post)
-  --prometheus-rw <url>      every runner sends its samples to this Prometheus remote-write endpoint, trends as
-                             native histograms: the run's global percentiles (docs/capacity.md, "On Kubernetes")
-  --out <dir>                where the manifests go
-
-Exit codes: 0 written, 2 the options are wrong.`;
-
-/** The options of `momo-harness load-k8s`, as USAGE describes them. */
-export const K8S_OPTIONS = {
-  parallelism: { type: 'string', value: '<n>' },
-  'base-url': { type: 'string', value: '<url>' },
-  'sandbox-url': { type: 'string', value: '<url>' },
-  rate: { type: 'string' },
-  duration: { type: 'string' },
-  iterations: { type: 'string' },
-  vus: { type: 'string' },
-  'max-vus': { type: 'string' },
-  mix: { type: 'string', value: '<mix>' },
-  env: { type: 'string', multiple: true, value: '<name=value>' },
-  image: { type: 'string' },
-  cpu: { type: 'string' },
-  memory: { type: 'string' },
-  separate: { type: 'boolean' },
-  cleanup: { type: 'boolean' },
-  'prometheus-rw': { type: 'string', value: '<url>' },
-  out: { type: 'string' },
-  help: { type: 'boolean' },
-} as const satisfies OptionSpecs;
+written to a manifest. Each runner pod runs its own setup(): it provisions its own API users and fetches its own tokens.`,
+  options: K8S_OPTIONS,
+  after: 'Exit codes: 0 written, 2 the options are wrong.',
+});
 
 /** The options that stand for a LOAD_* setting. */
 const SETTING_OPTIONS = {
@@ -242,7 +296,7 @@ export async function main(
         `The ${scenario} bundle is ${bytes.toLocaleString('en')} bytes, more than the ${CONFIGMAP_LIMIT_BYTES.toLocaleString('en')} a ConfigMap may hold: give the runners the script from a volume (spec.script.volumeClaim) instead.`,
       );
     const out = writeManifests(scenario, script, { values, settings, image });
-    const parallelism = Number(values.parallelism);
+    const parallelism = values.parallelism!;
     const given = Object.entries(settings).map(([k, v]) => `${k}=${v}`);
     log(
       `Wrote ${join(out, 'configmap.yaml')} (${bytes.toLocaleString('en')} bytes of script) and ${join(out, 'testrun.yaml')}: ${parallelism} runner pod${parallelism === 1 ? '' : 's'} of ${image}${given.length > 0 ? `, with ${given.join(' ')}` : ''}.`,
@@ -257,36 +311,14 @@ export async function main(
   }
 }
 
-/** The scenario, once every option is checked; every problem is said at once. */
+/** The scenario, once the options that must be given are; every problem is said at once (their values are parsed already). */
 function checkedArguments(values: K8sArguments, positionals: string[]): string {
   const scenario = positionals[0];
-  const parallelism = Number(values.parallelism);
   const problems: string[] = [];
   if (!scenario || positionals.length > 1 || !scenarioNames().includes(scenario))
     problems.push(`name one scenario: ${scenarioNames().join(', ')}`);
-  if (!Number.isInteger(parallelism) || parallelism < 1 || parallelism > 1000)
-    problems.push('--parallelism must be a whole number from 1 to 1000');
-  for (const flag of ['base-url', 'sandbox-url', 'prometheus-rw'] as const) {
-    const url = values[flag];
-    if ((flag === 'base-url' || url !== undefined) && !/^https?:\/\/[^\s/]+/.test(url ?? ''))
-      problems.push(`--${flag} must be an http(s) URL the runner pods reach${url === undefined ? '' : `, got "${url}"`}`);
-  }
-  for (const flag of ['rate', 'duration', 'iterations', 'vus', 'max-vus'] as const) {
-    const value = values[flag];
-    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) problems.push(`--${flag} must be a positive number, got "${value}"`);
-  }
-  if (values.mix !== undefined) {
-    try {
-      parseMix(values.mix);
-    } catch (error) {
-      problems.push(`--mix ${JSON.stringify(values.mix)}: ${(error as Error).message}`);
-    }
-  }
-  for (const flag of ['cpu', 'memory'] as const) {
-    const value = values[flag];
-    if (value !== undefined && !QUANTITY.test(value))
-      problems.push(`--${flag} must be a Kubernetes quantity such as ${flag === 'cpu' ? '2 or 1500m' : '2Gi or 512Mi'}, got "${value}"`);
-  }
+  if (values.parallelism === undefined) problems.push('give the runner pods with --parallelism <n>, from 1 to 1000');
+  if (values['base-url'] === undefined) problems.push('give the http(s) URL the runner pods reach the target at with --base-url <url>');
   if (problems.length > 0) throw new K8sUsageError(`${problems.join('; ')}.\n\n${USAGE}`);
   return scenario!;
 }
@@ -316,7 +348,7 @@ function settingsFor(
     if (value === undefined) continue;
     if (!reads.includes(setting))
       throw new K8sUsageError(`--${flag}: the ${scenario} scenario does not read ${setting}; it reads ${reads.join(', ')}.`);
-    settings[setting] = flag === 'mix' ? mixText(parseMix(value)) : value;
+    settings[setting] = value;
   }
   return settings;
 }
@@ -328,7 +360,7 @@ function writeManifests(
   { values, settings, image }: { values: K8sArguments; settings: Record<string, string>; image: string },
 ): string {
   const manifests = k6OperatorManifests(scenario, script, {
-    parallelism: Number(values.parallelism),
+    parallelism: values.parallelism!,
     baseUrl: values['base-url']!,
     image,
     env: settings,

@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path';
 import { buildLoadScripts, scenarioNames } from '../build.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { numberAsWritten } from '../../core/option-values.ts';
 import type { SandboxSettings } from '../../sandbox/domain/settings.ts';
 import { startEmbeddedSandbox } from '../../sandbox/start.ts';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
@@ -14,37 +16,50 @@ import { callsByOperation, htmlReport, junitReport, thresholdResults, withoutSet
 
 const ROOT = PACKAGE_ROOT;
 
-const USAGE = `Usage: momo-harness load <scenario> [options]      (in a clone: npm run load -- <scenario> ...)
+/** The options of `momo-harness load`, each declared once (core/command-line.ts). */
+export const LOAD_OPTIONS = {
+  rate: { type: 'string', value: '<per second>', env: 'LOAD_RATE', describe: 'arrival rate', parse: numberAsWritten(50) },
+  duration: {
+    type: 'string',
+    value: '<seconds>',
+    env: 'LOAD_DURATION_SECONDS',
+    describe: 'how long the load lasts',
+    parse: numberAsWritten(30),
+  },
+  iterations: {
+    type: 'string',
+    value: '<n>',
+    env: 'LOAD_ITERATIONS',
+    describe: 'iterations of the smoke scenario',
+    parse: numberAsWritten(10),
+  },
+  segment: {
+    type: 'string',
+    value: '<from:to>',
+    describe: 'run only this execution segment, e.g. `0:1/2` (k6 `--execution-segment`)',
+  },
+  'segment-sequence': { type: 'string', value: '<list>', describe: 'all segments of the split run, e.g. `0,1/2,1`' },
+  samples: {
+    type: 'string',
+    value: '<file>',
+    describe:
+      'also write every raw sample to this file (k6 `--out json=`; `.gz` to gzip it), for `momo-harness load-merge` to combine the segments of a split run',
+  },
+  reports: { type: 'string', value: '<dir>', default: 'reports/load/<scenario>', describe: 'where the reports go' },
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
 
-Scenarios: ${scenarioNames().join(', ')}
+const USAGE = helpText({
+  usage: 'momo-harness load <scenario> [options]      (in a clone: npm run load -- <scenario> ...)',
+  about: `Scenarios: ${scenarioNames().join(', ')}
 
 Runs a k6 scenario of load/scenarios against the embedded reference sandbox (started and stopped for you)
 or against MOMO_BASE_URL, and writes reports/load/<scenario>/: summary.json (k6's summary), junit.xml,
-report.html (k6's web dashboard) and, where callbacks were measured, callbacks.json.
-
-  --rate <per second>           arrival rate (LOAD_RATE)
-  --duration <seconds>          how long the load lasts (LOAD_DURATION_SECONDS)
-  --iterations <n>              iterations of the smoke scenario (LOAD_ITERATIONS)
-  --segment <from:to>           run only this execution segment, e.g. 0:1/2 (k6 --execution-segment)
-  --segment-sequence <list>     all segments of the split run, e.g. 0,1/2,1
-  --samples <file>              also write every raw sample to this file (k6 --out json=; .gz to gzip it),
-                                for npm run load:merge to combine the segments of a split run
-  --reports <dir>               where the reports go (default reports/load/<scenario>)
-
-Every LOAD_* variable (see load/lib/config.ts and load/lib/slo.ts, e.g. LOAD_SLO_P95_MS) is passed to k6.
-Exit codes: 0 every threshold held, 1 a threshold (an SLO) was crossed, 2 the run could not test.`;
-
-/** The options of `momo-harness load`, as USAGE describes them. */
-export const LOAD_OPTIONS = {
-  rate: { type: 'string' },
-  duration: { type: 'string' },
-  iterations: { type: 'string' },
-  segment: { type: 'string' },
-  'segment-sequence': { type: 'string' },
-  samples: { type: 'string' },
-  reports: { type: 'string' },
-  help: { type: 'boolean' },
-} as const satisfies OptionSpecs;
+report.html (k6's web dashboard) and, where callbacks were measured, callbacks.json.`,
+  options: LOAD_OPTIONS,
+  after: `Every LOAD_* variable (see load/lib/config.ts and load/lib/slo.ts, e.g. LOAD_SLO_P95_MS) is passed to k6.
+Exit codes: 0 every threshold held, 1 a threshold (an SLO) was crossed, 2 the run could not test.`,
+});
 
 /** What the embedded sandbox needs to be for a scenario to mean something. */
 function sandboxFor(scenario: string, env: Record<string, string | undefined>): Partial<SandboxSettings> {
@@ -151,12 +166,6 @@ function argumentsOf(argv: string[], env: Record<string, string | undefined>): '
     throw new CouldNotTest(
       `${scenario ? `No load scenario "${positionals.join(' ')}".` : 'Name a load scenario.'} Scenarios: ${scenarioNames().join(', ')}.\n\n${USAGE}`,
     );
-  for (const [flag, value] of [
-    ['rate', values.rate],
-    ['duration', values.duration],
-    ['iterations', values.iterations],
-  ] as const)
-    if (value !== undefined && !/^\d+(\.\d+)?$/.test(value)) throw new CouldNotTest(`--${flag} must be a positive number, got "${value}".`);
   if ((values.segment === undefined) !== (values['segment-sequence'] === undefined))
     throw new CouldNotTest(
       "--segment and --segment-sequence go together: name this run's segment and the whole sequence, e.g. --segment 0:1/2 --segment-sequence 0,1/2,1.",

@@ -1,6 +1,7 @@
 import { createReadStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import type { K6Summary } from './summary.ts';
@@ -294,26 +295,32 @@ export function judge(expression: string, values: Record<string, number>): { pas
   return { passed, observed };
 }
 
-export const MERGE_USAGE = `Usage: npm run load:merge -- <samples file>... [--summary <file>]... [--reports <dir>] [--with-setup]
+/** The options of `momo-harness load-merge`, each declared once (core/command-line.ts). */
+export const MERGE_OPTIONS = {
+  summary: {
+    type: 'string',
+    multiple: true,
+    value: '<file>',
+    describe:
+      "a segment's `summary.json` (`momo-harness load` writes one per process): its thresholds, the SLOs per operation among them, which k6's raw output does not list, are judged too (repeatable)",
+  },
+  reports: { type: 'string', value: '<dir>', default: 'reports/load/merged', describe: 'where the merged summary goes' },
+  'with-setup': {
+    type: 'boolean',
+    describe: 'count `setup()` and `teardown()` samples too (each process runs its own, so they grow with the segments)',
+  },
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
 
-Merges the raw samples of the segments of one split run (each process run with npm run load -- <scenario>
+export const MERGE_USAGE = helpText({
+  usage: 'momo-harness load-merge <samples file>... [options]      (in a clone: npm run load:merge -- ...)',
+  about: `Merges the raw samples of the segments of one split run (each process run with npm run load -- <scenario>
 --segment … --samples <file>, or k6 run --out json=<file>; .gz files too) into one summary with global
 counters and percentiles, and judges every threshold the scripts declared over all the samples.
-Writes <dir>/summary.json (default reports/load/merged).
-
-  --summary <file>  a segment's summary.json (npm run load writes one per process): its thresholds, the
-                    SLOs per operation among them, which k6's raw output does not list, are judged too
-  --with-setup   count setup() and teardown() samples too (each process runs its own, so they grow with the segments)
-
-Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2 nothing could be merged.`;
-
-/** The options of `momo-harness load-merge`, as MERGE_USAGE describes them. */
-export const MERGE_OPTIONS = {
-  reports: { type: 'string' },
-  summary: { type: 'string', multiple: true },
-  'with-setup': { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const satisfies OptionSpecs;
+Writes <dir>/summary.json.`,
+  options: MERGE_OPTIONS,
+  after: 'Exit codes: 0 every threshold held over the merged samples, 1 one was crossed, 2 nothing could be merged.',
+});
 
 export async function runMerge(argv: string[], log: (line: string) => void, workingDir: string): Promise<number> {
   let parsed;

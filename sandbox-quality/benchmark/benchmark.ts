@@ -8,7 +8,8 @@
  *   npm run benchmark -- --instructions [--quick]  # only the server instructions per request, the same two, compiled
  *
  * Servers run in their own processes, one at a time; k6 is the load generator. Results go to
- * reports/benchmarks/results.json and into the generated section of docs/benchmarks.md.
+ * reports/benchmarks/results.json and into the generated section of docs/benchmarks.md. The options are declared in
+ * ./benchmark-options.ts.
  */
 import { cpuSecondsOf } from '../../core/process-cpu.ts';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -23,13 +24,15 @@ import { buildLoadScripts, minimalScript } from '../../load/build.ts';
 import { pathOf, urlOf } from '../../core/catalogue/routes.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
+import { benchmarkArgumentsOrExit } from './benchmark-options.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 // A connection per request: k6 runs under spawnSync, which blocks this process's event loop for the whole run, so
 // a kept-alive socket the server closed meanwhile would be handed the next request before undici saw it close
 // ("other side closed", which ended a full run in phase 1).
 setGlobalDispatcher(new Agent({ pipelining: 0 }));
-const QUICK = process.argv.includes('--quick');
+const ARGUMENTS = benchmarkArgumentsOrExit(process.argv.slice(2));
+const QUICK = ARGUMENTS.quick === true;
 const VUS = 32;
 const SECONDS = QUICK ? 5 : 15;
 const KEY = DEVELOPMENT_KEYS.collection;
@@ -681,9 +684,9 @@ async function generatorOnly(): Promise<void> {
 
 async function main(): Promise<void> {
   await buildLoadScripts();
-  if (process.argv.includes('--generator')) return generatorOnly();
-  if (process.argv.includes('--cpu')) return cpuOnly();
-  if (process.argv.includes('--instructions')) return instructionsOnly();
+  if (ARGUMENTS.generator) return generatorOnly();
+  if (ARGUMENTS.cpu) return cpuOnly();
+  if (ARGUMENTS.instructions) return instructionsOnly();
   const results: Record<string, unknown> = {
     date: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,

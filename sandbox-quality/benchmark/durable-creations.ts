@@ -15,23 +15,55 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { parseCommandLine } from '../../core/command-line.ts';
+import { CommandLineError, InvalidOptionValue, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { decimalNumber } from '../../core/option-values.ts';
 import { pathOf } from '../../core/catalogue/routes.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { DEVELOPMENT_KEYS } from '../../sandbox/domain/settings.ts';
 
-const { values } = parseCommandLine(process.argv.slice(2), {
-  seconds: { type: 'string' },
-  'in-flight': { type: 'string' },
-  dir: { type: 'string' },
+/** `--in-flight 1,16,64`: whole numbers above 0, separated by commas. */
+function inFlightLevels(raw: string): number[] {
+  const levels = raw.split(',').map(Number);
+  if (levels.some((n) => !(Number.isInteger(n) && n > 0)))
+    throw new InvalidOptionValue('a list of whole numbers above 0, separated by commas', '1,16,64');
+  return levels;
+}
+
+const OPTIONS = {
+  seconds: { type: 'string', value: '<s>', default: '10', describe: 'how long each run is measured', parse: decimalNumber({}, 10) },
+  'in-flight': {
+    type: 'string',
+    value: '<list>',
+    default: '1,16,64',
+    describe: 'the requests in flight of each run',
+    parse: inFlightLevels,
+  },
+  dir: { type: 'string', value: '<parent>', default: "the system's temporary folder", describe: 'where the data directories are made' },
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
+
+const USAGE = helpText({
+  usage: 'node --import tsx sandbox-quality/benchmark/durable-creations.ts [options]',
+  about: 'Requests to pay created by a sandbox in memory and by one that keeps its state with --data (docs/sandbox.md).',
+  options: OPTIONS,
 });
-const SECONDS = Number(values.seconds ?? 10);
-const LEVELS = (values['in-flight'] ?? '1,16,64').split(',').map(Number);
-const PARENT = values.dir ?? tmpdir();
-if (!(SECONDS > 0) || LEVELS.some((n) => !(Number.isInteger(n) && n > 0))) {
-  console.error('--seconds takes a number above 0, --in-flight whole numbers above 0 separated by commas (e.g. 1,16,64).');
+
+let values: ReturnType<typeof parseCommandLine<typeof OPTIONS>>['values'];
+try {
+  values = parseCommandLine(process.argv.slice(2), OPTIONS).values;
+} catch (error) {
+  if (!(error instanceof CommandLineError)) throw error;
+  console.error(`${error.message}\n\n${USAGE}`);
   process.exit(2);
 }
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const SECONDS = values.seconds ?? 10;
+const LEVELS = values['in-flight'] ?? [1, 16, 64];
+const PARENT = values.dir ?? tmpdir();
 const KEY = DEVELOPMENT_KEYS.collection;
 const WARM_UP_MS = 2000;
 

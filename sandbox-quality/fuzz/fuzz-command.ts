@@ -1,47 +1,83 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
-import { PROFILES, type ProfileName } from '../../core/profiles.ts';
+import { helpText } from '../../core/command-help.ts';
+import { matching, oneOf, wholeNumber } from '../../core/option-values.ts';
+import { PROFILES } from '../../core/profiles.ts';
 import { replayFailure, runCampaign, type CampaignOptions, type CampaignResult, type ShrunkFailure, type Tally } from './campaign.ts';
 import { PROPERTIES, type Property } from './properties.ts';
 
-const USAGE = `Usage: npm run fuzz -- [options]
+/** The options of `npm run fuzz`, each declared once (core/command-line.ts). */
+export const FUZZ_OPTIONS = {
+  requests: {
+    type: 'string',
+    value: '<n>',
+    default: '100000',
+    describe: 'generated requests, at least',
+    parse: wholeNumber(1, 100_000_000, 100_000),
+  },
+  seed: {
+    type: 'string',
+    value: '<n>',
+    default: 'random, printed',
+    describe: 'fast-check seed',
+    parse: wholeNumber(-(2 ** 31), 2 ** 31 - 1, 42),
+  },
+  'episode-length': {
+    type: 'string',
+    value: '<n>',
+    default: '400',
+    describe: 'most requests per episode; each episode has a sandbox of its own',
+    parse: wholeNumber(1, 100_000, 400),
+  },
+  profile: {
+    type: 'string',
+    value: '<name>',
+    default: 'both',
+    describe: `${PROFILES.map((p) => `\`${p}\``).join(', ')} or \`both\``,
+    parse: oneOf([...PROFILES, 'both']),
+  },
+  http: { type: 'boolean', describe: 'send over HTTP on 127.0.0.1 instead of `fastify.inject`' },
+  strict: {
+    type: 'boolean',
+    describe:
+      'fuzz sandboxes with the strict readings on (MOMO_SANDBOX_STRICT), judged by the document they serve then; without it, the default sandbox and its more accepting document',
+  },
+  shrink: {
+    type: 'string',
+    value: '<n>',
+    default: '3',
+    describe: 'failing episodes to shrink and show in full',
+    parse: wholeNumber(0, 100, 3),
+  },
+  'shrink-time': {
+    type: 'string',
+    value: '<s>',
+    default: '60',
+    describe: 'time limit of one shrink, in seconds',
+    parse: wholeNumber(1, 3600, 60),
+  },
+  path: {
+    type: 'string',
+    value: '<path>',
+    describe: 'with --seed: replay one failing episode (the path the summary printed) and shrink it',
+    parse: matching(/^\d+(:\d+)*$/, 'a fast-check path such as 12:0:3', '12:0:3'),
+  },
+  report: { type: 'string', value: '<file>', default: 'reports/fuzz/summary.json', describe: 'the summary as JSON' },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
 
-Generates requests from the OpenAPI document the reference sandbox serves (GET /openapi.json), valid and
+const USAGE = helpText({
+  usage: 'npm run fuzz -- [options]',
+  about: `Generates requests from the OpenAPI document the reference sandbox serves (GET /openapi.json), valid and
 malformed, sends them to fresh in-process sandboxes and checks every answer: a documented status, no
 undocumented 5xx, a body that matches its schema, no unexpected error, no state changed by a rejected
-request or by a GET. See docs/fuzzing.md.
-
-  --requests <n>         generated requests, at least (default 100000)
-  --seed <n>             fast-check seed (default: random, printed)
-  --episode-length <n>   most requests per episode; each episode has a sandbox of its own (default 400)
-  --profile <name>       spec, mtn-sandbox or both (default both)
-  --http                 send over HTTP on 127.0.0.1 instead of fastify.inject
-  --strict               fuzz sandboxes with the strict readings on (MOMO_SANDBOX_STRICT), judged by the document they
-                         serve then; without it, the default sandbox and its more accepting document
-  --shrink <n>           failing episodes to shrink and show in full (default 3)
-  --shrink-time <s>      time limit of one shrink, in seconds (default 60)
-  --path <path>          with --seed: replay one failing episode (the path the summary printed) and shrink it
-  --report <file>        the summary as JSON (default reports/fuzz/summary.json)
-
-Exit codes: 0 no property was broken, 1 a property was broken, 2 the run could not test.`;
+request or by a GET. See docs/fuzzing.md.`,
+  options: FUZZ_OPTIONS,
+  after: 'Exit codes: 0 no property was broken, 1 a property was broken, 2 the run could not test.',
+});
 
 class UsageError extends Error {}
-
-/** The options of `npm run fuzz`, as USAGE describes them. */
-export const FUZZ_OPTIONS = {
-  requests: { type: 'string' },
-  seed: { type: 'string' },
-  'episode-length': { type: 'string' },
-  profile: { type: 'string' },
-  http: { type: 'boolean' },
-  strict: { type: 'boolean' },
-  shrink: { type: 'string' },
-  'shrink-time': { type: 'string' },
-  path: { type: 'string' },
-  report: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies OptionSpecs;
 
 function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report: string; help: boolean } {
   let parsed;
@@ -52,29 +88,19 @@ function optionsFrom(argv: string[]): CampaignOptions & { path?: string; report:
     throw new UsageError(`${error.message} (--help lists the options)`);
   }
   const { values } = parsed;
-  const whole = (name: string, raw: string | undefined, fallback: number, min: number, max: number) => {
-    if (raw === undefined) return fallback;
-    if (!/^-?\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
-      throw new UsageError(`--${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-    return Number(raw);
-  };
-  const profile = values.profile ?? 'both';
-  if (profile !== 'both' && !(PROFILES as readonly string[]).includes(profile))
-    throw new UsageError(`--profile must be ${PROFILES.join(', ')} or both, got "${profile}"`);
   if (values.path !== undefined && values.seed === undefined)
     throw new UsageError("--path replays one episode of a run, and needs that run's --seed too");
-  if (values.path !== undefined && !/^\d+(:\d+)*$/.test(values.path))
-    throw new UsageError(`--path must be a fast-check path such as 12:0:3, got "${values.path}"`);
+  const profile = values.profile ?? 'both';
   return {
     help: values.help === true,
-    requests: whole('requests', values.requests, 100_000, 1, 100_000_000),
-    seed: whole('seed', values.seed, Math.floor(Math.random() * 2 ** 31), -(2 ** 31), 2 ** 31 - 1),
-    episodeLength: whole('episode-length', values['episode-length'], 400, 1, 100_000),
-    profiles: profile === 'both' ? PROFILES : [profile as ProfileName],
+    requests: values.requests ?? 100_000,
+    seed: values.seed ?? Math.floor(Math.random() * 2 ** 31),
+    episodeLength: values['episode-length'] ?? 400,
+    profiles: profile === 'both' ? PROFILES : [profile],
     strict: values.strict === true,
     transport: values.http ? 'http' : 'inject',
-    shrink: whole('shrink', values.shrink, 3, 0, 100),
-    shrinkTimeMs: whole('shrink-time', values['shrink-time'], 60, 1, 3600) * 1000,
+    shrink: values.shrink ?? 3,
+    shrinkTimeMs: (values['shrink-time'] ?? 60) * 1000,
     ...(values.path !== undefined ? { path: values.path } : {}),
     report: resolve(values.report ?? 'reports/fuzz/summary.json'),
   };

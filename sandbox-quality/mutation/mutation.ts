@@ -9,9 +9,11 @@
 import { cpus } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
-import { FAULTS, FAULT_NAMES, isFaultName, runCatching, type FaultName } from '../faults/faults.ts';
-import { VARIATIONS, VARIATION_NAMES, isVariationName, type VariationName } from '../variations/variations.ts';
+import { CommandLineError, InvalidOptionValue, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText } from '../../core/command-help.ts';
+import { namesAmong, wholeNumber } from '../../core/option-values.ts';
+import { FAULTS, FAULT_NAMES, runCatching, type FaultName } from '../faults/faults.ts';
+import { VARIATIONS, VARIATION_NAMES, type VariationName } from '../variations/variations.ts';
 import type { ProfileName } from '../../core/profiles.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
 import {
@@ -28,31 +30,73 @@ const DOC = join(ROOT, 'docs/mutation.md');
 const BEGIN = '<!-- mutation:begin (written by npm run mutation; do not edit by hand) -->';
 const END = '<!-- mutation:end -->';
 
-const USAGE = `Usage: npm run mutation -- [--only <name,...>] [--variations <name,...>|none] [--independent <name,...>|none] [--jobs <n>] [--faithful-runs <n>] [--weather <seeds>|none] [--scoped] [--no-docs]
+/** `--weather 5`: the weather runs' seeds, 1 to the number; none: no weather run. */
+function parseWeatherSeeds(raw: string): number {
+  if (raw === 'none') return 0;
+  if (!/^\d+$/.test(raw) || Number(raw) > 50) throw new InvalidOptionValue('a whole number from 0 to 50, or none', '5');
+  return Number(raw);
+}
 
-Runs the conformance suite against the embedded sandbox once per deliberate deviation and checks that each
+/** The options of `npm run mutation`, each declared once (core/command-line.ts). */
+export const MUTATION_OPTIONS = {
+  only: {
+    type: 'string',
+    value: '<names>',
+    describe: 'only these deviations, comma-separated (`npm run sandbox -- --list-deviations` lists them); `none`: no deviation',
+    parse: namesAmong(FAULT_NAMES, 'deviations', 'npm run sandbox -- --list-deviations lists them'),
+  },
+  variations: {
+    type: 'string',
+    value: '<names>',
+    describe: 'only these conforming variations, comma-separated (`npm run sandbox -- --list-variations` lists them); `none`: no variation',
+    parse: namesAmong(VARIATION_NAMES, 'conforming variations', 'npm run sandbox -- --list-variations lists them'),
+  },
+  independent: {
+    type: 'string',
+    value: '<names>',
+    describe: `only these MoMo servers the project did not write (${INDEPENDENT_SERVERS.join(', ')}), each plain and with each spec-legal control its author wrote, in every profile it is legal in, and with each deviation written blind into it, which must be detected; \`none\`: no such server`,
+    parse: namesAmong(INDEPENDENT_SERVERS, 'independent servers', `they are ${INDEPENDENT_SERVERS.join(', ')}`),
+  },
+  jobs: {
+    type: 'string',
+    value: '<n>',
+    default: 'two per CPU; each run mostly waits on the sandbox',
+    describe: 'suite runs at a time',
+    parse: wholeNumber(0, 32, 4),
+  },
+  'faithful-runs': {
+    type: 'string',
+    value: '<n>',
+    default: '10',
+    describe: 'runs against the faithful sandbox; 0 skips them',
+    parse: wholeNumber(0, 100, 10),
+  },
+  weather: {
+    type: 'string',
+    value: '<seeds>',
+    default: '5 when no other option narrows the runs, else none',
+    describe: 'the weather runs (docs/mutation.md, "Weather") with seeds 1 to `<seeds>`; `none`: no weather run',
+    parse: parseWeatherSeeds,
+  },
+  scoped: { type: 'boolean', describe: "run each deviation against its own feature's scenarios only (faster, for tests)" },
+  reports: { type: 'string', value: '<dir>', default: 'reports/mutation', describe: "where each run's reports go" },
+  'no-docs': { type: 'boolean', describe: 'do not rewrite `docs/mutation.md`' },
+  help: { type: 'boolean', describe: 'the usage text' },
+} as const satisfies OptionSpecs;
+
+const USAGE = helpText({
+  usage: 'npm run mutation -- [options]',
+  about: `Runs the conformance suite against the embedded sandbox once per deliberate deviation and checks that each
 is detected (in the run that can catch it: the spec profile, the mtn-sandbox profile for a live observation,
 --strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
 passes; against each MoMo server the project did not write, plain and with each of its authors' spec-legal
-controls, and checks each passes, and with each deviation written blind into it, and checks each is detected; then against the faithful sandbox --faithful-runs times and checks every run
-passes. Then under weather: each spec-legal chaos condition alone and all together, and the python server behind
-the independent weather proxy, each seed in both profiles, must exit 0 or 2 with no scenario failed; a deviation a
-feature under --chaos all must still exit 1.
-
-  --only <names>        only these deviations (npm run sandbox -- --list-deviations lists them); none: no deviation
-  --independent <names> only these independent servers (python, go, java), each plain and with each of its
-                        spec-legal controls in every profile it is legal in, and with each deviation written
-                        blind into it, which must be detected; none: no independent server
-  --variations <names>  only these conforming variations (npm run sandbox -- --list-variations); none: no variation
-  --jobs <n>            suite runs at a time (default: two per CPU; each run mostly waits on the sandbox)
-  --faithful-runs <n>   runs against the faithful sandbox (default 10; 0 skips them)
-  --weather <seeds>     the weather runs with seeds 1 to <seeds> (default 5 when no other option narrows the
-                        runs, else none); none: no weather run
-  --scoped              run each deviation against its own feature's scenarios only (faster, for tests)
-  --reports <dir>       where each run's reports go (default reports/mutation)
-  --no-docs             do not rewrite docs/mutation.md
-
-Exit codes: 0 every deviation detected and every faithful run passed, 1 not so, 2 the runs could not be made.`;
+controls, and checks each passes, and with each deviation written blind into it, and checks each is detected; then
+against the faithful sandbox --faithful-runs times and checks every run passes. Then under weather: each spec-legal
+chaos condition alone and all together, and the python server behind the independent weather proxy, each seed in
+both profiles, must exit 0 or 2 with no scenario failed; a deviation a feature under --chaos all must still exit 1.`,
+  options: MUTATION_OPTIONS,
+  after: 'Exit codes: 0 every deviation detected and every faithful run passed, 1 not so, 2 the runs could not be made.',
+});
 
 interface SuiteSummary {
   totals: Record<'passed' | 'failed' | 'not tested' | 'skipped', number>;
@@ -424,37 +468,22 @@ function writeDoc(report: MutationReport): void {
   writeFileSync(DOC, next);
 }
 
-/** The options of `npm run mutation`, as USAGE describes them. */
-export const MUTATION_OPTIONS = {
-  only: { type: 'string' },
-  variations: { type: 'string' },
-  independent: { type: 'string' },
-  jobs: { type: 'string' },
-  'faithful-runs': { type: 'string' },
-  weather: { type: 'string' },
-  scoped: { type: 'boolean' },
-  reports: { type: 'string' },
-  'no-docs': { type: 'boolean' },
-  help: { type: 'boolean' },
-} as const satisfies OptionSpecs;
-
 type MutationArguments = ReturnType<typeof parseCommandLine<typeof MUTATION_OPTIONS>>['values'];
 
 async function main(argv: string[]): Promise<number> {
   let values: MutationArguments;
-  let chosen: ReturnType<typeof chosenRuns>;
   try {
     values = parseCommandLine(argv, MUTATION_OPTIONS).values;
-    if (values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    chosen = chosenRuns(values);
   } catch (error) {
-    if (error instanceof CommandLineError) console.error(`${error.message}\n\n${USAGE}`);
-    else console.error((error as Error).message);
+    if (!(error instanceof CommandLineError)) throw error;
+    console.error(`${error.message}\n\n${USAGE}`);
     return 2;
   }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const chosen = chosenRuns(values);
   const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
   mkdirSync(reportsDir, { recursive: true });
   const report = await runMutation({ ...chosen, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
@@ -472,47 +501,15 @@ async function main(argv: string[]): Promise<number> {
 
 /** The deviations, variations and independent servers named (all by default, none with `none`), and the counts. */
 function chosenRuns(values: MutationArguments) {
-  const namesOf = (list: string | undefined, all: readonly string[]) =>
-    list === undefined
-      ? all
-      : list === 'none'
-        ? []
-        : list
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean);
-  const only = namesOf(values.only, FAULT_NAMES);
-  const variations = namesOf(values.variations, VARIATION_NAMES);
-  const independent = namesOf(values.independent, INDEPENDENT_SERVERS);
-  const unknown = only.filter((name) => !isFaultName(name));
-  if (unknown.length > 0)
-    throw new Error(
-      `--only names ${unknown.map((n) => `"${n}"`).join(', ')}, which are not deviations; npm run sandbox -- --list-deviations lists them`,
-    );
-  const unknownVariations = variations.filter((name) => !isVariationName(name));
-  if (unknownVariations.length > 0)
-    throw new Error(
-      `--variations names ${unknownVariations.map((n) => `"${n}"`).join(', ')}, which are not conforming variations; npm run sandbox -- --list-variations lists them`,
-    );
-  const unknownServers = independent.filter((name) => !(INDEPENDENT_SERVERS as readonly string[]).includes(name));
-  if (unknownServers.length > 0)
-    throw new Error(
-      `--independent names ${unknownServers.map((n) => `"${n}"`).join(', ')}, which are not independent servers; they are ${INDEPENDENT_SERVERS.join(', ')}`,
-    );
-  const count = (name: string, raw: string | undefined, fallback: number, max: number) => {
-    const n = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`--${name} must be a whole number from 0 to ${max}, got "${raw}"`);
-    return n;
-  };
   const narrowed =
     values.only !== undefined || values.variations !== undefined || values.independent !== undefined || Boolean(values.scoped);
   return {
-    only: only as FaultName[],
-    variations: variations as VariationName[],
-    independent: independent as IndependentServerName[],
-    jobs: Math.max(1, count('jobs', values.jobs, 2 * cpus().length, 32)),
-    faithfulRuns: count('faithful-runs', values['faithful-runs'], 10, 100),
-    weatherSeeds: values.weather === 'none' ? 0 : count('weather', values.weather, narrowed ? 0 : 5, 50),
+    only: (values.only ?? FAULT_NAMES) as FaultName[],
+    variations: (values.variations ?? VARIATION_NAMES) as VariationName[],
+    independent: (values.independent ?? INDEPENDENT_SERVERS) as IndependentServerName[],
+    jobs: Math.max(1, values.jobs ?? 2 * cpus().length),
+    faithfulRuns: values['faithful-runs'] ?? 10,
+    weatherSeeds: values.weather ?? (narrowed ? 0 : 5),
     narrowed,
   };
 }

@@ -375,7 +375,7 @@ const SPECS = [
     env: 'MOMO_SANDBOX_DATA',
     fallback: '',
     describe:
-      'Directory where API users, keys, transactions, balances, consents and pending outcomes are kept across restarts and crashes (docs/sandbox.md); unset: in memory only.',
+      'Directory where API users, keys, transactions, balances, consents and pending outcomes are kept across restarts and crashes (docs/sandbox.md#state-that-survives-a-restart---data); unset: in memory only.',
     parse: (raw) => raw || undefined,
   }),
   spec({
@@ -624,18 +624,54 @@ function chaosHoldMs(s: SandboxSettings): number {
 /** How long after a callback the callback-repeated chaos condition sends it again. */
 export const REPEATED_CALLBACK_AFTER_MS = 1000;
 
-/** The flags of `momo-harness sandbox`: one per setting, the key of each product, and the caller's extras. */
+/**
+ * The flags of `momo-harness sandbox` in the model every command declares its options in (core/command-line.ts):
+ * one per setting, the key of each product, the caller's extras and the listings, each with its variable, default
+ * and meaning, so that the usage text below and docs/reference.md are written from them. They are adapted from SPECS
+ * here rather than SPECS being written in that model, the smaller and clearer change: a setting is read from its
+ * flag, else its variable, else its default, and its value is checked wherever it came from, naming the flag and
+ * the variable (resolveSettingsWith, which says every problem at once), whereas the model parses flags only. So
+ * these options carry no parse.
+ */
 export function sandboxOptions(extras: readonly ExtraSetting[]): OptionSpecs {
-  const options: OptionSpecs = {
-    help: { type: 'boolean' },
-    'list-differences': { type: 'boolean' },
-    'list-chaos': { type: 'boolean' },
-  };
-  for (const s of SPECS) options[s.flag] = { type: 'switch' in s && s.switch ? 'boolean' : 'string' };
-  for (const k of KEY_SPECS) options[k.flag] = { type: 'string' };
-  for (const e of extras) options[e.flag] = { type: e.type };
-  return options;
+  const options: OptionSpecs = {};
+  for (const s of SPECS)
+    options[s.flag] = {
+      type: 'switch' in s && s.switch ? 'boolean' : 'string',
+      env: s.env,
+      default: ('shownDefault' in s && s.shownDefault) || s.fallback || '(none)',
+      describe: s.describe,
+    };
+  for (const k of KEY_SPECS)
+    options[k.flag] = {
+      type: 'string',
+      env: k.env,
+      default: DEVELOPMENT_KEYS[k.product],
+      describe: `Subscription key (Ocp-Apim-Subscription-Key) of the ${k.product} product.`,
+    };
+  for (const e of extras)
+    options[e.flag] = {
+      type: e.type,
+      ...(e.env ? { env: e.env } : {}),
+      ...(e.type === 'boolean' ? {} : { default: e.fallback || '(none)' }),
+      describe: e.describe,
+    };
+  return { ...options, ...LISTINGS };
 }
+
+/** The flags that print something and exit, and take no setting. */
+const LISTINGS: OptionSpecs = {
+  'list-differences': {
+    type: 'boolean',
+    describe: 'Print what the two profiles change, the readings and the strict readings, and exit.',
+  },
+  'list-chaos': {
+    type: 'boolean',
+    describe:
+      'Print the spec-legal chaos conditions, each with where it happens and the clause that allows it, and exit (docs/sandbox.md#chaos).',
+  },
+  help: { type: 'boolean', describe: 'Print every setting, its flag, environment variable and default, and exit.' },
+};
 
 function parseFlags(argv: string[], extras: readonly ExtraSetting[], env: NodeJS.ProcessEnv) {
   try {
@@ -654,16 +690,9 @@ export function wantsHelp(argv: string[]): 'help' | 'differences' | 'chaos' | un
 }
 
 export function helpText(extras: readonly ExtraSetting[] = [], usage: readonly string[] = []): string {
-  const rows = [
-    ...SPECS.map((s) => [`--${s.flag}`, s.env, ('shownDefault' in s && s.shownDefault) || s.fallback || '(none)', s.describe]),
-    ...KEY_SPECS.map((k) => [
-      `--${k.flag}`,
-      k.env,
-      DEVELOPMENT_KEYS[k.product],
-      `Subscription key (Ocp-Apim-Subscription-Key) of the ${k.product} product.`,
-    ]),
-    ...extras.map((e) => [`--${e.flag}`, e.env ?? '', e.type === 'boolean' ? '' : e.fallback || '(none)', e.describe]),
-  ];
+  const rows = Object.entries(sandboxOptions(extras))
+    .filter(([flag]) => !(flag in LISTINGS))
+    .map(([flag, o]) => [`--${flag}`, o.env ?? '', o.default ?? '', o.describe]);
   const width = (i: number) => Math.max(...rows.map((r) => r[i]!.length));
   const lines = rows.map((r) => `  ${r[0]!.padEnd(width(0))}  ${r[1]!.padEnd(width(1))}  ${r[2]!.padEnd(Math.min(width(2), 24))}  ${r[3]}`);
   return [

@@ -2,13 +2,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CommandLineError, editDistance, nearestWords, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
+import { helpText, optionTable } from '../../core/command-help.ts';
+import { decimalNumber, namesAmong, oneOf, wholeNumber } from '../../core/option-values.ts';
 
 const OPTIONS = {
-  tags: { type: 'string', value: '<expression>' },
-  strict: { type: 'boolean' },
-  parallel: { type: 'string', value: '<workers>' },
-  'fail-on': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
+  tags: { type: 'string', value: '<expression>', describe: 'the scenarios to run' },
+  strict: { type: 'boolean', env: 'MOMO_STRICT', describe: 'the strict readings too' },
+  parallel: { type: 'string', value: '<workers>', default: '4', describe: 'worker processes', parse: wholeNumber(0, 16, 4) },
+  'fail-on': { type: 'string', describe: 'which failures fail the run', parse: oneOf(['new', 'any']) },
+  help: { type: 'boolean', short: 'h', describe: 'the usage text' },
 } as const satisfies OptionSpecs;
 
 /** npm's environment for `npm start …` or `npm run <script> …`, with the configs it took from the command line. */
@@ -117,4 +119,59 @@ test('edit distance counts a swap of neighbours as one edit; the nearest words a
     '@req:COL-RTP-DUPLICATE-409',
   ]);
   assert.deepEqual(nearestWords('xyz', ['tags', 'strict']), []);
+});
+
+test("an option's value is parsed as declared: typed when it is good, refused in one form when it is not", () => {
+  const { values } = parseCommandLine(['--parallel', '8', '--fail-on', 'new'], OPTIONS, { env: {} });
+  assert.equal(values.parallel, 8);
+  assert.equal(values['fail-on'], 'new');
+  assert.equal(messageOf(['--parallel', 'abc']), '--parallel: "abc" is not a whole number from 0 to 16; write e.g. --parallel 4');
+  assert.equal(messageOf(['--parallel', '17']), '--parallel: "17" is not a whole number from 0 to 16; write e.g. --parallel 4');
+  // Every refused value is said at once.
+  assert.equal(
+    messageOf(['--parallel=-1', '--fail-on', 'all']),
+    '--parallel: "-1" is not a whole number from 0 to 16; write e.g. --parallel 4\n--fail-on: "all" is not new or any; write e.g. --fail-on new',
+  );
+});
+
+test('each value of a repeated option is parsed; the kinds of value say what they take', () => {
+  const options = {
+    share: { type: 'string', multiple: true, describe: 'a share', parse: decimalNumber({ max: 1 }, 0.05) },
+    only: { type: 'string', describe: 'names', parse: namesAmong(['a', 'b'], 'letters', 'the alphabet lists them') },
+  } as const satisfies OptionSpecs;
+  const parse = (argv: string[]) => parseCommandLine(argv, options, { env: {} }).values;
+  assert.deepEqual(parse(['--share', '0.5', '--share', '1']).share, [0.5, 1]);
+  assert.deepEqual(parse(['--only', 'none']).only, []);
+  assert.deepEqual(parse(['--only', 'a, b']).only, ['a', 'b']);
+  assert.throws(() => parse(['--share', '0.5', '--share', '2']), {
+    message: '--share: "2" is not a number above 0 and at most 1; write e.g. --share 0.05',
+  });
+  assert.throws(() => parse(['--only', 'a,c']), {
+    message: '--only: "a,c" is not a list of letters or none: "c" is not one of them (the alphabet lists them); write e.g. --only a',
+  });
+});
+
+test('the usage text is written from the declaration: each flag with its value, meaning, variable and default', () => {
+  const text = helpText({ usage: 'momo-harness try [options]', about: 'Tries.', options: OPTIONS, after: 'Exit codes: 0 tried.' });
+  const lines = text.split('\n');
+  assert.equal(lines[0], 'Usage: momo-harness try [options]');
+  assert.match(text, /^ {2}--parallel <workers> +worker processes \(default 4\)$/m);
+  assert.match(text, /^ {2}--strict +the strict readings too \(MOMO_STRICT\)$/m);
+  assert.match(text, /^ {2}-h, --help +the usage text$/m);
+  assert.equal(lines.at(-1), 'Exit codes: 0 tried.');
+});
+
+test('the option table of docs/reference.md is written from the same declaration', () => {
+  assert.equal(
+    optionTable(OPTIONS),
+    [
+      '| flag | environment | default | meaning |',
+      '| --- | --- | --- | --- |',
+      '| `--tags <expression>` | | | the scenarios to run |',
+      '| `--strict` | `MOMO_STRICT` | | the strict readings too |',
+      '| `--parallel <workers>` | | `4` | worker processes |',
+      '| `--fail-on` | | | which failures fail the run |',
+      '| `-h, --help` | | | the usage text |',
+    ].join('\n'),
+  );
 });

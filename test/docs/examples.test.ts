@@ -8,12 +8,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMANDS } from '../../cli/commands.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
-import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/fuzz-command.ts';
 import { scenarioNames } from '../../load/build.ts';
 import { parseMix } from '../../load/lib/mixes.ts';
-import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
+// The options of the npm scripts that are not momo-harness subcommands but take options of their own.
+import { SCRIPT_OPTIONS } from '../../sandbox-quality/script-options.ts';
 import {
-  BENCHMARK_OPTIONS,
   DOCUMENTS,
   NPM_SCRIPTS,
   allDocCommands,
@@ -25,9 +24,6 @@ import {
   withoutComment,
   type DocCommand,
 } from '../support/doc-commands.ts';
-
-/** The options of the npm scripts that are not momo-harness subcommands but take options of their own. */
-const SCRIPT_OPTIONS: Record<string, OptionSpecs> = { fuzz: FUZZ_OPTIONS, mutation: MUTATION_OPTIONS, benchmark: BENCHMARK_OPTIONS };
 
 /** npm's own commands a README may show (installing, packing), which run no script of ours. */
 const NPM_COMMANDS = new Set(['ci', 'install', 'pack']);
@@ -47,7 +43,7 @@ async function problemsOf(command: DocCommand): Promise<string[]> {
       options = SCRIPT_OPTIONS[command.script!];
       if (args.length > 0 && !options)
         problems.push(
-          `${where}: gives arguments to npm run ${command.script}, whose options this test does not know: add them to SCRIPT_OPTIONS`,
+          `${where}: gives arguments to npm run ${command.script}, whose options this test does not know: add them to SCRIPT_OPTIONS (sandbox-quality/script-options.ts)`,
         );
       if (!options) return problems;
     }

@@ -1,22 +1,22 @@
 /**
- * docs/reference.md stays true to the code: each command's section lists exactly the options the command declares,
- * the sandbox's table gives each setting's own variable and default, and every variable the harness, the sandbox,
- * the reproductions and the load scripts read has its row.
+ * docs/reference.md stays true to the code: its option tables are what npm run generate:reference writes from the
+ * options each command declares, the sandbox's table gives each setting the variable and default the sandbox reads,
+ * and every variable the harness, the sandbox, the reproductions and the load scripts read has its row.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { COMMANDS } from '../../cli/commands.ts';
+import { fileURLToPath } from 'node:url';
+import { withOptionTables } from '../../core/command-help.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 import { CONFIG_VARIABLES } from '../../harness/config.ts';
 import { BASIC_VARIABLE, TOKEN_VARIABLE } from '../../harness/reproduction/curl.ts';
 import { helpText } from '../../sandbox/domain/settings.ts';
 import { DEVIATIONS_SETTING } from '../../sandbox-quality/faults/faults.ts';
-import { FUZZ_OPTIONS } from '../../sandbox-quality/fuzz/fuzz-command.ts';
-import { MUTATION_OPTIONS } from '../../sandbox-quality/mutation/mutation.ts';
 import { VARIATIONS_SETTING } from '../../sandbox-quality/variations/variations.ts';
-import { BENCHMARK_OPTIONS, documentText } from '../support/doc-commands.ts';
+import { documentText } from '../support/doc-commands.ts';
 
 const reference = documentText('docs/reference.md');
 
@@ -41,25 +41,35 @@ function rows(text: string): string[][] {
     );
 }
 
-/** The options a section's table names: the first word of each row's first cell, without its dashes. */
-function optionsIn(text: string): string[] {
-  return rows(text)
-    .map(([first]) => /^--([\w-]+)/.exec(first!)?.[1])
-    .filter((name): name is string => name !== undefined)
-    .sort();
-}
-
-test("each momo-harness command's section lists exactly the options it declares", async () => {
-  for (const [name, command] of Object.entries(COMMANDS)) {
-    const declared = Object.keys((await command.load()).options).sort();
-    assert.deepEqual(optionsIn(section(`momo-harness ${name}`)), declared, `momo-harness ${name}`);
-  }
+test('the option tables are what npm run generate:reference writes from the declared options', () => {
+  // After changing an option, run `npm run generate:reference`: the file must be exactly what it writes.
+  const script = fileURLToPath(new URL('../../scripts/generate-reference.ts', import.meta.url));
+  const check = spawnSync(process.execPath, ['--import', 'tsx', script, '--check'], { encoding: 'utf8' });
+  assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
 });
 
-test('the sections of npm run fuzz, mutation and benchmark list exactly their options', () => {
-  for (const [script, options] of Object.entries({ fuzz: FUZZ_OPTIONS, mutation: MUTATION_OPTIONS, benchmark: BENCHMARK_OPTIONS })) {
-    assert.deepEqual(optionsIn(section(`npm run ${script}`)), Object.keys(options).sort(), `npm run ${script}`);
-  }
+test('the generator rewrites only what stands between the markers, and every command has them', () => {
+  const options = { out: { type: 'string', value: '<dir>', default: 'reports', describe: 'where it goes' } } as const;
+  const text = ['# Title', '', 'Prose.', '<!-- options:try:begin -->', '| stale |', '<!-- options:try:end -->', 'More prose.', ''].join(
+    '\n',
+  );
+  assert.equal(
+    withOptionTables(text, { try: options }),
+    [
+      '# Title',
+      '',
+      'Prose.',
+      '<!-- options:try:begin -->',
+      '| flag | default | meaning |',
+      '| --- | --- | --- |',
+      '| `--out <dir>` | `reports` | where it goes |',
+      '<!-- options:try:end -->',
+      'More prose.',
+      '',
+    ].join('\n'),
+  );
+  assert.throws(() => withOptionTables(text, { try: options, other: options }), /no .* markers for other/);
+  assert.throws(() => withOptionTables(text, {}), /markers for commands that do not exist: try/);
 });
 
 test("the sandbox's table gives each setting the variable and the default the sandbox reads", () => {

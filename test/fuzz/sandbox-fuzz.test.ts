@@ -223,7 +223,7 @@ test('npm run fuzz says what is wrong with its options and exits 2', async () =>
   const lines: string[] = [];
   const log = (line: string) => lines.push(line);
   assert.equal(await main(['--requests', 'many'], log), 2);
-  assert.match(lines.at(-1)!, /--requests must be a whole number/);
+  assert.match(lines.at(-1)!, /--requests: "many" is not a whole number from 1 to 100000000; write e.g. --requests 100000/);
   assert.equal(await main(['--path', '3:1'], log), 2);
   assert.match(lines.at(-1)!, /needs that run's --seed/);
   assert.equal(await main(['--profile', 'live'], log), 2);

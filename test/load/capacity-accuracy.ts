@@ -107,9 +107,9 @@ const pct = (share: number | null) => (share === null ? '–' : `${(share * 100)
 
 async function main(): Promise<number> {
   const { values } = parseCommandLine(process.argv.slice(2), {
-    case: { type: 'string', multiple: true },
-    chart: { type: 'string' },
-    help: { type: 'boolean' },
+    case: { type: 'string', multiple: true, value: '<name>', describe: 'only this case (repeatable)' },
+    chart: { type: 'string', value: '<file>', describe: 'where the chart goes' },
+    help: { type: 'boolean', describe: 'the usage text' },
   });
   if (values.help) {
     console.log(

@@ -165,13 +165,19 @@ test('bad input to load-k8s is refused with what to fix, exit 2', async () => {
   assert.match(await refused(['smoke', ...base, '--mix', 'token']), /--mix: the smoke scenario does not read LOAD_MIX/);
   assert.match(
     await refused(['capacity', ...base, '--mix', 'requestToPay:x']),
-    /--mix "requestToPay:x": the share of requestToPay must be a positive number/,
+    /--mix: "requestToPay:x" is not a mix: the share of requestToPay must be a positive number, got "x"; write e.g. --mix request-to-pay/,
   );
-  assert.match(await refused(['capacity', ...base, '--cpu', 'two']), /--cpu must be a Kubernetes quantity such as 2 or 1500m, got "two"/);
-  assert.match(await refused(['capacity', ...base, '--prometheus-rw', 'prometheus:9090']), /--prometheus-rw must be an http\(s\) URL/);
+  assert.match(
+    await refused(['capacity', ...base, '--cpu', 'two']),
+    /--cpu: "two" is not a Kubernetes quantity such as 2 or 1500m; write e.g. --cpu 2/,
+  );
+  assert.match(
+    await refused(['capacity', ...base, '--prometheus-rw', 'prometheus:9090']),
+    /--prometheus-rw: "prometheus:9090" is not an http\(s\) URL; write e.g. --prometheus-rw http:\/\/prometheus:9090\/api\/v1\/write/,
+  );
   assert.match(
     await refused(['capacity', '--parallelism', '0', '--base-url', 'http://momo:8080']),
-    /--parallelism must be a whole number from 1 to 1000/,
+    /--parallelism: "0" is not a whole number from 1 to 1000; write e.g. --parallelism 4/,
   );
   assert.match(await refused(['capacity', ...base, '--seperate']), /unknown option --seperate; did you mean --separate\?/);
 });

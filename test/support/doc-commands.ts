@@ -6,7 +6,6 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { OptionSpecs } from '../../core/command-line.ts';
 import { PACKAGE_ROOT } from '../../core/package.ts';
 
 /** The documents a user or a contributor reads, as paths from the project root: README first. */
@@ -42,18 +41,6 @@ const SCRIPTS = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'ut
 
 /** The npm scripts of package.json, by name. */
 export const NPM_SCRIPTS: Readonly<Record<string, string>> = SCRIPTS;
-
-/**
- * The switches of npm run benchmark, read from its source: it declares no options object (and runs when imported),
- * but looks each switch up in process.argv.
- */
-export const BENCHMARK_OPTIONS: OptionSpecs = Object.fromEntries(
-  [
-    ...readFileSync(join(PACKAGE_ROOT, 'sandbox-quality/benchmark/benchmark.ts'), 'utf8').matchAll(
-      /process\.argv\.includes\('--([\w-]+)'\)/g,
-    ),
-  ].map((m) => [m[1]!, { type: 'boolean' as const }]),
-);
 
 /** The subcommand an npm script runs, with the words it adds (e.g. "tsx cli/momo-harness.ts load" → ['load']), if it runs momo-harness. */
 export function harnessWordsOf(script: string): string[] | undefined {
