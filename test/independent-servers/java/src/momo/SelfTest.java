@@ -686,7 +686,8 @@ public final class SelfTest {
         Res ch = s.create("collection", "requesttopay", tok, uuid(), rtpBody("1", "46733123499"), cbUrl("localhost", "/x"));
         eq(A, 500, ch.status, "localhost ≠ registered 127.0.0.1 in mtn-sandbox");
         eq(A, "Callback URL does not match the configured value.", ch.get("message"), "callback host message");
-        eq(A, 202, s.create("collection", "requesttopay", tok, uuid(), rtpBody("1", "46733123499").replace("\"1\"", "1"), null).status, "numeric amount accepted");
+        // The project changed this after the blind run (README, "After the blind run"): a JSON number is refused here too.
+        eq(A, 400, s.create("collection", "requesttopay", tok, uuid(), rtpBody("1", "46733123499").replace("\"1\"", "1"), null).status, "numeric amount refused");
         eq(A, 202, s.create("collection", "requesttopay", tok, uuid(), rtpBody("1", "+46733123499"), null).status, "'+' MSISDN accepted");
         Res un = s.status("requesttopay", tok, uuid());
         eq(A, Json.obj("code", "RESOURCE_NOT_FOUND", "message", "Requested resource was not found."), un.obj(), "unknown payment");
@@ -711,7 +712,7 @@ public final class SelfTest {
         Res bi = s.get("collection", "/v1_0/accountholder/msisdn/46733123499/basicuserinfo", tok);
         eq(A, "Sand Box", bi.get("name"), "basic info observed record");
         eq(A, "MALE", bi.get("gender"), "observed gender");
-        eq(A, Json.obj("availableBalance", "15.5", "currency", "EUR"), s.get("collection", "/v1_0/account/balance/EUR", tok).obj(), "balance: 12.50 + three payments of 1");
+        eq(A, Json.obj("availableBalance", "14.5", "currency", "EUR"), s.get("collection", "/v1_0/account/balance/EUR", tok).obj(), "balance: 12.50 + two payments of 1");
         // deposits and refunds
         String dcb = "/mtn/dep/" + uuid(), dep = uuid();
         s.create("disbursement", "deposit", dtok, dep, depBody("5", "46733123498"), cbUrl("127.0.0.1", dcb));
