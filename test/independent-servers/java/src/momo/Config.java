@@ -19,6 +19,8 @@ public final class Config {
     public double pendingTimeoutSeconds = 120;
     public final Set<String> controls = new LinkedHashSet<>();
     public boolean listControls = false;
+    public final Set<String> deviations = new LinkedHashSet<>();
+    public boolean listDeviations = false;
 
     public static final String[] PRODUCTS = {"collection", "disbursement", "remittance"};
 
@@ -70,11 +72,116 @@ public final class Config {
     }
     private static void add(Control c) { CONTROLS.put(c.name, c); }
 
+    /** A deliberate departure from the spec (or, where marked, the live notes): a plausible provider bug. */
+    public static final class Deviation {
+        public final String name, profiles, clause, effect;
+        Deviation(String name, String profiles, String clause, String effect) {
+            this.name = name; this.profiles = profiles; this.clause = clause; this.effect = effect;
+        }
+    }
+
+    static final String BOTH = "spec,mtn-sandbox", SPEC_ONLY = "spec", MTN_ONLY = "mtn-sandbox";
+    public static final Map<String, Deviation> DEVIATIONS = new LinkedHashMap<>();
+    static {
+        dev("apiuser-stored-before-validation", BOTH,
+            "spec 4.5 #14 '400 invalid data' and '409 duplicated reference ID'; 7 rule 1 (a refused creation creates nothing)",
+            "an API-user creation refused with 400 (missing or bad providerCallbackHost) still stores the user: GET /v1_0/apiuser/{id} answers 200 and the corrected retry gets 409");
+        dev("apikey-not-found-code", BOTH,
+            "spec 4.5 #15 '404 ... code RESOURCE_NOT_FOUND'; 7 rule 2 and set C (RESOURCE_NOT_FOUND, RESOURCE_ALREADY_EXIST)",
+            "creating an API key for an unknown API user answers 404 with code NOT_FOUND (not in set C); GET /v1_0/apiuser/{id} keeps RESOURCE_NOT_FOUND");
+        dev("token-expires-in-milliseconds", BOTH,
+            "spec 2.6 'expires_in | integer | Validity of the token in seconds'; 5.3",
+            "the access-token record gives expires_in in milliseconds (3600000 for a token that lives 3600 s)");
+        dev("token-empty-key-before-apikey", BOTH,
+            "spec 5.2 'The credential is the API user ID and API key'; 5.6 (the key is made by POST .../apikey); 4.2 #1 401",
+            "an API user whose API key was never created gets an access token with an empty key (Basic 'id:')");
+        dev("expired-token-accepted-on-status", BOTH,
+            "spec 2.6/5.3 expires_in is the token's validity; 7 401 Unauthorized; notes 'Expired or invalid bearer token -> 401'",
+            "the three status queries accept an expired access token (200); every other operation still answers 401");
+        dev("bc-authorize-accepts-basic", BOTH,
+            "spec 4.2 #7 'Authorization (Bearer, token from the token endpoint)'; 5.4 'Call bc-authorize with a Bearer token'",
+            "bc-authorize accepts Basic API-user credentials instead of a Bearer access token (200 with an auth_req_id)");
+        dev("consent-callback-host-not-checked", MTN_ONLY,
+            "notes, Callbacks: 'The callback URL's host must equal the API user's providerCallbackHost; otherwise ... 500 INVALID_CALLBACK_URL_HOST' [observed]; spec 6",
+            "bc-authorize accepts an X-Callback-Url on any host (and calls it); requests to pay, deposits and refunds still refuse it with 500");
+        dev("invalid-payment-reserves-id", BOTH,
+            "spec 2.5 / 7 rule 1 (409 only for a reference ID already used by a created transaction); 4.2 #2 '400: invalid data'",
+            "a request to pay refused with 400 keeps its X-Reference-Id reserved: the corrected retry gets 409 RESOURCE_ALREADY_EXIST, and the id reads 404");
+        dev("payment-texts-swapped", BOTH,
+            "spec 2.2 'payerMessage: Text written in the payer's transaction history'; 'payeeNote: ... the payee's transaction history note'; notes status record",
+            "the request-to-pay status record and callback give payerMessage and payeeNote swapped");
+        dev("deposit-status-reads-refunds", BOTH,
+            "spec 4.3 #10 'A status query is by GET /deposit/{referenceId}'; 4.3 #9 refund status by GET /refund/{referenceId}; notes (unknown -> 404)",
+            "GET /disbursement/v1_0/deposit/{id} with a refund's id answers 200 with the refund's record instead of 404");
+        dev("status-any-environment", BOTH,
+            "spec 7 rule 3 'Access to a forbidden target environment gives 500 with NOT_ALLOWED_TARGET_ENVIRONMENT on the balance and status operations'",
+            "the three transaction status queries answer 200 for a foreign X-Target-Environment; balances and creations still answer 500");
+        dev("status-lookup-before-auth", BOTH,
+            "spec 5.3 (Bearer on business operations) and 7 '401 Unauthorized'; 4.2 #3 (404 also when the caller does not own it)",
+            "status queries look the id up before checking the token: without a valid token an unknown id answers 404 RESOURCE_NOT_FOUND, a known one 401 (an existence oracle)");
+        dev("notification-message-optional", BOTH,
+            "spec 2.13 'Delivery notification body: notificationMessage (string)'; 4.2 #3 '400 Invalid data in the request'",
+            "a delivery notification whose body lacks notificationMessage (e.g. {}) is enqueued (200), and starts the 429 period");
+        dev("notification-pending-not-found", BOTH,
+            "spec 4.2 #3 '409 The transaction is not successfully completed'; 404 only for an unknown or foreign reference ID",
+            "a delivery notification for a payment still PENDING answers 404 (not found) instead of 409 TRANSACTION_NOT_COMPLETED");
+        dev("refund-debits-original-amount", BOTH,
+            "spec 4.3 #9 'Refunds an amount from the owner's account'; 2.4 amount; 2.9 'Available balance of the account'",
+            "a successful refund debits the disbursement balance by the refunded payment's amount, not by its own (a refund of 2 of a 10 payment takes 10)");
+        dev("refund-currency-not-checked", BOTH,
+            "spec 4.3 #9 '500: internal error (the shown case is code INVALID_CURRENCY)'; 2.4 currency; notes 'The sandbox accepts only EUR'",
+            "a refund in a currency the service does not take (e.g. USD) is accepted (202) and succeeds; requests to pay and deposits still answer 500 INVALID_CURRENCY");
+        dev("deposit-credits-owner", BOTH,
+            "spec 4.3 #10 'Deposits an amount from the owner's account to a payee account'; 2.9",
+            "a successful deposit adds its amount to the disbursement balance instead of taking it (sign error)");
+        dev("deposit-without-target-environment", BOTH,
+            "spec 4.3 #10 'Headers: as for refund' and #9 'X-Target-Environment (required)'",
+            "a deposit without X-Target-Environment is accepted (202) and carried out; requests to pay and refunds still answer 400");
+        dev("balance-cached", BOTH,
+            "spec 2.9 'availableBalance: Available balance of the account'; 4.2 #4, 4.4 #13",
+            "a balance read is cached for 30 s per API user and product: a payment, deposit or refund completed meanwhile does not show in later reads");
+        dev("balance-in-floating-point", BOTH,
+            "spec 2.9 availableBalance (a decimal amount as a string); 2.2 amount",
+            "the ledger adds and subtracts in binary floating point: payments of 0.1 and 0.2 make availableBalance \"0.30000000000000004\"");
+        dev("amount-truncated-to-cents", BOTH,
+            "spec 2.2 'amount: Amount debited from the payer account'; 2.3, 2.4",
+            "amounts are cut to two decimals when stored: a request to pay of 1.005 is recorded, credited and called back as 1.00 (mtn-sandbox: 1)");
+        dev("disbursement-balance-environment-400", BOTH,
+            "spec 7 rule 3 (500 NOT_ALLOWED_TARGET_ENVIRONMENT on the balance operations); 4.2 #4 shown 500 code",
+            "the disbursement balance answers a foreign X-Target-Environment with 400 instead of 500 NOT_ALLOWED_TARGET_ENVIRONMENT; collection and remittance keep 500");
+        dev("holder-not-found-404", SPEC_ONLY,
+            "spec 4.2 #8 '200: ... false if it is not active or not found' (notes document 404, so spec profile only)",
+            "the account holder 46733123450 (not found) answers 404 RESOURCE_NOT_FOUND instead of 200 with active false");
+        dev("basic-info-status-boolean", SPEC_ONLY,
+            "spec 2.10 'All fields are strings' (status: Account holder status); the mtn-sandbox record has no status field",
+            "the basic user information record gives status as the JSON boolean true instead of a string");
+        dev("userinfo-booleans-as-strings", BOTH,
+            "spec 2.11 'email_verified | boolean', 'phone_number_verified | boolean', 'active | boolean'",
+            "user information with consent gives email_verified, phone_number_verified and active as the strings \"true\"/\"false\"");
+        dev("userinfo-without-subscription-key", BOTH,
+            "spec 4 'The subscription key header Ocp-Apim-Subscription-Key is sent on every operation'; 5.1 'Every operation requires the subscription key'",
+            "user information with consent answers 200 without a subscription key or with another product's key; every other operation still answers 401");
+        dev("callback-reason-as-object", MTN_ONLY,
+            "notes, Callbacks: 'Body: the same record as the status GET' [documented]; status records: reason is a plain string code [observed]",
+            "the callback of a FAILED transaction gives reason as {code, message} while the status GET gives the plain string");
+        dev("disbursement-errors-without-message", BOTH,
+            "spec 2.14 'Error record: code (string enum) and message (string)'; 7 'Error body: { code, message }'",
+            "refund and deposit operations (creation and status) answer their 404/409/500 errors with {code} only, without message");
+        dev("disbursement-not-found-code", BOTH,
+            "spec 7 set B (refund, deposit ...) has no TRANSACTION_NOT_FOUND; notes 'for an unknown UUID -> 404 {code: RESOURCE_NOT_FOUND}' [observed]",
+            "the refund and deposit status queries answer an unknown id with 404 code TRANSACTION_NOT_FOUND; the request-to-pay status keeps RESOURCE_NOT_FOUND");
+    }
+    private static void dev(String name, String profiles, String clause, String effect) {
+        DEVIATIONS.put(name, new Deviation(name, profiles, clause, effect));
+    }
+
     public static final class BadOption extends Exception {
         public BadOption(String m) { super(m); }
     }
 
     public boolean on(String control) { return controls.contains(control); }
+    /** Whether a deliberate deviation is switched on. */
+    public boolean dev(String deviation) { return deviations.contains(deviation); }
     public boolean spec() { return profile == Profile.SPEC; }
     public boolean mtn() { return profile == Profile.MTN; }
     public String profileName() { return spec() ? "spec" : "mtn-sandbox"; }
@@ -94,10 +201,15 @@ public final class Config {
                 c.listControls = true;
                 continue;
             }
+            if (a.equals("--list-deviations")) {
+                if (val != null) throw new BadOption("--list-deviations takes no value");
+                c.listDeviations = true;
+                continue;
+            }
             if (!a.equals("--port") && !a.equals("--profile") && !a.equals("--keys") && !a.equals("--target-environment")
                 && !a.equals("--currency") && !a.equals("--token-lifetime") && !a.equals("--delayed-approval-seconds")
-                && !a.equals("--pending-timeout-seconds") && !a.equals("--control"))
-                throw new BadOption("unknown option '" + a + "' (options: --port, --profile, --keys, --target-environment, --currency, --token-lifetime, --delayed-approval-seconds, --pending-timeout-seconds, --control, --list-controls)");
+                && !a.equals("--pending-timeout-seconds") && !a.equals("--control") && !a.equals("--deviation"))
+                throw new BadOption("unknown option '" + a + "' (options: --port, --profile, --keys, --target-environment, --currency, --token-lifetime, --delayed-approval-seconds, --pending-timeout-seconds, --control, --list-controls, --deviation, --list-deviations)");
             if (val == null) {
                 if (i + 1 >= args.length) throw new BadOption(a + " needs a value");
                 val = args[++i];
@@ -146,6 +258,13 @@ public final class Config {
                         n = n.trim();
                         if (!CONTROLS.containsKey(n)) throw new BadOption("--control: unknown control '" + n + "' (see --list-controls)");
                         c.controls.add(n);
+                    }
+                    break;
+                case "--deviation":
+                    for (String n : val.split(",", -1)) {
+                        n = n.trim();
+                        if (!DEVIATIONS.containsKey(n)) throw new BadOption("--deviation: unknown deviation '" + n + "' (see --list-deviations)");
+                        c.deviations.add(n);
                     }
                     break;
                 default: throw new BadOption("unknown option '" + a + "'");

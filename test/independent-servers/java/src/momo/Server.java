@@ -77,6 +77,10 @@ public final class Server {
     final Map<String, AuthReq> authReqs = new HashMap<>();
     final Map<String, Refresh> refreshes = new HashMap<>();
     final Map<String, BigDecimal> balances = new HashMap<>();
+    /** Deviation invalid-payment-reserves-id: reference ids kept by refused requests to pay. */
+    final Set<String> reservedIds = new HashSet<>();
+    /** Deviation balance-cached: the last balance answer per user, product and currency, with its time. */
+    final Map<String, Object[]> balanceCache = new HashMap<>();
 
     // ---------------------------------------------------------------- responses
     static final class Resp {
@@ -122,6 +126,7 @@ public final class Server {
     // ---------------------------------------------------------------- request context
     final class Ctx {
         HttpExchange ex; String method; List<String> seg; byte[] body; String product;
+        boolean acceptExpired; // deviation expired-token-accepted-on-status
         String h(String name) {
             String v = ex.getRequestHeaders().getFirst(name);
             return v == null ? null : v.trim();
@@ -147,6 +152,12 @@ public final class Server {
         if (cfg.listControls) {
             for (Config.Control c : Config.CONTROLS.values())
                 System.out.println(c.name + "\t" + c.profiles + "\t" + c.clause + "\t" + c.effect);
+            System.out.flush();
+            System.exit(0);
+        }
+        if (cfg.listDeviations) {
+            for (Config.Deviation d : Config.DEVIATIONS.values())
+                System.out.println(d.name + "\tprofiles=" + d.profiles + "\tclause: " + d.clause + "\teffect: " + d.effect);
             System.out.flush();
             System.exit(0);
         }
@@ -251,8 +262,28 @@ public final class Server {
         c.body = readBody(ex);
         if (h == null)
             return json(405, Json.obj("code", "NOT_ALLOWED", "message", "Method " + c.method + " is not allowed here.")).header("Allow", allowed[0]);
-        gateway(c);
-        synchronized (lock) { return h.run(c); }
+        boolean userinfo = seg.size() == 4 && seg.get(1).equals("oauth2") && seg.get(2).equals("v1_0") && seg.get(3).equals("userinfo");
+        if (!(cfg.dev("userinfo-without-subscription-key") && userinfo)) gateway(c);
+        boolean disbTxn = "disbursement".equals(c.product) && seg.size() >= 3 && seg.get(1).equals("v1_0")
+            && (seg.get(2).equals("refund") || seg.get(2).equals("deposit"));
+        try {
+            synchronized (lock) { return h.run(c); }
+        } catch (Fail f) {
+            if (cfg.dev("disbursement-errors-without-message") && disbTxn) withoutMessage(f.r);
+            throw f;
+        }
+    }
+
+    /** Deviation disbursement-errors-without-message: a {code, message} body loses its message. */
+    static void withoutMessage(Resp r) {
+        if (r.body.length == 0 || r.ctype == null || !r.ctype.startsWith("application/json")) return;
+        try {
+            Object o = Json.parse(new String(r.body, StandardCharsets.UTF_8));
+            if (o instanceof Map && ((Map<?, ?>) o).containsKey("code")) {
+                ((Map<?, ?>) o).remove("message");
+                r.body = Json.write(o).getBytes(StandardCharsets.UTF_8);
+            }
+        } catch (Json.ParseException ignored) { }
     }
 
     Resp notFound() {
@@ -349,6 +380,7 @@ public final class Server {
     ApiUser userByCreds(String[] cr) {
         if (cr == null) return null;
         ApiUser u = users.get(normId(cr[0]));
+        if (u != null && cfg.dev("token-empty-key-before-apikey") && u.keys.isEmpty() && cr[1].isEmpty()) return u;
         if (u == null || !u.keys.contains(cr[1])) return null;
         return u;
     }
@@ -362,7 +394,7 @@ public final class Server {
             if (t == null) throw oauth(401, "access_token_not_valid");
             if (!t.kind.equals("access")) throw oauth(401, "access_token_required");
             if (t.revoked) throw oauth(401, "access_token_revoked");
-            if (System.currentTimeMillis() >= t.exp) throw oauth(401, "access_token_expired");
+            if (System.currentTimeMillis() >= t.exp && !c.acceptExpired) throw oauth(401, "access_token_expired");
             if (!t.product.equals(c.product)) throw oauth(401, "access_token_of_another_product");
             ApiUser u = users.get(t.userId);
             if (u == null) throw oauth(401, "access_token_not_valid");
@@ -509,7 +541,8 @@ public final class Server {
         return Json.obj("partyIdType", t, "partyId", id);
     }
 
-    String callbackUrl(Ctx c, ApiUser u) {
+    String callbackUrl(Ctx c, ApiUser u) { return callbackUrl(c, u, true); }
+    String callbackUrl(Ctx c, ApiUser u, boolean checkHost) {
         String url = c.h("X-Callback-Url");
         if (url == null || url.isEmpty()) return null;
         URI uri;
@@ -517,13 +550,14 @@ public final class Server {
         String scheme = uri.getScheme();
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https")) || uri.getHost() == null)
             throw bad("X-Callback-Url must be an absolute http or https URL");
-        if (!sameHost(uri.getHost(), u.host))
+        if (checkHost && !sameHost(uri.getHost(), u.host))
             throw err(500, "INVALID_CALLBACK_URL_HOST", "The callback host '" + uri.getHost() + "' is not the API user's provider callback host.");
         return url;
     }
 
     static final Set<String> LOOPBACK = Set.of("localhost", "127.0.0.1", "::1", "[::1]");
     boolean sameHost(String a, String b) {
+        if (a == null || b == null) return false;
         a = a.toLowerCase(Locale.ROOT); b = b.toLowerCase(Locale.ROOT);
         if (a.equals(b)) return true;
         return cfg.spec() && LOOPBACK.contains(a) && LOOPBACK.contains(b);
@@ -532,6 +566,19 @@ public final class Server {
     // ---------------------------------------------------------------- provisioning
     Resp createApiUser(Ctx c) {
         String id = refHeader(c);
+        if (cfg.dev("apiuser-stored-before-validation") && !users.containsKey(id)) {
+            ApiUser early = new ApiUser();
+            early.id = id; early.product = c.product; early.env = cfg.targetEnvironment;
+            users.put(id, early);
+            Map<String, Object> b = jsonBody(c);
+            Object h = b.get("providerCallbackHost");
+            if (!(h instanceof String) || ((String) h).trim().isEmpty()) throw bad("providerCallbackHost is required");
+            String host = ((String) h).trim();
+            if (cfg.spec() ? (host.length() > 253 || !HOSTNAME.matcher(host).matches()) : host.length() > 255)
+                throw bad("providerCallbackHost must be a host name or IPv4 address (no scheme, port or path)");
+            early.host = host;
+            return empty(201);
+        }
         Map<String, Object> b = jsonBody(c);
         Object h = b.get("providerCallbackHost");
         if (!(h instanceof String) || ((String) h).trim().isEmpty()) throw bad("providerCallbackHost is required");
@@ -545,15 +592,16 @@ public final class Server {
         return empty(201);
     }
 
-    ApiUser pathUser(Ctx c) {
+    ApiUser pathUser(Ctx c) { return pathUser(c, "RESOURCE_NOT_FOUND"); }
+    ApiUser pathUser(Ctx c, String notFoundCode) {
         String id = pathUuid(c.seg.get(2), true);
         ApiUser u = users.get(id);
-        if (u == null) throw err(404, "RESOURCE_NOT_FOUND", "No API user has this reference id.");
+        if (u == null) throw err(404, notFoundCode, "No API user has this reference id.");
         return u;
     }
 
     Resp createApiKey(Ctx c) {
-        ApiUser u = pathUser(c);
+        ApiUser u = pathUser(c, cfg.dev("apikey-not-found-code") ? "NOT_FOUND" : "RESOURCE_NOT_FOUND");
         String key;
         if (cfg.spec()) key = hex(20);
         else key = hex(16);
@@ -591,7 +639,7 @@ public final class Server {
         String at = jwt.sign(Json.obj("iss", "momo-blind-java", "sub", u.id, "aud", c.product, "tenv", u.env,
             "iat", now / 1000, "nbf", now / 1000, "exp", t.exp / 1000, "jti", t.jti));
         return json(200, Json.obj("access_token", at, "token_type", cfg.spec() ? "Bearer" : "access_token",
-            "expires_in", cfg.tokenLifetime)).header("Cache-Control", "no-store");
+            "expires_in", cfg.dev("token-expires-in-milliseconds") ? cfg.tokenLifetime * 1000 : cfg.tokenLifetime)).header("Cache-Control", "no-store");
     }
 
     // ---------------------------------------------------------------- transactions
@@ -604,11 +652,23 @@ public final class Server {
     Resp create(Ctx c, String kind) {
         ApiUser u = caller(c, cfg.spec() && kind.equals("requesttopay"));
         String id = refHeader(c);
-        envPresent(c, true);
+        if (cfg.dev("invalid-payment-reserves-id") && kind.equals("requesttopay")) {
+            // the id is claimed first; only the 400 path forgets to release it
+            String key = nsKey(kind, id);
+            if (reservedIds.contains(key)) throw err(409, "RESOURCE_ALREADY_EXIST", "This reference id has been used already.");
+            try { return createChecked(c, kind, u, id); }
+            catch (Fail f) { if (f.r.status == 400) reservedIds.add(key); throw f; }
+        }
+        return createChecked(c, kind, u, id);
+    }
+
+    Resp createChecked(Ctx c, String kind, ApiUser u, String id) {
+        envPresent(c, !(cfg.dev("deposit-without-target-environment") && kind.equals("deposit")));
         Map<String, Object> b = jsonBody(c);
         Txn t = new Txn();
         t.id = id; t.kind = kind; t.ownerId = u.id;
         t.amount = amount(b.get("amount"));
+        if (cfg.dev("amount-truncated-to-cents") && t.amount.scale() > 2) t.amount = t.amount.setScale(2, java.math.RoundingMode.DOWN);
         t.currency = currency(b.get("currency"));
         t.externalId = optText(b, "externalId");
         t.payerMessage = optText(b, "payerMessage");
@@ -622,7 +682,8 @@ public final class Server {
             t.refundOf = normId((String) r);
         }
         envValue(c);
-        if (!t.currency.equals(cfg.currency)) throw err(500, "INVALID_CURRENCY", "The currency " + t.currency + " is not taken here.");
+        if (!t.currency.equals(cfg.currency) && !(cfg.dev("refund-currency-not-checked") && kind.equals("refund")))
+            throw err(500, "INVALID_CURRENCY", "The currency " + t.currency + " is not taken here.");
         t.callbackUrl = callbackUrl(c, u);
         t.key = nsKey(kind, id);
         if (txns.containsKey(t.key)) throw err(409, "RESOURCE_ALREADY_EXIST", "This reference id has been used already.");
@@ -694,11 +755,14 @@ public final class Server {
         }
         if (status.equals("SUCCESSFUL")) {
             if (t.kind.equals("requesttopay")) {
-                balances.put(t.ownerId + "/collection", balance(t.ownerId, "collection").add(t.amount));
+                balances.put(t.ownerId + "/collection", plus(balance(t.ownerId, "collection"), t.amount));
             } else {
                 BigDecimal have = balance(t.ownerId, "disbursement");
-                if (have.compareTo(t.amount) < 0) { status = "FAILED"; reason = "NOT_ENOUGH_FUNDS"; }
-                else balances.put(t.ownerId + "/disbursement", have.subtract(t.amount));
+                BigDecimal moved = t.amount;
+                if (cfg.dev("refund-debits-original-amount") && t.kind.equals("refund")) moved = original(t).amount;
+                if (have.compareTo(moved) < 0) { status = "FAILED"; reason = "NOT_ENOUGH_FUNDS"; }
+                else if (cfg.dev("deposit-credits-owner") && t.kind.equals("deposit")) balances.put(t.ownerId + "/disbursement", plus(have, moved));
+                else balances.put(t.ownerId + "/disbursement", plus(have, moved.negate()));
             }
         }
         t.status = status;
@@ -709,10 +773,18 @@ public final class Server {
             Map<String, Object> rec = record(t);
             Map<String, Object> body = rec;
             if (cfg.spec()) { body = Json.obj("referenceId", t.id); body.putAll(rec); }
+            if (cfg.dev("callback-reason-as-object") && t.reason != null)
+                body.put("reason", Json.obj("code", t.reason, "message", "The transaction failed: " + t.reason + "."));
             String method = cfg.spec() ? (t.kind.equals("requesttopay") ? "POST" : "PUT")
                                        : (t.kind.equals("deposit") ? "POST" : "PUT");
             sendCallback(t.callbackUrl, method, Json.write(body), t.ownerId);
         }
+    }
+
+    /** Ledger addition; deviation balance-in-floating-point does it in binary floating point. */
+    BigDecimal plus(BigDecimal a, BigDecimal b) {
+        if (cfg.dev("balance-in-floating-point")) return new BigDecimal(Double.toString(a.doubleValue() + b.doubleValue()));
+        return a.add(b);
     }
 
     String amountText(BigDecimal a) {
@@ -724,24 +796,38 @@ public final class Server {
     Map<String, Object> record(Txn t) {
         String partyName = t.kind.equals("requesttopay") ? "payer" : "payee";
         Map<String, Object> party = t.party == null ? null : new LinkedHashMap<>(t.party);
+        String payerMessage = t.payerMessage, payeeNote = t.payeeNote;
+        if (cfg.dev("payment-texts-swapped") && t.kind.equals("requesttopay")) { payerMessage = t.payeeNote; payeeNote = t.payerMessage; }
         if (cfg.spec())
             return Json.obj("status", t.status, "reason", t.reason, "financialTransactionId", t.finId,
                 "amount", amountText(t.amount), "currency", t.currency, "externalId", t.externalId,
-                partyName, party, "payerMessage", t.payerMessage, "payeeNote", t.payeeNote);
+                partyName, party, "payerMessage", payerMessage, "payeeNote", payeeNote);
         return Json.obj("financialTransactionId", t.status.equals("SUCCESSFUL") ? t.finId : null,
             "externalId", t.externalId, "amount", amountText(t.amount), "currency", t.currency,
-            partyName, party, "payerMessage", t.payerMessage, "payeeNote", t.payeeNote,
+            partyName, party, "payerMessage", payerMessage, "payeeNote", payeeNote,
             "status", t.status, "reason", t.reason);
     }
 
     Resp status(Ctx c, String kind) {
+        String notFound = cfg.dev("disbursement-not-found-code") && !kind.equals("requesttopay") ? "TRANSACTION_NOT_FOUND" : "RESOURCE_NOT_FOUND";
+        if (cfg.dev("status-lookup-before-auth")) {
+            String early = pathUuid(c.seg.get(3), false);
+            Txn e = txns.get(nsKey(kind, early));
+            if (e == null || !e.kind.equals(kind)) throw err(404, notFound, "No " + kind + " with this reference id.");
+        }
+        c.acceptExpired = cfg.dev("expired-token-accepted-on-status");
         ApiUser u = caller(c, false);
+        c.acceptExpired = false;
         String id = pathUuid(c.seg.get(3), false);
         envPresent(c, cfg.on("status-needs-target-env"));
-        envValue(c);
+        if (!cfg.dev("status-any-environment")) envValue(c);
         Txn t = txns.get(nsKey(kind, id));
+        if (cfg.dev("deposit-status-reads-refunds") && kind.equals("deposit") && (t == null || !t.kind.equals(kind))) {
+            Txn r = txns.get(nsKey("refund", id));
+            if (r != null && r.kind.equals("refund") && r.ownerId.equals(u.id)) return json(200, record(r));
+        }
         if (t == null || !t.kind.equals(kind) || !t.ownerId.equals(u.id))
-            throw err(404, "RESOURCE_NOT_FOUND", "No " + kind + " with this reference id.");
+            throw err(404, notFound, "No " + kind + " with this reference id.");
         return json(200, record(t));
     }
 
@@ -753,13 +839,16 @@ public final class Server {
         envPresent(c, true);
         Map<String, Object> b = jsonBody(c);
         Object m = b.get("notificationMessage");
-        if (!(m instanceof String) || ((String) m).trim().isEmpty()) throw bad("notificationMessage is required");
+        if (cfg.dev("notification-message-optional") && m == null) m = "";
+        else if (!(m instanceof String) || ((String) m).trim().isEmpty()) throw bad("notificationMessage is required");
         int max = cfg.spec() ? 320 : 160;
         if (((String) m).length() > max) throw bad("notificationMessage is longer than " + max + " characters");
         envValue(c);
         Txn t = txns.get(nsKey("requesttopay", id));
         if (t == null || !t.kind.equals("requesttopay") || !t.ownerId.equals(u.id))
             throw err(404, cfg.spec() ? "NOT_FOUND" : "RESOURCE_NOT_FOUND", "No request to pay of yours has this reference id.");
+        if (t.status.equals("PENDING") && cfg.dev("notification-pending-not-found"))
+            throw err(404, cfg.spec() ? "NOT_FOUND" : "RESOURCE_NOT_FOUND", "No completed request to pay of yours has this reference id.");
         if (t.status.equals("PENDING")) throw err(409, "TRANSACTION_NOT_COMPLETED", "The payment is not completed yet.");
         if (t.status.equals("FAILED"))
             throw err(409, cfg.spec() ? "PAYMENT_NOT_APPROVED" : "TRANSACTION_NOT_COMPLETED", "The payment did not complete successfully.");
@@ -782,9 +871,21 @@ public final class Server {
             cur = c.seg.get(4);
             if (!cur.matches(cfg.spec() ? "[A-Z]{3}" : "[A-Za-z]{3}")) throw bad("the currency must be an ISO 4217 code");
         }
+        if (cfg.dev("disbursement-balance-environment-400") && c.product.equals("disbursement")) {
+            String e = c.h("X-Target-Environment");
+            if (!e.equals(cfg.targetEnvironment)) throw bad("unknown X-Target-Environment '" + e + "'");
+        }
         envValue(c);
         if (!cur.equals(cfg.currency)) throw err(500, "INVALID_CURRENCY", "The currency " + cur + " is not taken here.");
-        return json(200, Json.obj("availableBalance", balance(u.id, c.product).stripTrailingZeros().toPlainString(), "currency", cur));
+        String value = balance(u.id, c.product).stripTrailingZeros().toPlainString();
+        if (cfg.dev("balance-cached")) {
+            String ck = u.id + "/" + c.product + "/" + cur;
+            Object[] hit = balanceCache.get(ck);
+            long now = System.currentTimeMillis();
+            if (hit != null && now - (Long) hit[1] < 30_000) value = (String) hit[0];
+            else balanceCache.put(ck, new Object[]{value, now});
+        }
+        return json(200, Json.obj("availableBalance", value, "currency", cur));
     }
 
     Resp active(Ctx c) {
@@ -799,6 +900,8 @@ public final class Server {
         envPresent(c, true);
         envValue(c);
         String d = type.equals("msisdn") ? id.replace("+", "") : "";
+        if (cfg.spec() && cfg.dev("holder-not-found-404") && d.equals("46733123450"))
+            throw err(404, "RESOURCE_NOT_FOUND", "Account holder not found.");
         if (cfg.spec()) return json(200, Json.obj("active", !(d.equals("46733123450") || d.equals("46733123451"))));
         switch (d) {
             case "46733123450": throw err(404, "RESOURCE_NOT_FOUND", "Account holder not found.");
@@ -817,7 +920,7 @@ public final class Server {
         envValue(c);
         if (cfg.spec())
             return json(200, Json.obj("given_name", "Sand Anna", "family_name", "Box", "birthdate", "1976-08-13",
-                "locale", "sv-SE", "gender", "female", "status", "ACTIVE"));
+                "locale", "sv-SE", "gender", "female", "status", cfg.dev("basic-info-status-boolean") ? (Object) Boolean.TRUE : "ACTIVE"));
         return json(200, Json.obj("sub", "0", "name", "Sand Box", "given_name", "Sand", "family_name", "Box",
             "birthdate", "1976-08-13", "locale", "sv_SE", "gender", "MALE", "updated_at", 1678355127));
     }
@@ -827,7 +930,7 @@ public final class Server {
     static final List<String> SCOPES_MTN = List.of("openid", "profile", "all_info");
 
     Resp bcAuthorize(Ctx c) {
-        ApiUser u = caller(c, false);
+        ApiUser u = caller(c, cfg.dev("bc-authorize-accepts-basic"));
         envPresent(c, true);
         Map<String, String> f = formBody(c);
         String hint = f.get("login_hint");
@@ -852,7 +955,7 @@ public final class Server {
             validity = Long.parseLong(cvi);
         }
         envValue(c);
-        String cb = callbackUrl(c, u);
+        String cb = callbackUrl(c, u, !cfg.dev("consent-callback-host-not-checked"));
         long now = System.currentTimeMillis();
         AuthReq r = new AuthReq();
         r.id = UUID.randomUUID().toString(); r.userId = u.id; r.hint = m.group(1); r.hintType = m.group(2);
@@ -955,6 +1058,19 @@ public final class Server {
     static final List<String> PROFILE_CLAIMS = List.of("name", "given_name", "family_name", "middle_name", "gender", "birthdate", "locale", "updated_at");
 
     Resp userinfo(Ctx c) {
+        Resp r = userinfoRecord(c);
+        if (!cfg.dev("userinfo-booleans-as-strings")) return r;
+        Map<String, Object> m;
+        try {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> parsed = (Map<String, Object>) Json.parse(new String(r.body, StandardCharsets.UTF_8));
+            m = parsed;
+        } catch (Json.ParseException e) { throw new IllegalStateException(e); }
+        for (Map.Entry<String, Object> e : m.entrySet()) if (e.getValue() instanceof Boolean) e.setValue(e.getValue().toString());
+        return json(r.status, m);
+    }
+
+    Resp userinfoRecord(Ctx c) {
         String a = c.h("Authorization");
         if (a == null || !a.regionMatches(true, 0, "Bearer ", 0, 7)) throw oauth(401, "consent_token_missing");
         Token t = tokenOf(a.substring(7).trim());
