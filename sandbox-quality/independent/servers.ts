@@ -69,7 +69,7 @@ export function commandOf(server: IndependentServerName): [string, string[]] {
 const SWITCH_KINDS: Record<IndependentServerName, readonly SwitchKind[]> = {
   python: ['deviation'],
   go: ['control', 'deviation'],
-  java: ['control'],
+  java: ['control', 'deviation'],
 };
 export type SwitchKind = 'control' | 'deviation';
 
