@@ -10,7 +10,8 @@ import type { ProfileName } from '../../core/profiles.ts';
  *   realistic deviations a second blind author added to it (`--deviation`, issue 30);
  * - go: test/independent-servers/go, other choices again, spec-legal controls (`--control`), and the deviations a
  *   third blind author added to it (`--deviation`, issue 30);
- * - java: test/independent-servers/java, other choices again, and spec-legal controls.
+ * - java: test/independent-servers/java, other choices again, spec-legal controls, and the deviations a fourth blind
+ *   author added to it (`--deviation`, issue 30).
  * The suite must pass each, with each control, in each profile it is legal in: what it demands beyond that is a false
  * alarm; and must fail each deviation. `npm run mutation` runs them all, the tests a sample.
  */
