@@ -78,6 +78,39 @@ Feature: Rules of every operation
       | product      | call                                                             |
       | remittance   | a read of the balance under remittance                           |
 
+  @negative @slow @req:AUTH-TOKEN-EXPIRY
+  Scenario Outline: <call> with an access token that has expired is refused as unauthorized
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for it with an access token that has expired
+    Then it is refused as unauthorized
+
+    @collection
+    Examples:
+      | product      | call                                                             |
+      | collection   | a request to pay under collection                                |
+      | collection   | a read of a request to pay under collection                      |
+      | collection   | a delivery notification under collection                         |
+      | collection   | a read of the balance in a currency under collection             |
+      | collection   | a check of an account holder under collection                    |
+      | collection   | a read of a customer's basic information under collection        |
+      | collection   | a request for consent under collection                           |
+      | collection   | a read of a customer's information with consent under collection |
+
+    @disbursement
+    Examples:
+      | product      | call                                                             |
+      | disbursement | a refund under disbursement                                      |
+      | disbursement | a read of a refund under disbursement                            |
+      | disbursement | a deposit under disbursement                                     |
+      | disbursement | a read of a deposit under disbursement                           |
+      | disbursement | a check of an account holder under disbursement                  |
+
+    @remittance
+    Examples:
+      | product      | call                                                             |
+      | remittance   | a read of the balance under remittance                           |
+
   @negative @req:AUTH-TOKEN-BASIC-ONLY
   Scenario Outline: <call> asked for with an access token in place of the API user's credentials is not given
     Given a partner subscribed to <product>

@@ -3,6 +3,7 @@ import {
   expectNotServedWithoutKey,
   expectRefusedAsUnauthorizedWhereValid,
   makeCallInForeignEnvironment,
+  makeCallWithExpiredToken,
   makeCallWithForgedToken,
   makeCallWithTokenForCredential,
   makeCallNamingUnknown,
@@ -35,6 +36,10 @@ When('the partner asks for {spec call} naming one that was never made', async fu
 
 When("the partner asks for it with its access token in place of its API user's credentials", async function (this: MomoWorld) {
   await makeCallWithTokenForCredential(this);
+});
+
+When('the partner asks for it with an access token that has expired', async function (this: MomoWorld) {
+  return makeCallWithExpiredToken(this);
 });
 
 Then('it is not served, and where nothing else is wrong refused as unauthorized', function (this: MomoWorld) {

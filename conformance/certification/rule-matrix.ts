@@ -48,6 +48,14 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     requirements: ['AUTH-BEARER-FORGED-401'],
   },
   {
+    id: 'expired-token',
+    rule: 'an access token whose expires_in has passed is refused with 401',
+    clause: '§2.6, §5 rule 3, §7',
+    applies: (o) =>
+      ((o.credential === 'bearer' || o.credential === 'consent') && o.responses[401]?.source === 'spec') || 'takes no access token',
+    requirements: ['AUTH-TOKEN-EXPIRY'],
+  },
+  {
     id: 'basic-credential-only',
     rule: "a token is created only from the API user's Basic credential: an access token in its place is refused",
     clause: '§5 rule 2, §7',

@@ -15,7 +15,7 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { FORBIDDEN_ENVIRONMENT } from './refusals.ts';
 import { readStatus } from './status-records.ts';
-import { forgedTokenOf, refusedTokenStatuses } from './tokens.ts';
+import { forgedTokenOf, presentOnceExpired, refusedTokenStatuses } from './tokens.ts';
 import {
   deposit,
   depositAccepted,
@@ -49,6 +49,8 @@ const REFUSALS_OF_ANY_KIND = Array.from({ length: 200 }, (_, i) => 400 + i).filt
 
 /** A call made ready by its set-up: `otherwiseValid` when nothing but what the scenario changes could be refused. */
 export interface PreparedCall {
+  /** The operation and product it calls. */
+  call?: SpecCall;
   /** Makes the call with `extra` over what the set-up gives (every call below lets it change its path's id too). */
   make: (extra: CallOptions & { params?: PathParams }) => Promise<ApiResponse>;
   otherwiseValid: boolean;
@@ -129,7 +131,7 @@ export async function prepareCall(world: MomoWorld, phrase: string): Promise<voi
   const call = specCallPhrased(phrase);
   const prepare = PREPARATIONS[call.id];
   if (!prepare) throw new Error(`steps/support/every-operation.ts cannot set up ${call.id}: add it to PREPARATIONS`);
-  world.preparedCall = await prepare(world, call);
+  world.preparedCall = { ...(await prepare(world, call)), call };
 }
 
 function preparedCallOf(world: MomoWorld): PreparedCall {
@@ -155,6 +157,17 @@ export async function makeCallNamingUnknown(world: MomoWorld, phrase: string): P
 /** The call with the partner's own access token where its API user's Basic credential goes (not renewed when refused). */
 export async function makeCallWithTokenForCredential(world: MomoWorld): Promise<void> {
   world.remember(await preparedCallOf(world).make({ authorization: await world.bearer(), renew: false }));
+}
+
+/**
+ * The call with an access token that has expired (§2.6: valid for expires_in seconds), presented until refused within
+ * the leeway a server may allow for clock skew; skipped when the target's tokens outlive the run's slow deadline.
+ */
+export async function makeCallWithExpiredToken(world: MomoWorld): Promise<string | undefined> {
+  const prepared = preparedCallOf(world);
+  const token = await world.harness.tokenToExpire(prepared.call!.product);
+  if (!token) throw new Error('The access token to let expire came without access_token and expires_in: see the token answer.');
+  return presentOnceExpired(world, token, () => prepared.make({ authorization: `Bearer ${token.accessToken}`, renew: false }));
 }
 
 export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<void> {

@@ -54,6 +54,7 @@ export class Harness implements JudgingContext {
   readonly receiver: CallbackReceiver;
   readonly tokens: TokenCache;
   private readonly accounts = new Map<Product, Promise<Account>>();
+  private readonly tokensToExpire = new Map<Product, ReturnType<Harness['issueTokenToExpire']>>();
   /**
    * What this worker found out about the target that the spec leaves open, to use in every later scenario: the way a
    * premise held (who redeems a consent, who may refund), by name.
@@ -411,6 +412,33 @@ export class Harness implements JudgingContext {
     this.redactor.addBasicCredential(userId, account.apiKey, product);
     this.accountsById.set(`${product}:${userId}`, account);
     return account;
+  }
+
+  /**
+   * An access token of an API user of its own, issued at most once per worker and product, to be presented after it has
+   * expired: the first scenario to need one waits out its lifetime, and every later one finds it expired already. Its
+   * own API user, so that issuing it revokes no token the run's other scenarios hold.
+   */
+  tokenToExpire(product: Product): Promise<{ accessToken: string; expiresIn: number; receivedAt: number } | undefined> {
+    let token = this.tokensToExpire.get(product);
+    if (!token) {
+      token = this.issueTokenToExpire(product);
+      this.tokensToExpire.set(product, token);
+      token.catch(() => this.tokensToExpire.delete(product));
+    }
+    return token;
+  }
+
+  private async issueTokenToExpire(product: Product) {
+    const account = await this.provision(product);
+    const response = this.judge(await this.client.createAccessToken(product, this.basic(account)), {
+      status: 200,
+      what: 'an access token to let expire',
+    });
+    const body = response.json as { access_token?: unknown; expires_in?: unknown } | undefined;
+    if (typeof body?.access_token !== 'string' || typeof body.expires_in !== 'number') return undefined;
+    this.redactor.add(body.access_token, 'access token');
+    return { accessToken: body.access_token, expiresIn: body.expires_in, receivedAt: Date.now() };
   }
 
   /** A Bearer credential of an account, from the cache: fetched once, refreshed before it expires. */
