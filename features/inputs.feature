@@ -78,6 +78,13 @@ Feature: Every input of every creation
       | a payer identified by an e-mail address |
       | a payer identified by a party code      |
 
+  @collection @negative @req:COL-RTP-INVALID-400
+  Scenario: A request to pay refused as invalid leaves its reference id free
+    Given a partner subscribed to collection
+    When the partner asks for a request to pay with an amount given as a number, not a string
+    Then it is refused as invalid
+    And a request to pay made right under the same reference id is accepted
+
   @collection @negative @req:COL-RTP-DUPLICATE-409
   Scenario Outline: A request to pay under the reference id of one with <earlier> is refused as a duplicate
     Given a partner subscribed to collection
@@ -175,6 +182,14 @@ Feature: Every input of every creation
       | input                |
       | a reference id       |
       | a target environment |
+
+  @disbursement @negative @req:DIS-REFUND-INVALID-400
+  Scenario: A refund refused as invalid leaves its reference id free
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner asks for a refund with an amount given as a number, not a string
+    Then it is refused as invalid
+    And a refund made right under the same reference id is accepted
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
@@ -284,6 +299,13 @@ Feature: Every input of every creation
       | input                                   |
       | a payee identified by an e-mail address |
       | a payee identified by a party code      |
+
+  @disbursement @negative @req:DIS-DEPOSIT-INVALID-400
+  Scenario: A deposit refused as invalid leaves its reference id free
+    Given a partner subscribed to disbursement
+    When the partner asks for a deposit with an amount given as a number, not a string
+    Then it is refused as invalid
+    And a deposit made right under the same reference id is accepted
 
   @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario Outline: A deposit under the reference id of one with <earlier> is refused as a duplicate

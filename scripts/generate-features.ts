@@ -115,6 +115,13 @@ function outlinesOf(creation: CreationInputs): string[] {
       cases.filter((c) => c.kind === 'valid'),
       'input',
     ),
+    '',
+    `  @${creation.product} @negative @req:${refused}`,
+    `  Scenario: A ${creation.label} refused as invalid leaves its reference id free`,
+    ...given,
+    `    When the partner asks for a ${creation.label} with an amount given as a number, not a string`,
+    '    Then it is refused as invalid',
+    `    And a ${creation.label} made right under the same reference id is accepted`,
     ...reuseOutline(
       false,
       `A ${creation.label} under the reference id of one with <earlier> is refused as a duplicate`,

@@ -7,6 +7,7 @@ import {
   expectEarlierUnchanged,
   expectRefusedAsDuplicateOfUpperCase,
   expectRefusedPreferablyAsInvalid,
+  expectReferenceLeftFree,
   seeBalanceMoveWithFirst,
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
@@ -25,6 +26,10 @@ When('the partner asks for a {creation} without {input}', async function (this: 
 
 Then('it is refused, by our reading as invalid', function (this: MomoWorld) {
   expectRefusedPreferablyAsInvalid(this);
+});
+
+Then('a {creation} made right under the same reference id is accepted', async function (this: MomoWorld, creation: string) {
+  await expectReferenceLeftFree(this, creation);
 });
 
 Then('it is accepted as valid', function (this: MomoWorld) {

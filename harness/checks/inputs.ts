@@ -302,6 +302,11 @@ export const REFUSED_AS_INVALID = reading(
   'the spec does not say which of its refusals answers this request; 400 invalid data (§7) is our reading of it',
 );
 
+/** A refused creation creates nothing, so the reference id it sent names no transaction and a valid creation may use it. */
+export const REFUSED_REFERENCE_LEFT_FREE = spec(
+  '§2.5, §7 rule 1: a refused request creates nothing; only a reference id a transaction was created under is taken',
+);
+
 /** §5 rules 2–3: the Authorization header follows the Basic and Bearer standards, whose scheme is case-insensitive. */
 export const AUTH_SCHEME_ANY_CASE = spec(
   '§5 rules 2–3: Authorization follows the Basic and Bearer standards; RFC 9110 §11.1: the auth-scheme is case-insensitive',

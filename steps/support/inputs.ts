@@ -3,6 +3,7 @@ import { OPERATIONS } from '../../core/catalogue/operations.ts';
 import {
   INPUT_CASES,
   REFUSED_AS_INVALID,
+  REFUSED_REFERENCE_LEFT_FREE,
   UPPER_CASE_REUSE,
   creationLabelled,
   inputCase,
@@ -89,6 +90,20 @@ export async function createAgainUnderItsReference(world: MomoWorld, creationLab
   const earlier = world.lastPayment;
   const referenceId = upperCase ? earlier.referenceId.toUpperCase() : earlier.referenceId;
   await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '3', { referenceId });
+}
+
+/**
+ * After a creation refused as invalid, the same reference id with a valid request is accepted: the refusal took
+ * nothing (definite). When the creation was not refused, its id was taken, and there is nothing to check here.
+ */
+export async function expectReferenceLeftFree(world: MomoWorld, creationLabel: string): Promise<void> {
+  const refused = world.lastPayment;
+  if ((world.response?.status ?? 0) < 400) {
+    world.log('The creation was not refused, so its reference id names a transaction: not checked whether a refusal leaves it free.');
+    return;
+  }
+  await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '5', { referenceId: refused.referenceId });
+  world.expect({ status: 202, source: REFUSED_REFERENCE_LEFT_FREE, what: 'a reference id a refused creation sent is free for a valid one' });
 }
 
 /** A reference id reused in upper case made nothing new: refused as a duplicate, or as invalid (our reading). */
