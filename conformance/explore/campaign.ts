@@ -32,8 +32,8 @@ export interface CampaignProgress {
 export interface FoundDeparture extends Sequence {
   failure: ConformanceFailure;
   firstFound: { afterRuns: number; commands: number; calls: number };
-  /** fast-check's path to the shrunk sequence, for its seed. */
-  path: string | undefined;
+  /** fast-check's seed of the pass that found it, and its path to the shrunk sequence. */
+  fastCheck: { seed: number; path: string } | undefined;
 }
 
 export interface CampaignResult {
@@ -43,6 +43,12 @@ export interface CampaignResult {
   found?: FoundDeparture;
 }
 
+/**
+ * Sequences per fc.check: between them the campaign sees whether the session stopped (its cap, its time), so that the
+ * runs left are not drawn for nothing. Pass k draws from seed + k, as the fuzzer's passes do: one seed, the same runs.
+ */
+const RUNS_PER_PASS = 10;
+
 /** Runs the campaign: `runs` sequences from `seed`, or fewer when a departure is found (then shrunk) or the session stops. */
 export async function runCampaign(
   session: ExplorationSession,
@@ -50,14 +56,16 @@ export async function runCampaign(
   onProgress: (progress: CampaignProgress) => void = () => {},
 ): Promise<CampaignResult> {
   const started = Date.now();
-  const arbitrary = fc.commands([...transactionCommands(session.config.strict), ...accountCommands()], {
-    maxCommands: settings.maxCommands,
-    size: 'max',
-  });
   const tally = { runs: 0, shrinkTries: 0, lastTold: 0 };
-  let found: FoundDeparture | undefined;
-  const property = fc.asyncProperty(arbitrary, async (commands) => {
-    if (found) tally.shrinkTries += 1;
+  const tell = () => {
+    if (Date.now() - tally.lastTold < (settings.progressEveryMs ?? 2000)) return;
+    tally.lastTold = Date.now();
+    onProgress({ runs: tally.runs, shrinkTries: tally.shrinkTries, calls: session.calls, elapsedMs: Date.now() - started });
+  };
+  // Set inside the property, which TypeScript does not follow: a holder rather than a variable it would narrow.
+  const departure: { found?: FoundDeparture } = {};
+  const property = fc.asyncProperty(sequencesOf(session, settings), async (commands) => {
+    if (departure.found) tally.shrinkTries += 1;
     else tally.runs += 1;
     session.beginSequence();
     try {
@@ -65,19 +73,30 @@ export async function runCampaign(
     } catch (error) {
       // The last sequence that fails is the one fast-check ends its shrinking on: it is kept as it ran.
       if ((error as Error).name === 'ConformanceFailure')
-        found = departureOf(session.current, error as ConformanceFailure, found, tally.runs);
+        departure.found = departureOf(session.current, error as ConformanceFailure, departure.found, tally.runs);
       throw error;
     } finally {
-      if (Date.now() - tally.lastTold >= (settings.progressEveryMs ?? 2000)) {
-        tally.lastTold = Date.now();
-        onProgress({ runs: tally.runs, shrinkTries: tally.shrinkTries, calls: session.calls, elapsedMs: Date.now() - started });
-      }
+      tell();
     }
   });
-  const details = await fc.check(property, { seed: settings.seed, numRuns: settings.runs });
-  if (details.failed && !found) throw details.errorInstance ?? new Error('fast-check failed without a departure');
-  if (found) found.path = details.counterexamplePath ?? undefined;
+  for (let pass = 0; tally.runs < settings.runs && !departure.found && !session.halted; pass += 1) {
+    const seed = (settings.seed + pass) | 0;
+    const details = await fc.check(property, { seed, numRuns: Math.min(RUNS_PER_PASS, settings.runs - tally.runs) });
+    const found = departure.found as FoundDeparture | undefined;
+    if (details.failed && !found) throw details.errorInstance ?? new Error('fast-check failed without a departure');
+    if (found) found.fastCheck = { seed, path: details.counterexamplePath ?? '' };
+  }
+  const { found } = departure;
   return { runs: tally.runs, shrinkTries: tally.shrinkTries, durationMs: Date.now() - started, ...(found ? { found } : {}) };
+}
+
+/** The sequences fast-check draws: the exploration's commands, up to maxCommands of them. */
+function sequencesOf(session: ExplorationSession, settings: CampaignSettings) {
+  return fc.commands([...transactionCommands(session.config.strict), ...accountCommands()], {
+    maxCommands: settings.maxCommands,
+    // Sequences of every length up to the most, rather than fast-check's small default.
+    size: 'max',
+  });
 }
 
 function departureOf(
@@ -93,6 +112,6 @@ function departureOf(
     generated: new Map(sequence.generated),
     failure,
     firstFound: earlier?.firstFound ?? { afterRuns: runs, commands: sequence.commands.length, calls: sequence.calls.length },
-    path: undefined,
+    fastCheck: undefined,
   };
 }

@@ -18,7 +18,7 @@ export const DEFAULT_SEED = 20260310;
 export const EXPLORE_OPTIONS = {
   seed: { type: 'string', value: '<n>', help: `fast-check's seed (default ${DEFAULT_SEED}); the same seed tries the same sequences` },
   runs: { type: 'string', value: '<n>', help: 'sequences of commands to try (default 100)' },
-  'max-commands': { type: 'string', value: '<n>', help: 'the most commands in one sequence (default 10)' },
+  'max-commands': { type: 'string', value: '<n>', help: 'the most commands in one sequence (default 20)' },
   'time-limit': { type: 'string', value: '<seconds>', help: 'stop calling the target after this long, shrinking included (default 600)' },
   'max-calls': {
     type: 'string',
@@ -114,7 +114,7 @@ function planOf(values: ReturnType<typeof parsed>, { env, cwd, faults, variation
     return {
       seed: whole('seed', values.seed, DEFAULT_SEED, -(2 ** 31), 2 ** 31 - 1),
       runs: whole('runs', values.runs, 100, 1, 1_000_000),
-      maxCommands: whole('max-commands', values['max-commands'], 10, 1, 1000),
+      maxCommands: whole('max-commands', values['max-commands'], 20, 1, 1000),
       timeLimitSeconds: whole('time-limit', values['time-limit'], 600, 1, 7 * 24 * 3600),
       maxCalls: whole('max-calls', values['max-calls'], 5000, 1, 10_000_000),
       reportsDir: resolve(cwd, values.reports ?? 'reports/explore'),
@@ -142,7 +142,9 @@ async function explore(plan: ExplorePlan, target: Target, log: ExploreOptions['l
   let reason: string | undefined;
   try {
     await probeTarget(target.config);
-    await session.prepare();
+    await session.prepare().catch((error: Error) => {
+      throw new Error(`The exploration could not set up its API users: ${error.message}`);
+    });
     log(`Exploring ${target.description}`);
     log(
       `Seed ${plan.seed}: ${plan.runs} runs of up to ${plan.maxCommands} commands, profile ${session.run.profile}, at most ${plan.maxCalls} calls and ${plan.timeLimitSeconds} s`,
@@ -153,7 +155,7 @@ async function explore(plan: ExplorePlan, target: Target, log: ExploreOptions['l
       ),
     );
   } catch (error) {
-    reason = `The exploration could not test: ${(error as Error).message}`;
+    reason = (error as Error).message;
   } finally {
     await session.close();
   }
@@ -169,11 +171,13 @@ async function explore(plan: ExplorePlan, target: Target, log: ExploreOptions['l
 
 /** What the terminal says at the end: the outcome, the shrunk sequence and its finding, and where the files are. */
 function closingLines(report: ReturnType<typeof reportOf>, dir: string): string[] {
+  const files = `Report: ${join(dir, REPORT_FILES.report)} (also ${REPORT_FILES.junit})`;
+  // What kept the exploration from testing comes first, on its own line.
+  if (report.outcome === 'could not test') return [report.reason ?? 'The exploration could not test.', files];
   const lines = [
     `${report.runsDone} runs, ${report.calls} calls, ${(report.durationMs / 1000).toFixed(1)} s${report.stopped ? `; stopped early: ${report.stopped}` : ''}`,
   ];
   const departure = report.departure;
-  if (report.outcome === 'could not test') lines.push(report.reason ?? 'The exploration could not test.');
   if (departure) {
     const first = departure.firstFound;
     lines.push(
@@ -185,10 +189,8 @@ function closingLines(report: ReturnType<typeof reportOf>, dir: string): string[
       ),
       `Replay: ${join(dir, REPORT_FILES.replay)} (node, with the MOMO_* variables of the target set)`,
     );
-  } else if (report.outcome === 'nothing found')
-    lines.push(`Nothing found: no definite departure (${report.warnings.length} warnings in the report).`);
-  lines.push(`Report: ${join(dir, REPORT_FILES.report)} (also ${REPORT_FILES.junit})`);
-  return lines;
+  } else lines.push(`Nothing found: no definite departure (${plural(report.warnings.length, 'warning')} in the report).`);
+  return [...lines, files];
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

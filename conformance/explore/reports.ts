@@ -49,7 +49,8 @@ export interface ExploreReport extends ExploreRun {
     calls: number;
     firstFound: { afterRuns: number; commands: number; calls: number };
     shrinkTries: number;
-    path?: string;
+    /** fast-check's seed of the pass that found it and its path to the shrunk sequence (fc.assert's seed and path). */
+    fastCheck?: { seed: number; path: string };
     findings: ReportedFinding[];
     message: string;
     replay: string;
@@ -98,7 +99,7 @@ export function reportOf(run: ExploreRun, session: ExplorationSession, result: C
             calls: found.calls.length,
             firstFound: found.firstFound,
             shrinkTries: result!.shrinkTries,
-            ...(found.path ? { path: found.path } : {}),
+            ...(found.fastCheck ? { fastCheck: found.fastCheck } : {}),
             findings: found.failure.findings.map(reported),
             message: found.failure.message,
             replay: REPORT_FILES.replay,
@@ -123,7 +124,7 @@ export function writeReports(dir: string, report: ExploreReport, session: Explor
   const found = result?.found;
   if (!found) return;
   const plan = replayPlanOf(found, {
-    title: `Replay of a seeded exploration (momo-harness explore --seed ${report.seed}${found.path ? `, path ${found.path}` : ''})`,
+    title: `Replay of a seeded exploration (momo-harness explore --seed ${report.seed}${found.fastCheck ? `; fast-check seed ${found.fastCheck.seed}, path ${found.fastCheck.path}` : ''})`,
     profile: session.run.profile,
     targetEnvironment: session.config.targetEnvironment,
     callbackHost: session.config.callbackHost,

@@ -149,11 +149,15 @@ export class ExplorationSession implements JudgingContext {
     return this.sequence;
   }
 
+  /** Whether the exploration has stopped calling: its cap or its time spent, the target unavailable, or a fault of its own. */
+  get halted(): boolean {
+    if (this.stopped === undefined && Date.now() >= this.limits.deadline) this.stopped = 'the time limit (--time-limit) was reached';
+    return this.stopped !== undefined || this.unavailable !== undefined || this.crashed !== undefined;
+  }
+
   /** A command of the sequence begins; false when the exploration has stopped calling. */
   beginCommand(description: string): boolean {
-    if (this.stopped === undefined && this.unavailable === undefined && this.crashed === undefined && Date.now() >= this.limits.deadline)
-      this.stopped = 'the time limit (--time-limit) was reached';
-    if (this.stopped !== undefined || this.unavailable !== undefined || this.crashed !== undefined) return false;
+    if (this.halted) return false;
     this.sequence.commands.push(description);
     return true;
   }
@@ -338,7 +342,14 @@ export class ExplorationSession implements JudgingContext {
     return `Bearer ${await this.tokens.get(held.key)}`;
   }
 
+  /** No call once the cap is reached (a call the careful client makes again may pass it by its own retries). */
+  private refuseOverCap(): void {
+    if (this.calls >= this.limits.maxCalls)
+      throw new ExplorationStopped(`the cap of ${this.limits.maxCalls} calls (--max-calls) was reached`);
+  }
+
   private async fetchToken(product: Product): Promise<{ accessToken: string; lifetimeSeconds: number }> {
+    this.refuseOverCap();
     const account = this.accounts.get(product);
     if (!account?.apiKey) throw new Error(`the exploration holds no API user of ${product}`);
     const response = await this.client.createAccessToken(product, basicCredential(account.userId, account.apiKey));
