@@ -149,7 +149,7 @@ function junitOf(report: ExploreReport): string {
             ...(finding
               ? {
                   failure: {
-                    message: `${finding.cites}: ${finding.field ?? ''} expected ${finding.expected}, got ${finding.received}`,
+                    message: `${finding.cites}: ${finding.field !== undefined ? `${finding.field}: ` : ''}expected ${finding.expected}, got ${finding.received}`,
                     text: report.departure!.message,
                   },
                 }
