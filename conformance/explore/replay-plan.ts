@@ -73,6 +73,11 @@ export interface ReplayPlan {
   callbackHost: string;
   /** What the exploration found, one line each, with its source. */
   findings: string[];
+  /**
+   * The findings of a kind the replay does not judge (a record against its schema, a secret given out): the replay
+   * shows the last answer and says it could not judge it, rather than passing.
+   */
+  unjudged: string[];
   accounts: Partial<Record<Product, AccountPaths>>;
   calls: ReplayCall[];
 }
@@ -98,6 +103,22 @@ function accountPathsOf(product: Product): AccountPaths {
   // Without parameters pathOf leaves the {referenceId} placeholder, which the replay fills with its new API user's id.
   const at = (id: OperationId) => ({ host: hostOf(id, product), path: pathOf(id, product).replace('{referenceId}', '{{user}}') });
   return { user: at('createApiUser'), key: at('createApiKey'), token: at('createAccessToken') };
+}
+
+/** The checks whose departures the replay judges itself: statuses, codes, the fields of records, final statuses. */
+const JUDGED_BY_REPLAY: ReadonlySet<string> = new Set([
+  'status-code',
+  'error-code',
+  'record-echoes-request',
+  'refusal-changes-nothing',
+  'refund-to-payer',
+  'balance-in-currency',
+  'final-state-is-final',
+]);
+
+/** The findings of a departure the replay cannot judge standalone, as lines. */
+export function unjudgedByReplay(findings: readonly Finding[]): string[] {
+  return findings.filter((f) => !JUDGED_BY_REPLAY.has(f.check)).map(findingLine);
 }
 
 /** A finding as the replay's header says it: the check, its source, and the difference. */

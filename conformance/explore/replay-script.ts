@@ -37,7 +37,8 @@ export function replayScriptOf(plan: ReplayPlan): string {
         `//   ${name}: ${comment(name === 'MOMO_BASE_URL' ? 'Base URL of the target ({base_url}); required.' : CONFIG_VARIABLES[name])}`,
     ),
     '// Without MOMO_<PRODUCT>_USER_ID and MOMO_<PRODUCT>_API_KEY it provisions an API user, as the run did.',
-    '// Exit 1: the departure came again; 0: every answer was as expected; 2: it could not replay.',
+    '// Exit 1: the departure came again; 0: every answer was as expected; 2: it could not replay, or the finding is of a',
+    '// kind it does not judge itself (a record against its schema): it then shows the answer to compare.',
     `const PLAN = ${JSON.stringify(plan, null, 2)};`,
     REPLAY_RUNTIME,
   ].join('\n');
@@ -190,9 +191,11 @@ function departures(call, answer, url) {
 
 console.log(PLAN.title + '\nReplaying ' + PLAN.calls.length + ' calls against ' + hosts.gateway);
 for (const line of PLAN.findings) console.log('  the exploration found: ' + line);
+let last;
 for (const [index, call] of PLAN.calls.entries()) {
   const path = fill(call.path);
   const answer = await send(call.method, call.host, path, await headersOf(call), call.body === undefined ? undefined : JSON.stringify(filled(call.body)));
+  last = answer;
   if (call.keep) { const value = pointed(answer.json, call.keep.pointer); if (typeof value === 'string') values.set(call.keep.name, value); }
   console.log((index + 1) + '. ' + call.command + ': ' + call.method + ' ' + path + ' -> HTTP ' + answer.status);
   const found = departures(call, answer, hosts[call.host] + path);
@@ -200,5 +203,7 @@ for (const [index, call] of PLAN.calls.entries()) {
   if (found.some((f) => f.weight === 'departure')) stop(1, '   answer: ' + printable(answer.text) + '\nThe departure is reproduced.');
   if (found.some((f) => f.weight === 'premise')) stop(2, 'Could not replay: the case rests on a premise that did not hold for this target (above).');
 }
+// A finding of a kind this script does not judge (a record against its schema): the answer is shown, not passed.
+if (PLAN.unjudged.length > 0) stop(2, 'Could not judge: the exploration found what this replay does not check:\n  ' + PLAN.unjudged.join('\n  ') + '\nThe last answer, to compare: HTTP ' + last.status + ' ' + printable(last.text));
 stop(0, 'No departure: every answer was as the exploration expected.');
 `;

@@ -6,7 +6,7 @@ import type { Exchange } from '../../harness/client/momo-client.ts';
 import type { Finding } from '../../harness/checks/index.ts';
 import type { ExplorationSession } from './session.ts';
 import type { CampaignResult } from './campaign.ts';
-import { findingLine, replayPlanOf } from './replay-plan.ts';
+import { findingLine, replayPlanOf, unjudgedByReplay } from './replay-plan.ts';
 import { replayScriptOf } from './replay-script.ts';
 
 /** The files an exploration writes in its reports folder. */
@@ -129,6 +129,7 @@ export function writeReports(dir: string, report: ExploreReport, session: Explor
     targetEnvironment: session.config.targetEnvironment,
     callbackHost: session.config.callbackHost,
     findings: found.failure.findings.map(findingLine),
+    unjudged: unjudgedByReplay(found.failure.findings),
   });
   writeFileSync(replay, replayScriptOf(plan));
   chmodSync(replay, 0o755);
