@@ -20,6 +20,10 @@ export const COMMANDS: Record<string, Command> = {
       'the conformance run (the default): every scenario against the embedded sandbox or MOMO_BASE_URL, with every report; --sign-key signs its evidence bundle',
     load: () => import('./run.ts'),
   },
+  explore: {
+    describe: 'seeded exploration: random sequences of valid and invalid calls, a departure shrunk to a replay',
+    load: () => import('./explore.ts'),
+  },
   sandbox: { describe: 'the reference MoMo sandbox on its own', load: () => import('./sandbox.ts') },
   load: { describe: 'a k6 load scenario against the embedded sandbox or MOMO_BASE_URL', load: () => import('./load.ts') },
   capacity: {

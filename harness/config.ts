@@ -157,6 +157,19 @@ export function secretVariablesOf(product: Product): { subscriptionKey: Variable
   };
 }
 
+/** What a client of the target (harness/client/momo-client.ts) takes from the settings: where it is, its keys, its bounds. */
+export function clientSettingsOf(config: HarnessConfig) {
+  return {
+    baseUrl: config.baseUrl!,
+    sandboxUrl: config.sandboxUrl!,
+    subscriptionKeys: config.subscriptionKeys,
+    targetEnvironment: config.targetEnvironment,
+    connectTimeoutMs: config.connectTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxResponseBytes: config.maxResponseBytes,
+  };
+}
+
 /** Reads settings from the environment, and gathers every problem with them, to be said at once. */
 class SettingsReader {
   readonly problems: string[] = [];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PRODUCTS, type Product } from '../core/products.ts';
 import type { OperationId } from '../core/catalogue/operations.ts';
 import { TRANSACTIONS, bindingOf, isServedUnder } from '../core/catalogue/routes.ts';
-import { secretVariablesOf, type ApiUserCredentials, type HarnessConfig } from './config.ts';
+import { clientSettingsOf, secretVariablesOf, type ApiUserCredentials, type HarnessConfig } from './config.ts';
 import { MomoClient, wasCreated, type ApiResponse } from './client/momo-client.ts';
 import { Redactor } from '../core/secrets/redact.ts';
 import { reportSafe } from '../core/report-text.ts';
@@ -28,13 +28,7 @@ export async function preflight(config: HarnessConfig): Promise<PreflightRefusal
   for (const key of Object.values(config.subscriptionKeys)) if (key) redactor.add(key, 'subscription key');
   for (const user of Object.values(config.apiUsers)) if (user) redactor.addBasicCredential(user.userId, user.apiKey);
   const client = new MomoClient({
-    baseUrl: config.baseUrl!,
-    sandboxUrl: config.sandboxUrl!,
-    subscriptionKeys: config.subscriptionKeys,
-    targetEnvironment: config.targetEnvironment,
-    connectTimeoutMs: config.connectTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    maxResponseBytes: config.maxResponseBytes,
+    ...clientSettingsOf(config),
     redactor,
   });
   try {

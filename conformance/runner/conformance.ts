@@ -516,7 +516,7 @@ export function selectWorkers(requested: number, config: HarnessConfig): { paral
 }
 
 /** The plugins a setting names (a comma-separated list), made by `make`; throws saying what is wrong. */
-function pluginsOf(
+export function pluginsOf(
   setting: string,
   list: string | undefined,
   make: ((names: string[]) => SandboxPlugin[]) | undefined,
@@ -536,12 +536,13 @@ function pluginsOf(
 }
 
 /** Settings from ./.env, if there is one; the environment wins over it. */
-function dotEnv(cwd: string): Record<string, string> {
+export function dotEnv(cwd: string): Record<string, string> {
   const file = join(cwd, '.env');
   return existsSync(file) ? (parseEnv(readFileSync(file, 'utf8')) as Record<string, string>) : {};
 }
 
-function remoteTarget(config: HarnessConfig): Target {
+/** The server MOMO_BASE_URL names, as the run's target. */
+export function remoteTarget(config: HarnessConfig): Target {
   return {
     description: `${config.baseUrl}${config.sandboxUrl !== config.baseUrl ? ` (provisioning at ${config.sandboxUrl})` : ''}`,
     config,

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { CallbackReceiver } from '../../harness/callbacks/receiver.ts';
 import { MomoClient, basicCredential, type ApiResponse, type Exchange } from '../../harness/client/momo-client.ts';
 import { TokenCache } from '../../harness/client/token-cache.ts';
-import type { HarnessConfig } from '../../harness/config.ts';
+import { clientSettingsOf, type HarnessConfig } from '../../harness/config.ts';
 import { EvidenceBudget, size } from '../../harness/client/evidence-budget.ts';
 import {
   conclude,
@@ -20,16 +20,14 @@ import { ConformanceFailure } from '../../harness/judging/judge.ts';
 import { bodyChecksOf, bodyFindings, retriedFindings } from '../../harness/checks/answers.ts';
 import { refusedEarlyFindings } from '../../harness/checks/credentials.ts';
 import { DEFAULT_RETRY_POLICY, type RetriedCall } from '../../harness/client/careful.ts';
-import { FINAL_STATUSES, finalStaysFinalFindings } from '../../harness/checks/transactions.ts';
+import { FinalStatusWatch } from '../../harness/judging/final-statuses.ts';
 import { PREMISES, concerns, premiseSource, type PremiseName } from '../../harness/checks/premises.ts';
 import type { Evaluation, Warning } from '../../harness/checks/index.ts';
-import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 import { Redactor } from '../../core/secrets/redact.ts';
 
-const STATUS_QUERIES: ReadonlySet<string> = new Set(TRANSACTIONS.map((t) => t.status));
 const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
 /** An API user of one product, as the partner holds it. */
@@ -90,13 +88,7 @@ export class Harness implements JudgingContext {
       workers > 1 ? `${size(budget)} shared by ${workers} workers` : size(budget),
     );
     this.client = new MomoClient({
-      baseUrl: this.config.baseUrl,
-      sandboxUrl: this.config.sandboxUrl,
-      subscriptionKeys: this.config.subscriptionKeys,
-      targetEnvironment: this.config.targetEnvironment,
-      connectTimeoutMs: this.config.connectTimeoutMs,
-      requestTimeoutMs: this.config.requestTimeoutMs,
-      maxResponseBytes: this.config.maxResponseBytes,
+      ...clientSettingsOf(this.config),
       redactor: this.redactor,
       onExchange: (exchange) => {
         this.calls.set(exchange.operation, (this.calls.get(exchange.operation) ?? 0) + 1);
@@ -130,7 +122,7 @@ export class Harness implements JudgingContext {
     this.bodyFailures = [];
     this.warnings = new Map();
     this.evaluations = new Map();
-    this.finalStatuses = new Map();
+    this.finalStatuses.clear();
     this.premises = new Map();
     this.calls = new Map();
     this.retried = [];
@@ -301,7 +293,7 @@ export class Harness implements JudgingContext {
   private warnings = new Map<string, Warning>();
   private evaluations = new Map<string, Evaluation>();
   /** The final status each transaction of this scenario was first read in, by its status query's URL. */
-  private finalStatuses = new Map<string, string>();
+  private readonly finalStatuses = new FinalStatusWatch();
   /** The premises of this scenario (harness/checks/premises.ts): assumed, or seen to hold. */
   private premises = new Map<PremiseName, 'assumed' | 'held'>();
 
@@ -354,32 +346,10 @@ export class Harness implements JudgingContext {
     }
   }
 
-  /**
-   * §3: a transaction leaves PENDING when the payer answers or the system times it out, and the state it reaches is
-   * final. Every status record of the scenario is held to the first final status its transaction was read in.
-   */
+  /** §3: a transaction read in a final status reads in it again, for the rest of the scenario (harness/judging/final-statuses.ts). */
   private checkFinalStaysFinal(response: ApiResponse): void {
-    if (response.status !== 200 || !STATUS_QUERIES.has(response.operation.id) || !response.exchange) return;
-    const status = (response.json as { status?: unknown } | undefined)?.status;
-    if (typeof status !== 'string') return;
-    const transaction = response.exchange.request.url;
-    const first = this.finalStatuses.get(transaction);
-    if (first === undefined) {
-      if (FINAL_STATUSES.has(status)) this.finalStatuses.set(transaction, status);
-      return;
-    }
     try {
-      conclude(
-        {
-          header: `${response.operation.label} — §3: a transaction that reached a final status keeps it`,
-          operation: response.operation.id,
-          product: response.operation.product,
-          checks: ['final-state-is-final'],
-          findings: finalStaysFinalFindings(first, status),
-          response,
-        },
-        this,
-      );
+      this.finalStatuses.judge(response, this);
     } catch (failure) {
       throw Object.assign(failure as Error, { fatal: true });
     }

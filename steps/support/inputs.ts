@@ -103,7 +103,11 @@ export async function expectReferenceLeftFree(world: MomoWorld, creationLabel: s
     return;
   }
   await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '5', { referenceId: refused.referenceId });
-  world.expect({ status: 202, source: REFUSED_REFERENCE_LEFT_FREE, what: 'a reference id a refused creation sent is free for a valid one' });
+  world.expect({
+    status: 202,
+    source: REFUSED_REFERENCE_LEFT_FREE,
+    what: 'a reference id a refused creation sent is free for a valid one',
+  });
 }
 
 /** A reference id reused in upper case made nothing new: refused as a duplicate, or as invalid (our reading). */

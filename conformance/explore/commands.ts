@@ -1,0 +1,351 @@
+import fc from 'fast-check';
+import { wasCreated, type ApiResponse, type PaymentBody } from '../../harness/client/momo-client.ts';
+import { OPERATIONS } from '../../core/catalogue/operations.ts';
+import { statusQueryOf } from '../../core/catalogue/routes.ts';
+import type { Product } from '../../core/products.ts';
+import { TEST_NUMBERS } from '../../core/test-numbers.ts';
+import { INPUT_CASES, REFUSED_AS_INVALID, specCreations, type InputCase } from '../../harness/checks/inputs.ts';
+import { KEY_REFUSED_AS_UNAUTHORIZED, KEY_REQUIRED } from '../../harness/checks/every-operation.ts';
+import { REFUSALS } from '../../harness/checks/refusals.ts';
+import {
+  TRANSACTION_CHECKS,
+  type StatusRecord,
+  amountFindings,
+  echoFindings,
+  leftBehindFindings,
+  refundToPayerFindings,
+  unchangedFindings,
+} from '../../harness/checks/transactions.ts';
+import { picked, refundablePayments, type Creation, type ExplorationModel, type TrackedTransaction } from './model.ts';
+import type { ExplorationSession } from './session.ts';
+import { echoChecks, unchangedChecks } from './field-checks.ts';
+
+/**
+ * The commands of the exploration's transactions (fc.AsyncCommand): each makes its calls through the session, holds
+ * the answers to the project's named checks with their sources, and changes the model only by what the target was
+ * seen to do. `check` is the precondition: what the command needs the model to hold.
+ */
+export abstract class ExplorationCommand implements fc.AsyncCommand<ExplorationModel, ExplorationSession> {
+  abstract check(model: Readonly<ExplorationModel>): boolean;
+  protected abstract act(model: ExplorationModel, session: ExplorationSession): Promise<void>;
+  abstract toString(): string;
+
+  async run(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    if (!session.beginCommand(this.toString())) return;
+    try {
+      await this.act(model, session);
+    } catch (error) {
+      // A departure goes on to fast-check, which shrinks the sequence; anything else is the session's to take in.
+      if (!session.absorb(error)) throw error;
+    }
+  }
+}
+
+const CREATIONS = Object.fromEntries(specCreations().map((c) => [c.id, c])) as Record<Creation, ReturnType<typeof specCreations>[number]>;
+const productOf = (kind: Creation): Product => CREATIONS[kind].product;
+const labelOf = (kind: Creation): string => OPERATIONS[kind].label;
+
+/** Customers whose wallets end a payment known ways (real-api-notes, observed): one approves, two fail. */
+const CUSTOMERS = [TEST_NUMBERS.ordinary.msisdn, TEST_NUMBERS.failsAtOnce.msisdn, TEST_NUMBERS.rejects.msisdn] as const;
+/** Amounts as strings (§2.2), one with a fraction so that rounding shows. */
+const AMOUNTS = ['5', '12.5', '100'] as const;
+
+/** A body of a request to pay or a deposit: its party by its MSISDN, an amount, and texts that show if changed. */
+function bodyOf(kind: Creation, session: ExplorationSession, msisdn: string, amount: string): PaymentBody {
+  const party = { partyIdType: 'MSISDN', partyId: msisdn };
+  const texts = { externalId: `explore-${amount}`, payerMessage: `paid ${amount}`, payeeNote: `note ${amount}` };
+  return { amount, currency: session.config.currency, ...texts, ...(kind === 'requestToPay' ? { payer: party } : { payee: party }) };
+}
+
+/** A refund of a request to pay: its texts and the payment it names. */
+function refundBodyOf(payment: TrackedTransaction, amount: string): PaymentBody {
+  const texts = { externalId: `refund-${amount}`, payerMessage: `refund ${amount}`, payeeNote: `refunded ${amount}` };
+  return { amount, currency: payment.body.currency, ...texts, referenceIdToRefund: payment.referenceId };
+}
+
+/** A creation of the spec's under a product's access token. */
+function create(session: ExplorationSession, kind: Creation, referenceId: string | undefined, body: PaymentBody, reused = false) {
+  const product = productOf(kind);
+  return session.call({
+    operation: kind,
+    product,
+    auth: { bearer: product },
+    ...(referenceId !== undefined ? { referenceId } : {}),
+    body,
+    ...(reused ? { reusesReference: true as const } : {}),
+  });
+}
+
+/** A transaction's status record, read by the API user that created it. */
+function readStatus(session: ExplorationSession, kind: Creation, referenceId: string): Promise<ApiResponse> {
+  const product = productOf(kind);
+  return session.call({ operation: statusQueryOf(kind), product, auth: { bearer: product }, params: { referenceId } });
+}
+
+/** A request to pay or a deposit with a valid body: accepted (202, §4.2 #2, §4.3 #10), and tracked once it is. */
+export class CreateTransaction extends ExplorationCommand {
+  constructor(
+    private readonly kind: 'requestToPay' | 'deposit',
+    private readonly msisdn: string,
+    private readonly amount: string,
+    private readonly form: InputCase | undefined,
+  ) {
+    super();
+  }
+  check = () => true;
+  toString = () => `${labelOf(this.kind)} of ${this.amount} ${this.form ? `with ${this.form.phrase}` : `for ${this.msisdn}`}`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const referenceId = session.newId('r');
+    const body = { ...bodyOf(this.kind, session, this.msisdn, this.amount), ...(this.form?.body?.() ?? {}) } as PaymentBody;
+    const response = await create(session, this.kind, referenceId, body);
+    session.expect(response, {
+      status: 202,
+      ...(this.form ? { source: this.form.rule } : {}),
+      what: `a ${labelOf(this.kind)} is accepted`,
+    });
+    if (!wasCreated(response)) return;
+    model.transactions.push({ kind: this.kind, referenceId, body });
+    session.created.transactions += 1;
+  }
+}
+
+/** An invalid input the exploration sends: an input case of the catalogue's creations, or no subscription key at all. */
+export type InvalidInput = InputCase | { creation: Creation; phrase: 'no subscription key'; kind: 'missing-key' };
+
+/** Every status a refusal can have, but a gateway's 502–504 (the target unavailable, not refusing). */
+const ANY_REFUSAL = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
+
+/**
+ * A creation with one input wrong: refused (400 for invalid data, any refusal the operation documents for a header
+ * left out, any refusal for no subscription key), and, once refused, nothing left behind under its reference id.
+ */
+export class CreateWithInvalidInput extends ExplorationCommand {
+  constructor(
+    private readonly input: InvalidInput,
+    private readonly pick: number,
+  ) {
+    super();
+  }
+  check = (model: Readonly<ExplorationModel>) => this.input.creation !== 'refund' || refundablePayments(model).length > 0;
+  toString = () => `${labelOf(this.input.creation as Creation)} with ${this.input.phrase}`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const kind = this.input.creation as Creation;
+    const input = this.input;
+    const base =
+      kind === 'refund' ? refundBodyOf(picked(refundablePayments(model), this.pick), '1') : bodyOf(kind, session, CUSTOMERS[0], '5');
+    const body = { ...base, ...('body' in input && input.body ? input.body() : {}) } as PaymentBody;
+    const referenceId = this.referenceIdOf(session);
+    const product = productOf(kind);
+    const response = await session.call({
+      operation: kind,
+      product,
+      auth: { bearer: product },
+      ...(referenceId !== undefined ? { referenceId } : {}),
+      ...(input.kind === 'missing-key' ? { key: 'none' as const } : {}),
+      ...('omit' in input && input.omit === 'x-target-environment' ? { withoutTargetEnvironment: true as const } : {}),
+      body,
+    });
+    this.expectRefused(session, response);
+    // Only a refusal is followed up: an answer that took the input (a warning where the rule is the live service's) made something.
+    if (response.status >= 400 && referenceId !== undefined && /^[0-9a-f]{8}-/i.test(referenceId))
+      await expectNothingLeftBehind(session, kind, referenceId);
+  }
+
+  /** The reference id the case sends: its own (not a UUID, another version), none, or a new UUID v4. */
+  private referenceIdOf(session: ExplorationSession): string | undefined {
+    const input = this.input;
+    if ('omit' in input && input.omit === 'x-reference-id') return undefined;
+    if (!('referenceId' in input) || input.referenceId === undefined) return session.newId('r');
+    return typeof input.referenceId === 'function' ? session.generated(input.referenceId(), 'v') : input.referenceId;
+  }
+
+  private expectRefused(session: ExplorationSession, response: ApiResponse): void {
+    const input = this.input;
+    const what = `a ${labelOf(input.creation as Creation)} with ${input.phrase}`;
+    if (input.kind === 'missing-key') {
+      session.expect(response, { status: ANY_REFUSAL, source: KEY_REQUIRED, what: `${what} is not served` });
+      session.expect(response, { status: 401, source: KEY_REFUSED_AS_UNAUTHORIZED, what: `${what} is unauthorized` });
+    } else if (input.kind === 'missing-header') {
+      const documented = Object.keys(OPERATIONS[input.creation].responses)
+        .map(Number)
+        .filter((status) => status >= 400 && status !== 503);
+      session.expect(response, { status: documented, source: input.rule, what: `${what} is not served` });
+      session.expect(response, { status: 400, source: REFUSED_AS_INVALID, what: `${what} is refused as invalid data` });
+    } else {
+      session.expect(response, { status: 400, source: input.rule, what: `${what} is refused as invalid` });
+    }
+  }
+}
+
+/** A refused creation left nothing behind: its reference id reads as no transaction (§2.5, §7 rule 1). */
+async function expectNothingLeftBehind(session: ExplorationSession, kind: Creation, referenceId: string): Promise<void> {
+  const read = await readStatus(session, kind, referenceId);
+  const what = 'a refused creation leaves nothing behind';
+  const weight = session.weightOf(TRANSACTION_CHECKS['refusal-changes-nothing'].source);
+  session.check('refusal-changes-nothing', read, what, leftBehindFindings(read.status), [
+    { kind: 'not-status', statuses: [200], weight, why: what },
+  ]);
+}
+
+/** The same kind of creation again under a tracked transaction's reference id: 409, and the first unchanged (§2.5, §7 rule 1). */
+export class CreateUnderUsedReference extends ExplorationCommand {
+  constructor(
+    private readonly pick: number,
+    private readonly amount: string,
+  ) {
+    super();
+  }
+  check = (model: Readonly<ExplorationModel>) => model.transactions.length > 0;
+  toString = () => `the same kind of creation again, of ${this.amount}, under the reference id of transaction #${this.pick}`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const earlier = picked(model.transactions, this.pick);
+    // Other data under the same id: a refund names the same payment, so that only its id is wrong.
+    const body =
+      earlier.kind === 'refund' ? { ...earlier.body, amount: this.amount } : bodyOf(earlier.kind, session, CUSTOMERS[0], this.amount);
+    const response = await create(session, earlier.kind, earlier.referenceId, { ...body, externalId: `again-${this.amount}` }, true);
+    session.expect(response, { status: 409, code: 'RESOURCE_ALREADY_EXIST', what: 'a reused reference id is refused' });
+    const read = await readStatus(session, earlier.kind, earlier.referenceId);
+    session.expect(read, { status: 200, what: `the earlier ${labelOf(earlier.kind)} still reads back` });
+    if (read.status !== 200) return;
+    const what = `after a refused reuse of its reference id, the earlier ${labelOf(earlier.kind)} is unchanged`;
+    session.check(
+      'refusal-changes-nothing',
+      read,
+      what,
+      unchangedFindings(read.json as object, earlier.body),
+      unchangedChecks(session, earlier.body, what),
+    );
+  }
+}
+
+/** A tracked transaction's status: 200, its record as sent (§2.2–§2.5), a refund's payee the payer it refunds (§2.4). */
+export class ReadOwnStatus extends ExplorationCommand {
+  constructor(private readonly pick: number) {
+    super();
+  }
+  check = (model: Readonly<ExplorationModel>) => model.transactions.length > 0;
+  toString = () => `read the status of transaction #${this.pick}`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    await readBack(session, picked(model.transactions, this.pick));
+  }
+}
+
+/** Reads a tracked transaction, holds its record to what was sent, and notes the status it is in. */
+async function readBack(session: ExplorationSession, transaction: TrackedTransaction): Promise<void> {
+  const response = await readStatus(session, transaction.kind, transaction.referenceId);
+  session.expect(response, { status: 200, what: `a ${labelOf(transaction.kind)} the partner created reads back` });
+  if (response.status !== 200) return;
+  const record = response.json as StatusRecord;
+  const { amount, payer, payee, externalId, payerMessage, payeeNote } = transaction.body;
+  const sent = { payer, payee, externalId, payerMessage, payeeNote };
+  const what = `the ${labelOf(transaction.kind)} reads back as it was sent`;
+  const findings = [...amountFindings(record, amount), ...echoFindings(record, sent, session.run.profile)];
+  session.check('record-echoes-request', response, what, findings, echoChecks(session, { amount, ...sent }, what));
+  if (transaction.payerRefunded) {
+    const refundWhat = 'a refund goes to the payer of the payment it refunds';
+    const refundChecks = echoChecks(
+      session,
+      { payee: transaction.payerRefunded },
+      refundWhat,
+      TRANSACTION_CHECKS['refund-to-payer'].source,
+    );
+    session.check(
+      'refund-to-payer',
+      response,
+      refundWhat,
+      refundToPayerFindings(record, transaction.payerRefunded, session.run.profile),
+      refundChecks,
+    );
+  }
+  if (typeof record.status === 'string') transaction.status = record.status;
+}
+
+/** A status read under a reference id nothing was made under: 404 RESOURCE_NOT_FOUND, an observation of the live service. */
+export class ReadUnknownStatus extends ExplorationCommand {
+  constructor(private readonly kind: Creation) {
+    super();
+  }
+  check = () => true;
+  toString = () => `read the status of a ${labelOf(this.kind)} nothing was made under`;
+
+  protected async act(_model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const response = await readStatus(session, this.kind, session.newId('n'));
+    session.expect(response, {
+      status: 404,
+      code: 'RESOURCE_NOT_FOUND',
+      source: REFUSALS['unknown-reference-read'],
+      what: 'an unknown reference id is not found',
+    });
+  }
+}
+
+/**
+ * A refund of a request to pay seen SUCCESSFUL, by the run's disbursement API user: accepted (202), on the premise that
+ * another API user may refund it (who may refund is not said: a reading in the spec profile), and tracked once it is.
+ */
+export class RefundSettledPayment extends ExplorationCommand {
+  constructor(
+    private readonly pick: number,
+    private readonly whole: boolean,
+  ) {
+    super();
+  }
+  check = (model: Readonly<ExplorationModel>) => unrefundedPayments(model).length > 0;
+  toString = () => `refund ${this.whole ? 'all' : '1'} of payment #${this.pick} once it reads SUCCESSFUL`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const payment = picked(unrefundedPayments(model), this.pick);
+    // Only a payment seen settled is refunded: its status is read first when this sequence has not seen it so.
+    if (payment.status !== 'SUCCESSFUL') await readBack(session, payment);
+    if (payment.status !== 'SUCCESSFUL') return;
+    const referenceId = session.newId('r');
+    const body = refundBodyOf(payment, this.whole ? payment.body.amount : '1');
+    const response = await create(session, 'refund', referenceId, body);
+    session.expect(response, { status: 202, what: 'a refund of a settled payment is accepted', premises: ['refund-by-another-api-user'] });
+    if (!wasCreated(response)) return;
+    payment.refunded = true;
+    model.transactions.push({ kind: 'refund', referenceId, body, ...(payment.body.payer ? { payerRefunded: payment.body.payer } : {}) });
+    session.created.transactions += 1;
+  }
+}
+
+/** Requests to pay this sequence has not refunded, that do not read FAILED: what a refund may be tried on. */
+function unrefundedPayments(model: Readonly<ExplorationModel>): TrackedTransaction[] {
+  return model.transactions.filter((t) => t.kind === 'requestToPay' && !t.refunded && t.status !== 'FAILED');
+}
+
+/** The input cases of the catalogue's creations that are to be refused, and no subscription key, for each creation. */
+export function invalidInputs(strict: boolean): InvalidInput[] {
+  const cases: InvalidInput[] = INPUT_CASES.filter((c) => c.kind !== 'valid' && (strict || !c.strict));
+  return [
+    ...cases,
+    ...(Object.keys(CREATIONS) as Creation[]).map((creation) => ({
+      creation,
+      phrase: 'no subscription key' as const,
+      kind: 'missing-key' as const,
+    })),
+  ];
+}
+
+/** The arbitraries of the transaction commands, for fc.commands. */
+export function transactionCommands(strict: boolean): fc.Arbitrary<ExplorationCommand>[] {
+  const pick = fc.nat({ max: 15 });
+  const amount = fc.constantFrom(...AMOUNTS);
+  const validForms = INPUT_CASES.filter((c) => c.kind === 'valid' && c.creation !== 'refund');
+  const plain = fc.tuple(fc.constantFrom('requestToPay' as const, 'deposit' as const), fc.constantFrom(...CUSTOMERS), amount);
+  return [
+    plain.map(([kind, msisdn, a]) => new CreateTransaction(kind, msisdn, a, undefined)),
+    fc
+      .tuple(fc.constantFrom(...validForms), amount)
+      .map(([form, a]) => new CreateTransaction(form.creation as 'requestToPay' | 'deposit', CUSTOMERS[0], a, form)),
+    fc.tuple(fc.constantFrom(...invalidInputs(strict)), pick).map(([input, p]) => new CreateWithInvalidInput(input, p)),
+    fc.tuple(pick, fc.constantFrom('3', '7.25')).map(([p, a]) => new CreateUnderUsedReference(p, a)),
+    pick.map((p) => new ReadOwnStatus(p)),
+    fc.constantFrom(...(Object.keys(CREATIONS) as Creation[])).map((kind) => new ReadUnknownStatus(kind)),
+    fc.tuple(pick, fc.boolean()).map(([p, whole]) => new RefundSettledPayment(p, whole)),
+  ];
+}
