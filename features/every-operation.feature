@@ -134,6 +134,19 @@ Feature: Rules of every operation
       | product      | call                               |
       | remittance   | an access token under remittance   |
 
+  @negative @req:AUTH-BEARER-NAMED
+  Scenario Outline: <call> with the API user's credentials in place of an access token is refused as unauthorized
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for it with its API user's credentials in place of an access token
+    Then it is refused as unauthorized
+
+    @collection
+    Examples:
+      | product      | call                                                             |
+      | collection   | a request for consent under collection                           |
+      | collection   | a read of a customer's information with consent under collection |
+
   @negative @req:TXN-UNKNOWN-404
   Scenario Outline: <call> naming one that was never made is not found
     Given a partner subscribed to <product>

@@ -55,6 +55,14 @@ Feature: Access tokens
       | a wrong API key                                  |
       | its API key with the case of its letters changed |
 
+  @collection @negative
+  @req:TOKEN-FAILED-401
+  Scenario: An API user that has no key yet gets no token
+    Given a partner subscribed to collection
+    And the partner has registered an API user
+    When the partner asks for an access token for that API user with an empty key
+    Then no access token is issued
+
   @remittance @negative
   @req:TOKEN-FAILED-401
   Scenario: A partner without credentials gets no token

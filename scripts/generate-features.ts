@@ -16,7 +16,14 @@ import { loadRequirements } from '../conformance/certification/requirements.ts';
 import { readScenarios } from '../conformance/certification/coverage.ts';
 import { operationsLeftTo, ruleMatrix, ruleMatrixMarkdown } from '../conformance/certification/rule-matrix.ts';
 import { bindingOf } from '../core/catalogue/routes.ts';
-import { keyCalls, specCalls, takesAccessToken, takesBasicCredential, type SpecCall } from '../harness/checks/every-operation.ts';
+import {
+  BEARER_NAMED,
+  keyCalls,
+  specCalls,
+  takesAccessToken,
+  takesBasicCredential,
+  type SpecCall,
+} from '../harness/checks/every-operation.ts';
 
 export const INPUTS_FEATURE = fileURLToPath(new URL('../features/inputs.feature', import.meta.url));
 export const EVERY_OPERATION_FEATURE = fileURLToPath(new URL('../features/every-operation.feature', import.meta.url));
@@ -251,6 +258,14 @@ export function everyOperationFeature(): string {
     "    When the partner asks for it with its access token in place of its API user's credentials",
     '    Then it is not served, and where nothing else is wrong refused as unauthorized',
     ...callExamples(specCalls().filter((c) => takesBasicCredential(c.id))),
+    '',
+    '  @negative @req:AUTH-BEARER-NAMED',
+    "  Scenario Outline: <call> with the API user's credentials in place of an access token is refused as unauthorized",
+    '    Given a partner subscribed to <product>',
+    '    And the partner has what <call> needs',
+    "    When the partner asks for it with its API user's credentials in place of an access token",
+    '    Then it is refused as unauthorized',
+    ...callExamples(specCalls().filter((c) => BEARER_NAMED[c.id] !== undefined)),
     '',
     '  @negative @req:TXN-UNKNOWN-404',
     '  Scenario Outline: <call> naming one that was never made is not found',

@@ -3,6 +3,7 @@ import {
   expectNotServedWithoutKey,
   expectRefusedAsUnauthorizedWhereValid,
   makeCallInForeignEnvironment,
+  makeCallWithCredentialForToken,
   makeCallWithExpiredToken,
   makeCallWithForgedToken,
   makeCallWithTokenForCredential,
@@ -36,6 +37,10 @@ When('the partner asks for {spec call} naming one that was never made', async fu
 
 When("the partner asks for it with its access token in place of its API user's credentials", async function (this: MomoWorld) {
   await makeCallWithTokenForCredential(this);
+});
+
+When("the partner asks for it with its API user's credentials in place of an access token", async function (this: MomoWorld) {
+  await makeCallWithCredentialForToken(this);
 });
 
 When('the partner asks for it with an access token that has expired', async function (this: MomoWorld) {

@@ -5,6 +5,7 @@ import {
   askForTokenWithWrongKey,
   askForTokenWithKeyInOtherCase,
   askForTokenWithoutCredentials,
+  askForTokenBeforeAnyKey,
   askForTokenWithScheme,
   expectTokenOpensAccountWithScheme,
   callThroughALifetime,
@@ -43,6 +44,10 @@ When('the partner asks for an access token with a wrong API key', async function
 
 When('the partner asks for an access token with its API key with the case of its letters changed', async function (this: MomoWorld) {
   return askForTokenWithKeyInOtherCase(this);
+});
+
+When('the partner asks for an access token for that API user with an empty key', async function (this: MomoWorld) {
+  await askForTokenBeforeAnyKey(this);
 });
 
 When('the partner asks for an access token without credentials', async function (this: MomoWorld) {

@@ -1,5 +1,10 @@
 import { OPERATIONS, type OperationDefinition, type OperationId } from '../../core/catalogue/operations.ts';
-import { documentsForeignEnvironmentRefusal, documentsNotFound, takesBasicCredential } from '../../harness/checks/every-operation.ts';
+import {
+  BEARER_NAMED,
+  documentsForeignEnvironmentRefusal,
+  documentsNotFound,
+  takesBasicCredential,
+} from '../../harness/checks/every-operation.ts';
 import { scenariosByRequirement, type TaggedScenario } from './coverage.ts';
 import type { Requirement } from './requirements.ts';
 
@@ -54,6 +59,13 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     applies: (o) =>
       ((o.credential === 'bearer' || o.credential === 'consent') && o.responses[401]?.source === 'spec') || 'takes no access token',
     requirements: ['AUTH-TOKEN-EXPIRY'],
+  },
+  {
+    id: 'bearer-named',
+    rule: "where the listing names a Bearer token, the API user's Basic credential in its place is refused with 401",
+    clause: '§4.2 #6–7, §5 rule 4',
+    applies: (_o, id) => BEARER_NAMED[id] !== undefined || 'its listing names no scheme, or Basic or Bearer',
+    requirements: ['AUTH-BEARER-NAMED'],
   },
   {
     id: 'basic-credential-only',

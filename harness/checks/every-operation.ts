@@ -92,6 +92,21 @@ export function takesBasicCredential(id: OperationId): boolean {
   return credential === 'basic' && responses[401]?.source === 'spec';
 }
 
+/**
+ * The operations whose listing names the Bearer scheme for Authorization (the others list "Authorization", or "Basic or
+ * Bearer"), with where: a Basic credential in a token's place is refused there. Kept here rather than in the catalogue,
+ * whose fingerprint a nightly baseline is compared by: it is what the checks read of the listings.
+ */
+export const BEARER_NAMED: Readonly<Partial<Record<OperationId, string>>> = {
+  bcAuthorize: '§4.2 #7: Authorization (Bearer, token from the token endpoint); §5 rule 4: bc-authorize is called with a Bearer token',
+  userInfo: '§4.2 #6: Authorization (Bearer token obtained from the consent token endpoint); §5 rule 4',
+};
+
+/** The rule of an operation whose listing names Bearer: a Basic credential in its place is refused (§7: 401). */
+export function bearerNamedRule(id: OperationId): Source {
+  return spec(`${BEARER_NAMED[id]}; §7: 401 Unauthorized`);
+}
+
 /** The call the features' words name; an error that lists them when none. */
 export function specCallPhrased(phrase: string): SpecCall {
   const found = specCalls().find((c) => c.phrase === phrase);

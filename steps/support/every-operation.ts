@@ -4,6 +4,7 @@ import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.
 import type { PathParams } from '../../core/catalogue/routes.ts';
 import {
   BASIC_CREDENTIAL_ONLY,
+  bearerNamedRule,
   KEY_REFUSED_AS_UNAUTHORIZED,
   KEY_REQUIRED,
   notFoundRule,
@@ -168,6 +169,14 @@ export async function makeCallWithExpiredToken(world: MomoWorld): Promise<string
   const token = await world.harness.tokenToExpire(prepared.call!.product);
   if (!token) throw new Error('The access token to let expire came without access_token and expires_in: see the token answer.');
   return presentOnceExpired(world, token, () => prepared.make({ authorization: `Bearer ${token.accessToken}`, renew: false }));
+}
+
+/** The call with its API user's Basic credential where the listing names a Bearer token. */
+export async function makeCallWithCredentialForToken(world: MomoWorld): Promise<void> {
+  const prepared = preparedCallOf(world);
+  world.rule = bearerNamedRule(prepared.call!.id);
+  const account = await world.harness.account(prepared.call!.product);
+  world.remember(await prepared.make({ authorization: world.harness.basic(account), renew: false }));
 }
 
 export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<void> {

@@ -114,7 +114,7 @@ export async function expectApiUserNotRegistered(world: MomoWorld): Promise<void
   world.expect({ status: 404, code: 'RESOURCE_NOT_FOUND', what: 'a refused registration leaves no API user behind (§7 rule 2)' });
 }
 
-function registeredUser(world: MomoWorld): string {
+export function registeredUser(world: MomoWorld): string {
   if (!world.registeredUserId) throw new Error('No API user was registered in this scenario.');
   return world.registeredUserId;
 }

@@ -7,6 +7,7 @@ import { basicCredential, type ApiResponse } from '../../harness/client/momo-cli
 import type { Product } from '../../core/products.ts';
 import type { ClientCall, MomoWorld } from './world.ts';
 import { readAccount } from './accounts.ts';
+import { registeredUser } from './provisioning.ts';
 
 /** What a partner does with its access tokens (§4.2 #1, §5.2–5.3, §7 rule 4, §8). */
 
@@ -46,6 +47,11 @@ export async function askForTokenWithKeyInOtherCase(world: MomoWorld): Promise<s
   }
   await askForToken(world, { credential: basicCredential(userId, swapped) });
   return undefined;
+}
+
+/** An access token for the API user this scenario registered, which has no key yet: its id with an empty key. */
+export function askForTokenBeforeAnyKey(world: MomoWorld): Promise<void> {
+  return askForToken(world, { credential: basicCredential(registeredUser(world), '') });
 }
 
 export function askForTokenWithoutCredentials(world: MomoWorld): Promise<void> {
