@@ -77,12 +77,17 @@ export function expectNotCompleted(world: MomoWorld): void {
 /**
  * A delivery notification sent while the payment is still PENDING: refused as not completed (409), it is no attempt
  * (§8: 429 comes only after a successful attempt). That it was refused is the scenario's premise: a target whose
- * customer approves sooner enqueued it, and then a later one may rightly get 429.
+ * customer approves sooner enqueued it, and then a later one may rightly get 429. Refused otherwise than as not
+ * completed, it departs.
  */
 export async function notifyWhilePending(world: MomoWorld): Promise<void> {
   await notifyDelivery(world);
-  if (world.response?.status === 409) world.held('notification-refused-while-pending');
-  else world.assume('notification-refused-while-pending');
+  const status = world.response?.status ?? 0;
+  if (status === 409) world.held('notification-refused-while-pending');
+  else if (status >= 200 && status < 300) world.assume('notification-refused-while-pending');
+  // Neither served (approved already) nor refused as not completed: a payment that is pending, or has just succeeded,
+  // gets one or the other, and any other refusal departs from §4.2 #3.
+  else expectNotCompleted(world);
 }
 
 /**
