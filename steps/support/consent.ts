@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiResponse } from '../../harness/client/momo-client.ts';
+import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
 import { CONSENT_CHECKS, consentEndFindings, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
@@ -373,6 +373,21 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   if (consent.way) world.held(consent.way);
   const gender = (response.json as { gender?: unknown }).gender;
   world.check('gender-case', response, what, genderCaseFindings(gender, world.harness.behaviour.genderCase, world.config.profile));
+}
+
+/** userinfo with the consent token the scenario holds, `extra` changing the call (every-operation.ts). */
+export function userInfoWithHeldConsent(world: MomoWorld, extra: CallOptions = {}): Promise<ApiResponse> {
+  const consent = currentConsent(world);
+  if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
+  return world.client.userInfo(consent.flow.read, `Bearer ${consent.accessToken}`, extra);
+}
+
+/** The refresh_token grant for the consent token the scenario holds, `extra` changing the call (every-operation.ts). */
+export function refreshHeldConsent(world: MomoWorld, extra: CallOptions = {}): Promise<ApiResponse> {
+  const consent = currentConsent(world);
+  if (!consent.refreshToken) throw new Error('No consent token with a refresh token was issued in this scenario.');
+  const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
+  return world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form, extra);
 }
 
 /** userinfo with the partner's ordinary access token instead of a consent token. */

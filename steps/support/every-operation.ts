@@ -16,6 +16,7 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { FORBIDDEN_ENVIRONMENT } from './refusals.ts';
 import { readStatus } from './status-records.ts';
+import { holdConsentToken, refreshHeldConsent, userInfoWithHeldConsent } from './consent.ts';
 import { forgedTokenOf, presentOnceExpired, refusedTokenStatuses } from './tokens.ts';
 import {
   deposit,
@@ -62,9 +63,9 @@ type Preparation = (world: MomoWorld, call: SpecCall) => Promise<PreparedCall>;
 const valid = (make: PreparedCall['make']): PreparedCall => ({ make, otherwiseValid: true });
 
 /**
- * How each operation is set up. A consent token and the user information need a customer's consent first, whose way
- * (who asks, who redeems) is a premise of the consent feature; here they name one that was never asked, so only "not
- * served" is judged of them, not which refusal comes.
+ * How each operation is set up. A consent token and the user information need a customer's consent first: it is asked
+ * and redeemed the way the consent feature does, on its premises (who asks, who redeems), and a scenario whose consent
+ * could not be had is not tested.
  */
 const PREPARATIONS: Readonly<Partial<Record<OperationId, Preparation>>> = {
   createApiUser: async (w, c) => valid((extra) => w.client.createApiUser(c.product, randomUUID(), w.config.callbackHost, extra)),
@@ -74,16 +75,12 @@ const PREPARATIONS: Readonly<Partial<Record<OperationId, Preparation>>> = {
   },
   getApiUser: async (w, c) => valid((extra) => w.client.getApiUser(c.product, w.actor.userId, extra)),
   createAccessToken: async (w, c) => valid((extra) => w.client.createAccessToken(c.product, w.harness.basic(w.actor), extra)),
-  createOAuthToken: async (w, c) => ({
-    make: (extra) =>
-      w.client.createOAuthToken(
-        c.product,
-        w.harness.basic(w.actor),
-        { grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id: randomUUID() },
-        extra,
-      ),
-    otherwiseValid: false,
-  }),
+  // The refresh grant of a consent token the partner holds: how a consent refreshes is RFC 6749's, our reading, so which
+  // refusal comes is not judged; only that it is not served.
+  createOAuthToken: async (w) => {
+    await holdConsentToken(w);
+    return { make: (extra) => refreshHeldConsent(w, extra), otherwiseValid: false };
+  },
   requestToPay: async (w) => valid((extra) => requestPayment(w, ORDINARY_CUSTOMER, '5', { call: extra })),
   getRequestToPayStatus: async (w) => {
     await settledPaymentThroughCollection(w, ORDINARY_CUSTOMER, '5');
@@ -124,7 +121,10 @@ const PREPARATIONS: Readonly<Partial<Record<OperationId, Preparation>>> = {
         extra,
       ),
     ),
-  userInfo: async (w, c) => ({ make: async (extra) => w.client.userInfo(c.product, await w.bearer(), extra), otherwiseValid: false }),
+  userInfo: async (w) => {
+    await holdConsentToken(w);
+    return valid((extra) => userInfoWithHeldConsent(w, extra));
+  },
 };
 
 /** Sets up what the call the phrase names needs, and keeps it ready for the scenario's When. */
