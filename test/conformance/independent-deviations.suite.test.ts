@@ -1,5 +1,5 @@
 /**
- * Deviations a blind author added to the independent python server (its --list-deviations), each a way a real provider
+ * Deviations blind authors added to the independent servers (their --list-deviations), each a way a real provider
  * departs from the API: the suite must fail each, on the scenario of the clause it breaks. A sample runs here, each on a
  * class the suite once let through; `npm run mutation` runs them all.
  */
@@ -83,6 +83,18 @@ test('a consent token honoured on a request to pay fails "a business call needs 
     '@req:AUTH-BUSINESS-ACCESS-TOKEN',
     'A business call needs an access token, not a consent token',
     /status-code \(definite: §2\.6, §5 rule 3.*\): status: expected 401, got 202/,
+  ));
+
+// Rules of every operation (features/every-operation.feature), caught on the operation that forgot them, in the Java
+// server's blind batch: a Basic credential taken where the listing names a Bearer token.
+test('a server whose bc-authorize takes a Basic credential fails "Bearer where the listing names it"', () =>
+  assertCaught(
+    'bc-authorize-accepts-basic',
+    'spec',
+    '@req:AUTH-BEARER-NAMED',
+    "a request for consent under collection with the API user's credentials in place of an access token is refused as unauthorized",
+    /status-code \(definite: §4\.2 #7: Authorization \(Bearer.*\): status: expected 401, got 200/,
+    'java',
   ));
 
 // The premise of a scenario that does not hold makes it NOT TESTED, never FAILED: a customer who approves at once
