@@ -122,13 +122,7 @@ function outlinesOf(creation: CreationInputs): string[] {
       cases.filter((c) => c.kind === 'valid'),
       'input',
     ),
-    '',
-    `  @${creation.product} @negative @req:${refused}`,
-    `  Scenario: A ${creation.label} refused as invalid leaves its reference id free`,
-    ...given,
-    `    When the partner asks for a ${creation.label} with an amount given as a number, not a string`,
-    '    Then it is refused as invalid',
-    `    And a ${creation.label} made right under the same reference id is accepted`,
+    ...leftFreeScenario(creation, given, refused),
     ...reuseOutline(
       false,
       `A ${creation.label} under the reference id of one with <earlier> is refused as a duplicate`,
@@ -140,6 +134,19 @@ function outlinesOf(creation: CreationInputs): string[] {
       `A ${creation.label} under the reference id of one with <earlier>, in upper case, is not made twice`,
       '    Then it is refused, by our reading as a duplicate',
     ),
+  ];
+}
+
+/** A creation refused as invalid took nothing: its reference id is free for a valid one (§2.5, §7 rule 1). */
+function leftFreeScenario(creation: CreationInputs, given: string[], refused: string): string[] {
+  return [
+    '',
+    `  @${creation.product} @negative @req:${refused}`,
+    `  Scenario: A ${creation.label} refused as invalid leaves its reference id free`,
+    ...given,
+    `    When the partner asks for a ${creation.label} with an amount given as a number, not a string`,
+    '    Then it is refused as invalid',
+    `    And a ${creation.label} made right under the same reference id is accepted`,
   ];
 }
 
@@ -216,9 +223,85 @@ function callExamples(calls: SpecCall[]): string[] {
   ]);
 }
 
+/** A rule of every operation as the feature states it: its tags, its title, its When and Then, and the calls it is tried on. */
+interface OperationRule {
+  tags: string;
+  title: string;
+  when: string;
+  then: string;
+  calls: () => SpecCall[];
+}
+
+const withToken = () => specCalls().filter((c) => takesAccessToken(c.id));
+
+/** The rules in the order the feature gives them; a call's set-up comes from steps/support/every-operation.ts. */
+const OPERATION_RULES: readonly OperationRule[] = [
+  {
+    tags: '@negative @req:AUTH-SUBSCRIPTION-KEY',
+    title: '<call> is not served without a subscription key',
+    when: 'the partner asks for it without a subscription key',
+    then: 'it is not served, by our reading as unauthorized',
+    calls: keyCalls,
+  },
+  {
+    tags: '@negative @req:AUTH-BEARER-FORGED-401',
+    title: '<call> with a forged access token is refused as unauthorized',
+    when: 'the partner asks for it with an access token whose signature was altered',
+    then: 'it is refused as unauthorized',
+    calls: withToken,
+  },
+  {
+    tags: '@negative @slow @req:AUTH-TOKEN-EXPIRY',
+    title: '<call> with an access token that has expired is refused as unauthorized',
+    when: 'the partner asks for it with an access token that has expired',
+    then: 'it is refused as unauthorized',
+    calls: withToken,
+  },
+  {
+    tags: '@negative @req:AUTH-TOKEN-BASIC-ONLY',
+    title: "<call> asked for with an access token in place of the API user's credentials is not given",
+    when: "the partner asks for it with its access token in place of its API user's credentials",
+    then: 'it is not served, and where nothing else is wrong refused as unauthorized',
+    calls: () => specCalls().filter((c) => takesBasicCredential(c.id)),
+  },
+  {
+    tags: '@negative @req:AUTH-BEARER-NAMED',
+    title: "<call> with the API user's credentials in place of an access token is refused as unauthorized",
+    when: "the partner asks for it with its API user's credentials in place of an access token",
+    then: 'it is refused as unauthorized',
+    calls: () => specCalls().filter((c) => BEARER_NAMED[c.id] !== undefined),
+  },
+  {
+    tags: '@negative @req:TXN-UNKNOWN-404',
+    title: '<call> naming one that was never made is not found',
+    when: 'the partner asks for <call> naming one that was never made',
+    then: 'it is refused as not found',
+    calls: () => leftTo('not-found', 'TXN-UNKNOWN-404'),
+  },
+  {
+    // A refusal that a hand-written scenario already tries (reads, balances, holders) is not repeated.
+    tags: '@negative @req:ENV-NOT-ALLOWED-500',
+    title: '<call> in a target environment the partner may not use is refused',
+    when: 'the partner asks for it in a target environment it may not use',
+    then: 'it is refused for the target environment',
+    calls: () => leftTo('foreign-environment', 'ENV-NOT-ALLOWED-500'),
+  },
+];
+
+function ruleOutline(rule: OperationRule): string[] {
+  return [
+    `  ${rule.tags}`,
+    `  Scenario Outline: ${rule.title}`,
+    '    Given a partner subscribed to <product>',
+    '    And the partner has what <call> needs',
+    `    When ${rule.when}`,
+    `    Then ${rule.then}`,
+    ...callExamples(rule.calls()),
+    '',
+  ];
+}
+
 export function everyOperationFeature(): string {
-  // A refusal of a foreign target environment that a hand-written scenario already tries (reads, balances, holders) is not repeated.
-  const foreign = leftTo('foreign-environment', 'ENV-NOT-ALLOWED-500');
   return [
     '# Generated by npm run generate:features from harness/checks/every-operation.ts (the catalogue).',
     '# Do not edit by hand: change the rules there, and generate again.',
@@ -227,62 +310,7 @@ export function everyOperationFeature(): string {
     '  A rule of every operation holds for each of them: each operation the spec lists, under each product it lists',
     '  it for, is set up so that it is otherwise valid and then asked for with the one thing the rule is about wrong.',
     '',
-    '  @negative @req:AUTH-SUBSCRIPTION-KEY',
-    '  Scenario Outline: <call> is not served without a subscription key',
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    '    When the partner asks for it without a subscription key',
-    '    Then it is not served, by our reading as unauthorized',
-    ...callExamples(keyCalls()),
-    '',
-    '  @negative @req:AUTH-BEARER-FORGED-401',
-    '  Scenario Outline: <call> with a forged access token is refused as unauthorized',
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    '    When the partner asks for it with an access token whose signature was altered',
-    '    Then it is refused as unauthorized',
-    ...callExamples(specCalls().filter((c) => takesAccessToken(c.id))),
-    '',
-    '  @negative @slow @req:AUTH-TOKEN-EXPIRY',
-    '  Scenario Outline: <call> with an access token that has expired is refused as unauthorized',
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    '    When the partner asks for it with an access token that has expired',
-    '    Then it is refused as unauthorized',
-    ...callExamples(specCalls().filter((c) => takesAccessToken(c.id))),
-    '',
-    '  @negative @req:AUTH-TOKEN-BASIC-ONLY',
-    "  Scenario Outline: <call> asked for with an access token in place of the API user's credentials is not given",
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    "    When the partner asks for it with its access token in place of its API user's credentials",
-    '    Then it is not served, and where nothing else is wrong refused as unauthorized',
-    ...callExamples(specCalls().filter((c) => takesBasicCredential(c.id))),
-    '',
-    '  @negative @req:AUTH-BEARER-NAMED',
-    "  Scenario Outline: <call> with the API user's credentials in place of an access token is refused as unauthorized",
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    "    When the partner asks for it with its API user's credentials in place of an access token",
-    '    Then it is refused as unauthorized',
-    ...callExamples(specCalls().filter((c) => BEARER_NAMED[c.id] !== undefined)),
-    '',
-    '  @negative @req:TXN-UNKNOWN-404',
-    '  Scenario Outline: <call> naming one that was never made is not found',
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    '    When the partner asks for <call> naming one that was never made',
-    '    Then it is refused as not found',
-    ...callExamples(leftTo('not-found', 'TXN-UNKNOWN-404')),
-    '',
-    '  @negative @req:ENV-NOT-ALLOWED-500',
-    '  Scenario Outline: <call> in a target environment the partner may not use is refused',
-    '    Given a partner subscribed to <product>',
-    '    And the partner has what <call> needs',
-    '    When the partner asks for it in a target environment it may not use',
-    '    Then it is refused for the target environment',
-    ...callExamples(foreign),
-    '',
+    ...OPERATION_RULES.flatMap(ruleOutline),
   ].join('\n');
 }
 
