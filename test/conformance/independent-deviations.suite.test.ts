@@ -85,15 +85,15 @@ test('a consent token honoured on a request to pay fails "a business call needs 
     /status-code \(definite: §2\.6, §5 rule 3.*\): status: expected 401, got 202/,
   ));
 
-// Rules of every operation (features/every-operation.feature), caught on the operation that forgot them, in the Java
-// server's blind batch: a Basic credential taken where the listing names a Bearer token.
-test('a server whose bc-authorize takes a Basic credential fails "Bearer where the listing names it"', () =>
+// A refusal takes nothing: the reference id a creation refused as invalid sent is free for a valid one. From the Java
+// server's blind batch, written after the rules of every operation were in.
+test('a server that keeps the reference id of a creation it refused fails "a refusal leaves its id free"', () =>
   assertCaught(
-    'bc-authorize-accepts-basic',
+    'invalid-payment-reserves-id',
     'spec',
-    '@req:AUTH-BEARER-NAMED',
-    "a request for consent under collection with the API user's credentials in place of an access token is refused as unauthorized",
-    /status-code \(definite: §4\.2 #7: Authorization \(Bearer.*\): status: expected 401, got 200/,
+    '@inputs and @collection',
+    'A request to pay refused as invalid leaves its reference id free',
+    /status-code \(definite: §2\.5, §7 rule 1: a refused request creates nothing.*\): status: expected 202, got 409/,
     'java',
   ));
 
