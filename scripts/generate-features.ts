@@ -223,12 +223,12 @@ function callExamples(calls: SpecCall[]): string[] {
   ]);
 }
 
-/** A rule of every operation as the feature states it: its tags, its title, its When and Then, and the calls it is tried on. */
+/** A rule of every operation as the feature states it: its tags, its title, its When, its Then (outcome), and its calls. */
 interface OperationRule {
   tags: string;
   title: string;
   when: string;
-  then: string;
+  outcome: string;
   calls: () => SpecCall[];
 }
 
@@ -240,42 +240,42 @@ const OPERATION_RULES: readonly OperationRule[] = [
     tags: '@negative @req:AUTH-SUBSCRIPTION-KEY',
     title: '<call> is not served without a subscription key',
     when: 'the partner asks for it without a subscription key',
-    then: 'it is not served, by our reading as unauthorized',
+    outcome: 'it is not served, by our reading as unauthorized',
     calls: keyCalls,
   },
   {
     tags: '@negative @req:AUTH-BEARER-FORGED-401',
     title: '<call> with a forged access token is refused as unauthorized',
     when: 'the partner asks for it with an access token whose signature was altered',
-    then: 'it is refused as unauthorized',
+    outcome: 'it is refused as unauthorized',
     calls: withToken,
   },
   {
     tags: '@negative @slow @req:AUTH-TOKEN-EXPIRY',
     title: '<call> with an access token that has expired is refused as unauthorized',
     when: 'the partner asks for it with an access token that has expired',
-    then: 'it is refused as unauthorized',
+    outcome: 'it is refused as unauthorized',
     calls: withToken,
   },
   {
     tags: '@negative @req:AUTH-TOKEN-BASIC-ONLY',
     title: "<call> asked for with an access token in place of the API user's credentials is not given",
     when: "the partner asks for it with its access token in place of its API user's credentials",
-    then: 'it is not served, and where nothing else is wrong refused as unauthorized',
+    outcome: 'it is not served, and where nothing else is wrong refused as unauthorized',
     calls: () => specCalls().filter((c) => takesBasicCredential(c.id)),
   },
   {
     tags: '@negative @req:AUTH-BEARER-NAMED',
     title: "<call> with the API user's credentials in place of an access token is refused as unauthorized",
     when: "the partner asks for it with its API user's credentials in place of an access token",
-    then: 'it is refused as unauthorized',
+    outcome: 'it is refused as unauthorized',
     calls: () => specCalls().filter((c) => BEARER_NAMED[c.id] !== undefined),
   },
   {
     tags: '@negative @req:TXN-UNKNOWN-404',
     title: '<call> naming one that was never made is not found',
     when: 'the partner asks for <call> naming one that was never made',
-    then: 'it is refused as not found',
+    outcome: 'it is refused as not found',
     calls: () => leftTo('not-found', 'TXN-UNKNOWN-404'),
   },
   {
@@ -283,7 +283,7 @@ const OPERATION_RULES: readonly OperationRule[] = [
     tags: '@negative @req:ENV-NOT-ALLOWED-500',
     title: '<call> in a target environment the partner may not use is refused',
     when: 'the partner asks for it in a target environment it may not use',
-    then: 'it is refused for the target environment',
+    outcome: 'it is refused for the target environment',
     calls: () => leftTo('foreign-environment', 'ENV-NOT-ALLOWED-500'),
   },
 ];
@@ -295,7 +295,7 @@ function ruleOutline(rule: OperationRule): string[] {
     '    Given a partner subscribed to <product>',
     '    And the partner has what <call> needs',
     `    When ${rule.when}`,
-    `    Then ${rule.then}`,
+    `    Then ${rule.outcome}`,
     ...callExamples(rule.calls()),
     '',
   ];

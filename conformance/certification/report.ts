@@ -180,9 +180,7 @@ export function buildReport(inputs: ReportInputs): CertificationReport {
     requirements,
     scenarios,
     ...(baseline ? { baseline } : {}),
-    ...(inputs.summary.availability && inputs.summary.availability.some((a) => a.retried > 0)
-      ? { availability: inputs.summary.availability }
-      : {}),
+    ...(inputs.summary.availability?.some((a) => a.retried > 0) ? { availability: inputs.summary.availability } : {}),
   };
 }
 

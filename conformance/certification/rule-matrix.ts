@@ -128,7 +128,7 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     id: 'not-found',
     rule: 'a call naming an id nothing was made under is refused with 404 RESOURCE_NOT_FOUND',
     clause: 'each operation’s listing; the live service for the status queries',
-    applies: (o, id) => documentsNotFound(id) || 'names nothing by an id in its path, or documents no 404',
+    applies: (_o, id) => documentsNotFound(id) || 'names nothing by an id in its path, or documents no 404',
     requirements: ['TXN-UNKNOWN-404', 'PROV-APIKEY-NOT-FOUND-404', 'PROV-APIUSER-READ-404', 'COL-DN-UNKNOWN-404'],
   },
   {
