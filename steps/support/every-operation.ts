@@ -77,7 +77,10 @@ const PREPARATIONS: Readonly<Partial<Record<OperationId, Preparation>>> = {
   createAccessToken: async (w, c) => valid((extra) => w.client.createAccessToken(c.product, w.harness.basic(w.actor), extra)),
   // The refresh grant of a consent token the partner holds: how a consent refreshes is RFC 6749's, our reading, so which
   // refusal comes is not judged; only that it is not served.
+  // The spec's consent is asked under collection and redeemed under disbursement (§4.2 #7, §4.3 #11): the partner asks
+  // as its collection API user, whatever product the scenario began with, so no operation beyond the spec is needed.
   createOAuthToken: async (w) => {
+    await w.actAs('collection');
     await holdConsentToken(w);
     return { make: (extra) => refreshHeldConsent(w, extra), otherwiseValid: false };
   },
