@@ -25,7 +25,7 @@ import { PREMISES, concerns, premiseSource, type PremiseName } from '../../harne
 import type { Evaluation, Warning } from '../../harness/checks/index.ts';
 import { behaviourOf, type ProfileBehaviour } from '../../core/profiles.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import type { Product } from '../../core/products.ts';
+import { PRODUCTS, type Product } from '../../core/products.ts';
 import { Redactor } from '../../core/secrets/redact.ts';
 
 const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
@@ -390,13 +390,17 @@ export class Harness implements JudgingContext {
    * own API user, so that issuing it revokes no token the run's other scenarios hold.
    */
   tokenToExpire(product: Product): Promise<{ accessToken: string; expiresIn: number; receivedAt: number } | undefined> {
-    let token = this.tokensToExpire.get(product);
-    if (!token) {
-      token = this.issueTokenToExpire(product);
-      this.tokensToExpire.set(product, token);
-      token.catch(() => this.tokensToExpire.delete(product));
-    }
-    return token;
+    // Every configured product's at once, so that their lifetimes pass together and a worker waits once, not per product.
+    if (!this.tokensToExpire.has(product))
+      for (const each of [
+        product,
+        ...PRODUCTS.filter((p) => p !== product && !this.tokensToExpire.has(p) && this.config.subscriptionKeys[p]),
+      ]) {
+        const token = this.issueTokenToExpire(each);
+        this.tokensToExpire.set(each, token);
+        token.catch(() => this.tokensToExpire.delete(each));
+      }
+    return this.tokensToExpire.get(product)!;
   }
 
   private async issueTokenToExpire(product: Product) {

@@ -26,7 +26,7 @@ interface Summary {
 export async function assertIndependentServerConforms(
   name: IndependentServerName,
   profile: ProfileName,
-  options: { controls?: readonly string[] } = {},
+  options: { controls?: readonly string[]; tags?: string } = {},
 ): Promise<void> {
   const server = await startIndependentServer(profile, {
     server: name,
@@ -34,7 +34,7 @@ export async function assertIndependentServerConforms(
     ...(options.controls ? { controls: options.controls } : {}),
   });
   try {
-    const run = await runSuite([], independentTargetEnv(server, profile), 240_000);
+    const run = await runSuite(options.tags ? ['--tags', options.tags] : [], independentTargetEnv(server, profile), 240_000);
     const summary = JSON.parse(readFileSync(join(run.reportsDir, 'summary.json'), 'utf8')) as Summary;
     const notPassed = summary.scenarios.filter((s) => s.verdict !== 'passed').map((s) => `${s.scenario}: ${s.verdict}\n${s.reason ?? ''}`);
     assert.deepEqual(notPassed, [], run.output);
