@@ -15,8 +15,8 @@ import { quote } from './curl.ts';
  * prints its answer beside the one the run got. Secrets stay variables: the evidence it is made from is redacted,
  * and every value it needs at run time (an id, a token, an auth_req_id) is read from the answer that gave it.
  *
- * Calls the run repeated while waiting (the same request, the same answer) are sent once; the pause before the
- * next call keeps the time they took, so a state that takes time to come still comes. Everything the evidence
+ * Calls the run repeated while waiting (a read with the same answer, a refused request sent again) are sent once;
+ * the pause before the next call keeps the time they took, so a state that takes time to come still comes. Everything the evidence
  * says is in single quotes, so no text of the target's can run in the shell.
  */
 
@@ -90,20 +90,18 @@ function replayed(exchanges: readonly Exchange[], failedAt: number): number[] {
 }
 
 /**
- * A poll that saw nothing new: the same request with the same answer, either a read or one the target refused (a
- * consent token asked for while authorization is pending). A creation or notification that succeeded twice was
+ * A poll the run made while waiting, which the script sends once: a read that saw nothing new (the same answer), or
+ * a request the target refused and the run sent again as it was (a consent token asked for while authorization is
+ * pending, a call retried after a 503). A refused request changes nothing, so the script sends only the last of them:
+ * its own timing differs from the run's, and an early poll it sent could take what the run got later (a consent
+ * redeemed by the first poll leaves nothing for the second). A creation or notification that succeeded twice was
  * sent twice on purpose.
  */
 function sameCall(a: Exchange, b: Exchange): boolean {
-  const changesNothing = a.request.method === 'GET' || a.response === undefined || a.response.status < 200 || a.response.status > 299;
-  return (
-    changesNothing &&
-    a.request.method === b.request.method &&
-    a.request.url === b.request.url &&
-    a.request.body === b.request.body &&
-    a.response?.status === b.response?.status &&
-    a.response?.body === b.response?.body
-  );
+  const sameRequest = a.request.method === b.request.method && a.request.url === b.request.url && a.request.body === b.request.body;
+  const refused = a.response === undefined || a.response.status < 200 || a.response.status > 299;
+  const sameAnswer = a.response?.status === b.response?.status && a.response?.body === b.response?.body;
+  return sameRequest && (refused || (a.request.method === 'GET' && sameAnswer));
 }
 
 class ScriptWriter {

@@ -197,6 +197,35 @@ test('a configured API user is used as it is, and a value an answer gave (an aut
   assert.equal(received[3]!.headers.authorization, 'Bearer a-consent-token', 'the consent token the new answer gave');
 });
 
+test('a consent token the run asked for while authorization was pending is asked for once, after the wait the run made', async () => {
+  const basic = {
+    credentials: { subscriptionKey: 'collection' as const, basic: 'collection' as const },
+    headers: { Authorization: 'Basic [REDACTED]', 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=the-runs-auth-req-id-1',
+  };
+  const pending = { status: 400, body: '{"error":"authorization_pending"}' };
+  const exchanges = [
+    exchange(
+      0,
+      'POST',
+      '/collection/v1_0/bc-authorize',
+      { status: 200, body: '{"auth_req_id":"the-runs-auth-req-id-1","interval":1,"expires_in":60}' },
+      { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'login_hint=ID%3A46733123450%2FMSISDN&scope=profile' },
+    ),
+    exchange(50, 'POST', '/collection/oauth2/token/', pending, basic),
+    exchange(600, 'POST', '/collection/oauth2/token/', pending, basic),
+    exchange(1200, 'POST', '/collection/oauth2/token/', { status: 200, body: '{"access_token":"[REDACTED]","scope":"all"}' }, basic),
+  ];
+  const script = reproductionScriptOf(scenario(exchanges, 3))!;
+  assert.match(script, /^sleep 1\.2 /m, 'the whole wait before the token the run got');
+  await runScript(script, { MOMO_COLLECTION_USER_ID: '3f1c2a4e-6b7d-4e8f-9a0b-1c2d3e4f5a6b', MOMO_COLLECTION_API_KEY: 'k'.repeat(32) });
+  assert.deepEqual(
+    received.map((r) => r.url),
+    ['/collection/token/', '/collection/v1_0/bc-authorize', '/collection/oauth2/token/'],
+    'one redemption: an early one could take the consent the failing call is about',
+  );
+});
+
 test('a creation or notification that succeeded twice is sent twice; a failure after the last call replays them all', async () => {
   const notify = (at: number) =>
     exchange(
