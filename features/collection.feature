@@ -82,6 +82,21 @@ Feature: Collecting payments
     And exactly one callback arrives, carrying the payment's status record
     And no callback arrives that nobody asked for
 
+  # Every outcome the test numbers give is called back, not only an approval: a target that calls back only on
+  # success, or whose callback of a failure is not the status record, leaves the partner waiting or misled.
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario Outline: A merchant that gives a callback address is told of a payment by a customer <who>
+    Given a partner subscribed to collection
+    When the partner requests 15 from a customer <who>, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the payment's status record
+
+    Examples:
+      | who                     |
+      | who rejects the payment |
+      | whose wallet fails      |
+
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
   Scenario: A callback address on another host than the merchant registered is refused

@@ -51,6 +51,13 @@ Feature: Consent-based user information
     When the partner redeems the consent once the customer has consented
     Then the partner reads the customer's user information with the consent token
 
+  @negative
+  @req:EVT-CALLBACK-HOST-REJECTED
+  Scenario: A consent request's callback address on another host than the partner registered is refused
+    Given a partner subscribed to collection
+    When the partner asks a customer for consent to their profile, to be told at another host than it registered
+    Then it is refused because the callback host is not the one registered
+
   @callback
   @req:EVT-CALLBACK-BCAUTH
   Scenario: A partner that gives a callback address is told when the customer has answered

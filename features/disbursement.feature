@@ -45,6 +45,19 @@ Feature: Paying out
     And exactly one callback arrives, carrying the deposit's status record
 
   @callback
+  @req:EVT-CALLBACK-DEPOSIT
+  Scenario Outline: A partner that gives a callback address is told of a deposit to a payee <who>
+    Given a partner subscribed to disbursement
+    When the partner deposits 12 to a payee <who>, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the deposit's status record
+
+    Examples:
+      | who                     |
+      | who rejects the payment |
+      | whose wallet fails      |
+
+  @callback
   @req:EVT-CALLBACK-REFUND
   Scenario: A partner that gives a callback address is told how its refund ended
     Given a partner subscribed to disbursement
@@ -52,6 +65,25 @@ Feature: Paying out
     When the partner refunds that payment in full, to be told at its callback address
     Then it is accepted
     And exactly one callback arrives, carrying the refund's status record
+
+  # The live service refuses a callback address on another host than the API user registered on every creation
+  # that takes one, not only on a request to pay (real-api-notes, callbacks: observed).
+  @negative
+  @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
+  Scenario: A deposit's callback address on another host than the partner registered is refused
+    Given a partner subscribed to disbursement
+    When the partner deposits 12 to a payee who approves, to be told at another host than it registered
+    Then it is refused because the callback host is not the one registered
+    And no deposit was created
+
+  @negative
+  @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
+  Scenario: A refund's callback address on another host than the partner registered is refused
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 12 through collection
+    When the partner refunds that payment in full, to be told at another host than it registered
+    Then it is refused because the callback host is not the one registered
+    And no refund was created
 
   @negative
   @req:DIS-DEPOSIT-DUPLICATE-409 @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE

@@ -78,6 +78,17 @@ Feature: Every input of every creation
       | a payer identified by an e-mail address |
       | a payer identified by a party code      |
 
+  @collection
+  Scenario Outline: A request to pay with <input> is refused as invalid, or kept as asked
+    Given a partner subscribed to collection
+    When the partner asks for a request to pay with <input>
+    Then it is refused as invalid, or its record reads back the amount asked
+
+    @req:COL-RTP-STATUS-QUERY
+    Examples:
+      | input                         |
+      | an amount with three decimals |
+
   @collection @negative @req:COL-RTP-INVALID-400
   Scenario: A request to pay refused as invalid leaves its reference id free
     Given a partner subscribed to collection
@@ -182,6 +193,18 @@ Feature: Every input of every creation
       | input                |
       | a reference id       |
       | a target environment |
+
+  @disbursement
+  Scenario Outline: A refund with <input> is refused as invalid, or kept as asked
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner asks for a refund with <input>
+    Then it is refused as invalid, or its record reads back the amount asked
+
+    @req:DIS-REFUND-STATUS-QUERY
+    Examples:
+      | input                         |
+      | an amount with three decimals |
 
   @disbursement @negative @req:DIS-REFUND-INVALID-400
   Scenario: A refund refused as invalid leaves its reference id free
@@ -299,6 +322,17 @@ Feature: Every input of every creation
       | input                                   |
       | a payee identified by an e-mail address |
       | a payee identified by a party code      |
+
+  @disbursement
+  Scenario Outline: A deposit with <input> is refused as invalid, or kept as asked
+    Given a partner subscribed to disbursement
+    When the partner asks for a deposit with <input>
+    Then it is refused as invalid, or its record reads back the amount asked
+
+    @req:DIS-DEPOSIT-STATUS-QUERY
+    Examples:
+      | input                         |
+      | an amount with three decimals |
 
   @disbursement @negative @req:DIS-DEPOSIT-INVALID-400
   Scenario: A deposit refused as invalid leaves its reference id free

@@ -122,6 +122,16 @@ function outlinesOf(creation: CreationInputs): string[] {
       cases.filter((c) => c.kind === 'valid'),
       'input',
     ),
+    ...outline(
+      [`@${creation.product}`],
+      `A ${creation.label} with <input> is refused as invalid, or kept as asked`,
+      [
+        `    When the partner asks for a ${creation.label} with <input>`,
+        `    Then it is refused as invalid, or its record reads back the amount asked`,
+      ],
+      cases.filter((c) => c.kind === 'kept'),
+      'input',
+    ),
     ...leftFreeScenario(creation, given, refused),
     ...reuseOutline(
       false,

@@ -37,6 +37,17 @@ When(
   },
 );
 
+When(
+  'the partner deposits {amount} to {party}, to be told at another host than it registered',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await deposit(this, party, amount, { callback: foreignCallbackUrl });
+  },
+);
+
+When('the partner refunds that payment in full, to be told at another host than it registered', async function (this: MomoWorld) {
+  await refundPayment(this, undefined, { callback: foreignCallbackUrl });
+});
+
 Then("exactly one callback arrives, carrying the payment's/deposit's/refund's/transfer's status record", async function (this: MomoWorld) {
   await expectOneCallbackWithStatusRecord(this);
 });

@@ -1,5 +1,6 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
+  askForConsent,
   askForUnofferedScope,
   expectAlreadyRedeemed,
   expectUnofferedScopeRefused,
@@ -39,6 +40,13 @@ Given('the partner has asked a customer for consent to their profile, for online
 When('the partner asks a customer for consent to their profile, to be told at its callback address', async function (this: MomoWorld) {
   await haveAskedForConsent(this, { callback: true });
 });
+
+When(
+  'the partner asks a customer for consent to their profile, to be told at another host than it registered',
+  async function (this: MomoWorld) {
+    await askForConsent(this, { callback: 'another host' });
+  },
+);
 
 Given("the partner holds a consent token for a customer's profile", async function (this: MomoWorld) {
   await holdConsentToken(this);

@@ -4,6 +4,7 @@ import {
   createAgainUnderItsReference,
   createdAndEnded,
   expectAcceptedAsValid,
+  expectRefusedOrKeptAsAsked,
   expectEarlierUnchanged,
   expectRefusedAsDuplicateOfUpperCase,
   expectRefusedPreferablyAsInvalid,
@@ -22,6 +23,10 @@ When('the partner asks for a {creation} with {input}', async function (this: Mom
 
 When('the partner asks for a {creation} without {input}', async function (this: MomoWorld, creation: string, input: string) {
   await askWithInput(this, creation, input);
+});
+
+Then('it is refused as invalid, or its record reads back the amount asked', async function (this: MomoWorld) {
+  await expectRefusedOrKeptAsAsked(this);
 });
 
 Then('it is refused, by our reading as invalid', function (this: MomoWorld) {

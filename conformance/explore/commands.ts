@@ -320,7 +320,7 @@ function unrefundedPayments(model: Readonly<ExplorationModel>): TrackedTransacti
 
 /** The input cases of the catalogue's creations that are to be refused, and no subscription key, for each creation. */
 export function invalidInputs(strict: boolean): InvalidInput[] {
-  const cases: InvalidInput[] = INPUT_CASES.filter((c) => c.kind !== 'valid' && (strict || !c.strict));
+  const cases: InvalidInput[] = INPUT_CASES.filter((c) => (c.kind === 'invalid' || c.kind === 'missing-header') && (strict || !c.strict));
   return [
     ...cases,
     ...(Object.keys(CREATIONS) as Creation[]).map((creation) => ({

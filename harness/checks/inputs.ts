@@ -39,8 +39,11 @@ export interface InputCase {
   creation: OperationId;
   /** The features' words after "with" or "without": "a payee e-mail address that is not an e-mail address". */
   phrase: string;
-  /** invalid: refused with 400; missing-header: not served (400 by our reading); valid: accepted (202). */
-  kind: 'invalid' | 'missing-header' | 'valid';
+  /**
+   * invalid: refused with 400; missing-header: not served (400 by our reading); valid: accepted (202); kept: a form
+   * the spec neither allows nor forbids, refused with 400 or accepted and read back as sent.
+   */
+  kind: 'invalid' | 'missing-header' | 'valid' | 'kept';
   /** The rule that decides the expected answer, with its source: what a departure cites and weighs. */
   rule: Source;
   /** Only under --strict: the rule is a strict reading. */
@@ -164,6 +167,14 @@ function amountAndReferenceCases(c: CreationInputs): InputCase[] {
       body: () => ({ amount: 10 }),
       requirements: ['TXN-AMOUNT-STRING'],
     }),
+    // §2.2–§2.4 give the amount as a string and no scale: a target may refuse three decimals as invalid data, but one
+    // that takes them records the amount asked, not another (one cut to cents charges less than was agreed).
+    make(
+      'kept',
+      'an amount with three decimals',
+      spec(`${c.bodyClause}: amount is a string, with no scale given; ${invalidDataOf(c)}; its record reads back the amount asked`),
+      { body: () => ({ amount: '1.005' }), requirements: [ownStatusQuery(c)] },
+    ),
     make('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] }),
     // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
     make('invalid', 'a reference id that is a UUID of another version', referenceRule, {
@@ -226,6 +237,18 @@ function fieldCases(c: CreationInputs): InputCase[] {
       make('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(161) }) }),
     ),
   ];
+}
+
+/** The requirement of a creation's status query, which holds the record to what was asked: COL-RTP-STATUS-QUERY. */
+const STATUS_QUERY_REQUIREMENTS: Partial<Record<OperationId, string>> = {
+  requestToPay: 'COL-RTP-STATUS-QUERY',
+  refund: 'DIS-REFUND-STATUS-QUERY',
+  deposit: 'DIS-DEPOSIT-STATUS-QUERY',
+};
+function ownStatusQuery(c: CreationInputs): string {
+  const id = STATUS_QUERY_REQUIREMENTS[c.id];
+  if (!id) throw new Error(`No status-query requirement for ${c.id} in harness/checks/inputs.ts`);
+  return id;
 }
 
 /** Each header §4 lists as required, left out. */

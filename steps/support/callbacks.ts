@@ -98,26 +98,32 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
     },
     { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
   );
-  const callback = callbacks[0]!;
-  const body = callback.body ?? callback.rawBody;
+  // Every callback that came, in order, not only the first: a retry, or a second one the target sent on its own,
+  // must carry the same final record (one that says FAILED after SUCCESSFUL tells the partner two outcomes).
+  const all = receiver.callbacksFor(payment.referenceId);
+  const arrived = all.length > 0 ? all : callbacks;
   const schema = statusSchemaOf(payment);
-  world.harness.conclude({
-    header: `${where}, carrying its status record`,
-    operation: payment.create,
-    product: payment.product,
-    checks: ['callback-record'],
-    findings: callbackRecordFindings(schema, body, world.harness.run),
-    received: quote(body),
-  });
-  // Compared, on what the record names, with the final record the status query gives (the callback comes once the
-  // transaction is final; the query may lag a moment): a field one of them adds (records are open) is no difference.
   const { response, record } = await finalStatusRecord(world, payment);
-  world.check(
-    'callback-record',
-    response,
-    'the callback carries the same record as the status query',
-    sameAsStatusFindings(schema, callback.body, record),
-  );
+  arrived.forEach((callback, index) => {
+    const which = arrived.length > 1 ? `callback ${index + 1} of ${arrived.length}` : 'the callback';
+    const body = callback.body ?? callback.rawBody;
+    world.harness.conclude({
+      header: `${where}, ${which} carrying its status record`,
+      operation: payment.create,
+      product: payment.product,
+      checks: ['callback-record'],
+      findings: callbackRecordFindings(schema, body, world.harness.run),
+      received: quote(body),
+    });
+    // Compared, on what the record names, with the final record the status query gives (the callback comes once the
+    // transaction is final; the query may lag a moment): a field one of them adds (records are open) is no difference.
+    world.check(
+      'callback-record',
+      response,
+      `${which} carries the same record as the status query`,
+      sameAsStatusFindings(schema, callback.body, record),
+    );
+  });
 }
 
 /** A callback that did arrive, but not at the exact URL given (another path under it, a query): §6's own rule. */

@@ -10,6 +10,7 @@ import { ORDINARY_CUSTOMER } from './parties.ts';
 import { requestPayment } from './transactions.ts';
 import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
+import { foreignCallbackUrl, ownCallbackUrl } from './callbacks.ts';
 
 /**
  * The consent flow of §5.4: bc-authorize under collection with the partner's access token (§4.2 #7), the OAuth 2.0
@@ -72,8 +73,8 @@ const SLOW_DOWN_STEP_MS = 5000;
 export interface ConsentAsk {
   scope?: string;
   accessType?: 'online' | 'offline';
-  /** Give an X-Callback-Url on the receiver. */
-  callback?: boolean;
+  /** Give an X-Callback-Url on the receiver, or on another host than the API user registered. */
+  callback?: boolean | 'another host';
 }
 
 /** bc-authorize for the customer's consent; a consent request answered 200 becomes the scenario's consent. */
@@ -84,7 +85,8 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
   const form = { login_hint: `ID:${msisdn}/MSISDN`, scope, access_type: ask.accessType ?? 'offline' };
   // The receiver ties a callback to its request by the URL's last segment; auth_req_id is not known before the answer.
   const callbackKey = ask.callback ? randomUUID() : undefined;
-  const extra = callbackKey ? { callbackUrl: world.harness.receiver.urlFor(callbackKey) } : {};
+  const callbackUrl = callbackKey && (ask.callback === 'another host' ? foreignCallbackUrl : ownCallbackUrl)(world, callbackKey);
+  const extra = callbackUrl ? { callbackUrl } : {};
   const askedAt = Date.now();
   const response = world.remember(await world.client.bcAuthorize(flow.ask, await world.bearer(account), form, extra));
   const body = response.json as { auth_req_id?: unknown; interval?: unknown } | undefined;

@@ -10,9 +10,9 @@ import {
   specCreations,
 } from '../../harness/checks/inputs.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import { unchangedFindings } from '../../harness/checks/transactions.ts';
+import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { readStatus, settledAsAsked } from './status-records.ts';
+import { currentRecord, readStatus, settledAsAsked } from './status-records.ts';
 import { ownCallbackUrl } from './callbacks.ts';
 import {
   deposit,
@@ -140,6 +140,27 @@ export function expectRefusedPreferablyAsInvalid(world: MomoWorld): void {
     what: 'an invalid request is not served',
   });
   world.expect({ status: 400, source: REFUSED_AS_INVALID, what: 'an invalid request is refused as invalid data' });
+}
+
+/**
+ * A form the spec neither allows nor forbids (an amount with three decimals): refused as invalid data, or accepted and
+ * then read back as it was asked, the same number (record-echoes-request, definite): never taken and kept as another.
+ */
+export async function expectRefusedOrKeptAsAsked(world: MomoWorld): Promise<void> {
+  const response = world.expect({
+    status: [202, 400],
+    ...(world.rule ? { source: world.rule } : {}),
+    what: 'an amount of a scale the spec does not forbid is accepted or refused as invalid',
+  });
+  if (response.status !== 202) return;
+  const payment = world.lastPayment;
+  const { response: read, record } = await currentRecord(world, payment);
+  world.check(
+    'record-echoes-request',
+    read,
+    `the ${payment.kind} record reads back the amount asked`,
+    amountFindings(record, String(payment.body.amount)),
+  );
 }
 
 /** A form of an input the spec allows is taken: the creation is accepted (202). */
