@@ -85,6 +85,17 @@ Feature: Paying out
     Then it is refused because the callback host is not the one registered
     And no refund was created
 
+  # A refund carries its own amount: one that moved the payment's amount instead would take more than was refunded.
+  @beyond-spec
+  @req:BEY-BALANCE @req:TXN-MONEY-ONCE
+  Scenario: A refund of part of a payment moves only the part refunded
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first refund
+    And a customer who approves has paid the partner 10 through collection
+    And the partner has read its balance
+    When the partner's refund of 4 of that payment has ended
+    Then the balance has moved by what the refund called for
+
   @negative
   @req:DIS-DEPOSIT-DUPLICATE-409 @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: A deposit reference cannot be used twice

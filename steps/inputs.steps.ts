@@ -5,6 +5,7 @@ import {
   createdAndEnded,
   expectAcceptedAsValid,
   expectRefusedOrKeptAsAsked,
+  partialRefundEnded,
   expectEarlierUnchanged,
   expectRefusedAsDuplicateOfUpperCase,
   expectRefusedPreferablyAsInvalid,
@@ -70,6 +71,10 @@ Given(
     await createdAndEnded(this, creation, party, { callback: true });
   },
 );
+
+Given("the partner's refund of {amount} of that payment has ended", async function (this: MomoWorld, amount: string) {
+  await partialRefundEnded(this, amount);
+});
 
 Then('the balance has moved by what the {creation} called for', async function (this: MomoWorld, _creation: string) {
   await expectMoneyMoved(this, 'last');

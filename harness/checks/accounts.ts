@@ -1,5 +1,5 @@
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
-import { fromMinor, toMinor } from '../../core/money.ts';
+import { decimalScale, formatUnits, unitsAt } from '../../core/money.ts';
 import { observed, reading, spec } from '../../core/sources.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
 
@@ -54,10 +54,29 @@ export function currencyFindings(currency: unknown, expected: string): Finding[]
 
 /** The balance now against the one before plus the amount, to the last decimal. */
 export function balanceGrownFindings(now: string, before: string, amount: string): Finding[] {
-  const expected = fromMinor(toMinor(before) + toMinor(amount));
-  return toMinor(now) === toMinor(expected)
+  const sum = exactSum(now, before, amount);
+  if ('unreadable' in sum) return [found('balance-follows-payments', sum.unreadable)];
+  return sum.now === sum.expected
     ? []
-    : [found('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(expected), received: quote(now) })];
+    : [found('balance-follows-payments', { field: '/availableBalance', expected: JSON.stringify(sum.text), received: quote(now) })];
+}
+
+/**
+ * The balance now and the one before plus a movement, at the largest scale among them, exactly: a balance the target
+ * summed in floating point ("3.3000000000000003") is compared as it is, not rounded to a scale of ours.
+ */
+function exactSum(
+  now: string,
+  before: string,
+  movement: string,
+): { now: bigint; before: bigint; expected: bigint; text: string } | { unreadable: Found } {
+  const scales = [now, before, movement].map(decimalScale);
+  const bad = [now, before].find((_, i) => scales[i] === undefined);
+  if (bad !== undefined || scales[2] === undefined)
+    return { unreadable: { field: '/availableBalance', expected: 'a decimal amount', received: quote(bad ?? movement) } };
+  const scale = Math.max(...(scales as number[]));
+  const expected = unitsAt(before, scale) + unitsAt(movement, scale);
+  return { now: unitsAt(now, scale), before: unitsAt(before, scale), expected, text: formatUnits(expected, scale) };
 }
 
 /**
@@ -68,12 +87,12 @@ export function balanceGrownFindings(now: string, before: string, amount: string
  * transaction calls for, or twice, or rounded (money-moves-once, definite).
  */
 export function moneyMovedFindings(now: string, before: string, movement: string, balancesKept = false): Finding[] {
-  const moved = toMinor(now) - toMinor(before);
-  const called = toMinor(movement);
-  if (moved === called) return [];
-  const f = { field: '/availableBalance', expected: JSON.stringify(fromMinor(toMinor(before) + called)), received: quote(now) };
+  const sum = exactSum(now, before, movement);
+  if ('unreadable' in sum) return [found('money-moves-once', sum.unreadable)];
+  if (sum.now === sum.expected) return [];
+  const f = { field: '/availableBalance', expected: JSON.stringify(sum.text), received: quote(now) };
   // Not moved at all is a target that keeps no balances, unless the scenario saw this one keep them.
-  return [found(moved === 0n && !balancesKept ? 'balance-follows-payments' : 'money-moves-once', f)];
+  return [found(sum.now === sum.before && !balancesKept ? 'balance-follows-payments' : 'money-moves-once', f)];
 }
 
 /**

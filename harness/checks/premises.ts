@@ -103,6 +103,12 @@ const REFUND_OPERATIONS: readonly OperationId[] = ['refund', 'refundV2', 'getRef
 const CONSENT_OPERATIONS: readonly OperationId[] = ['bcAuthorize', 'createOAuthToken', 'userInfo'];
 
 export const PREMISES = {
+  'partial-refund-taken': {
+    statement: 'the target takes a refund of part of a payment',
+    source: reading('§2.4 and §4.3 #9: a refund carries its own amount; that it may be less than the payment is our reading'),
+    operations: REFUND_OPERATIONS,
+    unheld: 'The target takes refunds only in full: the spec does not say a part of a payment may be refunded.',
+  },
   'refund-by-another-api-user': {
     statement: 'a disbursement API user may refund a request to pay that a collection API user made',
     source: {

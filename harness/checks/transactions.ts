@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiResponse } from '../client/momo-client.ts';
-import { normaliseAmount, toMinor } from '../../core/money.ts';
+import { normaliseAmount, sameDecimal } from '../../core/money.ts';
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
 import { observed, spec, type Source } from '../../core/sources.ts';
 import { namedPart } from '../../core/validation/schemas.ts';
@@ -158,7 +158,7 @@ export function amountFindings(record: { amount?: unknown }, sent: string): Find
   const recordFields = TRANSACTION_CHECKS['record-echoes-request'].values.recordFields;
   if (recorded === undefined)
     return [found('record-echoes-request', { field: '/amount', expected: quote(sent), received: 'none', source: recordFields })];
-  if (typeof recorded === 'number' && sameAmount(String(recorded), sent)) {
+  if (typeof recorded === 'number' && sameDecimal(String(recorded), sent)) {
     return [
       found('record-echoes-request', {
         field: '/amount',
@@ -168,7 +168,7 @@ export function amountFindings(record: { amount?: unknown }, sent: string): Find
       }),
     ];
   }
-  if (typeof recorded !== 'string' || !sameAmount(recorded, sent)) {
+  if (typeof recorded !== 'string' || !sameDecimal(recorded, sent)) {
     return [found('record-echoes-request', { field: '/amount', expected: `${quote(sent)}, the same number`, received: quote(recorded) })];
   }
   const normalised = normaliseAmount(sent);
@@ -312,7 +312,7 @@ export function unchangedFindings(
   const changed = (field: string, expected: unknown, received: unknown) =>
     found('refusal-changes-nothing', { field: `/${field}`, expected: quote(expected), received: quote(received) });
   return [
-    ...(record.amount !== undefined && !(typeof record.amount === 'string' && sameAmount(record.amount, first.amount))
+    ...(record.amount !== undefined && !(typeof record.amount === 'string' && sameDecimal(record.amount, first.amount))
       ? [changed('amount', first.amount, record.amount)]
       : []),
     // The texts the record names, as the first creation sent them: a refused duplicate wrote none of its own.
@@ -320,12 +320,4 @@ export function unchangedFindings(
       .filter((field) => record[field] !== undefined && first[field] !== undefined && record[field] !== first[field])
       .map((field) => changed(field, first[field], record[field])),
   ];
-}
-
-function sameAmount(a: string, b: string): boolean {
-  try {
-    return toMinor(a) === toMinor(b);
-  } catch {
-    return false;
-  }
 }

@@ -12,7 +12,7 @@ import {
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { currentRecord, readStatus, settledAsAsked } from './status-records.ts';
+import { currentRecord, expectOutcome, readStatus, settledAsAsked } from './status-records.ts';
 import { ownCallbackUrl } from './callbacks.ts';
 import {
   deposit,
@@ -75,14 +75,29 @@ export async function createdAndEnded(
   options: { callback?: boolean; amount?: string } = {},
 ): Promise<void> {
   const creation = creationLabelled(creationLabel).id;
-  // A fraction, so that money moved rounded is told from money moved right.
-  const amount = options.amount ?? '12.5';
+  // A fraction no binary floating point holds, after a first of FIRST_AMOUNT: money rounded, or summed in doubles
+  // (1.1 + 2.2 is 3.3000000000000003), is told from money moved right.
+  const amount = options.amount ?? '2.2';
   const asked: CreateOptions = options.callback ? { callback: ownCallbackUrl } : {};
   if (creation === 'requestToPay') return settledPayment(world, party, amount, asked);
   if (creation === 'refund') await refundPayment(world, options.amount, asked);
   else await create(world, creation, party, amount, asked);
   world.expect({ status: 202, what: `a ${creationLabel} is accepted` });
   await settledAsAsked(world);
+}
+
+/**
+ * A refund of part of the scenario's payment, ended: taken as our reading that a part may be refunded (a premise, so
+ * a target that refunds only in full is not tested here), and held once the refund ends SUCCESSFUL: from then on, the
+ * money it moves is judged on the part refunded, not the payment's amount.
+ */
+export async function partialRefundEnded(world: MomoWorld, amount: string): Promise<void> {
+  await refundPayment(world, amount);
+  world.restsOn = [...world.restsOn, 'partial-refund-taken'];
+  world.assume('partial-refund-taken');
+  world.expect({ status: 202, what: 'a refund of part of a payment is accepted' });
+  const record = await expectOutcome(world, 'SUCCESSFUL');
+  if (record.status === 'SUCCESSFUL') world.held('partial-refund-taken');
 }
 
 /** The same kind of creation again, under the reference id of the scenario's last one (in upper case if asked), with other data. */
@@ -168,19 +183,22 @@ export function expectAcceptedAsValid(world: MomoWorld): void {
   world.expect({ status: 202, ...(world.rule ? { source: world.rule } : {}), what: 'a form of the input the spec allows is accepted' });
 }
 
+/** The amount of the first creation whose balance movement a scenario sees: a fraction, as the scenario's own is. */
+const FIRST_AMOUNT = '1.1';
+
 /**
- * A first creation of the kind, of 1, with a customer who approves (a refund: of a payment of 1 it makes first), and the
- * balance read before and after it: a balance that moves by exactly 1 shows the target keeps balances, so that one
+ * A first creation of the kind, of 1.1, with a customer who approves (a refund: of a payment of 1.1 it makes first), and
+ * the balance read before and after it: a balance that moves by exactly that shows the target keeps balances, so that one
  * that does not move for the scenario's own transaction is money not moved (definite), not a target without balances.
  */
 export async function seeBalanceMoveWithFirst(world: MomoWorld, creationLabel: string): Promise<void> {
   const creation = creationLabelled(creationLabel).id;
   if (creation === 'refund') {
-    await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, '1');
+    await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, FIRST_AMOUNT);
     // Who may refund is found out once a run, with a refund of its own: before the balance is read, not after.
     await knowWhoMayRefund(world);
   }
   await rememberBalance(world);
-  await createdAndEnded(world, creationLabel, ORDINARY_CUSTOMER, { amount: '1' });
+  await createdAndEnded(world, creationLabel, ORDINARY_CUSTOMER, { amount: FIRST_AMOUNT });
   await expectMoneyMoved(world, 'last');
 }

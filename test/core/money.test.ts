@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { fromMinor, normaliseAmount, toMinor } from '../../core/money.ts';
+import { decimalScale, formatUnits, fromMinor, normaliseAmount, sameDecimal, toMinor, unitsAt } from '../../core/money.ts';
 
 /** An amount read digit by digit as a sum of powers of ten: a second reading for toMinor to agree with. */
 function bigintMinor(amount: string): bigint {
@@ -65,5 +65,37 @@ describe('amounts', () => {
     assert.equal(normaliseAmount('-0.0100'), '-0.01');
     assert.equal(normaliseAmount('0'), '0');
     assert.throws(() => toMinor('1.23456'), /at most 4 decimals/);
+  });
+});
+
+describe('amounts of any scale, as a target may answer them', () => {
+  it('a sum done in binary floating point is another number than the decimal sum', () => {
+    assert.equal(sameDecimal('3.3000000000000003', '3.3'), false);
+    assert.equal(sameDecimal('1.0050', '1.005'), true);
+    assert.equal(sameDecimal('1.00500000000', '1.005'), true);
+    assert.equal(sameDecimal('-0', '0'), true);
+    assert.equal(sameDecimal('1,000', '1000'), false, 'not a decimal amount: never the same');
+  });
+
+  it('units at a scale and back give the amount without trailing zeros', () => {
+    fc.assert(
+      fc.property(
+        fc.tuple(fc.boolean(), digits(1, 30), fc.option(digits(1, 25), { nil: undefined })),
+        fc.nat({ max: 10 }),
+        ([negative, whole, fraction], extra) => {
+          const amount = `${negative ? '-' : ''}${whole}${fraction === undefined ? '' : `.${fraction}`}`;
+          const scale = decimalScale(amount)! + extra;
+          const back = formatUnits(unitsAt(amount, scale), scale);
+          assert.ok(sameDecimal(back, amount), `${amount} → ${back}`);
+          assert.doesNotMatch(back, /\.\d*0$/);
+        },
+      ),
+    );
+  });
+
+  it('an amount is not read at a scale smaller than its own', () => {
+    assert.throws(() => unitsAt('0.30000000000000004', 4), /at most 4 decimals/);
+    assert.equal(decimalScale('12'), 0);
+    assert.equal(decimalScale('12.'), undefined);
   });
 });

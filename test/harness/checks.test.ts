@@ -12,6 +12,7 @@ import { OPERATION_IDS, OPERATIONS } from '../../core/catalogue/operations.ts';
 import { bodySchemasOf, productsOf } from '../../core/catalogue/routes.ts';
 import { describeSource, severityOf, type Source } from '../../core/sources.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
+import { moneyMovedFindings } from '../../harness/checks/accounts.ts';
 
 /** A source that says where it comes from: a clause, a note or a reading of some words. */
 function assertCited(source: Source | undefined, where: string): void {
@@ -108,4 +109,14 @@ test('every difference of the profiles cites a source for each side', () => {
     // The mtn-sandbox side is the live service's, as the notes record it, or a reading where they leave it to inference.
     assert.notEqual(difference.sources['mtn-sandbox'].kind, 'spec', `${name}: the mtn-sandbox side is the live service's`);
   }
+});
+
+test('a balance summed in floating point is money moved wrongly, named with the exact sum; one moved right is nothing', () => {
+  const [wrong] = moneyMovedFindings('3.3000000000000003', '1.1', '2.2', true);
+  assert.equal(wrong?.check, 'money-moves-once');
+  assert.equal(wrong?.expected, '"3.3"');
+  assert.deepEqual(moneyMovedFindings('3.30', '1.1', '2.2'), []);
+  assert.deepEqual(moneyMovedFindings('999996.7', '999998.9', '-2.2'), []);
+  assert.equal(moneyMovedFindings('1.1', '1.1', '2.2')[0]?.check, 'balance-follows-payments', 'not moved: a target without balances');
+  assert.equal(moneyMovedFindings('1,000', '1.1', '2.2')[0]?.expected, 'a decimal amount');
 });
