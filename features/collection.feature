@@ -187,6 +187,20 @@ Feature: Collecting payments
     When the partner checks whether a customer who approves is an active account holder
     Then the account holder is active
 
+  # Which holders a target knows is its own (the spec names none): whoever they are, the answer is true or false.
+  @req:COL-HOLDER-ACTIVE
+  Scenario Outline: Whether a customer <who> is an active account holder is answered true or false
+    Given a partner subscribed to collection
+    When the partner checks whether a customer <who> is an active account holder
+    Then whether the holder is active is answered true or false
+
+    Examples:
+      | who                         |
+      | whose wallet fails          |
+      | who rejects the payment     |
+      | who lets the payment expire |
+      | who never answers           |
+
   @uncertain
   @req:COL-HOLDER-NOT-ACTIVE
   Scenario Outline: A customer <who> is not an active account holder

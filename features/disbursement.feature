@@ -96,6 +96,16 @@ Feature: Paying out
     When the partner's refund of 4 of that payment has ended
     Then the balance has moved by what the refund called for
 
+  # A refund is no deposit: read under its id as one, it is not found (our reading: a warning unless --strict).
+  @negative
+  @req:TXN-UNKNOWN-404
+  Scenario: A refund's reference id is not read as a deposit
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 12 through collection
+    And the partner refunds that payment in full
+    When the partner reads a deposit under the refund's reference id
+    Then it is refused as not found
+
   @negative
   @req:DIS-DEPOSIT-DUPLICATE-409 @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: A deposit reference cannot be used twice
@@ -119,6 +129,20 @@ Feature: Paying out
     Given a partner subscribed to disbursement
     When the partner checks whether a payee who approves is an active account holder
     Then the account holder is active
+
+  # Which holders a target knows is its own (the spec names none): whoever they are, the answer is true or false.
+  @req:DIS-HOLDER-ACTIVE
+  Scenario Outline: Whether a payee <who> is an active account holder is answered true or false
+    Given a partner subscribed to disbursement
+    When the partner checks whether a payee <who> is an active account holder
+    Then whether the holder is active is answered true or false
+
+    Examples:
+      | who                         |
+      | whose wallet fails          |
+      | who rejects the payment     |
+      | who lets the payment expire |
+      | who never answers           |
 
   @uncertain
   @req:DIS-HOLDER-NOT-ACTIVE

@@ -30,6 +30,14 @@ Feature: Errors and refusals
     When the partner notifies the customer of delivery with a message longer than 160 characters
     Then it is refused as invalid
 
+  @collection @negative @strict
+  @req:COL-DN-INVALID-400 @req:BODY-REQUIRED-FIELDS
+  Scenario: A delivery notification without its message is refused under the strict reading requiredFields
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery without a message
+    Then it is refused as invalid
+
   @disbursement @negative
   @req:DIS-REFUND-DUPLICATE-409 @req:ERR-SET-B
   Scenario: A refund reference cannot be used twice
@@ -176,6 +184,15 @@ Feature: Errors and refusals
     Given a partner subscribed to collection
     When the partner looks up a customer's basic information with a forged access token
     Then it is refused as unauthorized, with an error code
+
+  # Which is told first, a bad token or an unknown id, the spec does not say: our reading is the token, so that a
+  # caller without one learns nothing of which ids exist (a warning unless --strict).
+  @negative
+  @req:AUTH-BEARER-FORGED-401
+  Scenario: A read of a payment that does not exist with a forged access token is refused as unauthorized
+    Given a partner subscribed to collection
+    When the partner reads a payment that does not exist with a forged access token
+    Then it is refused as unauthorized
 
   @collection @negative
   Scenario: A payment whose reference is not a UUID cannot be read

@@ -9,6 +9,7 @@ import {
   expectBalanceInCurrency,
   expectInactiveHolder,
   expectUnregisteredHolder,
+  expectHolderAnswered,
   introduceOtherPartner,
   readBalance,
   readBalanceInCurrency,
@@ -73,6 +74,10 @@ Then('the account holder is active', function (this: MomoWorld) {
 
 Then('the account holder is reported inactive', function (this: MomoWorld) {
   expectInactiveHolder(this);
+});
+
+Then('whether the holder is active is answered true or false', function (this: MomoWorld) {
+  expectHolderAnswered(this);
 });
 
 Then('the account holder is reported not registered', function (this: MomoWorld) {

@@ -21,6 +21,7 @@ import {
   expectTooManyNotifications,
   notifiedDelivery,
   notifyDelivery,
+  notifyDeliveryWithoutMessage,
   notifyDeliveryAsOther,
   notifyDeliveryInLanguage,
   notifyDeliveryOfUnknownPayment,
@@ -151,6 +152,10 @@ When('the partner notifies the customer of delivery', async function (this: Momo
 
 Given('the partner has notified the customer of delivery', async function (this: MomoWorld) {
   await notifiedDelivery(this);
+});
+
+When('the partner notifies the customer of delivery without a message', async function (this: MomoWorld) {
+  await notifyDeliveryWithoutMessage(this);
 });
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {

@@ -14,6 +14,8 @@ import {
   readBalanceWithKeyMistake,
   readStatusInForbiddenEnvironment,
   readStatusOfReference,
+  readUnknownWithForgedToken,
+  readRefundAsDeposit,
   refundInForeignCurrency,
   refundWithoutToken,
   requestInForeignCurrency,
@@ -76,6 +78,14 @@ When("the partner looks up a customer's basic information with a forged access t
 
 When('the partner reads a payment whose reference is not a UUID', async function (this: MomoWorld) {
   await readStatusOfReference(this, 'malformed');
+});
+
+When('the partner reads a payment that does not exist with a forged access token', async function (this: MomoWorld) {
+  await readUnknownWithForgedToken(this);
+});
+
+When("the partner reads a deposit under the refund's reference id", async function (this: MomoWorld) {
+  await readRefundAsDeposit(this);
 });
 
 When('the partner reads a payment that does not exist', async function (this: MomoWorld) {

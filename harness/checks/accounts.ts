@@ -108,6 +108,25 @@ export function holderAnswer(body: unknown): { value: boolean; field: string } |
   return booleans.length === 1 ? { value: booleans[0]![1] as boolean, field: `/${booleans[0]![0]}` } : undefined;
 }
 
+/** §4.2 #8's answers to a valid id: what makes a holder the target does not know no error. */
+export const HOLDER_ANSWERED = spec(
+  '§4.2 #8: 200: true if the account holder is registered and active; false if it is not active or not found',
+);
+
+/** An answer whose true or false the suite can read (the format is not shown: one it cannot read is a warning in spec). */
+export function holderReadableFindings(body: unknown): Finding[] {
+  return holderAnswer(body) === undefined
+    ? [
+        found('holder-status', {
+          field: 'body',
+          expected: 'true or false, in a shape the suite can read',
+          received: quote(body),
+          source: ACCOUNT_CHECKS['holder-status'].values.shape,
+        }),
+      ]
+    : [];
+}
+
 /**
  * The holder's status: true or false (§4.2 #8, definite), for the holder the test numbers make it (observed), in a
  * shape the suite can read (the format is not shown: one it cannot read is a warning, never a failure in spec).

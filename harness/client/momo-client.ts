@@ -259,14 +259,15 @@ export class MomoClient {
   deliveryNotification(
     bearer: string,
     referenceId: string,
-    notificationMessage: string,
+    /** Undefined: the body {} without its message. */
+    notificationMessage: string | undefined,
     extra: CallOptions = {},
     product: Product = 'collection',
   ) {
     return this.invoke('deliveryNotification', product, {
       authorization: bearer,
       params: { referenceId },
-      body: { notificationMessage },
+      body: notificationMessage === undefined ? {} : { notificationMessage },
       ...extra,
     });
   }

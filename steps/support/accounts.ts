@@ -5,7 +5,14 @@ import { OPERATION_IDS, OPERATIONS, type OperationId } from '../../core/catalogu
 import type { CallOptions } from '../../harness/client/momo-client.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import type { Party } from './parties.ts';
-import { balanceGrownFindings, currencyFindings, holderFindings, moneyMovedFindings } from '../../harness/checks/accounts.ts';
+import {
+  balanceGrownFindings,
+  currencyFindings,
+  HOLDER_ANSWERED,
+  holderFindings,
+  holderReadableFindings,
+  moneyMovedFindings,
+} from '../../harness/checks/accounts.ts';
 import type { Finding } from '../../harness/checks/check.ts';
 import { specCreations } from '../../harness/checks/inputs.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
@@ -204,6 +211,20 @@ export function expectUnregisteredHolder(world: MomoWorld): void {
     return;
   }
   expectHolderResult(world, false, 'an account holder who is not registered is reported so');
+}
+
+/**
+ * Whoever the holder, a valid id is answered true or false (§4.2 #8 documents 200, 400 and 500: "false if it is
+ * not active or not found"), so no premise about which holders a target knows is needed: a holder it does not know
+ * is not an error of another status. On the live sandbox, as the SDKs document, an unknown holder is refused as not found (mtn-sandbox).
+ */
+export function expectHolderAnswered(world: MomoWorld): void {
+  const documented = world.harness.behaviour.accountHolderErrors === 'documented';
+  const what = 'whether a holder is active is answered true or false, whoever they are';
+  // 500 is an answer §4.2 #8 documents (a code of set A, which the error-body check judges): refusing to tell is
+  // not telling wrongly. 404 is not one of its answers, but for the live sandbox's unknown holders.
+  const response = world.expect({ status: documented ? [200, 404, 500] : [200, 500], source: HOLDER_ANSWERED, what });
+  if (response.status === 200) world.check('holder-status', response, what, holderReadableFindings(response.json));
 }
 
 /** Whether the holder of an id of a kind (msisdn, email, party_code) is active, in the partner's own product. */

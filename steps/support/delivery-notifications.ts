@@ -3,6 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { Account } from './harness.ts';
 import type { MomoWorld } from './world.ts';
 import { otherPartnerOf } from './status-records.ts';
+import { reading } from '../../core/sources.ts';
+
+const NOTIFICATION_MESSAGE_REQUIRED = reading(
+  'the strict reading requiredFields (core/profiles.ts): §2.13 gives the body as { notificationMessage } without saying the field is required',
+);
 
 /** The delivery notification of a successful request to pay (§4.2 #3): enqueued once, refused when repeated soon after. */
 
@@ -98,4 +103,16 @@ export async function notifyOnceSucceeded(world: MomoWorld): Promise<void> {
   await settledAsAsked(world);
   await notifyDelivery(world);
   world.restsOn = [...world.restsOn, 'notification-refused-while-pending'];
+}
+
+/**
+ * A notification whose body lacks its message ({}): §2.13 gives the body as { notificationMessage } and does not say
+ * the field is required, so that it is refused is the strict reading requiredFields.
+ */
+export async function notifyDeliveryWithoutMessage(world: MomoWorld): Promise<void> {
+  world.rule = NOTIFICATION_MESSAGE_REQUIRED;
+  const payment = world.lastPayment;
+  world.remember(
+    await world.client.deliveryNotification(await world.bearer(payment.account), payment.referenceId, undefined, {}, payment.product),
+  );
 }

@@ -173,9 +173,13 @@ export async function checkHolderInForbiddenEnvironment(world: MomoWorld): Promi
 }
 
 export async function lookUpBasicInfoWithForgedToken(world: MomoWorld): Promise<void> {
+  world.remember(await world.client.basicUserInfo(await forgedBearer(world), ORDINARY_CUSTOMER.msisdn));
+}
+
+/** The partner's access token with its last characters changed: a token the target never signed. */
+async function forgedBearer(world: MomoWorld): Promise<string> {
   const bearer = await world.bearer();
-  const forged = `${bearer.slice(0, -4)}${bearer.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
-  world.remember(await world.client.basicUserInfo(forged, ORDINARY_CUSTOMER.msisdn));
+  return `${bearer.slice(0, -4)}${bearer.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
 }
 
 /** §7: 401 is "Unauthorized; body {error}" (rule 4 for the token and basic-info operations), the error any code. */
@@ -191,6 +195,19 @@ export async function readStatusOfReference(world: MomoWorld, which: 'malformed'
   world.rule = which === 'malformed' ? REFUSALS['malformed-reference-read'] : REFUSALS['unknown-reference-read'];
   const referenceId = which === 'malformed' ? 'order-42' : randomUUID();
   world.remember(await world.client.getRequestToPayStatus(await world.bearer(), referenceId));
+}
+
+/** A read of a payment that was never made, with a forged access token: which of the two is told first. */
+export async function readUnknownWithForgedToken(world: MomoWorld): Promise<void> {
+  world.rule = REFUSALS['unauthorized-before-lookup'];
+  world.remember(await world.client.getRequestToPayStatus(await forgedBearer(world), randomUUID()));
+}
+
+/** The scenario's refund, read as a deposit under its reference id. */
+export async function readRefundAsDeposit(world: MomoWorld): Promise<void> {
+  world.rule = REFUSALS['read-of-its-own-kind'];
+  const refund = world.lastPayment;
+  world.remember(await world.client.getDepositStatus(await world.bearer(refund.account), refund.referenceId));
 }
 
 export { readBalance };
