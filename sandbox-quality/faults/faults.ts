@@ -33,7 +33,7 @@ import {
  */
 
 /** The feature file whose scenarios are meant to catch a fault. */
-export type FeatureName = 'provisioning' | 'tokens' | 'collection' | 'disbursement' | 'remittance' | 'consent' | 'errors';
+export type FeatureName = 'provisioning' | 'tokens' | 'collection' | 'disbursement' | 'remittance' | 'consent' | 'errors' | 'inputs';
 
 export interface Fault {
   feature: FeatureName;
@@ -595,7 +595,8 @@ const definitions = {
     'requesttopay',
   ),
   'payment-body-not-validated': answer(
-    'errors',
+    // Scoped runs take the feature that sends every invalid body: features/inputs.feature.
+    'inputs',
     'Request-to-pay bodies are not validated: a malformed one is accepted (202) instead of 400.',
     (a) => {
       if (is(a, 'requestToPay', 400) && /body/.test(String((a.body as Json | undefined)?.message))) {
