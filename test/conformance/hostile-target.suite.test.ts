@@ -38,12 +38,12 @@ after(async () => {
   await sandbox.close();
 });
 
-async function runAgainstFault(options: Omit<FaultyServerOptions, 'upstream'>): Promise<MeasuredRun> {
+async function runAgainstFault(options: Omit<FaultyServerOptions, 'upstream'>, env: Record<string, string> = {}): Promise<MeasuredRun> {
   // The first request (the run's probe of the target) is served faithfully: the fault is in the answers.
   const server = new FaultyServer({ upstream: sandbox.url, healthyRequests: 1, ...options });
   try {
     const url = await server.start();
-    const run = await runSuiteMeasured(['--tags', FEW, '--parallel', '0'], { ...targetEnv(url), ...TIMEOUTS }, HUNG_AFTER_MS);
+    const run = await runSuiteMeasured(['--tags', FEW, '--parallel', '0'], { ...targetEnv(url), ...TIMEOUTS, ...env }, HUNG_AFTER_MS);
     console.log(
       `${options.fault}: exit ${run.code}, peak RSS ${(run.peakRssBytes / MiB).toFixed(0)} MiB, ${(run.durationMs / 1000).toFixed(1)} s`,
     );
@@ -97,7 +97,8 @@ describe('a target that answers with too much', () => {
   });
 
   test('a body that drips one byte at a time, without end: the request time-out ends each call, and the run could not test (exit 2)', async () => {
-    const run = await runAgainstFault({ fault: 'drip-body', delayMs: 50 });
+    // A shorter request time-out than the others' (each call waits it out): what is shown is that it ends each call.
+    const run = await runAgainstFault({ fault: 'drip-body', delayMs: 50 }, { MOMO_REQUEST_TIMEOUT_MS: '1200' });
     assert.equal(run.code, 2, run.output);
     assert.match(run.output, /Verdict: the run could NOT test the target/);
     await assertEveryReport(run.reportsDir);

@@ -44,11 +44,11 @@ function assertNotBlamed({ run, summary, applied }: Awaited<ReturnType<typeof ru
 }
 
 describe('the verdict under spec-legal weather', () => {
-  for (const profile of ['spec', 'mtn-sandbox'] as const)
-    test(`the sandbox under --chaos all, ${profile}: conforms or could not test, never fails`, async () => {
-      const weather: Weather = { kind: 'chaos', chaos: 'all', seed: 3, profile };
-      assertNotBlamed(await runUnder(weather), `--chaos all --chaos-seed 3 (${profile})`);
-    });
+  // One profile here, to keep CI short: `npm run mutation`'s weather table runs every condition and seed in both.
+  test('the sandbox under --chaos all, mtn-sandbox: conforms or could not test, never fails', async () => {
+    const weather: Weather = { kind: 'chaos', chaos: 'all', seed: 3, profile: 'mtn-sandbox' };
+    assertNotBlamed(await runUnder(weather), '--chaos all --chaos-seed 3 (mtn-sandbox)');
+  });
 
   test('an independent server behind the independent weather proxy: never failed (clean, it passes: independent-python)', async () => {
     const weather: Weather = { kind: 'proxy', conditions: 'all=0.05,latency=0.2', seed: 5, profile: 'spec' };

@@ -30,7 +30,16 @@ const ORDINARY = '46733123499';
 test('the catalogue holds at least 30 faults, each described in one line, spread over every feature file', () => {
   assert.ok(FAULT_NAMES.length >= 30, `${FAULT_NAMES.length} faults`);
   const features = new Set(FAULT_NAMES.map((name) => FAULTS[name].feature));
-  assert.deepEqual([...features].sort(), ['collection', 'consent', 'disbursement', 'errors', 'inputs', 'provisioning', 'remittance', 'tokens']);
+  assert.deepEqual([...features].sort(), [
+    'collection',
+    'consent',
+    'disbursement',
+    'errors',
+    'inputs',
+    'provisioning',
+    'remittance',
+    'tokens',
+  ]);
   for (const name of FAULT_NAMES) {
     assert.match(name, /^[a-z0-9]+(-[a-z0-9]+)+$/, name);
     const { summary, plugin } = FAULTS[name];
