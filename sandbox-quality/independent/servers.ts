@@ -11,12 +11,14 @@ import type { ProfileName } from '../../core/profiles.ts';
  * - go: test/independent-servers/go, other choices again, spec-legal controls (`--control`), and the deviations a
  *   third blind author added to it (`--deviation`, issue 30);
  * - java: test/independent-servers/java, other choices again, spec-legal controls, and the deviations a fourth blind
- *   author added to it (`--deviation`, issue 30).
+ *   author added to it (`--deviation`, issue 30);
+ * - python2: test/independent-servers/python2, a fifth author's, other choices again (callbacks by POST in spec, one
+ *   balance per subscription as a control, partial refunds refused as a control), with its own controls and deviations.
  * The suite must pass each, with each control, in each profile it is legal in: what it demands beyond that is a false
  * alarm; and must fail each deviation. `npm run mutation` runs them all, the tests a sample.
  */
-export type IndependentServerName = 'python' | 'go' | 'java';
-export const INDEPENDENT_SERVERS: readonly IndependentServerName[] = ['python', 'go', 'java'];
+export type IndependentServerName = 'python' | 'go' | 'java' | 'python2';
+export const INDEPENDENT_SERVERS: readonly IndependentServerName[] = ['python', 'go', 'java', 'python2'];
 
 export interface IndependentServer {
   url: string;
@@ -48,6 +50,7 @@ const ROOT = new URL('../../', import.meta.url).pathname;
 const PYTHON = join(ROOT, 'test/independent-server/momo_server.py');
 const GO = join(ROOT, 'test/independent-servers/go');
 const JAVA = join(ROOT, 'test/independent-servers/java');
+const PYTHON2 = join(ROOT, 'test/independent-servers/python2/server.py');
 const KEYS = {
   collection: 'independent-collection-key',
   disbursement: 'independent-disbursement-key',
@@ -57,6 +60,7 @@ const KEYS = {
 /** The command that starts a server, built first when it has not been (go build, javac: offline, the standard library only). */
 export function commandOf(server: IndependentServerName): [string, string[]] {
   if (server === 'python') return ['python3', [PYTHON]];
+  if (server === 'python2') return ['python3', [PYTHON2]];
   if (server === 'go') {
     const binary = join(GO, 'bin/momo-server');
     if (!existsSync(binary)) execFileSync('sh', [join(GO, 'build.sh')], { stdio: 'pipe' });
@@ -71,6 +75,7 @@ const SWITCH_KINDS: Record<IndependentServerName, readonly SwitchKind[]> = {
   python: ['deviation'],
   go: ['control', 'deviation'],
   java: ['control', 'deviation'],
+  python2: ['control', 'deviation'],
 };
 export type SwitchKind = 'control' | 'deviation';
 
