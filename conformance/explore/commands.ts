@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { wasCreated, type ApiResponse, type PaymentBody } from '../../harness/client/momo-client.ts';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
-import { statusQueryOf } from '../../core/catalogue/routes.ts';
+import { operation, statusQueryOf } from '../../core/catalogue/routes.ts';
+import { namedPart } from '../../core/validation/schemas.ts';
+import { CALLBACK_CHECKS, sameAsStatusFindings } from '../../harness/checks/callbacks.ts';
 import type { Product } from '../../core/products.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 import { INPUT_CASES, REFUSED_AS_INVALID, specCreations, type InputCase } from '../../harness/checks/inputs.ts';
@@ -64,7 +66,14 @@ function refundBodyOf(payment: TrackedTransaction, amount: string): PaymentBody 
 }
 
 /** A creation of the spec's under a product's access token. */
-function create(session: ExplorationSession, kind: Creation, referenceId: string | undefined, body: PaymentBody, reused = false) {
+function create(
+  session: ExplorationSession,
+  kind: Creation,
+  referenceId: string | undefined,
+  body: PaymentBody,
+  reused = false,
+  callback = false,
+) {
   const product = productOf(kind);
   return session.call({
     operation: kind,
@@ -73,6 +82,7 @@ function create(session: ExplorationSession, kind: Creation, referenceId: string
     ...(referenceId !== undefined ? { referenceId } : {}),
     body,
     ...(reused ? { reusesReference: true as const } : {}),
+    ...(callback ? { callback: true as const } : {}),
   });
 }
 
@@ -82,30 +92,35 @@ function readStatus(session: ExplorationSession, kind: Creation, referenceId: st
   return session.call({ operation: statusQueryOf(kind), product, auth: { bearer: product }, params: { referenceId } });
 }
 
-/** A request to pay or a deposit with a valid body: accepted (202, §4.2 #2, §4.3 #10), and tracked once it is. */
+/**
+ * A request to pay or a deposit with a valid body, asking for a callback or not: accepted (202, §4.2 #2, §4.3 #10), and
+ * tracked once it is.
+ */
 export class CreateTransaction extends ExplorationCommand {
   constructor(
     private readonly kind: 'requestToPay' | 'deposit',
     private readonly msisdn: string,
     private readonly amount: string,
     private readonly form: InputCase | undefined,
+    private readonly callback = false,
   ) {
     super();
   }
   check = () => true;
-  toString = () => `${labelOf(this.kind)} of ${this.amount} ${this.form ? `with ${this.form.phrase}` : `for ${this.msisdn}`}`;
+  toString = () =>
+    `${labelOf(this.kind)} of ${this.amount} ${this.form ? `with ${this.form.phrase}` : `for ${this.msisdn}`}${this.callback ? ', to be called back' : ''}`;
 
   protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
     const referenceId = session.newId('r');
     const body = { ...bodyOf(this.kind, session, this.msisdn, this.amount), ...(this.form?.body?.() ?? {}) } as PaymentBody;
-    const response = await create(session, this.kind, referenceId, body);
+    const response = await create(session, this.kind, referenceId, body, false, this.callback);
     session.expect(response, {
       status: 202,
       ...(this.form ? { source: this.form.rule } : {}),
       what: `a ${labelOf(this.kind)} is accepted`,
     });
     if (!wasCreated(response)) return;
-    model.transactions.push({ kind: this.kind, referenceId, body });
+    model.transactions.push({ kind: this.kind, referenceId, body, ...(this.callback ? { callback: true as const } : {}) });
     session.created.transactions += 1;
   }
 }
@@ -264,6 +279,62 @@ async function readBack(session: ExplorationSession, transaction: TrackedTransac
   if (typeof record.status === 'string') transaction.status = record.status;
 }
 
+/** How long a callback of a transaction read final is waited for: one that comes later is not judged (§6 gives no time). */
+const CALLBACK_WAIT_MS = 2000;
+
+/**
+ * The callbacks of a transaction that asked for them, once its status query reads it final: every one that came, in
+ * order, carries the record the status query gives (the live service's, documented: callback-record, observed).
+ */
+export class HearCallbacks extends ExplorationCommand {
+  constructor(private readonly pick: number) {
+    super();
+  }
+  check = (model: Readonly<ExplorationModel>) => model.transactions.some((t) => t.callback);
+  toString = () => `hear the callbacks of transaction #${this.pick} of those called back`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const transaction = picked(
+      model.transactions.filter((t) => t.callback),
+      this.pick,
+    );
+    const response = await readStatus(session, transaction.kind, transaction.referenceId);
+    session.expect(response, { status: 200, what: `a ${labelOf(transaction.kind)} the partner created reads back` });
+    const record = response.json as StatusRecord | undefined;
+    if (response.status !== 200 || (record?.status !== 'SUCCESSFUL' && record?.status !== 'FAILED')) return;
+    transaction.status = record.status;
+    const callbacks = await session.callbacksOf(transaction.referenceId, CALLBACK_WAIT_MS);
+    const schema = statusSchemaOf(transaction.kind);
+    const what = `every callback of the ${labelOf(transaction.kind)} carries the record its status query gives`;
+    const findings = callbacks.flatMap((callback, index) =>
+      sameAsStatusFindings(schema, callback.body, record).map((f) => ({
+        ...f,
+        field: `callback ${index + 1} of ${callbacks.length} ${f.field}`,
+      })),
+    );
+    const fields = [record, ...callbacks.map((c) => c.body)].flatMap((body) =>
+      Object.keys((namedPart(schema, body) as object | undefined) ?? {}),
+    );
+    session.check('callback-record', response, what, findings, [
+      {
+        kind: 'callbacks',
+        referenceId: transaction.referenceId,
+        fields: [...new Set(fields)],
+        when: [200],
+        weight: session.weightOf(CALLBACK_CHECKS['callback-record'].source),
+        why: what,
+      },
+    ]);
+  }
+}
+
+/** The schema of a creation's status record, as the catalogue names it. */
+function statusSchemaOf(kind: Creation): string {
+  const body = operation(statusQueryOf(kind)).responses[200]?.body;
+  if (typeof body !== 'string') throw new Error(`The status query of ${kind} names no single record schema in the catalogue.`);
+  return body;
+}
+
 /** A status read under a reference id nothing was made under: 404 RESOURCE_NOT_FOUND, an observation of the live service. */
 export class ReadUnknownStatus extends ExplorationCommand {
   constructor(private readonly kind: Creation) {
@@ -336,9 +407,9 @@ export function transactionCommands(strict: boolean): fc.Arbitrary<ExplorationCo
   const pick = fc.nat({ max: 15 });
   const amount = fc.constantFrom(...AMOUNTS);
   const validForms = INPUT_CASES.filter((c) => c.kind === 'valid' && c.creation !== 'refund');
-  const plain = fc.tuple(fc.constantFrom('requestToPay' as const, 'deposit' as const), fc.constantFrom(...CUSTOMERS), amount);
+  const plain = fc.tuple(fc.constantFrom('requestToPay' as const, 'deposit' as const), fc.constantFrom(...CUSTOMERS), amount, fc.boolean());
   return [
-    plain.map(([kind, msisdn, a]) => new CreateTransaction(kind, msisdn, a, undefined)),
+    plain.map(([kind, msisdn, a, callback]) => new CreateTransaction(kind, msisdn, a, undefined, callback)),
     fc
       .tuple(fc.constantFrom(...validForms), amount)
       .map(([form, a]) => new CreateTransaction(form.creation as 'requestToPay' | 'deposit', CUSTOMERS[0], a, form)),
@@ -347,5 +418,6 @@ export function transactionCommands(strict: boolean): fc.Arbitrary<ExplorationCo
     pick.map((p) => new ReadOwnStatus(p)),
     fc.constantFrom(...(Object.keys(CREATIONS) as Creation[])).map((kind) => new ReadUnknownStatus(kind)),
     fc.tuple(pick, fc.boolean()).map(([p, whole]) => new RefundSettledPayment(p, whole)),
+    pick.map((p) => new HearCallbacks(p)),
   ];
 }

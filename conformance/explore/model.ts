@@ -22,6 +22,8 @@ export interface TrackedTransaction {
   refunded?: true;
   /** A refund: the payer of the request to pay it refunds, whom its record must name as payee. */
   payerRefunded?: { partyIdType: string; partyId: string };
+  /** It gave X-Callback-Url on the exploration's receiver: every callback that comes must be its status record. */
+  callback?: true;
 }
 
 export interface TrackedUser extends ApiUser {

@@ -24,6 +24,8 @@ export type ReplayCheck = { why: string; weight: ReplayWeight; when?: number[] }
   | { kind: 'status'; statuses: number[] }
   | { kind: 'not-status'; statuses: number[] }
   | { kind: 'code'; code: string }
+  /** Every callback that came for the reference id carries what this answer (its status record) gives for each field. */
+  | { kind: 'callbacks'; referenceId: string; fields: string[] }
   | {
       kind: 'field';
       /** A JSON pointer into the answer's body. */
@@ -53,6 +55,8 @@ export interface ReplayCall {
   body?: unknown;
   /** A status query: a final status it reads stays final for the rest of the replay (§3). */
   statusQuery?: true;
+  /** It gives X-Callback-Url on the replay's own receiver, for its reference id. */
+  callback?: true;
   /** A value of the answer the calls after it send (an API key), by name and JSON pointer. */
   keep?: { name: string; pointer: string };
   checks: ReplayCheck[];
@@ -114,6 +118,7 @@ const JUDGED_BY_REPLAY: ReadonlySet<string> = new Set([
   'refund-to-payer',
   'balance-in-currency',
   'final-state-is-final',
+  'callback-record',
 ]);
 
 /** The findings of a departure the replay cannot judge standalone, as lines. */

@@ -68,6 +68,28 @@ const printable = (text) => (String(text).trim() === '' ? '(empty body)' : Strin
 // Statuses as runs: 400–501 or 505–599, rather than every one of them.
 const statusList = (statuses) => statuses.reduce((runs, s) => { const last = runs.at(-1); if (last && last[1] === s - 1) last[1] = s; else runs.push([s, s]); return runs; }, []).map(([a, b]) => (a === b ? String(a) : a + '–' + b)).join(' or ');
 
+// The replay's own callback listener, when a call asks for a callback: on 127.0.0.1, reached under the callback host
+// its API users are registered with, each transaction at /callbacks/<its reference id>.
+const callbacks = new Map();
+let callbackBase;
+if (PLAN.calls.some((call) => call.callback)) {
+  const { createServer } = await import('node:http');
+  const listener = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk) => { if (text.length < 1048576) text += chunk; });
+    request.on('end', () => {
+      const id = decodeURIComponent(request.url.split('?')[0].split('/').pop()).toLowerCase();
+      let json;
+      try { json = JSON.parse(text); } catch { json = undefined; }
+      callbacks.set(id, (callbacks.get(id) || []).concat([{ method: request.method, json, text }]));
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  listener.unref();
+  callbackBase = 'http://' + (env.MOMO_CALLBACK_HOST || PLAN.callbackHost) + ':' + listener.address().port + '/callbacks/';
+}
+
 function idOf(name, version) {
   if (!values.has(name)) { const id = crypto.randomUUID(); values.set(name, id.slice(0, 14) + version + id.slice(15)); }
   return values.get(name);
@@ -137,6 +159,7 @@ async function headersOf(call) {
   if (call.referenceId !== undefined) headers['X-Reference-Id'] = fill(call.referenceId);
   if (call.targetEnvironment) headers['X-Target-Environment'] = env.MOMO_TARGET_ENVIRONMENT || PLAN.targetEnvironment;
   if (call.body !== undefined) headers['Content-Type'] = 'application/json';
+  if (call.callback && call.referenceId !== undefined) headers['X-Callback-Url'] = callbackBase + fill(call.referenceId);
   return headers;
 }
 
@@ -160,6 +183,25 @@ function same(compare, actual, expected) {
   return PLAN.profile === 'mtn-sandbox' ? actual.partyId === expected.partyId : partyValue(actual) === partyValue(expected);
 }
 
+// JSON with its object keys in order, so that two records are compared on their values.
+const canonical = (value) => JSON.stringify(value, (_, v) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
+
+/** Every callback that came for the id (waiting up to 5 s for one) against the status record of the answer, field by field. */
+async function callbacksDeparture(check, answer) {
+  if (check.when !== undefined && !check.when.includes(answer.status)) return undefined;
+  const id = fill(check.referenceId).toLowerCase();
+  const until = Date.now() + 5000;
+  while (!(callbacks.get(id) || []).length && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+  const record = answer.json === null || typeof answer.json !== 'object' ? {} : answer.json;
+  for (const [index, callback] of (callbacks.get(id) || []).entries()) {
+    const body = callback.json === null || typeof callback.json !== 'object' ? {} : callback.json;
+    for (const field of check.fields)
+      if (canonical(body[field]) !== canonical(record[field]))
+        return { text: 'callback ' + (index + 1) + ' /' + field + ': expected ' + printable(canonical(record[field])) + ', as the status query gives, got ' + printable(canonical(body[field])) };
+  }
+  return undefined;
+}
+
 function departureOf(check, answer) {
   if (check.when !== undefined && !check.when.includes(answer.status)) return undefined;
   if (check.kind === 'status') return check.statuses.includes(answer.status) ? undefined : { text: 'status: expected ' + statusList(check.statuses) + ', got ' + answer.status };
@@ -180,10 +222,10 @@ function finalStatusDeparture(call, answer, url) {
   return first === undefined || first === status ? [] : [{ weight: 'departure', text: '/status: expected ' + first + ', as read before, got ' + printable(status), why: 'a transaction that reached a final status keeps it (§3)' }];
 }
 
-function departures(call, answer, url) {
+async function departures(call, answer, url) {
   const found = [];
   for (const check of call.checks) {
-    const departure = departureOf(check, answer);
+    const departure = check.kind === 'callbacks' ? await callbacksDeparture(check, answer) : departureOf(check, answer);
     if (departure) found.push({ weight: departure.weight || check.weight, text: departure.text, why: check.why });
   }
   return found.concat(finalStatusDeparture(call, answer, url));
@@ -194,11 +236,17 @@ for (const line of PLAN.findings) console.log('  the exploration found: ' + line
 let last;
 for (const [index, call] of PLAN.calls.entries()) {
   const path = fill(call.path);
-  const answer = await send(call.method, call.host, path, await headersOf(call), call.body === undefined ? undefined : JSON.stringify(filled(call.body)));
+  const body = call.body === undefined ? undefined : JSON.stringify(filled(call.body));
+  let answer = await send(call.method, call.host, path, await headersOf(call), body);
+  // A record the callbacks are held to is read until it is final, as the exploration read it (within 10 s).
+  for (const until = Date.now() + 10000; call.checks.some((c) => c.kind === 'callbacks') && answer.status === 200 && answer.json && answer.json.status === 'PENDING' && Date.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    answer = await send(call.method, call.host, path, await headersOf(call), body);
+  }
   last = answer;
   if (call.keep) { const value = pointed(answer.json, call.keep.pointer); if (typeof value === 'string') values.set(call.keep.name, value); }
   console.log((index + 1) + '. ' + call.command + ': ' + call.method + ' ' + path + ' -> HTTP ' + answer.status);
-  const found = departures(call, answer, hosts[call.host] + path);
+  const found = await departures(call, answer, hosts[call.host] + path);
   for (const f of found) console.log('   ' + { departure: 'DEPARTS', premise: 'PREMISE NOT HELD', note: 'note' }[f.weight] + ': ' + f.text + ' (' + f.why + ')');
   if (found.some((f) => f.weight === 'departure')) stop(1, '   answer: ' + printable(answer.text) + '\nThe departure is reproduced.');
   if (found.some((f) => f.weight === 'premise')) stop(2, 'Could not replay: the case rests on a premise that did not hold for this target (above).');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MomoClient, basicCredential, type ApiResponse, type CallOptions, type Exchange } from '../../harness/client/momo-client.ts';
 import { TokenCache } from '../../harness/client/token-cache.ts';
+import { CallbackReceiver, type ReceivedCallback } from '../../harness/callbacks/receiver.ts';
 import { DEFAULT_RETRY_POLICY } from '../../harness/client/careful.ts';
 import { clientSettingsOf, type HarnessConfig } from '../../harness/config.ts';
 import {
@@ -54,6 +55,8 @@ export interface CallSpec {
   body?: unknown;
   /** The call reuses a reference id on purpose: its 409 is the case's answer, not an earlier attempt's creation. */
   reusesReference?: true;
+  /** Give X-Callback-Url on the exploration's receiver, for the call's reference id. */
+  callback?: true;
 }
 
 /** The exploration stops calling: its cap on calls is spent, or its time is up. */
@@ -81,6 +84,8 @@ export class ExplorationSession implements JudgingContext {
   readonly behaviour: ProfileBehaviour;
   readonly redactor = new Redactor();
   readonly client: MomoClient;
+  /** Where the transactions that ask for a callback are called back, as the run's receiver does it. */
+  readonly receiver: CallbackReceiver;
   private readonly tokens: TokenCache;
   private readonly accounts = new Map<Product, ApiUser>();
   /** Every attempt of every call, setup and shrinking included: what the cap counts. */
@@ -123,10 +128,12 @@ export class ExplorationSession implements JudgingContext {
       renewCredential: (authorization) => this.renew(authorization),
     });
     this.tokens = new TokenCache({ fetch: (product) => this.fetchToken(product as Product) });
+    this.receiver = new CallbackReceiver(config.callbackHost, { bind: config.callbackBind, publicBaseUrl: config.callbackUrl });
   }
 
   /** The API users of collection and disbursement that the commands call as: the configured ones, or new ones. */
   async prepare(): Promise<void> {
+    await this.receiver.start(this.config.callbackPort);
     for (const product of ['collection', 'disbursement'] as const) {
       const configured = this.config.apiUsers[product];
       this.accounts.set(product, configured ?? (await this.provision(product)));
@@ -134,7 +141,19 @@ export class ExplorationSession implements JudgingContext {
   }
 
   async close(): Promise<void> {
+    await this.receiver.stop();
     await this.client.close();
+  }
+
+  /**
+   * The callbacks a transaction got, once at least one came or `waitMs` passed: a callback that does not come in time
+   * is weather the spec allows (§6 gives no time), so only those that came are judged.
+   */
+  async callbacksOf(referenceId: string, waitMs: number): Promise<ReceivedCallback[]> {
+    const until = Date.now() + waitMs;
+    while (this.receiver.callbacksFor(referenceId).length === 0 && Date.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    return this.receiver.callbacksFor(referenceId);
   }
 
   /** A new sequence of commands begins (one run of fast-check, or one it tries while shrinking). */
@@ -304,6 +323,7 @@ export class ExplorationSession implements JudgingContext {
       targetEnvironment: takesEnvironment && !spec.withoutTargetEnvironment,
       ...(spec.body !== undefined ? { body: spec.body } : {}),
       ...(STATUS_QUERIES.has(id) ? { statusQuery: true as const } : {}),
+      ...(spec.callback ? { callback: true as const } : {}),
       checks: [],
     };
   }
@@ -326,6 +346,7 @@ export class ExplorationSession implements JudgingContext {
       ...(spec.withoutTargetEnvironment ? { targetEnvironment: null } : {}),
       ...(spec.body !== undefined ? { body: spec.body } : {}),
       ...(spec.reusesReference ? { reusesReference: true } : {}),
+      ...(spec.callback && spec.referenceId !== undefined ? { callbackUrl: this.receiver.urlFor(spec.referenceId) } : {}),
     };
   }
 

@@ -71,12 +71,30 @@ export function callbackRecordFindings(schema: string, body: unknown, run: RunSt
   );
 }
 
-/** The callback's record against the final record the status query gives, on what the record names. */
+/**
+ * The callback's record against the final record the status query gives, on what the record names: one finding per
+ * field that differs (a field one of them lacks included), so that the report says which.
+ */
 export function sameAsStatusFindings(schema: string, callback: unknown, record: unknown): Finding[] {
-  return isDeepStrictEqual(namedPart(schema, callback), namedPart(schema, record))
-    ? []
-    : [found('callback-record', { field: 'callback body', expected: quote(record), received: quote(callback) })];
+  const ours = namedPart(schema, callback);
+  const theirs = namedPart(schema, record);
+  if (!isObject(ours) || !isObject(theirs))
+    return isDeepStrictEqual(ours, theirs)
+      ? []
+      : [found('callback-record', { field: 'callback body', expected: quote(record), received: quote(callback) })];
+  const fields = [...new Set([...Object.keys(theirs), ...Object.keys(ours)])];
+  return fields
+    .filter((field) => !isDeepStrictEqual(ours[field], theirs[field]))
+    .map((field) =>
+      found('callback-record', {
+        field: `/${field}`,
+        expected: theirs[field] === undefined ? 'none, as the status query gives' : `${quote(theirs[field])}, as the status query gives`,
+        received: ours[field] === undefined ? 'none' : quote(ours[field]),
+      }),
+    );
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Callbacks that went elsewhere than the URL a transaction gave (another path under it, a query) or that nobody asked for. */
 export function solicitedFindings(elsewhere: readonly string[], expected: string): Finding[] {
