@@ -31,6 +31,18 @@ export const DIFFERENCES = {
       ),
     },
   }),
+  oauthRefusal400Body: difference<'error' | 'any'>({
+    explanation:
+      'The body of a token operation refused with 400 (a grant type it does not take): {error}, as RFC 6749 §5.2 gives an error response; §7 rule 4 gives {error} for its 401 only, and the live sandbox answers many 400s with an empty body.',
+    spec: 'error',
+    'mtn-sandbox': 'any',
+    sources: {
+      spec: reading(
+        'RFC 6749 §5.2: an error response of the token endpoint (400) carries error; the spec gives {error} for its 401 (§7 rule 4) and names no RFC',
+      ),
+      'mtn-sandbox': observed('real-api-notes, errors and inputs: 400 bodies are often empty'),
+    },
+  }),
   tokenType: difference<string>({
     explanation:
       'token_type of an access token: "Bearer", the standard value for the Bearer credential of §5.3; the live sandbox answers the literal "access_token".',

@@ -90,7 +90,7 @@ Feature: Paying out
   @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario: A refund of part of a payment moves only the part refunded
     Given a new partner subscribed to disbursement
-    And the partner has seen its balance move with a first refund
+    And the partner has seen its balance move with a first deposit
     And a customer who approves has paid the partner 10 through collection
     And the partner has read its balance
     When the partner's refund of 4 of that payment has ended

@@ -217,7 +217,7 @@ Feature: Every input of every creation
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to disbursement
-    And the partner has seen its balance move with a first refund
+    And the partner has seen its balance move with a first deposit
     And a customer who approves has paid the partner 10 through collection
     And the partner has read its balance
     When the partner's refund with <earlier> has ended, telling its callback address
@@ -230,7 +230,7 @@ Feature: Every input of every creation
   @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-REFUND-DUPLICATE-409
   Scenario: A refund refused as a duplicate moves no money
     Given a new partner subscribed to disbursement
-    And the partner has seen its balance move with a first refund
+    And the partner has seen its balance move with a first deposit
     And a customer who approves has paid the partner 10 through collection
     And the partner has read its balance
     And the partner's refund with a customer who approves has ended

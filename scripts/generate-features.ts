@@ -172,9 +172,13 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
   // The balance the steps read: collection's in a currency (§4.2 #4); disbursement's is beyond the spec.
   const balance = creation.product === 'collection' ? 'getBalanceInCurrency' : 'getBalance';
   const beyond = bindingOf(balance, creation.product).beyondSpec === undefined ? '' : ' @beyond-spec @req:BEY-BALANCE';
+  // The balance is first seen to move with a creation of the same account that names a party (a deposit before a
+  // refund): a target that keeps balances but does not move them for this kind then departs, rather than looking
+  // like one that keeps none.
+  const seenWith = specCreations().find((c) => c.product === creation.product && c.party !== undefined) ?? creation;
   const newPartner = [
     given[0]!.replace('Given a partner', 'Given a new partner'),
-    `    And the partner has seen its balance move with a first ${creation.label}`,
+    `    And the partner has seen its balance move with a first ${seenWith.label}`,
     ...given.slice(1),
     '    And the partner has read its balance',
   ];

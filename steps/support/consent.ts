@@ -5,6 +5,7 @@ import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
 import type { Product } from '../../core/products.ts';
+import { sourceOfDifference } from '../../core/profiles.ts';
 import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { requestPayment } from './transactions.ts';
@@ -435,7 +436,10 @@ export async function redeemWithOtherGrant(world: MomoWorld): Promise<void> {
 export function expectGrantRefused(world: MomoWorld): void {
   const source = REFUSALS['other-grant-type'];
   const response = world.expect({ status: [400, 401], source, what: 'a token operation with another grant type issues no consent token' });
-  world.check('error-code', response, 'a refused token request says why, in {error}', errorCodePresentFindings(response, source));
+  // §7 rule 4's {error} is of its 401; of a 400 (RFC 6749's unsupported_grant_type) it is the profile's (core/profiles.ts).
+  if (response.status === 400 && world.harness.behaviour.oauthRefusal400Body === 'any') return;
+  const why = response.status === 400 ? sourceOfDifference('oauthRefusal400Body', world.config.profile) : source;
+  world.check('error-code', response, 'a refused token request says why, in {error}', errorCodePresentFindings(response, why));
 }
 
 export async function lookUpBasicInfo(world: MomoWorld, msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {

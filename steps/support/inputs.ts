@@ -21,7 +21,7 @@ import {
   reusedEarlier,
   settledPayment,
   settledPaymentThroughCollection,
-  knowWhoMayRefund,
+  findOutWhoMayRefund,
   type CreateOptions,
 } from './transactions.ts';
 import { expectMoneyMoved, rememberBalance } from './accounts.ts';
@@ -192,12 +192,10 @@ const FIRST_AMOUNT = '1.1';
  * that does not move for the scenario's own transaction is money not moved (definite), not a target without balances.
  */
 export async function seeBalanceMoveWithFirst(world: MomoWorld, creationLabel: string): Promise<void> {
-  const creation = creationLabelled(creationLabel).id;
-  if (creation === 'refund') {
-    await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, FIRST_AMOUNT);
-    // Who may refund is found out once a run, with a refund of its own: before the balance is read, not after.
-    await knowWhoMayRefund(world);
-  }
+  const creation = creationLabelled(creationLabel);
+  // Who may refund is found out once a run, with a refund of its own: before a disbursement balance is read, not after.
+  if (creation.product === 'disbursement') await findOutWhoMayRefund(world);
+  if (creation.id === 'refund') await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, FIRST_AMOUNT);
   await rememberBalance(world);
   await createdAndEnded(world, creationLabel, ORDINARY_CUSTOMER, { amount: FIRST_AMOUNT });
   await expectMoneyMoved(world, 'last');

@@ -149,12 +149,11 @@ const REFUNDER_FOUND = 'refunder';
  * harness/checks/premises.ts), and every refund after uses the way that held. When neither does, the refund's scenario
  * could not be set up on this target: not tested, naming both premises.
  */
-/** Finds out now, if the run has not yet, which API user may refund the scenario's request to pay (a refund of its own). */
-export async function knowWhoMayRefund(world: MomoWorld): Promise<void> {
-  await refunderOf(world, requestToPayOf(world));
-}
-
-async function refunderOf(world: MomoWorld, original: Payment): Promise<Account> {
+/**
+ * Finds out now, if the run has not yet, which API user may refund (with a payment and a refund of its own, which move
+ * the disbursement balance a scenario is about to read), whatever it finds: the way that held, or why none did.
+ */
+export async function findOutWhoMayRefund(world: MomoWorld): Promise<PremiseName | PremiseNotHeld> {
   let found = world.harness.discovered.get(REFUNDER_FOUND) as PremiseName | PremiseNotHeld | undefined;
   if (found === undefined) {
     found = await world.harness
@@ -167,6 +166,11 @@ async function refunderOf(world: MomoWorld, original: Payment): Promise<Account>
     // quoted in the message), which a later refund would only meet again.
     world.harness.discovered.set(REFUNDER_FOUND, found);
   }
+  return found;
+}
+
+async function refunderOf(world: MomoWorld, original: Payment): Promise<Account> {
+  const found = await findOutWhoMayRefund(world);
   if (found instanceof PremiseNotHeld) throw new PremiseNotHeld(found.premise, found.message);
   const way = REFUND_WAYS.find((w) => w.premise === found)!;
   world.held(way.premise);
