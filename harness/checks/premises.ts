@@ -103,6 +103,15 @@ const REFUND_OPERATIONS: readonly OperationId[] = ['refund', 'refundV2', 'getRef
 const CONSENT_OPERATIONS: readonly OperationId[] = ['bcAuthorize', 'createOAuthToken', 'userInfo'];
 
 export const PREMISES = {
+  'balance-of-its-own': {
+    statement: "a new API user's balance moves only with its own transactions",
+    source: reading(
+      "§2.9: availableBalance is the account's; §4.2 #4: the balance of the own account: whether an API user's account is its own or its subscription's, shared by the subscription's API users, the spec does not say",
+    ),
+    operations: ['getBalance', 'getBalanceInCurrency'],
+    unheld:
+      "Another API user's transaction moved this partner's balance: the target keeps one account for several API users (a subscription's, say), which the spec allows, and what a scenario's own transaction moves cannot be told from what the run's others move.",
+  },
   'partial-refund-taken': {
     statement: 'the target takes a refund of part of a payment',
     source: reading('§2.4 and §4.3 #9: a refund carries its own amount; that it may be less than the payment is our reading'),

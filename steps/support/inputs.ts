@@ -24,7 +24,10 @@ import {
   findOutWhoMayRefund,
   type CreateOptions,
 } from './transactions.ts';
-import { expectMoneyMoved, rememberBalance } from './accounts.ts';
+import { expectMoneyMoved, readBalance, rememberBalance } from './accounts.ts';
+import { sameDecimal } from '../../core/money.ts';
+import { PremiseNotHeld } from '../../harness/judging/judge.ts';
+import { PREMISES } from '../../harness/checks/premises.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -183,6 +186,30 @@ export function expectAcceptedAsValid(world: MomoWorld): void {
   world.expect({ status: 202, ...(world.rule ? { source: world.rule } : {}), what: 'a form of the input the spec allows is accepted' });
 }
 
+/**
+ * The partner's balance is its own (a premise): a creation of the same kind by another API user of the product (the
+ * run's own), ended, leaves it as it was. A target whose API users share one account (a subscription's) moves it, and
+ * the scenario is not tested: what its own transactions move could not be told from what the run's others move.
+ */
+async function expectBalanceOfItsOwn(world: MomoWorld, creation: OperationId): Promise<void> {
+  const before = world.balanceBefore!;
+  const partner = world.actor;
+  const other = await world.harness.account(partner.product);
+  if (creation === 'requestToPay') await settledPayment(world, ORDINARY_CUSTOMER, FIRST_AMOUNT, { account: other });
+  else {
+    await deposit(world, ORDINARY_CUSTOMER, FIRST_AMOUNT, { account: other });
+    world.expect({ status: 202, what: "another API user's deposit is accepted" });
+    await settledAsAsked(world);
+  }
+  await readBalance(world);
+  const after = (world.response?.json as { availableBalance?: unknown } | undefined)?.availableBalance;
+  if (typeof after === 'string' && !sameDecimal(after, before))
+    throw new PremiseNotHeld(
+      'balance-of-its-own',
+      `The partner's balance went from ${JSON.stringify(before)} to ${JSON.stringify(after)} while another API user of ${partner.product} made a ${FIRST_AMOUNT} transaction of its own (${PREMISES['balance-of-its-own'].unheld})`,
+    );
+}
+
 /** The amount of the first creation whose balance movement a scenario sees: a fraction, as the scenario's own is. */
 const FIRST_AMOUNT = '1.1';
 
@@ -197,6 +224,7 @@ export async function seeBalanceMoveWithFirst(world: MomoWorld, creationLabel: s
   if (creation.product === 'disbursement') await findOutWhoMayRefund(world);
   if (creation.id === 'refund') await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, FIRST_AMOUNT);
   await rememberBalance(world);
+  await expectBalanceOfItsOwn(world, creation.id);
   await createdAndEnded(world, creationLabel, ORDINARY_CUSTOMER, { amount: FIRST_AMOUNT });
   await expectMoneyMoved(world, 'last');
 }
