@@ -26,6 +26,9 @@ export const REFUSALS = {
   'callback-host-required': observed('real-api-notes, provisioning: a missing providerCallbackHost gives 400'),
   'malformed-reference-read': observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400'),
   'unknown-reference-read': observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND'),
+  'notification-message-required': reading(
+    'the strict reading requiredFields (core/profiles.ts): §2.13 gives the body as { notificationMessage } without saying the field is required',
+  ),
   'unauthorized-before-lookup': reading(
     '§5.3 and §7: a business call without a valid access token is 401; that this comes before its id is looked up (so that a caller without a token learns nothing of which ids exist) is our reading: the spec gives no order of checks',
   ),

@@ -3,11 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Account } from './harness.ts';
 import type { MomoWorld } from './world.ts';
 import { otherPartnerOf } from './status-records.ts';
-import { reading } from '../../core/sources.ts';
-
-const NOTIFICATION_MESSAGE_REQUIRED = reading(
-  'the strict reading requiredFields (core/profiles.ts): §2.13 gives the body as { notificationMessage } without saying the field is required',
-);
+import { REFUSALS } from '../../harness/checks/refusals.ts';
 
 /** The delivery notification of a successful request to pay (§4.2 #3): enqueued once, refused when repeated soon after. */
 
@@ -110,7 +106,7 @@ export async function notifyOnceSucceeded(world: MomoWorld): Promise<void> {
  * the field is required, so that it is refused is the strict reading requiredFields.
  */
 export async function notifyDeliveryWithoutMessage(world: MomoWorld): Promise<void> {
-  world.rule = NOTIFICATION_MESSAGE_REQUIRED;
+  world.rule = REFUSALS['notification-message-required'];
   const payment = world.lastPayment;
   world.remember(
     await world.client.deliveryNotification(await world.bearer(payment.account), payment.referenceId, undefined, {}, payment.product),
