@@ -97,6 +97,12 @@ Feature: Collecting payments
       | who rejects the payment |
       | whose wallet fails      |
 
+    # An outcome that comes after a while is called back too, not only one decided at once.
+    @slow
+    Examples:
+      | who                        |
+      | who approves after a while |
+
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
   Scenario: A callback address on another host than the merchant registered is refused

@@ -57,6 +57,12 @@ Feature: Paying out
       | who rejects the payment |
       | whose wallet fails      |
 
+    # An outcome that comes after a while is called back too, not only one decided at once.
+    @slow
+    Examples:
+      | who                        |
+      | who approves after a while |
+
   @callback
   @req:EVT-CALLBACK-REFUND
   Scenario: A partner that gives a callback address is told how its refund ended

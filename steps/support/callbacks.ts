@@ -72,6 +72,8 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
       if (received.length > 0) return received;
       try {
         expectNoneElsewhere(world, payment.referenceId, where, payment.create, payment.product);
+        // A callback to a URL no transaction gave (its path or query dropped, say) is a departure whichever it was.
+        expectNoUnsolicitedCallbacks(world);
       } catch (failure) {
         // Sent elsewhere is a departure seen now: it ends the wait, which would otherwise take it for "not yet".
         throw Object.assign(failure as Error, { fatal: true });
