@@ -8,13 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertIndependentServerConforms } from '../support/independent-run.ts';
+import { GENERATED_LEFT_OUT, assertIndependentServerConforms } from '../support/independent-run.ts';
 import { independentTargetEnv, startIndependentServer } from '../support/independent-server.ts';
 import { runSuite } from '../support/suite.ts';
 
 // The generated cases (inputs, rules of every operation) are left out here to keep CI short: every control in every
 // profile it is legal in was run against them (docs/mutation.md, 40 of 40), and `npm run mutation` runs them all.
-const tags = 'not @inputs and not @every-operation';
+const tags = GENERATED_LEFT_OUT;
 
 test('the go server naming a successful transaction COMPLETED conforms in the spec profile (§3: names not shown)', () =>
   assertIndependentServerConforms('go', 'spec', { controls: ['success-state-completed'], tags }));
@@ -43,7 +43,12 @@ test('the python2 server whose API users share one balance leaves the money case
     );
     const untested = summary.scenarios.filter((s) => s.verdict === 'not tested');
     assert.ok(untested.length > 0, run.output);
-    for (const s of untested) assert.match(s.reason ?? '', /while another API user of (collection|disbursement) made .* one account for several API users/, s.reason);
+    for (const s of untested)
+      assert.match(
+        s.reason ?? '',
+        /while another API user of (collection|disbursement) made .* one account for several API users/,
+        s.reason,
+      );
   } finally {
     await target.stop();
   }

@@ -24,17 +24,11 @@ const ONE_PER_FEATURE: FaultName[] = [
 ];
 
 /**
- * The false alarm that started the variations (an extra token member failed 82 scenarios), two readings of "not
- * shown", and two premises issue 29's blind servers did not hold: the names of the final states, and who redeems a
- * consent when API users are bound to their product.
+ * The false alarm that started the variations (an extra token member failed 82 scenarios), and two premises issue 29's
+ * blind servers did not hold: the names of the final states, and who redeems a consent when API users are bound to
+ * their product. The other variations run in `npm run mutation`.
  */
-const SAMPLE_VARIATIONS: VariationName[] = [
-  'token-extra-fields',
-  'account-holder-bare-boolean',
-  'amounts-echoed-as-sent',
-  'final-states-named-otherwise',
-  'api-users-bound-to-products',
-];
+const SAMPLE_VARIATIONS: VariationName[] = ['token-extra-fields', 'final-states-named-otherwise', 'api-users-bound-to-products'];
 
 test('one deviation per feature file is caught by that feature, a sample of conforming variations passes, and so does the faithful sandbox', async () => {
   assert.equal(new Set(ONE_PER_FEATURE.map((name) => FAULTS[name].feature)).size, 7);
@@ -58,7 +52,7 @@ test('one deviation per feature file is caught by that feature, a sample of conf
   assert.equal(report.faithfulPassed, 1, lines.join('\n'));
   assert.match(
     table,
-    /\*\*7 of 7 deviations detected\*\*, \*\*7 of 7 runs of conforming variations passed\*\*, \*\*0 of 0 runs of independent servers passed\*\*, \*\*0 of 0 deviations written blind into them detected\*\*, \*\*1 of 1 faithful runs passed\*\*/,
+    /\*\*7 of 7 deviations detected\*\*, \*\*(\d+) of \1 runs of conforming variations passed\*\*, \*\*0 of 0 runs of independent servers passed\*\*, \*\*0 of 0 deviations written blind into them detected\*\*, \*\*1 of 1 faithful runs passed\*\*/,
   );
   assert.match(table, /\| `token-extra-fields`: .* \| RFC 6749 §5\.1: .* \| mtn-sandbox \| yes \|/);
   assert.match(

@@ -14,6 +14,9 @@ import type { CertificationReport } from '../../conformance/certification/report
 import { loadRequirements } from '../../conformance/certification/requirements.ts';
 import { cites } from '../../conformance/certification/verdicts.ts';
 
+/** The tags that leave out the generated cases (features/inputs.feature, every-operation.feature). */
+export const GENERATED_LEFT_OUT = 'not @inputs and not @every-operation';
+
 interface Summary {
   totals: Record<string, number>;
   scenarios: { scenario: string; verdict: string; reason?: string; warnings?: { check: string; source: { kind: string } }[] }[];
