@@ -214,7 +214,7 @@ export const STRICT_READINGS = {
   },
   requiredFields: {
     refuses:
-      'A request to pay, deposit, transfer or withdrawal without amount, currency or its payer (payee), a refund without amount, currency or referenceIdToRefund, or a delivery notification without notificationMessage: 400 naming the field.',
+      'A request to pay, deposit, transfer or withdrawal without amount, currency or its payer (payee), or a refund without amount, currency or referenceIdToRefund: 400 naming the field.',
     reason:
       "The spec lists the fields without saying which are required, and the provider's definitions have no required list. By default such a creation is accepted; a missing currency is 500 INVALID_CURRENCY as any currency the service does not take, and the transaction then FAILS at once: NOT_ALLOWED without an amount, PAYER_NOT_FOUND (PAYEE_NOT_FOUND) without a party, RESOURCE_NOT_FOUND for a refund of nothing.",
   },

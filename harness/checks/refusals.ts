@@ -27,7 +27,7 @@ export const REFUSALS = {
   'malformed-reference-read': observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400'),
   'unknown-reference-read': observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND'),
   'notification-message-required': reading(
-    'the strict reading requiredFields (core/profiles.ts): §2.13 gives the body as { notificationMessage } without saying the field is required',
+    '§2.13 gives the body as { notificationMessage } without saying the field is required: that a notification without it is refused (400, invalid data) is our reading',
   ),
   'unauthorized-before-lookup': reading(
     '§5.3 and §7: a business call without a valid access token is 401; that this comes before its id is looked up (so that a caller without a token learns nothing of which ids exist) is our reading: the spec gives no order of checks',

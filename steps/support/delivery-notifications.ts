@@ -103,7 +103,7 @@ export async function notifyOnceSucceeded(world: MomoWorld): Promise<void> {
 
 /**
  * A notification whose body lacks its message ({}): §2.13 gives the body as { notificationMessage } and does not say
- * the field is required, so that it is refused is the strict reading requiredFields.
+ * the field is required, so that it is refused is our reading (a warning unless --strict).
  */
 export async function notifyDeliveryWithoutMessage(world: MomoWorld): Promise<void> {
   world.rule = REFUSALS['notification-message-required'];
