@@ -60,90 +60,114 @@ function examples(cases: InputCase[], column: string): string[] {
   });
 }
 
+/** What every outline of one creation shares: the creation, how its steps name it, and its Given steps. */
+interface CreationOutlines {
+  creation: CreationInputs;
+  /** "payment": what the steps say was not created. */
+  noun: string;
+  given: string[];
+  cases: InputCase[];
+}
+
 /** The outlines of one creation: its invalid inputs, its required headers left out, its valid forms. */
 function outlinesOf(creation: CreationInputs): string[] {
-  const cases = inputCasesOf(creation);
-  const noun = NOUN[creation.id] ?? creation.label;
-  const given = [
-    `    Given a partner subscribed to ${creation.product}`,
-    ...(creation.id === 'refund' ? ['    And a customer who approves has paid the partner 10 through collection'] : []),
-  ];
-  const outline = (tags: string[], title: string, steps: string[], rows: InputCase[], column: string) =>
-    rows.length === 0 ? [] : ['', `  ${tags.join(' ')}`, `  Scenario Outline: ${title}`, ...given, ...steps, ...examples(rows, column)];
-  const refused = ownRequirement(creation, '-INVALID-400');
-  const duplicate = ownRequirement(creation, '-DUPLICATE-409');
-  const reuses = reuseCasesOf(creation);
-  const reuseOutline = (upperCase: boolean, title: string, then: string) => {
-    const rows = reuses.filter((r) => r.upperCase === upperCase).map((r) => r.earlier);
-    if (rows.length === 0) return [];
-    const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
-    return [
-      '',
-      `  @${creation.product} @negative @req:${duplicate}`,
-      `  Scenario Outline: ${title}`,
-      ...given,
-      `    And the partner's ${creation.label} with <earlier> has ended`,
-      `    When the partner asks for a ${creation.label} again under its reference id${upperCase ? ' written in upper case' : ''}`,
-      then,
-      `    And the earlier ${creation.label} is unchanged`,
-      '',
-      '    Examples:',
-      `      | ${'earlier'.padEnd(width)} |`,
-      ...rows.map((r) => `      | ${r.padEnd(width)} |`),
-    ];
+  const shared: CreationOutlines = {
+    creation,
+    noun: NOUN[creation.id] ?? creation.label,
+    given: [
+      `    Given a partner subscribed to ${creation.product}`,
+      ...(creation.id === 'refund' ? ['    And a customer who approves has paid the partner 10 through collection'] : []),
+    ],
+    cases: inputCasesOf(creation),
   };
+  const refused = ownRequirement(creation, '-INVALID-400');
   return [
-    ...outline(
-      [`@${creation.product}`, '@negative', `@req:${refused}`],
-      `A ${creation.label} with <input> is refused as invalid`,
-      [
-        `    When the partner asks for a ${creation.label} with <input>`,
-        '    Then it is refused as invalid',
-        `    And no ${noun} was created`,
-      ],
-      cases.filter((c) => c.kind === 'invalid'),
-      'input',
-    ),
-    ...outline(
-      [`@${creation.product}`, '@negative'],
-      `A ${creation.label} without <input> is refused`,
-      [
-        `    When the partner asks for a ${creation.label} without <input>`,
-        '    Then it is refused, by our reading as invalid',
-        `    And no ${noun} was created`,
-      ],
-      cases.filter((c) => c.kind === 'missing-header'),
-      'input',
-    ),
-    ...outline(
-      [`@${creation.product}`, `@req:${ownRequirement(creation, '-ACCEPTED-202')}`],
-      `A ${creation.label} with <input> is accepted`,
-      [`    When the partner asks for a ${creation.label} with <input>`, '    Then it is accepted as valid'],
-      cases.filter((c) => c.kind === 'valid'),
-      'input',
-    ),
-    ...outline(
-      [`@${creation.product}`],
-      `A ${creation.label} with <input> is refused as invalid, or kept as asked`,
-      [
-        `    When the partner asks for a ${creation.label} with <input>`,
-        `    Then it is refused as invalid, or its record reads back the amount asked`,
-      ],
-      cases.filter((c) => c.kind === 'kept'),
-      'input',
-    ),
-    ...leftFreeScenario(creation, given, refused),
-    ...reuseOutline(
-      false,
-      `A ${creation.label} under the reference id of one with <earlier> is refused as a duplicate`,
-      '    Then it is refused as a duplicate',
-    ),
-    ...moneyOutlines(creation, given),
-    ...reuseOutline(
-      true,
-      `A ${creation.label} under the reference id of one with <earlier>, in upper case, is not made twice`,
-      '    Then it is refused, by our reading as a duplicate',
-    ),
+    ...invalidInputOutline(shared, refused),
+    ...missingHeaderOutline(shared),
+    ...validInputOutline(shared),
+    ...keptInputOutline(shared),
+    ...leftFreeScenario(creation, shared.given, refused),
+    ...reuseOutline(shared, false),
+    ...moneyOutlines(creation, shared.given),
+    ...reuseOutline(shared, true),
+  ];
+}
+
+/** One outline whose Examples are the creation's input cases of a kind; none when the creation has no such case. */
+function inputOutline(shared: CreationOutlines, kind: InputCase['kind'], tags: string[], title: string, steps: string[]): string[] {
+  const rows = shared.cases.filter((c) => c.kind === kind);
+  if (rows.length === 0) return [];
+  return [
+    '',
+    `  ${[`@${shared.creation.product}`, ...tags].join(' ')}`,
+    `  Scenario Outline: ${title}`,
+    ...shared.given,
+    ...steps,
+    ...examples(rows, 'input'),
+  ];
+}
+
+function invalidInputOutline(shared: CreationOutlines, refused: string): string[] {
+  const { label } = shared.creation;
+  return inputOutline(shared, 'invalid', ['@negative', `@req:${refused}`], `A ${label} with <input> is refused as invalid`, [
+    `    When the partner asks for a ${label} with <input>`,
+    '    Then it is refused as invalid',
+    `    And no ${shared.noun} was created`,
+  ]);
+}
+
+function missingHeaderOutline(shared: CreationOutlines): string[] {
+  const { label } = shared.creation;
+  return inputOutline(shared, 'missing-header', ['@negative'], `A ${label} without <input> is refused`, [
+    `    When the partner asks for a ${label} without <input>`,
+    '    Then it is refused, by our reading as invalid',
+    `    And no ${shared.noun} was created`,
+  ]);
+}
+
+function validInputOutline(shared: CreationOutlines): string[] {
+  const { label } = shared.creation;
+  return inputOutline(
+    shared,
+    'valid',
+    [`@req:${ownRequirement(shared.creation, '-ACCEPTED-202')}`],
+    `A ${label} with <input> is accepted`,
+    [`    When the partner asks for a ${label} with <input>`, '    Then it is accepted as valid'],
+  );
+}
+
+function keptInputOutline(shared: CreationOutlines): string[] {
+  const { label } = shared.creation;
+  return inputOutline(shared, 'kept', [], `A ${label} with <input> is refused as invalid, or kept as asked`, [
+    `    When the partner asks for a ${label} with <input>`,
+    '    Then it is refused as invalid, or its record reads back the amount asked',
+  ]);
+}
+
+/** A creation asked again under the reference id of an ended one, as it was or written in upper case. */
+function reuseOutline(shared: CreationOutlines, upperCase: boolean): string[] {
+  const { creation, given } = shared;
+  const rows = reuseCasesOf(creation)
+    .filter((r) => r.upperCase === upperCase)
+    .map((r) => r.earlier);
+  if (rows.length === 0) return [];
+  const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
+  const title = upperCase
+    ? `A ${creation.label} under the reference id of one with <earlier>, in upper case, is not made twice`
+    : `A ${creation.label} under the reference id of one with <earlier> is refused as a duplicate`;
+  return [
+    '',
+    `  @${creation.product} @negative @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+    `  Scenario Outline: ${title}`,
+    ...given,
+    `    And the partner's ${creation.label} with <earlier> has ended`,
+    `    When the partner asks for a ${creation.label} again under its reference id${upperCase ? ' written in upper case' : ''}`,
+    upperCase ? '    Then it is refused, by our reading as a duplicate' : '    Then it is refused as a duplicate',
+    `    And the earlier ${creation.label} is unchanged`,
+    '',
+    '    Examples:',
+    `      | ${'earlier'.padEnd(width)} |`,
+    ...rows.map((r) => `      | ${r.padEnd(width)} |`),
   ];
 }
 

@@ -1,10 +1,9 @@
 import { Then, When } from '@cucumber/cucumber';
 import {
+  type CallbackAddress,
   expectCallbackHostRefused,
   expectNoUnsolicitedCallbacks,
   expectOneCallbackWithStatusRecord,
-  foreignCallbackUrl,
-  ownCallbackUrl,
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
@@ -13,40 +12,25 @@ import type { MomoWorld } from './support/world.ts';
 // Being told the outcome at a callback address instead of asking for it (§6).
 
 When(
-  'the partner requests {amount} from {party}, to be told at its callback address',
-  async function (this: MomoWorld, amount: string, party: Party) {
-    await requestPayment(this, party, amount, { callback: ownCallbackUrl });
+  'the partner requests {amount} from {party}, to be told at {callback address}',
+  async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
+    await requestPayment(this, party, amount, { callback });
   },
 );
 
 When(
-  'the partner deposits {amount} to {party}, to be told at its callback address',
-  async function (this: MomoWorld, amount: string, party: Party) {
-    await deposit(this, party, amount, { callback: ownCallbackUrl });
-  },
-);
-
-When('the partner refunds that payment in full, to be told at its callback address', async function (this: MomoWorld) {
-  await refundPayment(this, undefined, { callback: ownCallbackUrl });
-});
-
-When(
-  'the partner requests {amount} from {party}, to be told at another host than it registered',
-  async function (this: MomoWorld, amount: string, party: Party) {
-    await requestPayment(this, party, amount, { callback: foreignCallbackUrl });
+  'the partner deposits {amount} to {party}, to be told at {callback address}',
+  async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
+    await deposit(this, party, amount, { callback });
   },
 );
 
 When(
-  'the partner deposits {amount} to {party}, to be told at another host than it registered',
-  async function (this: MomoWorld, amount: string, party: Party) {
-    await deposit(this, party, amount, { callback: foreignCallbackUrl });
+  'the partner refunds that payment in full, to be told at {callback address}',
+  async function (this: MomoWorld, callback: CallbackAddress) {
+    await refundPayment(this, undefined, { callback });
   },
 );
-
-When('the partner refunds that payment in full, to be told at another host than it registered', async function (this: MomoWorld) {
-  await refundPayment(this, undefined, { callback: foreignCallbackUrl });
-});
 
 Then("exactly one callback arrives, carrying the payment's/deposit's/refund's/transfer's status record", async function (this: MomoWorld) {
   await expectOneCallbackWithStatusRecord(this);

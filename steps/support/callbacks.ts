@@ -1,3 +1,4 @@
+import { defineParameterType } from '@cucumber/cucumber';
 import { consistently } from '../../harness/eventually.ts';
 import { quote } from '../../harness/judging/judge.ts';
 import {
@@ -35,6 +36,18 @@ export function foreignCallbackUrl(world: MomoWorld, referenceId: string): strin
   const host = world.config.callbackHost === 'callbacks.example.org' ? 'callbacks.example.net' : 'callbacks.example.org';
   return `http://${host}/callbacks/${referenceId}`;
 }
+
+/** Where a step asks to be told: at the receiver ("its callback address"), or at a host it did not register. */
+export type CallbackAddress = typeof ownCallbackUrl;
+const CALLBACK_ADDRESSES: Record<string, CallbackAddress> = {
+  'its callback address': ownCallbackUrl,
+  'another host than it registered': foreignCallbackUrl,
+};
+defineParameterType({
+  name: 'callback address',
+  regexp: new RegExp(Object.keys(CALLBACK_ADDRESSES).join('|')),
+  transformer: (phrase: string) => CALLBACK_ADDRESSES[phrase]!,
+});
 
 /**
  * §6 names the code of a callback host the service rejects, INVALID_CALLBACK_URL_HOST, and no status, and leaves to the

@@ -155,26 +155,31 @@ test("a status read after a wait: fresh reference id, the API user and token pro
   assert.match(output, new RegExp(`${RUN_GOT.replace(/[()]/g, '\\$&')} HTTP 200 \\{"status":"SUCCESSFUL","amount":"13\\.5"\\}\\n$`));
 });
 
+/** The run's bc-authorize, answered with the auth_req_id the consent token's body names. */
+const bcAuthorizeAtStart = () =>
+  exchange(
+    0,
+    'POST',
+    '/collection/v1_0/bc-authorize',
+    { status: 200, body: '{"auth_req_id":"the-runs-auth-req-id-1","interval":1,"expires_in":60}' },
+    { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'login_hint=ID%3A46733123450%2FMSISDN&scope=profile' },
+  );
+/** The consent token asked for with the API user's Basic credential and the run's auth_req_id. */
+const CONSENT_TOKEN_REQUEST = {
+  credentials: { subscriptionKey: 'collection' as const, basic: 'collection' as const },
+  headers: { Authorization: 'Basic [REDACTED]', 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: 'grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=the-runs-auth-req-id-1',
+};
+
 test('a configured API user is used as it is, and a value an answer gave (an auth_req_id) is read from the new answer', async () => {
-  const consent = { credentials: { subscriptionKey: 'collection' as const, basic: 'collection' as const } };
   const exchanges = [
-    exchange(
-      0,
-      'POST',
-      '/collection/v1_0/bc-authorize',
-      { status: 200, body: '{"auth_req_id":"the-runs-auth-req-id-1","interval":1,"expires_in":60}' },
-      { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'login_hint=ID%3A46733123450%2FMSISDN&scope=profile' },
-    ),
+    bcAuthorizeAtStart(),
     exchange(
       50,
       'POST',
       '/collection/oauth2/token/',
       { status: 200, body: '{"access_token":"[REDACTED]","token_type":"Bearer"}' },
-      {
-        ...consent,
-        headers: { Authorization: 'Basic [REDACTED]', 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: 'grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=the-runs-auth-req-id-1',
-      },
+      CONSENT_TOKEN_REQUEST,
     ),
     exchange(
       100,
@@ -198,20 +203,10 @@ test('a configured API user is used as it is, and a value an answer gave (an aut
 });
 
 test('a consent token the run asked for while authorization was pending is asked for once, after the wait the run made', async () => {
-  const basic = {
-    credentials: { subscriptionKey: 'collection' as const, basic: 'collection' as const },
-    headers: { Authorization: 'Basic [REDACTED]', 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: 'grant_type=urn%3Aopenid%3Aparams%3Agrant-type%3Aciba&auth_req_id=the-runs-auth-req-id-1',
-  };
+  const basic = CONSENT_TOKEN_REQUEST;
   const pending = { status: 400, body: '{"error":"authorization_pending"}' };
   const exchanges = [
-    exchange(
-      0,
-      'POST',
-      '/collection/v1_0/bc-authorize',
-      { status: 200, body: '{"auth_req_id":"the-runs-auth-req-id-1","interval":1,"expires_in":60}' },
-      { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'login_hint=ID%3A46733123450%2FMSISDN&scope=profile' },
-    ),
+    bcAuthorizeAtStart(),
     exchange(50, 'POST', '/collection/oauth2/token/', pending, basic),
     exchange(600, 'POST', '/collection/oauth2/token/', pending, basic),
     exchange(1200, 'POST', '/collection/oauth2/token/', { status: 200, body: '{"access_token":"[REDACTED]","scope":"all"}' }, basic),
