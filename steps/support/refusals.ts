@@ -8,7 +8,7 @@ import { wasCreated, type CallOptions } from '../../harness/client/momo-client.t
 import { PRODUCTS } from '../../core/products.ts';
 import { readAccount, readBalance } from './accounts.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { deposit, refundPayment, requestPayment } from './transactions.ts';
+import { deposit, refundPayment, requestPayment, siblingRefusesCurrency } from './transactions.ts';
 import { notifyDelivery } from './delivery-notifications.ts';
 import { expectOutcome, readStatus } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
@@ -56,7 +56,8 @@ export async function refundInForeignCurrency(world: MomoWorld): Promise<void> {
  * transactions are asynchronous (§1) and §7 rule 5 leaves open which code goes with which status, so a creation
  * accepted (202) that then ends FAILED because INVALID_CURRENCY conforms; the live sandbox refuses at once (observed),
  * which the mtn-sandbox profile holds. A creation accepted that does not fail took the currency: the premise that the
- * target refuses it did not hold (not tested, unless the run was told so, MOMO_REFUSED_CURRENCY).
+ * target refuses it did not hold (not tested, unless the run was told so, MOMO_REFUSED_CURRENCY), unless the product's
+ * other creation refuses it (siblingRefusesCurrency): whether a product takes a currency is not one creation's.
  */
 export async function expectCurrencyRefused(world: MomoWorld): Promise<void> {
   const what = `a transaction in ${foreignCurrency(world)}, a currency the service does not take, is refused`;
@@ -68,6 +69,8 @@ export async function expectCurrencyRefused(world: MomoWorld): Promise<void> {
     world.expect({ status: [400, 500], code: 'INVALID_CURRENCY', source: REFUSALS['currency-refused'], what });
     return;
   }
+  // Taken at creation: that the product refuses the currency is found out on its other creation before the outcome is judged.
+  if (await siblingRefusesCurrency(world, world.lastPayment.create)) world.held(currencyPremise(world));
   world.check('status-code', response, what, statusFindings(response, [400, 500], REFUSALS['currency-refused-at-creation']));
   const record = await expectOutcome(world, 'FAILED', 'INVALID_CURRENCY', REFUSALS['currency-refused']);
   if (record.status === 'FAILED') {

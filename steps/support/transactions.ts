@@ -225,18 +225,106 @@ async function findRefunder(world: MomoWorld): Promise<PremiseName> {
   );
 }
 
+/**
+ * Whether a product refuses a currency is the target's, not one creation's (§2.2: a currency the service takes): when a
+ * creation took the currency the run was told the target refuses, the product's other creation of the spec is asked in
+ * it, once a worker, apart from the scenario's premises. Refused there, as invalid currency, at once or as its outcome,
+ * the product refuses the currency, and the creation that took it departs; taken there too, the premise that the target
+ * refuses it does not hold (not tested). A request to pay has no other creation in its product.
+ */
+export async function siblingRefusesCurrency(world: MomoWorld, creation: OperationId): Promise<boolean> {
+  const probe = CURRENCY_PROBES[creation];
+  if (!probe) return false;
+  const key = `currency-refused-by:${creation}`;
+  let refused = world.harness.discovered.get(key) as boolean | undefined;
+  if (refused === undefined) {
+    refused = await world.harness.apart(() => probe(world, world.config.refusedCurrency));
+    world.harness.discovered.set(key, refused);
+  }
+  return refused;
+}
+
+/** The creation in a currency that tells whether the product of a creation refuses it: the product's other one. */
+const CURRENCY_PROBES: Partial<Record<OperationId, (world: MomoWorld, currency: string) => Promise<boolean>>> = {
+  refund: depositRefusesCurrency,
+  deposit: refundRefusesCurrency,
+};
+
+async function depositRefusesCurrency(world: MomoWorld, currency: string): Promise<boolean> {
+  const referenceId = randomUUID();
+  const body: PaymentBody = { ...texts(world, 'currency-probe'), amount: '1', currency, payee: msisdnOf(ORDINARY_CUSTOMER) };
+  const created = await world.client.invoke('deposit', 'disbursement', { authorization: await world.bearer(), referenceId, body });
+  return refusedAsInvalidCurrency(world, created, 'deposit', world.actor, referenceId);
+}
+
+/** A payment of 1 in the run's currency, settled, and refunded in the currency, by the API user that may refund. */
+async function refundRefusesCurrency(world: MomoWorld, currency: string): Promise<boolean> {
+  const found = await findOutWhoMayRefund(world);
+  const way = REFUND_WAYS.find((w) => w.premise === found);
+  if (!way) return false;
+  const paid = await world.harness.account('collection');
+  const paymentId = randomUUID();
+  const payment: PaymentBody = {
+    ...texts(world, 'currency-probe'),
+    amount: '1',
+    currency: world.config.currency,
+    payer: msisdnOf(ORDINARY_CUSTOMER),
+  };
+  await world.client.invoke('requestToPay', 'collection', {
+    authorization: await world.bearer(paid),
+    referenceId: paymentId,
+    body: payment,
+  });
+  if ((await finalStatusOf(world, 'requestToPay', paid, paymentId).catch(() => undefined)) !== 'SUCCESSFUL') return false;
+  const refunder = way.refunder(world, paid);
+  const referenceId = randomUUID();
+  const body: PaymentBody = { ...texts(world, 'currency-probe-refund'), amount: '1', currency, referenceIdToRefund: paymentId };
+  const created = await world.client.invoke('refund', 'disbursement', { authorization: await world.bearer(refunder), referenceId, body });
+  return refusedAsInvalidCurrency(world, created, 'refund', refunder, referenceId);
+}
+
+/** Whether a creation was refused for its currency: INVALID_CURRENCY at once, or as the reason it FAILED. */
+async function refusedAsInvalidCurrency(
+  world: MomoWorld,
+  created: ApiResponse,
+  creation: 'deposit' | 'refund',
+  account: Account,
+  referenceId: string,
+): Promise<boolean> {
+  if (!wasCreated(created)) return created.status >= 400 && (created.json as { code?: unknown } | undefined)?.code === 'INVALID_CURRENCY';
+  const record = await finalRecordOf(world, creation, account, referenceId).catch(() => undefined);
+  return record?.status === 'FAILED' && JSON.stringify(record.reason ?? '').includes('INVALID_CURRENCY');
+}
+
 /** The status a transaction of the run's own ends with, read until it is no longer PENDING (or CREATED). */
-function finalStatusOf(world: MomoWorld, creation: 'requestToPay' | 'refund', account: Account, referenceId: string): Promise<string> {
-  const product = creation === 'refund' ? 'disbursement' : 'collection';
+async function finalStatusOf(
+  world: MomoWorld,
+  creation: 'requestToPay' | 'refund',
+  account: Account,
+  referenceId: string,
+): Promise<string> {
+  return String((await finalRecordOf(world, creation, account, referenceId)).status);
+}
+
+/** The status record of a transaction of the run's own, read until it is no longer PENDING (or CREATED). */
+function finalRecordOf(
+  world: MomoWorld,
+  creation: 'requestToPay' | 'deposit' | 'refund',
+  account: Account,
+  referenceId: string,
+): Promise<{ status?: unknown; reason?: unknown }> {
+  const product = creation === 'requestToPay' ? 'collection' : 'disbursement';
   return world.eventually(
-    `the ${creation === 'refund' ? 'refund' : 'payment'} ${referenceId} reaching a final status`,
+    `the ${operation(creation).label} ${referenceId} reaching a final status`,
     async () => {
       const read = await world.client.invoke(statusQueryOf(creation), product, {
         authorization: await world.bearer(account),
         params: { referenceId },
       });
-      const status = (read.json as { status?: unknown } | undefined)?.status;
-      return read.status === 200 && status !== 'PENDING' && status !== 'CREATED' ? String(status) : undefined;
+      const record = read.json as { status?: unknown; reason?: unknown } | undefined;
+      return read.status === 200 && record?.status !== undefined && record.status !== 'PENDING' && record.status !== 'CREATED'
+        ? record
+        : undefined;
     },
     { readsTarget: true },
   );
