@@ -38,6 +38,7 @@ Feature: Every input of every creation
 
     Examples:
       | input                                                |
+      | a kind of payer id written in lower case             |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
 
@@ -283,6 +284,7 @@ Feature: Every input of every creation
 
     Examples:
       | input                                                |
+      | a kind of payee id written in lower case             |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
 

@@ -3,6 +3,7 @@ import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts
 import type { Product } from '../../core/products.ts';
 import { observed, reading, spec, type Source } from '../../core/sources.ts';
 import { schemaDocuments } from '../../core/validation/schemas.ts';
+import { TEST_NUMBERS } from '../../core/test-numbers.ts';
 
 /**
  * The input classes of the spec's creations (request to pay §4.2 #2, refund §4.3 #9, deposit §4.3 #10), derived from
@@ -123,6 +124,14 @@ const TEXT_BOUND = observed(
   'real-api-notes, errors and inputs: payerMessage, payeeNote and notificationMessage over 160 characters give 400; §8 sets no string-length bounds',
 );
 
+/**
+ * §2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE, and says nothing of case; the account-holder path writes the
+ * kinds in lower case (§4.2 #8), so a server may match them so in the body too.
+ */
+const PARTY_KIND_CASE = reading(
+  '§2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE; our reading is that "msisdn" is none of them (the spec says nothing of case, and §4.2 #8 writes the kinds in lower case in a path)',
+);
+
 /** The forms of a party §2.1 allows, and a partyId of each kind that its format refuses. */
 const PARTY_FORMS = [
   {
@@ -206,6 +215,11 @@ function partyCases(c: CreationInputs): InputCase[] {
     spec(`§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE; ${invalidDataOf(c)}`),
     { body: () => ({ [party]: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } }), requirements: ['PARTY-ID-TYPE-ENUM'] },
   );
+  // Runs by default as a warning, not only under --strict: a kind in another case is the likelier slip of the two.
+  const kindInLowerCase = make('invalid', `a kind of ${party} id written in lower case`, PARTY_KIND_CASE, {
+    body: () => ({ [party]: { partyIdType: 'msisdn', partyId: TEST_NUMBERS.ordinary.msisdn } }),
+    strict: false,
+  });
   const valid = PARTY_FORMS.flatMap((form) =>
     form.valid
       ? [
@@ -221,7 +235,7 @@ function partyCases(c: CreationInputs): InputCase[] {
         ]
       : [],
   );
-  return [...invalid, unknownKind, ...valid];
+  return [...invalid, unknownKind, kindInLowerCase, ...valid];
 }
 
 /** The body's other UUID fields that are not one, and its texts over 160 characters (the live bound, observed). */
