@@ -1,6 +1,5 @@
 import { runExplore } from '../conformance/explore/explore.ts';
-import { faultPlugins } from '../sandbox-quality/faults/faults.ts';
-import { variationPlugins } from '../sandbox-quality/variations/variations.ts';
+import { processContext } from './process-context.ts';
 
 export { EXPLORE_OPTIONS as options } from '../conformance/explore/explore.ts';
 
@@ -9,12 +8,5 @@ export { EXPLORE_OPTIONS as options } from '../conformance/explore/explore.ts';
  * and MOMO_SANDBOX_VARIATIONS with conforming variations, as for `run`.
  */
 export default function explore(argv: string[]): Promise<number> {
-  return runExplore({
-    argv,
-    env: process.env,
-    cwd: process.cwd(),
-    log: (line) => console.log(line),
-    faults: faultPlugins,
-    variations: variationPlugins,
-  });
+  return runExplore(processContext(argv));
 }

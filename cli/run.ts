@@ -1,6 +1,5 @@
 import { runConformance } from '../conformance/runner/conformance.ts';
-import { faultPlugins } from '../sandbox-quality/faults/faults.ts';
-import { variationPlugins } from '../sandbox-quality/variations/variations.ts';
+import { processContext } from './process-context.ts';
 
 export { RUN_OPTIONS as options } from '../conformance/runner/conformance.ts';
 
@@ -9,12 +8,5 @@ export { RUN_OPTIONS as options } from '../conformance/runner/conformance.ts';
  * MOMO_SANDBOX_VARIATIONS with conforming variations.
  */
 export default function run(argv: string[]): Promise<number> {
-  return runConformance({
-    argv,
-    env: process.env,
-    cwd: process.cwd(),
-    log: (line) => console.log(line),
-    faults: faultPlugins,
-    variations: variationPlugins,
-  });
+  return runConformance(processContext(argv));
 }

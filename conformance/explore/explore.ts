@@ -7,6 +7,7 @@ import { probeTarget } from '../../harness/target.ts';
 import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { describeSource } from '../../core/sources.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { CommandContext } from '../runner/command-context.ts';
 import { dotEnv, pluginsOf, remoteTarget } from '../runner/conformance.ts';
 import { startEmbeddedTarget, type Target } from '../runner/target.ts';
 import { runCampaign, type CampaignResult } from './campaign.ts';
@@ -68,16 +69,8 @@ replay (a node script that reads only MOMO_* variables), a JSON report and a JUn
   after: 'Exit codes: 0 nothing found, 1 a definite departure found (replay written), 2 could not test.',
 });
 
-export interface ExploreOptions {
-  argv: string[];
-  env: Record<string, string | undefined>;
-  cwd: string;
-  log: (line: string) => void;
-  /** Turns the names of MOMO_SANDBOX_DEVIATIONS into plugins for the embedded sandbox (sandbox-quality/faults). */
-  faults?: (names: string[]) => SandboxPlugin[];
-  /** Turns the names of MOMO_SANDBOX_VARIATIONS into plugins for the embedded sandbox (sandbox-quality/variations). */
-  variations?: (names: string[]) => SandboxPlugin[];
-}
+/** What `momo-harness explore` is given (command-context.ts). */
+export type ExploreOptions = CommandContext;
 
 /** The exploration cannot start, for a reason that is the user's to fix or the target's: exit 2 with one line. */
 class CouldNotTest extends Error {}

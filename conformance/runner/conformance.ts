@@ -19,6 +19,7 @@ import { preflight, refusalLines } from '../../harness/preflight.ts';
 import { startEmbeddedTarget, type Target } from './target.ts';
 import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
+import type { CommandContext } from './command-context.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
 import { CommandLineError, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { helpText } from '../../core/command-help.ts';
@@ -118,19 +119,8 @@ certification report: a verdict per requirement, coverage, and a bundle of the e
   after: 'Exit codes: 0 the target conforms, 1 it does not, 2 the run could not test (target down, configuration wrong).',
 });
 
-export interface RunOptions {
-  argv: string[];
-  env: Record<string, string | undefined>;
-  cwd: string;
-  log: (line: string) => void;
-  /**
-   * Turns the names of MOMO_SANDBOX_DEVIATIONS into plugins for the embedded sandbox (sandbox-quality/faults);
-   * throws, saying what to fix, on a name it does not know. Without it, deviations cannot be asked for.
-   */
-  faults?: (names: string[]) => SandboxPlugin[];
-  /** Turns the names of MOMO_SANDBOX_VARIATIONS into plugins for the embedded sandbox (sandbox-quality/variations). */
-  variations?: (names: string[]) => SandboxPlugin[];
-}
+/** What `momo-harness run` is given (command-context.ts). */
+export type RunOptions = CommandContext;
 
 /** The run stops before it can test, for a reason that is the user's to fix: exit 2, could not test. */
 class CouldNotTest extends Error {}
