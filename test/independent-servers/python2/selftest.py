@@ -583,6 +583,10 @@ def run_effects(rx):
             "deposit-ignores-test-numbers": d_deposit_numbers, "balance-float-arithmetic": d_float,
             "party-id-type-case-insensitive": d_party_case, "missing-target-env-accepted": d_missing_env,
             "dn-not-owner-accepted": d_dn_owner, "consent-valid-in-ignored": d_valid_in}
+    # second-round deviations: their scenarios live in deviation_checks.py
+    import deviation_checks as DC
+    for _name, _fn in DC.CHECKS.items():
+        devs[_name] = (lambda f: (lambda c: f(DC.Ctx(DC.Client(c.base), KEYS, rx))))(_fn)
 
     # controls
     def c_retry(c):

@@ -137,6 +137,88 @@ DEVIATIONS = [
     ("consent-valid-in-ignored", BOTH,
      "spec 2.7 refresh_token_expired_in 'based on ... the consent_valid_in parameter of the bc-authorize request'",
      "refresh_token_expired_in always reports the default consent validity, ignoring consent_valid_in"),
+    # ---- deviations added in the second round ------------------------------------------
+    ("apiuser-malformed-json-500", BOTH,
+     "spec 4.5.14 'Responses: 201 created; 400 invalid data' (a body that is not JSON is invalid data); notes '400 bodies ... Causes seen: ... an empty or missing body'",
+     "POST /v1_0/apiuser whose body is not valid JSON (e.g. '{\"providerCallbackHost\":') answers 500 INTERNAL_PROCESSING_ERROR instead of 400; an empty body or a missing providerCallbackHost still gets 400"),
+    ("apikey-created-200", BOTH,
+     "spec 4.5.15 'Responses: 201 with { apiKey }'; spec 7 '201 Created (sandbox provisioning)'",
+     "POST /v1_0/apiuser/{id}/apikey answers 200 (with the apiKey) instead of 201; creating the API user still answers 201"),
+    ("access-token-not-jwt", BOTH,
+     "spec 2.6 access_token 'JWT sent as the Bearer credential'; spec 5.3 'The access token is a JWT'",
+     "the access token of POST /{product}/token/ is an opaque 64-hex-digit string, not a JWT (it still works as Bearer); consent tokens stay JWTs"),
+    ("token-failure-without-error", BOTH,
+     "spec 2.14 'The token and basic-info operations use { error: string } on 401'; spec 7 rule 4 'A failed token request ... gives 401 with { error }'; notes /token/ failure body {\"error\":\"login_failed\"} [observed]",
+     "a failed POST /{product}/token/ (unknown API user, wrong key, no credential) answers with {code:NOT_ALLOWED,message} and no error field (status unchanged: spec 401, mtn-sandbox 500); basic-info and the OAuth 2.0 token keep {error}"),
+    ("consent-token-key-not-checked", BOTH,
+     "spec 4.3.11 'Authorization (Basic, API user ID and API key)'; spec 5.2 'The credential is the API user ID and API key'",
+     "POST /{product}/oauth2/token/ accepts a known API user id with any API key and issues the consent token; /{product}/token/ still refuses a wrong key"),
+    ("consent-scope-first-only", BOTH,
+     "spec 2.7 scope 'Scopes that belong to the authentication request ID'; spec 4.2.7 scope parameter",
+     "a bc-authorize asking several scopes ('profile openid') keeps only the first: the consent token's scope is 'profile'"),
+    ("consent-token-without-refresh-expiry", BOTH,
+     "spec 2.7 refresh_token_expired_in 'It is based on the default consent validity, or on the consent_valid_in parameter'; spec 4.2.7 consent_valid_in is optional",
+     "when bc-authorize had no consent_valid_in, the consent token record has no refresh_token_expired_in (it appears only when consent_valid_in was given)"),
+    ("consent-request-numbers-as-strings", BOTH,
+     "spec 2.8 interval 'number', expires_in 'number'; notes bc-authorize 'Returns {auth_req_id, interval, expires_in} (numbers) [documented]'",
+     "the bc-authorize answer gives interval and expires_in as JSON strings (\"2\", \"3600\")"),
+    ("consent-callback-previous-id", BOTH,
+     "spec 6 'A caller may give an address in X-Callback-Url on ... bc-authorize. The service is to send a callback to the server there'; OpenID CIBA Core 10.2 (the ping callback carries the auth_req_id of that request)",
+     "the bc-authorize callback carries the auth_req_id of the API user's previous bc-authorize (the first request's callback carries its own)"),
+    ("refund-callback-to-payment-url", BOTH,
+     "spec 6 'A caller may give an address in X-Callback-Url on request to pay, refund, deposit ... The service is to send a callback to the server there'",
+     "a refund's callback goes to the X-Callback-Url of the refunded request to pay instead of the refund's own X-Callback-Url (none is sent if the payment had none)"),
+    ("callback-amount-not-normalised", MTN,
+     "notes Callbacks 'Body: the same record as the status GET [documented]'; notes Status records 'amount comes back normalised ... (\"12.50\" -> \"12.5\")' [observed]",
+     "callbacks give amount exactly as sent (\"12.50\") while the status GET of the same transaction gives it normalised (\"12.5\")"),
+    ("callback-url-https-refused", BOTH,
+     "spec 4.1 X-Callback-Url 'URL' (http and https alike); spec 6 'A caller may give an address in X-Callback-Url ... The service is to send a callback to the server there'",
+     "an X-Callback-Url with the https scheme is refused with 400 on request to pay, deposit, refund and bc-authorize (http URLs are accepted)"),
+    ("rtp-content-type-required", BOTH,
+     "spec 4.2.2 'Content-Type (optional; application/json in use)'; spec 4.1 Content-Type 'header, optional'",
+     "a request to pay sent without a Content-Type header is refused with 400; deposits and refunds without it are still accepted"),
+    ("transaction-id-unstable", MTN,
+     "notes Status records: financialTransactionId of a SUCCESSFUL record [observed]; notes Callbacks 'Body: the same record as the status GET [documented]'",
+     "the financialTransactionId of a SUCCESSFUL transaction is made up anew on every status read and callback, so two reads (and the callback) disagree"),
+    ("dn-repeat-409", BOTH,
+     "spec 4.2.3 '429 Too many attempts for the same ID recently. Occurs only after an earlier successful attempt'; spec 8 'repeated attempts for the same ID give 429'",
+     "a repeated delivery notification after a successful one answers 409 TRANSACTION_NOT_COMPLETED instead of 429"),
+    ("dn-unknown-id-409", BOTH,
+     "spec 4.2.3 '404 Reference ID does not exist'; '409 The transaction is not successfully completed'",
+     "a delivery notification for a reference id that does not exist answers 409 TRANSACTION_NOT_COMPLETED instead of 404 (another API user's payment still gets 404)"),
+    ("failed-deposit-status-404", BOTH,
+     "spec 4.3.10 'A status query is by GET /deposit/{referenceId}'; spec 7 '404 Resource not found'; spec 2.5 the reference id 'is later used in status queries'",
+     "a deposit that ended FAILED answers its status GET with 404 RESOURCE_NOT_FOUND (its id still gets 409 when reused); successful deposits read normally"),
+    ("deposit-funds-check-off-by-one", SPEC,
+     "spec 2.9 availableBalance 'Available balance of the account'; spec 4.3.10 'Deposits an amount from the owner's account'; code NOT_ENOUGH_FUNDS (spec 7)",
+     "a deposit of exactly the available disbursement balance ends FAILED NOT_ENOUGH_FUNDS (the check is balance <= amount); refunds are checked correctly"),
+    ("overdraft-zeroes-balance", SPEC,
+     "spec 2.9 availableBalance 'Available balance of the account'; a FAILED (NOT_ENOUGH_FUNDS) deposit or refund moves no money",
+     "a deposit or refund that ends FAILED NOT_ENOUGH_FUNDS sets the disbursement balance to 0 instead of leaving it unchanged"),
+    ("balance-per-token", SPEC,
+     "spec 2.9 availableBalance 'Available balance of the account'; spec 4.2.4 'Get account balance' (the account, not the session)",
+     "balances are kept per access token: a payment is credited to the account of the token that created it, and a balance read with a newer token of the same API user shows the starting balance"),
+    ("deposit-amount-minor-units", MTN,
+     "notes Status records 'amount comes back normalised as a decimal string without trailing zeros (\"12.50\" -> \"12.5\")' [observed]; notes Callbacks 'same record as the status GET'",
+     "the deposit status record and its callback give amount in minor units (\"12.50\" -> \"1250\"); requests to pay and refunds keep the decimal amount"),
+    ("partial-refund-reduces-payment-amount", MTN,
+     "notes Status records: the requesttopay record carries the payment's amount (amount \"50000\"), 'normalised as a decimal string' [observed]; spec 2.4 a refund is a transaction of its own with its own amount",
+     "a successful refund lowers the amount shown by the refunded request to pay's status record (a 10 payment refunded 4 then reads amount \"6\")"),
+    ("disbursement-holder-party-code-refused", BOTH,
+     "spec 4.3.12 'Same parameters, headers and semantics as collection endpoint 8'; spec 4.2.8 accountHolderIdType 'one of msisdn, email, party_code'",
+     "GET /disbursement/v1_0/accountholder/party_code/{uuid}/active answers 400; the collection check accepts party_code"),
+    ("basic-info-locale-lowercase", BOTH,
+     "spec 2.10 locale 'BCP 47 language tag: lowercase ISO 639-1 code, dash, uppercase ISO 3166-1 alpha-2 code'; notes basic user info locale \"sv_SE\" [observed]",
+     "basic user information writes locale all in lower case (\"sv-se\"; mtn-sandbox \"sv_se\")"),
+    ("text-limit-off-by-one", MTN,
+     "notes Errors and inputs 'payerMessage/payeeNote over 160 characters' -> 400 [observed]; notes Delivery notification 'notificationMessage over 160 characters -> 400 [observed]'",
+     "a payerMessage, payeeNote or notificationMessage of exactly 160 characters is refused with 400 (the limit is checked with >= 160)"),
+    ("rtp-status-404-without-body", BOTH,
+     "spec 7 'Error body: { code, message }' (404 Resource not found); notes 'for an unknown UUID -> 404 {\"code\":\"RESOURCE_NOT_FOUND\",...}' [observed]",
+     "the request-to-pay status GET answers an unknown (or another API user's) reference id with 404 and an empty body; refund and deposit status keep {code,message}"),
+    ("deposit-text-length-not-checked", MTN,
+     "notes Errors and inputs '400 ... Causes seen: ... payerMessage/payeeNote over 160 characters' [observed]",
+     "a deposit whose payerMessage or payeeNote is longer than 160 characters is accepted (202); requests to pay and refunds still refuse it with 400"),
 ]
 
 CONTROL_NAMES = {c[0]: c for c in CONTROLS}
@@ -337,6 +419,8 @@ class State:
         self.tx = {}             # ref id -> transaction dict
         self.reserved = set()    # refused ids (deviation)
         self.consents = {}       # auth_req_id -> {...}
+        self.opaque = {}         # opaque access token -> JWT (deviation access-token-not-jwt)
+        self.last_auth_req = {}  # API user -> previous auth_req_id (deviation consent-callback-previous-id)
         self.balances = {}       # (product, owner) -> Decimal/float
         self.secret = secrets.token_bytes(32)
         self.scheduler = Scheduler()
@@ -369,6 +453,8 @@ class State:
         return header + "." + payload + "." + b64url(sig)
 
     def read_jwt(self, token):
+        with self.lock:
+            token = self.opaque.get(token, token)
         parts = token.split(".")
         if len(parts) != 3:
             return None
@@ -396,7 +482,7 @@ class State:
         claims = {"jti": jti, "sub": user_id, "aud": product, "typ": kind,
                   "iat": now_wall, "exp": now_wall + int(lifetime)}
         rec = {"user": user_id, "product": product, "kind": kind,
-               "exp": time.monotonic() + lifetime}
+               "exp": time.monotonic() + lifetime, "jti": jti}
         if extra:
             rec.update(extra)
         with self.lock:
@@ -457,15 +543,27 @@ class State:
         now = time.monotonic()
         if status == "SUCCESSFUL" and not self.mtn:
             # money movement (spec profile only; the live sandbox balance stays 0)
+            acct = tx.get("acct") or tx["owner"]
             if tx["kind"] == "requesttopay":
-                self.adjust("collection", tx["owner"], tx["amount_dec"], +1)
+                self.adjust("collection", acct, tx["amount_dec"], +1)
             else:
-                bal = self.balance("disbursement", tx["owner"])
+                bal = self.balance("disbursement", acct)
                 amt = float(tx["amount_dec"]) if self.dev("balance-float-arithmetic") else tx["amount_dec"]
-                if bal < amt:
+                short = bal < amt
+                if tx["kind"] == "deposit" and self.dev("deposit-funds-check-off-by-one"):
+                    short = bal <= amt
+                if short:
                     status, reason = "FAILED", "NOT_ENOUGH_FUNDS"
+                    if self.dev("overdraft-zeroes-balance"):
+                        with self.lock:
+                            self.balances[self.account_key("disbursement", acct)] = bal - bal
                 else:
-                    self.adjust("disbursement", tx["owner"], tx["amount_dec"], -1)
+                    self.adjust("disbursement", acct, tx["amount_dec"], -1)
+        if status == "SUCCESSFUL" and tx["kind"] == "refund" and self.dev("partial-refund-reduces-payment-amount"):
+            orig = self.tx.get(tx.get("refid"))
+            if orig is not None:
+                orig["amount_dec"] = orig["amount_dec"] - tx["amount_dec"]
+                orig["amount_raw"] = norm_amount(orig["amount_dec"])
         tx["status"] = status
         tx["reason"] = reason
         tx["updated"] = time.time()
@@ -494,7 +592,10 @@ class State:
             attempts, delays = 3, [1, 2]
         if self.ctl("callback-retry-until-2xx"):
             attempts, delays = 10, [0.5, 1, 2, 4, 8, 8, 8, 8, 8]
-        self.dispatcher.send(url, method, self.render(tx), attempts, delays)
+        rec = self.render(tx)
+        if self.mtn and self.dev("callback-amount-not-normalised") and "amount" in rec:
+            rec["amount"] = tx["amount_raw"]
+        self.dispatcher.send(url, method, rec, attempts, delays)
 
     def schedule_settle(self, tx):
         def task(t=tx):
@@ -506,9 +607,13 @@ class State:
         rec = {}
         if tx["status"] == "SUCCESSFUL" and tx.get("financialTransactionId"):
             rec["financialTransactionId"] = tx["financialTransactionId"]
+            if self.mtn and self.dev("transaction-id-unstable"):
+                rec["financialTransactionId"] = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
         if tx.get("externalId") is not None:
             rec["externalId"] = tx["externalId"]
         rec["amount"] = norm_amount(tx["amount_dec"]) if self.mtn else tx["amount_raw"]
+        if self.mtn and tx["kind"] == "deposit" and self.dev("deposit-amount-minor-units"):
+            rec["amount"] = str(int(tx["amount_dec"] * 100))
         rec["currency"] = tx["currency"]
         pk = "payer" if tx["kind"] == "requesttopay" else "payee"
         if tx.get("party") is not None:
@@ -742,6 +847,7 @@ class Handler(BaseHTTPRequestHandler):
         self.check_sub_key(product)
         rec = self.bearer(product)
         self.target_env()
+        self.auth_rec = rec
         return rec["user"]
 
     # provisioning -------------------------------------------------------------
@@ -773,6 +879,11 @@ class Handler(BaseHTTPRequestHandler):
         if uid is None or not self.valid_user_id(uid):
             raise self.bad_request(detail="X-Reference-Id must be a UUID version 4.", kind="prov")
         uid = uid.lower()
+        if st.dev("apiuser-malformed-json-500") and self.body:
+            try:
+                json.loads(self.body.decode("utf-8"))
+            except Exception:
+                raise Refusal(500, st.err("INTERNAL_PROCESSING_ERROR"))
         body = self.json_body(kind="prov")
         host = body.get("providerCallbackHost")
         if not isinstance(host, str) or not host.strip():
@@ -806,7 +917,7 @@ class Handler(BaseHTTPRequestHandler):
                 u["keys"] = [key]          # a new key replaces the old one
             else:
                 u["keys"].append(key)      # spec profile: earlier keys stay valid
-        self.send_json(201, {"apiKey": key})
+        self.send_json(200 if st.dev("apikey-created-200") else 201, {"apiKey": key})
 
     def get_api_user(self, uid):
         u = self.lookup_user(uid)
@@ -815,9 +926,12 @@ class Handler(BaseHTTPRequestHandler):
     # tokens -------------------------------------------------------------------
     def login_failed(self, token_endpoint=True):
         st = self.st
+        body = {"error": "login_failed"}
+        if token_endpoint and st.dev("token-failure-without-error"):
+            body = st.err("NOT_ALLOWED")
         if token_endpoint and (st.mtn or st.dev("token-failure-500-in-spec")):
-            return Refusal(500, {"error": "login_failed"})
-        return Refusal(401, {"error": "login_failed"})
+            return Refusal(500, body)
+        return Refusal(401, body)
 
     def authenticate_basic(self, token_endpoint=True, product=None):
         st = self.st
@@ -829,7 +943,8 @@ class Handler(BaseHTTPRequestHandler):
             u = st.users.get(uid.lower())
             if u is None or not u["keys"]:
                 raise self.login_failed(token_endpoint)
-            if key not in u["keys"] and not (token_endpoint and st.dev("token-key-not-checked")):
+            if key not in u["keys"] and not (token_endpoint and st.dev("token-key-not-checked")) \
+                    and not (not token_endpoint and st.dev("consent-token-key-not-checked")):
                 raise self.login_failed(token_endpoint)
             if product is not None and u["product"] != product:
                 if st.mtn:
@@ -845,6 +960,11 @@ class Handler(BaseHTTPRequestHandler):
         uid = self.authenticate_basic(token_endpoint=True, product=product)
         life = st.cfg.token_lifetime
         tok = st.issue_token("access", uid, product, life)
+        if st.dev("access-token-not-jwt"):
+            opaque = secrets.token_hex(32)
+            with st.lock:
+                st.opaque[opaque] = tok
+            tok = opaque
         self.send_json(200, {"access_token": tok,
                              "token_type": "access_token" if st.mtn else "Bearer",
                              "expires_in": int(life)},
@@ -884,7 +1004,8 @@ class Handler(BaseHTTPRequestHandler):
         rid = str(uuid.uuid4())
         expires = 3600
         with st.lock:
-            st.consents[rid] = {"msisdn": m.group(1), "scope": " ".join(scopes), "access": access or "offline",
+            kept = scopes[:1] if st.dev("consent-scope-first-only") else scopes
+            st.consents[rid] = {"msisdn": m.group(1), "scope": " ".join(kept), "access": access or "offline",
                                 "valid_in": valid_in, "owner": uid, "product": product,
                                 "exp": time.monotonic() + expires}
         interval = 10 if st.ctl("consent-interval-long") else (5 if st.mtn else 2)
@@ -896,7 +1017,15 @@ class Handler(BaseHTTPRequestHandler):
             attempts, delays = (1, [1]) if st.mtn else (3, [1, 2])
             if st.ctl("callback-retry-until-2xx"):
                 attempts, delays = 10, [0.5, 1, 2, 4, 8, 8, 8, 8, 8]
-            st.dispatcher.send(target, "POST", {"auth_req_id": rid}, attempts, delays)
+            cb_rid = rid
+            if st.dev("consent-callback-previous-id"):
+                with st.lock:
+                    cb_rid = st.last_auth_req.get(uid, rid)
+            st.dispatcher.send(target, "POST", {"auth_req_id": cb_rid}, attempts, delays)
+        with st.lock:
+            st.last_auth_req[uid] = rid
+        if st.dev("consent-request-numbers-as-strings"):
+            return self.send_json(200, {"auth_req_id": rid, "interval": str(interval), "expires_in": str(expires)})
         self.send_json(200, {"auth_req_id": rid, "interval": interval, "expires_in": expires})
 
     def oauth2_token(self, product):
@@ -920,10 +1049,12 @@ class Handler(BaseHTTPRequestHandler):
             validity = c["valid_in"]
         tok = st.issue_token("consent", uid, product, 3600,
                              extra={"msisdn": c["msisdn"], "scope": c["scope"]})
-        self.send_json(200, {"access_token": tok, "token_type": "Bearer", "expires_in": 3600,
-                             "scope": c["scope"], "refresh_token": str(uuid.uuid4()),
-                             "refresh_token_expired_in": validity},
-                       headers={"Cache-Control": "no-store"})
+        rec = {"access_token": tok, "token_type": "Bearer", "expires_in": 3600,
+               "scope": c["scope"], "refresh_token": str(uuid.uuid4()),
+               "refresh_token_expired_in": validity}
+        if c["valid_in"] is None and st.dev("consent-token-without-refresh-expiry"):
+            del rec["refresh_token_expired_in"]
+        self.send_json(200, rec, headers={"Cache-Control": "no-store"})
 
     def userinfo(self, product):
         st = self.st
@@ -960,7 +1091,8 @@ class Handler(BaseHTTPRequestHandler):
         if st.mtn:
             amount = "0"
         else:
-            amount = norm_amount(st.balance(product, uid))
+            who = self.auth_rec.get("jti") if st.dev("balance-per-token") else uid
+            amount = norm_amount(st.balance(product, who))
         self.send_json(200, {"availableBalance": amount, "currency": cur})
 
     def validate_holder(self, id_type, holder):
@@ -978,6 +1110,8 @@ class Handler(BaseHTTPRequestHandler):
     def account_active(self, product, id_type, holder):
         st = self.st
         self.business_auth(product)
+        if product == "disbursement" and id_type == "party_code" and st.dev("disbursement-holder-party-code-refused"):
+            raise self.bad_request(detail="Invalid account holder id or type.")
         self.validate_holder(id_type, holder)
         num = holder.lstrip("+") if id_type == "msisdn" else None
         if st.mtn:
@@ -1008,6 +1142,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             body = {"given_name": "Sand", "family_name": "Box", "birthdate": "1976-08-13",
                     "locale": "sv-SE", "gender": "male", "status": "ACTIVE"}
+        if st.dev("basic-info-locale-lowercase"):
+            body["locale"] = body["locale"].lower()
         self.send_json(200, body)
 
     # transactions ---------------------------------------------------------------
@@ -1018,6 +1154,8 @@ class Handler(BaseHTTPRequestHandler):
             return None
         if not valid_callback_url(cb):
             raise self.bad_request(code="INVALID_CALLBACK_URL_HOST", detail="X-Callback-Url is not a valid URL.")
+        if st.dev("callback-url-https-refused") and not cb.lower().startswith("http://"):
+            raise self.bad_request(code="INVALID_CALLBACK_URL_HOST", detail="X-Callback-Url must be an http URL.")
         if st.mtn:
             with st.lock:
                 host = st.users[uid]["host"]
@@ -1046,7 +1184,7 @@ class Handler(BaseHTTPRequestHandler):
             raise self.bad_request(code=notfound, detail="%s.partyId does not match partyIdType." % role)
         return {"partyIdType": t, "partyId": pid}
 
-    def validate_common(self, body):
+    def validate_common(self, body, kind=None):
         st = self.st
         amount = body.get("amount")
         if not isinstance(amount, str) or not AMOUNT_RE.match(amount):
@@ -1065,7 +1203,9 @@ class Handler(BaseHTTPRequestHandler):
                 continue
             if not isinstance(v, str):
                 raise self.bad_request(detail="%s must be a string." % f)
-            if f != "externalId" and len(v) > TEXT_MAX:
+            limit = TEXT_MAX - 1 if (st.mtn and st.dev("text-limit-off-by-one")) else TEXT_MAX
+            if f != "externalId" and len(v) > limit and not (
+                    st.mtn and kind == "deposit" and st.dev("deposit-text-length-not-checked")):
                 raise self.bad_request(detail="%s is longer than %d characters." % (f, TEXT_MAX))
             if st.mtn and ("'" in v or "&" in v):
                 raise self.bad_request(detail="%s contains a forbidden character." % f)
@@ -1092,8 +1232,10 @@ class Handler(BaseHTTPRequestHandler):
             taken = ref in st.tx or ref in st.reserved
             if taken and not (kind == "requesttopay" and st.dev("rtp-duplicate-overwrites") and ref in st.tx):
                 raise Refusal(409, st.err(self.dup_code()))
+        if kind == "requesttopay" and st.dev("rtp-content-type-required") and not self.headers.get("Content-Type"):
+            raise self.bad_request(detail="Content-Type is required.")
         body = self.json_body()
-        dec, currency = self.validate_common(body)
+        dec, currency = self.validate_common(body, kind)
         party = None
         refid = None
         if kind == "requesttopay":
@@ -1114,7 +1256,8 @@ class Handler(BaseHTTPRequestHandler):
               "amount_raw": body["amount"], "amount_dec": dec, "currency": currency, "party": party,
               "externalId": body.get("externalId"), "payerMessage": body.get("payerMessage"),
               "payeeNote": body.get("payeeNote"), "callback": cb, "refid": refid,
-              "dn_last": None, "finalized_at": None}
+              "dn_last": None, "finalized_at": None,
+              "acct": self.auth_rec.get("jti") if st.dev("balance-per-token") else None}
         with st.lock:
             if (ref in st.tx or ref in st.reserved) and not (kind == "requesttopay" and st.dev("rtp-duplicate-overwrites") and ref in st.tx):
                 raise Refusal(409, st.err(self.dup_code()))
@@ -1146,6 +1289,8 @@ class Handler(BaseHTTPRequestHandler):
                 return (0, "SUCCESSFUL", None)
             return (0, "FAILED", "RESOURCE_NOT_FOUND")
         st.settle(orig)
+        if st.dev("refund-callback-to-payment-url"):
+            tx["callback"] = orig.get("callback")
         tx["party"] = dict(orig["party"]) if orig.get("party") else None
         if orig["status"] != "SUCCESSFUL":
             return (0, "FAILED", "NOT_ALLOWED")
@@ -1178,11 +1323,18 @@ class Handler(BaseHTTPRequestHandler):
     def get_tx(self, product, kind, ref):
         st = self.st
         uid = self.business_auth(product)
-        tx = self.find_tx(kind, ref, uid)
-        with st.lock:
-            if tx["owner"] != uid:
-                raise Refusal(404, st.err("RESOURCE_NOT_FOUND"))
-            rec = st.render(tx)
+        try:
+            tx = self.find_tx(kind, ref, uid)
+            with st.lock:
+                if tx["owner"] != uid:
+                    raise Refusal(404, st.err("RESOURCE_NOT_FOUND"))
+                if kind == "deposit" and tx["status"] == "FAILED" and st.dev("failed-deposit-status-404"):
+                    raise Refusal(404, st.err("RESOURCE_NOT_FOUND"))
+                rec = st.render(tx)
+        except Refusal as r:
+            if r.status == 404 and kind == "requesttopay" and st.dev("rtp-status-404-without-body"):
+                raise Refusal(404, empty=True)
+            raise
         self.send_json(200, rec)
 
     def delivery_notification(self, product, ref):
@@ -1197,9 +1349,14 @@ class Handler(BaseHTTPRequestHandler):
         msg = body.get("notificationMessage")
         if not isinstance(msg, str) or not msg.strip():
             raise self.bad_request(detail="notificationMessage is required.")
-        if len(msg) > TEXT_MAX:
+        if len(msg) > (TEXT_MAX - 1 if (st.mtn and st.dev("text-limit-off-by-one")) else TEXT_MAX):
             raise self.bad_request(detail="notificationMessage is longer than %d characters." % TEXT_MAX)
-        tx = self.find_tx("requesttopay", ref, uid)
+        try:
+            tx = self.find_tx("requesttopay", ref, uid)
+        except Refusal as r:
+            if r.status == 404 and st.dev("dn-unknown-id-409"):
+                raise Refusal(409, st.err("TRANSACTION_NOT_COMPLETED"))
+            raise
         window = 10 if st.ctl("delivery-window-short") else 86400
         with st.lock:
             if tx["owner"] != uid and not st.dev("dn-not-owner-accepted"):
@@ -1211,6 +1368,8 @@ class Handler(BaseHTTPRequestHandler):
                 raise Refusal(410, st.err("EXPIRED"))
             if tx["dn_last"] is not None:
                 if st.mtn or now - tx["dn_last"] < 300:
+                    if st.dev("dn-repeat-409"):
+                        raise Refusal(409, st.err("TRANSACTION_NOT_COMPLETED"))
                     raise Refusal(429, {"code": "NOT_ALLOWED",
                                         "message": "Too many delivery notification attempts for this id."})
             tx["dn_last"] = now
