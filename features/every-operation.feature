@@ -147,6 +147,59 @@ Feature: Rules of every operation
       | collection   | a request for consent under collection                           |
       | collection   | a read of a customer's information with consent under collection |
 
+  @negative @req:BODY-NOT-JSON-400
+  Scenario Outline: <call> whose body is not JSON is refused as invalid
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for it with a body that is not JSON
+    Then it is refused as invalid
+
+    @collection
+    Examples:
+      | product      | call                                             |
+      | collection   | a registration of an API user under collection   |
+      | collection   | a request to pay under collection                |
+      | collection   | a delivery notification under collection         |
+
+    @disbursement
+    Examples:
+      | product      | call                                             |
+      | disbursement | a registration of an API user under disbursement |
+      | disbursement | a refund under disbursement                      |
+      | disbursement | a deposit under disbursement                     |
+
+    @remittance
+    Examples:
+      | product      | call                                             |
+      | remittance   | a registration of an API user under remittance   |
+
+  @req:CONTENT-TYPE-OPTIONAL
+  Scenario Outline: <call> whose body does not name its media type is served
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for it without naming the media type of its body
+    Then it is served as if it had named it
+
+    @collection
+    Examples:
+      | product      | call                                             |
+      | collection   | a registration of an API user under collection   |
+      | collection   | a request to pay under collection                |
+      | collection   | a delivery notification under collection         |
+      | collection   | a request for consent under collection           |
+
+    @disbursement
+    Examples:
+      | product      | call                                             |
+      | disbursement | a registration of an API user under disbursement |
+      | disbursement | a refund under disbursement                      |
+      | disbursement | a deposit under disbursement                     |
+
+    @remittance
+    Examples:
+      | product      | call                                             |
+      | remittance   | a registration of an API user under remittance   |
+
   @negative @req:TXN-UNKNOWN-404
   Scenario Outline: <call> naming one that was never made is not found
     Given a partner subscribed to <product>

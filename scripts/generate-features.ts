@@ -22,6 +22,7 @@ import {
   specCalls,
   takesAccessToken,
   takesBasicCredential,
+  takesJsonBody,
   type SpecCall,
 } from '../harness/checks/every-operation.ts';
 
@@ -308,6 +309,20 @@ const OPERATION_RULES: readonly OperationRule[] = [
     when: "the partner asks for it with its API user's credentials in place of an access token",
     outcome: 'it is refused as unauthorized',
     calls: () => specCalls().filter((c) => BEARER_NAMED[c.id] !== undefined),
+  },
+  {
+    tags: '@negative @req:BODY-NOT-JSON-400',
+    title: '<call> whose body is not JSON is refused as invalid',
+    when: 'the partner asks for it with a body that is not JSON',
+    outcome: 'it is refused as invalid',
+    calls: () => specCalls().filter((c) => takesJsonBody(c.id)),
+  },
+  {
+    tags: '@req:CONTENT-TYPE-OPTIONAL',
+    title: '<call> whose body does not name its media type is served',
+    when: 'the partner asks for it without naming the media type of its body',
+    outcome: 'it is served as if it had named it',
+    calls: () => leftTo('content-type-optional', 'CONTENT-TYPE-OPTIONAL'),
   },
   {
     tags: '@negative @req:TXN-UNKNOWN-404',

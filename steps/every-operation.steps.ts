@@ -1,6 +1,9 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
   expectNotServedWithoutKey,
+  expectServedWithoutContentType,
+  makeCallWithBodyNotJson,
+  makeCallWithoutContentType,
   expectRefusedAsUnauthorizedWhereValid,
   makeCallInForeignEnvironment,
   makeCallWithCredentialForToken,
@@ -53,4 +56,16 @@ Then('it is not served, and where nothing else is wrong refused as unauthorized'
 
 Then('it is not served, by our reading as unauthorized', function (this: MomoWorld) {
   expectNotServedWithoutKey(this);
+});
+
+When('the partner asks for it with a body that is not JSON', async function (this: MomoWorld) {
+  await makeCallWithBodyNotJson(this);
+});
+
+When('the partner asks for it without naming the media type of its body', async function (this: MomoWorld) {
+  await makeCallWithoutContentType(this);
+});
+
+Then('it is served as if it had named it', function (this: MomoWorld) {
+  expectServedWithoutContentType(this);
 });

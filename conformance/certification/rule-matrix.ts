@@ -4,6 +4,8 @@ import {
   documentsForeignEnvironmentRefusal,
   documentsNotFound,
   takesBasicCredential,
+  takesBody,
+  takesJsonBody,
 } from '../../harness/checks/every-operation.ts';
 import { scenariosByRequirement, type TaggedScenario } from './coverage.ts';
 import type { Requirement } from './requirements.ts';
@@ -125,6 +127,24 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     requirements: ['EVT-CALLBACK-RTP', 'EVT-CALLBACK-REFUND', 'EVT-CALLBACK-DEPOSIT', 'EVT-CALLBACK-BCAUTH'],
   },
   {
+    id: 'body-not-json',
+    rule: 'a body that is not JSON, where the listing takes JSON, is refused with 400',
+    clause: 'each listing: a JSON body; 400 invalid data',
+    applies: (_o, id) => takesJsonBody(id) || 'takes no JSON body, or documents no 400',
+    requirements: ['BODY-NOT-JSON-400'],
+  },
+  {
+    id: 'content-type-optional',
+    rule: 'a body sent without Content-Type is served as one that names its media type',
+    clause: 'each listing: Content-Type (optional)',
+    applies: (_o, id) => takesBody(id) || 'takes no body',
+    requirements: ['CONTENT-TYPE-OPTIONAL'],
+    notProvokable: {
+      createOAuthToken:
+        "the body a scenario can send on its own is the refresh grant, our reading of §2.7 (RFC 6749 §6): whether a target serves it is not the spec's, so its being served without Content-Type proves nothing",
+    },
+  },
+  {
     id: 'not-found',
     rule: 'a call naming an id nothing was made under is refused with 404 RESOURCE_NOT_FOUND',
     clause: 'each operation’s listing; the live service for the status queries',
@@ -157,7 +177,7 @@ export function operationsLeftTo(classId: string, generated: string, requirement
   const rule = RULE_CLASSES.find((r) => r.id === classId);
   if (!rule) throw new Error(`No rule class ${classId} in conformance/certification/rule-matrix.ts`);
   return specOperationIds().filter((id) => {
-    if (rule.applies(OPERATIONS[id], id) !== true) return false;
+    if (rule.applies(OPERATIONS[id], id) !== true || rule.notProvokable?.[id] !== undefined) return false;
     const namedOn = rule.namedOn?.(OPERATIONS[id], id) ?? id;
     return !requirements.some((r) => r.id !== generated && rule.requirements.includes(r.id) && r.operations.includes(namedOn));
   });

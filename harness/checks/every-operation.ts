@@ -140,3 +140,24 @@ export const BASIC_CREDENTIAL_ONLY = spec(
 export const KEY_REFUSED_AS_UNAUTHORIZED = reading(
   'a call without its subscription key is refused with 401 (§7) rather than another refusal: the spec does not say which check comes first',
 );
+
+/** Whether the operation takes a body (§4: each such listing names Content-Type, optional). */
+export function takesBody(id: OperationId): boolean {
+  return OPERATIONS[id].request !== 'none';
+}
+
+/** Whether the operation takes a JSON body and documents 400 for invalid data. */
+export function takesJsonBody(id: OperationId): boolean {
+  const { request, responses } = OPERATIONS[id];
+  return request !== 'none' && request.mediaType === 'application/json' && responses[400]?.source === 'spec';
+}
+
+/** A body that is not JSON where the listing takes JSON is invalid data: the listing's 400. */
+export function bodyNotJsonRule(call: SpecCall): Source {
+  return spec(`${call.listing}: a JSON body; 400 invalid data`);
+}
+
+/** Each listing makes Content-Type optional: a body sent without it is served as one that names its media type. */
+export function contentTypeOptionalRule(call: SpecCall): Source {
+  return spec(`${call.listing}: Content-Type (optional)`);
+}

@@ -175,6 +175,8 @@ export interface CallOptions {
   body?: unknown;
   rawBody?: { text: string; contentType?: string };
   form?: Record<string, string>;
+  /** Sends the body without its Content-Type, which every listing makes optional. */
+  omitContentType?: boolean;
   /**
    * The request reuses a reference id on purpose (a scenario about duplicates): a 409 it gets is the case's own answer,
    * never taken for an earlier attempt's creation.
@@ -545,9 +547,9 @@ export class MomoClient {
       if (o.rawBody.contentType) headers['Content-Type'] = o.rawBody.contentType;
       return { headers, body: o.rawBody.text };
     }
-    if (o.form)
-      return { headers: { ...headers, 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(o.form).toString() };
-    if (o.body !== undefined) return { headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(o.body) };
+    const typed = (contentType: string) => (o.omitContentType ? headers : { ...headers, 'Content-Type': contentType });
+    if (o.form) return { headers: typed('application/x-www-form-urlencoded'), body: new URLSearchParams(o.form).toString() };
+    if (o.body !== undefined) return { headers: typed('application/json'), body: JSON.stringify(o.body) };
     return { headers, body: undefined };
   }
 

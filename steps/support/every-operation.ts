@@ -5,6 +5,8 @@ import type { PathParams } from '../../core/catalogue/routes.ts';
 import {
   BASIC_CREDENTIAL_ONLY,
   bearerNamedRule,
+  bodyNotJsonRule,
+  contentTypeOptionalRule,
   KEY_REFUSED_AS_UNAUTHORIZED,
   KEY_REQUIRED,
   notFoundRule,
@@ -12,7 +14,7 @@ import {
   specCalls,
   type SpecCall,
 } from '../../harness/checks/every-operation.ts';
-import type { OperationId } from '../../core/catalogue/operations.ts';
+import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { FORBIDDEN_ENVIRONMENT } from './refusals.ts';
 import { readStatus } from './status-records.ts';
@@ -180,6 +182,27 @@ export async function makeCallWithCredentialForToken(world: MomoWorld): Promise<
   world.rule = bearerNamedRule(prepared.call!.id);
   const account = await world.harness.account(prepared.call!.product);
   world.remember(await prepared.make({ authorization: world.harness.basic(account), renew: false }));
+}
+
+/** The call with its body cut short, so that it is not JSON, sent as JSON. */
+export async function makeCallWithBodyNotJson(world: MomoWorld): Promise<void> {
+  const prepared = preparedCallOf(world);
+  world.rule = bodyNotJsonRule(prepared.call!);
+  world.remember(await prepared.make({ rawBody: { text: '{"amount": "5", "currency": ', contentType: 'application/json' } }));
+}
+
+/** The call with its body as the set-up gives it, and no Content-Type. */
+export async function makeCallWithoutContentType(world: MomoWorld): Promise<void> {
+  world.remember(await preparedCallOf(world).make({ omitContentType: true }));
+}
+
+/** Served: one of the operation's documented success statuses, as when the body names its media type. */
+export function expectServedWithoutContentType(world: MomoWorld): void {
+  const call = preparedCallOf(world).call!;
+  const served = Object.keys(OPERATIONS[call.id].responses)
+    .map(Number)
+    .filter((status) => status >= 200 && status < 300);
+  world.expect({ status: served, source: contentTypeOptionalRule(call), what: 'a body without its Content-Type is served' });
 }
 
 export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<void> {
