@@ -76,6 +76,19 @@ export const ANSWER_CHECKS = {
 type AnswerCheck = keyof typeof ANSWER_CHECKS;
 const found = (name: AnswerCheck, f: Found): Finding => findingOf(name, ANSWER_CHECKS[name], f);
 
+/** Statuses as a finding says them, in the order given; runs of three or more as a range ("400–501 or 505–599"), so that any refusal reads short. */
+export function statusesInWords(statuses: readonly number[]): string {
+  const sorted = [...new Set(statuses)].sort((a, b) => a - b);
+  const runs: number[][] = [];
+  for (const status of sorted) {
+    const run = runs.at(-1);
+    if (run && status === run.at(-1)! + 1) run.push(status);
+    else runs.push([status]);
+  }
+  if (runs.every((run) => run.length < 3)) return statuses.join(' or ');
+  return runs.flatMap((run) => (run.length >= 3 ? [`${run[0]}–${run.at(-1)}`] : run.map(String))).join(' or ');
+}
+
 /** The status is one of those the case calls for; `source`: where they come from (else the catalogue's source of them). */
 export function statusFindings(response: ApiResponse, statuses: readonly number[], source?: Source): Finding[] {
   // A creation made again and refused as a duplicate was accepted, by an earlier attempt the client heard no answer to.
@@ -85,7 +98,7 @@ export function statusFindings(response: ApiResponse, statuses: readonly number[
   return [
     found('status-code', {
       field: 'status',
-      expected: statuses.join(' or '),
+      expected: statusesInWords(statuses),
       received: accepted ? `accepted by an earlier attempt (made again, it got ${response.status})` : String(response.status),
       source: source ?? statusSourceOf(id, product, statuses),
     }),

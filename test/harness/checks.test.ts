@@ -13,6 +13,7 @@ import { bodySchemasOf, productsOf } from '../../core/catalogue/routes.ts';
 import { describeSource, severityOf, type Source } from '../../core/sources.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { moneyMovedFindings } from '../../harness/checks/accounts.ts';
+import { statusesInWords } from '../../harness/checks/answers.ts';
 
 /** A source that says where it comes from: a clause, a note or a reading of some words. */
 function assertCited(source: Source | undefined, where: string): void {
@@ -119,4 +120,11 @@ test('a balance summed in floating point is money moved wrongly, named with the 
   assert.deepEqual(moneyMovedFindings('999996.7', '999998.9', '-2.2'), []);
   assert.equal(moneyMovedFindings('1.1', '1.1', '2.2')[0]?.check, 'balance-follows-payments', 'not moved: a target without balances');
   assert.equal(moneyMovedFindings('1,000', '1.1', '2.2')[0]?.expected, 'a decimal amount');
+});
+
+test('a status list reads short: runs of three or more as ranges, a short list in the order given', () => {
+  const anyRefusal = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
+  assert.equal(statusesInWords(anyRefusal), '400–501 or 505–599');
+  assert.equal(statusesInWords([500, 400]), '500 or 400');
+  assert.equal(statusesInWords([401, 402, 403, 500]), '401–403 or 500');
 });
