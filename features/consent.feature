@@ -37,6 +37,23 @@ Feature: Consent-based user information
       | product      |
       | disbursement |
 
+  # Which scopes a service offers together the spec does not say (§5 rule 7): a target that refuses the two at once is
+  # not tested here. One that takes them gives a token for both (§2.7).
+  @req:CONSENT-TOKEN-RECORD
+  Scenario: A consent to two scopes gives a consent token for both
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile and their identity
+    When the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
+  @negative
+  @req:DIS-OAUTH-WRONG-KEY
+  Scenario: A consent redeemed with a wrong API key gives no consent token
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    When the partner redeems the consent with a wrong API key
+    Then no consent token is given
+
   @req:CONSENT-TOKEN-3600
   Scenario: A consent token is valid for an hour by default
     Given a partner subscribed to collection

@@ -9,6 +9,9 @@ import {
   expectConsentTokenLifetime,
   expectPending,
   haveAskedForConsent,
+  haveAskedForConsentToTwoScopes,
+  expectNoConsentToken,
+  redeemWithWrongKey,
   holdConsentToken,
   lookUpBasicInfo,
   readUserInfo,
@@ -31,6 +34,18 @@ Given('the partner completes consent within its own product', function (this: Mo
 
 Given('the partner has asked a customer for consent to their profile', async function (this: MomoWorld) {
   await haveAskedForConsent(this);
+});
+
+Given('the partner has asked a customer for consent to their profile and their identity', async function (this: MomoWorld) {
+  await haveAskedForConsentToTwoScopes(this);
+});
+
+When('the partner redeems the consent with a wrong API key', async function (this: MomoWorld) {
+  await redeemWithWrongKey(this);
+});
+
+Then('no consent token is given', function (this: MomoWorld) {
+  expectNoConsentToken(this);
 });
 
 Given('the partner has asked a customer for consent to their profile, for online access', async function (this: MomoWorld) {

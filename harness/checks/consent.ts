@@ -32,6 +32,11 @@ export const CONSENT_CHECKS = {
     source: spec('§2.7: scope is the scopes that belong to the authentication request ID'),
     general: true,
   },
+  'consent-scope-whole': {
+    title: "A consent token's scope holds every scope that was asked for.",
+    source: spec('§2.7: scope is the scopes that belong to the authentication request ID'),
+    general: true,
+  },
   'consent-pending': {
     title: 'A consent the holder has not answered yet gives no token: the CIBA grant is authorization_pending.',
     source: reading('§4.3 #11 lists only 200; CIBA Core §11 answers 400 authorization_pending while the holder has not answered'),
@@ -58,19 +63,33 @@ export function lifetimeFindings(expiresIn: unknown, seconds: number): Finding[]
     : [found('consent-token-lifetime', { field: '/expires_in', expected: String(seconds), received: quote(expiresIn) })];
 }
 
-/** The scopes of a consent token beyond those asked for. */
+/** The scopes of a consent token beyond those asked for, and those asked for that it lacks (§2.7: the request's scopes). */
 export function scopeFindings(asked: string, scope: unknown): Finding[] {
+  if (typeof scope !== 'string') return [];
   const wanted = new Set(asked.split(' ').filter(Boolean));
-  const wider = typeof scope === 'string' ? scope.split(' ').filter((s) => s !== '' && !wanted.has(s)) : [];
-  return wider.length === 0
-    ? []
-    : [
-        found('consent-scope-not-wider', {
-          field: '/scope',
-          expected: `only ${JSON.stringify(asked)}`,
-          received: `${quote(scope)}, adding ${wider.join(', ')}`,
-        }),
-      ];
+  const given = new Set(scope.split(' ').filter(Boolean));
+  const wider = [...given].filter((s) => !wanted.has(s));
+  const lacking = [...wanted].filter((s) => !given.has(s));
+  return [
+    ...(wider.length > 0
+      ? [
+          found('consent-scope-not-wider', {
+            field: '/scope',
+            expected: `only ${JSON.stringify(asked)}`,
+            received: `${quote(scope)}, adding ${wider.join(', ')}`,
+          }),
+        ]
+      : []),
+    ...(lacking.length > 0
+      ? [
+          found('consent-scope-whole', {
+            field: '/scope',
+            expected: `every scope of ${JSON.stringify(asked)}`,
+            received: `${quote(scope)}, without ${lacking.join(', ')}`,
+          }),
+        ]
+      : []),
+  ];
 }
 
 /**

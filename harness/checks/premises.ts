@@ -183,6 +183,15 @@ export const PREMISES = {
       'The payment had already succeeded when the first notification was sent (this target approves sooner), so that notification counted: a second one may rightly get 429.',
     refusal: ({ status }) => status === 429,
   },
+  'two-scopes-offered': {
+    statement: 'the target takes a consent request for two scopes at once, profile and openid',
+    source: reading(
+      '§5 rule 7 leaves the allowed scopes "not shown", and set A has UNSUPPORTED_SCOPE_COMBINATION; the live sandbox is seen to offer profile, all_info and openid (real-api-notes), each alone',
+    ),
+    operations: ['bcAuthorize'],
+    unheld: 'The target refuses profile and openid in one consent request: it may not offer them together, which the spec allows.',
+    refusal: ({ status }) => status >= 400,
+  },
   'foreign-currency-refused': {
     statement: 'the target refuses MOMO_REFUSED_CURRENCY, by default a currency other than MOMO_CURRENCY',
     source: observed('real-api-notes, errors and inputs: the sandbox accepts only EUR; another currency gives INVALID_CURRENCY'),

@@ -8,6 +8,9 @@ import type { Product } from '../../core/products.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
+import { REFUSALS_OF_ANY_KIND } from './refusals.ts';
+import { DeadlineExceededError } from '../../harness/eventually.ts';
+import { spec } from '../../core/sources.ts';
 import { requestPayment } from './transactions.ts';
 import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
@@ -137,6 +140,68 @@ export function expectUnofferedScopeRefused(world: MomoWorld): void {
     what: 'a scope the service does not offer is refused',
   });
 }
+
+/** Two scopes the live service offers (real-api-notes), asked for in one consent request. */
+const TWO_SCOPES = 'profile openid';
+
+/**
+ * A consent to two scopes at once, resting on the premise that the target offers them together (the spec lists no
+ * scopes and has a code for a combination it does not support): refused, the scenario is not tested.
+ */
+export async function haveAskedForConsentToTwoScopes(world: MomoWorld): Promise<void> {
+  world.assume('two-scopes-offered');
+  world.restsOn = [...world.restsOn, 'two-scopes-offered'];
+  await askForConsent(world, { scope: TWO_SCOPES });
+  world.expect({ status: 200, what: `the partner asks the customer for consent to ${TWO_SCOPES}` });
+  world.held('two-scopes-offered');
+}
+
+/**
+ * The consent redeemed with the redeemer's API user id and a key it was never given, every way the text allows, each
+ * polled while the consent is pending (a target may look at the grant before the credential). A consent token given to
+ * a wrong key departs from §5 rule 2 whichever way it is: any refusal conforms.
+ */
+export async function redeemWithWrongKey(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  const ways = redeemWays(world);
+  consent.wrongKeyAnswers = [];
+  for (const way of ways.length > 0 ? ways : [undefined]) {
+    if (way) useWay(consent, way, await way.redeemer(world, consent));
+    const wrong = `Basic ${Buffer.from(`${consent.redeemer.userId}:${'0'.repeat(32)}`).toString('base64')}`;
+    const form = { grant_type: CIBA_GRANT, auth_req_id: consent.authReqId! };
+    const answer = await world
+      .eventually(
+        'an answer to a consent redeemed with a wrong API key that is not "pending"',
+        async () => {
+          const response = await world.client.createOAuthToken(consent.flow.redeem, wrong, form, { renew: false });
+          return isPending(response) ? undefined : response;
+        },
+        { readsTarget: true },
+      )
+      .catch((error: unknown) => {
+        if (error instanceof DeadlineExceededError) return undefined;
+        throw error;
+      });
+    if (!answer) world.log(`The consent redeemed with a wrong API key under ${consent.flow.redeem} stayed pending: no token was given.`);
+    else consent.wrongKeyAnswers.push(world.remember(answer));
+    if (answer?.status === 200) return;
+  }
+}
+
+/** §5 rule 2: a token is created from the API user's id and its API key; a wrong key gets none, whichever the refusal. */
+export function expectNoConsentToken(world: MomoWorld): void {
+  for (const answer of currentConsent(world).wrongKeyAnswers ?? [])
+    world.expect(
+      {
+        status: REFUSALS_OF_ANY_KIND,
+        source: WRONG_KEY_NO_CONSENT_TOKEN,
+        what: 'a consent redeemed with a wrong API key gives no consent token',
+      },
+      answer,
+    );
+}
+
+const WRONG_KEY_NO_CONSENT_TOKEN = spec('§4.3 #11: Authorization (Basic, API user ID and API key); §5 rule 2; §7: 401');
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */
 export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
@@ -465,7 +530,7 @@ function keepConsentToken(world: MomoWorld, what: string): void {
     scope?: unknown;
     refresh_token_expired_in?: unknown;
   };
-  world.check('consent-scope-not-wider', response, what, scopeFindings(consent.scope, body.scope));
+  world.check(['consent-scope-not-wider', 'consent-scope-whole'], response, what, scopeFindings(consent.scope, body.scope));
   consent.tokenAnswer = response;
   if (typeof body.refresh_token_expired_in === 'number') {
     if (consent.endsAt !== undefined) consent.endedAtBefore = consent.endsAt;

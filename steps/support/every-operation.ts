@@ -16,7 +16,7 @@ import {
 } from '../../harness/checks/every-operation.ts';
 import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
-import { FORBIDDEN_ENVIRONMENT } from './refusals.ts';
+import { FORBIDDEN_ENVIRONMENT, REFUSALS_OF_ANY_KIND } from './refusals.ts';
 import { readStatus } from './status-records.ts';
 import { holdConsentToken, refreshHeldConsent, userInfoWithHeldConsent } from './consent.ts';
 import { forgedTokenOf, presentOnceExpired, refusedTokenStatuses } from './tokens.ts';
@@ -47,9 +47,6 @@ defineParameterType({
   ),
   transformer: (phrase: string) => phrase,
 });
-
-/** Any refusal: every 4xx and 5xx but the gateway's 502–504, which say the target could not be tested. */
-const REFUSALS_OF_ANY_KIND = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
 
 /** A call made ready by its set-up: `otherwiseValid` when nothing but what the scenario changes could be refused. */
 export interface PreparedCall {

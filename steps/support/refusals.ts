@@ -157,6 +157,9 @@ export function expectGatewayRefusal(world: MomoWorld): void {
   world.check('gateway-refusal-shape', response, what, gatewayShapeFindings(response));
 }
 
+/** Any refusal: every 4xx and 5xx but the gateway's 502–504, which say the target could not be tested. */
+export const REFUSALS_OF_ANY_KIND = Array.from({ length: 200 }, (_, i) => 400 + i).filter((s) => s < 502 || s > 504);
+
 /** A target environment the partner may not use: another than the run's own. */
 export const FORBIDDEN_ENVIRONMENT = (world: MomoWorld) => (world.config.targetEnvironment === 'mtnuganda' ? 'mtnghana' : 'mtnuganda');
 

@@ -62,6 +62,8 @@ export interface Consent {
   callbackKey?: string;
   /** When the partner last asked for the consent or its token (ms since the epoch), so the next ask keeps to `interval`. */
   lastAskedAt?: number;
+  /** The answers to the consent redeemed with a wrong API key, one a way that did not stay pending. */
+  wrongKeyAnswers?: ApiResponse[];
 }
 
 /** An access token the partner asked for itself (not through the harness's token cache). */
