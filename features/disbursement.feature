@@ -36,11 +36,12 @@ Feature: Paying out
     When the partner refunds 10 of a payment that does not exist
     Then the refund fails because the payment is not found
 
+  # 12.50, written back as 12.5 by the live service: the callback must write it as the status record does.
   @callback
   @req:EVT-CALLBACK-DEPOSIT
   Scenario: A partner that gives a callback address is told how its deposit ended
     Given a partner subscribed to disbursement
-    When the partner deposits 12 to a payee who approves, to be told at its callback address
+    When the partner deposits 12.50 to a payee who approves, to be told at its callback address
     Then it is accepted
     And exactly one callback arrives, carrying the deposit's status record
 
@@ -67,7 +68,7 @@ Feature: Paying out
   @req:EVT-CALLBACK-REFUND
   Scenario: A partner that gives a callback address is told how its refund ended
     Given a partner subscribed to disbursement
-    And a customer who approves has paid the partner 12 through collection
+    And a customer who approves has paid the partner 12.50 through collection
     When the partner refunds that payment in full, to be told at its callback address
     Then it is accepted
     And exactly one callback arrives, carrying the refund's status record
