@@ -79,6 +79,10 @@ Feature: Every input of every creation
       | a payer identified by an e-mail address |
       | a payer identified by a party code      |
 
+    Examples:
+      | input                                   |
+      | a callback address over https           |
+
   @collection
   Scenario Outline: A request to pay with <input> is refused as invalid, or kept as asked
     Given a partner subscribed to collection
@@ -194,6 +198,17 @@ Feature: Every input of every creation
       | input                |
       | a reference id       |
       | a target environment |
+
+  @disbursement @req:DIS-REFUND-ACCEPTED-202
+  Scenario Outline: A refund with <input> is accepted
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner asks for a refund with <input>
+    Then it is accepted as valid
+
+    Examples:
+      | input                         |
+      | a callback address over https |
 
   @disbursement
   Scenario Outline: A refund with <input> is refused as invalid, or kept as asked
@@ -324,6 +339,10 @@ Feature: Every input of every creation
       | input                                   |
       | a payee identified by an e-mail address |
       | a payee identified by a party code      |
+
+    Examples:
+      | input                                   |
+      | a callback address over https           |
 
   @disbursement
   Scenario Outline: A deposit with <input> is refused as invalid, or kept as asked

@@ -57,6 +57,8 @@ export interface InputCase {
   referenceId?: string | (() => string);
   /** The required header to leave out. */
   omit?: 'x-reference-id' | 'x-target-environment';
+  /** An X-Callback-Url on the receiver's host, in the scheme named. */
+  callbackScheme?: 'https';
 }
 
 interface SchemaDocument {
@@ -164,7 +166,14 @@ const invalidDataOf = (c: CreationInputs) => `${c.listing}: 400 invalid data`;
 
 /** Every input case of one creation: the invalid inputs, the required headers left out, and the valid forms. */
 export function inputCasesOf(c: CreationInputs): InputCase[] {
-  return [...amountAndReferenceCases(c), ...partyCases(c), ...fieldCases(c), ...missingHeaderCases(c), ...strictReadingCases(c)];
+  return [
+    ...amountAndReferenceCases(c),
+    ...partyCases(c),
+    ...fieldCases(c),
+    ...missingHeaderCases(c),
+    ...callbackCases(c),
+    ...strictReadingCases(c),
+  ];
 }
 
 /** An amount as a JSON number; a reference id that is not a UUID, or a UUID of another version than 4. */
@@ -276,6 +285,25 @@ function missingHeaderCases(c: CreationInputs): InputCase[] {
       { omit: header as InputCase['omit'], requirements: ['TXN-REQUIRED-HEADERS'] },
     ),
   );
+}
+
+/**
+ * A callback address over https, on the host the API user registered: §4.1 takes any URL in X-Callback-Url, and a
+ * service that calls back over the internet is likelier to ask for https than to refuse it.
+ */
+function callbackCases(c: CreationInputs): InputCase[] {
+  if (!OPERATIONS[c.id].headers.optional.includes('x-callback-url')) return [];
+  const make = caseMakerOf(c);
+  return [
+    make(
+      'valid',
+      'a callback address over https',
+      spec(`§4.1: X-Callback-Url is a URL, of no scheme in particular; ${c.listing}: 202 accepted`),
+      {
+        callbackScheme: 'https',
+      },
+    ),
+  ];
 }
 
 /** What only the strict readings refuse: amounts that are not positive decimals, and the fields they require. */

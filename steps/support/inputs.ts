@@ -58,6 +58,9 @@ export async function askWithInput(world: MomoWorld, creationLabel: string, phra
     ...(input.referenceId ? { referenceId: typeof input.referenceId === 'function' ? input.referenceId() : input.referenceId } : {}),
     ...(input.omit === 'x-reference-id' ? { call: { referenceId: undefined } } : {}),
     ...(input.omit === 'x-target-environment' ? { call: { targetEnvironment: null } } : {}),
+    ...(input.callbackScheme
+      ? { callback: (w: MomoWorld, id: string) => ownCallbackUrl(w, id).replace(/^http:/, `${input.callbackScheme}:`) }
+      : {}),
   };
   await create(world, input.creation, ORDINARY_CUSTOMER, '5', options);
 }

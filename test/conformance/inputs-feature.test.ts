@@ -68,7 +68,7 @@ test('each case weighs what its source allows: the spec’s definite, the live t
 });
 
 test('a valid form is new at every call: two asks never send the same e-mail address or party code', () => {
-  const valid = INPUT_CASES.filter((i) => i.kind === 'valid');
+  const valid = INPUT_CASES.filter((i) => i.kind === 'valid' && i.body !== undefined);
   assert.ok(valid.length >= 4, 'two valid forms of each party');
   for (const i of valid) assert.notDeepEqual(i.body!(), i.body!(), i.phrase);
 });
