@@ -36,6 +36,12 @@ export const CALLBACK_CHECKS = {
     source: spec('§6: the service sends a callback to the server at the address given in X-Callback-Url'),
     general: true,
   },
+  'consent-callback-own-request': {
+    title: 'A consent callback that names an auth_req_id names the request it answers.',
+    source: reading(
+      "§6 does not show a consent callback's payload; CIBA Core §10.2 has the ping callback carry the auth_req_id of the request it is about, so that one naming another request is our reading of a departure",
+    ),
+  },
 } as const satisfies Record<string, CheckDefinition>;
 
 type CallbackCheck = keyof typeof CALLBACK_CHECKS;
@@ -101,4 +107,14 @@ export function solicitedFindings(elsewhere: readonly string[], expected: string
   return elsewhere.length === 0
     ? []
     : [found('callback-solicited', { field: 'callback URL', expected, received: `${elsewhere.length}: ${elsewhere.join(', ')}` })];
+}
+
+/** The auth_req_id each consent callback names, when it names one, against the consent request's own. */
+export function consentCallbackFindings(bodies: readonly unknown[], authReqId: string): Finding[] {
+  return bodies.flatMap((body) => {
+    const named = (body as { auth_req_id?: unknown } | undefined)?.auth_req_id;
+    return named === undefined || named === authReqId
+      ? []
+      : [found('consent-callback-own-request', { field: '/auth_req_id', expected: quote(authReqId), received: quote(named) })];
+  });
 }

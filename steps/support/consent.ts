@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
 import { CONSENT_CHECKS, consentEndFindings, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
+import { consentCallbackFindings } from '../../harness/checks/callbacks.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
@@ -104,6 +105,7 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
       authReqId: body.auth_req_id,
       interval: body.interval,
       lastAskedAt: askedAt,
+      askAnswer: response,
       ...(callbackKey ? { callbackKey } : {}),
     };
   }
@@ -222,6 +224,14 @@ export async function expectConsentCallback(world: MomoWorld): Promise<void> {
     async () => (receiver.callbacksFor(consent.callbackKey!).length > 0 ? true : undefined),
     { slow, timing: CONSENT_TIMING, where, operation: 'bcAuthorize', product: consent.flow.ask },
   );
+  const bodies = receiver.callbacksFor(consent.callbackKey).map((c) => c.body);
+  if (consent.askAnswer)
+    world.check(
+      'consent-callback-own-request',
+      consent.askAnswer,
+      'a consent callback names its own request',
+      consentCallbackFindings(bodies, consent.authReqId!),
+    );
 }
 
 /** expires_in of the consent token the partner holds: its lifetime (READINGS in core/profiles.ts), 3600 s by default (§2.7, §8). */

@@ -62,6 +62,8 @@ export interface Consent {
   callbackKey?: string;
   /** When the partner last asked for the consent or its token (ms since the epoch), so the next ask keeps to `interval`. */
   lastAskedAt?: number;
+  /** The answer to the consent request (bc-authorize). */
+  askAnswer?: ApiResponse;
   /** The answers to the consent redeemed with a wrong API key, one a way that did not stay pending. */
   wrongKeyAnswers?: ApiResponse[];
 }
