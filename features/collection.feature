@@ -209,6 +209,18 @@ Feature: Collecting payments
       | who lets the payment expire |
       | who never answers           |
 
+  # Each kind of id §4.2 #8 names besides a phone number, in a form that fits it: answered true or false too.
+  @req:COL-HOLDER-ACTIVE
+  Scenario Outline: Whether the holder of <kind> is an active account holder is answered true or false, through collection
+    Given a partner subscribed to collection
+    When the partner checks whether the holder of <kind> "<id>" is an active account holder
+    Then whether the holder is active is answered true or false
+
+    Examples:
+      | kind              | id                                   |
+      | an e-mail address | customer@example.com                 |
+      | a party code      | 3f1c2a4e-6b7d-4e8f-9a0b-1c2d3e4f5a6b |
+
   @uncertain
   @req:COL-HOLDER-NOT-ACTIVE
   Scenario Outline: A customer <who> is not an active account holder

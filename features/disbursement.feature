@@ -29,6 +29,7 @@ Feature: Paying out
     And the refund ends SUCCESSFUL
     And the refund record shows the amount as 40 and the rest as asked
     And the refund goes back to the customer who paid
+    And the payment it refunded still reads as it was asked
 
   @req:DIS-REFUND-OF-RTP
   Scenario: A refund of a payment that does not exist fails
@@ -102,6 +103,7 @@ Feature: Paying out
     And the partner has read its balance
     When the partner's refund of 4 of that payment has ended
     Then the balance has moved by what the refund called for
+    And the payment it refunded still reads as it was asked
 
   # A refund is no deposit: read under its id as one, it is not found (our reading: a warning unless --strict).
   @negative
@@ -150,6 +152,18 @@ Feature: Paying out
       | who rejects the payment     |
       | who lets the payment expire |
       | who never answers           |
+
+  # Each kind of id §4.2 #8 names besides a phone number, in a form that fits it: answered true or false too.
+  @req:DIS-HOLDER-ACTIVE
+  Scenario Outline: Whether the holder of <kind> is an active account holder is answered true or false, through disbursement
+    Given a partner subscribed to disbursement
+    When the partner checks whether the holder of <kind> "<id>" is an active account holder
+    Then whether the holder is active is answered true or false
+
+    Examples:
+      | kind              | id                                   |
+      | an e-mail address | customer@example.com                 |
+      | a party code      | 3f1c2a4e-6b7d-4e8f-9a0b-1c2d3e4f5a6b |
 
   @uncertain
   @req:DIS-HOLDER-NOT-ACTIVE

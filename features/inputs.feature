@@ -75,13 +75,15 @@ Feature: Every input of every creation
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
-      | input                                   |
-      | a payer identified by an e-mail address |
-      | a payer identified by a party code      |
+      | input                                     |
+      | a payer identified by an e-mail address   |
+      | a payer identified by a party code        |
 
     Examples:
-      | input                                   |
-      | a callback address over https           |
+      | input                                     |
+      | a payer message of exactly 160 characters |
+      | a payee note of exactly 160 characters    |
+      | a callback address over https             |
 
   @collection
   Scenario Outline: A request to pay with <input> is refused as invalid, or kept as asked
@@ -207,8 +209,10 @@ Feature: Every input of every creation
     Then it is accepted as valid
 
     Examples:
-      | input                         |
-      | a callback address over https |
+      | input                                     |
+      | a payer message of exactly 160 characters |
+      | a payee note of exactly 160 characters    |
+      | a callback address over https             |
 
   @disbursement
   Scenario Outline: A refund with <input> is refused as invalid, or kept as asked
@@ -336,13 +340,15 @@ Feature: Every input of every creation
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
-      | input                                   |
-      | a payee identified by an e-mail address |
-      | a payee identified by a party code      |
+      | input                                     |
+      | a payee identified by an e-mail address   |
+      | a payee identified by a party code        |
 
     Examples:
-      | input                                   |
-      | a callback address over https           |
+      | input                                     |
+      | a payer message of exactly 160 characters |
+      | a payee note of exactly 160 characters    |
+      | a callback address over https             |
 
   @disbursement
   Scenario Outline: A deposit with <input> is refused as invalid, or kept as asked

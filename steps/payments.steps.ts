@@ -33,6 +33,7 @@ import {
   expectOutcome,
   expectRecordAsAsked,
   expectRefundToPayer,
+  expectRefundedPaymentUnchanged,
   expectStillPending,
   expectSuccessWithTransactionId,
   readStatusAsOther,
@@ -135,6 +136,10 @@ Then(
 
 Then('the refund goes back to the customer who paid', async function (this: MomoWorld) {
   await expectRefundToPayer(this);
+});
+
+Then('the payment it refunded still reads as it was asked', async function (this: MomoWorld) {
+  await expectRefundedPaymentUnchanged(this);
 });
 
 // Ends FAILED with RESOURCE_NOT_FOUND, or is refused at once with a code of set B: see the function.

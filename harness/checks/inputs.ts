@@ -259,6 +259,10 @@ function fieldCases(c: CreationInputs): InputCase[] {
     ...c.texts.map((field) =>
       make('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(161) }) }),
     ),
+    // The bound's other side: 160 characters are within it.
+    ...c.texts.map((field) =>
+      make('valid', `a ${wordsOf(field)} of exactly 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(160) }) }),
+    ),
   ];
 }
 

@@ -150,14 +150,42 @@ export async function expectSuccessWithTransactionId(world: MomoWorld): Promise<
  */
 export async function expectRecordAsAsked(world: MomoWorld, amount: string): Promise<void> {
   const payment = world.lastPayment;
+  if (normaliseAmount(payment.body.amount) !== amount)
+    throw new Error(
+      `The scenario sent ${payment.body.amount}, which normalises to ${normaliseAmount(payment.body.amount)}, not ${amount}: fix the feature.`,
+    );
+  await judgeRecordAsAsked(world, payment, `the ${payment.kind} record shows what was asked`);
+}
+
+/**
+ * A refund is a transaction of its own (§2.4, §4.3 #9): the payment it returns still reads as it was asked, its amount
+ * whole, and still SUCCESSFUL (the outcome its test number gives).
+ */
+export async function expectRefundedPaymentUnchanged(world: MomoWorld): Promise<void> {
+  const original = requestToPayOf(world);
+  const { response, record } = await judgeRecordAsAsked(
+    world,
+    original,
+    "after its refund, the payment's record still shows what was asked",
+  );
+  world.check(
+    'transaction-outcome',
+    response,
+    'after its refund, the payment still reads SUCCESSFUL',
+    outcomeFindings(record, 'SUCCESSFUL'),
+  );
+}
+
+/** The transaction's record, read now, shows what its creation sent (record-echoes-request). */
+async function judgeRecordAsAsked(
+  world: MomoWorld,
+  payment: Payment,
+  what: string,
+): Promise<{ response: ApiResponse; record: StatusRecord }> {
   const { response, record } = await currentRecord(world, payment);
   const sent = payment.body;
-  if (normaliseAmount(sent.amount) !== amount)
-    throw new Error(
-      `The scenario sent ${sent.amount}, which normalises to ${normaliseAmount(sent.amount)}, not ${amount}: fix the feature.`,
-    );
   const partyField = paysFrom(payment.create) ? 'payer' : 'payee';
-  world.check('record-echoes-request', response, `the ${payment.kind} record shows what was asked`, [
+  world.check('record-echoes-request', response, what, [
     ...amountFindings(record, sent.amount),
     ...echoFindings(
       record,
@@ -171,6 +199,7 @@ export async function expectRecordAsAsked(world: MomoWorld, amount: string): Pro
       world.config.profile,
     ),
   ]);
+  return { response, record };
 }
 
 /** The refund goes to the payer of the request to pay it returns (refund-to-payer): where the record names a payee. */

@@ -60,7 +60,7 @@ test('every class reaches every creation that has its input', () => {
 test('each case weighs what its source allows: the spec’s definite, the live text bound observed, readings a warning or only with --strict', () => {
   for (const i of INPUT_CASES) {
     if (i.strict) assert.equal(i.rule.kind, 'reading', i.phrase);
-    else if (/longer than 160/.test(i.phrase)) assert.equal(i.rule.kind, 'observed', i.phrase);
+    else if (/longer than 160|exactly 160/.test(i.phrase)) assert.equal(i.rule.kind, 'observed', i.phrase);
     // A reading run by default, so that a target that takes it is warned: a party kind written in lower case.
     else if (/written in lower case/.test(i.phrase)) assert.equal(i.rule.kind, 'reading', i.phrase);
     else assert.equal(i.rule.kind, 'spec', `${i.creation}: ${i.phrase}`);
@@ -68,7 +68,7 @@ test('each case weighs what its source allows: the spec’s definite, the live t
 });
 
 test('a valid form is new at every call: two asks never send the same e-mail address or party code', () => {
-  const valid = INPUT_CASES.filter((i) => i.kind === 'valid' && i.body !== undefined);
+  const valid = INPUT_CASES.filter((i) => i.kind === 'valid' && /e-mail address|party code/.test(i.phrase));
   assert.ok(valid.length >= 4, 'two valid forms of each party');
   for (const i of valid) assert.notDeepEqual(i.body!(), i.body!(), i.phrase);
 });
