@@ -1,5 +1,5 @@
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
-import { decimalScale, formatUnits, unitsAt } from '../../core/money.ts';
+import { decimalScale, formatUnits, sameDecimal, unitsAt } from '../../core/money.ts';
 import { observed, reading, spec } from '../../core/sources.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
 
@@ -15,6 +15,10 @@ export const ACCOUNT_CHECKS = {
   'balance-follows-payments': {
     title: "A successful payment credits the merchant's balance by its amount.",
     source: reading("the spec does not say when a balance moves; the reference sandbox's bookkeeping (@stateful)"),
+  },
+  'balance-of-the-account': {
+    title: "The balance is the account's: read with a new access token of the same API user, it is the one just read.",
+    source: spec('§2.9: availableBalance is the available balance of the account; §4.2 #4; §5 rule 3: the token only says who calls'),
   },
   'money-moves-once': {
     title:
@@ -166,6 +170,19 @@ export function genderCaseFindings(gender: unknown, expectedCase: 'lower' | 'upp
           expected: `${expectedCase} case`,
           received: quote(gender),
           source: sourceOfDifference('genderCase', profile),
+        }),
+      ];
+}
+
+/** The balance read with a new token of the same API user against the one read just before with the old: the same amount. */
+export function sameAccountFindings(withNewToken: unknown, justRead: string): Finding[] {
+  return typeof withNewToken === 'string' && sameDecimal(withNewToken, justRead)
+    ? []
+    : [
+        found('balance-of-the-account', {
+          field: '/availableBalance',
+          expected: `${quote(justRead)}, as read just before with the earlier token`,
+          received: quote(withNewToken),
         }),
       ];
 }

@@ -12,6 +12,7 @@ import {
   holderFindings,
   holderReadableFindings,
   moneyMovedFindings,
+  sameAccountFindings,
 } from '../../harness/checks/accounts.ts';
 import type { Finding } from '../../harness/checks/check.ts';
 import { specCreations } from '../../harness/checks/inputs.ts';
@@ -133,6 +134,22 @@ export async function expectBalanceGrownBy(world: MomoWorld, amount: string): Pr
     `a successful payment of ${amount} credits the balance of ${world.balanceBefore}`,
     balanceGrownFindings(balance.availableBalance, world.balanceBefore, amount),
   );
+  await expectSameBalanceWithNewToken(world, balance.availableBalance);
+}
+
+/**
+ * The balance just read, read again with a new access token of the same API user: the same, for it is the account's
+ * (§2.9). A target that kept balances per token would show a new token the balance before the money moved.
+ */
+async function expectSameBalanceWithNewToken(world: MomoWorld, justRead: string): Promise<void> {
+  world.harness.renewToken(world.actor);
+  const response = await readBalance(world);
+  world.check(
+    'balance-of-the-account',
+    response,
+    'the balance read with a new access token of the same API user is the one just read',
+    sameAccountFindings((response.json as { availableBalance?: unknown } | undefined)?.availableBalance, justRead),
+  );
 }
 
 /**
@@ -181,7 +198,10 @@ export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlie
   world.check(['money-moves-once', 'balance-follows-payments'], world.response!, what, findings);
   // Only a balance seen to move by what was called for shows the target keeps balances: one that did not move (a
   // warning above) shows the opposite, and must not turn the next scenario step's "not moved" into a failure.
-  if (movement !== '0' && findings.length === 0) world.balancesKept = true;
+  if (movement !== '0' && findings.length === 0) {
+    world.balancesKept = true;
+    await expectSameBalanceWithNewToken(world, balanceOf(world, 'the balance is read after the transaction').availableBalance);
+  }
 }
 
 /** Whether a party is an active account holder, naming the id type in the lower case the spec requires, or not. */

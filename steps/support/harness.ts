@@ -415,6 +415,11 @@ export class Harness implements JudgingContext {
     return { accessToken: body.access_token, expiresIn: body.expires_in, receivedAt: Date.now() };
   }
 
+  /** Drops the account's cached token, so that its next Bearer credential is a new token. */
+  renewToken(account: Account): void {
+    this.tokens.invalidate(`${account.product}:${account.userId}`);
+  }
+
   /** A Bearer credential of an account, from the cache: fetched once, refreshed before it expires. */
   async bearer(account: Account): Promise<string> {
     this.accountsById.set(`${account.product}:${account.userId}`, account);
