@@ -97,6 +97,28 @@ test('a server that keeps the reference id of a creation it refused fails "a ref
     'java',
   ));
 
+// From the python2 server's second blind batch: a rule of every body (derived from the catalogue), and a consent
+// redeemed with a wrong key, which no scenario tried before.
+test('a server answering a body that is not JSON with 500 fails "a body that is not JSON is refused"', () =>
+  assertCaught(
+    'apiuser-malformed-json-500',
+    'spec',
+    '@req:BODY-NOT-JSON-400 and @collection',
+    'a registration of an API user under collection whose body is not JSON is refused as invalid',
+    /status-code \(definite: §4\.5 #14: a JSON body; 400 invalid data\): status: expected 400, got 500/,
+    'python2',
+  ));
+
+test('a server giving a consent token for any API key fails "a wrong key gets no consent token"', () =>
+  assertCaught(
+    'consent-token-key-not-checked',
+    'spec',
+    '@req:DIS-OAUTH-WRONG-KEY',
+    'A consent redeemed with a wrong API key gives no consent token',
+    /status-code \(definite: §4\.3 #11: Authorization \(Basic, API user ID and API key\).*\): status: expected 400–501 or 505–599, got 200/,
+    'python2',
+  ));
+
 // The premise of a scenario that does not hold makes it NOT TESTED, never FAILED: a customer who approves at once
 // makes the first delivery notification count, and the second may rightly get 429.
 test('a target whose slow customer approves at once leaves "a notification refused while pending" not tested', async () => {
