@@ -18,7 +18,7 @@ export const ACCOUNT_CHECKS = {
   },
   'balance-of-the-account': {
     title: "The balance is the account's: read with a new access token of the same API user, it is the one just read.",
-    source: spec('§2.9: availableBalance is the available balance of the account; §4.2 #4; §5 rule 3: the token only says who calls'),
+    source: spec('§2.9: availableBalance is the available balance of the account; §4.2 #4'),
   },
   'money-moves-once': {
     title:

@@ -12,9 +12,17 @@ const STATUS_QUERIES: ReadonlySet<string> = new Set(TRANSACTIONS.map((t) => t.st
  */
 export class FinalStatusWatch {
   private readonly first = new Map<string, string>();
+  /** Reference ids whose transaction a later one acts on (a refund of a payment): §3 names no state it may move to. */
+  private readonly mayChange = new Set<string>();
 
   clear(): void {
     this.first.clear();
+    this.mayChange.clear();
+  }
+
+  /** From now on the transaction may leave its final status: a refund was made of it, and §3 shows no transition past one. */
+  mayLeaveFinal(referenceId: string): void {
+    this.mayChange.add(referenceId.toLowerCase());
   }
 
   /** Judges an answer of a status query against the final status its transaction was read in before, if any. */
@@ -23,6 +31,7 @@ export class FinalStatusWatch {
     const status = (response.json as { status?: unknown } | undefined)?.status;
     if (typeof status !== 'string') return;
     const transaction = response.exchange.request.url;
+    if ([...this.mayChange].some((id) => transaction.toLowerCase().includes(id))) return;
     const first = this.first.get(transaction);
     if (first === undefined) {
       if (FINAL_STATUSES.has(status)) this.first.set(transaction, status);

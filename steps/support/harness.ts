@@ -294,6 +294,11 @@ export class Harness implements JudgingContext {
   private evaluations = new Map<string, Evaluation>();
   /** The final status each transaction of this scenario was first read in, by its status query's URL. */
   private readonly finalStatuses = new FinalStatusWatch();
+
+  /** A refund of the transaction was asked for: its status may move on from the final one it was read in (§3). */
+  refundedFrom(referenceId: string): void {
+    this.finalStatuses.mayLeaveFinal(referenceId);
+  }
   /** The premises of this scenario (harness/checks/premises.ts): assumed, or seen to hold. */
   private premises = new Map<PremiseName, 'assumed' | 'held'>();
 
