@@ -76,16 +76,14 @@ export const ANSWER_CHECKS = {
 type AnswerCheck = keyof typeof ANSWER_CHECKS;
 const found = (name: AnswerCheck, f: Found): Finding => findingOf(name, ANSWER_CHECKS[name], f);
 
-/** Statuses as a finding says them, in the order given; runs of three or more as a range ("400–501 or 505–599"), so that any refusal reads short. */
+/** Statuses as a finding says them, each once and in order; runs of three or more as a range ("400–501 or 505–599"). */
 export function statusesInWords(statuses: readonly number[]): string {
-  const sorted = [...new Set(statuses)].sort((a, b) => a - b);
   const runs: number[][] = [];
-  for (const status of sorted) {
+  for (const status of [...new Set(statuses)].sort((a, b) => a - b)) {
     const run = runs.at(-1);
     if (run && status === run.at(-1)! + 1) run.push(status);
     else runs.push([status]);
   }
-  if (runs.every((run) => run.length < 3)) return statuses.join(' or ');
   return runs.flatMap((run) => (run.length >= 3 ? [`${run[0]}–${run.at(-1)}`] : run.map(String))).join(' or ');
 }
 

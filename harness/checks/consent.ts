@@ -34,8 +34,9 @@ export const CONSENT_CHECKS = {
   },
   'consent-scope-whole': {
     title: "A consent token's scope holds every scope that was asked for.",
-    source: spec('§2.7: scope is the scopes that belong to the authentication request ID'),
-    general: true,
+    source: reading(
+      '§2.7: scope is the scopes that belong to the authentication request ID; that every scope asked for belongs to it is our reading (RFC 6749 §3.3 lets a server grant fewer, and say so in scope)',
+    ),
   },
   'consent-pending': {
     title: 'A consent the holder has not answered yet gives no token: the CIBA grant is authorization_pending.',
@@ -66,8 +67,9 @@ export function lifetimeFindings(expiresIn: unknown, seconds: number): Finding[]
 /** The scopes of a consent token beyond those asked for, and those asked for that it lacks (§2.7: the request's scopes). */
 export function scopeFindings(asked: string, scope: unknown): Finding[] {
   if (typeof scope !== 'string') return [];
-  const wanted = new Set(asked.split(' ').filter(Boolean));
-  const given = new Set(scope.split(' ').filter(Boolean));
+  // Space-delimited as OAuth writes scopes (RFC 6749 §3.3); §2.7 types scope only as a string, so commas part them too.
+  const wanted = new Set(asked.split(/[\s,]+/).filter(Boolean));
+  const given = new Set(scope.split(/[\s,]+/).filter(Boolean));
   const wider = [...given].filter((s) => !wanted.has(s));
   const lacking = [...wanted].filter((s) => !given.has(s));
   return [

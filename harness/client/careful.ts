@@ -44,13 +44,16 @@ export function repeatabilityOf(id: OperationId, referenceSent = true): Repeatab
 /** The codes of a 5xx that mean "nothing was done, ask again": not an answer to the request itself. */
 const TRANSIENT_CODES = new Set(['INTERNAL_PROCESSING_ERROR', 'SERVICE_UNAVAILABLE']);
 
+/** A gateway's answers that the target could not serve the request now: they say nothing of the API. */
+export const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
 /**
  * Whether an answer says the target could not serve the request now, and that nothing was done: a gateway's 502, 503
  * or 504, or a 500 whose body is no answer of the API (no code, or INTERNAL_PROCESSING_ERROR, or SERVICE_UNAVAILABLE).
  * A 500 with a code of the case (NOT_ALLOWED_TARGET_ENVIRONMENT, INVALID_CURRENCY, login_failed) is an answer.
  */
 export function isTransientAnswer(status: number, json: unknown): boolean {
-  if (status === 502 || status === 503 || status === 504) return true;
+  if (UNAVAILABLE_STATUSES.has(status)) return true;
   if (status !== 500) return false;
   const body = json as { code?: unknown; error?: unknown } | undefined;
   const code = body?.code ?? body?.error;

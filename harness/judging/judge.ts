@@ -1,5 +1,5 @@
 import type { ApiResponse, Exchange } from '../client/momo-client.ts';
-import { attemptText, gaveUpInWeather } from '../client/careful.ts';
+import { attemptText, gaveUpInWeather, UNAVAILABLE_STATUSES } from '../client/careful.ts';
 import type { ProfileBehaviour } from '../../core/profiles.ts';
 import { describeSource, reading, severityOf, type RunStrictness, type Source } from '../../core/sources.ts';
 import type { Redactor } from '../../core/secrets/redact.ts';
@@ -106,8 +106,6 @@ export class NotObservable extends Error {
     this.name = 'NotObservable';
   }
 }
-
-const UNAVAILABLE_STATUSES = new Set([502, 503, 504]);
 
 /** A premise the scenario assumes, with its name and its source in the run's profile. */
 export interface AssumedPremise extends Omit<Premise, 'source'> {

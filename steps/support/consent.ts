@@ -152,9 +152,8 @@ const TWO_SCOPES = 'profile openid';
  */
 export async function haveAskedForConsentToTwoScopes(world: MomoWorld): Promise<void> {
   world.assume('two-scopes-offered');
-  world.restsOn = [...world.restsOn, 'two-scopes-offered'];
   await askForConsent(world, { scope: TWO_SCOPES });
-  world.expect({ status: 200, what: `the partner asks the customer for consent to ${TWO_SCOPES}` });
+  world.expect({ status: 200, what: `the partner asks the customer for consent to ${TWO_SCOPES}`, premises: ['two-scopes-offered'] });
   world.held('two-scopes-offered');
 }
 

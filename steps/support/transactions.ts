@@ -123,6 +123,7 @@ export async function refundPayment(
     referenceIdToRefund: original.referenceId,
   };
   const account = options.account ?? (await refunderOf(world, original));
+  world.harness.refundedFrom(original.referenceId);
   const response = await createTransaction(world, create, 'disbursement', body, original.party, { ...options, account });
   // A refund rests on the payment it refunds having ended as the scenario took it to (SUCCESSFUL, say).
   world.restsOn = ['payment-settled-as-asked'];
@@ -226,11 +227,12 @@ async function findRefunder(world: MomoWorld): Promise<PremiseName> {
 }
 
 /**
- * Whether a product refuses a currency is the target's, not one creation's (§2.2: a currency the service takes): when a
- * creation took the currency the run was told the target refuses, the product's other creation of the spec is asked in
- * it, once a worker, apart from the scenario's premises. Refused there, as invalid currency, at once or as its outcome,
- * the product refuses the currency, and the creation that took it departs; taken there too, the premise that the target
- * refuses it does not hold (not tested). A request to pay has no other creation in its product.
+ * Whether the refund's product refuses the currency the run was told the target refuses, asked of its other creation,
+ * a deposit in it, once a worker, apart from the scenario's premises: refused there, as invalid currency, at once or as
+ * its outcome, or not. That one refusal tells of the other is our reading (§2.2–§2.4 give the currency as an ISO 4217
+ * code and say nothing of which a service takes where), so a refund judged on it is judged as a reading. A deposit is
+ * not asked of by a refund, whose currency is not its payment's, which a server may refuse for that alone; a request to
+ * pay has no other creation in its product.
  */
 export async function siblingRefusesCurrency(world: MomoWorld, creation: OperationId): Promise<boolean> {
   const probe = CURRENCY_PROBES[creation];
@@ -247,7 +249,6 @@ export async function siblingRefusesCurrency(world: MomoWorld, creation: Operati
 /** The creation in a currency that tells whether the product of a creation refuses it: the product's other one. */
 const CURRENCY_PROBES: Partial<Record<OperationId, (world: MomoWorld, currency: string) => Promise<boolean>>> = {
   refund: depositRefusesCurrency,
-  deposit: refundRefusesCurrency,
 };
 
 async function depositRefusesCurrency(world: MomoWorld, currency: string): Promise<boolean> {
@@ -257,37 +258,11 @@ async function depositRefusesCurrency(world: MomoWorld, currency: string): Promi
   return refusedAsInvalidCurrency(world, created, 'deposit', world.actor, referenceId);
 }
 
-/** A payment of 1 in the run's currency, settled, and refunded in the currency, by the API user that may refund. */
-async function refundRefusesCurrency(world: MomoWorld, currency: string): Promise<boolean> {
-  const found = await findOutWhoMayRefund(world);
-  const way = REFUND_WAYS.find((w) => w.premise === found);
-  if (!way) return false;
-  const paid = await world.harness.account('collection');
-  const paymentId = randomUUID();
-  const payment: PaymentBody = {
-    ...texts(world, 'currency-probe'),
-    amount: '1',
-    currency: world.config.currency,
-    payer: msisdnOf(ORDINARY_CUSTOMER),
-  };
-  await world.client.invoke('requestToPay', 'collection', {
-    authorization: await world.bearer(paid),
-    referenceId: paymentId,
-    body: payment,
-  });
-  if ((await finalStatusOf(world, 'requestToPay', paid, paymentId).catch(() => undefined)) !== 'SUCCESSFUL') return false;
-  const refunder = way.refunder(world, paid);
-  const referenceId = randomUUID();
-  const body: PaymentBody = { ...texts(world, 'currency-probe-refund'), amount: '1', currency, referenceIdToRefund: paymentId };
-  const created = await world.client.invoke('refund', 'disbursement', { authorization: await world.bearer(refunder), referenceId, body });
-  return refusedAsInvalidCurrency(world, created, 'refund', refunder, referenceId);
-}
-
 /** Whether a creation was refused for its currency: INVALID_CURRENCY at once, or as the reason it FAILED. */
 async function refusedAsInvalidCurrency(
   world: MomoWorld,
   created: ApiResponse,
-  creation: 'deposit' | 'refund',
+  creation: 'deposit',
   account: Account,
   referenceId: string,
 ): Promise<boolean> {
