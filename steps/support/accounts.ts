@@ -15,7 +15,7 @@ import {
   moneyMovedFindings,
   sameAccountFindings,
 } from '../../harness/checks/accounts.ts';
-import type { Finding } from '../../harness/checks/check.ts';
+import { quote, type Finding } from '../../harness/checks/check.ts';
 import { specCreations } from '../../harness/checks/inputs.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
 import { reusedEarlier } from './transactions.ts';
@@ -160,12 +160,13 @@ async function expectSameBalanceWithNewToken(world: MomoWorld, justRead: string)
   const oldAgain = (again.json as { availableBalance?: unknown } | undefined)?.availableBalance;
   if (again.status !== 200 || typeof oldAgain !== 'string' || !sameDecimal(oldAgain, justRead)) {
     world.log(
-      `The balance was ${justRead}, then ${JSON.stringify(newAmount)} with a new token and ${JSON.stringify(oldAgain)} with the old: it moved meanwhile, so the two tokens are not compared.`,
+      `The balance was ${justRead}, then ${quote(newAmount)} with a new token, and the old token read ${again.status === 200 ? quote(oldAgain) : `HTTP ${again.status}`}: it moved meanwhile, or the old token was done, so the two tokens are not compared.`,
     );
     return;
   }
   world.check('balance-of-the-account', withNew, what, sameAccountFindings(newAmount, justRead), ['balance-of-its-own']);
 }
+
 /**
  * What a transaction calls for of its owner's balance (signed: a credit positive): its amount once it succeeded,
  * credited for a request to pay (its party pays) and debited for a deposit or refund; nothing when it failed, or
