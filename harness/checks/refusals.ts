@@ -51,6 +51,7 @@ export const REFUSALS = {
     'real-api-notes, errors and inputs: the sandbox refuses another currency at once with 500 INVALID_CURRENCY [observed]; §1 makes transactions asynchronous and §7 rule 5 leaves open which code goes with which status',
   ),
   'currency-refused': spec('§2.2: currency is an ISO 4217 code the service takes; §7 sets A and B: INVALID_CURRENCY'),
+  'wrong-key-no-consent-token': spec('§4.3 #11: Authorization (Basic, API user ID and API key); §5 rule 2; §7: 401'),
   'currency-refused-by-product': reading(
     "§7 set B: INVALID_CURRENCY; that a refund is refused a currency the same product's deposits are refused is our reading: the spec does not say which currencies a service takes where",
   ),

@@ -11,7 +11,6 @@ import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { REFUSALS_OF_ANY_KIND } from './refusals.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
-import { spec } from '../../core/sources.ts';
 import { requestPayment } from './transactions.ts';
 import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
@@ -195,14 +194,12 @@ export function expectNoConsentToken(world: MomoWorld): void {
     world.expect(
       {
         status: REFUSALS_OF_ANY_KIND,
-        source: WRONG_KEY_NO_CONSENT_TOKEN,
+        source: REFUSALS['wrong-key-no-consent-token'],
         what: 'a consent redeemed with a wrong API key gives no consent token',
       },
       answer,
     );
 }
-
-const WRONG_KEY_NO_CONSENT_TOKEN = spec('§4.3 #11: Authorization (Basic, API user ID and API key); §5 rule 2; §7: 401');
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */
 export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
