@@ -6,6 +6,7 @@ import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
 import type { Product } from '../../core/products.ts';
+import { bindingOf } from '../../core/catalogue/routes.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
@@ -163,7 +164,8 @@ export async function haveAskedForConsentToTwoScopes(world: MomoWorld): Promise<
  */
 export async function redeemWithWrongKey(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
-  const ways = redeemWays(world);
+  // Only where the spec lists the token operation: a target need not serve it elsewhere (docs/beyond-spec.md §10).
+  const ways = redeemWays(world).filter((way) => bindingOf('createOAuthToken', way.redeem).beyondSpec === undefined);
   consent.wrongKeyAnswers = [];
   for (const way of ways.length > 0 ? ways : [undefined]) {
     if (way) useWay(consent, way, await way.redeemer(world, consent));
