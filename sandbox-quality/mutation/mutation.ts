@@ -37,6 +37,19 @@ function parseWeatherSeeds(raw: string): number {
   return Number(raw);
 }
 
+/** `--blind go:refund-not-debited,java:balance-cached`: deviations written blind, by server; main checks each is listed. */
+function serverDeviations(raw: string): { server: IndependentServerName; name: string }[] {
+  const pairs = raw.split(',').map((item) => item.trim().split(':'));
+  const known = (server: string | undefined): server is IndependentServerName =>
+    INDEPENDENT_SERVERS.includes(server as IndependentServerName);
+  if (pairs.some(([server, name, ...rest]) => !known(server) || !name || rest.length > 0))
+    throw new InvalidOptionValue(
+      `server:deviation pairs, comma-separated, the server one of ${INDEPENDENT_SERVERS.join(', ')}`,
+      'go:refund-not-debited',
+    );
+  return pairs.map(([server, name]) => ({ server: server as IndependentServerName, name: name! }));
+}
+
 /** The options of `npm run mutation`, each declared once (core/command-line.ts). */
 export const MUTATION_OPTIONS = {
   only: {
@@ -56,6 +69,13 @@ export const MUTATION_OPTIONS = {
     value: '<names>',
     describe: `only these MoMo servers the project did not write (${INDEPENDENT_SERVERS.join(', ')}), each plain and with each spec-legal control its author wrote, in every profile it is legal in, and with each deviation written blind into it, which must be detected; \`none\`: no such server`,
     parse: namesAmong(INDEPENDENT_SERVERS, 'independent servers', `they are ${INDEPENDENT_SERVERS.join(', ')}`),
+  },
+  blind: {
+    type: 'string',
+    value: '<server:deviation,...>',
+    describe:
+      "only these deviations written blind into the independent servers, each as `server:name` (a server's --list-deviations lists its own), and no other run of those servers",
+    parse: serverDeviations,
   },
   jobs: {
     type: 'string',
@@ -90,7 +110,8 @@ const USAGE = helpText({
 is detected (in the run that can catch it: the spec profile, the mtn-sandbox profile for a live observation,
 --strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
 passes; against each MoMo server the project did not write, plain and with each of its authors' spec-legal
-controls, and checks each passes, and with each deviation written blind into it, and checks each is detected; then
+controls, and checks each passes, and with each deviation written blind into it, and checks each is detected (a
+default run in each profile its author lists, then --strict: a catch only by a reading is counted apart); then
 against the faithful sandbox --faithful-runs times and checks every run passes. Then under weather: each spec-legal
 chaos condition alone and all together, and the python server behind the independent weather proxy, each seed in
 both profiles, must exit 0 or 2 with no scenario failed; a deviation a feature under --chaos all must still exit 1.`,
@@ -127,6 +148,8 @@ export interface RunResult {
   passed: number;
   /** The run's last lines when it could not be read, to say why. */
   problem?: string;
+  /** For a deviation written blind: the runs made, in order, until one detected it ("spec", "spec --strict"). */
+  tried?: string[];
 }
 
 export interface MutationReport {
@@ -136,24 +159,56 @@ export interface MutationReport {
   variations: (RunResult & { summary: string; allowedBy: string; conforms: boolean })[];
   independent: (RunResult & { conforms: boolean })[];
   /** Deviations written blind into the independent servers: each must be caught as the project's own are. */
-  blindDeviations: (RunResult & { detected: boolean })[];
+  blindDeviations: (RunResult & { detected: boolean; byReading: boolean })[];
   faithful: RunResult[];
   detected: number;
   variationsPassed: number;
   independentPassed: number;
   blindDetected: number;
+  /** Of those detected, the ones only a reading caught (--strict). */
+  blindDetectedByReading: number;
   faithfulPassed: number;
   durationMs: number;
 }
 
 /** What one suite run is of: a deviation, a variation, or the faithful sandbox; in which profile, strict or not. */
-interface RunSpec {
+export interface RunSpec {
   label: string;
   deviation?: FaultName;
   variation?: VariationName;
   independent?: RunResult['independent'];
   profile: ProfileName;
   strict: boolean;
+  /** A deviation written blind is tried these ways, in order, until one detects it (waysToCatch). */
+  ways?: Way[];
+}
+
+/** How a run is made: its profile, and whether readings weigh as failures. */
+type Way = Pick<RunSpec, 'profile' | 'strict'>;
+
+/** A deviation is detected when its run exits 1 with a scenario failed (not merely untestable). */
+const isDetected = (r: RunResult) => r.exitCode === 1 && r.failed.length > 0;
+
+/**
+ * The runs that may catch a deviation written blind, in order: a default run in each profile its author lists (the
+ * spec first), then --strict in the first. A blind author's clause is not always definite, so a catch by a reading is
+ * counted apart rather than passed over or taken for a default catch.
+ */
+export function waysToCatch(profiles: readonly ProfileName[]): Way[] {
+  const ordered = profiles.includes('spec') ? ['spec' as const, ...profiles.filter((p) => p !== 'spec')] : [...profiles];
+  return [...ordered.map((profile) => ({ profile, strict: false })), { profile: ordered[0] ?? 'spec', strict: true }];
+}
+
+/** A deviation written blind, run each way in turn until one detects it; the result is that run's, with the ways tried. */
+export async function runUntilDetected(spec: RunSpec, reportsDir: string, run = runSuite): Promise<RunResult> {
+  const tried: string[] = [];
+  let last: RunResult | undefined;
+  for (const way of spec.ways ?? [spec]) {
+    last = await run({ ...spec, ...way }, join(reportsDir, runOf(way).replace(/\W+/g, '-')), undefined);
+    tried.push(runOf(last));
+    if (isDetected(last)) break;
+  }
+  return { ...last!, tried };
 }
 
 async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefined): Promise<RunResult> {
@@ -242,6 +297,8 @@ interface MutationOptions {
   only: FaultName[];
   variations?: VariationName[];
   independent?: IndependentServerName[];
+  /** Only these deviations written blind, by server, and no other run of the independent servers. */
+  blind?: { server: IndependentServerName; name: string }[];
   jobs: number;
   faithfulRuns: number;
   scoped: boolean;
@@ -259,7 +316,15 @@ export async function runMutation(options: MutationOptions): Promise<MutationRep
 /** A suite run for each deviation, each variation in each of its profiles, each independent server's run, and the faithful runs. */
 function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
   const variationRuns = (options.variations ?? []).flatMap((name) => VARIATIONS[name].profiles.map((profile) => ({ name, profile })));
-  const independentRuns = (options.independent ?? []).flatMap(independentRunsOf);
+  const blind = options.blind;
+  const independentRuns = blind
+    ? [...new Set(blind.map((d) => d.server))].flatMap((server) =>
+        independentRunsOf(
+          server,
+          blind.filter((d) => d.server === server).map((d) => d.name),
+        ),
+      )
+    : (options.independent ?? []).flatMap((server) => independentRunsOf(server));
   options.log(
     `${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations, ${independentRuns.length} runs of ${options.independent?.length ?? 0} independent servers and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`,
   );
@@ -282,18 +347,12 @@ function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
             undefined,
           ),
     ),
-    ...independentRuns.map(
-      (spec) => () =>
-        runSuite(
-          spec,
-          join(
-            dir,
-            'independent',
-            `${spec.independent!.server}-${spec.independent!.control ?? spec.independent!.deviation ?? 'plain'}-${spec.profile}`,
-          ),
-          undefined,
-        ),
-    ),
+    ...independentRuns.map((spec) => {
+      const { server, control, deviation } = spec.independent!;
+      return spec.ways
+        ? () => runUntilDetected(spec, join(dir, 'independent', `${server}-${deviation}`))
+        : () => runSuite(spec, join(dir, 'independent', `${server}-${control ?? 'plain'}-${spec.profile}`), undefined);
+    }),
     ...Array.from(
       { length: options.faithfulRuns },
       (_, i) => () => runSuite({ label: `faithful #${i + 1}`, profile: 'spec', strict: false }, join(dir, `faithful-${i + 1}`), undefined),
@@ -305,9 +364,9 @@ function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
 function tellRun(r: RunResult, done: number, total: number, log: (line: string) => void): void {
   const verdict =
     r.deviation || r.independent?.deviation
-      ? r.exitCode === 1 && r.failed.length > 0
-        ? `detected (${r.failed.length} failed)`
-        : `NOT DETECTED (exit ${r.exitCode})`
+      ? isDetected(r)
+        ? `detected (${r.failed.length} failed${r.tried ? `, ${runOf(r)}` : ''})`
+        : `NOT DETECTED (exit ${r.exitCode}${r.tried ? `; tried ${r.tried.join(', ')}` : ''})`
       : r.exitCode === 0
         ? `passed (${r.passed}${r.warnings > 0 ? `, ${r.warnings} warnings` : ''})`
         : `FAILED (exit ${r.exitCode}, ${r.failed.length} failed, ${r.notTested} not tested)`;
@@ -322,12 +381,12 @@ function tellRun(r: RunResult, done: number, total: number, log: (line: string) 
     );
 }
 
-function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: number): MutationReport {
+export function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: number): MutationReport {
   const deviations = results
     .filter((r) => r.deviation)
     .map((r) => {
       const { feature, summary } = FAULTS[r.deviation!];
-      const detected = r.exitCode === 1 && r.failed.length > 0;
+      const detected = isDetected(r);
       return { ...r, feature, summary, detected, caughtByItsFeature: r.failed.some((f) => f.uri === `features/${feature}.feature`) };
     });
   const variations = results
@@ -341,7 +400,7 @@ function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: num
     .map((r) => ({ ...r, conforms: r.exitCode === 0 && r.failed.length === 0 }));
   const blindDeviations = results
     .filter((r) => r.independent?.deviation)
-    .map((r) => ({ ...r, detected: r.exitCode === 1 && r.failed.length > 0 }));
+    .map((r) => ({ ...r, detected: isDetected(r), byReading: isDetected(r) && r.strict }));
   const faithful = results.filter((r) => !r.deviation && !r.variation && !r.independent);
   return {
     when: new Date().toISOString(),
@@ -353,6 +412,7 @@ function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: num
     faithful,
     detected: deviations.filter((d) => d.detected).length,
     blindDetected: blindDeviations.filter((d) => d.detected).length,
+    blindDetectedByReading: blindDeviations.filter((d) => d.byReading).length,
     variationsPassed: variations.filter((v) => v.conforms).length,
     independentPassed: independent.filter((r) => r.conforms).length,
     faithfulPassed: faithful.filter((r) => r.exitCode === 0).length,
@@ -362,9 +422,9 @@ function mutationReportOf(results: RunResult[], scoped: boolean, durationMs: num
 
 /**
  * An independent server's runs: plain in both profiles, with each control in each profile it is legal in, and with
- * each deviation in the one profile that weighs what it breaks as a failure (spec when it breaks the spec).
+ * each deviation its author wrote, tried each way that may catch it (waysToCatch); with `blind`, only those deviations.
  */
-function independentRunsOf(server: IndependentServerName): RunSpec[] {
+function independentRunsOf(server: IndependentServerName, blind?: readonly string[]): RunSpec[] {
   const plain = (['spec', 'mtn-sandbox'] as const).map((profile) => ({
     label: `${server} (${profile})`,
     independent: { server },
@@ -372,12 +432,15 @@ function independentRunsOf(server: IndependentServerName): RunSpec[] {
     strict: false,
   }));
   const controls = switchesOf(server, 'control');
-  const deviations = switchesOf(server, 'deviation').map((d) => ({
-    label: `${server} --deviation ${d.name}`,
-    independent: { server, deviation: d.name, clause: d.clause, effect: d.effect },
-    profile: d.profiles.includes('spec') ? ('spec' as const) : ('mtn-sandbox' as const),
-    strict: false,
-  }));
+  const deviations = switchesOf(server, 'deviation')
+    .filter((d) => !blind || blind.includes(d.name))
+    .map((d) => ({
+      label: `${server} --deviation ${d.name}`,
+      independent: { server, deviation: d.name, clause: d.clause, effect: d.effect },
+      ...waysToCatch(d.profiles)[0]!,
+      ways: waysToCatch(d.profiles),
+    }));
+  if (blind) return deviations;
   return [
     ...plain,
     ...deviations,
@@ -393,7 +456,7 @@ function independentRunsOf(server: IndependentServerName): RunSpec[] {
 }
 
 /** How a run was made, for a table: "spec", "mtn-sandbox", "spec --strict". */
-const runOf = (r: RunResult) => `${r.profile}${r.strict ? ' --strict' : ''}`;
+const runOf = (r: Way) => `${r.profile}${r.strict ? ' --strict' : ''}`;
 
 export function mutationTable(report: MutationReport): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
@@ -402,7 +465,7 @@ export function mutationTable(report: MutationReport): string {
       `**${report.detected} of ${report.deviations.length} deviations detected**, ` +
       `**${report.variationsPassed} of ${report.variations.length} runs of conforming variations passed**, ` +
       `**${report.independentPassed} of ${report.independent.length} runs of independent servers passed**, ` +
-      `**${report.blindDetected} of ${report.blindDeviations.length} deviations written blind into them detected**, ` +
+      `**${report.blindDetected} of ${report.blindDeviations.length} deviations written blind into them detected**${blindByWay(report)}, ` +
       `**${report.faithfulPassed} of ${report.faithful.length} faithful runs passed**.`,
     '',
     '| deviation | feature | run | detected | scenarios that failed |',
@@ -435,10 +498,10 @@ export function mutationTable(report: MutationReport): string {
       );
   }
   if (report.blindDeviations.length > 0) {
-    lines.push('', '| deviation written blind | breaks | profile | detected | scenarios that failed |', '|---|---|---|---|---|');
+    lines.push('', '| deviation written blind | breaks | run | detected | scenarios that failed |', '|---|---|---|---|---|');
     for (const r of report.blindDeviations)
       lines.push(
-        `| ${r.independent!.server} \`${r.independent!.deviation}\`: ${cell(r.independent!.effect ?? '')} | ${cell(r.independent!.clause ?? '')} | ${r.profile} | ${r.detected ? 'yes' : `**no** (exit ${r.exitCode})`} | ${cell(scenarioList(r.failed))} |`,
+        `| ${r.independent!.server} \`${r.independent!.deviation}\`: ${cell(r.independent!.effect ?? '')} | ${cell(r.independent!.clause ?? '')} | ${runOf(r)} | ${r.detected ? (r.byReading ? 'yes, by a reading' : 'yes') : `**no** (exit ${r.exitCode}; tried ${(r.tried ?? [runOf(r)]).join(', ')})`} | ${cell(scenarioList(r.failed))} |`,
       );
   }
   if (report.faithful.length > 0) {
@@ -449,6 +512,13 @@ export function mutationTable(report: MutationReport): string {
       );
   }
   return lines.join('\n');
+}
+
+/** " (20 in a default run, 3 only by a reading under --strict)": how the blind deviations were caught, when any were. */
+function blindByWay(report: MutationReport): string {
+  if (report.blindDetected === 0) return '';
+  const byDefault = report.blindDetected - report.blindDetectedByReading;
+  return ` (${byDefault} in a default run, ${report.blindDetectedByReading} only by a reading under --strict)`;
 }
 
 /** The first few failed scenarios, by feature; the JSON results hold them all. */
@@ -484,6 +554,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const chosen = chosenRuns(values);
+  const unlisted = unlistedBlindDeviations(chosen.blind);
+  if (unlisted.length > 0) {
+    console.error(`no such deviation written blind: ${unlisted.join(', ')}; \`<server> --list-deviations\` lists each server's own`);
+    return 2;
+  }
   const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
   mkdirSync(reportsDir, { recursive: true });
   const report = await runMutation({ ...chosen, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
@@ -502,16 +577,35 @@ async function main(argv: string[]): Promise<number> {
 /** The deviations, variations and independent servers named (all by default, none with `none`), and the counts. */
 function chosenRuns(values: MutationArguments) {
   const narrowed =
-    values.only !== undefined || values.variations !== undefined || values.independent !== undefined || Boolean(values.scoped);
+    values.only !== undefined ||
+    values.variations !== undefined ||
+    values.independent !== undefined ||
+    values.blind !== undefined ||
+    Boolean(values.scoped);
   return {
     only: (values.only ?? FAULT_NAMES) as FaultName[],
     variations: (values.variations ?? VARIATION_NAMES) as VariationName[],
     independent: (values.independent ?? INDEPENDENT_SERVERS) as IndependentServerName[],
+    blind: values.blind,
     jobs: Math.max(1, values.jobs ?? 2 * cpus().length),
     faithfulRuns: values['faithful-runs'] ?? 10,
     weatherSeeds: values.weather ?? (narrowed ? 0 : 5),
     narrowed,
   };
+}
+
+/** The `--blind` deviations their server does not list, as `server:name`. */
+function unlistedBlindDeviations(blind: { server: IndependentServerName; name: string }[] | undefined): string[] {
+  const listed = new Map<IndependentServerName, string[]>();
+  const listOf = (server: IndependentServerName) => {
+    if (!listed.has(server))
+      listed.set(
+        server,
+        switchesOf(server, 'deviation').map((d) => d.name),
+      );
+    return listed.get(server)!;
+  };
+  return (blind ?? []).filter((d) => !listOf(d.server).includes(d.name)).map((d) => `${d.server}:${d.name}`);
 }
 
 /** 0 when every deviation was caught and every conforming run passed, 2 when no run could run, else 1. */
