@@ -39,6 +39,7 @@ function parseWeatherSeeds(raw: string): number {
 
 /** `--blind go:refund-not-debited,java:balance-cached`: deviations written blind, by server; main checks each is listed. */
 function serverDeviations(raw: string): { server: IndependentServerName; name: string }[] {
+  if (raw === 'none') return [];
   const pairs = raw.split(',').map((item) => item.trim().split(':'));
   const known = (server: string | undefined): server is IndependentServerName =>
     INDEPENDENT_SERVERS.includes(server as IndependentServerName);
@@ -74,7 +75,7 @@ export const MUTATION_OPTIONS = {
     type: 'string',
     value: '<server:deviation,...>',
     describe:
-      "only these deviations written blind into the independent servers, each as `server:name` (a server's --list-deviations lists its own), and no other run of those servers",
+      "only these deviations written blind into the independent servers, each as `server:name` (a server's --list-deviations lists its own); `none`: no such deviation. --independent still says whose plain and control runs are made",
     parse: serverDeviations,
   },
   jobs: {
@@ -297,7 +298,7 @@ interface MutationOptions {
   only: FaultName[];
   variations?: VariationName[];
   independent?: IndependentServerName[];
-  /** Only these deviations written blind, by server, and no other run of the independent servers. */
+  /** Only these deviations written blind, by server (none: no such deviation); --independent still names whose plain and control runs are made. */
   blind?: { server: IndependentServerName; name: string }[];
   jobs: number;
   faithfulRuns: number;
@@ -316,15 +317,13 @@ export async function runMutation(options: MutationOptions): Promise<MutationRep
 /** A suite run for each deviation, each variation in each of its profiles, each independent server's run, and the faithful runs. */
 function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
   const variationRuns = (options.variations ?? []).flatMap((name) => VARIATIONS[name].profiles.map((profile) => ({ name, profile })));
-  const blind = options.blind;
-  const independentRuns = blind
-    ? [...new Set(blind.map((d) => d.server))].flatMap((server) =>
-        independentRunsOf(
-          server,
-          blind.filter((d) => d.server === server).map((d) => d.name),
-        ),
-      )
-    : (options.independent ?? []).flatMap((server) => independentRunsOf(server));
+  const { independent = [], blind } = options;
+  const independentRuns = [...new Set([...independent, ...(blind ?? []).map((d) => d.server)])].flatMap((server) =>
+    independentRunsOf(server, {
+      plainAndControls: independent.includes(server),
+      deviations: blind?.filter((d) => d.server === server).map((d) => d.name),
+    }),
+  );
   options.log(
     `${options.only.length} deviations, ${variationRuns.length} runs of ${options.variations?.length ?? 0} conforming variations, ${independentRuns.length} runs of ${options.independent?.length ?? 0} independent servers and ${options.faithfulRuns} faithful runs, ${options.jobs} at a time${options.scoped ? ', each deviation against its own feature only' : ''}.`,
   );
@@ -422,9 +421,13 @@ export function mutationReportOf(results: RunResult[], scoped: boolean, duration
 
 /**
  * An independent server's runs: plain in both profiles, with each control in each profile it is legal in, and with
- * each deviation its author wrote, tried each way that may catch it (waysToCatch); with `blind`, only those deviations.
+ * each deviation its author wrote, tried each way that may catch it (waysToCatch). `asked` narrows them: no plain or
+ * control run unless the server is among --independent, and only the deviations --blind names when it names any.
  */
-function independentRunsOf(server: IndependentServerName, blind?: readonly string[]): RunSpec[] {
+function independentRunsOf(
+  server: IndependentServerName,
+  asked: { plainAndControls: boolean; deviations: readonly string[] | undefined },
+): RunSpec[] {
   const plain = (['spec', 'mtn-sandbox'] as const).map((profile) => ({
     label: `${server} (${profile})`,
     independent: { server },
@@ -433,14 +436,14 @@ function independentRunsOf(server: IndependentServerName, blind?: readonly strin
   }));
   const controls = switchesOf(server, 'control');
   const deviations = switchesOf(server, 'deviation')
-    .filter((d) => !blind || blind.includes(d.name))
+    .filter((d) => asked.deviations === undefined || asked.deviations.includes(d.name))
     .map((d) => ({
       label: `${server} --deviation ${d.name}`,
       independent: { server, deviation: d.name, clause: d.clause, effect: d.effect },
       ...waysToCatch(d.profiles)[0]!,
       ways: waysToCatch(d.profiles),
     }));
-  if (blind) return deviations;
+  if (!asked.plainAndControls) return deviations;
   return [
     ...plain,
     ...deviations,

@@ -92,6 +92,7 @@ test('--blind takes server:deviation pairs and says what to write otherwise', ()
     { server: 'go', name: 'refund-not-debited' },
     { server: 'java', name: 'balance-cached' },
   ]);
+  assert.deepEqual(parseCommandLine(['--blind', 'none'], MUTATION_OPTIONS).values.blind, []);
   for (const bad of ['refund-not-debited', 'ruby:x', 'go:', 'go:a:b'])
     assert.throws(
       () => parseCommandLine(['--blind', bad], MUTATION_OPTIONS),
