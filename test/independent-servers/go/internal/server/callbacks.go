@@ -13,6 +13,8 @@ type callbackJob struct {
 	method string
 	body   []byte
 	key    string // the API user's key at the time (for signing)
+
+	onDelivered func() // deviation status-gone-after-callback: run once a 2xx is received
 }
 
 // callbackMethod: PUT for requests to pay (notes: documented), POST for deposits, refunds
@@ -53,6 +55,9 @@ func (s *Server) deliver(j callbackJob) {
 				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 				resp.Body.Close()
 				if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+					if j.onDelivered != nil {
+						j.onDelivered()
+					}
 					return
 				}
 				s.logger.Printf("callback %s %s attempt %d: HTTP %d", j.method, j.url, i+1, resp.StatusCode)

@@ -45,11 +45,21 @@ type grant struct {
 var reLoginHint = regexp.MustCompile(`^ID:(.+)/MSISDN$`)
 
 // parseForm reads a form body; parameters may not repeat (RFC 6749 §3.2).
-func parseForm(c *call) (url.Values, string) {
-	if !mediaTypeIs(c, "application/x-www-form-urlencoded") {
+func (s *Server) parseForm(c *call) (url.Values, string) {
+	if !s.mediaTypeIs(c, "application/x-www-form-urlencoded") {
 		return nil, "Content-Type must be application/x-www-form-urlencoded"
 	}
 	form, err := url.ParseQuery(string(c.body))
+	if s.dev(DevFormNotDecoded) {
+		form, err = url.Values{}, nil // names and values taken raw, not percent-decoded
+		for _, pair := range strings.Split(string(c.body), "&") {
+			if pair == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(pair, "=")
+			form[k] = append(form[k], v)
+		}
+	}
 	if err != nil {
 		return nil, "the form body is malformed"
 	}
@@ -67,7 +77,7 @@ func (s *Server) hBCAuthorize(c *call) {
 	if !s.business(c, "access") {
 		return
 	}
-	form, msg := parseForm(c)
+	form, msg := s.parseForm(c)
 	if form == nil {
 		s.badRequest(c, "", msg)
 		return
@@ -132,7 +142,7 @@ func (s *Server) hBCAuthorize(c *call) {
 	s.lock()
 	s.reqs[ar.id] = ar
 	s.unlock()
-	if ar.decision != "" && cb != "" && ar.decideAt.Before(ar.expires) {
+	if ar.decision != "" && cb != "" && ar.decideAt.Before(ar.expires) && !(ar.decision == "denied" && s.dev(DevConsentDenialNoCallback)) {
 		time.AfterFunc(time.Until(ar.decideAt), func() {
 			select {
 			case <-s.closed:
@@ -165,11 +175,12 @@ func (s *Server) hOAuthToken(c *call) {
 	if !s.gate(c, collDisb...) {
 		return
 	}
+	c.oauthFail500 = s.dev(DevOAuthFailure500)
 	u := s.basicUser(c)
 	if u == nil || !s.targetEnv(c) {
 		return
 	}
-	form, _ := parseForm(c)
+	form, _ := s.parseForm(c)
 	if form == nil {
 		s.oauthError(c, "invalid_request")
 		return
@@ -309,6 +320,11 @@ func (s *Server) refreshAsBearer(cred, product string, now time.Time) (*tokenRec
 func (s *Server) hUserInfo(c *call) {
 	if !s.business(c, "consent") {
 		return
+	}
+	if s.dev(DevConsentTokenSingleUse) {
+		s.lock()
+		c.tok.revoked = true // spent by its first use
+		s.unlock()
 	}
 	s.writeJSON(c, 200, s.userInfoRecord(c.tok.msisdn))
 }

@@ -94,6 +94,7 @@ func (s *Server) hBasicUserInfo(c *call) {
 		return
 	}
 	c.authAsCode = s.dev(DevBasicInfo401Code)
+	c.allowExpired = s.dev(DevBasicInfoExpiredOK)
 	if !s.bearer(c, "access") || !s.targetEnv(c) {
 		return
 	}

@@ -16,7 +16,7 @@ type jsonBody map[string]json.RawMessage
 
 // parseObject reads the body as one JSON object. spec: unknown members are refused.
 func (s *Server) parseObject(c *call, allowed ...string) (jsonBody, bool) {
-	if !mediaTypeIs(c, "application/json") {
+	if !s.mediaTypeIs(c, "application/json") {
 		s.badRequest(c, "", "Content-Type must be application/json")
 		return nil, false
 	}

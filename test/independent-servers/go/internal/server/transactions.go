@@ -58,6 +58,10 @@ type tx struct {
 	lastNotified time.Time
 
 	creditedEarly bool // deviation payment-credited-while-pending
+
+	tokenJTI       string   // deviation transactions-bound-to-token: the token that created it
+	purged         bool     // deviation status-gone-after-callback
+	extraCallbacks []string // deviation duplicate-adds-callback-url
 }
 
 // ---------- outcome table ----------
@@ -157,7 +161,11 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 	if t.status == stSuccess {
 		t.ftid = newFTID()
 		if t.kind == kRTP && owner != nil && !t.creditedEarly {
-			owner.balance.Add(owner.balance, t.amount)
+			credit := t.amount
+			if s.dev(DevPaymentCreditTruncated) {
+				credit = new(big.Int).Mul(new(big.Int).Quo(t.amount, scaleFactor), scaleFactor)
+			}
+			owner.balance.Add(owner.balance, credit)
 		}
 		t.held = nil
 	} else {
@@ -171,6 +179,9 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 		}
 		if t.held != nil && owner != nil {
 			owner.balance.Add(owner.balance, t.held)
+			if t.kind == kDeposit && s.dev(DevFailedDepositTwice) {
+				owner.balance.Add(owner.balance, t.held) // the hold is released a second time
+			}
 		}
 		t.held = nil
 		if t.refundHeld != nil {
@@ -180,21 +191,44 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 			t.refundHeld = nil
 		}
 	}
-	if t.callbackURL != "" && !(t.kind == kRefund && s.dev(DevRefundCallbackMissing)) {
-		key := ""
-		if owner != nil {
-			key = owner.key
+	key := ""
+	if owner != nil {
+		key = owner.key
+	}
+	body := s.record(t, true)
+	if t.kind == kRefund && s.dev(DevRefundCallbackPayment) {
+		if orig := s.txs[kRTP][t.refundOf]; orig != nil {
+			body = s.record(orig, true)
 		}
+	}
+	var onDelivered func()
+	if s.dev(DevStatusGoneAfterCallback) {
+		onDelivered = func() {
+			s.lock()
+			t.purged = true
+			s.unlock()
+		}
+	}
+	if t.callbackURL != "" && !(t.kind == kRefund && s.dev(DevRefundCallbackMissing)) {
 		target := t.callbackURL
 		if s.dev(DevCallbackToLatestURL) && owner != nil && owner.lastCallbackURL != "" {
 			target = owner.lastCallbackURL
 		}
-		s.outbox = append(s.outbox, callbackJob{
-			url:    target,
-			method: s.callbackMethod(t.kind),
-			body:   mustMarshal(s.record(t, true)),
-			key:    key,
-		})
+		if !(s.dev(DevCallbackDedupByURL) && s.cbURLs[target]) {
+			if s.dev(DevCallbackDedupByURL) {
+				s.cbURLs[target] = true
+			}
+			s.outbox = append(s.outbox, callbackJob{
+				url:         target,
+				method:      s.callbackMethod(t.kind),
+				body:        mustMarshal(body),
+				key:         key,
+				onDelivered: onDelivered,
+			})
+		}
+	}
+	for _, extra := range t.extraCallbacks {
+		s.outbox = append(s.outbox, callbackJob{url: extra, method: s.callbackMethod(t.kind), body: mustMarshal(body), key: key})
 	}
 	return true
 }
@@ -303,7 +337,7 @@ func (s *Server) reasonMessage(code string) string {
 
 // ---------- creation (2, 9, 10) ----------
 
-func (s *Server) parseParty(raw json.RawMessage, anyType bool) (*party, string) {
+func (s *Server) parseParty(raw json.RawMessage, anyType, anyMSISDN bool) (*party, string) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, "the party must be an object {partyIdType, partyId}"
@@ -326,7 +360,7 @@ func (s *Server) parseParty(raw json.RawMessage, anyType bool) (*party, string) 
 	}
 	switch typ {
 	case "MSISDN":
-		if !s.validMSISDN(id) {
+		if !s.validMSISDN(id) && !(anyMSISDN && id != "") {
 			return nil, "partyId is not a valid MSISDN (ITU-T E.164 digits)"
 		}
 	case "EMAIL":
@@ -364,7 +398,11 @@ func (s *Server) textRules(name, v string, withLimit bool) string {
 			return name + " must not contain an apostrophe or &"
 		}
 	}
-	if withLimit && runeLen(v) > limit {
+	n := runeLen(v)
+	if s.dev(DevTextLengthBytes) {
+		n = len(v) // UTF-8 bytes instead of characters
+	}
+	if withLimit && n > limit {
 		return fmt.Sprintf("%s is longer than %d characters", name, limit)
 	}
 	return ""
@@ -396,7 +434,7 @@ func (s *Server) hCreateTx(c *call, kind string) {
 	if !ok {
 		return
 	}
-	t := &tx{kind: kind, id: id, owner: c.user.id, created: c.now, status: stPending}
+	t := &tx{kind: kind, id: id, owner: c.user.id, created: c.now, status: stPending, tokenJTI: c.tok.jti}
 
 	amountStr, present, okA := s.str(m, "amount")
 	if !okA || !present {
@@ -444,7 +482,7 @@ func (s *Server) hCreateTx(c *call, kind string) {
 			s.badRequest(c, "", name+" is required")
 			return
 		}
-		p, msg := s.parseParty(raw, kind == kDeposit && s.dev(DevDepositPartyTypeAny))
+		p, msg := s.parseParty(raw, kind == kDeposit && s.dev(DevDepositPartyTypeAny), kind == kDeposit && s.dev(DevDepositMSISDNAny))
 		if p == nil {
 			s.badRequest(c, "", msg)
 			return
@@ -474,12 +512,24 @@ func (s *Server) hCreateTx(c *call, kind string) {
 			old.amount, old.party = t.amount, t.party
 			old.extID, old.payerMsg, old.payeeNote = t.extID, t.payerMsg, t.payeeNote
 		}
+		if cb != "" && s.dev(DevDuplicateAddsCallback) && old.status == stPending {
+			old.extraCallbacks = append(old.extraCallbacks, cb)
+		}
 		s.unlock()
 		s.fail(c, 409, "RESOURCE_ALREADY_EXIST")
 		return
 	}
 	s.settleAllLocked(c.now)
 	owner := s.users[t.owner]
+	if kind == kRTP && owner != nil && s.dev(DevPayerSharedObject) {
+		// one payer object per API user, overwritten by each request to pay
+		if owner.sharedPayer == nil {
+			owner.sharedPayer = t.party
+		} else {
+			*owner.sharedPayer = *t.party
+			t.party = owner.sharedPayer
+		}
+	}
 	failNow := "" // a failure known at creation (asynchronous: the creation still answers 202)
 	if kind == kRefund {
 		orig := s.txs[kRTP][t.refundOf]
@@ -570,18 +620,36 @@ func (s *Server) hGetTx(c *call, kind string) {
 	}
 	id := c.p["id"]
 	if !isUUID(id) {
+		if kind != kRTP && s.dev(DevDisbStatusBadID404) {
+			s.fail(c, 404, "RESOURCE_NOT_FOUND")
+			return
+		}
 		s.badRequest(c, "", "the reference id must be a UUID")
 		return
 	}
+	key := strings.ToLower(id)
+	if s.dev(DevUpperRefUnreadable) {
+		key = id // looked up exactly as written, while creation stored it in lower case
+	}
 	s.lock()
-	t := s.txs[kind][strings.ToLower(id)]
-	if t == nil || t.owner != c.user.id {
+	t := s.txs[kind][key]
+	if t == nil || t.owner != c.user.id || t.purged || (s.dev(DevTxBoundToToken) && t.tokenJTI != c.tok.jti) {
 		s.unlock()
 		s.fail(c, 404, "RESOURCE_NOT_FOUND")
 		return
 	}
-	s.settleLocked(t, c.now)
+	justSettled := s.settleLocked(t, c.now)
+	if kind == kRTP && t.status == stSuccess && !justSettled && s.dev(DevCreditOnEveryRead) {
+		if owner := s.users[t.owner]; owner != nil {
+			owner.balance.Add(owner.balance, t.amount)
+		}
+	}
 	rec := s.record(t, false)
+	if s.dev(DevCallbackAheadOfStatus) && t.status != stPending && t.finalAt.After(t.created) && c.now.Before(t.completedAt.Add(2*time.Second)) {
+		cp := *t
+		cp.status, cp.ftid, cp.reason = stPending, "", ""
+		rec = s.record(&cp, false)
+	}
 	s.unlock()
 	s.writeJSON(c, 200, rec)
 }
@@ -620,7 +688,7 @@ func (s *Server) hDeliveryNotification(c *call) {
 	}
 	s.lock()
 	t := s.txs[kRTP][strings.ToLower(id)]
-	if t == nil || t.owner != c.user.id {
+	if t == nil || t.owner != c.user.id || t.purged || (s.dev(DevTxBoundToToken) && t.tokenJTI != c.tok.jti) {
 		s.unlock()
 		s.fail(c, 404, "RESOURCE_NOT_FOUND")
 		return
@@ -676,6 +744,9 @@ func (s *Server) hBalance(c *call) {
 	s.settleAllLocked(c.now)
 	bal := new(big.Int).Set(c.user.balance)
 	s.unlock()
+	if c.product == "collection" && s.dev(DevCollectionBalanceMinor) {
+		bal.Mul(bal, big.NewInt(100)) // the ledger's minor units, not converted back
+	}
 	cur := s.cfg.Currency
 	if c.product == "remittance" && s.dev(DevRemittanceCurrencyLower) {
 		cur = strings.ToLower(cur)

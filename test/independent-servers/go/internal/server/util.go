@@ -122,6 +122,9 @@ var (
 )
 
 func (s *Server) validMSISDN(v string) bool {
+	if s.dev(DevMSISDN15Refused) && len(strings.TrimPrefix(v, "+")) >= 15 {
+		return false
+	}
 	if s.spec() {
 		return reMSISDNSpec.MatchString(v)
 	}
@@ -209,6 +212,9 @@ func (s *Server) parseAmount(v string) (*big.Int, error) {
 	re := reAmountMTN
 	if s.spec() {
 		re = reAmountSpec
+	}
+	if s.dev(DevAmountTrailingZeros) && strings.Contains(v, ".") && strings.HasSuffix(v, "0") {
+		return nil, errors.New("amount must not end in a zero after the decimal point")
 	}
 	if !re.MatchString(v) {
 		if s.spec() {
