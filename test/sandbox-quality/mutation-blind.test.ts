@@ -22,8 +22,17 @@ const blindSpec = (deviation: string, profiles: ('spec' | 'mtn-sandbox')[]): Run
   ways: waysToCatch(profiles),
 });
 
-/** A stand-in for a suite run: detected (exit 1, a scenario failed) only in the ways named. */
-function fakeRun(detectedIn: string[], calls: string[]) {
+const SCOPE = 'A consent token holds every scope asked for';
+const SCOPE_KEY = `features/consent.feature › ${SCOPE}`;
+const OTHER = 'A callback address over https is taken';
+
+/** The plain server passes every way. */
+const passesPlain = async () => new Set<string>();
+/** The plain server fails the scope reading under --strict, as a server that grants fewer scopes does. */
+const failsScopePlain = async (_spec: RunSpec, way: { strict: boolean }) => new Set(way.strict ? [SCOPE_KEY] : []);
+
+/** A stand-in for a suite run: failing the scenarios given (the scope reading by default), only in the ways named. */
+function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE]) {
   return async (spec: RunSpec): Promise<RunResult> => {
     const way = `${spec.profile}${spec.strict ? ' --strict' : ''}`;
     calls.push(way);
@@ -37,7 +46,7 @@ function fakeRun(detectedIn: string[], calls: string[]) {
       warnings: caught ? 0 : 1,
       exitCode: caught ? 1 : 0,
       durationMs: 1000,
-      failed: caught ? [{ scenario: 'A consent token holds every scope asked for', uri: 'features/consent.feature' }] : [],
+      failed: caught ? scenarios.map((scenario) => ({ scenario, uri: 'features/consent.feature' })) : [],
       notTested: 0,
       passed: 10,
     };
@@ -61,6 +70,7 @@ test('the runs stop at the first that detects the deviation, and say which ways 
   const inOther = await runUntilDetected(
     blindSpec('caught-in-mtn', ['spec', 'mtn-sandbox']),
     '/nonexistent',
+    passesPlain,
     fakeRun(['mtn-sandbox'], calls),
   );
   assert.deepEqual(calls, ['spec', 'mtn-sandbox']);
@@ -70,9 +80,14 @@ test('the runs stop at the first that detects the deviation, and say which ways 
 });
 
 test('a catch only under --strict is counted apart, and a miss names every way tried', async () => {
-  const byReading = await runUntilDetected(blindSpec('scope-first-only', ['spec']), '/nonexistent', fakeRun(['spec --strict'], []));
-  const missed = await runUntilDetected(blindSpec('funds-off-by-one', ['spec']), '/nonexistent', fakeRun([], []));
-  const byDefault = await runUntilDetected(blindSpec('token-forged', ['spec']), '/nonexistent', fakeRun(['spec'], []));
+  const byReading = await runUntilDetected(
+    blindSpec('scope-first-only', ['spec']),
+    '/nonexistent',
+    passesPlain,
+    fakeRun(['spec --strict'], []),
+  );
+  const missed = await runUntilDetected(blindSpec('funds-off-by-one', ['spec']), '/nonexistent', passesPlain, fakeRun([], []));
+  const byDefault = await runUntilDetected(blindSpec('token-forged', ['spec']), '/nonexistent', passesPlain, fakeRun(['spec'], []));
   const report = mutationReportOf([byReading, missed, byDefault], false, 60_000);
   assert.equal(report.blindDetected, 2);
   assert.equal(report.blindDetectedByReading, 1);
@@ -99,4 +114,44 @@ test('--blind takes server:deviation pairs and says what to write otherwise', ()
       (error: unknown) => error instanceof CommandLineError && /server:deviation pairs.*--blind go:refund-not-debited/.test(error.message),
       bad,
     );
+});
+
+test('under --strict, only scenarios the plain server passes that way detect a deviation', async () => {
+  const onlyAsPlain = await runUntilDetected(
+    blindSpec('text-limit-off-by-one', ['spec']),
+    '/nonexistent',
+    failsScopePlain,
+    fakeRun(['spec --strict'], []),
+  );
+  assert.deepEqual(onlyAsPlain.failed, []);
+  assert.equal(onlyAsPlain.failedAlsoPlain, 1);
+  const beyondPlain = await runUntilDetected(
+    blindSpec('https-refused', ['spec']),
+    '/nonexistent',
+    failsScopePlain,
+    fakeRun(['spec --strict'], [], [SCOPE, OTHER]),
+  );
+  assert.deepEqual(
+    beyondPlain.failed.map((f) => f.scenario),
+    [OTHER],
+  );
+  const report = mutationReportOf([onlyAsPlain, beyondPlain], false, 60_000);
+  assert.equal(report.blindDetected, 1);
+  assert.match(
+    mutationTable(report),
+    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 1; tried spec, spec --strict; under --strict it fails only the 1 scenarios its server fails plain\) \|/,
+  );
+});
+
+test('the plain server is asked for only under --strict, when a strict run fails', async () => {
+  const asked: string[] = [];
+  const countingPlain = async (_spec: RunSpec, way: { profile: string; strict: boolean }) => {
+    asked.push(`${way.profile}${way.strict ? ' --strict' : ''}`);
+    return new Set([SCOPE_KEY]);
+  };
+  await runUntilDetected(blindSpec('a', ['spec']), '/nonexistent', countingPlain, fakeRun(['spec --strict'], []));
+  await runUntilDetected(blindSpec('b', ['spec']), '/nonexistent', countingPlain, fakeRun(['spec'], []));
+  await runUntilDetected(blindSpec('c', ['spec']), '/nonexistent', countingPlain, fakeRun([], []));
+  // A default way that detects needs none: the plain server's own runs in that profile must pass.
+  assert.deepEqual(asked, ['spec --strict']);
 });
