@@ -53,6 +53,7 @@ Feature: Consent-based user information
     And the partner has asked a customer for consent to their profile
     When the partner redeems the consent with a wrong API key
     Then no consent token is given
+    And the wrong key is refused as a failed token request
 
   @req:CONSENT-TOKEN-3600
   Scenario: A consent token is valid for an hour by default

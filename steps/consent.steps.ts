@@ -11,6 +11,7 @@ import {
   haveAskedForConsent,
   haveAskedForConsentToTwoScopes,
   expectNoConsentToken,
+  expectWrongKeyRefusedAsFailedTokenRequest,
   redeemWithWrongKey,
   holdConsentToken,
   lookUpBasicInfo,
@@ -46,6 +47,10 @@ When('the partner redeems the consent with a wrong API key', async function (thi
 
 Then('no consent token is given', function (this: MomoWorld) {
   expectNoConsentToken(this);
+});
+
+Then('the wrong key is refused as a failed token request', function (this: MomoWorld) {
+  return expectWrongKeyRefusedAsFailedTokenRequest(this);
 });
 
 Given('the partner has asked a customer for consent to their profile, for online access', async function (this: MomoWorld) {

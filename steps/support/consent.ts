@@ -16,6 +16,7 @@ import { requestPayment } from './transactions.ts';
 import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
 import { foreignCallbackUrl, ownCallbackUrl } from './callbacks.ts';
+import { refusedTokenStatuses } from './tokens.ts';
 
 /**
  * The consent flow of §5.4: bc-authorize under collection with the partner's access token (§4.2 #7), the OAuth 2.0
@@ -185,14 +186,14 @@ export async function redeemWithWrongKey(world: MomoWorld): Promise<void> {
         throw error;
       });
     if (!answer) world.log(`The consent redeemed with a wrong API key under ${consent.flow.redeem} stayed pending: no token was given.`);
-    else consent.wrongKeyAnswers.push(world.remember(answer));
+    else consent.wrongKeyAnswers.push({ way: way?.premise, answer: world.remember(answer) });
     if (answer?.status === 200) return;
   }
 }
 
 /** §5 rule 2: a token is created from the API user's id and its API key; a wrong key gets none, whichever the refusal. */
 export function expectNoConsentToken(world: MomoWorld): void {
-  for (const answer of currentConsent(world).wrongKeyAnswers ?? [])
+  for (const { answer } of currentConsent(world).wrongKeyAnswers ?? [])
     world.expect(
       {
         status: REFUSALS_OF_ANY_KIND,
@@ -201,6 +202,37 @@ export function expectNoConsentToken(world: MomoWorld): void {
       },
       answer,
     );
+}
+
+/**
+ * The wrong key's refusal, where the consent is redeemed the way that holds on the target, is a failed token request's
+ * (§7 rule 4: 401; the live service's 500 in mtn-sandbox), as the access token operation's is. Which way holds is
+ * learnt by redeeming the consent with the right key: a way the target does not serve (another product's API user)
+ * may be refused for that alone, so only the wrong key's answer of the way that held is judged. It rests on no premise
+ * of the way: the right key was just seen to get a token there, so the wrong key alone was refused.
+ */
+export async function expectWrongKeyRefusedAsFailedTokenRequest(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  const answers = consent.wrongKeyAnswers ?? [];
+  if (answers.length === 0 || answers.some(({ answer }) => answer.status === 200)) {
+    world.log('No refusal of the wrong API key to weigh: it was given a token, or the consent stayed pending.');
+    return;
+  }
+  await redeemOnceConsented(world);
+  const held = answers.find(({ way }) => way === consent.way);
+  if (!held) {
+    world.log(`The consent was redeemed ${consent.way ?? 'its own way'}, where the wrong API key got no answer to weigh.`);
+    return;
+  }
+  const { profile } = world.config;
+  world.expect(
+    {
+      status: refusedTokenStatuses(world),
+      source: sourceOfDifference('tokenFailureStatus', profile),
+      what: 'a consent redeemed with a wrong API key is refused as a failed token request',
+    },
+    held.answer,
+  );
 }
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */

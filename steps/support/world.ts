@@ -65,7 +65,8 @@ export interface Consent {
   /** The answer to the consent request (bc-authorize). */
   askAnswer?: ApiResponse;
   /** The answers to the consent redeemed with a wrong API key, one a way that did not stay pending. */
-  wrongKeyAnswers?: ApiResponse[];
+  /** What the token operation answered the consent redeemed with a wrong API key, each way tried (its premise). */
+  wrongKeyAnswers?: { way: PremiseName | undefined; answer: ApiResponse }[];
 }
 
 /** An access token the partner asked for itself (not through the harness's token cache). */
