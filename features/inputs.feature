@@ -75,26 +75,30 @@ Feature: Every input of every creation
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
-      | input                                     |
-      | a payer identified by an e-mail address   |
-      | a payer identified by a party code        |
+      | input                                               |
+      | a payer whose number has all 15 digits E.164 allows |
+      | a payer identified by an e-mail address             |
+      | a payer identified by a party code                  |
 
     Examples:
-      | input                                     |
-      | a payer message of exactly 160 characters |
-      | a payee note of exactly 160 characters    |
-      | a callback address over https             |
+      | input                                               |
+      | a payer message of exactly 160 characters           |
+      | a payee note of exactly 160 characters              |
+      | a payer message of 100 accented letters             |
+      | a payee note of 100 accented letters                |
+      | a callback address over https                       |
 
   @collection
   Scenario Outline: A request to pay with <input> is refused as invalid, or kept as asked
     Given a partner subscribed to collection
     When the partner asks for a request to pay with <input>
-    Then it is refused as invalid, or its record reads back the amount asked
+    Then it is refused as invalid, or its record reads back as asked
 
     @req:COL-RTP-STATUS-QUERY
     Examples:
       | input                         |
       | an amount with three decimals |
+      | a reference id in upper case  |
 
   @collection @negative @req:COL-RTP-INVALID-400
   Scenario: A request to pay refused as invalid leaves its reference id free
@@ -212,6 +216,8 @@ Feature: Every input of every creation
       | input                                     |
       | a payer message of exactly 160 characters |
       | a payee note of exactly 160 characters    |
+      | a payer message of 100 accented letters   |
+      | a payee note of 100 accented letters      |
       | a callback address over https             |
 
   @disbursement
@@ -219,12 +225,13 @@ Feature: Every input of every creation
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 10 through collection
     When the partner asks for a refund with <input>
-    Then it is refused as invalid, or its record reads back the amount asked
+    Then it is refused as invalid, or its record reads back as asked
 
     @req:DIS-REFUND-STATUS-QUERY
     Examples:
       | input                         |
       | an amount with three decimals |
+      | a reference id in upper case  |
 
   @disbursement @negative @req:DIS-REFUND-INVALID-400
   Scenario: A refund refused as invalid leaves its reference id free
@@ -340,26 +347,30 @@ Feature: Every input of every creation
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
-      | input                                     |
-      | a payee identified by an e-mail address   |
-      | a payee identified by a party code        |
+      | input                                               |
+      | a payee whose number has all 15 digits E.164 allows |
+      | a payee identified by an e-mail address             |
+      | a payee identified by a party code                  |
 
     Examples:
-      | input                                     |
-      | a payer message of exactly 160 characters |
-      | a payee note of exactly 160 characters    |
-      | a callback address over https             |
+      | input                                               |
+      | a payer message of exactly 160 characters           |
+      | a payee note of exactly 160 characters              |
+      | a payer message of 100 accented letters             |
+      | a payee note of 100 accented letters                |
+      | a callback address over https                       |
 
   @disbursement
   Scenario Outline: A deposit with <input> is refused as invalid, or kept as asked
     Given a partner subscribed to disbursement
     When the partner asks for a deposit with <input>
-    Then it is refused as invalid, or its record reads back the amount asked
+    Then it is refused as invalid, or its record reads back as asked
 
     @req:DIS-DEPOSIT-STATUS-QUERY
     Examples:
       | input                         |
       | an amount with three decimals |
+      | a reference id in upper case  |
 
   @disbursement @negative @req:DIS-DEPOSIT-INVALID-400
   Scenario: A deposit refused as invalid leaves its reference id free

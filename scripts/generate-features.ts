@@ -141,7 +141,7 @@ function keptInputOutline(shared: CreationOutlines): string[] {
   const { label } = shared.creation;
   return inputOutline(shared, 'kept', [], `A ${label} with <input> is refused as invalid, or kept as asked`, [
     `    When the partner asks for a ${label} with <input>`,
-    '    Then it is refused as invalid, or its record reads back the amount asked',
+    '    Then it is refused as invalid, or its record reads back as asked',
   ]);
 }
 

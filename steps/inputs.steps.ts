@@ -26,7 +26,7 @@ When('the partner asks for a {creation} without {input}', async function (this: 
   await askWithInput(this, creation, input);
 });
 
-Then('it is refused as invalid, or its record reads back the amount asked', async function (this: MomoWorld) {
+Then('it is refused as invalid, or its record reads back as asked', async function (this: MomoWorld) {
   await expectRefusedOrKeptAsAsked(this);
 });
 

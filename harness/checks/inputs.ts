@@ -138,7 +138,8 @@ const PARTY_KIND_CASE = reading(
 const PARTY_FORMS = [
   {
     kind: 'MSISDN',
-    valid: undefined,
+    // E.164 numbers have at most 15 digits; the test numbers have 11, so the longest a number may be is sent too.
+    valid: { words: 'whose number has all 15 digits E.164 allows', partyId: () => `46${String(Date.now()).slice(-13).padStart(13, '7')}` },
     invalid: { words: 'number that is not a phone number', partyId: 'call me', rule: 'an MSISDN partyId is an E.164 number' },
   },
   {
@@ -192,6 +193,14 @@ function amountAndReferenceCases(c: CreationInputs): InputCase[] {
       'an amount with three decimals',
       spec(`${c.bodyClause}: amount is a string, with no scale given; ${invalidDataOf(c)}; its record reads back the amount asked`),
       { body: () => ({ amount: '1.005' }), requirements: [ownStatusQuery(c)] },
+    ),
+    // RFC 9562 §4: a UUID is case-insensitive on input. A target may refuse capitals as invalid data, but one that
+    // takes them finds the transaction under the reference id it was given (§2.5: it is later used in status queries).
+    make(
+      'kept',
+      'a reference id in upper case',
+      spec(`§2.5: X-Reference-Id is later used in status queries; RFC 9562 §4: a UUID is case-insensitive on input; ${invalidDataOf(c)}`),
+      { referenceId: () => randomUUID().toUpperCase(), requirements: [ownStatusQuery(c)] },
     ),
     make('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] }),
     // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
@@ -259,9 +268,12 @@ function fieldCases(c: CreationInputs): InputCase[] {
     ...c.texts.map((field) =>
       make('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(161) }) }),
     ),
-    // The bound's other side: 160 characters are within it.
+    // The bound's other side: 160 characters are within it; and it counts characters, not the bytes UTF-8 writes them in.
     ...c.texts.map((field) =>
       make('valid', `a ${wordsOf(field)} of exactly 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(160) }) }),
+    ),
+    ...c.texts.map((field) =>
+      make('valid', `a ${wordsOf(field)} of 100 accented letters`, TEXT_BOUND, { body: () => ({ [field]: 'é'.repeat(100) }) }),
     ),
   ];
 }

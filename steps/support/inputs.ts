@@ -164,14 +164,15 @@ export function expectRefusedPreferablyAsInvalid(world: MomoWorld): void {
 }
 
 /**
- * A form the spec neither allows nor forbids (an amount with three decimals): refused as invalid data, or accepted and
- * then read back as it was asked, the same number (record-echoes-request, definite): never taken and kept as another.
+ * A form a target may refuse as invalid data (an amount with three decimals, a reference id in capitals): or accepted
+ * and then read back as it was asked, under the reference id it was given, the same number (record-echoes-request,
+ * definite): never taken and kept as another, nor taken and lost.
  */
 export async function expectRefusedOrKeptAsAsked(world: MomoWorld): Promise<void> {
   const response = world.expect({
     status: [202, 400],
     ...(world.rule ? { source: world.rule } : {}),
-    what: 'an amount of a scale the spec does not forbid is accepted or refused as invalid',
+    what: 'a form a target may refuse is accepted, or refused as invalid',
   });
   if (response.status !== 202) return;
   const payment = world.lastPayment;
