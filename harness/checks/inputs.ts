@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 import { observed, reading, spec, type Source } from '../../core/sources.ts';
@@ -139,7 +139,10 @@ const PARTY_FORMS = [
   {
     kind: 'MSISDN',
     // E.164 numbers have at most 15 digits; the test numbers have 11, so the longest a number may be is sent too.
-    valid: { words: 'whose number has all 15 digits E.164 allows', partyId: () => `46${String(Date.now()).slice(-13).padStart(13, '7')}` },
+    valid: {
+      words: 'whose number has all 15 digits E.164 allows',
+      partyId: () => `46${Array.from({ length: 13 }, () => randomInt(10)).join('')}`,
+    },
     invalid: { words: 'number that is not a phone number', partyId: 'call me', rule: 'an MSISDN partyId is an E.164 number' },
   },
   {
