@@ -196,12 +196,6 @@ Feature: Errors and refusals
     When the partner reads a payment that does not exist with a forged access token
     Then it is refused as unauthorized
 
-  @collection @negative
-  Scenario: A payment whose reference is not a UUID cannot be read
-    Given a partner subscribed to collection
-    When the partner reads a payment whose reference is not a UUID
-    Then it is refused as invalid
-
   @provisioning @negative
   @req:PROV-APIKEY-INVALID-400
   Scenario: A key cannot be created for an API user id that is not a UUID

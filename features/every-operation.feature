@@ -218,6 +218,24 @@ Feature: Rules of every operation
       | disbursement | a read of a refund under disbursement       |
       | disbursement | a read of a deposit under disbursement      |
 
+  @negative @req:TXN-STATUS-REFERENCE-400
+  Scenario Outline: <call> naming a reference that is not a UUID is refused as invalid
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for <call> naming a reference that is not a UUID
+    Then it is refused as invalid
+
+    @collection
+    Examples:
+      | product      | call                                        |
+      | collection   | a read of a request to pay under collection |
+
+    @disbursement
+    Examples:
+      | product      | call                                        |
+      | disbursement | a read of a refund under disbursement       |
+      | disbursement | a read of a deposit under disbursement      |
+
   @negative @req:ENV-NOT-ALLOWED-500
   Scenario Outline: <call> in a target environment the partner may not use is refused
     Given a partner subscribed to <product>

@@ -332,6 +332,13 @@ const OPERATION_RULES: readonly OperationRule[] = [
     calls: () => leftTo('not-found', 'TXN-UNKNOWN-404'),
   },
   {
+    tags: '@negative @req:TXN-STATUS-REFERENCE-400',
+    title: '<call> naming a reference that is not a UUID is refused as invalid',
+    when: 'the partner asks for <call> naming a reference that is not a UUID',
+    outcome: 'it is refused as invalid',
+    calls: () => leftTo('malformed-reference', 'TXN-STATUS-REFERENCE-400'),
+  },
+  {
     // A refusal that a hand-written scenario already tries (reads, balances, holders) is not repeated.
     tags: '@negative @req:ENV-NOT-ALLOWED-500',
     title: '<call> in a target environment the partner may not use is refused',

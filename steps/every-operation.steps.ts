@@ -11,6 +11,7 @@ import {
   makeCallWithForgedToken,
   makeCallWithTokenForCredential,
   makeCallNamingUnknown,
+  makeCallNamingMalformed,
   makeCallWithoutKey,
   prepareCall,
 } from './support/every-operation.ts';
@@ -36,6 +37,10 @@ When('the partner asks for it with an access token whose signature was altered',
 
 When('the partner asks for {spec call} naming one that was never made', async function (this: MomoWorld, call: string) {
   await makeCallNamingUnknown(this, call);
+});
+
+When('the partner asks for {spec call} naming a reference that is not a UUID', async function (this: MomoWorld, call: string) {
+  await makeCallNamingMalformed(this, call);
 });
 
 When("the partner asks for it with its access token in place of its API user's credentials", async function (this: MomoWorld) {

@@ -13,7 +13,6 @@ import {
   readBalanceInCurrency,
   readBalanceWithKeyMistake,
   readStatusInForbiddenEnvironment,
-  readStatusOfReference,
   readUnknownWithForgedToken,
   readRefundAsDeposit,
   refundInForeignCurrency,
@@ -76,20 +75,12 @@ When("the partner looks up a customer's basic information with a forged access t
   await lookUpBasicInfoWithForgedToken(this);
 });
 
-When('the partner reads a payment whose reference is not a UUID', async function (this: MomoWorld) {
-  await readStatusOfReference(this, 'malformed');
-});
-
 When('the partner reads a payment that does not exist with a forged access token', async function (this: MomoWorld) {
   await readUnknownWithForgedToken(this);
 });
 
 When("the partner reads a deposit under the refund's reference id", async function (this: MomoWorld) {
   await readRefundAsDeposit(this);
-});
-
-When('the partner reads a payment that does not exist', async function (this: MomoWorld) {
-  await readStatusOfReference(this, 'unknown');
 });
 
 Then('the currency is refused', async function (this: MomoWorld) {

@@ -152,6 +152,16 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     requirements: ['TXN-UNKNOWN-404', 'PROV-APIKEY-NOT-FOUND-404', 'PROV-APIUSER-READ-404', 'COL-DN-UNKNOWN-404'],
   },
   {
+    id: 'malformed-reference',
+    rule: 'a call naming, in its path, an id that is not a UUID is refused with 400',
+    clause: '§4.5 #15–16 for API users; the live service for the status queries',
+    applies: (o, id) =>
+      id === 'deliveryNotification'
+        ? 'a notification naming no transaction may be refused as not found (§4.2 #3 lists 404) as well as invalid'
+        : o.params?.referenceId !== undefined || 'names nothing by an id in its path',
+    requirements: ['TXN-STATUS-REFERENCE-400', 'PROV-APIUSER-READ-400', 'PROV-APIKEY-INVALID-400'],
+  },
+  {
     id: 'foreign-environment',
     rule: 'a target environment the caller may not use is refused with 500 NOT_ALLOWED_TARGET_ENVIRONMENT',
     clause: '§7 and each operation’s listing',

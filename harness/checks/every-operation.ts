@@ -86,6 +86,13 @@ export function notFoundRule(call: SpecCall): Source {
     : REFUSALS['unknown-reference-read'];
 }
 
+/** Where the 400 of an id that is not a UUID comes from: the listing, or the live service for the status queries (§4.6: not shown). */
+export function malformedReferenceRule(call: SpecCall): Source {
+  return OPERATIONS[call.id].reads !== undefined
+    ? REFUSALS['malformed-reference-read']
+    : spec(`${call.listing}: 400 invalid data for a reference id that is not a UUID`);
+}
+
 /** Whether the operation creates a token from an API user's Basic credential (§5 rule 2) and documents 401 for a refused one. */
 export function takesBasicCredential(id: OperationId): boolean {
   const { credential, responses } = OPERATIONS[id];

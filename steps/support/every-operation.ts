@@ -10,6 +10,7 @@ import {
   KEY_REFUSED_AS_UNAUTHORIZED,
   KEY_REQUIRED,
   notFoundRule,
+  malformedReferenceRule,
   specCallPhrased,
   specCalls,
   type SpecCall,
@@ -155,6 +156,12 @@ export async function makeCallWithForgedToken(world: MomoWorld): Promise<void> {
 export async function makeCallNamingUnknown(world: MomoWorld, phrase: string): Promise<void> {
   world.rule = notFoundRule(specCallPhrased(phrase));
   world.remember(await preparedCallOf(world).make({ params: { referenceId: randomUUID() } }));
+}
+
+/** The call naming, in its path, a reference that is not a UUID (the live status queries answer 400). */
+export async function makeCallNamingMalformed(world: MomoWorld, phrase: string): Promise<void> {
+  world.rule = malformedReferenceRule(specCallPhrased(phrase));
+  world.remember(await preparedCallOf(world).make({ params: { referenceId: 'order-42' } }));
 }
 
 /** The call with the partner's own access token where its API user's Basic credential goes (not renewed when refused). */

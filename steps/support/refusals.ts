@@ -201,13 +201,6 @@ export function expectOAuthRefusal(world: MomoWorld): void {
   world.check('error-code', response, what, errorCodePresentFindings(response, source));
 }
 
-export async function readStatusOfReference(world: MomoWorld, which: 'malformed' | 'unknown'): Promise<void> {
-  // §4.6 does not show how the status query answers either: the live sandbox's 400 and 404 are observations.
-  world.rule = which === 'malformed' ? REFUSALS['malformed-reference-read'] : REFUSALS['unknown-reference-read'];
-  const referenceId = which === 'malformed' ? 'order-42' : randomUUID();
-  world.remember(await world.client.getRequestToPayStatus(await world.bearer(), referenceId));
-}
-
 /** A read of a payment that was never made, with a forged access token: which of the two is told first. */
 export async function readUnknownWithForgedToken(world: MomoWorld): Promise<void> {
   world.rule = REFUSALS['unauthorized-before-lookup'];
