@@ -55,6 +55,15 @@ Feature: Consent-based user information
     Then no consent token is given
     And the wrong key is refused as a failed token request
 
+  # §8: a consent token lasts 3600 s by default, so it is no less good for having been used, some seconds later.
+  @req:CONSENT-TOKEN-3600
+  Scenario: A consent token still reads the user information after it has been used
+    Given a partner subscribed to collection
+    And the partner holds a consent token for a customer's profile
+    And the partner has read the customer's user information with it
+    When some seconds of the consent token's life have passed
+    Then the partner reads the customer's user information with the consent token
+
   @req:CONSENT-TOKEN-3600
   Scenario: A consent token is valid for an hour by default
     Given a partner subscribed to collection

@@ -11,6 +11,7 @@ import {
   haveAskedForConsent,
   haveAskedForConsentToTwoScopes,
   expectNoConsentToken,
+  letConsentTokenAge,
   expectWrongKeyRefusedAsFailedTokenRequest,
   redeemWithWrongKey,
   holdConsentToken,
@@ -102,6 +103,14 @@ When("the partner looks up a customer's basic information", async function (this
 
 Then('the customer has not answered yet', function (this: MomoWorld) {
   expectPending(this);
+});
+
+Given("the partner has read the customer's user information with it", async function (this: MomoWorld) {
+  await readUserInfo(this);
+});
+
+When("some seconds of the consent token's life have passed", async function (this: MomoWorld) {
+  await letConsentTokenAge(this);
 });
 
 Then("the partner reads the customer's user information with the consent token", async function (this: MomoWorld) {

@@ -412,6 +412,26 @@ export async function holdConsentToken(world: MomoWorld): Promise<void> {
   await redeemOnceConsented(world);
 }
 
+/** Waits until `waitMs` have passed, as the scenario's clock says (within the slow deadline). */
+async function letTimePass(world: MomoWorld, waitMs: number, of: string): Promise<void> {
+  const from = Date.now();
+  await world.eventually(`${waitMs} ms ${of} have passed`, async () => (Date.now() >= from + waitMs ? true : undefined), { slow: true });
+}
+
+/** How long after its first use the partner uses a consent token again: seconds into the 3600 its life is (§8). */
+const USE_AGAIN_AFTER_MS = 4_000;
+
+/**
+ * Some seconds of the consent token's life pass: never more than half of what its expires_in gives (a target may give
+ * a shorter one than §8's default), nor of the run's slow deadline.
+ */
+export async function letConsentTokenAge(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
+  const life = typeof consent.tokenExpiresIn === 'number' && consent.tokenExpiresIn > 0 ? consent.tokenExpiresIn * 1000 : 3_600_000;
+  await letTimePass(world, Math.min(USE_AGAIN_AFTER_MS, world.config.slowOutcomeTimeoutMs / 2, life / 2), "of the consent token's life");
+}
+
 /** How long into the consent the partner refreshes its token: longer than the slack of comparing its ends. */
 const REFRESH_AFTER_MS = 4_000;
 
@@ -430,9 +450,7 @@ export async function refreshConsentToken(world: MomoWorld): Promise<void> {
     world.config.slowOutcomeTimeoutMs / 2,
     consent.endsAt === undefined ? 0 : Math.max(0, (consent.endsAt - issuedAt) / 2),
   );
-  await world.eventually(`${waitMs} ms of the consent have passed`, async () => (Date.now() >= issuedAt + waitMs ? true : undefined), {
-    slow: true,
-  });
+  await letTimePass(world, waitMs, 'of the consent');
   const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
   const what = 'a consent token is refreshed while the consent lasts';
   const response = world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
