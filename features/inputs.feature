@@ -119,6 +119,13 @@ Feature: Every input of every creation
       | earlier                            |
       | a customer who rejects the payment |
 
+  @collection @req:COL-RTP-STATUS-QUERY
+  Scenario: A request to pay still reads as it was asked after the partner's next one
+    Given a partner subscribed to collection
+    And the partner's request to pay with a customer who approves has ended
+    When the partner asks for another request to pay, with a customer whose wallet fails
+    Then the earlier request to pay still reads as it was asked
+
   @collection @req:TXN-MONEY-ONCE
   Scenario Outline: A request to pay with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to collection
@@ -390,6 +397,13 @@ Feature: Every input of every creation
     Examples:
       | earlier                         |
       | a payee who rejects the payment |
+
+  @disbursement @req:DIS-DEPOSIT-STATUS-QUERY
+  Scenario: A deposit still reads as it was asked after the partner's next one
+    Given a partner subscribed to disbursement
+    And the partner's deposit with a payee who approves has ended
+    When the partner asks for another deposit, with a payee whose wallet fails
+    Then the earlier deposit still reads as it was asked
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A deposit with <earlier> moves its amount once, or nothing

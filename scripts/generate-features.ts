@@ -11,7 +11,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type CreationInputs, type InputCase, inputCasesOf, reuseCasesOf, specCreations } from '../harness/checks/inputs.ts';
+import {
+  type CreationInputs,
+  type InputCase,
+  inputCasesOf,
+  ownStatusQuery,
+  reuseCasesOf,
+  specCreations,
+} from '../harness/checks/inputs.ts';
 import { loadRequirements } from '../conformance/certification/requirements.ts';
 import { readScenarios } from '../conformance/certification/coverage.ts';
 import { operationsLeftTo, ruleMatrix, ruleMatrixMarkdown } from '../conformance/certification/rule-matrix.ts';
@@ -89,6 +96,7 @@ function outlinesOf(creation: CreationInputs): string[] {
     ...keptInputOutline(shared),
     ...leftFreeScenario(creation, shared.given, refused),
     ...reuseOutline(shared, false),
+    ...nextCreationScenario(shared),
     ...moneyOutlines(creation, shared.given),
     ...reuseOutline(shared, true),
   ];
@@ -169,6 +177,25 @@ function reuseOutline(shared: CreationOutlines, upperCase: boolean): string[] {
     '    Examples:',
     `      | ${'earlier'.padEnd(width)} |`,
     ...rows.map((r) => `      | ${r.padEnd(width)} |`),
+  ];
+}
+
+/**
+ * A transaction reads as it was asked after the partner's next one of its kind, to another party: a record the next
+ * creation overwrote (a payer or an amount held in one place) departs, which a read right after creation cannot show.
+ */
+function nextCreationScenario(shared: CreationOutlines): string[] {
+  const { creation, given } = shared;
+  const role = creation.party === 'payer' ? 'customer' : 'payee';
+  if (!creation.party) return [];
+  return [
+    '',
+    `  @${creation.product} @req:${ownStatusQuery(creation)}`,
+    `  Scenario: A ${creation.label} still reads as it was asked after the partner's next one`,
+    ...given,
+    `    And the partner's ${creation.label} with a ${role} who approves has ended`,
+    `    When the partner asks for another ${creation.label}, with a ${role} whose wallet fails`,
+    `    Then the earlier ${creation.label} still reads as it was asked`,
   ];
 }
 

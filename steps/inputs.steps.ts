@@ -2,6 +2,7 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import {
   askWithInput,
   createAgainUnderItsReference,
+  createAnother,
   createdAndEnded,
   expectAcceptedAsValid,
   expectRefusedOrKeptAsAsked,
@@ -14,6 +15,7 @@ import {
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
 import { expectMoneyMoved } from './support/accounts.ts';
+import { expectEarlierReadsAsAsked } from './support/status-records.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Every input of every creation (features/inputs.feature, generated from harness/checks/inputs.ts).
@@ -44,6 +46,14 @@ Then('it is accepted as valid', function (this: MomoWorld) {
 
 Given("the partner's {creation} with {party} has ended", async function (this: MomoWorld, creation: string, party: Party) {
   await createdAndEnded(this, creation, party);
+});
+
+When('the partner asks for another {creation}, with {party}', async function (this: MomoWorld, creation: string, party: Party) {
+  await createAnother(this, creation, party);
+});
+
+Then('the earlier {creation} still reads as it was asked', async function (this: MomoWorld, _creation: string) {
+  await expectEarlierReadsAsAsked(this);
 });
 
 When('the partner asks for a {creation} again under its reference id', async function (this: MomoWorld, creation: string) {

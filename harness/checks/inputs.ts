@@ -287,7 +287,7 @@ const STATUS_QUERY_REQUIREMENTS: Partial<Record<OperationId, string>> = {
   refund: 'DIS-REFUND-STATUS-QUERY',
   deposit: 'DIS-DEPOSIT-STATUS-QUERY',
 };
-function ownStatusQuery(c: CreationInputs): string {
+export function ownStatusQuery(c: CreationInputs): string {
   const id = STATUS_QUERY_REQUIREMENTS[c.id];
   if (!id) throw new Error(`No status-query requirement for ${c.id} in harness/checks/inputs.ts`);
   return id;

@@ -106,6 +106,12 @@ export async function partialRefundEnded(world: MomoWorld, amount: string): Prom
   if (record.status === 'SUCCESSFUL') world.held('partial-refund-taken');
 }
 
+/** Another creation of the kind, of another amount, to the party named: accepted, as any valid creation is. */
+export async function createAnother(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
+  await create(world, creationLabelled(creationLabel).id, party, '3.3');
+  world.expect({ status: 202, what: `another ${creationLabel} is accepted` });
+}
+
 /** The same kind of creation again, under the reference id of the scenario's last one (in upper case if asked), with other data. */
 export async function createAgainUnderItsReference(world: MomoWorld, creationLabel: string, upperCase: boolean): Promise<void> {
   const earlier = world.lastPayment;

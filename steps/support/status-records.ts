@@ -165,6 +165,14 @@ export async function expectRefundedPaymentUnchanged(world: MomoWorld): Promise<
   await judgeRecordAsAsked(world, requestToPayOf(world), "after its refund, the payment's record still shows what was asked");
 }
 
+/** The partner's transaction before its last of the same kind reads as it was asked: the last one took nothing of it. */
+export async function expectEarlierReadsAsAsked(world: MomoWorld): Promise<void> {
+  const last = world.lastPayment;
+  const earlier = world.payments.filter((p) => p !== last && p.kind === last.kind).at(-1);
+  if (!earlier) throw new Error(`No ${last.kind} was made in this scenario before the last one.`);
+  await judgeRecordAsAsked(world, earlier, `after the partner's next ${last.kind}, the earlier one still shows what was asked`);
+}
+
 /** The transaction's record, read now, shows what its creation sent (record-echoes-request). */
 async function judgeRecordAsAsked(
   world: MomoWorld,
