@@ -200,6 +200,33 @@ Feature: Rules of every operation
       | product      | call                                             |
       | remittance   | a registration of an API user under remittance   |
 
+  @req:MEDIA-TYPE-ANY-CASE
+  Scenario Outline: <call> whose body names its media type in capitals is served
+    Given a partner subscribed to <product>
+    And the partner has what <call> needs
+    When the partner asks for it naming the media type of its body in capitals
+    Then it is served as if it had named it in lower case
+
+    @collection
+    Examples:
+      | product      | call                                             |
+      | collection   | a registration of an API user under collection   |
+      | collection   | a request to pay under collection                |
+      | collection   | a delivery notification under collection         |
+      | collection   | a request for consent under collection           |
+
+    @disbursement
+    Examples:
+      | product      | call                                             |
+      | disbursement | a registration of an API user under disbursement |
+      | disbursement | a refund under disbursement                      |
+      | disbursement | a deposit under disbursement                     |
+
+    @remittance
+    Examples:
+      | product      | call                                             |
+      | remittance   | a registration of an API user under remittance   |
+
   @negative @req:TXN-UNKNOWN-404
   Scenario Outline: <call> naming one that was never made is not found
     Given a partner subscribed to <product>

@@ -352,6 +352,13 @@ const OPERATION_RULES: readonly OperationRule[] = [
     calls: () => leftTo('content-type-optional', 'CONTENT-TYPE-OPTIONAL'),
   },
   {
+    tags: '@req:MEDIA-TYPE-ANY-CASE',
+    title: '<call> whose body names its media type in capitals is served',
+    when: 'the partner asks for it naming the media type of its body in capitals',
+    outcome: 'it is served as if it had named it in lower case',
+    calls: () => leftTo('media-type-any-case', 'MEDIA-TYPE-ANY-CASE'),
+  },
+  {
     tags: '@negative @req:TXN-UNKNOWN-404',
     title: '<call> naming one that was never made is not found',
     when: 'the partner asks for <call> naming one that was never made',

@@ -1,7 +1,8 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
   expectNotServedWithoutKey,
-  expectServedWithoutContentType,
+  expectServedAsUsual,
+  makeCallWithMediaTypeInCapitals,
   makeCallWithBodyNotJson,
   makeCallWithoutContentType,
   expectRefusedAsUnauthorizedWhereValid,
@@ -72,5 +73,13 @@ When('the partner asks for it without naming the media type of its body', async 
 });
 
 Then('it is served as if it had named it', function (this: MomoWorld) {
-  expectServedWithoutContentType(this);
+  expectServedAsUsual(this, 'without Content-Type');
+});
+
+When('the partner asks for it naming the media type of its body in capitals', async function (this: MomoWorld) {
+  await makeCallWithMediaTypeInCapitals(this);
+});
+
+Then('it is served as if it had named it in lower case', function (this: MomoWorld) {
+  expectServedAsUsual(this, 'with its media type in capitals');
 });

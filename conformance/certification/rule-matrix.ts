@@ -145,6 +145,17 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     },
   },
   {
+    id: 'media-type-any-case',
+    rule: 'a body whose media type is named in capitals is served as one named in lower case',
+    clause: 'each listing: Content-Type; RFC 9110 §8.3.1',
+    applies: (_o, id) => takesBody(id) || 'takes no body',
+    requirements: ['MEDIA-TYPE-ANY-CASE'],
+    notProvokable: {
+      createOAuthToken:
+        "the body a scenario can send on its own is the refresh grant, our reading of §2.7 (RFC 6749 §6): whether a target serves it is not the spec's, so its being served proves nothing",
+    },
+  },
+  {
     id: 'not-found',
     rule: 'a call naming an id nothing was made under is refused with 404 RESOURCE_NOT_FOUND',
     clause: 'each operation’s listing; the live service for the status queries',

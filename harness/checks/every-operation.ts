@@ -165,6 +165,10 @@ export function bodyNotJsonRule(call: SpecCall): Source {
 }
 
 /** Each listing makes Content-Type optional: a body sent without it is served as one that names its media type. */
+export function mediaTypeAnyCaseRule(call: SpecCall): Source {
+  return spec(`${call.listing}: Content-Type names the body's media type; RFC 9110 §8.3.1: its type and subtype are case-insensitive`);
+}
+
 export function contentTypeOptionalRule(call: SpecCall): Source {
   return spec(`${call.listing}: Content-Type (optional)`);
 }

@@ -177,6 +177,8 @@ export interface CallOptions {
   form?: Record<string, string>;
   /** Sends the body without its Content-Type, which every listing makes optional. */
   omitContentType?: boolean;
+  /** Names the body's media type in capitals ("APPLICATION/JSON"), which HTTP reads as the same (RFC 9110 §8.3.1). */
+  mediaTypeInCapitals?: boolean;
   /**
    * The request reuses a reference id on purpose (a scenario about duplicates): a 409 it gets is the case's own answer,
    * never taken for an earlier attempt's creation.
@@ -547,7 +549,8 @@ export class MomoClient {
       if (o.rawBody.contentType) headers['Content-Type'] = o.rawBody.contentType;
       return { headers, body: o.rawBody.text };
     }
-    const typed = (contentType: string) => (o.omitContentType ? headers : { ...headers, 'Content-Type': contentType });
+    const typed = (contentType: string) =>
+      o.omitContentType ? headers : { ...headers, 'Content-Type': o.mediaTypeInCapitals ? contentType.toUpperCase() : contentType };
     if (o.form) return { headers: typed('application/x-www-form-urlencoded'), body: new URLSearchParams(o.form).toString() };
     if (o.body !== undefined) return { headers: typed('application/json'), body: JSON.stringify(o.body) };
     return { headers, body: undefined };

@@ -7,6 +7,7 @@ import {
   bearerNamedRule,
   bodyNotJsonRule,
   contentTypeOptionalRule,
+  mediaTypeAnyCaseRule,
   KEY_REFUSED_AS_UNAUTHORIZED,
   KEY_REQUIRED,
   notFoundRule,
@@ -200,13 +201,19 @@ export async function makeCallWithoutContentType(world: MomoWorld): Promise<void
   world.remember(await preparedCallOf(world).make({ omitContentType: true }));
 }
 
-/** Served: one of the operation's documented success statuses, as when the body names its media type. */
-export function expectServedWithoutContentType(world: MomoWorld): void {
+/** The call with its body's media type named in capitals. */
+export async function makeCallWithMediaTypeInCapitals(world: MomoWorld): Promise<void> {
+  world.remember(await preparedCallOf(world).make({ mediaTypeInCapitals: true }));
+}
+
+/** Served: one of the operation's documented success statuses, as when the body names its media type, as is usual. */
+export function expectServedAsUsual(world: MomoWorld, how: 'without Content-Type' | 'with its media type in capitals'): void {
   const call = preparedCallOf(world).call!;
   const served = Object.keys(OPERATIONS[call.id].responses)
     .map(Number)
     .filter((status) => status >= 200 && status < 300);
-  world.expect({ status: served, source: contentTypeOptionalRule(call), what: 'a body without its Content-Type is served' });
+  const source = how === 'without Content-Type' ? contentTypeOptionalRule(call) : mediaTypeAnyCaseRule(call);
+  world.expect({ status: served, source, what: `a body ${how} is served` });
 }
 
 export async function makeCallInForeignEnvironment(world: MomoWorld): Promise<void> {
