@@ -84,6 +84,15 @@ Feature: Collecting payments
     And exactly one callback arrives, carrying the payment's status record
     And no callback arrives that nobody asked for
 
+  # A partner often has one callback endpoint for all its payments: each payment is called back there.
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario: A merchant that gives one callback address for two payments is told of each
+    Given a partner subscribed to collection
+    When the partner requests 15.50 and then 12.50 from a customer who approves, to be told of both at one callback address
+    Then a callback arrives at that address for each payment, carrying its status record
+    And no callback arrives that nobody asked for
+
   # Every outcome the test numbers give is called back, not only an approval: a target that calls back only on
   # success, or whose callback of a failure is not the status record, leaves the partner waiting or misled.
   @callback

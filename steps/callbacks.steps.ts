@@ -1,9 +1,11 @@
 import { Then, When } from '@cucumber/cucumber';
 import {
   type CallbackAddress,
+  expectCallbackForEachPayment,
   expectCallbackHostRefused,
   expectNoUnsolicitedCallbacks,
   expectOneCallbackWithStatusRecord,
+  requestPaymentsToOneAddress,
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
@@ -34,6 +36,17 @@ When(
 
 Then("exactly one callback arrives, carrying the payment's/deposit's/refund's/transfer's status record", async function (this: MomoWorld) {
   await expectOneCallbackWithStatusRecord(this);
+});
+
+When(
+  'the partner requests {amount} and then {amount} from {party}, to be told of both at one callback address',
+  async function (this: MomoWorld, first: string, second: string, party: Party) {
+    await requestPaymentsToOneAddress(this, party, [first, second]);
+  },
+);
+
+Then('a callback arrives at that address for each payment, carrying its status record', async function (this: MomoWorld) {
+  await expectCallbackForEachPayment(this);
 });
 
 Then('no callback arrives that nobody asked for', function (this: MomoWorld) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { defineParameterType } from '@cucumber/cucumber';
 import { consistently } from '../../harness/eventually.ts';
 import { quote } from '../../harness/judging/judge.ts';
@@ -5,6 +6,7 @@ import {
   CALLBACK_CHECKS,
   callbackRecordFindings,
   onceFindings,
+  missingCallbackFinding,
   sameAsStatusFindings,
   solicitedFindings,
 } from '../../harness/checks/callbacks.ts';
@@ -12,6 +14,8 @@ import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { statusFindings } from '../../harness/checks/answers.ts';
 import { finalStatusRecord, statusSchemaOf } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
+import type { Party } from './parties.ts';
+import { requestPayment } from './transactions.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 
@@ -139,6 +143,58 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
       sameAsStatusFindings(schema, callback.body, record),
     );
   });
+}
+
+/**
+ * Payments of the partner, each to be told at one and the same callback address, as a partner with a single callback
+ * endpoint is: the amounts in turn, from the party named.
+ */
+export async function requestPaymentsToOneAddress(world: MomoWorld, party: Party, amounts: readonly string[]): Promise<void> {
+  const shared = randomUUID();
+  const atShared: CallbackAddress = (w) => ownCallbackUrl(w, shared);
+  for (const amount of amounts) {
+    await requestPayment(world, party, amount, { callback: atShared });
+    world.expect({ status: 202, what: 'a payment to be told at a callback address another payment gave too is accepted' });
+  }
+  world.sharedCallback = shared;
+}
+
+/**
+ * §6: the service sends a callback to the address each request gave, so at least as many callbacks as payments arrive
+ * at an address several gave (retries may add more: the spec does not say). Where callbacks name an externalId, as the
+ * live service's status record does, each payment is named by one, and each callback carries its payment's record.
+ */
+export async function expectCallbackForEachPayment(world: MomoWorld): Promise<void> {
+  const shared = world.sharedCallback;
+  if (!shared) throw new Error('No payments in this scenario were told at one callback address.');
+  const receiver = world.harness.receiver;
+  const payments = world.payments.filter((p) => p.callbackUrl === receiver.urlFor(shared));
+  const where = `callbacks of ${payments.length} payments — ${SECTION}: a callback arrives at the one address each gave`;
+  const callbacks = await world.awaitState(
+    'callback-arrives',
+    `${payments.length} callbacks at one address`,
+    async () => {
+      const received = receiver.callbacksFor(shared);
+      if (received.length < payments.length) throw new Error(`${received.length} of ${payments.length} callbacks`);
+      return received;
+    },
+    { timing: CALLBACK_TIMING, where, operation: 'requestToPay', product: 'collection' },
+  );
+  const externalIdOf = (body: unknown) => (body as { externalId?: unknown } | undefined)?.externalId;
+  if (!callbacks.every((c) => typeof externalIdOf(c.body) === 'string')) {
+    world.log('Not every callback names an externalId (the spec shows no payload): only their number was judged.');
+    return;
+  }
+  for (const payment of payments) {
+    const own = callbacks.filter((c) => externalIdOf(c.body) === payment.body.externalId);
+    const schema = statusSchemaOf(payment);
+    const { response, record } = await finalStatusRecord(world, payment);
+    const what = `the callbacks at the shared address name the ${payment.kind} of ${payment.body.amount} and carry its record`;
+    world.check('callback-record', response, what, [
+      ...(own.length === 0 ? [missingCallbackFinding(String(payment.body.externalId), callbacks.length)] : []),
+      ...own.flatMap((c) => sameAsStatusFindings(schema, c.body, record)),
+    ]);
+  }
 }
 
 /** A callback that did arrive, but not at the exact URL given (another path under it, a query): §6's own rule. */

@@ -103,6 +103,8 @@ export class MomoWorld extends World {
   response?: ApiResponse;
   payment?: Payment;
   readonly payments: Payment[] = [];
+  /** The key of the one callback address several of the scenario's payments gave. */
+  sharedCallback?: string;
   consent?: Consent;
   /** An access token the partner holds itself, e.g. to present it after it expired. */
   accessToken?: IssuedToken;
