@@ -26,6 +26,10 @@ export const CALLBACK_CHECKS = {
       '§6 leaves retries "not shown"; real-api-notes is uncertain whether the service retries; a second callback after a 200 makes a careless listener act twice',
     ),
   },
+  'callback-after-final': {
+    title: 'A callback comes once the transaction is final: read when the callback has come, its status is no longer PENDING.',
+    source: observed('real-api-notes, callbacks: sent to X-Callback-Url when the transaction reaches a final state [documented]'),
+  },
   'callback-record': {
     title: "The callback carries the transaction's status record, the same as the status query gives.",
     source: observed('real-api-notes, callbacks: "Body: the same record as the status GET" [documented]'),
@@ -98,6 +102,13 @@ export function sameAsStatusFindings(schema: string, callback: unknown, record: 
         received: ours[field] === undefined ? 'none' : quote(ours[field]),
       }),
     );
+}
+
+/** The status a transaction read in once its callback had come: PENDING says the callback came before the outcome. */
+export function calledBackWhenFinalFindings(status: unknown): Finding[] {
+  return status === 'PENDING'
+    ? [found('callback-after-final', { field: '/status', expected: 'the final status its callback told of', received: quote(status) })]
+    : [];
 }
 
 /** A transaction none of the callbacks at the address it gave names, when each callback names one (its externalId). */

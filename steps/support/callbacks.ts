@@ -4,6 +4,7 @@ import { consistently } from '../../harness/eventually.ts';
 import { quote } from '../../harness/judging/judge.ts';
 import {
   CALLBACK_CHECKS,
+  calledBackWhenFinalFindings,
   callbackRecordFindings,
   onceFindings,
   missingCallbackFinding,
@@ -12,7 +13,7 @@ import {
 } from '../../harness/checks/callbacks.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { statusFindings } from '../../harness/checks/answers.ts';
-import { finalStatusRecord, statusSchemaOf } from './status-records.ts';
+import { finalStatusRecord, readStatus, statusSchemaOf } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
 import type { Party } from './parties.ts';
 import { requestPayment } from './transactions.ts';
@@ -99,6 +100,16 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
     },
     { slow, timing: CALLBACK_TIMING, where, operation: payment.create, product: payment.product },
   );
+  // The callback tells of the outcome: read now, the transaction must no longer be PENDING (the live service calls back
+  // once it is final). Read once, at once, before any wait could let a late outcome catch up.
+  const atArrival = await readStatus(world, payment);
+  if (atArrival.status === 200)
+    world.check(
+      'callback-after-final',
+      atArrival,
+      'the transaction reads final once its callback has come',
+      calledBackWhenFinalFindings((atArrival.json as { status?: unknown } | undefined)?.status),
+    );
   // A duplicate would come later: the target's retries should stop once the receiver answered 200.
   await consistently(
     () => {
