@@ -119,6 +119,28 @@ test('a server giving a consent token for any API key fails "a wrong key gets no
     'python2',
   ));
 
+// The second Go batch (issue 30): a refusal right at /token/ and wrong at the consent's token operation, and a media
+// type compared as written, both let through as they came.
+test('a consent token operation that answers a wrong key with 500 fails "a failed token request is 401"', () =>
+  assertCaught(
+    'oauth-token-failure-500',
+    'spec',
+    '@req:DIS-OAUTH-WRONG-KEY',
+    'A consent redeemed with a wrong API key gives no consent token',
+    /status-code \(definite: §7 rule 4, §2\.14: a failed token request gives 401 with \{error\}\): status: expected 401, got 500/,
+    'go',
+  ));
+
+test('a server that refuses "APPLICATION/JSON" fails "a media type is read in any case"', () =>
+  assertCaught(
+    'media-type-case-sensitive',
+    'spec',
+    '@req:MEDIA-TYPE-ANY-CASE and @collection',
+    'a request to pay under collection whose body names its media type in capitals is served',
+    /status-code \(definite: §4\.2 #2: Content-Type names the body's media type; RFC 9110 §8\.3\.1.*\): status: expected 202, got 400/,
+    'go',
+  ));
+
 // The premise of a scenario that does not hold makes it NOT TESTED, never FAILED: a customer who approves at once
 // makes the first delivery notification count, and the second may rightly get 429.
 test('a target whose slow customer approves at once leaves "a notification refused while pending" not tested', async () => {
