@@ -111,15 +111,6 @@ export function calledBackWhenFinalFindings(status: unknown): Finding[] {
     : [];
 }
 
-/** A transaction none of the callbacks at the address it gave names, when each callback names one (its externalId). */
-export function missingCallbackFinding(externalId: string, arrived: number): Finding {
-  return found('callback-record', {
-    field: '/externalId',
-    expected: `a callback naming ${quote(externalId)}, the status record of the transaction that gave the address`,
-    received: `${arrived} callbacks, none naming it`,
-  });
-}
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Callbacks that went elsewhere than the URL a transaction gave (another path under it, a query) or that nobody asked for. */
