@@ -46,11 +46,14 @@ test('a short capacity search of the mixed scenario, split over 2 k6 processes, 
   });
   assert.equal(code, 0, lines.join('\n'));
   assert.ok(report);
+  // A rate may be measured twice in a row when its latency rose past the knee (the search confirms a rise before
+  // it sets the knee), which on a busy machine it can: the course is the rates in order, repeats aside.
   assert.deepEqual(
-    report.steps.map((s) => s.rate),
+    report.steps.map((s) => s.rate).filter((rate, i, rates) => rate !== rates[i - 1]),
     [20, 40],
     lines.join('\n'),
   );
+  assert.ok(report.steps.length <= 3, `20/s once, 40/s at most twice: ${lines.join('\n')}`);
   assert.equal(report.search.ended, 'max-rate', lines.join('\n'));
   assert.match(report.verdict.sentence, /^At least 40\/s: every rate measured met the SLOs/);
   assert.ok(
