@@ -93,6 +93,17 @@ Feature: Collecting payments
     Then a callback arrives at that address for each payment, carrying its status record
     And no callback arrives that nobody asked for
 
+  # A request refused as a duplicate gave its callback address to nothing: a target that keeps it tells the partner
+  # of a payment at an address whose request it refused. The first payment is still pending when asked again.
+  @callback @negative @slow
+  @req:COL-RTP-DUPLICATE-409 @req:EVT-CALLBACK-RTP
+  Scenario: A merchant that asks again under a payment's reference is told only where it first asked
+    Given a partner subscribed to collection
+    When the partner requests 20 from a customer who approves after a while, to be told at its callback address
+    And the partner asks for 99 again under the same reference, to be told at an address of its own
+    Then it is refused as a duplicate
+    And the first is called back at its address, and the refused request at none
+
   # Every outcome the test numbers give is called back, not only an approval: a target that calls back only on
   # success, or whose callback of a failure is not the status record, leaves the partner waiting or misled.
   @callback

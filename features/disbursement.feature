@@ -46,6 +46,16 @@ Feature: Paying out
     Then it is accepted
     And exactly one callback arrives, carrying the deposit's status record
 
+  # A deposit asked for again under its reference is refused; the refused request's callback address hears nothing.
+  @callback @negative @slow
+  @req:DIS-DEPOSIT-DUPLICATE-409 @req:EVT-CALLBACK-DEPOSIT
+  Scenario: A partner that asks again under a deposit's reference is told only where it first asked
+    Given a partner subscribed to disbursement
+    When the partner deposits 20 to a payee who approves after a while, to be told at its callback address
+    And the partner asks for 99 again under the same reference, to be told at an address of its own
+    Then it is refused as a duplicate
+    And the first is called back at its address, and the refused request at none
+
   @callback
   @req:EVT-CALLBACK-DEPOSIT
   Scenario Outline: A partner that gives a callback address is told of a deposit to a payee <who>

@@ -1,10 +1,12 @@
 import { Then, When } from '@cucumber/cucumber';
 import {
+  askAgainToBeToldElsewhere,
   type CallbackAddress,
   expectCallbackForEachPayment,
   expectCallbackHostRefused,
   expectNoUnsolicitedCallbacks,
   expectOneCallbackWithStatusRecord,
+  expectOnlyTheFirstAddressCalledBack,
   requestPaymentsToOneAddress,
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
@@ -47,6 +49,17 @@ When(
 
 Then('a callback arrives at that address for each payment, carrying its status record', async function (this: MomoWorld) {
   await expectCallbackForEachPayment(this);
+});
+
+When(
+  'the partner asks for {amount} again under the same reference, to be told at an address of its own',
+  async function (this: MomoWorld, amount: string) {
+    await askAgainToBeToldElsewhere(this, amount);
+  },
+);
+
+Then('the first is called back at its address, and the refused request at none', async function (this: MomoWorld) {
+  await expectOnlyTheFirstAddressCalledBack(this);
 });
 
 Then('no callback arrives that nobody asked for', function (this: MomoWorld) {

@@ -164,11 +164,15 @@ export function bodyNotJsonRule(call: SpecCall): Source {
   return spec(`${call.listing}: a JSON body; 400 invalid data`);
 }
 
-/** Each listing makes Content-Type optional: a body sent without it is served as one that names its media type. */
+/**
+ * A body whose Content-Type names its media type in capitals is served as one in lower case: the listing names the
+ * header, and HTTP, which the spec is written in, compares media types without regard to case.
+ */
 export function mediaTypeAnyCaseRule(call: SpecCall): Source {
   return spec(`${call.listing}: Content-Type names the body's media type; RFC 9110 §8.3.1: its type and subtype are case-insensitive`);
 }
 
+/** Each listing makes Content-Type optional: a body sent without it is served as one that names its media type. */
 export function contentTypeOptionalRule(call: SpecCall): Source {
   return spec(`${call.listing}: Content-Type (optional)`);
 }

@@ -291,6 +291,22 @@ export function acceptedInsteadFindings(status: number, rule?: Source): Finding[
   ];
 }
 
+/**
+ * Callbacks at the address only a creation refused as a duplicate gave: the refusal kept that address, and the first
+ * transaction's outcome was told to a request the partner was told had failed.
+ */
+export function refusedAddressCalledFindings(callbacks: number): Finding[] {
+  return callbacks === 0
+    ? []
+    : [
+        found('refusal-changes-nothing', {
+          field: 'X-Callback-Url of the refused request',
+          expected: 'no callback: the refused request gave its address to nothing',
+          received: `${callbacks} callback${callbacks === 1 ? '' : 's'} there`,
+        }),
+      ];
+}
+
 /** The reference id of a refused creation reads back as a transaction: it was created all the same. */
 export function leftBehindFindings(readStatus: number): Finding[] {
   return readStatus === 200

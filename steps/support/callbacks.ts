@@ -15,7 +15,8 @@ import { statusFindings } from '../../harness/checks/answers.ts';
 import { finalStatusRecord, readStatus, statusSchemaOf } from './status-records.ts';
 import type { MomoWorld } from './world.ts';
 import type { Party } from './parties.ts';
-import { requestPayment } from './transactions.ts';
+import { deposit, requestPayment, reusedEarlier } from './transactions.ts';
+import { refusedAddressCalledFindings } from '../../harness/checks/transactions.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 
@@ -212,6 +213,56 @@ export async function expectCallbackForEachPayment(world: MomoWorld): Promise<vo
       own.flatMap((c) => sameAsStatusFindings(schema, c.body, record)),
     );
   }
+}
+
+/** The creations a scenario asks for again under the same reference id, with another amount. */
+const ASK_AGAIN: Partial<Record<OperationId, typeof requestPayment>> = { requestToPay: requestPayment, deposit };
+
+/**
+ * Asks for the scenario's last transaction again, under its reference id and with another amount, to be told at an
+ * address of its own: one no other request gave, so that whatever arrives there is this request's.
+ */
+export async function askAgainToBeToldElsewhere(world: MomoWorld, amount: string): Promise<void> {
+  const earlier = world.lastPayment;
+  const create = ASK_AGAIN[earlier.create];
+  if (!create || !earlier.party) throw new Error(`A ${earlier.kind} cannot be asked for again here: only a request to pay or a deposit.`);
+  const address = randomUUID();
+  const response = await create(world, earlier.party, amount, {
+    referenceId: earlier.referenceId,
+    callback: (w) => ownCallbackUrl(w, address),
+  });
+  world.askedAgain = { address, refused: response.status >= 400 && response.status < 500 };
+}
+
+/**
+ * A request refused as a duplicate (§2.5, §7 rule 1) gave its callback address to nothing: once the first transaction
+ * has been called back at its own address, and for the quiet time after, nothing arrives at the refused one's.
+ */
+export async function expectOnlyTheFirstAddressCalledBack(world: MomoWorld): Promise<void> {
+  const asked = world.askedAgain;
+  if (!asked) throw new Error('No transaction of this scenario was asked for again at an address of its own.');
+  const first = reusedEarlier(world);
+  const receiver = world.harness.receiver;
+  const where = `callbacks of a ${first.kind} asked for again under its reference — ${SECTION}: only the address the ${first.kind} gave is called back`;
+  await world.awaitState(
+    'callback-arrives',
+    `a callback for ${first.kind} ${first.referenceId}`,
+    async () => (receiver.callbacksFor(first.referenceId).length > 0 ? true : undefined),
+    { slow: Boolean(first.party?.slow), timing: CALLBACK_TIMING, where, operation: first.create, product: first.product },
+  );
+  // Accepted instead, the second request gave its address to a transaction: "refused as a duplicate" judged that.
+  if (!asked.refused) return;
+  await consistently(
+    () =>
+      world.harness.conclude({
+        header: where,
+        operation: first.create,
+        product: first.product,
+        checks: ['refusal-changes-nothing'],
+        findings: refusedAddressCalledFindings(receiver.callbacksFor(asked.address).length),
+      }),
+    { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
+  );
 }
 
 /** A callback that did arrive, but not at the exact URL given (another path under it, a query): §6's own rule. */

@@ -105,6 +105,8 @@ export class MomoWorld extends World {
   readonly payments: Payment[] = [];
   /** The key of the one callback address several of the scenario's payments gave. */
   sharedCallback?: string;
+  /** A transaction asked for again under its reference id, at a callback address of its own, and whether it was refused. */
+  askedAgain?: { address: string; refused: boolean };
   consent?: Consent;
   /** An access token the partner holds itself, e.g. to present it after it expired. */
   accessToken?: IssuedToken;
