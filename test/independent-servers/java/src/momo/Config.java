@@ -69,6 +69,19 @@ public final class Config {
         add(new Control("consent-bound-to-client", true,
             "spec 4.3 #11 silent on who may redeem an auth_req_id; OpenID CIBA Core 10.1 (the requesting client)",
             "only the API user that called bc-authorize may redeem its auth_req_id; any other gets 400 invalid_grant"));
+        // second batch
+        add(new Control("refresh-token-rotates", true,
+            "spec 2.7 'refresh_token: UUID of the refresh token' says nothing of reuse; RFC 6749 6 (the server MAY issue a new refresh token, and the client MUST then discard the old one)",
+            "the refresh_token grant revokes the refresh token it used: a second use of that refresh token answers 400 invalid_grant, the new refresh token works"));
+        add(new Control("consent-approved-slowly", true,
+            "spec 2.8 / 5.4 the client retries every interval until the holder answers; the time the holder takes is not given (only expires_in bounds it); notes silent",
+            "the account holder approves a consent 10 s after bc-authorize (instead of 4 s, mtn-sandbox 3 s): polls before then get authorization_pending, the callback comes at 10 s"));
+        add(new Control("api-key-upper-case-hex", true,
+            "spec 2.12 'apiKey (string)'; notes '{\"apiKey\":\"<32 hex chars>\"}' (upper-case A-F are hex digits as well)",
+            "the created apiKey is written in upper-case hex (40 characters in spec, 32 in mtn-sandbox); it works as the key, exactly as written"));
+        add(new Control("refund-record-without-payee", false,
+            "spec 2.5 / 4.6 'Fields of the transaction status record ...: not shown'; 2.4 the refund body has no payee (notes observe payee on refunds, so spec only)",
+            "the refund status record and the refund callback carry no payee; deposits and requests to pay keep payee/payer"));
     }
     private static void add(Control c) { CONTROLS.put(c.name, c); }
 
@@ -170,6 +183,77 @@ public final class Config {
         dev("disbursement-not-found-code", BOTH,
             "spec 7 set B (refund, deposit ...) has no TRANSACTION_NOT_FOUND; notes 'for an unknown UUID -> 404 {code: RESOURCE_NOT_FOUND}' [observed]",
             "the refund and deposit status queries answer an unknown id with 404 code TRANSACTION_NOT_FOUND; the request-to-pay status keeps RESOURCE_NOT_FOUND");
+        // ---- second batch (class A: a rule kept on one operation, broken on a sibling)
+        dev("refund-status-reads-deposits", BOTH,
+            "spec 4.3 #9 'A status query is by GET /refund/{referenceId}'; 4.3 #10 deposit status by GET /deposit/{referenceId}; notes 'for an unknown UUID -> 404 RESOURCE_NOT_FOUND' [observed]",
+            "GET /disbursement/v1_0/refund/{id} with the id of one of the caller's deposits answers 200 with the deposit's record (payee, amount, status) instead of 404 (the mirror of deposit-status-reads-refunds, which touches the deposit status only)");
+        dev("apiuser-get-requires-authorization", BOTH,
+            "spec 4.5 'Sandbox user provisioning (host {sandbox_url}, headers: Ocp-Apim-Subscription-Key)'; 4.5 #16 responses 200/400/404/500 (no 401); notes 'GET /v1_0/apiuser/{id} -> 200 ... it needs only the subscription key' [observed]",
+            "GET /v1_0/apiuser/{id} without an Authorization header answers 401 {\"error\":\"access_token_missing\"} (any Authorization value is let through); creating the API user and its key still need only the subscription key");
+        dev("collection-holder-email-refused", BOTH,
+            "spec 4.2 #8 'accountHolderIdType is one of msisdn, email, party_code ... validated by type: ... e-mail format'; 4.3 #12 same parameters",
+            "GET /collection/v1_0/accountholder/email/{valid address}/active answers 400; the disbursement and remittance checks still accept email (a narrow cousin of disbursement-holder-party-code-refused and email-party-refused, which touch other operations)");
+        dev("deposit-duplicate-500", BOTH,
+            "spec 4.3 #10 'Responses: 202, 400, 409 and 500 as for refund'; 4.3 #9 '409: duplicated reference ID'; 2.5 and 7 rule 1 '409 with RESOURCE_ALREADY_EXIST'",
+            "a deposit reusing an existing X-Reference-Id answers 500 INTERNAL_PROCESSING_ERROR (nothing created) instead of 409 RESOURCE_ALREADY_EXIST; requests to pay and refunds still get 409");
+        // ---- class B: state that goes wrong later
+        dev("apiuser-unreadable-after-key", BOTH,
+            "spec 4.5 #16 '404 as above' (only when the reference ID is not found or is closed); 7 rule 2; notes 'GET /v1_0/apiuser/{id} -> 200 {providerCallbackHost, targetEnvironment}' [observed]",
+            "once an API key has been created for an API user, GET /v1_0/apiuser/{id} answers 404 RESOURCE_NOT_FOUND (before the key it answers 200); the user's key and tokens keep working");
+        dev("auth-req-id-expires-early", BOTH,
+            "spec 2.8 'expires_in: Seconds until the authentication request ID expires'; 8 'The consent request ID expires after expires_in seconds'",
+            "an auth_req_id is refused with 400 expired_token from 10 s after bc-authorize, although expires_in said 180 (mtn-sandbox 240); a redemption within those 10 s still gets the consent token");
+        dev("notification-purges-payment", BOTH,
+            "spec 4.2 #3 '429 Too many attempts for the same ID recently. Occurs only after an earlier successful attempt'; 404 only when the 'Reference ID does not exist'; 8; notes 'a second notification for the same reference -> 429' [observed]",
+            "after a successful delivery notification (200) the request to pay is deleted: its status query answers 404 RESOURCE_NOT_FOUND and a repeated notification 404 instead of 429 (status-gone-after-callback is the same loss after a callback, not a notification)");
+        dev("failed-reason-read-once", MTN_ONLY,
+            "notes, Status records: 'FAILED records carry \"reason\" as a plain string code' [observed]",
+            "a FAILED transaction's status record carries reason on its first read only; every later status query of it answers the record without reason (the callback keeps it)");
+        // ---- class C: inputs
+        dev("reference-id-upper-case-refused", BOTH,
+            "spec 2.5 / 4.1 X-Reference-Id 'UUID v4'; RFC 9562 4 (hex digits of a UUID are case-insensitive on input)",
+            "a request to pay, deposit or refund whose X-Reference-Id is a UUID v4 written with upper-case hex digits is refused with 400; API-user creation still accepts it");
+        dev("currency-case-folded", BOTH,
+            "spec 2.2-2.4 'currency: ISO 4217 currency code' (three upper-case letters); notes 'The sandbox accepts only EUR; another currency -> 500 INVALID_CURRENCY'",
+            "a request to pay, deposit or refund with currency \"eur\" is accepted (202), carried out and recorded as \"EUR\", instead of 400 (spec) or 500 INVALID_CURRENCY (mtn-sandbox); balance paths unchanged");
+        dev("external-id-number-accepted", BOTH,
+            "spec 2.2 'externalId | string'; 2.3, 2.4; 4.2 #2 and 4.3 #9-10 '400: invalid data'",
+            "a request to pay, deposit or refund whose externalId is a JSON number (e.g. 12345) is accepted (202) and recorded as the string \"12345\", instead of 400");
+        dev("consent-valid-in-refused", BOTH,
+            "spec 4.2 #7 'The parameter consent_valid_in is also accepted'; 2.7 refresh_token_expired_in 'or on the consent_valid_in parameter of the bc-authorize request'",
+            "bc-authorize with consent_valid_in (any value, e.g. 600) answers 400; without it bc-authorize still answers 200");
+        dev("callback-url-query-refused", BOTH,
+            "spec 4.1 'X-Callback-Url | header, optional | URL'; 6 'A caller may give an address in X-Callback-Url on request to pay, refund, deposit and bc-authorize'; RFC 3986 3.4 (a query is part of a URL)",
+            "an X-Callback-Url with a query string (http://host:port/cb?order=7) is refused with 400 on request to pay, deposit, refund and bc-authorize; without a query it is accepted");
+        // ---- class D: callbacks
+        dev("callback-status-lower-case", MTN_ONLY,
+            "notes, Callbacks: 'Body: the same record as the status GET' [documented]; status values 'PENDING, SUCCESSFUL, FAILED' [observed]",
+            "transaction callbacks give status in lower case (\"successful\", \"failed\") while the status GET of the same transaction gives SUCCESSFUL / FAILED");
+        dev("callback-host-case-sensitive", MTN_ONLY,
+            "notes, Callbacks: 'The callback URL's host must equal the API user's providerCallbackHost' (host names compare case-insensitively, RFC 3986 3.2.2); 'Without X-Callback-Url the creation always succeeds'",
+            "an X-Callback-Url whose host differs from providerCallbackHost only in letter case (http://LOCALHOST:port/cb for localhost) is refused with 500 INVALID_CALLBACK_URL_HOST on request to pay, deposit, refund and bc-authorize");
+        dev("basic-auth-payment-no-callback", SPEC_ONLY,
+            "spec 6 'A caller may give an address in X-Callback-Url on request to pay ... The service is to send a callback to the server there'; 4.2 #2 'Authorization ... Basic or Bearer' (mtn-sandbox refuses Basic, so spec only)",
+            "a request to pay authorised with Basic API-user credentials (accepted, 202) never calls its X-Callback-Url; with a Bearer token the callback still comes");
+        dev("callback-port-dropped", BOTH,
+            "spec 6 'The service is to send a callback to the server there' (the X-Callback-Url); notes 'Sent to X-Callback-Url when the transaction reaches a final state'",
+            "every callback is sent to the X-Callback-Url without its port (http://127.0.0.1:8080/cb is called at http://127.0.0.1/cb, port 80), so a listener on another port never gets it; the creation is still accepted");
+        dev("deposit-callback-without-body", MTN_ONLY,
+            "notes, Callbacks: 'Body: the same record as the status GET [documented] ... (deposit v1 uses POST)'",
+            "the callback of a deposit is a POST with an empty body (Content-Type still JSON); requests to pay and refunds still carry their record");
+        // ---- class E: money
+        dev("delayed-payment-not-credited", BOTH,
+            "spec 2.2 'amount: Amount debited from the payer account'; 1 collection requests a payment from a consumer; 2.9 'availableBalance: Available balance of the account'",
+            "a request to pay that becomes SUCCESSFUL more than 5 s after it was accepted (the delayed-approval number 46733123454) is never credited to the collection balance; payments that succeed sooner still are");
+        dev("failed-refund-still-debited", BOTH,
+            "spec 4.3 #9 'Refunds an amount from the owner's account to a payee account' (a refund that fails moves nothing); 2.9",
+            "a refund that ends FAILED (e.g. of a request to pay that does not exist, reason RESOURCE_NOT_FOUND) still debits its amount from the disbursement balance (a narrow cousin of failed-deposit-keeps-money, which touches deposits)");
+        dev("ledger-int-overflow", BOTH,
+            "spec 2.2 'amount: Amount debited from the payer account'; 2.9 'availableBalance: Available balance of the account'",
+            "a successful request to pay credits the collection balance with its whole units wrapped to a 32-bit signed integer: a payment of 3000000000 (its status record still says 3000000000) makes availableBalance \"-1294967296\"");
+        dev("refund-negative-amount-accepted", BOTH,
+            "spec 4.3 #9 'Refunds an amount from the owner's account to a payee account'; '400: invalid data'; 2.4 amount",
+            "a refund with a negative amount (\"-5\") of a successful request to pay is accepted (202), ends SUCCESSFUL and adds 5 to the disbursement balance; requests to pay and deposits still refuse a negative amount with 400");
     }
     private static void dev(String name, String profiles, String clause, String effect) {
         DEVIATIONS.put(name, new Deviation(name, profiles, clause, effect));

@@ -249,6 +249,8 @@ public final class SelfTest {
         eq(A, 0, dl[0], "--list-deviations exit status");
         String[] dlines = ((String) dl[1]).trim().split("\n");
         check(A, dlines.length >= 24, "at least 24 deviations listed: " + dlines.length);
+        eq(A, 51, dlines.length, "51 deviations listed (29 of the first batch, 22 of the second)");
+        eq(A, 15, lines.length, "15 controls listed (11 of the first batch, 4 of the second)");
         Set<String> dnames = new HashSet<>();
         for (String l : dlines) {
             String[] f = l.split("\t");
@@ -264,7 +266,8 @@ public final class SelfTest {
         String[][] bad = {{"--port", "abc"}, {"--port", "70000"}, {"--profile", "live"}, {"--keys", "collection"}, {"--keys", "payments=x"},
             {"--currency", "eur"}, {"--token-lifetime", "0"}, {"--delayed-approval-seconds", "-1"}, {"--pending-timeout-seconds", "soon"},
             {"--control", "no-such-control"}, {"--bogus"}, {"--port"}, {"--profile", "mtn-sandbox", "--control", "slow-disbursements"},
-            {"--target-environment", "a b"}, {"--deviation", "no-such-deviation"}, {"--deviation"}, {"--list-deviations=yes"}};
+            {"--target-environment", "a b"}, {"--deviation", "no-such-deviation"}, {"--deviation"}, {"--list-deviations=yes"},
+            {"--profile", "mtn-sandbox", "--control", "refund-record-without-payee"}};
         for (String[] b : bad) {
             Object[] x = runCli(b);
             eq(A, 2, x[0], "exit status for " + String.join(" ", b));
@@ -775,7 +778,8 @@ public final class SelfTest {
     static void controls() throws Exception {
         parallel(SelfTest::cSingleLiveToken, SelfTest::cNotificationWindow, SelfTest::cRefundCapped, SelfTest::cSharedIds,
             SelfTest::cConsentPush, SelfTest::cSignature, SelfTest::cSlowDisbursements, SelfTest::cConnectionClose,
-            SelfTest::cApiKeyRotates, SelfTest::cStatusEnv, SelfTest::cConsentBound);
+            SelfTest::cApiKeyRotates, SelfTest::cStatusEnv, SelfTest::cConsentBound,
+            SelfTest::cRefreshRotates, SelfTest::cConsentSlow, SelfTest::cApiKeyUpper, SelfTest::cRefundWithoutPayee);
     }
 
     static void cSingleLiveToken() throws Exception {
@@ -935,11 +939,101 @@ public final class SelfTest {
         s.stop();
     }
 
+
+    // ------------------------------------------------------------------ controls, second batch
+    /** A consent token record for a fresh consent (spec profile: the holder approves after 4 s). */
+    static Map<String, Object> consentTokenSpec(Srv s, String A, String ct, String[] dis) {
+        Res ba = s.form("collection", "/v1_0/bc-authorize", ct, "login_hint=ID:46733123499/MSISDN&scope=profile");
+        eq(A, 200, ba.status, "bc-authorize");
+        sleep(4.4);
+        Res t = s.form("disbursement", "/oauth2/token/", Srv.basic(dis), "grant_type=urn:openid:params:grant-type:ciba&auth_req_id=" + ba.get("auth_req_id"));
+        eq(A, 200, t.status, "consent token");
+        return t.obj();
+    }
+
+    static void cRefreshRotates() throws Exception {
+        String A = "refresh-token-rotates";
+        for (boolean on : new boolean[]{true, false}) {
+            Srv s = on ? Srv.start(A, "--control", "refresh-token-rotates") : Srv.start(A);
+            String[] c = s.user("collection", "127.0.0.1"), d = s.user("disbursement", "127.0.0.1");
+            Map<String, Object> t = consentTokenSpec(s, A, s.token("collection", c), d);
+            String r1 = t == null ? "" : (String) t.get("refresh_token");
+            Res a = s.form("disbursement", "/oauth2/token/", Srv.basic(d), "grant_type=refresh_token&refresh_token=" + r1);
+            eq(A, 200, a.status, "first use of the refresh token (control " + on + ")");
+            Res b = s.form("disbursement", "/oauth2/token/", Srv.basic(d), "grant_type=refresh_token&refresh_token=" + r1);
+            if (on) {
+                eq(A, 400, b.status, "second use of the same refresh token refused");
+                eq(A, "invalid_grant", b.get("error"), "error of the second use");
+                eq(A, 200, s.form("disbursement", "/oauth2/token/", Srv.basic(d), "grant_type=refresh_token&refresh_token=" + a.get("refresh_token")).status, "the new refresh token works");
+            } else eq(A, 200, b.status, "without the control the old refresh token stays valid");
+            s.stop();
+        }
+    }
+
+    static void cConsentSlow() throws Exception {
+        String A = "consent-approved-slowly";
+        Srv s = Srv.start(A, "--control", "consent-approved-slowly", "--profile", "mtn-sandbox");
+        String[] c = s.user("collection", "127.0.0.1"), d = s.user("disbursement", "127.0.0.1");
+        String ct = s.token("collection", c);
+        String cb = "/slow-consent/" + uuid();
+        long t0 = System.currentTimeMillis();
+        Res ba = s.form("collection", "/v1_0/bc-authorize", ct, "login_hint=ID:46733123499/MSISDN&scope=profile", "X-Callback-Url", cbUrl("127.0.0.1", cb));
+        eq(A, 200, ba.status, "bc-authorize");
+        String grant = "grant_type=urn:openid:params:grant-type:ciba&auth_req_id=" + ba.get("auth_req_id");
+        sleep(5);
+        eq(A, "authorization_pending", s.form("disbursement", "/oauth2/token/", Srv.basic(d), grant).get("error"), "still pending at 5 s");
+        List<Hit> h = waitHits(cb, 1, 8);
+        eq(A, 1, h.size(), "consent callback");
+        check(A, !h.isEmpty() && h.get(0).at - t0 >= 9_500, "callback not before 10 s: " + (h.isEmpty() ? -1 : h.get(0).at - t0));
+        eq(A, 200, s.form("disbursement", "/oauth2/token/", Srv.basic(d), grant).status, "consent token after approval");
+        s.stop();
+    }
+
+    static void cApiKeyUpper() throws Exception {
+        String A = "api-key-upper-case-hex";
+        for (String prof : new String[]{"spec", "mtn-sandbox"}) {
+            Srv s = Srv.start(A, "--control", "api-key-upper-case-hex", "--profile", prof);
+            String[] u = s.user("collection", "127.0.0.1");
+            check(A, u[1] != null && u[1].matches(prof.equals("spec") ? "[0-9A-F]{40}" : "[0-9A-F]{32}"), prof + ": upper-case hex key: " + u[1]);
+            eq(A, 200, s.tokenRes("collection", u).status, prof + ": token with the key as written");
+            s.stop();
+        }
+    }
+
+    static void cRefundWithoutPayee() throws Exception {
+        String A = "refund-record-without-payee";
+        for (boolean on : new boolean[]{true, false}) {
+            Srv s = on ? Srv.start(A, "--control", "refund-record-without-payee") : Srv.start(A);
+            String[] c = s.user("collection", "127.0.0.1"), d = s.user("disbursement", "127.0.0.1");
+            String ct = s.token("collection", c), dt = s.token("disbursement", d);
+            String r = uuid(), f = uuid(), dp = uuid();
+            s.create("collection", "requesttopay", ct, r, rtpBody("4", "46733123499"), null);
+            eq(A, "SUCCESSFUL", s.await("requesttopay", ct, r, 5).get("status"), "payment");
+            String cb = "/refund-payee/" + uuid();
+            s.create("disbursement", "refund", dt, f, refBody("1", r), cbUrl("127.0.0.1", cb));
+            s.create("disbursement", "deposit", dt, dp, depBody("1", "46733123499"), null);
+            Res fr = s.await("refund", dt, f, 5);
+            eq(A, "SUCCESSFUL", fr.get("status"), "refund");
+            List<Hit> h = waitHits(cb, 1, 5);
+            Map<String, Object> body = h.isEmpty() ? null : parseObj(h.get(0).body);
+            if (on) {
+                check(A, fr.obj() != null && !fr.obj().containsKey("payee"), "refund record without payee: " + fr.body);
+                check(A, body != null && !body.containsKey("payee") && "SUCCESSFUL".equals(body.get("status")), "refund callback without payee");
+            } else {
+                check(A, fr.get("payee") instanceof Map, "without the control the refund record names its payee");
+                check(A, body != null && body.get("payee") instanceof Map, "and so does its callback");
+            }
+            check(A, s.await("deposit", dt, dp, 5).get("payee") instanceof Map, "deposit record keeps payee (control " + on + ")");
+            s.stop();
+        }
+    }
+
     // ------------------------------------------------------------------ deviations
     /** Each deviation is checked to change what a client observes; the baseline checks the same points without them. */
     static void deviations() throws Exception {
         parallel(SelfTest::dSpecGroup, SelfTest::dExpiredOnStatus, SelfTest::dStatusGroup, SelfTest::dMoneyGroup,
-            SelfTest::dFlowGroup, SelfTest::dBaseline);
+            SelfTest::dFlowGroup, SelfTest::dBaseline,
+            SelfTest::d2SpecGroup, SelfTest::d2MtnGroup, SelfTest::d2PortDropped, SelfTest::d2SpecBaseline, SelfTest::d2MtnBaseline);
     }
 
     static Res notify(Srv s, String tok, String ref, String body) {
@@ -1198,6 +1292,262 @@ public final class SelfTest {
         eq(A, 409, notify(s, ct, pend, "{\"notificationMessage\":\"x\"}").status, "notification of a PENDING payment: 409");
         eq(A, 500, s.create("disbursement", "refund", dt, uuid(), refBody("1", r).replace("EUR", "USD"), null).status, "refund in USD: 500");
         eq(A, new java.math.BigDecimal(3600), s.tokenRes("collection", c).get("expires_in"), "expires_in in seconds");
+        s.stop();
+    }
+
+    // ------------------------------------------------------------------ deviations, second batch
+    static Res apiUserGet(Srv s, String id, String auth) {
+        return s.call("GET", "/v1_0/apiuser/" + id, null, "Ocp-Apim-Subscription-Key", s.key("collection"), "Authorization", auth);
+    }
+    static String cibaGrant(Res ba) { return "grant_type=urn:openid:params:grant-type:ciba&auth_req_id=" + ba.get("auth_req_id"); }
+
+    /** spec profile: second-batch deviations of classes A, B, C, D and E; each on its own API users. */
+    static void d2SpecGroup() throws Exception {
+        String A = "deviations2-spec";
+        Srv s = Srv.start(A, "--profile", "spec", "--delayed-approval-seconds", "6", "--deviation",
+            "refund-status-reads-deposits,apiuser-get-requires-authorization,collection-holder-email-refused,deposit-duplicate-500,apiuser-unreadable-after-key",
+            "--deviation", "auth-req-id-expires-early,notification-purges-payment,reference-id-upper-case-refused,currency-case-folded,external-id-number-accepted",
+            "--deviation", "consent-valid-in-refused,callback-url-query-refused,basic-auth-payment-no-callback,delayed-payment-not-credited,failed-refund-still-debited",
+            "--deviation", "ledger-int-overflow,refund-negative-amount-accepted");
+        // apiuser-get-requires-authorization, apiuser-unreadable-after-key
+        String id = uuid();
+        eq(A, 201, newApiUser(s, id, "{\"providerCallbackHost\":\"127.0.0.1\"}").status, "[apiuser-get-requires-authorization] creation needs no Authorization");
+        Res g0 = apiUserGet(s, id, null);
+        eq(A, 401, g0.status, "[apiuser-get-requires-authorization] GET API user without Authorization");
+        eq(A, "access_token_missing", g0.get("error"), "[apiuser-get-requires-authorization] {error}");
+        eq(A, 200, apiUserGet(s, id, "Bearer anything").status, "[apiuser-unreadable-after-key] GET API user before the key: 200");
+        Res k = s.call("POST", "/v1_0/apiuser/" + id + "/apikey", null, "Ocp-Apim-Subscription-Key", s.key("collection"));
+        eq(A, 201, k.status, "[apiuser-get-requires-authorization] API key needs no Authorization");
+        Res g1 = apiUserGet(s, id, "Bearer anything");
+        eq(A, 404, g1.status, "[apiuser-unreadable-after-key] GET API user after the key");
+        eq(A, "RESOURCE_NOT_FOUND", g1.get("code"), "[apiuser-unreadable-after-key] code");
+        String[] u0 = {id, (String) k.get("apiKey")};
+        eq(A, 200, s.tokenRes("collection", u0).status, "[apiuser-unreadable-after-key] the user still gets tokens");
+        String[] c1 = s.user("collection", "127.0.0.1"), c2 = s.user("collection", "127.0.0.1"), c3 = s.user("collection", "127.0.0.1"),
+            c4 = s.user("collection", "127.0.0.1");
+        String[] d1 = s.user("disbursement", "127.0.0.1"), d2 = s.user("disbursement", "127.0.0.1"), d3 = s.user("disbursement", "127.0.0.1");
+        String t1 = s.token("collection", c1), t2 = s.token("collection", c2), t3 = s.token("collection", c3), t4 = s.token("collection", c4);
+        String u1 = s.token("disbursement", d1), u2 = s.token("disbursement", d2), u3 = s.token("disbursement", d3);
+        // collection-holder-email-refused
+        eq(A, 400, s.get("collection", "/v1_0/accountholder/email/sand.box@example.com/active", t1).status, "[collection-holder-email-refused] collection check of an e-mail");
+        eq(A, 200, s.get("disbursement", "/v1_0/accountholder/email/sand.box@example.com/active", u1).status, "[collection-holder-email-refused] disbursement check still accepts it");
+        eq(A, 200, s.get("collection", "/v1_0/accountholder/msisdn/46733123499/active", t1).status, "[collection-holder-email-refused] collection msisdn check unchanged");
+        // consent-valid-in-refused, auth-req-id-expires-early
+        eq(A, 400, s.form("collection", "/v1_0/bc-authorize", t1, "login_hint=ID:46733123499/MSISDN&scope=profile&consent_valid_in=600").status, "[consent-valid-in-refused] bc-authorize with consent_valid_in");
+        Res ba1 = s.form("collection", "/v1_0/bc-authorize", t1, "login_hint=ID:46733123499/MSISDN&scope=profile");
+        Res ba2 = s.form("collection", "/v1_0/bc-authorize", t1, "login_hint=ID:46733123499/MSISDN&scope=profile");
+        eq(A, 200, ba1.status, "[consent-valid-in-refused] bc-authorize without it");
+        eq(A, new java.math.BigDecimal(180), ba1.get("expires_in"), "[auth-req-id-expires-early] expires_in says 180");
+        long tConsent = System.currentTimeMillis();
+        // callback-url-query-refused
+        eq(A, 400, s.create("collection", "requesttopay", t1, uuid(), rtpBody("1", "46733123499"), cbUrl("127.0.0.1", "/q?order=7")).status, "[callback-url-query-refused] request to pay");
+        eq(A, 400, s.create("disbursement", "deposit", u1, uuid(), depBody("1", "46733123499"), cbUrl("127.0.0.1", "/q?order=7")).status, "[callback-url-query-refused] deposit");
+        eq(A, 400, s.form("collection", "/v1_0/bc-authorize", t1, "login_hint=ID:46733123499/MSISDN&scope=profile", "X-Callback-Url", cbUrl("127.0.0.1", "/q?order=7")).status, "[callback-url-query-refused] bc-authorize");
+        // basic-auth-payment-no-callback
+        String cbBasic = "/d2/basic/" + uuid(), cbBearer = "/d2/bearer/" + uuid();
+        String pb = uuid();
+        eq(A, 202, s.create("collection", "requesttopay", Srv.basic(c1), pb, rtpBody("1", "46733123499"), cbUrl("127.0.0.1", cbBasic)).status, "[basic-auth-payment-no-callback] request to pay with Basic");
+        eq(A, 202, s.create("collection", "requesttopay", t1, uuid(), rtpBody("1", "46733123499"), cbUrl("127.0.0.1", cbBearer)).status, "[basic-auth-payment-no-callback] request to pay with Bearer");
+        // delayed-payment-not-credited (c2), ledger-int-overflow (c3)
+        String late = uuid(), soon = uuid(), big = uuid();
+        s.create("collection", "requesttopay", t2, late, rtpBody("7", "46733123454"), null);
+        s.create("collection", "requesttopay", t2, soon, rtpBody("3", "46733123499"), null);
+        eq(A, 202, s.create("collection", "requesttopay", t3, big, rtpBody("3000000000", "46733123499"), null).status, "[ledger-int-overflow] payment of 3000000000");
+        // reference-id-upper-case-refused, currency-case-folded, external-id-number-accepted (c4)
+        eq(A, 400, s.create("collection", "requesttopay", t4, uuid().toUpperCase(Locale.ROOT), rtpBody("1", "46733123499"), null).status, "[reference-id-upper-case-refused] request to pay");
+        eq(A, 400, s.create("disbursement", "deposit", u3, uuid().toUpperCase(Locale.ROOT), depBody("1", "46733123499"), null).status, "[reference-id-upper-case-refused] deposit");
+        eq(A, 201, newApiUser(s, uuid().toUpperCase(Locale.ROOT), "{\"providerCallbackHost\":\"127.0.0.1\"}").status, "[reference-id-upper-case-refused] API user creation still accepts it");
+        String lc = uuid(), xn = uuid();
+        eq(A, 202, s.create("collection", "requesttopay", t4, lc, rtpBody("1", "46733123499").replace("EUR", "eur"), null).status, "[currency-case-folded] currency eur accepted");
+        eq(A, 202, s.create("collection", "requesttopay", t4, xn, rtpBody("1", "46733123499").replace("\"ext-1\"", "12345"), null).status, "[external-id-number-accepted] numeric externalId accepted");
+        // notification-purges-payment (c4)
+        String np = uuid();
+        s.create("collection", "requesttopay", t4, np, rtpBody("2", "46733123499"), null);
+        // deposit-duplicate-500, refund-status-reads-deposits (d3)
+        String dep = uuid();
+        eq(A, 202, s.create("disbursement", "deposit", u3, dep, depBody("1", "46733123499"), null).status, "deposit");
+        Res dd = s.create("disbursement", "deposit", u3, dep, depBody("1", "46733123499"), null);
+        eq(A, 500, dd.status, "[deposit-duplicate-500] reused deposit id");
+        eq(A, "INTERNAL_PROCESSING_ERROR", dd.get("code"), "[deposit-duplicate-500] code");
+        eq(A, 409, s.create("disbursement", "refund", u3, dep, refBody("1", late), null).status, "[deposit-duplicate-500] a refund reusing it still gets 409");
+        eq(A, 409, s.create("collection", "requesttopay", t4, np, rtpBody("2", "46733123499"), null).status, "[deposit-duplicate-500] request to pay still gets 409");
+        // failed-refund-still-debited (d2)
+        String fr = uuid();
+        s.create("disbursement", "refund", u2, fr, refBody("4", uuid()), null);
+        // wait for the 2 s outcomes
+        Res soonR = s.await("requesttopay", t2, soon, 5);
+        eq(A, "SUCCESSFUL", soonR.get("status"), "ordinary payment");
+        Res frR = s.await("refund", u2, fr, 5);
+        eq(A, "FAILED", frR.get("status"), "refund of an unknown payment fails");
+        eq(A, "999996", s.get("disbursement", "/v1_0/account/balance", u2).get("availableBalance"), "[failed-refund-still-debited] the failed refund took 4");
+        Res bigR = s.await("requesttopay", t3, big, 5);
+        eq(A, "3000000000.00", bigR.get("amount"), "[ledger-int-overflow] status record keeps the amount");
+        eq(A, "-1294967296", s.get("collection", "/v1_0/account/balance", t3).get("availableBalance"), "[ledger-int-overflow] wrapped credit");
+        Res lcR = s.await("requesttopay", t4, lc, 5);
+        eq(A, "SUCCESSFUL", lcR.get("status"), "[currency-case-folded] carried out");
+        eq(A, "EUR", lcR.get("currency"), "[currency-case-folded] recorded as EUR");
+        eq(A, "12345", s.await("requesttopay", t4, xn, 5).get("externalId"), "[external-id-number-accepted] recorded as a string");
+        eq(A, "SUCCESSFUL", s.await("requesttopay", t4, np, 5).get("status"), "payment to notify");
+        eq(A, 200, notify(s, t4, np, "{\"notificationMessage\":\"delivered\"}").status, "delivery notification");
+        Res npR = s.status("requesttopay", t4, np);
+        eq(A, 404, npR.status, "[notification-purges-payment] status query after the notification");
+        eq(A, "RESOURCE_NOT_FOUND", npR.get("code"), "[notification-purges-payment] code");
+        eq(A, 404, notify(s, t4, np, "{\"notificationMessage\":\"again\"}").status, "[notification-purges-payment] repeated notification: 404, not 429");
+        Res asRefund = s.status("refund", u3, dep);
+        eq(A, 200, asRefund.status, "[refund-status-reads-deposits] a deposit id on the refund status");
+        eq(A, Json.obj("partyIdType", "MSISDN", "partyId", "46733123499"), asRefund.get("payee"), "[refund-status-reads-deposits] the deposit's record");
+        eq(A, 404, s.status("refund", u2, dep).status, "[refund-status-reads-deposits] still only for its owner");
+        // refund-negative-amount-accepted (d1)
+        String neg = uuid();
+        eq(A, 202, s.create("disbursement", "refund", u1, neg, refBody("-5", soon), null).status, "[refund-negative-amount-accepted] refund of -5 accepted");
+        eq(A, 400, s.create("disbursement", "deposit", u1, uuid(), depBody("-5", "46733123499"), null).status, "[refund-negative-amount-accepted] deposit of -5 still refused");
+        eq(A, 400, s.create("collection", "requesttopay", t1, uuid(), rtpBody("-5", "46733123499"), null).status, "[refund-negative-amount-accepted] request to pay of -5 still refused");
+        eq(A, "SUCCESSFUL", s.await("refund", u1, neg, 5).get("status"), "[refund-negative-amount-accepted] refund succeeds");
+        eq(A, "1000005", s.get("disbursement", "/v1_0/account/balance", u1).get("availableBalance"), "[refund-negative-amount-accepted] balance grows by 5");
+        // auth-req-id-expires-early: redeemed at ~4.5 s it works, at ~11 s it has expired
+        sleep(Math.max(0, 4.5 - (System.currentTimeMillis() - tConsent) / 1000.0));
+        eq(A, 200, s.form("disbursement", "/oauth2/token/", Srv.basic(d1), cibaGrant(ba2)).status, "[auth-req-id-expires-early] redeemed within 10 s");
+        // basic-auth-payment-no-callback
+        eq(A, 1, waitHits(cbBearer, 1, 5).size(), "[basic-auth-payment-no-callback] Bearer payment called back");
+        eq(A, "SUCCESSFUL", s.status("requesttopay", t1, pb).get("status"), "[basic-auth-payment-no-callback] Basic payment SUCCESSFUL");
+        sleep(Math.max(0, 11 - (System.currentTimeMillis() - tConsent) / 1000.0));
+        Res exp = s.form("disbursement", "/oauth2/token/", Srv.basic(d1), cibaGrant(ba1));
+        eq(A, 400, exp.status, "[auth-req-id-expires-early] redeemed at 11 s");
+        eq(A, "expired_token", exp.get("error"), "[auth-req-id-expires-early] expired_token although expires_in said 180");
+        eq(A, 0, waitHits(cbBasic, 1, 0.5).size(), "[basic-auth-payment-no-callback] Basic payment never called back");
+        // delayed-payment-not-credited: …454 succeeded at 6 s
+        eq(A, "SUCCESSFUL", s.await("requesttopay", t2, late, 4).get("status"), "[delayed-payment-not-credited] delayed payment SUCCESSFUL");
+        eq(A, "3", s.get("collection", "/v1_0/account/balance", t2).get("availableBalance"), "[delayed-payment-not-credited] only the 3 credited, not the 7");
+        s.stop();
+    }
+
+    /** mtn-sandbox: second-batch callback and status-record deviations. */
+    static void d2MtnGroup() throws Exception {
+        String A = "deviations2-mtn";
+        Srv s = Srv.start(A, "--profile", "mtn-sandbox", "--deviation",
+            "failed-reason-read-once,callback-status-lower-case,callback-host-case-sensitive,deposit-callback-without-body");
+        String[] c = s.user("collection", "localhost"), d = s.user("disbursement", "127.0.0.1");
+        String ct = s.token("collection", c), dt = s.token("disbursement", d);
+        // failed-reason-read-once
+        String f = uuid(), fcb = "/d2m/failed/" + uuid();
+        s.create("collection", "requesttopay", ct, f, rtpBody("1", "46733123450"), cbUrl("localhost", fcb));
+        Res r1 = s.status("requesttopay", ct, f);
+        eq(A, "INTERNAL_PROCESSING_ERROR", r1.get("reason"), "[failed-reason-read-once] first read has the reason");
+        Res r2 = s.status("requesttopay", ct, f);
+        eq(A, "FAILED", r2.get("status"), "[failed-reason-read-once] second read still FAILED");
+        check(A, r2.obj() != null && !r2.obj().containsKey("reason"), "[failed-reason-read-once] second read without reason: " + r2.body);
+        // callback-host-case-sensitive
+        Res up = s.create("collection", "requesttopay", ct, uuid(), rtpBody("1", "46733123499"), cbUrl("LOCALHOST", "/d2m/upper"));
+        eq(A, 500, up.status, "[callback-host-case-sensitive] callback host in upper case");
+        eq(A, "INVALID_CALLBACK_URL_HOST", up.get("code"), "[callback-host-case-sensitive] code");
+        eq(A, 500, s.form("collection", "/v1_0/bc-authorize", ct, "login_hint=ID:46733123499/MSISDN&scope=profile", "X-Callback-Url", cbUrl("LocalHost", "/d2m/upper")).status,
+            "[callback-host-case-sensitive] bc-authorize too");
+        // callback-status-lower-case
+        String p = uuid(), pcb = "/d2m/ok/" + uuid();
+        eq(A, 202, s.create("collection", "requesttopay", ct, p, rtpBody("2", "46733123499"), cbUrl("localhost", pcb)).status, "[callback-host-case-sensitive] same-case host accepted");
+        eq(A, "SUCCESSFUL", s.status("requesttopay", ct, p).get("status"), "[callback-status-lower-case] status GET upper case");
+        List<Hit> h = waitHits(pcb, 1, 6);
+        Map<String, Object> b = h.isEmpty() ? null : parseObj(h.get(0).body);
+        eq(A, "successful", b == null ? null : b.get("status"), "[callback-status-lower-case] callback status");
+        List<Hit> hf = waitHits(fcb, 1, 6);
+        Map<String, Object> bf = hf.isEmpty() ? null : parseObj(hf.get(0).body);
+        eq(A, "failed", bf == null ? null : bf.get("status"), "[callback-status-lower-case] failed callback status");
+        eq(A, "INTERNAL_PROCESSING_ERROR", bf == null ? null : bf.get("reason"), "[failed-reason-read-once] the callback keeps the reason");
+        // deposit-callback-without-body
+        String dcb = "/d2m/deposit/" + uuid();
+        s.create("disbursement", "deposit", dt, uuid(), depBody("1", "46733123499"), cbUrl("127.0.0.1", dcb));
+        List<Hit> hd = waitHits(dcb, 1, 6);
+        eq(A, 1, hd.size(), "[deposit-callback-without-body] deposit callback sent");
+        eq(A, "POST", hd.isEmpty() ? null : hd.get(0).method, "[deposit-callback-without-body] by POST");
+        eq(A, "", hd.isEmpty() ? null : hd.get(0).body, "[deposit-callback-without-body] empty body");
+        s.stop();
+    }
+
+    static void d2PortDropped() throws Exception {
+        String A = "deviation-callback-port-dropped";
+        Srv s = Srv.start(A, "--profile", "spec", "--deviation", "callback-port-dropped");
+        String[] c = s.user("collection", "127.0.0.1");
+        String ct = s.token("collection", c);
+        String cb = "/d2/port/" + uuid(), r = uuid();
+        eq(A, 202, s.create("collection", "requesttopay", ct, r, rtpBody("1", "46733123499"), cbUrl("127.0.0.1", cb)).status, "[callback-port-dropped] creation accepted");
+        eq(A, "SUCCESSFUL", s.await("requesttopay", ct, r, 5).get("status"), "[callback-port-dropped] payment SUCCESSFUL");
+        eq(A, 0, waitHits(cb, 1, 3).size(), "[callback-port-dropped] the listener on the given port never gets the callback");
+        s.stop();
+    }
+
+    /** The second batch's points without any deviation (spec profile). */
+    static void d2SpecBaseline() throws Exception {
+        String A = "deviations2-spec-baseline";
+        Srv s = Srv.start(A, "--profile", "spec", "--delayed-approval-seconds", "6");
+        String id = uuid();
+        eq(A, 201, newApiUser(s, id, "{\"providerCallbackHost\":\"127.0.0.1\"}").status, "API user");
+        s.call("POST", "/v1_0/apiuser/" + id + "/apikey", null, "Ocp-Apim-Subscription-Key", s.key("collection"));
+        eq(A, 200, apiUserGet(s, id, null).status, "GET API user after its key, without Authorization: 200");
+        String[] c1 = s.user("collection", "127.0.0.1"), c2 = s.user("collection", "127.0.0.1"), c3 = s.user("collection", "127.0.0.1");
+        String[] d1 = s.user("disbursement", "127.0.0.1"), d2 = s.user("disbursement", "127.0.0.1");
+        String t1 = s.token("collection", c1), t2 = s.token("collection", c2), t3 = s.token("collection", c3);
+        String u1 = s.token("disbursement", d1), u2 = s.token("disbursement", d2);
+        eq(A, 200, s.get("collection", "/v1_0/accountholder/email/sand.box@example.com/active", t1).status, "collection check of an e-mail: 200");
+        eq(A, 200, s.form("collection", "/v1_0/bc-authorize", t1, "login_hint=ID:46733123499/MSISDN&scope=profile&consent_valid_in=600").status, "bc-authorize with consent_valid_in: 200");
+        Res ba = s.form("collection", "/v1_0/bc-authorize", t1, "login_hint=ID:46733123499/MSISDN&scope=profile");
+        long tConsent = System.currentTimeMillis();
+        String cbq = "/d2b/q/" + uuid();
+        eq(A, 202, s.create("collection", "requesttopay", t1, uuid(), rtpBody("1", "46733123499"), cbUrl("127.0.0.1", cbq + "?order=7")).status, "callback URL with a query: 202");
+        String cbBasic = "/d2b/basic/" + uuid();
+        eq(A, 202, s.create("collection", "requesttopay", Srv.basic(c1), uuid(), rtpBody("1", "46733123499"), cbUrl("127.0.0.1", cbBasic)).status, "request to pay with Basic");
+        String late = uuid();
+        s.create("collection", "requesttopay", t2, late, rtpBody("7", "46733123454"), null);
+        s.create("collection", "requesttopay", t2, uuid(), rtpBody("3", "46733123499"), null);
+        s.create("collection", "requesttopay", t3, uuid(), rtpBody("3000000000", "46733123499"), null);
+        eq(A, 202, s.create("collection", "requesttopay", t1, uuid().toUpperCase(Locale.ROOT), rtpBody("1", "46733123499"), null).status, "upper-case reference id: 202");
+        eq(A, 400, s.create("collection", "requesttopay", t1, uuid(), rtpBody("1", "46733123499").replace("EUR", "eur"), null).status, "currency eur: 400");
+        eq(A, 400, s.create("collection", "requesttopay", t1, uuid(), rtpBody("1", "46733123499").replace("\"ext-1\"", "12345"), null).status, "numeric externalId: 400");
+        String np = uuid(), soon = uuid();
+        s.create("collection", "requesttopay", t1, np, rtpBody("2", "46733123499"), null);
+        s.create("collection", "requesttopay", t1, soon, rtpBody("2", "46733123499"), null);
+        String dep = uuid();
+        s.create("disbursement", "deposit", u1, dep, depBody("1", "46733123499"), null);
+        eq(A, 409, s.create("disbursement", "deposit", u1, dep, depBody("1", "46733123499"), null).status, "reused deposit id: 409");
+        eq(A, 404, s.status("refund", u1, dep).status, "deposit id on the refund status: 404");
+        String fr = uuid();
+        s.create("disbursement", "refund", u2, fr, refBody("4", uuid()), null);
+        eq(A, 400, s.create("disbursement", "refund", u2, uuid(), refBody("-5", soon), null).status, "refund of -5: 400");
+        eq(A, "FAILED", s.await("refund", u2, fr, 5).get("status"), "refund of an unknown payment fails");
+        eq(A, "1000000", s.get("disbursement", "/v1_0/account/balance", u2).get("availableBalance"), "a failed refund takes nothing");
+        eq(A, "SUCCESSFUL", s.await("requesttopay", t1, np, 5).get("status"), "payment to notify");
+        eq(A, 200, notify(s, t1, np, "{\"notificationMessage\":\"delivered\"}").status, "notification");
+        eq(A, 200, s.status("requesttopay", t1, np).status, "status after the notification: 200");
+        eq(A, 429, notify(s, t1, np, "{\"notificationMessage\":\"again\"}").status, "repeated notification: 429");
+        eq(A, "3000000000", s.get("collection", "/v1_0/account/balance", t3).get("availableBalance"), "3000000000 credited as it is");
+        eq(A, 1, waitHits(cbq, 1, 5).size(), "callback with its query string and port delivered");
+        eq(A, 1, waitHits(cbBasic, 1, 5).size(), "Basic payment called back");
+        sleep(Math.max(0, 11 - (System.currentTimeMillis() - tConsent) / 1000.0));
+        eq(A, 200, s.form("disbursement", "/oauth2/token/", Srv.basic(d1), cibaGrant(ba)).status, "auth_req_id redeemed at 11 s: 200");
+        eq(A, "SUCCESSFUL", s.await("requesttopay", t2, late, 4).get("status"), "delayed payment SUCCESSFUL");
+        eq(A, "10", s.get("collection", "/v1_0/account/balance", t2).get("availableBalance"), "delayed payment credited (3 + 7)");
+        s.stop();
+    }
+
+    /** The second batch's mtn-sandbox points without any deviation. */
+    static void d2MtnBaseline() throws Exception {
+        String A = "deviations2-mtn-baseline";
+        Srv s = Srv.start(A, "--profile", "mtn-sandbox");
+        String[] c = s.user("collection", "localhost"), d = s.user("disbursement", "127.0.0.1");
+        String ct = s.token("collection", c), dt = s.token("disbursement", d);
+        String f = uuid();
+        s.create("collection", "requesttopay", ct, f, rtpBody("1", "46733123450"), null);
+        s.status("requesttopay", ct, f);
+        eq(A, "INTERNAL_PROCESSING_ERROR", s.status("requesttopay", ct, f).get("reason"), "second read keeps the reason");
+        String pcb = "/d2mb/ok/" + uuid();
+        eq(A, 202, s.create("collection", "requesttopay", ct, uuid(), rtpBody("1", "46733123499"), cbUrl("LOCALHOST", pcb)).status, "callback host in upper case accepted");
+        List<Hit> h = waitHits(pcb, 1, 6);
+        Map<String, Object> b = h.isEmpty() ? null : parseObj(h.get(0).body);
+        eq(A, "SUCCESSFUL", b == null ? null : b.get("status"), "callback status upper case");
+        String dcb = "/d2mb/deposit/" + uuid();
+        s.create("disbursement", "deposit", dt, uuid(), depBody("1", "46733123499"), cbUrl("127.0.0.1", dcb));
+        List<Hit> hd = waitHits(dcb, 1, 6);
+        Map<String, Object> bd = hd.isEmpty() ? null : parseObj(hd.get(0).body);
+        eq(A, "SUCCESSFUL", bd == null ? null : bd.get("status"), "deposit callback carries the record");
         s.stop();
     }
 }

@@ -62,6 +62,7 @@ public final class Server {
         BigDecimal amount; Map<String, Object> party;
         String status = "PENDING", reason;
         long created, completedAt, lastNotification = -1;
+        boolean viaBasic, reasonRead; // deviations basic-auth-payment-no-callback, failed-reason-read-once
     }
     static final class AuthReq {
         String id, userId, hint, hintType, accessType, callbackUrl, decision;
@@ -482,6 +483,7 @@ public final class Server {
     String optText(Map<String, Object> b, String name) {
         Object v = b.get(name);
         if (v == null) return null;
+        if (cfg.dev("external-id-number-accepted") && name.equals("externalId") && v instanceof BigDecimal) return ((BigDecimal) v).toPlainString();
         if (!(v instanceof String)) throw bad(name + " must be a string");
         String s = (String) v;
         if (cfg.spec()) {
@@ -550,6 +552,7 @@ public final class Server {
         String scheme = uri.getScheme();
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https")) || uri.getHost() == null)
             throw bad("X-Callback-Url must be an absolute http or https URL");
+        if (cfg.dev("callback-url-query-refused") && uri.getRawQuery() != null) throw bad("X-Callback-Url may not carry a query string");
         if (checkHost && !sameHost(uri.getHost(), u.host))
             throw err(500, "INVALID_CALLBACK_URL_HOST", "The callback host '" + uri.getHost() + "' is not the API user's provider callback host.");
         return url;
@@ -558,6 +561,7 @@ public final class Server {
     static final Set<String> LOOPBACK = Set.of("localhost", "127.0.0.1", "::1", "[::1]");
     boolean sameHost(String a, String b) {
         if (a == null || b == null) return false;
+        if (cfg.mtn() && cfg.dev("callback-host-case-sensitive")) return a.equals(b);
         a = a.toLowerCase(Locale.ROOT); b = b.toLowerCase(Locale.ROOT);
         if (a.equals(b)) return true;
         return cfg.spec() && LOOPBACK.contains(a) && LOOPBACK.contains(b);
@@ -605,13 +609,19 @@ public final class Server {
         String key;
         if (cfg.spec()) key = hex(20);
         else key = hex(16);
+        if (cfg.on("api-key-upper-case-hex")) key = key.toUpperCase(Locale.ROOT);
         if (cfg.mtn() || cfg.on("api-key-rotates")) u.keys.clear();
         u.keys.add(key);
         return json(201, Json.obj("apiKey", key));
     }
 
     Resp getApiUser(Ctx c) {
+        if (cfg.dev("apiuser-get-requires-authorization")) {
+            String a = c.h("Authorization");
+            if (a == null || a.isEmpty()) throw oauth(401, "access_token_missing");
+        }
         ApiUser u = pathUser(c);
+        if (cfg.dev("apiuser-unreadable-after-key") && !u.keys.isEmpty()) throw err(404, "RESOURCE_NOT_FOUND", "No API user has this reference id.");
         if (cfg.spec()) return json(200, Json.obj("providerCallbackHost", u.host, "targetEnvironment", u.env, "product", u.product));
         return json(200, Json.obj("providerCallbackHost", u.host, "targetEnvironment", u.env));
     }
@@ -651,6 +661,10 @@ public final class Server {
 
     Resp create(Ctx c, String kind) {
         ApiUser u = caller(c, cfg.spec() && kind.equals("requesttopay"));
+        if (cfg.dev("reference-id-upper-case-refused")) {
+            String raw = c.h("X-Reference-Id");
+            if (raw != null && !raw.equals(raw.toLowerCase(Locale.ROOT))) throw bad("X-Reference-Id must be a UUID version 4");
+        }
         String id = refHeader(c);
         if (cfg.dev("invalid-payment-reserves-id") && kind.equals("requesttopay")) {
             // the id is claimed first; only the 400 path forgets to release it
@@ -667,9 +681,14 @@ public final class Server {
         Map<String, Object> b = jsonBody(c);
         Txn t = new Txn();
         t.id = id; t.kind = kind; t.ownerId = u.id;
-        t.amount = amount(b.get("amount"));
+        Object av = b.get("amount");
+        if (cfg.dev("refund-negative-amount-accepted") && kind.equals("refund") && av instanceof String && ((String) av).startsWith("-"))
+            t.amount = amount(((String) av).substring(1)).negate();
+        else t.amount = amount(av);
         if (cfg.dev("amount-truncated-to-cents") && t.amount.scale() > 2) t.amount = t.amount.setScale(2, java.math.RoundingMode.DOWN);
-        t.currency = currency(b.get("currency"));
+        Object cv = b.get("currency");
+        if (cfg.dev("currency-case-folded") && cv instanceof String && ((String) cv).matches("[a-z]{3}")) cv = ((String) cv).toUpperCase(Locale.ROOT);
+        t.currency = currency(cv);
         t.externalId = optText(b, "externalId");
         t.payerMessage = optText(b, "payerMessage");
         t.payeeNote = optText(b, "payeeNote");
@@ -686,8 +705,12 @@ public final class Server {
             throw err(500, "INVALID_CURRENCY", "The currency " + t.currency + " is not taken here.");
         t.callbackUrl = callbackUrl(c, u);
         t.key = nsKey(kind, id);
+        if (txns.containsKey(t.key) && cfg.dev("deposit-duplicate-500") && kind.equals("deposit"))
+            throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
         if (txns.containsKey(t.key)) throw err(409, "RESOURCE_ALREADY_EXIST", "This reference id has been used already.");
         t.created = System.currentTimeMillis();
+        String auth = c.h("Authorization");
+        t.viaBasic = auth != null && auth.regionMatches(true, 0, "Basic ", 0, 6);
         if (kind.equals("refund")) {
             Txn orig = original(t);
             if (orig != null) t.party = Json.obj("partyIdType", orig.party.get("partyIdType"), "partyId", orig.party.get("partyId"));
@@ -755,7 +778,13 @@ public final class Server {
         }
         if (status.equals("SUCCESSFUL")) {
             if (t.kind.equals("requesttopay")) {
-                balances.put(t.ownerId + "/collection", plus(balance(t.ownerId, "collection"), t.amount));
+                BigDecimal credit = t.amount;
+                if (cfg.dev("ledger-int-overflow")) {
+                    BigDecimal whole = new BigDecimal(t.amount.toBigInteger());
+                    credit = BigDecimal.valueOf(whole.toBigInteger().intValue()).add(t.amount.subtract(whole));
+                }
+                boolean late = cfg.dev("delayed-payment-not-credited") && System.currentTimeMillis() - t.created > 5_000;
+                if (!late) balances.put(t.ownerId + "/collection", plus(balance(t.ownerId, "collection"), credit));
             } else {
                 BigDecimal have = balance(t.ownerId, "disbursement");
                 BigDecimal moved = t.amount;
@@ -765,19 +794,23 @@ public final class Server {
                 else balances.put(t.ownerId + "/disbursement", plus(have, moved.negate()));
             }
         }
+        if (status.equals("FAILED") && t.kind.equals("refund") && cfg.dev("failed-refund-still-debited"))
+            balances.put(t.ownerId + "/disbursement", plus(balance(t.ownerId, "disbursement"), t.amount.negate()));
         t.status = status;
         t.reason = reason;
         t.completedAt = System.currentTimeMillis();
         if (status.equals("SUCCESSFUL") && t.finId == null) t.finId = digits(10);
-        if (t.callbackUrl != null) {
+        if (t.callbackUrl != null && !(cfg.dev("basic-auth-payment-no-callback") && t.viaBasic)) {
             Map<String, Object> rec = record(t);
             Map<String, Object> body = rec;
             if (cfg.spec()) { body = Json.obj("referenceId", t.id); body.putAll(rec); }
             if (cfg.dev("callback-reason-as-object") && t.reason != null)
                 body.put("reason", Json.obj("code", t.reason, "message", "The transaction failed: " + t.reason + "."));
+            if (cfg.mtn() && cfg.dev("callback-status-lower-case")) body.put("status", t.status.toLowerCase(Locale.ROOT));
             String method = cfg.spec() ? (t.kind.equals("requesttopay") ? "POST" : "PUT")
                                        : (t.kind.equals("deposit") ? "POST" : "PUT");
-            sendCallback(t.callbackUrl, method, Json.write(body), t.ownerId);
+            String text = cfg.mtn() && cfg.dev("deposit-callback-without-body") && t.kind.equals("deposit") ? "" : Json.write(body);
+            sendCallback(t.callbackUrl, method, text, t.ownerId);
         }
     }
 
@@ -796,6 +829,7 @@ public final class Server {
     Map<String, Object> record(Txn t) {
         String partyName = t.kind.equals("requesttopay") ? "payer" : "payee";
         Map<String, Object> party = t.party == null ? null : new LinkedHashMap<>(t.party);
+        if (cfg.spec() && cfg.on("refund-record-without-payee") && t.kind.equals("refund")) party = null;
         String payerMessage = t.payerMessage, payeeNote = t.payeeNote;
         if (cfg.dev("payment-texts-swapped") && t.kind.equals("requesttopay")) { payerMessage = t.payeeNote; payeeNote = t.payerMessage; }
         if (cfg.spec())
@@ -826,9 +860,18 @@ public final class Server {
             Txn r = txns.get(nsKey("refund", id));
             if (r != null && r.kind.equals("refund") && r.ownerId.equals(u.id)) return json(200, record(r));
         }
+        if (cfg.dev("refund-status-reads-deposits") && kind.equals("refund") && (t == null || !t.kind.equals(kind))) {
+            Txn d = txns.get(nsKey("deposit", id));
+            if (d != null && d.kind.equals("deposit") && d.ownerId.equals(u.id)) return json(200, record(d));
+        }
         if (t == null || !t.kind.equals(kind) || !t.ownerId.equals(u.id))
             throw err(404, notFound, "No " + kind + " with this reference id.");
-        return json(200, record(t));
+        Map<String, Object> rec = record(t);
+        if (cfg.mtn() && cfg.dev("failed-reason-read-once") && t.reason != null) {
+            if (t.reasonRead) rec.remove("reason");
+            t.reasonRead = true;
+        }
+        return json(200, rec);
     }
 
     Resp deliveryNotification(Ctx c) {
@@ -859,6 +902,7 @@ public final class Server {
         if (t.lastNotification >= 0 && now - t.lastNotification < cool)
             throw err(429, cfg.spec() ? "RESOURCE_ALREADY_EXIST" : "NOT_ALLOWED", "A notification for this payment was sent a moment ago.");
         t.lastNotification = now;
+        if (cfg.dev("notification-purges-payment")) txns.remove(t.key);
         return empty(200);
     }
 
@@ -893,7 +937,9 @@ public final class Server {
         String type = c.seg.get(3), id = c.seg.get(4);
         switch (type) {
             case "msisdn": partyIdCheck("MSISDN", id); break;
-            case "email": partyIdCheck("EMAIL", id); break;
+            case "email":
+                if (cfg.dev("collection-holder-email-refused") && c.product.equals("collection")) throw bad("accountHolderIdType email is not supported");
+                partyIdCheck("EMAIL", id); break;
             case "party_code": partyIdCheck("PARTY_CODE", id); break;
             default: throw bad("accountHolderIdType must be msisdn, email or party_code (lower case)");
         }
@@ -949,6 +995,7 @@ public final class Server {
         if (!at.equals("online") && !at.equals("offline")) throw bad("access_type must be online or offline");
         long validity = at.equals("offline") || cfg.mtn() ? 86400 : 3600;
         String cvi = f.get("consent_valid_in");
+        if (cvi != null && cfg.dev("consent-valid-in-refused")) throw bad("unknown parameter consent_valid_in");
         if (cvi != null) {
             if (!cvi.matches("[0-9]{1,9}") || Long.parseLong(cvi) < 1 || Long.parseLong(cvi) > 31536000)
                 throw bad("consent_valid_in must be a whole number of seconds from 1 to 31536000");
@@ -962,7 +1009,7 @@ public final class Server {
         r.scopes = scopes; r.accessType = at; r.validity = validity; r.created = now; r.callbackUrl = cb;
         r.interval = cfg.spec() ? 3 : 4;
         r.expiresAt = now + (cfg.spec() ? 180_000 : 240_000);
-        r.decideAt = now + (cfg.spec() ? 4_000 : 3_000);
+        r.decideAt = now + (cfg.on("consent-approved-slowly") ? 10_000 : cfg.spec() ? 4_000 : 3_000);
         String d = r.hint.replace("+", "");
         r.decision = d.equals("46733123451") ? "deny" : d.equals("46733123452") ? "never" : "approve";
         authReqs.put(r.id, r);
@@ -1029,7 +1076,7 @@ public final class Server {
                 if (cfg.spec()) revokeConsent(r);
                 throw oauth(400, "invalid_grant");
             }
-            if (now >= r.expiresAt) throw oauth(400, "expired_token");
+            if (now >= r.expiresAt || (cfg.dev("auth-req-id-expires-early") && now >= r.created + 10_000)) throw oauth(400, "expired_token");
             if (now >= r.decideAt && r.decision.equals("deny")) throw oauth(400, "access_denied");
             if (now < r.decideAt || r.decision.equals("never")) {
                 boolean fast = cfg.spec() && r.lastPoll >= 0 && now - r.lastPoll < r.interval * 1000L - 250;
@@ -1045,6 +1092,7 @@ public final class Server {
             Refresh rf = refreshes.get(rt);
             if (rf == null || rf.revoked || now >= rf.exp) throw oauth(400, "invalid_grant");
             if (cfg.on("consent-bound-to-client") && !rf.req.userId.equals(u.id)) throw oauth(400, "invalid_grant");
+            if (cfg.on("refresh-token-rotates")) rf.revoked = true;
             out = issueConsent(rf.req);
         } else throw oauth(400, "unsupported_grant_type");
         return json(200, out).header("Cache-Control", "no-store");
@@ -1114,6 +1162,13 @@ public final class Server {
 
     // ---------------------------------------------------------------- callbacks
     void sendCallback(String url, String method, String body, String userId) {
+        if (cfg.dev("callback-port-dropped")) {
+            try {
+                URI u = new URI(url);
+                url = u.getScheme() + "://" + (u.getRawUserInfo() == null ? "" : u.getRawUserInfo() + "@") + u.getHost()
+                    + (u.getRawPath() == null ? "" : u.getRawPath()) + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
+            } catch (Exception ignored) { /* validated at creation */ }
+        }
         long[] delays = cfg.spec() ? new long[]{0, 250, 1000, 4000, 15000} : new long[]{0, 1000, 10000};
         String sig = null;
         if (cfg.on("callback-signature")) {
