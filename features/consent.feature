@@ -78,6 +78,15 @@ Feature: Consent-based user information
     When the partner redeems the consent once the customer has consented
     Then the partner reads the customer's user information with the consent token
 
+  # §4.2 #7 accepts consent_valid_in and does not show its form: a whole number of seconds is our reading, so a target
+  # that refuses it is warned of, not failed, unless the run is --strict.
+  @req:COL-BCAUTH-CONSENT-VALID-IN
+  Scenario: A partner may ask for consent valid for a time of its own
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile, valid for 600 seconds
+    When the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED
   Scenario: A consent request's callback address on another host than the partner registered is refused

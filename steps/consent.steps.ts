@@ -58,6 +58,13 @@ Given('the partner has asked a customer for consent to their profile, for online
   await haveAskedForConsent(this, { accessType: 'online' });
 });
 
+Given(
+  'the partner has asked a customer for consent to their profile, valid for {int} seconds',
+  async function (this: MomoWorld, seconds: number) {
+    await haveAskedForConsent(this, { validForSeconds: seconds });
+  },
+);
+
 When('the partner asks a customer for consent to their profile, to be told at its callback address', async function (this: MomoWorld) {
   await haveAskedForConsent(this, { callback: true });
 });

@@ -8,6 +8,7 @@ import type { PremiseName } from '../../harness/checks/premises.ts';
 import type { Product } from '../../core/products.ts';
 import { bindingOf } from '../../core/catalogue/routes.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
+import { reading } from '../../core/sources.ts';
 import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { REFUSALS_OF_ANY_KIND } from './refusals.ts';
@@ -79,6 +80,8 @@ const SLOW_DOWN_STEP_MS = 5000;
 export interface ConsentAsk {
   scope?: string;
   accessType?: 'online' | 'offline';
+  /** consent_valid_in, in seconds (our reading of a form §4.2 #7 does not show). */
+  validForSeconds?: number;
   /** Give an X-Callback-Url on the receiver, or on another host than the API user registered. */
   callback?: boolean | 'another host';
 }
@@ -88,7 +91,12 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
   const account = world.actor;
   const flow = consentFlowOf(world);
   const scope = ask.scope ?? 'profile';
-  const form = { login_hint: `ID:${msisdn}/MSISDN`, scope, access_type: ask.accessType ?? 'offline' };
+  const form = {
+    login_hint: `ID:${msisdn}/MSISDN`,
+    scope,
+    access_type: ask.accessType ?? 'offline',
+    ...(ask.validForSeconds !== undefined ? { consent_valid_in: String(ask.validForSeconds) } : {}),
+  };
   // The receiver ties a callback to its request by the URL's last segment; auth_req_id is not known before the answer.
   const callbackKey = ask.callback ? randomUUID() : undefined;
   const callbackUrl = callbackKey && (ask.callback === 'another host' ? foreignCallbackUrl : ownCallbackUrl)(world, callbackKey);
@@ -235,10 +243,20 @@ export async function expectWrongKeyRefusedAsFailedTokenRequest(world: MomoWorld
   );
 }
 
+/** How consent_valid_in is sent: §4.2 #7 accepts it and does not show its form. */
+const CONSENT_VALID_IN_FORM = reading(
+  '§4.2 #7: the parameter consent_valid_in is also accepted, its type and form not shown; a whole number of seconds is our reading (§2.7 counts refresh_token_expired_in, which it sets, in seconds)',
+);
+
 /** Asks for the consent: the answer must be a consent request (§2.8). */
 export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
   await askForConsent(world, ask);
-  world.expect({ status: 200, what: `the partner asks the customer for consent${ask.accessType ? ` for ${ask.accessType} access` : ''}` });
+  const valid = ask.validForSeconds === undefined ? '' : `, valid for ${ask.validForSeconds} s`;
+  world.expect({
+    status: 200,
+    ...(valid ? { source: CONSENT_VALID_IN_FORM } : {}),
+    what: `the partner asks the customer for consent${ask.accessType ? ` for ${ask.accessType} access` : ''}${valid}`,
+  });
 }
 
 /** A callback arrives at the X-Callback-Url the consent request gave (§6); its payload is not shown, so only its arrival is judged. */
