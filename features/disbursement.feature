@@ -115,7 +115,8 @@ Feature: Paying out
     Then the balance has moved by what the refund called for
     And the payment it refunded still reads as it was asked
 
-  # A refund is no deposit: read under its id as one, it is not found (our reading: a warning unless --strict).
+  # A refund is no deposit, nor a deposit a refund: read under its id as the other, it is not found (our reading: a
+  # warning unless --strict).
   @negative
   @req:TXN-UNKNOWN-404
   Scenario: A refund's reference id is not read as a deposit
@@ -123,6 +124,14 @@ Feature: Paying out
     And a customer who approves has paid the partner 12 through collection
     And the partner refunds that payment in full
     When the partner reads a deposit under the refund's reference id
+    Then it is refused as not found
+
+  @negative
+  @req:TXN-UNKNOWN-404
+  Scenario: A deposit's reference id is not read as a refund
+    Given a partner subscribed to disbursement
+    And the partner has deposited 5 to a payee who approves
+    When the partner reads a refund under the deposit's reference id
     Then it is refused as not found
 
   @negative

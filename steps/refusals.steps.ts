@@ -14,7 +14,7 @@ import {
   readBalanceWithKeyMistake,
   readStatusInForbiddenEnvironment,
   readUnknownWithForgedToken,
-  readRefundAsDeposit,
+  readAsTheOtherKind,
   refundInForeignCurrency,
   refundWithoutToken,
   requestInForeignCurrency,
@@ -80,7 +80,11 @@ When('the partner reads a payment that does not exist with a forged access token
 });
 
 When("the partner reads a deposit under the refund's reference id", async function (this: MomoWorld) {
-  await readRefundAsDeposit(this);
+  await readAsTheOtherKind(this, 'refund');
+});
+
+When("the partner reads a refund under the deposit's reference id", async function (this: MomoWorld) {
+  await readAsTheOtherKind(this, 'deposit');
 });
 
 Then('the currency is refused', async function (this: MomoWorld) {

@@ -33,7 +33,7 @@ export const REFUSALS = {
     '§5.3 and §7: a business call without a valid access token is 401; that this comes before its id is looked up (so that a caller without a token learns nothing of which ids exist) is our reading: the spec gives no order of checks',
   ),
   'read-of-its-own-kind': reading(
-    "§4.3 #9 and #10 read a refund by GET /refund/{referenceId} and a deposit by GET /deposit/{referenceId}: that a refund's id is not found as a deposit, rather than read as one, is our reading (§2.5 does not say whether reference ids are kept per kind)",
+    "§4.3 #9 and #10 read a refund by GET /refund/{referenceId} and a deposit by GET /deposit/{referenceId}: that a refund's id is not found as a deposit, nor a deposit's as a refund, rather than read as one, is our reading (§2.5 does not say whether reference ids are kept per kind)",
   ),
   'unoffered-scope': reading(
     "§5 rule 7 gives no allowed scopes; real-api-notes saw an unknown scope refused, its status and code not recorded; UNSUPPORTED_SCOPE is set A's code for it",

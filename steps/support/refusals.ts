@@ -208,10 +208,17 @@ export async function readUnknownWithForgedToken(world: MomoWorld): Promise<void
 }
 
 /** The scenario's refund, read as a deposit under its reference id. */
-export async function readRefundAsDeposit(world: MomoWorld): Promise<void> {
+/** Reads the scenario's last refund as a deposit, or its last deposit as a refund: under the status query of the other kind. */
+export async function readAsTheOtherKind(world: MomoWorld, kind: 'refund' | 'deposit'): Promise<void> {
   world.rule = REFUSALS['read-of-its-own-kind'];
-  const refund = world.lastPayment;
-  world.remember(await world.client.getDepositStatus(await world.bearer(refund.account), refund.referenceId));
+  const made = world.lastPayment;
+  if (made.create !== kind) throw new Error(`The scenario's last transaction is a ${made.kind}, not a ${kind}.`);
+  const bearer = await world.bearer(made.account);
+  world.remember(
+    await (kind === 'refund'
+      ? world.client.getDepositStatus(bearer, made.referenceId)
+      : world.client.getRefundStatus(bearer, made.referenceId)),
+  );
 }
 
 export { readBalance };
