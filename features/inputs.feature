@@ -39,6 +39,10 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a kind of payer id written in lower case             |
+      | an external id given as a number, not a string       |
+      | a payer message given as a number, not a string      |
+      | a payee note given as a number, not a string         |
+      | a currency written in lower case                     |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
 
@@ -71,7 +75,12 @@ Feature: Every input of every creation
   Scenario Outline: A request to pay with <input> is accepted
     Given a partner subscribed to collection
     When the partner asks for a request to pay with <input>
-    Then it is accepted as valid
+    Then it is accepted, and its record reads back as asked
+
+    @req:COL-RTP-STATUS-QUERY
+    Examples:
+      | input                                               |
+      | a reference id in upper case                        |
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
@@ -98,7 +107,6 @@ Feature: Every input of every creation
     Examples:
       | input                         |
       | an amount with three decimals |
-      | a reference id in upper case  |
 
   @collection @negative @req:COL-RTP-INVALID-400
   Scenario: A request to pay refused as invalid leaves its reference id free
@@ -138,6 +146,14 @@ Feature: Every input of every creation
       | earlier                            |
       | a customer who rejects the payment |
       | a customer who approves            |
+
+  @collection @req:TXN-MONEY-ONCE
+  Scenario: A request to pay of a large amount moves it once, or nothing
+    Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
+    And the partner has read its balance
+    When the partner's request to pay of a large amount with a customer who approves has ended
+    Then the balance has moved by what the request to pay called for
 
   @collection @negative @req:TXN-MONEY-ONCE @req:COL-RTP-DUPLICATE-409
   Scenario: A request to pay refused as a duplicate moves no money
@@ -183,6 +199,10 @@ Feature: Every input of every creation
     Examples:
       | input                                            |
       | a reference to refund that is not a UUID         |
+      | an external id given as a number, not a string   |
+      | a payer message given as a number, not a string  |
+      | a payee note given as a number, not a string     |
+      | a currency written in lower case                 |
       | a payer message longer than 160 characters       |
       | a payee note longer than 160 characters          |
 
@@ -217,7 +237,12 @@ Feature: Every input of every creation
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 10 through collection
     When the partner asks for a refund with <input>
-    Then it is accepted as valid
+    Then it is accepted, and its record reads back as asked
+
+    @req:DIS-REFUND-STATUS-QUERY
+    Examples:
+      | input                                     |
+      | a reference id in upper case              |
 
     Examples:
       | input                                     |
@@ -238,7 +263,6 @@ Feature: Every input of every creation
     Examples:
       | input                         |
       | an amount with three decimals |
-      | a reference id in upper case  |
 
   @disbursement @negative @req:DIS-REFUND-INVALID-400
   Scenario: A refund refused as invalid leaves its reference id free
@@ -318,6 +342,10 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a kind of payee id written in lower case             |
+      | an external id given as a number, not a string       |
+      | a payer message given as a number, not a string      |
+      | a payee note given as a number, not a string         |
+      | a currency written in lower case                     |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
 
@@ -350,7 +378,12 @@ Feature: Every input of every creation
   Scenario Outline: A deposit with <input> is accepted
     Given a partner subscribed to disbursement
     When the partner asks for a deposit with <input>
-    Then it is accepted as valid
+    Then it is accepted, and its record reads back as asked
+
+    @req:DIS-DEPOSIT-STATUS-QUERY
+    Examples:
+      | input                                               |
+      | a reference id in upper case                        |
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
@@ -377,7 +410,6 @@ Feature: Every input of every creation
     Examples:
       | input                         |
       | an amount with three decimals |
-      | a reference id in upper case  |
 
   @disbursement @negative @req:DIS-DEPOSIT-INVALID-400
   Scenario: A deposit refused as invalid leaves its reference id free
@@ -417,6 +449,14 @@ Feature: Every input of every creation
       | earlier                         |
       | a payee who rejects the payment |
       | a payee who approves            |
+
+  @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
+  Scenario: A deposit of a large amount moves it once, or nothing
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And the partner has read its balance
+    When the partner's deposit of a large amount with a payee who approves has ended
+    Then the balance has moved by what the deposit called for
 
   @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario: A deposit refused as a duplicate moves no money

@@ -141,7 +141,7 @@ function validInputOutline(shared: CreationOutlines): string[] {
     'valid',
     [`@req:${ownRequirement(shared.creation, '-ACCEPTED-202')}`],
     `A ${label} with <input> is accepted`,
-    [`    When the partner asks for a ${label} with <input>`, '    Then it is accepted as valid'],
+    [`    When the partner asks for a ${label} with <input>`, '    Then it is accepted, and its record reads back as asked'],
   );
 }
 
@@ -246,6 +246,17 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     `      | ${'earlier'.padEnd(width)} |`,
     ...rows.map((r) => `      | ${r.padEnd(width)} |`),
     '',
+    // An amount past 32 bits of whole units, with a fraction: a creation that names a party (a refund's is its payment's).
+    ...(creation.party
+      ? [
+          `  @${creation.product}${beyond} @req:TXN-MONEY-ONCE`,
+          `  Scenario: A ${creation.label} of a large amount moves it once, or nothing`,
+          ...newPartner,
+          `    When the partner's ${creation.label} of a large amount with a ${creation.party === 'payer' ? 'customer' : 'payee'} who approves has ended`,
+          `    Then the balance has moved by what the ${creation.label} called for`,
+          '',
+        ]
+      : []),
     `  @${creation.product}${beyond} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
     `  Scenario: A ${creation.label} refused as a duplicate moves no money`,
     ...newPartner,

@@ -5,6 +5,7 @@ import {
   createAnother,
   createdAndEnded,
   expectAcceptedAsValid,
+  largeCreationEnded,
   expectRefusedOrKeptAsAsked,
   partialRefundEnded,
   expectEarlierUnchanged,
@@ -40,8 +41,8 @@ Then('a {creation} made right under the same reference id is accepted', async fu
   await expectReferenceLeftFree(this, creation);
 });
 
-Then('it is accepted as valid', function (this: MomoWorld) {
-  expectAcceptedAsValid(this);
+Then('it is accepted, and its record reads back as asked', async function (this: MomoWorld) {
+  await expectAcceptedAsValid(this);
 });
 
 Given("the partner's {creation} with {party} has ended", async function (this: MomoWorld, creation: string, party: Party) {
@@ -81,6 +82,10 @@ Given(
     await createdAndEnded(this, creation, party, { callback: true });
   },
 );
+
+When("the partner's {creation} of a large amount with {party} has ended", async function (this: MomoWorld, creation: string, party: Party) {
+  await largeCreationEnded(this, creation, party);
+});
 
 Given("the partner's refund of {amount} of that payment has ended", async function (this: MomoWorld, amount: string) {
   await partialRefundEnded(this, amount);

@@ -112,7 +112,10 @@ export class CreateTransaction extends ExplorationCommand {
 
   protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
     const referenceId = session.newId('r');
-    const body = { ...bodyOf(this.kind, session, this.msisdn, this.amount), ...(this.form?.body?.() ?? {}) } as PaymentBody;
+    const body = {
+      ...bodyOf(this.kind, session, this.msisdn, this.amount),
+      ...(this.form?.body?.(session.config.currency) ?? {}),
+    } as PaymentBody;
     const response = await create(session, this.kind, referenceId, body, false, this.callback);
     session.expect(response, {
       status: 202,
@@ -150,7 +153,7 @@ export class CreateWithInvalidInput extends ExplorationCommand {
     const input = this.input;
     const base =
       kind === 'refund' ? refundBodyOf(picked(refundablePayments(model), this.pick), '1') : bodyOf(kind, session, CUSTOMERS[0], '5');
-    const body = { ...base, ...('body' in input && input.body ? input.body() : {}) } as PaymentBody;
+    const body = { ...base, ...('body' in input && input.body ? input.body(session.config.currency) : {}) } as PaymentBody;
     const referenceId = this.referenceIdOf(session);
     const product = productOf(kind);
     const response = await session.call({
@@ -406,7 +409,8 @@ export function invalidInputs(strict: boolean): InvalidInput[] {
 export function transactionCommands(strict: boolean): fc.Arbitrary<ExplorationCommand>[] {
   const pick = fc.nat({ max: 15 });
   const amount = fc.constantFrom(...AMOUNTS);
-  const validForms = INPUT_CASES.filter((c) => c.kind === 'valid' && c.creation !== 'refund');
+  // Valid forms of the body: a form of the reference id is the inputs feature's (exploration names its own ids).
+  const validForms = INPUT_CASES.filter((c) => c.kind === 'valid' && c.creation !== 'refund' && !c.referenceId);
   const plain = fc.tuple(fc.constantFrom('requestToPay' as const, 'deposit' as const), fc.constantFrom(...CUSTOMERS), amount, fc.boolean());
   return [
     plain.map(([kind, msisdn, a, callback]) => new CreateTransaction(kind, msisdn, a, undefined, callback)),

@@ -29,6 +29,8 @@ export interface CreationInputs {
   uuidFields: string[];
   /** Its free texts (payerMessage, payeeNote). */
   texts: string[];
+  /** The fields its body gives as strings besides the amount, the currency and the UUIDs: externalId and the texts. */
+  stringFields: string[];
   /** The body fields the strict reading requiredFields asks for, besides amount and currency (whose absence has its own answer). */
   strictlyRequired: string[];
   /** The headers §4 lists as required, besides the credentials. */
@@ -51,8 +53,11 @@ export interface InputCase {
   strict: boolean;
   /** The requirements of requirements/momo-api.requirements.json the case verifies, besides the creation's own. */
   requirements: string[];
-  /** The changes to the creation's body, fresh for each call (an e-mail address or a party code is new each time). */
-  body?: () => Record<string, unknown>;
+  /**
+   * The changes to the creation's body, fresh for each call (an e-mail address or a party code is new each time), from
+   * the currency the run pays in.
+   */
+  body?: (currency: string) => Record<string, unknown>;
   /** The X-Reference-Id to send instead of a new UUID v4 (a fresh one each call when a function). */
   referenceId?: string | (() => string);
   /** The required header to leave out. */
@@ -100,6 +105,7 @@ export function specCreations(): CreationInputs[] {
         ...(party ? { party } : {}),
         uuidFields: fieldsReferring(schema, 'uuid-v4.schema.json'),
         texts: fieldsReferring(schema, 'message-text.schema.json'),
+        stringFields: [...fieldsReferring(schema, 'external-id.schema.json'), ...fieldsReferring(schema, 'message-text.schema.json')],
         strictlyRequired: (schema.strictReading?.schema?.required ?? []).filter((f) => f !== 'amount' && f !== 'currency'),
         requiredHeaders: operation.headers.required.filter((h) => h === 'x-reference-id' || h === 'x-target-environment'),
       },
@@ -111,6 +117,7 @@ export function specCreations(): CreationInputs[] {
 const FIELD_WORDS: Record<string, string> = {
   payer: 'payer',
   payee: 'payee',
+  externalId: 'external id',
   payerMessage: 'payer message',
   payeeNote: 'payee note',
   referenceIdToRefund: 'reference to refund',
@@ -130,6 +137,10 @@ const TEXT_BOUND = observed(
  * §2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE, and says nothing of case; the account-holder path writes the
  * kinds in lower case (§4.2 #8), so a server may match them so in the body too.
  */
+const CURRENCY_CASE = reading(
+  '§2.2–§2.4: currency is an ISO 4217 currency code; our reading is that the code written in lower case ("eur") is none (ISO 4217 writes its codes in capitals; the spec says nothing of case)',
+);
+
 const PARTY_KIND_CASE = reading(
   '§2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE; our reading is that "msisdn" is none of them (the spec says nothing of case, and §4.2 #8 writes the kinds in lower case in a path)',
 );
@@ -197,12 +208,12 @@ function amountAndReferenceCases(c: CreationInputs): InputCase[] {
       spec(`${c.bodyClause}: amount is a string, with no scale given; ${invalidDataOf(c)}; its record reads back the amount asked`),
       { body: () => ({ amount: '1.005' }), requirements: [ownStatusQuery(c)] },
     ),
-    // RFC 9562 §4: a UUID is case-insensitive on input. A target may refuse capitals as invalid data, but one that
-    // takes them finds the transaction under the reference id it was given (§2.5: it is later used in status queries).
+    // RFC 9562 §4: a UUID's hex digits are case-insensitive on input, so one in capitals is a UUID v4 as well: it is
+    // taken, and the transaction is found under the reference id it was given (§2.5: it is later used in status queries).
     make(
-      'kept',
+      'valid',
       'a reference id in upper case',
-      spec(`§2.5: X-Reference-Id is later used in status queries; RFC 9562 §4: a UUID is case-insensitive on input; ${invalidDataOf(c)}`),
+      spec('§2.5, §4.1: X-Reference-Id is a UUID v4, later used in status queries; RFC 9562 §4: a UUID is case-insensitive on input'),
       { referenceId: () => randomUUID().toUpperCase(), requirements: [ownStatusQuery(c)] },
     ),
     make('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] }),
@@ -268,6 +279,22 @@ function fieldCases(c: CreationInputs): InputCase[] {
         body: () => ({ [field]: 'order-42' }),
       }),
     ),
+    // A number where the body takes a string, as for the amount: invalid data, not a string to be made of it.
+    ...c.stringFields.map((field) =>
+      make(
+        'invalid',
+        `${/^[aeiou]/.test(wordsOf(field)) ? 'an' : 'a'} ${wordsOf(field)} given as a number, not a string`,
+        spec(`${c.bodyClause}: ${field} is a string; ${invalidDataOf(c)}`),
+        {
+          body: () => ({ [field]: 12345 }),
+        },
+      ),
+    ),
+    // Runs by default, as a warning, not only under --strict: a target that takes "eur" is worth telling of.
+    make('invalid', 'a currency written in lower case', CURRENCY_CASE, {
+      body: (currency) => ({ currency: currency.toLowerCase() }),
+      strict: false,
+    }),
     ...c.texts.map((field) =>
       make('invalid', `a ${wordsOf(field)} longer than 160 characters`, TEXT_BOUND, { body: () => ({ [field]: 'x'.repeat(161) }) }),
     ),

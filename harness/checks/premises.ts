@@ -112,6 +112,16 @@ export const PREMISES = {
     unheld:
       "Another API user's transaction moved this partner's balance: the target keeps one account for several API users (a subscription's, say), which the spec allows, and what a scenario's own transaction moves cannot be told from what the run's others move.",
   },
+  'large-amount-taken': {
+    statement: 'the target takes a transaction of three thousand million and a quarter',
+    source: reading('§2.2–§2.4 give the amount as a string and §8 shows no bounds: that a service takes one this large is our reading'),
+    operations: ['requestToPay', 'deposit'],
+    unheld:
+      'The target refuses an amount this large (a limit of its own, which the spec neither gives nor forbids): how money moves at such a scale is not tested.',
+    // Refused as invalid data, or as not allowed: a limit, however the target words it.
+    refusal: ({ status, json }) =>
+      status === 400 || (status === 500 && typeof codeOf(json) === 'string' && REFUSAL_CODES.has(codeOf(json) as string)),
+  },
   'partial-refund-taken': {
     statement: 'the target takes a refund of part of a payment',
     source: reading('§2.4 and §4.3 #9: a refund carries its own amount; that it may be less than the payment is our reading'),

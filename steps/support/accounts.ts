@@ -172,10 +172,13 @@ async function expectSameBalanceWithNewToken(world: MomoWorld, justRead: string)
  * credited for a request to pay (its party pays) and debited for a deposit or refund; nothing when it failed, or
  * when another API user than the acting partner made it (a refund the target let only the payee's user make).
  */
+/** How a transaction ended: as read, where the target decided, else as its test number has it end. */
+const endOf = (t: Payment): string => t.endedAs ?? t.party?.outcome ?? 'SUCCESSFUL';
+
 function movementOf(world: MomoWorld, t: Payment): string {
   const creation = specCreations().find((c) => c.id === t.create);
   if (!creation) throw new Error(`${t.kind} is not a creation of the spec: no balance movement is known for it.`);
-  if (t.account.userId !== world.actor.userId || (t.party?.outcome ?? 'SUCCESSFUL') !== 'SUCCESSFUL') return '0';
+  if (t.account.userId !== world.actor.userId || endOf(t) !== 'SUCCESSFUL') return '0';
   return creation.party === 'payer' ? t.body.amount : `-${t.body.amount}`;
 }
 
@@ -209,7 +212,7 @@ export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlie
   } catch (error) {
     if (!(error instanceof DeadlineExceededError)) throw error;
   }
-  const what = `a ${t.kind} of ${t.body.amount} that ended ${t.party?.outcome ?? 'SUCCESSFUL'} moves ${movement} of the balance of ${before}`;
+  const what = `a ${t.kind} of ${t.body.amount} that ended ${endOf(t)} moves ${movement} of the balance of ${before}`;
   world.check(['money-moves-once', 'balance-follows-payments'], world.response!, what, findings);
   // Only a balance seen to move by what was called for shows the target keeps balances: one that did not move (a
   // warning above) shows the opposite, and must not turn the next scenario step's "not moved" into a failure.

@@ -12,7 +12,7 @@ import {
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { currentRecord, expectOutcome, readStatus, settledAsAsked } from './status-records.ts';
+import { currentRecord, expectOutcome, finalStatusRecord, judgeRecordAsAsked, readStatus, settledAsAsked } from './status-records.ts';
 import { ownCallbackUrl } from './callbacks.ts';
 import {
   deposit,
@@ -54,7 +54,7 @@ export async function askWithInput(world: MomoWorld, creationLabel: string, phra
   const input = inputCase(creationLabel, phrase);
   world.rule = input.rule;
   const options: CreateOptions = {
-    ...(input.body ? { body: input.body() } : {}),
+    ...(input.body ? { body: input.body(world.config.currency) } : {}),
     ...(input.referenceId ? { referenceId: typeof input.referenceId === 'function' ? input.referenceId() : input.referenceId } : {}),
     ...(input.omit === 'x-reference-id' ? { call: { referenceId: undefined } } : {}),
     ...(input.omit === 'x-target-environment' ? { call: { targetEnvironment: null } } : {}),
@@ -104,6 +104,26 @@ export async function partialRefundEnded(world: MomoWorld, amount: string): Prom
   world.expect({ status: 202, what: 'a refund of part of a payment is accepted' });
   const record = await expectOutcome(world, 'SUCCESSFUL');
   if (record.status === 'SUCCESSFUL') world.held('partial-refund-taken');
+}
+
+/**
+ * More whole units than 32 bits hold (2^31 is 2147483648), with a fraction: a ledger of 32-bit integers wraps it, and
+ * one of single floats loses the quarter, so a balance that moves by another amount is told from one that moves right.
+ */
+const LARGE_AMOUNT = '3000000000.25';
+
+/**
+ * A creation of LARGE_AMOUNT with the party, ended as the target decides: taken as our reading that so large an amount
+ * is taken (a premise), and ending SUCCESSFUL or, for a limit or too little money to deposit, FAILED.
+ */
+export async function largeCreationEnded(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
+  world.assume('large-amount-taken');
+  await create(world, creationLabelled(creationLabel).id, party, LARGE_AMOUNT);
+  world.expect({ status: 202, premises: ['large-amount-taken'], what: `a ${creationLabel} of ${LARGE_AMOUNT} is accepted` });
+  world.held('large-amount-taken');
+  // The target may end it FAILED (a limit, or too little money to deposit): then it moves nothing.
+  const payment = world.lastPayment;
+  payment.endedAs = (await finalStatusRecord(world, payment)).record.status;
 }
 
 /** Another creation of the kind, of another amount, to the party named: accepted, as any valid creation is. */
@@ -191,9 +211,13 @@ export async function expectRefusedOrKeptAsAsked(world: MomoWorld): Promise<void
   );
 }
 
-/** A form of an input the spec allows is taken: the creation is accepted (202). */
-export function expectAcceptedAsValid(world: MomoWorld): void {
+/**
+ * A form of an input the spec allows is taken: the creation is accepted (202), and its record, read under the reference id
+ * it was given, shows what was asked (record-echoes-request): a form taken and then lost or changed was not taken.
+ */
+export async function expectAcceptedAsValid(world: MomoWorld): Promise<void> {
   world.expect({ status: 202, ...(world.rule ? { source: world.rule } : {}), what: 'a form of the input the spec allows is accepted' });
+  await judgeRecordAsAsked(world, world.lastPayment, `the ${world.lastPayment.kind} record reads back what was asked`);
 }
 
 /**

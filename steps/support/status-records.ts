@@ -174,7 +174,7 @@ export async function expectEarlierReadsAsAsked(world: MomoWorld): Promise<void>
 }
 
 /** The transaction's record, read now, shows what its creation sent (record-echoes-request). */
-async function judgeRecordAsAsked(
+export async function judgeRecordAsAsked(
   world: MomoWorld,
   payment: Payment,
   what: string,

@@ -25,6 +25,8 @@ export interface Payment {
   callbackUrl?: string;
   /** The test party whose number decides the outcome, when the scenario chose one. */
   party?: Party;
+  /** The final status it was read to end in, where the scenario lets the target decide (a limit, a lack of funds). */
+  endedAs?: string;
 }
 
 /** Under which product each step of the consent flow is called. */

@@ -70,7 +70,7 @@ test('each case weighs what its source allows: the spec’s definite, the live t
 test('a valid form is new at every call: two asks never send the same e-mail address or party code', () => {
   const valid = INPUT_CASES.filter((i) => i.kind === 'valid' && /e-mail address|party code|15 digits/.test(i.phrase));
   assert.ok(valid.length >= 6, 'three valid forms of each party');
-  for (const i of valid) assert.notDeepEqual(i.body!(), i.body!(), i.phrase);
+  for (const i of valid) assert.notDeepEqual(i.body!('EUR'), i.body!('EUR'), i.phrase);
 });
 
 test('a case that is not there is named with what there is, in the words to fix the feature', () => {
