@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
-import { CONSENT_CHECKS, consentEndFindings, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
+import {
+  CONSENT_CHECKS,
+  CONSENT_VALID_IN_FORM,
+  consentEndFindings,
+  lifetimeFindings,
+  scopeFindings,
+} from '../../harness/checks/consent.ts';
 import { consentCallbackFindings } from '../../harness/checks/callbacks.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
@@ -8,7 +14,6 @@ import type { PremiseName } from '../../harness/checks/premises.ts';
 import type { Product } from '../../core/products.ts';
 import { bindingOf } from '../../core/catalogue/routes.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
-import { reading } from '../../core/sources.ts';
 import type { Account } from './harness.ts';
 import { ORDINARY_CUSTOMER } from './parties.ts';
 import { REFUSALS_OF_ANY_KIND } from './refusals.ts';
@@ -242,11 +247,6 @@ export async function expectWrongKeyRefusedAsFailedTokenRequest(world: MomoWorld
     held.answer,
   );
 }
-
-/** How consent_valid_in is sent: §4.2 #7 accepts it and does not show its form. */
-const CONSENT_VALID_IN_FORM = reading(
-  '§4.2 #7: the parameter consent_valid_in is also accepted, its type and form not shown; a whole number of seconds is our reading (§2.7 counts refresh_token_expired_in, which it sets, in seconds)',
-);
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */
 export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
