@@ -108,8 +108,3 @@ export function consentEndFindings(before: number, after: number, slackMs: numbe
     }),
   ];
 }
-
-/** How consent_valid_in is sent: §4.2 #7 accepts it and does not show its form. */
-export const CONSENT_VALID_IN_FORM = reading(
-  '§4.2 #7: the parameter consent_valid_in is also accepted, its type and form not shown; a whole number of seconds is our reading (§2.7 counts refresh_token_expired_in, which it sets, in seconds)',
-);

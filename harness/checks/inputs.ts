@@ -133,14 +133,15 @@ const TEXT_BOUND = observed(
   'real-api-notes, errors and inputs: payerMessage, payeeNote and notificationMessage over 160 characters give 400; §8 sets no string-length bounds',
 );
 
-/**
- * §2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE, and says nothing of case; the account-holder path writes the
- * kinds in lower case (§4.2 #8), so a server may match them so in the body too.
- */
+/** §2.2–§2.4 give the currency as an ISO 4217 code, and say nothing of case: a server may take "eur" for EUR. */
 const CURRENCY_CASE = reading(
   '§2.2–§2.4: currency is an ISO 4217 currency code; our reading is that the code written in lower case ("eur") is none (ISO 4217 writes its codes in capitals; the spec says nothing of case)',
 );
 
+/**
+ * §2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE, and says nothing of case; the account-holder path writes the
+ * kinds in lower case (§4.2 #8), so a server may match them so in the body too.
+ */
 const PARTY_KIND_CASE = reading(
   '§2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE; our reading is that "msisdn" is none of them (the spec says nothing of case, and §4.2 #8 writes the kinds in lower case in a path)',
 );

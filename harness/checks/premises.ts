@@ -43,6 +43,8 @@ const REFUSAL_CODES = new Set([
   'RESOURCE_NOT_FOUND',
   'TRANSACTION_NOT_COMPLETED',
 ]);
+/** The codes of a transaction refused for its size: a payer's limit, or too little money in the account. */
+const LIMIT_CODES = new Set(['PAYER_LIMIT_REACHED', 'NOT_ENOUGH_FUNDS']);
 const OAUTH_REFUSALS = new Set([
   'invalid_client',
   'unauthorized_client',
@@ -118,9 +120,11 @@ export const PREMISES = {
     operations: ['requestToPay', 'deposit'],
     unheld:
       'The target refuses an amount this large (a limit of its own, which the spec neither gives nor forbids): how money moves at such a scale is not tested.',
-    // Refused as invalid data, or as not allowed: a limit, however the target words it.
-    refusal: ({ status, json }) =>
-      status === 400 || (status === 500 && typeof codeOf(json) === 'string' && REFUSAL_CODES.has(codeOf(json) as string)),
+    // Refused as invalid data, as not allowed, or as a limit or too little money (set A and B's codes for them).
+    refusal: ({ status, json }) => {
+      const code = codeOf(json);
+      return status === 400 || (status === 500 && typeof code === 'string' && (REFUSAL_CODES.has(code) || LIMIT_CODES.has(code)));
+    },
   },
   'partial-refund-taken': {
     statement: 'the target takes a refund of part of a payment',
@@ -147,6 +151,15 @@ export const PREMISES = {
     operations: REFUND_OPERATIONS,
     unheld: 'The target does not let the API user that was paid refund its own payment under disbursement either.',
     refusal: turnedAway,
+  },
+  'consent-valid-in-taken': {
+    statement: 'the target takes consent_valid_in as a whole number of seconds (600) on bc-authorize',
+    source: reading(
+      '§4.2 #7: the parameter consent_valid_in is also accepted, its type and form not shown; a whole number of seconds is our reading (§2.7 counts refresh_token_expired_in, which it sets, in seconds)',
+    ),
+    operations: ['bcAuthorize'],
+    unheld: 'The target refuses consent_valid_in=600: it takes another form of the parameter, which the spec does not show, or departs.',
+    refusal: ({ status }) => status === 400,
   },
   'consent-redeemed-by-asker': {
     statement:

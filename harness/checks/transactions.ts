@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ApiResponse } from '../client/momo-client.ts';
 import { normaliseAmount, sameDecimal } from '../../core/money.ts';
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
-import { observed, spec, type Source } from '../../core/sources.ts';
+import { observed, reading, spec, type Source } from '../../core/sources.ts';
 import { namedPart } from '../../core/validation/schemas.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
@@ -292,20 +292,36 @@ export function acceptedInsteadFindings(status: number, rule?: Source): Finding[
 }
 
 /**
- * Callbacks at the address only a creation refused as a duplicate gave: the refusal kept that address, and the first
- * transaction's outcome was told to a request the partner was told had failed.
+ * Callbacks at the address only a creation refused as a duplicate gave. One that tells of the first transaction (its
+ * externalId or its amount) tells a request the partner was told had failed of another's outcome: definite (§2.5, §7
+ * rule 1, §6). Any other (a notice of the refusal, say) is a departure by our reading only: the refused request made
+ * no transaction to be told of, but the spec does not forbid a service to write to an address it was given.
  */
-export function refusedAddressCalledFindings(callbacks: number): Finding[] {
-  return callbacks === 0
-    ? []
-    : [
-        found('refusal-changes-nothing', {
-          field: 'X-Callback-Url of the refused request',
-          expected: 'no callback: the refused request gave its address to nothing',
-          received: `${callbacks} callback${callbacks === 1 ? '' : 's'} there`,
-        }),
-      ];
+export function refusedAddressCalledFindings(bodies: readonly unknown[], first: { externalId?: unknown; amount?: unknown }): Finding[] {
+  if (bodies.length === 0) return [];
+  const tellsOfFirst = bodies.some((body) => {
+    const record = body as { externalId?: unknown; amount?: unknown } | null | undefined;
+    if (typeof record !== 'object' || record === null) return false;
+    return (
+      (first.externalId !== undefined && record.externalId === first.externalId) ||
+      (typeof record.amount === 'string' &&
+        typeof first.amount === 'string' &&
+        normaliseAmount(record.amount) === normaliseAmount(first.amount))
+    );
+  });
+  return [
+    found('refusal-changes-nothing', {
+      field: 'X-Callback-Url of the refused request',
+      expected: 'no callback: the refused request gave its address to nothing',
+      received: `${bodies.length} callback${bodies.length === 1 ? '' : 's'} there${tellsOfFirst ? ', telling of the first transaction' : ''}`,
+      ...(tellsOfFirst ? {} : { source: REFUSED_ADDRESS_SILENT }),
+    }),
+  ];
 }
+
+const REFUSED_ADDRESS_SILENT = reading(
+  '§6 sends a callback to the address a transaction gave; that nothing at all, not even a notice of its refusal, is sent to the address of a request refused as a duplicate (which made no transaction) is our reading',
+);
 
 /** The reference id of a refused creation reads back as a transaction: it was created all the same. */
 export function leftBehindFindings(readStatus: number): Finding[] {

@@ -167,14 +167,14 @@ async function expectSameBalanceWithNewToken(world: MomoWorld, justRead: string)
   world.check('balance-of-the-account', withNew, what, sameAccountFindings(newAmount, justRead), ['balance-of-its-own']);
 }
 
+/** How a transaction ended: as read, where the target decided, else as its test number has it end. */
+const endOf = (t: Payment): string => t.endedAs ?? t.party?.outcome ?? 'SUCCESSFUL';
+
 /**
  * What a transaction calls for of its owner's balance (signed: a credit positive): its amount once it succeeded,
  * credited for a request to pay (its party pays) and debited for a deposit or refund; nothing when it failed, or
  * when another API user than the acting partner made it (a refund the target let only the payee's user make).
  */
-/** How a transaction ended: as read, where the target decided, else as its test number has it end. */
-const endOf = (t: Payment): string => t.endedAs ?? t.party?.outcome ?? 'SUCCESSFUL';
-
 function movementOf(world: MomoWorld, t: Payment): string {
   const creation = specCreations().find((c) => c.id === t.create);
   if (!creation) throw new Error(`${t.kind} is not a creation of the spec: no balance movement is known for it.`);

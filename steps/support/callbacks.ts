@@ -259,7 +259,10 @@ export async function expectOnlyTheFirstAddressCalledBack(world: MomoWorld): Pro
         operation: first.create,
         product: first.product,
         checks: ['refusal-changes-nothing'],
-        findings: refusedAddressCalledFindings(receiver.callbacksFor(asked.address).length),
+        findings: refusedAddressCalledFindings(
+          receiver.callbacksFor(asked.address).map((c) => c.body),
+          first.body,
+        ),
       }),
     { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
   );

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
-import {
-  CONSENT_CHECKS,
-  CONSENT_VALID_IN_FORM,
-  consentEndFindings,
-  lifetimeFindings,
-  scopeFindings,
-} from '../../harness/checks/consent.ts';
+import { CONSENT_CHECKS, consentEndFindings, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
 import { consentCallbackFindings } from '../../harness/checks/callbacks.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
@@ -250,13 +244,16 @@ export async function expectWrongKeyRefusedAsFailedTokenRequest(world: MomoWorld
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */
 export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
+  // A form of consent_valid_in the spec does not show: a premise, so a refusal of it leaves the scenario not tested.
+  if (ask.validForSeconds !== undefined) world.assume('consent-valid-in-taken');
   await askForConsent(world, ask);
   const valid = ask.validForSeconds === undefined ? '' : `, valid for ${ask.validForSeconds} s`;
   world.expect({
     status: 200,
-    ...(valid ? { source: CONSENT_VALID_IN_FORM } : {}),
+    ...(valid ? { premises: ['consent-valid-in-taken'] as const } : {}),
     what: `the partner asks the customer for consent${ask.accessType ? ` for ${ask.accessType} access` : ''}${valid}`,
   });
+  if (valid) world.held('consent-valid-in-taken');
 }
 
 /** A callback arrives at the X-Callback-Url the consent request gave (§6); its payload is not shown, so only its arrival is judged. */

@@ -207,7 +207,6 @@ export async function readUnknownWithForgedToken(world: MomoWorld): Promise<void
   world.remember(await world.client.getRequestToPayStatus(await forgedBearer(world), randomUUID()));
 }
 
-/** The scenario's refund, read as a deposit under its reference id. */
 /** Reads the scenario's last refund as a deposit, or its last deposit as a refund: under the status query of the other kind. */
 export async function readAsTheOtherKind(world: MomoWorld, kind: 'refund' | 'deposit'): Promise<void> {
   world.rule = REFUSALS['read-of-its-own-kind'];
