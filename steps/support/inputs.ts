@@ -125,7 +125,10 @@ export async function largeCreationEnded(world: MomoWorld, creationLabel: string
   world.held('large-amount-taken');
   // The target may end it FAILED (a limit, or too little money to deposit): then it moves nothing.
   const payment = world.lastPayment;
-  payment.endedAs = (await finalStatusRecord(world, payment)).record.status;
+  const { record } = await finalStatusRecord(world, payment);
+  // §3 does not name the final states: a record that gives a reason failed, whatever it calls its state.
+  const failed = record.status === 'FAILED' || (record.status !== 'SUCCESSFUL' && record.reason !== undefined);
+  payment.endedAs = failed ? 'FAILED' : 'SUCCESSFUL';
 }
 
 /** Another creation of the kind, of another amount, to the party named: accepted, as any valid creation is. */

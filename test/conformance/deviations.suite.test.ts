@@ -59,6 +59,7 @@ const DEVIATIONS: Deviation[] = [
     alteration: (x) => (x.operation === 'deposit' && x.status === 409 ? { status: 202, body: '' } : undefined),
     failing: [
       'A deposit reference cannot be used twice',
+      "A partner that asks again under a deposit's reference is told only where it first asked",
       'A deposit under the reference id of one with a payee who rejects the payment is refused as a duplicate',
     ],
     mentions: ['deposit (disbursement) — §4.3 #10', '✘ status-code (definite: §4.3 #10): status: expected 409, got 202'],
