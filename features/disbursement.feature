@@ -115,6 +115,17 @@ Feature: Paying out
     Then the balance has moved by what the refund called for
     And the payment it refunded still reads as it was asked
 
+  # A refund that fails moves nothing: one that took its amount anyway would pay out money nobody received.
+  @beyond-spec
+  @req:BEY-BALANCE @req:TXN-MONEY-ONCE @req:DIS-REFUND-OF-RTP
+  Scenario: A refund of a payment that does not exist moves no money
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first refund
+    And the partner has read its balance
+    When the partner refunds 10 of a payment that does not exist
+    Then the refund fails because the payment is not found
+    And the balance has moved by what the refund called for
+
   # A refund is no deposit, nor a deposit a refund: read under its id as the other, it is not found (our reading: a
   # warning unless --strict).
   @negative

@@ -143,9 +143,14 @@ Feature: Every input of every creation
     Then the balance has moved by what the request to pay called for
 
     Examples:
-      | earlier                            |
-      | a customer who rejects the payment |
-      | a customer who approves            |
+      | earlier                               |
+      | a customer who rejects the payment    |
+      | a customer who approves               |
+
+    @slow
+    Examples:
+      | earlier                               |
+      | a customer who approves after a while |
 
   @collection @req:TXN-MONEY-ONCE
   Scenario: A request to pay of a large amount moves it once, or nothing
@@ -446,9 +451,14 @@ Feature: Every input of every creation
     Then the balance has moved by what the deposit called for
 
     Examples:
-      | earlier                         |
-      | a payee who rejects the payment |
-      | a payee who approves            |
+      | earlier                            |
+      | a payee who rejects the payment    |
+      | a payee who approves               |
+
+    @slow
+    Examples:
+      | earlier                            |
+      | a payee who approves after a while |
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario: A deposit of a large amount moves it once, or nothing

@@ -220,7 +220,9 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
   const rows = reuseCasesOf(creation)
     .map((r) => r.earlier)
     .filter((earlier, i, all) => all.indexOf(earlier) === i);
-  const width = Math.max('earlier'.length, ...rows.map((r) => r.length));
+  // An outcome decided after a while moves money too, not only one decided at once (@slow: it waits for it).
+  const later = creation.party ? [`${creation.party === 'payer' ? 'a customer' : 'a payee'} who approves after a while`] : [];
+  const width = Math.max('earlier'.length, ...rows.map((r) => r.length), ...later.map((r) => r.length));
   // The balance the steps read: collection's in a currency (§4.2 #4); disbursement's is beyond the spec.
   const balance = creation.product === 'collection' ? 'getBalanceInCurrency' : 'getBalance';
   const beyond = bindingOf(balance, creation.product).beyondSpec === undefined ? '' : ' @beyond-spec @req:BEY-BALANCE';
@@ -245,6 +247,9 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     '    Examples:',
     `      | ${'earlier'.padEnd(width)} |`,
     ...rows.map((r) => `      | ${r.padEnd(width)} |`),
+    ...(later.length > 0
+      ? ['', '    @slow', '    Examples:', `      | ${'earlier'.padEnd(width)} |`, ...later.map((r) => `      | ${r.padEnd(width)} |`)]
+      : []),
     '',
     // An amount past 32 bits of whole units, with a fraction: a creation that names a party (a refund's is its payment's).
     ...(creation.party

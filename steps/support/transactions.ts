@@ -354,6 +354,8 @@ export async function depositAccepted(world: MomoWorld, party: Party, amount: st
 export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promise<void> {
   const creation = world.response;
   if (!creation) throw new Error('No refund was asked for in this scenario.');
+  // Nothing can be refunded of a payment that was never made, however the target says so: it moves no money.
+  world.lastPayment.endedAs = 'FAILED';
   if (wasCreated(creation)) {
     await expectOutcome(world, 'FAILED', 'RESOURCE_NOT_FOUND', UNKNOWN_REFUND_READING);
     return;
