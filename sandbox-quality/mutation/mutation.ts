@@ -112,7 +112,8 @@ is detected (in the run that can catch it: the spec profile, the mtn-sandbox pro
 --strict for a reading); once per conforming variation in each profile it is legal in, and checks that each
 passes; against each MoMo server the project did not write, plain and with each of its authors' spec-legal
 controls, and checks each passes, and with each deviation written blind into it, and checks each is detected (a
-default run in each profile its author lists, then --strict: a catch only by a reading is counted apart); then
+default run in each profile its author lists, then --strict, then @beyond-spec: a catch only by a reading, or
+only beyond the spec, is counted apart); then
 against the faithful sandbox --faithful-runs times and checks every run passes. Then under weather: each spec-legal
 chaos condition alone and all together, and the python server behind the independent weather proxy, each seed in
 both profiles, must exit 0 or 2 with no scenario failed; a deviation a feature under --chaos all must still exit 1.`,
@@ -140,6 +141,8 @@ export interface RunResult {
   /** The run's profile and strictness. */
   profile: ProfileName;
   strict: boolean;
+  /** Only the scenarios of operations the live service has beyond the spec were run (`--tags @beyond-spec`). */
+  beyondSpec?: boolean;
   /** Distinct warnings the run reported (findings it weighed as warnings). */
   warnings: number;
   exitCode: number | null;
@@ -151,8 +154,8 @@ export interface RunResult {
   problem?: string;
   /** For a deviation written blind: the runs made, in order, until one detected it ("spec", "spec --strict"). */
   tried?: string[];
-  /** Under --strict, the scenarios it failed that its server fails plain too, which are not counted. */
-  failedAlsoPlain?: number;
+  /** Under --strict or beyond the spec, how many scenarios it failed that its server fails plain too (not counted), by way. */
+  failedAlsoPlain?: { way: string; scenarios: number }[];
 }
 
 export interface MutationReport {
@@ -162,7 +165,7 @@ export interface MutationReport {
   variations: (RunResult & { summary: string; allowedBy: string; conforms: boolean })[];
   independent: (RunResult & { conforms: boolean })[];
   /** Deviations written blind into the independent servers: each must be caught as the project's own are. */
-  blindDeviations: (RunResult & { detected: boolean; byReading: boolean })[];
+  blindDeviations: (RunResult & { detected: boolean; byReading: boolean; onlyBeyondSpec: boolean })[];
   faithful: RunResult[];
   detected: number;
   variationsPassed: number;
@@ -170,6 +173,8 @@ export interface MutationReport {
   blindDetected: number;
   /** Of those detected, the ones only a reading caught (--strict). */
   blindDetectedByReading: number;
+  /** Of those detected, the ones only a scenario beyond the spec caught (`--tags @beyond-spec`). */
+  blindDetectedBeyondSpec: number;
   faithfulPassed: number;
   durationMs: number;
 }
@@ -182,25 +187,37 @@ export interface RunSpec {
   independent?: RunResult['independent'];
   profile: ProfileName;
   strict: boolean;
+  beyondSpec?: boolean;
   /** A deviation written blind is tried these ways, in order, until one detects it (waysToCatch). */
   ways?: Way[];
 }
 
-/** How a run is made: its profile, and whether readings weigh as failures. */
-type Way = Pick<RunSpec, 'profile' | 'strict'>;
+/** How a run is made: its profile, whether readings weigh as failures, and whether it is of the beyond-spec scenarios only. */
+type Way = Pick<RunSpec, 'profile' | 'strict' | 'beyondSpec'>;
 
 /** A deviation is detected when its run exits 1 with a scenario failed (not merely untestable). */
 const isDetected = (r: RunResult) => r.exitCode === 1 && r.failed.length > 0;
 
 /**
  * The runs that may catch a deviation written blind, in order: a default run in each profile its author lists (the
- * spec first), then --strict in the first. A blind author's clause is not always definite, so a catch by a reading is
- * counted apart rather than passed over or taken for a default catch.
+ * spec first), then --strict in the first, then the scenarios of operations the live service has beyond the spec
+ * (`--tags @beyond-spec`, which a default run against a remote target leaves out) in the first. A blind author's
+ * clause is not always definite, and a deviation may show only through an operation the spec does not list (the
+ * disbursement balance), so a catch by a reading, or beyond the spec, is counted apart rather than passed over or taken
+ * for a default catch.
  */
 export function waysToCatch(profiles: readonly ProfileName[]): Way[] {
   const ordered = profiles.includes('spec') ? ['spec' as const, ...profiles.filter((p) => p !== 'spec')] : [...profiles];
-  return [...ordered.map((profile) => ({ profile, strict: false })), { profile: ordered[0] ?? 'spec', strict: true }];
+  const first = ordered[0] ?? 'spec';
+  return [
+    ...ordered.map((profile) => ({ profile, strict: false })),
+    { profile: first, strict: true },
+    { profile: first, strict: false, beyondSpec: true },
+  ];
 }
+
+/** The tag expression of a way's run: the beyond-spec scenarios only, or the default selection. */
+const tagsOf = (way: Way) => (way.beyondSpec ? '@beyond-spec' : undefined);
 
 /** A scenario as the runs name it, to tell the scenarios a deviation fails from those its server fails plain. */
 const scenarioKey = (f: RunResult['failed'][number]) => `${f.uri} › ${f.scenario}`;
@@ -210,8 +227,9 @@ export type PlainFailures = (spec: RunSpec, way: Way) => Promise<ReadonlySet<str
 
 /**
  * A deviation written blind, run each way in turn until one detects it; the result is that run's, with the ways tried.
- * Under --strict only the scenarios the plain server passes that way count: a server whose own choices fail a reading
- * fails it with any deviation switched on, which detects nothing.
+ * Under --strict, and beyond the spec, only the scenarios the plain server passes that way count: a server whose own
+ * choices fail a reading, or that lacks an operation beyond the spec, fails it with any deviation switched on, which
+ * detects nothing.
  */
 export async function runUntilDetected(
   spec: RunSpec,
@@ -220,18 +238,20 @@ export async function runUntilDetected(
   run = runSuite,
 ): Promise<RunResult> {
   const tried: string[] = [];
+  const failedAlsoPlain: { way: string; scenarios: number }[] = [];
   let last: RunResult | undefined;
   for (const way of spec.ways ?? [spec]) {
-    last = await run({ ...spec, ...way }, join(reportsDir, runOf(way).replace(/\W+/g, '-')), undefined);
+    last = await run({ ...spec, ...way }, join(reportsDir, runOf(way).replace(/\W+/g, '-')), tagsOf(way));
     tried.push(runOf(last));
     if (!isDetected(last)) continue;
-    if (!way.strict) break;
+    if (!way.strict && !way.beyondSpec) break;
     const plain = await plainFailures(spec, way);
     const beyond = last.failed.filter((f) => !plain.has(scenarioKey(f)));
-    last = { ...last, failed: beyond, failedAlsoPlain: last.failed.length - beyond.length };
+    if (beyond.length < last.failed.length) failedAlsoPlain.push({ way: runOf(way), scenarios: last.failed.length - beyond.length });
+    last = { ...last, failed: beyond };
     if (beyond.length > 0) break;
   }
-  return { ...last!, tried };
+  return { ...last!, tried, ...(failedAlsoPlain.length > 0 ? { failedAlsoPlain } : {}) };
 }
 
 async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefined): Promise<RunResult> {
@@ -278,6 +298,7 @@ async function runSuiteAgainst(
     ...(spec.independent ? { independent: spec.independent } : {}),
     profile: spec.profile,
     strict: spec.strict,
+    ...(spec.beyondSpec ? { beyondSpec: true } : {}),
     exitCode,
     durationMs: Date.now() - started,
     failed: [],
@@ -360,7 +381,7 @@ function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
         runSuite(
           { label: `${server} plain (${runOf(way)})`, independent: { server }, ...way },
           join(dir, 'independent', key),
-          undefined,
+          tagsOf(way),
         ).then((r) => new Set(r.failed.map(scenarioKey))),
       );
     return plainRuns.get(key)!;
@@ -436,7 +457,7 @@ export function mutationReportOf(results: RunResult[], scoped: boolean, duration
     .map((r) => ({ ...r, conforms: r.exitCode === 0 && r.failed.length === 0 }));
   const blindDeviations = results
     .filter((r) => r.independent?.deviation)
-    .map((r) => ({ ...r, detected: isDetected(r), byReading: isDetected(r) && r.strict }));
+    .map((r) => ({ ...r, detected: isDetected(r), byReading: isDetected(r) && r.strict, onlyBeyondSpec: isDetected(r) && !!r.beyondSpec }));
   const faithful = results.filter((r) => !r.deviation && !r.variation && !r.independent);
   return {
     when: new Date().toISOString(),
@@ -449,6 +470,7 @@ export function mutationReportOf(results: RunResult[], scoped: boolean, duration
     detected: deviations.filter((d) => d.detected).length,
     blindDetected: blindDeviations.filter((d) => d.detected).length,
     blindDetectedByReading: blindDeviations.filter((d) => d.byReading).length,
+    blindDetectedBeyondSpec: blindDeviations.filter((d) => d.onlyBeyondSpec).length,
     variationsPassed: variations.filter((v) => v.conforms).length,
     independentPassed: independent.filter((r) => r.conforms).length,
     faithfulPassed: faithful.filter((r) => r.exitCode === 0).length,
@@ -495,8 +517,8 @@ function independentRunsOf(
   ];
 }
 
-/** How a run was made, for a table: "spec", "mtn-sandbox", "spec --strict". */
-const runOf = (r: Way) => `${r.profile}${r.strict ? ' --strict' : ''}`;
+/** How a run was made, for a table: "spec", "mtn-sandbox", "spec --strict", "spec @beyond-spec". */
+const runOf = (r: Way) => `${r.profile}${r.strict ? ' --strict' : ''}${r.beyondSpec ? ' @beyond-spec' : ''}`;
 
 export function mutationTable(report: MutationReport): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
@@ -541,7 +563,7 @@ export function mutationTable(report: MutationReport): string {
     lines.push('', '| deviation written blind | breaks | run | detected | scenarios that failed |', '|---|---|---|---|---|');
     for (const r of report.blindDeviations)
       lines.push(
-        `| ${r.independent!.server} \`${r.independent!.deviation}\`: ${cell(r.independent!.effect ?? '')} | ${cell(r.independent!.clause ?? '')} | ${runOf(r)} | ${r.detected ? (r.byReading ? 'yes, by a reading' : 'yes') : `**no** (exit ${r.exitCode}; tried ${(r.tried ?? [runOf(r)]).join(', ')}${alsoPlain(r)})`} | ${cell(scenarioList(r.failed))} |`,
+        `| ${r.independent!.server} \`${r.independent!.deviation}\`: ${cell(r.independent!.effect ?? '')} | ${cell(r.independent!.clause ?? '')} | ${runOf(r)} | ${r.detected ? (r.byReading ? 'yes, by a reading' : r.onlyBeyondSpec ? 'yes, beyond the spec' : 'yes') : `**no** (exit ${r.exitCode}; tried ${(r.tried ?? [runOf(r)]).join(', ')}${alsoPlain(r)})`} | ${cell(scenarioList(r.failed))} |`,
       );
   }
   if (report.faithful.length > 0) {
@@ -554,15 +576,21 @@ export function mutationTable(report: MutationReport): string {
   return lines.join('\n');
 }
 
-/** "; under --strict it fails only the 2 scenarios its server fails plain": why a failing strict run detected nothing. */
+/** "; in spec --strict it fails only the 2 scenarios its server fails plain": why a failing strict or beyond-spec run detected nothing. */
 const alsoPlain = (r: RunResult) =>
-  r.failedAlsoPlain ? `; under --strict it fails only the ${r.failedAlsoPlain} scenarios its server fails plain` : '';
+  (r.failedAlsoPlain ?? [])
+    .map(({ way, scenarios }) => `; in ${way} it fails only the ${scenarios} scenarios its server fails plain`)
+    .join('');
 
-/** " (20 in a default run, 3 only by a reading under --strict)": how the blind deviations were caught, when any were. */
+/**
+ * " (20 in a default run, 3 only by a reading under --strict, 1 only beyond the spec)": how the blind deviations were
+ * caught, when any were.
+ */
 function blindByWay(report: MutationReport): string {
   if (report.blindDetected === 0) return '';
-  const byDefault = report.blindDetected - report.blindDetectedByReading;
-  return ` (${byDefault} in a default run, ${report.blindDetectedByReading} only by a reading under --strict)`;
+  const byDefault = report.blindDetected - report.blindDetectedByReading - report.blindDetectedBeyondSpec;
+  const beyond = report.blindDetectedBeyondSpec ? `, ${report.blindDetectedBeyondSpec} only beyond the spec` : '';
+  return ` (${byDefault} in a default run, ${report.blindDetectedByReading} only by a reading under --strict${beyond})`;
 }
 
 /** The first few failed scenarios, by feature; the JSON results hold them all. */

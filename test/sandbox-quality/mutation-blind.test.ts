@@ -32,10 +32,11 @@ const passesPlain = async () => new Set<string>();
 const failsScopePlain = async (_spec: RunSpec, way: { strict: boolean }) => new Set(way.strict ? [SCOPE_KEY] : []);
 
 /** A stand-in for a suite run: failing the scenarios given (the scope reading by default), only in the ways named. */
-function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE]) {
-  return async (spec: RunSpec): Promise<RunResult> => {
-    const way = `${spec.profile}${spec.strict ? ' --strict' : ''}`;
+function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE], tagsSeen: (string | undefined)[] = []) {
+  return async (spec: RunSpec, _dir: string, tags: string | undefined): Promise<RunResult> => {
+    const way = `${spec.profile}${spec.strict ? ' --strict' : ''}${spec.beyondSpec ? ' @beyond-spec' : ''}`;
     calls.push(way);
+    tagsSeen.push(tags);
     const caught = detectedIn.includes(way);
     return {
       label: spec.label,
@@ -43,6 +44,7 @@ function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE]) {
       independent: spec.independent,
       profile: spec.profile,
       strict: spec.strict,
+      ...(spec.beyondSpec ? { beyondSpec: true } : {}),
       warnings: caught ? 0 : 1,
       exitCode: caught ? 1 : 0,
       durationMs: 1000,
@@ -53,15 +55,17 @@ function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE]) {
   };
 }
 
-test('the ways are a default run in each listed profile, the spec first, then --strict in the first', () => {
+test('the ways are a default run in each listed profile, the spec first, then --strict, then @beyond-spec in the first', () => {
   assert.deepEqual(waysToCatch(['mtn-sandbox', 'spec']), [
     { profile: 'spec', strict: false },
     { profile: 'mtn-sandbox', strict: false },
     { profile: 'spec', strict: true },
+    { profile: 'spec', strict: false, beyondSpec: true },
   ]);
   assert.deepEqual(waysToCatch(['mtn-sandbox']), [
     { profile: 'mtn-sandbox', strict: false },
     { profile: 'mtn-sandbox', strict: true },
+    { profile: 'mtn-sandbox', strict: false, beyondSpec: true },
   ]);
 });
 
@@ -97,7 +101,10 @@ test('a catch only under --strict is counted apart, and a miss names every way t
     /\*\*2 of 3 deviations written blind into them detected\*\* \(1 in a default run, 1 only by a reading under --strict\)/,
   );
   assert.match(table, /\| go `scope-first-only`: .* \| spec --strict \| yes, by a reading \|/);
-  assert.match(table, /\| go `funds-off-by-one`: .* \| spec --strict \| \*\*no\*\* \(exit 0; tried spec, spec --strict\) \|/);
+  assert.match(
+    table,
+    /\| go `funds-off-by-one`: .* \| spec @beyond-spec \| \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec\) \|/,
+  );
   assert.match(table, /\| go `token-forged`: .* \| spec \| yes \|/);
 });
 
@@ -124,7 +131,7 @@ test('under --strict, only scenarios the plain server passes that way detect a d
     fakeRun(['spec --strict'], []),
   );
   assert.deepEqual(onlyAsPlain.failed, []);
-  assert.equal(onlyAsPlain.failedAlsoPlain, 1);
+  assert.deepEqual(onlyAsPlain.failedAlsoPlain, [{ way: 'spec --strict', scenarios: 1 }]);
   const beyondPlain = await runUntilDetected(
     blindSpec('https-refused', ['spec']),
     '/nonexistent',
@@ -139,7 +146,7 @@ test('under --strict, only scenarios the plain server passes that way detect a d
   assert.equal(report.blindDetected, 1);
   assert.match(
     mutationTable(report),
-    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 1; tried spec, spec --strict; under --strict it fails only the 1 scenarios its server fails plain\) \|/,
+    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec; in spec --strict it fails only the 1 scenarios its server fails plain\) \|/,
   );
 });
 
@@ -154,4 +161,42 @@ test('the plain server is asked for only under --strict, when a strict run fails
   await runUntilDetected(blindSpec('c', ['spec']), '/nonexistent', countingPlain, fakeRun([], []));
   // A default way that detects needs none: the plain server's own runs in that profile must pass.
   assert.deepEqual(asked, ['spec --strict']);
+});
+
+test('beyond the spec, only the beyond-spec scenarios run, those the plain server fails do not count, and a catch is counted apart', async () => {
+  const BALANCE = 'A refund of a payment that does not exist moves no money';
+  const TRANSFER = 'A disbursement partner transfers money to a payee who approves';
+  const failsTransferPlain = async (_spec: RunSpec, way: { beyondSpec?: boolean }) =>
+    new Set(way.beyondSpec ? [`features/consent.feature › ${TRANSFER}`] : []);
+  const tags: (string | undefined)[] = [];
+  const calls: string[] = [];
+  const caught = await runUntilDetected(
+    blindSpec('failed-refund-still-debited', ['spec']),
+    '/nonexistent',
+    failsTransferPlain,
+    fakeRun(['spec @beyond-spec'], calls, [TRANSFER, BALANCE], tags),
+  );
+  assert.deepEqual(calls, ['spec', 'spec --strict', 'spec @beyond-spec']);
+  assert.deepEqual(tags, [undefined, undefined, '@beyond-spec']);
+  assert.deepEqual(
+    caught.failed.map((f) => f.scenario),
+    [BALANCE],
+  );
+  const onlyAsPlain = await runUntilDetected(
+    blindSpec('transfer-only', ['spec']),
+    '/nonexistent',
+    failsTransferPlain,
+    fakeRun(['spec @beyond-spec'], [], [TRANSFER]),
+  );
+  const byDefault = await runUntilDetected(blindSpec('token-forged', ['spec']), '/nonexistent', passesPlain, fakeRun(['spec'], []));
+  const report = mutationReportOf([caught, onlyAsPlain, byDefault], false, 60_000);
+  assert.equal(report.blindDetected, 2);
+  assert.equal(report.blindDetectedBeyondSpec, 1);
+  const table = mutationTable(report);
+  assert.match(
+    table,
+    /\*\*2 of 3 deviations written blind into them detected\*\* \(1 in a default run, 0 only by a reading under --strict, 1 only beyond the spec\)/,
+  );
+  assert.match(table, /`failed-refund-still-debited`: .* \| spec @beyond-spec \| yes, beyond the spec \|/);
+  assert.match(table, /`transfer-only`: .* in spec @beyond-spec it fails only the 1 scenarios its server fails plain\) \|/);
 });
