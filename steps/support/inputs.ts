@@ -27,6 +27,7 @@ import {
 import { expectMoneyMoved, readBalance, rememberBalance } from './accounts.ts';
 import { sameDecimal } from '../../core/money.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
+import { DeadlineExceededError } from '../../harness/eventually.ts';
 import { PREMISES } from '../../harness/checks/premises.ts';
 import type { MomoWorld } from './world.ts';
 
@@ -234,7 +235,10 @@ export async function expectAcceptedAsValid(world: MomoWorld): Promise<void> {
     .eventually(`the ${payment.kind} to be readable`, async () => ((await readStatus(world, payment)).status === 404 ? undefined : true), {
       readsTarget: true,
     })
-    .catch(() => undefined);
+    .catch((error: unknown) => {
+      // Still not found at the deadline: the read-back below judges that. Anything else is the run's own failure.
+      if (!(error instanceof DeadlineExceededError)) throw error;
+    });
   await judgeRecordAsAsked(world, payment, `the ${payment.kind} record reads back what was asked`);
 }
 
