@@ -64,6 +64,17 @@ Feature: Consent-based user information
     When some seconds of the consent token's life have passed
     Then the partner reads the customer's user information with the consent token
 
+  # §8: the consent request expires after its expires_in, not before: redeemed late in its life, as late as the run's
+  # deadlines allow (half of either), it still gives the consent token.
+  @slow
+  @req:CONSENT-REQUEST-EXPIRES-IN
+  Scenario: A consent asked for a while ago is still redeemed
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    When much of the consent request's life has passed
+    And the partner redeems the consent once the customer has consented
+    Then the partner reads the customer's user information with the consent token
+
   @req:CONSENT-TOKEN-3600
   Scenario: A consent token is valid for an hour by default
     Given a partner subscribed to collection

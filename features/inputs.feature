@@ -30,14 +30,15 @@ Feature: Every input of every creation
       | a payer number that is not a phone number            |
       | a payer e-mail address that is not an e-mail address |
       | a payer party code that is not a UUID                |
-
-    @req:PARTY-ID-TYPE-ENUM
-    Examples:
-      | input                                                |
-      | a kind of payer id the service does not know         |
+      | a payer number with more digits than E.164 allows    |
+      | a payer e-mail address without a domain              |
 
     Examples:
       | input                                                |
+      | a payer without an id                                |
+      | a payer without a kind of id                         |
+      | a payer with neither id nor kind                     |
+      | a payer id given as a number, not a string           |
       | a kind of payer id written in lower case             |
       | an external id given as a number, not a string       |
       | a payer message given as a number, not a string      |
@@ -45,6 +46,11 @@ Feature: Every input of every creation
       | a currency written in lower case                     |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
+
+    @req:PARTY-ID-TYPE-ENUM
+    Examples:
+      | input                                                |
+      | a kind of payer id the service does not know         |
 
     @strict @req:AMOUNT-POSITIVE-DECIMAL
     Examples: refused under the strict reading amountValue
@@ -338,14 +344,15 @@ Feature: Every input of every creation
       | a payee number that is not a phone number            |
       | a payee e-mail address that is not an e-mail address |
       | a payee party code that is not a UUID                |
-
-    @req:PARTY-ID-TYPE-ENUM
-    Examples:
-      | input                                                |
-      | a kind of payee id the service does not know         |
+      | a payee number with more digits than E.164 allows    |
+      | a payee e-mail address without a domain              |
 
     Examples:
       | input                                                |
+      | a payee without an id                                |
+      | a payee without a kind of id                         |
+      | a payee with neither id nor kind                     |
+      | a payee id given as a number, not a string           |
       | a kind of payee id written in lower case             |
       | an external id given as a number, not a string       |
       | a payer message given as a number, not a string      |
@@ -353,6 +360,11 @@ Feature: Every input of every creation
       | a currency written in lower case                     |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
+
+    @req:PARTY-ID-TYPE-ENUM
+    Examples:
+      | input                                                |
+      | a kind of payee id the service does not know         |
 
     @strict @req:AMOUNT-POSITIVE-DECIMAL
     Examples: refused under the strict reading amountValue

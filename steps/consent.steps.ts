@@ -12,6 +12,7 @@ import {
   haveAskedForConsentToTwoScopes,
   expectNoConsentToken,
   letConsentTokenAge,
+  letConsentRequestAge,
   expectWrongKeyRefusedAsFailedTokenRequest,
   redeemWithWrongKey,
   holdConsentToken,
@@ -118,6 +119,10 @@ Given("the partner has read the customer's user information with it", async func
 
 When("some seconds of the consent token's life have passed", async function (this: MomoWorld) {
   await letConsentTokenAge(this);
+});
+
+When("much of the consent request's life has passed", async function (this: MomoWorld) {
+  await letConsentRequestAge(this);
 });
 
 Then("the partner reads the customer's user information with the consent token", async function (this: MomoWorld) {

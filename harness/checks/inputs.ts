@@ -248,6 +248,38 @@ function partyCases(c: CreationInputs): InputCase[] {
     spec(`§2.1: partyIdType is MSISDN, EMAIL or PARTY_CODE; ${invalidDataOf(c)}`),
     { body: () => ({ [party]: { partyIdType: 'IBAN', partyId: 'SE4550000000058398257466' } }), requirements: ['PARTY-ID-TYPE-ENUM'] },
   );
+  // §2.1 requires both fields of a party, a string each: a validator that looks only at a field it is given, or makes
+  // a string of a number, takes a party the table refuses.
+  const required = spec(`§2.1: partyIdType and partyId are both required, partyId a string; ${invalidDataOf(c)}`);
+  const incomplete = [
+    make('invalid', `a ${party} without an id`, required, { body: () => ({ [party]: { partyIdType: 'MSISDN' } }) }),
+    make('invalid', `a ${party} without a kind of id`, required, { body: () => ({ [party]: { partyId: TEST_NUMBERS.ordinary.msisdn } }) }),
+    make('invalid', `a ${party} with neither id nor kind`, required, { body: () => ({ [party]: {} }) }),
+    make('invalid', `a ${party} id given as a number, not a string`, required, {
+      body: () => ({ [party]: { partyIdType: 'MSISDN', partyId: Number(TEST_NUMBERS.ordinary.msisdn) } }),
+    }),
+  ];
+  // The other side of each format's bound: one digit more than E.164 allows; an address without its domain.
+  const nearlyValid = [
+    make(
+      'invalid',
+      `a ${party} number with more digits than E.164 allows`,
+      spec(`§2.1: an MSISDN partyId is an E.164 number (at most 15 digits); ${invalidDataOf(c)}`),
+      {
+        body: () => ({ [party]: { partyIdType: 'MSISDN', partyId: `46${'7'.repeat(14)}` } }),
+        requirements: ['PARTY-ID-FORMAT'],
+      },
+    ),
+    make(
+      'invalid',
+      `a ${party} e-mail address without a domain`,
+      spec(`§2.1: an EMAIL partyId is a valid e-mail address; ${invalidDataOf(c)}`),
+      {
+        body: () => ({ [party]: { partyIdType: 'EMAIL', partyId: 'customer@' } }),
+        requirements: ['PARTY-ID-FORMAT'],
+      },
+    ),
+  ];
   // Runs by default, as a warning, not only under --strict: a target that takes "msisdn" is worth telling of.
   const kindInLowerCase = make('invalid', `a kind of ${party} id written in lower case`, PARTY_KIND_CASE, {
     body: () => ({ [party]: { partyIdType: 'msisdn', partyId: TEST_NUMBERS.ordinary.msisdn } }),
@@ -268,7 +300,7 @@ function partyCases(c: CreationInputs): InputCase[] {
         ]
       : [],
   );
-  return [...invalid, unknownKind, kindInLowerCase, ...valid];
+  return [...invalid, ...nearlyValid, ...incomplete, unknownKind, kindInLowerCase, ...valid];
 }
 
 /** The body's other UUID fields that are not one, and its texts over 160 characters (the live bound, observed). */

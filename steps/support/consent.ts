@@ -102,7 +102,7 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
   const extra = callbackUrl ? { callbackUrl } : {};
   const askedAt = Date.now();
   const response = world.remember(await world.client.bcAuthorize(flow.ask, await world.bearer(account), form, extra));
-  const body = response.json as { auth_req_id?: unknown; interval?: unknown } | undefined;
+  const body = response.json as { auth_req_id?: unknown; interval?: unknown; expires_in?: unknown } | undefined;
   if (response.status === 200 && typeof body?.auth_req_id === 'string' && typeof body.interval === 'number') {
     world.consent = {
       account,
@@ -112,6 +112,8 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
       scope,
       authReqId: body.auth_req_id,
       interval: body.interval,
+      ...(typeof body.expires_in === 'number' ? { requestExpiresIn: body.expires_in } : {}),
+      askedAt,
       lastAskedAt: askedAt,
       askAnswer: response,
       ...(callbackKey ? { callbackKey } : {}),
@@ -445,6 +447,22 @@ export async function letConsentTokenAge(world: MomoWorld): Promise<void> {
   if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
   const life = typeof consent.tokenExpiresIn === 'number' && consent.tokenExpiresIn > 0 ? consent.tokenExpiresIn * 1000 : 3_600_000;
   await letTimePass(world, Math.min(USE_AGAIN_AFTER_MS, world.config.slowOutcomeTimeoutMs / 2, life / 2), "of the consent token's life");
+}
+
+/**
+ * Much of the consent request's life passes before the partner redeems it: half of what its expires_in gives (§2.8, §8:
+ * it expires after that, not before), as late as the run's deadlines allow (half the slow deadline), counted from when
+ * it was asked for. A customer who answered meanwhile is waiting for the partner, which may come late.
+ */
+export async function letConsentRequestAge(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  const life =
+    consent.requestExpiresIn !== undefined && consent.requestExpiresIn > 0 ? consent.requestExpiresIn * 1000 : Number.POSITIVE_INFINITY;
+  const waitMs = Math.min(life / 2, world.config.slowOutcomeTimeoutMs / 2) - (Date.now() - (consent.askedAt ?? Date.now()));
+  world.log(
+    `The consent request lives ${consent.requestExpiresIn ?? 'an unknown number of'} s; it is redeemed ${Math.round(Math.max(0, waitMs) / 100) / 10} s from now.`,
+  );
+  await letTimePass(world, Math.max(0, waitMs), "of the consent request's life");
 }
 
 /** How long into the consent the partner refreshes its token: longer than the slack of comparing its ends. */

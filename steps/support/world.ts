@@ -50,6 +50,9 @@ export interface Consent {
   scope: string;
   authReqId?: string;
   interval?: number;
+  /** expires_in of the consent request (§2.8), and when it was asked for (ms since the epoch): its life runs from then. */
+  requestExpiresIn?: number;
+  askedAt?: number;
   accessToken?: string;
   refreshToken?: string;
   /** expires_in of the last consent token (§2.7). */
