@@ -6,8 +6,8 @@ import type { ProfileName } from '../../core/profiles.ts';
 /**
  * MoMo servers the project did not write, each from the spec and the live-service notes alone, by an author who never
  * saw the harness (their READMEs say how, and list every choice they made where the documents are open):
- * - python: test/independent-server/momo_server.py, `--choices own` or `plain` at every open point, and the
- *   realistic deviations a second blind author added to it (`--deviation`, issue 30);
+ * - python: test/independent-server/momo_server.py, `--choices own` or `plain` at every open point, the realistic
+ *   deviations blind authors added to it (`--deviation`, issue 30), and the spec-legal controls of the last (`--control`);
  * - go: test/independent-servers/go, other choices again, spec-legal controls (`--control`), and the deviations a
  *   third blind author added to it (`--deviation`, issue 30);
  * - java: test/independent-servers/java, other choices again, spec-legal controls, and the deviations a fourth blind
@@ -72,7 +72,7 @@ export function commandOf(server: IndependentServerName): [string, string[]] {
 
 /** Which kinds of switch each server's author wrote: spec-legal controls, deliberate deviations, or both. */
 const SWITCH_KINDS: Record<IndependentServerName, readonly SwitchKind[]> = {
-  python: ['deviation'],
+  python: ['control', 'deviation'],
   go: ['control', 'deviation'],
   java: ['control', 'deviation'],
   python2: ['control', 'deviation'],

@@ -8,8 +8,10 @@ as an outside target for a conformance harness.  Standard library only.
         --keys collection=K1,disbursement=K2,remittance=K3 \
         --target-environment sandbox --currency EUR --token-lifetime 3600 \
         --delayed-approval-seconds 25 --pending-timeout-seconds 120 \
-        --consent-approval-seconds N --choices own|plain [--deviation NAME[,NAME...]]...
+        --consent-approval-seconds N --choices own|plain [--deviation NAME[,NAME...]]... \
+        [--control NAME[,NAME...]]...
     python3 momo_server.py --list-deviations
+    python3 momo_server.py --list-controls
 
 See README.md in this folder for every behaviour choice.
 """
@@ -288,7 +290,200 @@ DEVIATIONS = [
      "X-Callback-Url",
      "The callback is sent to the X-Callback-Url without its query string."),
 ]
+DEVIATIONS += [
+    # --- third batch ---
+    # class 2: right at first, wrong after a later event
+    ("polling-postpones-outcome", BOTH,
+     "spec §3: a request to pay is PENDING 'until the payer authorizes or declines it, or the system times it "
+     "out' (a status read is none of these); notes [observed]: 46733123454 is PENDING, then SUCCESSFUL after a "
+     "delay",
+     "Each status query of a transaction still PENDING restarts its wait for the outcome, so a transaction "
+     "polled more often than its delay (e.g. the delayed-approval number every 0.2 s) stays PENDING as long as "
+     "it is polled."),
+    ("second-api-key-not-stored", BOTH,
+     "spec §4.5 #15: '201 with { apiKey }', the created API user key; §5.2: the token credential is the API "
+     "user ID and API key",
+     "A second POST /v1_0/apiuser/{id}/apikey answers 201 with a new apiKey but keeps the first one: the token "
+     "operations refuse the new key (401, mtn-sandbox 500 login_failed) and still take the old."),
+    ("refresh-uses-latest-holder", BOTH,
+     "spec §2.7 refresh_token and §5.4: the refresh token belongs to the consent of the account holder named "
+     "in bc-authorize; §2.11 sub 'Identifier of the end user'; RFC 6749 §6 (a refreshed token keeps the "
+     "original grant)",
+     "The refresh_token grant issues the consent token for the account holder of the API user's most recent "
+     "bc-authorize: after a consent request for another holder, the refreshed token opens that holder's user "
+     "information."),
+    ("deposit-hold-released-after-success", BOTH,
+     "spec §4.3 #10: 'Deposits an amount from the owner's account to a payee account'; §2.9 availableBalance "
+     "'Available balance of the account'",
+     "The amount held for a deposit is given back to the disbursement balance 3 s after the deposit was "
+     "accepted, also when it succeeded (or is still pending): the balance is right at first and too high 3 s "
+     "later."),
+    ("token-lifetime-sliding", BOTH,
+     "spec §2.6 expires_in 'Validity of the token in seconds'; §5.3; notes [documented]: an expired bearer "
+     "token gives 401",
+     "An access token's validity runs from its last use instead of its issue: a token used at least once every "
+     "expires_in seconds is accepted for ever (a token left unused still expires on time)."),
+    ("duplicate-deposit-deletes-original", BOTH,
+     "spec §2.5 and §7 rule 1: reusing an X-Reference-Id gives 409 (the existing transaction stays); §4.3 #10 "
+     "status query by GET /deposit/{referenceId}; notes [observed]: 404 only for an unknown id",
+     "A deposit refused with 409 for its reused X-Reference-Id deletes the stored deposit: its status query "
+     "then answers 404 RESOURCE_NOT_FOUND and the id is accepted again (202)."),
+    ("earlier-consent-request-dropped", BOTH,
+     "spec §2.8 expires_in 'Seconds until the authentication request ID expires'; §8 'The consent request ID "
+     "expires after expires_in seconds'; §5.4",
+     "A new bc-authorize of an API user discards its earlier auth_req_ids not yet redeemed: redeeming the first "
+     "of two consent requests answers 400 invalid_grant although it has not expired."),
+    # class 5: money
+    ("overlapping-payments-lose-credit", BOTH,
+     "spec §2.2 'amount: Amount debited from the payer account'; §2.9 availableBalance 'Available balance of "
+     "the account'",
+     "A successful request to pay sets the collection balance to the balance read when it was accepted plus its "
+     "amount, so a payment completing after another one accepted later has been credited wipes out that credit "
+     "(…454 for 10, then an ordinary 5: +10 instead of +15)."),
+    ("second-refund-not-debited", BOTH,
+     "spec §4.3 #9: 'Refunds an amount from the owner's account to a payee account' (every refund); §2.4 "
+     "amount; §2.9",
+     "Only the first refund of a request to pay debits the disbursement balance: further (partial) refunds of "
+     "the same payment succeed without taking their amount."),
+    ("remittance-balance-reads-disbursement", BOTH,
+     "spec §4.4 #13 remittance balance and §2.9 'Available balance of the account'; §4.3 #10 a deposit moves "
+     "money from the owner's disbursement account only",
+     "The remittance balance shows the caller's disbursement account: it opens at the disbursement starting "
+     "balance and drops with every deposit and refund."),
+    ("amount-parsed-as-float", BOTH,
+     "spec §2.2/§2.3/§2.4 amount (an amount of money, as a string); §4.2 #2 and §4.3 #9-#10 '400: invalid data'",
+     "Amounts are checked with float(): strings that are no decimal amount but float literals (\"Infinity\", "
+     "also \"1e3\", \"5_0\") are accepted (202) on request to pay, deposit and refund."),
+    # class 4: callbacks
+    ("refused-creation-calls-back", BOTH,
+     "spec §6: a callback is sent for a transaction; §4.2 #2, §4.3 #9-#10: a 500 refusal creates nothing; notes "
+     "[documented]: the callback is sent when the transaction reaches a final state",
+     "A request to pay, deposit or refund refused with 500 INVALID_CURRENCY still sends a FAILED callback "
+     "(reason INVALID_CURRENCY) to its X-Callback-Url, for a transaction whose status query answers 404."),
+    ("callback-url-percent-decoded", BOTH,
+     "spec §6: the callback is sent to the address given in X-Callback-Url; RFC 3986 §2.2 and §6.2.2.2 (a "
+     "percent-encoded reserved character is not the same as the character itself)",
+     "The callback is sent to the X-Callback-Url after percent-decoding it: http://h/cb/a%2Fb is called at "
+     "/cb/a/b, and ?x=a%26b becomes ?x=a&b."),
+    ("callback-labelled-form-encoded", BOTH,
+     "spec §4 'All payloads are JSON except where marked form-encoded'; notes [documented]: the callback body "
+     "is the same record as the status GET; RFC 9110 §8.3",
+     "Transaction and consent callbacks send their JSON body labelled Content-Type: "
+     "application/x-www-form-urlencoded (the HTTP client's default) instead of application/json."),
+    ("callback-party-id-masked", MTN,
+     "notes [documented]: the callback body is the same record as the status GET; notes [observed]: partyId "
+     "comes back exactly as sent",
+     "Callbacks mask the payer's or payee's partyId except its last four characters (\"*******0001\") while "
+     "the status GET gives it in full."),
+    ("callback-amount-as-number", MTN,
+     "notes [documented]: the callback body is the same record as the status GET; notes [observed]: amount is "
+     "a decimal string (\"12.5\")",
+     "Callbacks give amount as a JSON number (12.5) while the status GET of the same transaction gives the "
+     "string \"12.5\"."),
+    # class 1: right on one operation, wrong on a sibling
+    ("deposit-callback-url-required", BOTH,
+     "spec §4.3 #10 'Headers: as for refund' and #9 'X-Callback-Url (optional)'; §4.1 X-Callback-Url 'header, "
+     "optional'; notes [observed]: without X-Callback-Url the creation always succeeds",
+     "A deposit without X-Callback-Url is refused with 400; requests to pay and refunds without it are still "
+     "accepted."),
+    ("remittance-balance-needs-currency", BOTH,
+     "spec §4.4 #13: GET /remittance/v1_0/account/balance (no currency in the path) answers 200 with the "
+     "balance record",
+     "GET /remittance/v1_0/account/balance answers 400 (the currency check of the collection balance, #4, is "
+     "applied to it); only the extension path with a currency answers 200."),
+    ("apikey-requires-reference-header", BOTH,
+     "spec §4.5 #15: the API user id is the path parameter, 'No body', and the provisioning headers are only "
+     "Ocp-Apim-Subscription-Key (§4.5); notes [observed]: POST /v1_0/apiuser/{id}/apikey -> 201",
+     "POST /v1_0/apiuser/{id}/apikey without an X-Reference-Id header is refused with 400 (the header check of "
+     "API-user creation, #14, runs on it); with the header the key is made for the path id."),
+    ("notification-for-deposit-accepted", BOTH,
+     "spec §4.2 #3: the path {referenceId} 'is the X-Reference-Id used in the creation POST' of the request to "
+     "pay; 404 'Reference ID does not exist'",
+     "A delivery notification whose path names one of the caller's SUCCESSFUL deposits or refunds instead of a "
+     "request to pay is enqueued (200) instead of 404."),
+    # class 3: inputs
+    ("reference-id-parsed-leniently", BOTH,
+     "spec §2.5 and §4.1: X-Reference-Id is a UUID v4; RFC 9562 §4 (the string form is 8-4-4-4-12 hex digits "
+     "with hyphens); notes [observed]: X-Reference-Id not a UUID v4 -> 400",
+     "Requests to pay, deposits and refunds parse X-Reference-Id with a lenient UUID parser: a version-4 UUID "
+     "written as 32 hex digits without hyphens, in braces or as urn:uuid: is accepted (202)."),
+    ("msisdn-16-digits-accepted", BOTH,
+     "spec §2.1 'MSISDN: mobile number per ITU-T E.164' (at most 15 digits), 'validated according to "
+     "partyIdType'; §4.2 #8 accountHolderId per E.164",
+     "An MSISDN of 16 digits is accepted as payer, payee, account holder, login_hint and basic-info MSISDN "
+     "(the length check is off by one); 17 digits are still refused."),
+    ("access-type-not-checked", BOTH,
+     "spec §4.2 #7: access_type is 'online or offline'; §7 '400 Bad request; invalid data'",
+     "bc-authorize accepts any access_type, or none, and answers 200 with an auth_req_id instead of 400."),
+    ("multiple-scopes-refused", BOTH,
+     "spec §2.7 scope 'Scopes that belong to the authentication request ID', §4.2 #7 scope; RFC 6749 §3.3 and "
+     "OpenID CIBA Core §7.1 (scope is a space-delimited list)",
+     "bc-authorize refuses a scope naming more than one known scope (\"profile openid\") with 400 "
+     "UNSUPPORTED_SCOPE; a single scope is accepted."),
+    ("apiuser-host-not-string-accepted", BOTH,
+     "spec §2.12 'providerCallbackHost (string)'; §4.5 #14 '400 invalid data'",
+     "POST /v1_0/apiuser whose providerCallbackHost is a JSON number (e.g. 12345) is accepted (201) and the "
+     "number stored as text, instead of 400."),
+    ("email-plus-address-refused", BOTH,
+     "spec §2.1 'EMAIL: valid e-mail format' and §4.2 #8 'e-mail format'; RFC 5322 §3.2.3 ('+' is an atext "
+     "character of the local part)",
+     "An e-mail address with '+' in its local part (ann+shop@example.com) is refused with 400 as payer, payee "
+     "and account holder; other addresses are accepted."),
+    # other
+    ("consent-pending-500", BOTH,
+     "spec §2.8 and §5.4: the client retries the token operation every interval until the holder has answered; "
+     "OpenID CIBA Core §11 (authorization_pending, HTTP 400)",
+     "The OAuth 2.0 token operation answers a consent the holder has not answered yet with 500 "
+     "INTERNAL_PROCESSING_ERROR instead of 400 authorization_pending."),
+    ("holder-test-codes-shifted", MTN,
+     "notes [documented]: account holder active …452 -> 500 NOT_ALLOWED, …453 -> 500 "
+     "NOT_ALLOWED_TARGET_ENVIRONMENT, …454 -> 500 INTERNAL_PROCESSING_ERROR, …455 -> 503 SERVICE_UNAVAILABLE",
+     "The account-holder test errors are shifted by one number: …452 gives NOT_ALLOWED_TARGET_ENVIRONMENT, …453 "
+     "INTERNAL_PROCESSING_ERROR, …454 503 SERVICE_UNAVAILABLE and …455 200 true."),
+]
 DEVIATION_NAMES = [d[0] for d in DEVIATIONS]
+
+# ----------------------------------------------------------------------------------------------
+# Controls (--control NAME): each makes the server choose otherwise on a point the documents leave open,
+# still within the spec (and, for the mtn-sandbox profile, within what the notes record).
+# (name, profiles in which it is legal, clause that allows it, what it does)
+
+CONTROLS = [
+    ("ciba-interval-fractional", BOTH,
+     "spec §2.8 'interval | number' (a JSON number, not necessarily whole; no value given); notes: bc-authorize "
+     "returns numbers [documented]",
+     "bc-authorize answers interval 0.5 (seconds) instead of a whole number (own 1, plain 5)."),
+    ("consent-scope-reordered", BOTH,
+     "spec §2.7 scope 'Scopes that belong to the authentication request ID'; RFC 6749 §3.3 (space-delimited "
+     "scopes whose order does not matter); notes silent",
+     "The consent token record lists its scopes in the reverse order of the bc-authorize request "
+     "(\"all_info openid\" -> \"openid all_info\")."),
+    ("jwt-hs512", BOTH,
+     "spec §2.6 and §5.3 'The access token is a JWT' (no algorithm given); RFC 7518 §3.1 (HS512); notes show "
+     "only '<JWT>'",
+     "Access and consent tokens are signed with HS512 (header alg HS512) instead of HS256."),
+    ("holders-found-by-msisdn-only", "spec",
+     "spec §4.2 #8 and §4.3 #12 '200: ... false if it is not active or not found' (which holders exist is not "
+     "given); the notes document MSISDN holders only",
+     "Account holders named by email or party_code are not found: the active check answers 200 false for them; "
+     "MSISDN holders are unchanged."),
+    ("two-given-names", "spec",
+     "spec §2.10 given_name 'Given name(s), separated by spaces' and §2.11 given_name 'Given name(s)'; the "
+     "live record's 'Sand' is one observation",
+     "Basic user information and user information with consent give the holder two given names, \"Sand "
+     "Sandy\" (name \"Sand Sandy Box\" where a name is given)."),
+    ("remittance-funded", "spec",
+     "spec §2.9 and §4.4 #13 availableBalance 'Available balance of the account' (no opening balance given); "
+     "the live sandbox's \"0\" is an observation",
+     "Every new API user's remittance account opens with --starting-balance (default 1000000) instead of 0; "
+     "payments and deposits still do not touch it."),
+    ("callback-tracking-headers", BOTH,
+     "spec §6 'Callback payload, timing, retries, signing ... not shown'; RFC 9110 §5.1 (a recipient ignores "
+     "header fields it does not recognize); notes silent on callback headers",
+     "Every callback carries User-Agent: MoMo-Callback/1.0, X-Callback-Id (a fresh UUID) and X-Reference-Id "
+     "(the transaction's reference id, or the auth_req_id)."),
+]
+CONTROL_NAMES = [c[0] for c in CONTROLS]
 
 
 def now_wall():
@@ -349,10 +544,18 @@ def parse_config(argv):
                    help="depart from the API in one named way (repeatable, or a comma list); see --list-deviations")
     p.add_argument("--list-deviations", action="store_true",
                    help="print every deviation (name, profiles, clause broken, what it does) and exit")
+    p.add_argument("--control", action="append", default=[], metavar="NAME",
+                   help="choose otherwise on one point the documents leave open (repeatable, or a comma list); "
+                        "see --list-controls")
+    p.add_argument("--list-controls", action="store_true",
+                   help="print every control (name, profiles where legal, clause that allows it, what it does) "
+                        "and exit")
     a = p.parse_args(argv)
-    if a.list_deviations:
-        for name, profiles, clause, what in DEVIATIONS:
-            sys.stdout.write(f"{name}\t{profiles}\t{clause}\t{what}\n")
+    if a.list_deviations or a.list_controls:
+        for table, wanted in ((DEVIATIONS, a.list_deviations), (CONTROLS, a.list_controls)):
+            if wanted:
+                for name, profiles, clause, what in table:
+                    sys.stdout.write(f"{name}\t{profiles}\t{clause}\t{what}\n")
         sys.exit(0)
 
     class Cfg:
@@ -426,6 +629,16 @@ def parse_config(argv):
                     raise BadOption(f"--deviation: unknown name {name!r} (see --list-deviations)")
                 devs.add(name)
         c.deviations = frozenset(devs)
+        ctls = set()
+        for item in a.control:
+            for name in item.split(","):
+                name = name.strip()
+                if not name:
+                    continue
+                if name not in CONTROL_NAMES:
+                    raise BadOption(f"--control: unknown name {name!r} (see --list-controls)")
+                ctls.add(name)
+        c.controls = frozenset(ctls)
     except BadOption as e:
         p.error(str(e))
     c.verbose = a.verbose
@@ -497,12 +710,17 @@ class Behaviour:
         self.basic_on_business = own
         self.jwt_kid = own
 
-        # --- deliberate deviations (--deviation) ---
+        # --- deliberate deviations (--deviation) and controls (--control) ---
         self.deviations = cfg.deviations
+        self.controls = cfg.controls
 
     def dev(self, name):
         assert name in DEVIATION_NAMES, name
         return name in self.deviations
+
+    def ctl(self, name):
+        assert name in CONTROL_NAMES, name
+        return name in self.controls
 
     def message(self, code):
         plain, own = MESSAGES.get(code, (code.replace("_", " ").capitalize() + ".",) * 2)
@@ -604,6 +822,10 @@ class Jwt:
         self.secret = secrets.token_bytes(32)
         self.beh = beh
         self.kid = uuid.uuid4().hex[:16]
+        if beh.ctl("jwt-hs512"):
+            self.alg, self.digest = "HS512", hashlib.sha512
+        else:
+            self.alg, self.digest = "HS256", hashlib.sha256
 
     def issue(self, claims, lifetime):
         t = now_wall()
@@ -612,24 +834,24 @@ class Jwt:
         else:
             claims.update(iat=int(t), exp=int(math.ceil(t + lifetime)))
         claims.setdefault("jti", str(uuid.uuid4()))
-        header = {"alg": "HS256", "typ": "JWT"}
+        header = {"alg": self.alg, "typ": "JWT"}
         if self.beh.jwt_kid:
             header["kid"] = self.kid
         signing = b64u(dumps(header)) + "." + b64u(dumps(claims))
-        sig = hmac.new(self.secret, signing.encode("ascii"), hashlib.sha256).digest()
+        sig = hmac.new(self.secret, signing.encode("ascii"), self.digest).digest()
         return signing + "." + b64u(sig)
 
-    def verify(self, token):
+    def verify(self, token, check_exp=True):
         """Returns (claims, None) or (None, 'token'|'expired')."""
         try:
             parts = token.split(".")
             if len(parts) != 3:
                 return None, "token"
             header = json.loads(b64u_dec(parts[0]))
-            if not isinstance(header, dict) or header.get("alg") != "HS256":
+            if not isinstance(header, dict) or header.get("alg") != self.alg:
                 return None, "token"
             signing = (parts[0] + "." + parts[1]).encode("ascii")
-            expected = hmac.new(self.secret, signing, hashlib.sha256).digest()
+            expected = hmac.new(self.secret, signing, self.digest).digest()
             if not hmac.compare_digest(expected, b64u_dec(parts[2])):
                 return None, "token"
             claims = json.loads(b64u_dec(parts[1]))
@@ -638,7 +860,7 @@ class Jwt:
             exp = claims.get("exp")
             if isinstance(exp, bool) or not isinstance(exp, (int, float)):
                 return None, "token"
-            if now_wall() >= exp:
+            if check_exp and now_wall() >= exp:
                 return None, "expired"
             return claims, None
         except (ValueError, UnicodeError, RecursionError):
@@ -686,7 +908,20 @@ NO_PROXY_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 STOP = threading.Event()
 
 
-def send_callback(url, method, payload, attempts, verbose=False):
+def callback_headers(beh, ref):
+    """Headers of a callback request."""
+    # Without an explicit Content-Type urllib labels the body application/x-www-form-urlencoded.
+    h = {} if beh.dev("callback-labelled-form-encoded") else {"Content-Type": "application/json"}
+    if beh.ctl("callback-tracking-headers"):
+        h.update({"User-Agent": "MoMo-Callback/1.0", "X-Callback-Id": str(uuid.uuid4()),
+                  "X-Reference-Id": str(ref)})
+    return h
+
+
+def send_callback(url, method, payload, attempts, verbose=False, headers=None):
+    if headers is None:
+        headers = {"Content-Type": "application/json"}
+
     def run():
         data = dumps(payload)
         pauses = [0, 1, 3]
@@ -694,8 +929,7 @@ def send_callback(url, method, payload, attempts, verbose=False):
             if i and STOP.wait(pauses[min(i, len(pauses) - 1)]):
                 return
             try:
-                req = urllib.request.Request(url, data=data, method=method,
-                                             headers={"Content-Type": "application/json"})
+                req = urllib.request.Request(url, data=data, method=method, headers=dict(headers))
                 with NO_PROXY_OPENER.open(req, timeout=2) as r:
                     r.read(65536)
                     if 200 <= r.status < 300:
@@ -715,12 +949,12 @@ def send_callback(url, method, payload, attempts, verbose=False):
 
 
 class ApiUser:
-    def __init__(self, uid, callback_host, product, starting):
+    def __init__(self, uid, callback_host, product, starting, remittance_starting=Decimal(0)):
         self.id = uid
         self.callback_host = callback_host
         self.product = product
         self.api_key = None
-        self.balances = {"collection": Decimal(0), "disbursement": starting, "remittance": Decimal(0)}
+        self.balances = {"collection": Decimal(0), "disbursement": starting, "remittance": remittance_starting}
 
 
 class Txn:
@@ -740,6 +974,8 @@ class Store:
         self.consents = {}
         self.refresh = {}
         self.latest_scope = {}  # API user id -> scope of its latest bc-authorize (a deviation uses it)
+        self.latest_msisdn = {}  # API user id -> login_hint MSISDN of its latest bc-authorize (a deviation)
+        self.token_used = {}  # access-token jti -> wall time of its last use (a deviation uses it)
 
     def txn_key(self, kind, ref):
         return ref if self.beh.global_ref_namespace else (kind, ref)
@@ -768,7 +1004,11 @@ class Store:
                 if tx.kind != "deposit" or self.beh.ftid_on_deposit:
                     tx.ftid = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
                 if tx.kind == "requesttopay" and user:
-                    user.balances["collection"] += tx.amount
+                    if beh.dev("overlapping-payments-lose-credit"):
+                        # the balance read when the payment was accepted, plus its amount (a lost update)
+                        user.balances["collection"] = tx.collection_snapshot + tx.amount
+                    else:
+                        user.balances["collection"] += tx.amount
                     if tx.callback_url and beh.dev("payment-credited-twice-with-callback"):
                         user.balances["collection"] += tx.amount
                 if tx.kind == "refund" and user and beh.dev("refund-debited-twice"):
@@ -779,12 +1019,31 @@ class Store:
             if tx.status == "FAILED" and beh.dev("failed-record-has-transaction-id"):
                 tx.ftid = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
             if tx.callback_url:
-                rec = self.record(tx)
-                if beh.dev("callback-without-transaction-id"):
-                    rec.pop("financialTransactionId", None)
+                rec = self.callback_record(tx)
                 cb = (callback_target(beh, tx.callback_url), self.beh.callback_method[tx.kind], rec)
         if cb:
-            send_callback(cb[0], cb[1], cb[2], self.beh.callback_attempts, self.cfg.verbose)
+            send_callback(cb[0], cb[1], cb[2], self.beh.callback_attempts, self.cfg.verbose,
+                          callback_headers(self.beh, tx.ref))
+
+    def callback_record(self, tx):
+        """The body of a transaction callback: the status record (unless a deviation says otherwise)."""
+        beh = self.beh
+        rec = self.record(tx)
+        if beh.dev("callback-without-transaction-id"):
+            rec.pop("financialTransactionId", None)
+        if beh.dev("callback-party-id-masked"):
+            for name in ("payer", "payee"):
+                party = rec.get(name)
+                if isinstance(party, dict) and isinstance(party.get("partyId"), str):
+                    pid = party["partyId"]
+                    party["partyId"] = "*" * max(0, len(pid) - 4) + pid[-4:]
+        if beh.dev("callback-amount-as-number") and isinstance(rec.get("amount"), str):
+            try:
+                d = Decimal(rec["amount"])
+                rec["amount"] = int(d) if d == d.to_integral_value() else float(d)
+            except (InvalidOperation, ValueError, OverflowError):
+                pass
+        return rec
 
     def record(self, tx):
         beh = self.beh
@@ -828,7 +1087,8 @@ class Store:
         self.settle(tx)
         if not tx.final and tx.callback_url and self.beh.dev("callback-while-pending"):
             send_callback(callback_target(self.beh, tx.callback_url), self.beh.callback_method[tx.kind],
-                          self.record(tx), self.beh.callback_attempts, self.cfg.verbose)
+                          self.callback_record(tx), self.beh.callback_attempts, self.cfg.verbose,
+                          callback_headers(self.beh, tx.ref))
             tx.callback_url = None  # no callback at the final state
         if not tx.final:
             self.scheduler.at(tx.due, lambda: self.settle(tx))
@@ -836,6 +1096,8 @@ class Store:
 
 def callback_target(beh, url):
     """The address a callback is actually sent to."""
+    if beh.dev("callback-url-percent-decoded"):
+        url = unquote(url)
     if beh.dev("callback-query-dropped"):
         parts = urlsplit(url)
         return parts._replace(query="", fragment="").geturl()
@@ -862,6 +1124,8 @@ def valid_msisdn(beh, s):
         return False
     if beh.msisdn_plus and s.startswith("+"):
         s = s[1:]
+    if beh.dev("msisdn-16-digits-accepted"):
+        return re.fullmatch(r"[1-9][0-9]{5,15}", s) is not None
     return re.fullmatch(r"[1-9][0-9]{5,14}", s) is not None
 
 
@@ -875,6 +1139,8 @@ def valid_party_id(beh, id_type, pid):
     if id_type == "MSISDN":
         return valid_msisdn(beh, pid)
     if id_type == "EMAIL":
+        if beh.dev("email-plus-address-refused") and "+" in pid.rpartition("@")[0]:
+            return False
         return len(pid) <= 254 and EMAIL.match(pid) is not None
     if id_type == "PARTY_CODE":
         return UUID_ANY.match(pid) is not None
@@ -1112,6 +1378,19 @@ class Handler(BaseHTTPRequestHandler):
         user = None
         if scheme == "bearer" and cred:
             claims, why = self.jwt.verify(cred)
+            sliding = self.beh.dev("token-lifetime-sliding")
+            if claims is None and why == "expired" and sliding:
+                # validity counted from the token's last use instead of its issue
+                old, _ = self.jwt.verify(cred, check_exp=False)
+                if old is not None and old.get("typ") == "access":
+                    with self.store.lock:
+                        last = self.store.token_used.get(old.get("jti"))
+                    life = old["exp"] - old.get("iat", old["exp"])
+                    if last is not None and now_wall() - last < life:
+                        claims = old
+            if claims is not None and sliding and claims.get("typ") == "access":
+                with self.store.lock:
+                    self.store.token_used[claims.get("jti")] = now_wall()
             if claims is None:
                 if why == "expired" and self.beh.dev("expired-token-500"):
                     raise self.api.error(500, "INTERNAL_PROCESSING_ERROR")
@@ -1148,6 +1427,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def reference_header(self, kind=None):
         ref = (self.headers.get("X-Reference-Id") or "").strip()
+        if kind is not None and self.beh.dev("reference-id-parsed-leniently"):
+            try:
+                u = uuid.UUID(ref)  # also takes 32 bare hex digits, {...} and urn:uuid:...
+            except ValueError:
+                raise self.api.bad("X-Reference-Id must be a UUID version 4.")
+            if u.version != 4:
+                raise self.api.bad("X-Reference-Id must be a UUID version 4.")
+            return str(u)
         pattern = UUID_V4
         if kind in ("deposit", "refund") and self.beh.dev("disbursement-reference-any-uuid"):
             pattern = UUID_ANY
@@ -1238,6 +1525,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def amount_field(self, body):
         a = body.get("amount")
+        if self.beh.dev("amount-parsed-as-float") and isinstance(a, str):
+            try:
+                f = float(a)
+            except ValueError:
+                raise self.api.bad("amount must be a string holding a positive number.")
+            if not f > 0:  # NaN fails as well
+                raise self.api.bad("amount must be greater than zero.")
+            try:
+                return a, Decimal(a.strip())
+            except InvalidOperation:
+                return a, Decimal(repr(f))
         if not isinstance(a, str) or not AMOUNT.match(a) or len(a) > 32:
             raise self.api.bad("amount must be a string holding a positive decimal number.")
         d = Decimal(a)
@@ -1277,13 +1575,17 @@ def op_apiuser_create(h, product):
     ref = h.reference_header()
     body = h.json_body()
     pch = body.get("providerCallbackHost")
+    if h.beh.dev("apiuser-host-not-string-accepted") and isinstance(pch, (int, float)) \
+            and not isinstance(pch, bool):
+        pch = str(pch)
     host = callback_hostname(pch) if isinstance(pch, str) and len(pch) <= 255 else None
     if host is None and not (pch is None and h.beh.dev("apiuser-host-not-required")):
         raise h.api.bad("providerCallbackHost must be a host name.")
     with h.store.lock:
         if ref in h.store.users:
             raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
-        user = ApiUser(ref, host, h.key_product(), h.cfg.starting_balance)
+        user = ApiUser(ref, host, h.key_product(), h.cfg.starting_balance,
+                       h.cfg.starting_balance if h.beh.ctl("remittance-funded") else Decimal(0))
         user.provider_callback_host = pch
         h.store.users[ref] = user
     return Reply(201, b"")
@@ -1302,10 +1604,13 @@ def _apiuser_from_path(h, ref):
 
 @route("POST", "/v1_0/apiuser/{ref}/apikey", None)
 def op_apikey_create(h, product, ref):
+    if h.beh.dev("apikey-requires-reference-header"):
+        h.reference_header()  # the header check of API-user creation; the path id is used below
     with h.store.lock:
         user = _apiuser_from_path(h, ref)
         key = secrets.token_urlsafe(32) if h.beh.apikey_urlsafe else secrets.token_hex(16)
-        user.api_key = key
+        if not (user.api_key is not None and h.beh.dev("second-api-key-not-stored")):
+            user.api_key = key
     return h.api.json(201, {"apiKey": key})
 
 
@@ -1384,7 +1689,17 @@ def _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
     tx.completed_at = None
     tx.notif_last = None
     tx.ref_to_refund = None
+    tx.delay = 0.0
+    tx.collection_snapshot = user.balances["collection"]
     return tx
+
+
+def _refusal_callback(h, kind, ref, user, body, amount_text, amount, currency, party, cb):
+    """Deviation refused-creation-calls-back: a FAILED callback for a creation that was refused."""
+    tx = _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
+    tx.final, tx.status, tx.reason, tx.pre_status = True, "FAILED", "INVALID_CURRENCY", "PENDING"
+    send_callback(callback_target(h.beh, cb), h.beh.callback_method[kind], h.store.callback_record(tx),
+                  h.beh.callback_attempts, h.cfg.verbose, callback_headers(h.beh, ref))
 
 
 def _create_common(h, kind, product, party_name):
@@ -1420,10 +1735,13 @@ def op_requesttopay(h, product):
             raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
         cb = h.callback_url(user)
         if currency != h.cfg.currency:
+            if cb and h.beh.dev("refused-creation-calls-back"):
+                _refusal_callback(h, "requesttopay", ref, user, body, amount_text, amount, currency, party, cb)
             raise h.api.error(500, "INVALID_CURRENCY")
         tx = _new_txn(h, "requesttopay", ref, user, body, amount_text, amount, currency, party, cb)
         st, reason, delay, pre = _outcome(h, "requesttopay", party)
         tx.final_status, tx.final_reason, tx.pre_status = st, reason, pre
+        tx.delay = delay
         tx.due = tx.created + delay
         h.store.create_txn(tx)
     return Reply(202, b"")
@@ -1438,13 +1756,22 @@ def _disbursement_create(h, kind, product):
         if not isinstance(r, str) or not UUID_ANY.match(r):
             raise h.api.bad("referenceIdToRefund must be a UUID.")
         ref_to_refund = r.lower()
+    if kind == "deposit" and h.beh.dev("deposit-callback-url-required") \
+            and not (h.headers.get("X-Callback-Url") or "").strip():
+        raise h.api.bad("X-Callback-Url is required.")
     with h.store.lock:
         if h.store.txn_key(kind, ref) in h.store.txns:
             if kind == "deposit" and h.beh.dev("refused-deposit-still-debits"):
                 user.balances["disbursement"] -= amount
+            if kind == "deposit" and h.beh.dev("duplicate-deposit-deletes-original"):
+                old = h.store.txns.get(h.store.txn_key(kind, ref))
+                if old is not None and old.kind == "deposit":
+                    del h.store.txns[h.store.txn_key(kind, ref)]  # the "rollback" removes the wrong row
             raise h.api.error(409, "RESOURCE_ALREADY_EXIST")
         cb = h.callback_url(user)
         if currency != h.cfg.currency:
+            if cb and h.beh.dev("refused-creation-calls-back"):
+                _refusal_callback(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
             raise h.api.error(500, "INVALID_CURRENCY")
         if kind == "refund":
             # Any request to pay of this server's partner may be refunded: API users are per product
@@ -1459,11 +1786,17 @@ def _disbursement_create(h, kind, product):
                     raise h.api.error(500, "NOT_ALLOWED", "Only a SUCCESSFUL request to pay can be refunded.")
                 raise h.api.bad("referenceIdToRefund names a request to pay that is not SUCCESSFUL.")
             party = dict(orig.party)
+        # deviation second-refund-not-debited: the debit is keyed by the refunded payment, not by the refund
+        skip_debit = kind == "refund" and h.beh.dev("second-refund-not-debited") and any(
+            t.kind == "refund" and t.owner == user.id and t.ref_to_refund == ref_to_refund
+            for t in h.store.txns.values())
         tx = _new_txn(h, kind, ref, user, body, amount_text, amount, currency, party, cb)
         tx.ref_to_refund = ref_to_refund
         st, reason, delay, pre = _outcome(h, kind, party)
         keeps = kind == "deposit" and h.beh.dev("failed-deposit-keeps-money")
-        if not (st == "FAILED" and delay == 0) or (keeps and user.balances["disbursement"] >= amount):
+        if skip_debit:
+            pass
+        elif not (st == "FAILED" and delay == 0) or (keeps and user.balances["disbursement"] >= amount):
             bal = user.balances["disbursement"]
             if bal < amount:
                 if h.beh.funds_sync:
@@ -1473,8 +1806,21 @@ def _disbursement_create(h, kind, product):
                 user.balances["disbursement"] = bal - amount
                 tx.reserved = amount
         tx.final_status, tx.final_reason, tx.pre_status = st, reason, pre
+        tx.delay = delay
         tx.due = tx.created + delay
         h.store.create_txn(tx)
+        if kind == "deposit" and tx.reserved and h.beh.dev("deposit-hold-released-after-success"):
+            store = h.store
+
+            def release_hold():
+                # the hold's expiry timer is not cancelled when the deposit goes through
+                with store.lock:
+                    if tx.reserved and not (tx.final and tx.status == "FAILED"):
+                        owner = store.users.get(tx.owner)
+                        if owner:
+                            owner.balances["disbursement"] += tx.reserved
+                        tx.reserved = Decimal(0)
+            store.scheduler.at(tx.created + 3.0, release_hold)
     return Reply(202, b"")
 
 
@@ -1497,6 +1843,10 @@ def _status(h, kind, product, ref):
         tx = h.store.get_txn(kind, ref.lower())
         if tx is None or tx.owner != user.id:
             raise h.api.error(404, "RESOURCE_NOT_FOUND")
+        if not tx.final and h.beh.dev("polling-postpones-outcome"):
+            tx.due = now_mono() + tx.delay  # the outcome timer restarts on every read
+            store = h.store
+            store.scheduler.at(tx.due, lambda: store.settle(tx))
         rec = h.store.record(tx)
     return h.api.json(200, rec)
 
@@ -1533,6 +1883,8 @@ def op_delivery_notification(h, product, ref):
         raise h.api.bad("notificationMessage must not be empty.")
     with h.store.lock:
         tx = h.store.get_txn("requesttopay", ref.lower())
+        if tx is None and h.beh.dev("notification-for-deposit-accepted"):
+            tx = h.store.get_txn("deposit", ref.lower()) or h.store.get_txn("refund", ref.lower())
         if tx is None or (tx.owner != user.id and not h.beh.dev("notification-ignores-owner")):
             raise h.api.error(404, h.beh.notif_404_code)
         if tx.final and tx.status == "FAILED" and h.beh.dev("notification-failed-payment-gone"):
@@ -1561,6 +1913,8 @@ def op_delivery_notification(h, product, ref):
 def _balance(h, product, currency=None):
     user = h.business_user(product)
     h.check_env()
+    if currency is None and product == "remittance" and h.beh.dev("remittance-balance-needs-currency"):
+        raise h.api.bad("The currency must be given in the path.")
     if currency is not None:
         if h.beh.dev("balance-currency-any-case"):
             currency = currency.upper()
@@ -1569,7 +1923,10 @@ def _balance(h, product, currency=None):
         if currency != h.cfg.currency:
             raise h.api.error(500, "INVALID_CURRENCY")
     with h.store.lock:
-        bal = user.balances[product]
+        account = product
+        if product == "remittance" and h.beh.dev("remittance-balance-reads-disbursement"):
+            account = "disbursement"
+        bal = user.balances[account]
     shown = fmt_balance(h.beh, bal)
     if product == "remittance" and h.beh.dev("remittance-balance-as-number"):
         shown = int(bal) if bal == bal.to_integral_value() else float(bal)
@@ -1595,8 +1952,13 @@ def _active(h, product, idtype, holder):
             product == "disbursement" and h.beh.dev("disbursement-holder-id-not-validated")):
         raise h.api.bad(f"accountHolderId is not a valid {idtype}.")
     result = True
+    if idtype != "msisdn" and h.beh.ctl("holders-found-by-msisdn-only"):
+        result = False
     if idtype == "msisdn":
         entry = h.beh.holder_table.get(msisdn_digits(holder))
+        if h.beh.dev("holder-test-codes-shifted") and msisdn_digits(holder) in HOLDER_SHIFTED:
+            nxt = HOLDER_SHIFTED[msisdn_digits(holder)]
+            entry = h.beh.holder_table.get(nxt) if nxt else None
         if msisdn_digits(holder) == "46733123450" and h.beh.dev("holder-not-found-active"):
             entry = None
         if entry is not None:
@@ -1608,6 +1970,10 @@ def _active(h, product, idtype, holder):
         return h.api.json(200, result)
     return h.api.json(200, {"result": result})
 
+
+# deviation holder-test-codes-shifted: the error table read one number too far
+HOLDER_SHIFTED = {"46733123452": "46733123453", "46733123453": "46733123454", "46733123454": "46733123455",
+                  "46733123455": None}
 
 for _p in ("collection", "disbursement"):
     route("GET", f"/{_p}/v1_0/accountholder/{{idtype}}/{{holder}}/active", _p)(
@@ -1632,7 +1998,16 @@ def op_basicuserinfo(h, product, msisdn):
     else:
         rec = {"given_name": "Sand", "family_name": "Box", "birthdate": "1976-08-13", "locale": "sv-SE",
                "gender": "male", "status": "ACTIVE"}
+    two_given_names(h.beh, rec)
     return h.api.json(200, rec)
+
+
+def two_given_names(beh, rec):
+    """Control two-given-names."""
+    if beh.ctl("two-given-names"):
+        rec["given_name"] = "Sand Sandy"
+        if "name" in rec:
+            rec["name"] = "Sand Sandy Box"
 
 
 # ---------------------------------- consent (CIBA) -----------------------------------------------
@@ -1658,8 +2033,10 @@ def _bc_authorize(h, product):
         raise h.api.error(400, "MISSING_SCOPE_INSTRUCTION")
     if any(s not in SCOPES for s in scope.split()):
         raise h.api.error(400, "UNSUPPORTED_SCOPE")
+    if h.beh.dev("multiple-scopes-refused") and len(scope.split()) > 1:
+        raise h.api.error(400, "UNSUPPORTED_SCOPE")  # the whole parameter compared with the scope list
     access_type = form.get("access_type")
-    if access_type not in ("online", "offline"):
+    if access_type not in ("online", "offline") and not h.beh.dev("access-type-not-checked"):
         raise h.api.bad("access_type must be online or offline.")
     valid_in = form.get("consent_valid_in")
     if valid_in is not None:
@@ -1682,14 +2059,20 @@ def _bc_authorize(h, product):
         c.expires_in = int(max(h.beh.ciba_expires, math.ceil(h.cfg.consent_approval) + 60))
         c.expires_at = c.created + c.expires_in
         c.redeemed = False
+        if h.beh.dev("earlier-consent-request-dropped"):
+            for k in [k for k, o in h.store.consents.items() if o.owner == user.id and not o.redeemed]:
+                del h.store.consents[k]
         h.store.consents[c.id] = c
         h.store.latest_scope[user.id] = scope
+        h.store.latest_msisdn[user.id] = c.msisdn
     if cb and not h.beh.dev("consent-callback-missing"):
         payload = {"auth_req_id": c.id}
         target = callback_target(h.beh, cb)
+        headers = callback_headers(h.beh, c.id)
         h.store.scheduler.at(c.approve_at, lambda: send_callback(target, "POST", payload, h.beh.callback_attempts,
-                                                                  h.cfg.verbose))
-    return h.api.json(200, {"auth_req_id": c.id, "interval": h.beh.ciba_interval, "expires_in": c.expires_in})
+                                                                  h.cfg.verbose, headers))
+    interval = 0.5 if h.beh.ctl("ciba-interval-fractional") else h.beh.ciba_interval
+    return h.api.json(200, {"auth_req_id": c.id, "interval": interval, "expires_in": c.expires_in})
 
 
 for _p in ("collection", "disbursement"):
@@ -1704,6 +2087,8 @@ def _consent_tokens(h, user, consent_id, msisdn, scope, refresh_lifetime, refres
     h.store.refresh[rt] = {"owner": user.id, "consent": consent_id, "msisdn": msisdn, "scope": scope,
                            "expires_at": refresh_expires_at, "lifetime": refresh_lifetime}
     remaining = max(0, int(math.ceil(refresh_expires_at - now_mono())))
+    if h.beh.ctl("consent-scope-reordered"):
+        scope = " ".join(reversed(scope.split()))
     return {"access_token": tok, "token_type": "Bearer", "expires_in": lifetime, "scope": scope,
             "refresh_token": rt, "refresh_token_expired_in": remaining}
 
@@ -1738,6 +2123,8 @@ def _oauth_token(h, product):
             if t >= c.expires_at:
                 raise _ciba_error(h, "expired_token", "auth_req_id has expired.")
             if t < c.approve_at:
+                if h.beh.dev("consent-pending-500"):
+                    raise h.api.error(500, "INTERNAL_PROCESSING_ERROR")
                 raise _ciba_error(h, "authorization_pending", "The account holder has not answered yet.")
             if not c.redeemed:
                 c.redeemed = True
@@ -1756,7 +2143,10 @@ def _oauth_token(h, product):
             expires_at = r["expires_at"]
             if h.beh.dev("refresh-extends-consent"):
                 expires_at = r["expires_at"] = now_mono() + r["lifetime"]
-            out = _consent_tokens(h, user, r["consent"], r["msisdn"], r["scope"], r["lifetime"], expires_at)
+            msisdn = r["msisdn"]
+            if h.beh.dev("refresh-uses-latest-holder"):
+                msisdn = h.store.latest_msisdn.get(user.id, msisdn)
+            out = _consent_tokens(h, user, r["consent"], msisdn, r["scope"], r["lifetime"], expires_at)
             if h.beh.refresh_rotate:
                 del h.store.refresh[rt]
             else:
@@ -1792,8 +2182,10 @@ def _userinfo(h, product):
     if h.beh.observed_userinfo:
         rec = {"sub": "0", "name": "Sand Box", "given_name": "Sand", "family_name": "Box",
                "birthdate": "1976-08-13", "locale": "sv_SE", "gender": "MALE", "updated_at": 1678355127}
+        two_given_names(h.beh, rec)
         return h.api.json(200, rec)
     rec = dict(USERINFO_FULL)
+    two_given_names(h.beh, rec)
     rec["phone_number"] = msisdn
     if h.beh.userinfo_filter:
         rec["sub"] = str(uuid.uuid5(uuid.NAMESPACE_URL, "msisdn:" + msisdn_digits(msisdn)))

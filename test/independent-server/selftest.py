@@ -5,7 +5,9 @@
 
 Starts the server as a subprocess in each profile (spec, mtn-sandbox) and each choice set
 (own, plain), with short delays, and exercises every operation's main success and refusal
-cases with urllib, including callbacks received by a tiny local HTTP listener.
+cases with urllib, including callbacks received by a tiny local HTTP listener.  Then every
+--deviation is shown to take effect (SCENARIOS) and every --control to take effect while the
+answers stay within the spec (CONTROL_SCENARIOS).
 """
 
 import base64
@@ -84,6 +86,7 @@ class Listener:
 
     def __init__(self):
         self.q = queue.Queue()
+        self.seen_headers = {}  # request path -> headers of the last request to it (names in lower case)
         outer = self
 
         class H(BaseHTTPRequestHandler):
@@ -97,6 +100,7 @@ class Listener:
                     body = json.loads(raw)
                 except ValueError:
                     body = raw
+                outer.seen_headers[self.path] = {k.lower(): v for k, v in self.headers.items()}
                 outer.q.put((self.command, self.path, body))
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
@@ -751,12 +755,15 @@ class Client:
         h.update(headers or {})
         return ref, call("POST", self.base + "/collection/v1_0/requesttopay", h, body)
 
-    def deposit(self, payee="46733000002", amount="10", ref=None):
+    def deposit(self, payee="46733000002", amount="10", ref=None, callback=None, **over):
         ref = ref or new_id()
         body = {"amount": amount, "currency": "EUR", "externalId": "ext-d",
                 "payee": {"partyIdType": "MSISDN", "partyId": payee}, "payerMessage": "dep", "payeeNote": "note"}
-        return ref, call("POST", self.base + "/disbursement/v1_0/deposit",
-                         self.hdr("disbursement", X_Reference_Id=ref), body)
+        body.update(over)
+        h = self.hdr("disbursement", X_Reference_Id=ref)
+        if callback:
+            h["X-Callback-Url"] = callback
+        return ref, call("POST", self.base + "/disbursement/v1_0/deposit", h, body)
 
     def refund(self, of, amount="5"):
         ref = new_id()
@@ -1166,11 +1173,263 @@ SCENARIOS = {
 }
 
 
-def run_scenario(name, deviation):
-    profile, extra, fn, _, _ = SCENARIOS[name]
+# ---- third batch of deviations ----
+
+def sc_polling_postpones(c):
+    ref, r = c.rtp(payer="46733123454")  # delayed approval: 1 s in these servers
+    assert r.status == 202, r
+    end = time.time() + 3.0
+    st = None
+    while time.time() < end:
+        st = c.status("requesttopay", ref).json()["status"]
+        if st in ("SUCCESSFUL", "FAILED"):
+            break
+        time.sleep(0.2)
+    return st
+
+
+def sc_second_api_key(c):
+    uid, key1 = c.provision()
+    r = call("POST", c.base + f"/v1_0/apiuser/{uid}/apikey", {"Ocp-Apim-Subscription-Key": KEYS["collection"]})
+    assert r.status == 201, r
+    key2 = r.json()["apiKey"]
+    assert key2 != key1
+    # the new key must work; the server's own choice is that it replaces the old one
+    return c.token("collection", uid, key2).status, c.token("collection", uid, key1).status
+
+
+def sc_refresh_holder(c):
+    uid, key, tok = c.user("collection")
+    rid = c.bc_authorize(tok, "profile")  # login_hint ID:46733000001/MSISDN
+    r = c.oauth(uid, key, {"grant_type": CIBA, "auth_req_id": rid})
+    assert r.status == 200, r
+    first = r.json()
+    c.bc_authorize(tok, "profile", login_hint="ID:46733000777/MSISDN")  # another holder, not redeemed
+    r = c.oauth(uid, key, {"grant_type": "refresh_token", "refresh_token": first["refresh_token"]})
+    assert r.status == 200, r
+    ui = call("GET", c.base + "/collection/oauth2/v1_0/userinfo", c.hdr("collection", r.json()["access_token"]))
+    assert ui.status == 200, ui
+    return ui.json()["sub"]
+
+
+def sc_hold_released(c):
+    d0 = float(c.balance("disbursement"))
+    ref, r = c.deposit(amount="10")
+    assert r.status == 202, r
+    assert c.wait_final("deposit", ref)["status"] == "SUCCESSFUL"
+    first = d0 - float(c.balance("disbursement"))
+    assert first == 10.0, first  # right at first
+    time.sleep(3.5)
+    return d0 - float(c.balance("disbursement"))
+
+
+def sc_token_sliding(c):
+    _, _, tok = c.user("collection")  # --token-lifetime 2
+    t0 = time.time()
+    last = None
+    while time.time() < t0 + 3.6:
+        last = call("GET", c.base + "/collection/v1_0/account/balance/EUR", c.hdr("collection", tok)).status
+        time.sleep(0.5)
+    return last
+
+
+def sc_duplicate_deposit_deletes(c):
+    ref, r = c.deposit()
+    assert r.status == 202, r
+    c.wait_final("deposit", ref)
+    dup = c.deposit(ref=ref, amount="3")[1].status
+    return dup, c.status("deposit", ref).status
+
+
+def sc_earlier_consent(c):
+    uid, key, tok = c.user("collection")
+    first = c.bc_authorize(tok)
+    c.bc_authorize(tok, login_hint="ID:46733000778/MSISDN")
+    return c.oauth(uid, key, {"grant_type": CIBA, "auth_req_id": first}).status
+
+
+def sc_overlapping_payments(c):
+    before = float(c.balance("collection"))
+    slow, r = c.rtp(payer="46733123454", amount="10")  # SUCCESSFUL after 1 s
+    assert r.status == 202, r
+    fast, r = c.rtp(amount="5")  # SUCCESSFUL at once
+    assert r.status == 202, r
+    assert c.wait_final("requesttopay", slow)["status"] == "SUCCESSFUL"
+    assert c.wait_final("requesttopay", fast)["status"] == "SUCCESSFUL"
+    return float(c.balance("collection")) - before
+
+
+def sc_second_refund(c):
+    ref, r = c.rtp(amount="20")
+    assert r.status == 202, r
+    c.wait_final("requesttopay", ref)
+    d0 = float(c.balance("disbursement"))
+    for amount in ("3", "4"):
+        rref, r = c.refund(ref, amount=amount)
+        assert r.status == 202, r
+        assert c.wait_final("refund", rref)["status"] == "SUCCESSFUL"
+    return d0 - float(c.balance("disbursement"))
+
+
+def sc_remittance_reads_disbursement(c):
+    r0 = float(c.balance("remittance"))
+    ref, r = c.deposit(amount="10")
+    assert r.status == 202, r
+    assert c.wait_final("deposit", ref)["status"] == "SUCCESSFUL"
+    return float(c.balance("remittance")) - r0
+
+
+def sc_amount_float(c):
+    return c.rtp(amount="Infinity")[1].status
+
+
+def sc_refused_creation_callback(c):
+    path = "/refused-" + new_id()[:8]
+    ref, r = c.rtp(currency="USD", callback=c.callback_url(path))
+    item = c.wait_callback(path, timeout=1.5)
+    return code_of(r), (item[2].get("status") if item else None)
+
+
+def sc_callback_percent(c):
+    prefix = "/pct-" + new_id()[:8]
+    ref, r = c.rtp(callback=c.callback_url(prefix + "/a%2Fb"))
+    assert r.status == 202, r
+    item = c.listener.wait_for(lambda it: it[1].startswith(prefix), 4)
+    assert item is not None, "no callback"
+    return item[1][len(prefix):]
+
+
+def sc_callback_form_label(c):
+    path = "/ctype-" + new_id()[:8]
+    ref, r = c.rtp(callback=c.callback_url(path))
+    assert r.status == 202, r
+    item = c.wait_callback(path)
+    assert item is not None and isinstance(item[2], dict), item
+    return c.listener.seen_headers[path].get("content-type")
+
+
+def sc_callback_masked(c):
+    path = "/mask-" + new_id()[:8]
+    ref, r = c.rtp(callback=c.callback_url(path))
+    assert r.status == 202, r
+    item = c.wait_callback(path)
+    assert item is not None, "no callback"
+    assert c.status("requesttopay", ref).json()["payer"]["partyId"] == "46733000001"
+    return item[2]["payer"]["partyId"]
+
+
+def sc_callback_amount_number(c):
+    path = "/amt-" + new_id()[:8]
+    ref, r = c.rtp(amount="12.50", callback=c.callback_url(path))
+    assert r.status == 202, r
+    item = c.wait_callback(path)
+    assert item is not None, "no callback"
+    assert c.status("requesttopay", ref).json()["amount"] == "12.5"
+    return type(item[2]["amount"]).__name__
+
+
+def sc_deposit_callback_required(c):
+    return c.deposit()[1].status
+
+
+def sc_remittance_needs_currency(c):
+    return call("GET", c.base + "/remittance/v1_0/account/balance", c.hdr("remittance")).status
+
+
+def sc_apikey_header(c):
+    uid = new_id()
+    h = {"Ocp-Apim-Subscription-Key": KEYS["collection"]}
+    r = call("POST", c.base + "/v1_0/apiuser", dict(h, **{"X-Reference-Id": uid}), {"providerCallbackHost": "x.example"})
+    assert r.status == 201, r
+    return call("POST", c.base + f"/v1_0/apiuser/{uid}/apikey", h).status
+
+
+def sc_notification_deposit(c):
+    ref, r = c.deposit()
+    assert r.status == 202, r
+    assert c.wait_final("deposit", ref)["status"] == "SUCCESSFUL"
+    return c.notify(ref).status
+
+
+def sc_reference_lenient(c):
+    return c.rtp(ref=new_id().replace("-", ""))[1].status
+
+
+def sc_msisdn_16(c):
+    return c.rtp(payer="4673300000123456")[1].status
+
+
+def sc_access_type(c):
+    form = {"login_hint": "ID:46733000001/MSISDN", "scope": "profile", "access_type": "forever"}
+    return call("POST", c.base + "/collection/v1_0/bc-authorize", c.hdr("collection"), form=form).status
+
+
+def sc_multiple_scopes(c):
+    form = {"login_hint": "ID:46733000001/MSISDN", "scope": "profile openid", "access_type": "offline"}
+    return call("POST", c.base + "/collection/v1_0/bc-authorize", c.hdr("collection"), form=form).status
+
+
+def sc_apiuser_host_number(c):
+    r = call("POST", c.base + "/v1_0/apiuser", {"Ocp-Apim-Subscription-Key": KEYS["collection"],
+                                                "X-Reference-Id": new_id()}, {"providerCallbackHost": 12345})
+    return r.status
+
+
+def sc_email_plus(c):
+    return c.rtp(party={"partyIdType": "EMAIL", "partyId": "ann+shop@example.com"})[1].status
+
+
+def sc_consent_pending(c):
+    uid, key, tok = c.user("collection")  # --consent-approval-seconds 2
+    rid = c.bc_authorize(tok)
+    return c.oauth(uid, key, {"grant_type": CIBA, "auth_req_id": rid}).status
+
+
+def sc_holder_shifted(c):
+    return code_of(call("GET", c.base + "/collection/v1_0/accountholder/msisdn/46733123452/active",
+                        c.hdr("collection")))
+
+
+SCENARIOS.update({
+    "polling-postpones-outcome": ("spec", [], sc_polling_postpones, "SUCCESSFUL", "PENDING"),
+    "second-api-key-not-stored": ("spec", [], sc_second_api_key, (200, 401), (401, 200)),
+    "refresh-uses-latest-holder": ("spec", [], sc_refresh_holder, "46733000001", "46733000777"),
+    "deposit-hold-released-after-success": ("spec", [], sc_hold_released, 10.0, 0.0),
+    "token-lifetime-sliding": ("spec", ["--token-lifetime", "2"], sc_token_sliding, 401, 200),
+    "duplicate-deposit-deletes-original": ("spec", [], sc_duplicate_deposit_deletes, (409, 200), (409, 404)),
+    "earlier-consent-request-dropped": ("spec", [], sc_earlier_consent, 200, 400),
+    "overlapping-payments-lose-credit": ("spec", [], sc_overlapping_payments, 15.0, 10.0),
+    "second-refund-not-debited": ("spec", [], sc_second_refund, 7.0, 3.0),
+    "remittance-balance-reads-disbursement": ("spec", [], sc_remittance_reads_disbursement, 0.0, -10.0),
+    "amount-parsed-as-float": ("spec", [], sc_amount_float, 400, 202),
+    "refused-creation-calls-back": ("spec", [], sc_refused_creation_callback, ((500, "INVALID_CURRENCY"), None),
+                                    ((500, "INVALID_CURRENCY"), "FAILED")),
+    "callback-url-percent-decoded": ("spec", [], sc_callback_percent, "/a%2Fb", "/a/b"),
+    "callback-labelled-form-encoded": ("spec", [], sc_callback_form_label, "application/json",
+                                       "application/x-www-form-urlencoded"),
+    "callback-party-id-masked": ("mtn-sandbox", [], sc_callback_masked, "46733000001", "*******0001"),
+    "callback-amount-as-number": ("mtn-sandbox", [], sc_callback_amount_number, "str", "float"),
+    "deposit-callback-url-required": ("spec", [], sc_deposit_callback_required, 202, 400),
+    "remittance-balance-needs-currency": ("spec", [], sc_remittance_needs_currency, 200, 400),
+    "apikey-requires-reference-header": ("spec", [], sc_apikey_header, 201, 400),
+    "notification-for-deposit-accepted": ("spec", [], sc_notification_deposit, 404, 200),
+    "reference-id-parsed-leniently": ("spec", [], sc_reference_lenient, 400, 202),
+    "msisdn-16-digits-accepted": ("spec", [], sc_msisdn_16, 400, 202),
+    "access-type-not-checked": ("spec", [], sc_access_type, 400, 200),
+    "multiple-scopes-refused": ("spec", [], sc_multiple_scopes, 200, 400),
+    "apiuser-host-not-string-accepted": ("spec", [], sc_apiuser_host_number, 400, 201),
+    "email-plus-address-refused": ("spec", [], sc_email_plus, 202, 400),
+    "consent-pending-500": ("spec", ["--consent-approval-seconds", "2"], sc_consent_pending, 400, 500),
+    "holder-test-codes-shifted": ("mtn-sandbox", [], sc_holder_shifted, (500, "NOT_ALLOWED"),
+                                  (500, "NOT_ALLOWED_TARGET_ENVIRONMENT")),
+})
+
+
+def run_scenario(name, deviation, table=None, option="--deviation"):
+    profile, extra, fn, _, _ = (table or SCENARIOS)[name]
     args = ["--profile", profile] + COMMON_ARGS + extra
     if deviation:
-        args += ["--deviation", name]
+        args += [option, name]
     srv = ServerProc(*args)
     client = Client(srv.base, profile)
     try:
@@ -1243,6 +1502,200 @@ class Deviations(unittest.TestCase):
                 self.assertNotEqual(conforming, deviating)
                 self.assertEqual((k0, plain), ("ok", conforming), f"{name}: server without deviations")
                 self.assertEqual((k1, deviated), ("ok", deviating), f"{name}: server with --deviation {name}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Controls: each --control NAME makes the server choose otherwise on a point the documents leave open.  For every
+# control a scenario is run against a server without it (the default value) and with only it (the control's
+# value); inside the scenario every answer is also checked against what the spec (and, in the mtn-sandbox
+# profile, the notes) allow, in both runs.
+
+
+def jwt_header(tok):
+    head = tok.split(".")[0]
+    return json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+
+
+def ct_interval(c):
+    uid, key, tok = c.user("collection")
+    r = call("POST", c.base + "/collection/v1_0/bc-authorize", c.hdr("collection", tok),
+             form={"login_hint": "ID:46733000001/MSISDN", "scope": "profile", "access_type": "offline"})
+    assert r.status == 200, r
+    rec = r.json()
+    uuid.UUID(rec["auth_req_id"])
+    for f in ("interval", "expires_in"):  # spec §2.8: numbers
+        assert isinstance(rec[f], (int, float)) and not isinstance(rec[f], bool) and rec[f] > 0, rec
+    time.sleep(min(rec["interval"], 1))
+    r = c.oauth(uid, key, {"grant_type": CIBA, "auth_req_id": rec["auth_req_id"]})
+    assert r.status == 200, r
+    ct = r.json()
+    assert ct["token_type"] == "Bearer" and ct["scope"] == "profile", ct
+    ui = call("GET", c.base + "/collection/oauth2/v1_0/userinfo", c.hdr("collection", ct["access_token"]))
+    assert ui.status == 200, ui
+    return rec["interval"]
+
+
+def ct_scope_order(c):
+    uid, key, rec = c.consent(scope="all_info openid")
+    assert rec["token_type"] == "Bearer", rec
+    assert sorted(rec["scope"].split()) == ["all_info", "openid"], rec  # the same scopes, any order
+    ui = call("GET", c.base + "/collection/oauth2/v1_0/userinfo", c.hdr("collection", rec["access_token"]))
+    assert ui.status == 200 and ui.json()["family_name"] == "Box", ui
+    r = c.oauth(uid, key, {"grant_type": "refresh_token", "refresh_token": rec["refresh_token"]})
+    assert r.status == 200 and sorted(r.json()["scope"].split()) == ["all_info", "openid"], r
+    return rec["scope"]
+
+
+def ct_jwt_alg(c):
+    uid, key = c.provision()
+    r = c.token("collection", uid, key)
+    assert r.status == 200, r
+    rec = r.json()
+    tok = rec["access_token"]
+    assert len(tok.split(".")) == 3 and isinstance(rec["expires_in"], int), rec
+    hdr = jwt_header(tok)
+    assert hdr["typ"] == "JWT", hdr
+    ok = call("GET", c.base + "/collection/v1_0/account/balance/EUR", c.hdr("collection", tok))
+    assert ok.status == 200, ok
+    forged = tok[:-2] + ("AA" if not tok.endswith("AA") else "BB")
+    bad = call("GET", c.base + "/collection/v1_0/account/balance/EUR", c.hdr("collection", forged))
+    assert bad.status == 401 and isinstance(bad.json().get("error"), str), bad
+    _, _, consent = c.consent()
+    assert jwt_header(consent["access_token"])["alg"] == hdr["alg"]
+    return hdr["alg"]
+
+
+def ct_holders(c):
+    out = []
+    for product in ("collection", "disbursement"):
+        def active(t, i):
+            r = call("GET", c.base + f"/{product}/v1_0/accountholder/{t}/{i}/active", c.hdr(product))
+            assert r.status == 200, r
+            body = r.json()
+            assert isinstance(body, dict) and isinstance(body.get("result"), bool), body  # plain choices
+            return body["result"]
+        assert active("msisdn", "46733000001") is True
+        out.append((active("email", "ann@shop.example"), active("party_code", new_id())))
+        r = call("GET", c.base + f"/{product}/v1_0/accountholder/email/nope/active", c.hdr(product))
+        assert r.status == 400, r  # still validated by type
+    assert out[0] == out[1], out  # §4.3 #12: same semantics
+    return out[0]
+
+
+def ct_given_names(c):
+    r = call("GET", c.base + "/collection/v1_0/accountholder/msisdn/46733000001/basicuserinfo", c.hdr("collection"))
+    assert r.status == 200, r
+    rec = r.json()
+    for f in ("given_name", "family_name", "birthdate", "locale", "gender", "status"):  # §2.10: all strings
+        assert isinstance(rec[f], str) and rec[f], (f, rec)
+    assert rec["given_name"] == " ".join(rec["given_name"].split()), rec  # names separated by spaces
+    _, _, consent = c.consent(scope="all_info")
+    ui = call("GET", c.base + "/collection/oauth2/v1_0/userinfo", c.hdr("collection", consent["access_token"]))
+    assert ui.status == 200 and ui.json()["given_name"] == rec["given_name"], ui
+    return rec["given_name"]
+
+
+def ct_remittance_funded(c):
+    b0 = c.balance("remittance")
+    assert isinstance(b0, str) and float(b0) >= 0, b0
+    ref, r = c.deposit(amount="10")
+    assert r.status == 202, r
+    c.wait_final("deposit", ref)
+    ref, r = c.rtp(amount="5")
+    assert r.status == 202, r
+    c.wait_final("requesttopay", ref)
+    assert c.balance("remittance") == b0  # neither moves remittance money
+    return b0
+
+
+def ct_callback_headers(c):
+    path = "/hdrs-" + new_id()[:8]
+    ref, r = c.rtp(callback=c.callback_url(path))
+    assert r.status == 202, r
+    item = c.wait_callback(path)
+    assert item is not None, "no callback"
+    method, _, body = item
+    assert method == "PUT", item  # mtn-sandbox: PUT for requests to pay (notes [documented])
+    assert body == c.status("requesttopay", ref).json(), body  # the same record as the status GET
+    headers = c.listener.seen_headers[path]
+    assert headers.get("content-type", "").startswith("application/json"), headers
+    return "x-callback-id" in headers and headers.get("x-reference-id") == ref
+
+
+# name: (profile, extra server options, scenario, value without the control, value with it)
+CONTROL_SCENARIOS = {
+    "ciba-interval-fractional": ("mtn-sandbox", [], ct_interval, 5, 0.5),
+    "consent-scope-reordered": ("spec", [], ct_scope_order, "all_info openid", "openid all_info"),
+    "jwt-hs512": ("spec", [], ct_jwt_alg, "HS256", "HS512"),
+    "holders-found-by-msisdn-only": ("spec", [], ct_holders, (True, True), (False, False)),
+    "two-given-names": ("spec", [], ct_given_names, "Sand", "Sand Sandy"),
+    "remittance-funded": ("spec", [], ct_remittance_funded, "0", "1000000"),
+    "callback-tracking-headers": ("mtn-sandbox", [], ct_callback_headers, False, True),
+}
+
+
+def list_controls():
+    p = subprocess.run([sys.executable, SERVER, "--list-controls"], capture_output=True, text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    return [line.split("\t") for line in p.stdout.splitlines()]
+
+
+class Controls(unittest.TestCase):
+    def test_listing(self):
+        rows = list_controls()
+        self.assertGreaterEqual(len(rows), 4)
+        names = [r[0] for r in rows]
+        self.assertEqual(len(names), len(set(names)))
+        self.assertFalse(set(names) & {r[0] for r in list_deviations()}, "a name is both a control and a deviation")
+        for row in rows:
+            self.assertEqual(len(row), 4, row)
+            name, profiles, clause, what = row
+            self.assertIn(profiles, ("spec,mtn-sandbox", "spec", "mtn-sandbox"), row)
+            self.assertTrue(clause.startswith("spec") and what.strip(), row)
+            # shown in a profile where it is legal
+            self.assertIn(CONTROL_SCENARIOS[name][0], profiles.split(","), row)
+        self.assertEqual(set(names), set(CONTROL_SCENARIOS), "every control has a scenario and vice versa")
+
+    def test_unknown_control_exits_2(self):
+        for args in (["--control", "nosuch"], ["--control", "jwt-hs512,nosuch"], ["--control", "polling-postpones-outcome"]):
+            p = subprocess.run([sys.executable, SERVER] + args, capture_output=True, text=True, timeout=10)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertEqual(p.stdout, "")
+
+    def test_comma_list_and_repeat(self):
+        srv = ServerProc("--profile", "spec", *COMMON_ARGS, "--control", "jwt-hs512,two-given-names",
+                         "--control", "remittance-funded", "--deviation", "msisdn-16-digits-accepted")
+        c = Client(srv.base, "spec")
+        try:
+            self.assertEqual(ct_jwt_alg(c), "HS512")
+            self.assertEqual(ct_given_names(c), "Sand Sandy")
+            self.assertEqual(ct_remittance_funded(c), "1000000")
+            self.assertEqual(sc_msisdn_16(c), 202)
+        finally:
+            c.close()
+            self.assertEqual(srv.stop(), 0)
+
+    def test_each_control_takes_effect(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        def both(name):
+            out = []
+            for on in (False, True):
+                try:
+                    out.append(("ok", run_scenario(name, on, CONTROL_SCENARIOS, "--control")))
+                except Exception as e:  # reported below, per control
+                    out.append(("error", repr(e)))
+            return out
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            results = dict(zip(CONTROL_SCENARIOS, pool.map(both, CONTROL_SCENARIOS)))
+        for name, ((k0, plain), (k1, with_control)) in results.items():
+            _, _, _, default, changed = CONTROL_SCENARIOS[name]
+            with self.subTest(control=name):
+                self.assertNotEqual(default, changed)
+                self.assertEqual((k0, plain), ("ok", default), f"{name}: server without controls")
+                self.assertEqual((k1, with_control), ("ok", changed), f"{name}: server with --control {name}")
 
 
 if __name__ == "__main__":
