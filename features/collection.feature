@@ -14,14 +14,6 @@ Feature: Collecting payments
     And the payment ends SUCCESSFUL with a financial transaction id
     And the payment record shows the amount as 12.5 and the rest as asked
 
-  @req:COL-RTP-EXTERNALID-REUSE
-  Scenario: Two payments may carry the same external reference
-    Given a partner subscribed to collection
-    And a customer who approves has paid the partner 10
-    When the partner requests 10 from a customer who approves, under the external reference of that payment
-    Then it is accepted
-    And the payment ends SUCCESSFUL
-
   Scenario Outline: A payment by a customer <who> ends <status> because <reason>
     Given a partner subscribed to collection
     When the partner requests 5 from a customer <who>

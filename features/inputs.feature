@@ -140,6 +140,14 @@ Feature: Every input of every creation
     When the partner asks for another request to pay, with a customer whose wallet fails
     Then the earlier request to pay still reads as it was asked
 
+  @collection @req:COL-RTP-EXTERNALID-REUSE
+  Scenario: A request to pay may carry the external reference of the partner's earlier one
+    Given a partner subscribed to collection
+    And the partner's request to pay with a customer who approves has ended
+    When the partner asks for another request to pay under the external reference of the earlier one
+    Then it is accepted
+    And the payment ends SUCCESSFUL
+
   @collection @req:TXN-MONEY-ONCE
   Scenario Outline: A request to pay with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to collection
@@ -282,6 +290,15 @@ Feature: Every input of every creation
     When the partner asks for a refund with an amount given as a number, not a string
     Then it is refused as invalid
     And a refund made right under the same reference id is accepted
+
+  @disbursement @req:DIS-REFUND-EXTERNALID-REUSE
+  Scenario: A refund may carry the external reference of the partner's earlier one
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    And the partner's refund with a customer who approves has ended
+    When the partner asks for another refund under the external reference of the earlier one
+    Then it is accepted
+    And the refund ends SUCCESSFUL
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
@@ -453,6 +470,14 @@ Feature: Every input of every creation
     And the partner's deposit with a payee who approves has ended
     When the partner asks for another deposit, with a payee whose wallet fails
     Then the earlier deposit still reads as it was asked
+
+  @disbursement @req:DIS-DEPOSIT-EXTERNALID-REUSE
+  Scenario: A deposit may carry the external reference of the partner's earlier one
+    Given a partner subscribed to disbursement
+    And the partner's deposit with a payee who approves has ended
+    When the partner asks for another deposit under the external reference of the earlier one
+    Then it is accepted
+    And the deposit ends SUCCESSFUL
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A deposit with <earlier> moves its amount once, or nothing

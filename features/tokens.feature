@@ -53,6 +53,7 @@ Feature: Access tokens
     Examples:
       | key                                              |
       | a wrong API key                                  |
+      | another API user's API key                       |
       | its API key with the case of its letters changed |
 
   @collection @negative

@@ -97,6 +97,7 @@ function outlinesOf(creation: CreationInputs): string[] {
     ...leftFreeScenario(creation, shared.given, refused),
     ...reuseOutline(shared, false),
     ...nextCreationScenario(shared),
+    ...externalIdReuseScenario(shared),
     ...moneyOutlines(creation, shared.given),
     ...reuseOutline(shared, true),
   ];
@@ -196,6 +197,26 @@ function nextCreationScenario(shared: CreationOutlines): string[] {
     `    And the partner's ${creation.label} with a ${role} who approves has ended`,
     `    When the partner asks for another ${creation.label}, with a ${role} whose wallet fails`,
     `    Then the earlier ${creation.label} still reads as it was asked`,
+  ];
+}
+
+/**
+ * An external id need not be unique (§2.2, §2.4; §2.3 takes §2.2's fields): a creation under the external id of the
+ * partner's earlier one of its kind is made like any other. A server that keys its payouts on the partner's reference
+ * refuses it.
+ */
+function externalIdReuseScenario(shared: CreationOutlines): string[] {
+  const { creation, given } = shared;
+  const role = creation.party === 'payee' ? 'a payee' : 'a customer';
+  return [
+    '',
+    `  @${creation.product} @req:${ownRequirement(creation, '-EXTERNALID-REUSE')}`,
+    `  Scenario: A ${creation.label} may carry the external reference of the partner's earlier one`,
+    ...given,
+    `    And the partner's ${creation.label} with ${role} who approves has ended`,
+    `    When the partner asks for another ${creation.label} under the external reference of the earlier one`,
+    '    Then it is accepted',
+    `    And the ${shared.noun} ends SUCCESSFUL`,
   ];
 }
 

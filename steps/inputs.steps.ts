@@ -3,6 +3,7 @@ import {
   askWithInput,
   createAgainUnderItsReference,
   createAnother,
+  createUnderEarlierExternalId,
   createdAndEnded,
   expectAcceptedAsValid,
   largeCreationEnded,
@@ -48,6 +49,13 @@ Then('it is accepted, and its record reads back as asked', async function (this:
 Given("the partner's {creation} with {party} has ended", async function (this: MomoWorld, creation: string, party: Party) {
   await createdAndEnded(this, creation, party);
 });
+
+When(
+  'the partner asks for another {creation} under the external reference of the earlier one',
+  async function (this: MomoWorld, creation: string) {
+    await createUnderEarlierExternalId(this, creation);
+  },
+);
 
 When('the partner asks for another {creation}, with {party}', async function (this: MomoWorld, creation: string, party: Party) {
   await createAnother(this, creation, party);

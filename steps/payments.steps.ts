@@ -11,7 +11,6 @@ import {
   refundPayment,
   refundUnknownPayment,
   requestPayment,
-  requestPaymentWithSameExternalId,
   settledPayment,
   settledPaymentThroughCollection,
 } from './support/transactions.ts';
@@ -45,13 +44,6 @@ import type { MomoWorld } from './support/world.ts';
 When('the partner requests {amount} from {party}', async function (this: MomoWorld, amount: string, party: Party) {
   await requestPayment(this, party, amount);
 });
-
-When(
-  'the partner requests {amount} from {party}, under the external reference of that payment',
-  async function (this: MomoWorld, amount: string, party: Party) {
-    await requestPaymentWithSameExternalId(this, party, amount);
-  },
-);
 
 Given('{party} has paid the partner {amount}', async function (this: MomoWorld, party: Party, amount: string) {
   await settledPayment(this, party, amount);

@@ -3,6 +3,7 @@ import type { Product } from '../core/products.ts';
 import {
   askForToken,
   askForTokenWithWrongKey,
+  askForTokenWithAnotherUsersKey,
   askForTokenWithKeyInOtherCase,
   askForTokenWithoutCredentials,
   askForTokenBeforeAnyKey,
@@ -40,6 +41,10 @@ Then("the access token opens the partner's account with its scheme written {stri
 
 When('the partner asks for an access token with a wrong API key', async function (this: MomoWorld) {
   await askForTokenWithWrongKey(this);
+});
+
+When("the partner asks for an access token with another API user's API key", async function (this: MomoWorld) {
+  await askForTokenWithAnotherUsersKey(this);
 });
 
 When('the partner asks for an access token with its API key with the case of its letters changed', async function (this: MomoWorld) {

@@ -138,6 +138,19 @@ export async function createAnother(world: MomoWorld, creationLabel: string, par
   world.expect({ status: 202, what: `another ${creationLabel} is accepted` });
 }
 
+/**
+ * Another creation of the kind under the external id of the scenario's last (§2.2, §2.4: it need not be unique), with
+ * a customer or payee who approves; a refund's refunds another payment, in full, as a refund of the first could not.
+ */
+export async function createUnderEarlierExternalId(world: MomoWorld, creationLabel: string): Promise<void> {
+  const creation = creationLabelled(creationLabel).id;
+  const body = { externalId: world.lastPayment.body.externalId };
+  if (creation === 'refund') {
+    await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, '10');
+    await refundPayment(world, undefined, { body });
+  } else await create(world, creation, ORDINARY_CUSTOMER, '3.3', { body });
+}
+
 /** The same kind of creation again, under the reference id of the scenario's last one (in upper case if asked), with other data. */
 export async function createAgainUnderItsReference(world: MomoWorld, creationLabel: string, upperCase: boolean): Promise<void> {
   const earlier = world.lastPayment;

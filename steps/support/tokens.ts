@@ -35,6 +35,15 @@ export function askForTokenWithWrongKey(world: MomoWorld): Promise<void> {
 }
 
 /**
+ * The partner's API user id with the key of another API user of its product, a real one (§5 rule 2: the credential is
+ * the API user ID and its API key, together): a service that looks a key up on its own, or a user by its key, takes it.
+ */
+export async function askForTokenWithAnotherUsersKey(world: MomoWorld): Promise<void> {
+  const other = await world.harness.provision(world.actor.product);
+  await askForToken(world, { credential: basicCredential(world.actor.userId, other.apiKey) });
+}
+
+/**
  * The partner's own API key with the case of each letter changed: another string, so another key (§5 rule 2: the
  * credential is the API user ID and its API key). A key without letters has no other case: the scenario is skipped.
  */

@@ -331,11 +331,6 @@ export async function settledPayment(world: MomoWorld, party: Party, amount: str
   await settledAsAsked(world);
 }
 
-/** Another request to pay with the externalId of the scenario's last payment (§2.2: it need not be unique). */
-export async function requestPaymentWithSameExternalId(world: MomoWorld, party: Party, amount: string): Promise<ApiResponse> {
-  return requestPayment(world, party, amount, { body: { externalId: world.lastPayment.body.externalId } });
-}
-
 /** A request to pay made by the run's collection API user, whoever is acting. */
 export async function settledPaymentThroughCollection(world: MomoWorld, party: Party, amount: string): Promise<void> {
   await settledPayment(world, party, amount, { account: await world.harness.account('collection') });
