@@ -150,6 +150,33 @@ Feature: Collecting payments
     When the partner notifies the customer of delivery once the payment has succeeded
     Then the notification is enqueued
 
+  # §8: 429 only after an earlier successful attempt. A refusal, for the body or for the caller, was none.
+  @req:COL-DN-429-AFTER-SUCCESS
+  Scenario: A notification refused as invalid is no attempt
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And the partner's delivery notification whose body is not JSON has been refused
+    When the partner notifies the customer of delivery
+    Then the notification is enqueued
+
+  @req:COL-DN-429-AFTER-SUCCESS
+  Scenario: A notification refused to another merchant is no attempt
+    Given a new partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And another new partner subscribed to collection
+    And another partner's delivery notification of the payment has been refused
+    When the partner notifies the customer of delivery
+    Then the notification is enqueued
+
+  # A notification tells the customer; it changes nothing of the payment's record.
+  @req:COL-DN-ENQUEUED-200 @req:COL-RTP-STATUS-QUERY
+  Scenario: A payment notified of its delivery still reads as it was asked
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery
+    Then the notification is enqueued
+    And the payment still reads as it was asked
+
   @negative
   @req:COL-DN-NOT-COMPLETED-409 @req:COL-DN-429-AFTER-SUCCESS @req:ERR-SET-A
   Scenario: A payment that failed cannot be notified of delivery

@@ -26,6 +26,9 @@ import {
   notifyDeliveryOfUnknownPayment,
   notifyOnceSucceeded,
   notifyWhilePending,
+  notificationRefusedAsInvalid,
+  notificationRefusedToAnother,
+  expectNotifiedPaymentUnchanged,
 } from './support/delivery-notifications.ts';
 import {
   expectNotCreated,
@@ -153,6 +156,18 @@ Given('the partner has notified the customer of delivery', async function (this:
 
 When('the partner notifies the customer of delivery without a message', async function (this: MomoWorld) {
   await notifyDeliveryWithoutMessage(this);
+});
+
+Given("the partner's delivery notification whose body is not JSON has been refused", async function (this: MomoWorld) {
+  await notificationRefusedAsInvalid(this);
+});
+
+Given("another partner's delivery notification of the payment has been refused", async function (this: MomoWorld) {
+  await notificationRefusedToAnother(this);
+});
+
+Then('the payment still reads as it was asked', async function (this: MomoWorld) {
+  await expectNotifiedPaymentUnchanged(this);
 });
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {

@@ -4,6 +4,8 @@ import type { Account } from './harness.ts';
 import type { MomoWorld } from './world.ts';
 import { otherPartnerOf } from './status-records.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
+import { bodyNotJsonRule, specCalls } from '../../harness/checks/every-operation.ts';
+import { judgeRecordAsAsked, requestToPayOf } from './status-records.ts';
 
 /** The delivery notification of a successful request to pay (§4.2 #3): enqueued once, refused when repeated soon after. */
 
@@ -110,5 +112,45 @@ export async function notifyDeliveryWithoutMessage(world: MomoWorld): Promise<vo
   const payment = world.lastPayment;
   world.remember(
     await world.client.deliveryNotification(await world.bearer(payment.account), payment.referenceId, undefined, {}, payment.product),
+  );
+}
+
+/**
+ * A delivery notification of the scenario's payment whose body is cut short, so that it is not JSON: refused as invalid
+ * data (§4.2 #3: 400). It was no successful attempt, so it opens no window for 429 (§8).
+ */
+export async function notificationRefusedAsInvalid(world: MomoWorld): Promise<void> {
+  const payment = world.lastPayment;
+  const call = specCalls().find((c) => c.id === 'deliveryNotification' && c.product === payment.product);
+  if (!call) throw new Error(`No delivery notification is listed under ${payment.product} in the catalogue.`);
+  world.remember(
+    await world.client.invoke('deliveryNotification', payment.product, {
+      authorization: await world.bearer(payment.account),
+      params: { referenceId: payment.referenceId },
+      rawBody: { text: '{"notificationMessage": ', contentType: 'application/json' },
+    }),
+  );
+  world.expect({
+    status: 400,
+    source: bodyNotJsonRule(call),
+    what: 'a delivery notification whose body is not JSON is refused as invalid',
+  });
+}
+
+/**
+ * Another partner's delivery notification of the scenario's payment, refused as not found (§4.2 #3: the payment is
+ * not its own): no successful attempt of the payment's owner, so it opens no window for 429 (§8).
+ */
+export async function notificationRefusedToAnother(world: MomoWorld): Promise<void> {
+  await notifyDeliveryAsOther(world);
+  world.expect({ status: 404, what: "another partner's delivery notification of a payment it does not own is refused" });
+}
+
+/** The payment notified of its delivery still reads as it was asked: a notification tells the customer, it changes no record. */
+export async function expectNotifiedPaymentUnchanged(world: MomoWorld): Promise<void> {
+  await judgeRecordAsAsked(
+    world,
+    requestToPayOf(world),
+    "after its delivery notification, the payment's record still shows what was asked",
   );
 }
