@@ -40,6 +40,12 @@ export const CALLBACK_CHECKS = {
     source: spec('§6: the service sends a callback to the server at the address given in X-Callback-Url'),
     general: true,
   },
+  'callback-labelled-json': {
+    title: "A callback's body is labelled as the JSON it is: its Content-Type is application/json (or a +json type).",
+    source: reading(
+      "§6 does not show a callback's headers; its body is the status record (real-api-notes), a JSON document as every payload of §4 is, and RFC 9110 §8.3 has a sender label the body it sends: one labelled otherwise, or not at all, is dropped by a listener that parses by its label",
+    ),
+  },
   'consent-callback-own-request': {
     title: 'A consent callback that names an auth_req_id names the request it answers.',
     source: reading(
@@ -102,6 +108,20 @@ export function sameAsStatusFindings(schema: string, callback: unknown, record: 
         received: ours[field] === undefined ? 'none' : quote(ours[field]),
       }),
     );
+}
+
+/** A callback's Content-Type against the JSON its body is: application/json or a +json type, any case, any parameters. */
+export function labelledJsonFindings(contentType: string | undefined): Finding[] {
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return mediaType === 'application/json' || /^application\/[\w.-]+\+json$/.test(mediaType)
+    ? []
+    : [
+        found('callback-labelled-json', {
+          field: 'Content-Type',
+          expected: 'application/json',
+          received: contentType === undefined ? 'none' : quote(contentType),
+        }),
+      ];
 }
 
 /** The status a transaction read in once its callback had come: PENDING says the callback came before the outcome. */

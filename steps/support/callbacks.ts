@@ -8,6 +8,7 @@ import {
   callbackRecordFindings,
   onceFindings,
   sameAsStatusFindings,
+  labelledJsonFindings,
   solicitedFindings,
 } from '../../harness/checks/callbacks.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
@@ -144,6 +145,13 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
       checks: ['callback-record'],
       findings: callbackRecordFindings(schema, body, world.harness.run),
       received: quote(body),
+    });
+    world.harness.conclude({
+      header: `${where}, ${which} labelled as JSON`,
+      operation: payment.create,
+      product: payment.product,
+      checks: ['callback-labelled-json'],
+      findings: labelledJsonFindings(callback.contentType),
     });
     // Compared, on what the record names, with the final record the status query gives (the callback comes once the
     // transaction is final; the query may lag a moment): a field one of them adds (records are open) is no difference.
