@@ -107,9 +107,10 @@ Feature: Collecting payments
     And exactly one callback arrives, carrying the payment's status record
 
     Examples:
-      | who                     |
-      | who rejects the payment |
-      | whose wallet fails      |
+      | who                         |
+      | who rejects the payment     |
+      | whose wallet fails          |
+      | who lets the payment expire |
 
     # An outcome that comes after a while is called back too, not only one decided at once.
     @slow

@@ -65,9 +65,10 @@ Feature: Paying out
     And exactly one callback arrives, carrying the deposit's status record
 
     Examples:
-      | who                     |
-      | who rejects the payment |
-      | whose wallet fails      |
+      | who                         |
+      | who rejects the payment     |
+      | whose wallet fails          |
+      | who lets the payment expire |
 
     # An outcome that comes after a while is called back too, not only one decided at once.
     @slow
