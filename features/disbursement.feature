@@ -37,6 +37,15 @@ Feature: Paying out
     When the partner refunds 10 of a payment that does not exist
     Then the refund fails because the payment is not found
 
+  # §2.4: a refund names the request to pay it refunds; a deposit under that id is none.
+  @negative
+  @req:DIS-REFUND-OF-RTP
+  Scenario: A deposit cannot be refunded as if it were a payment
+    Given a partner subscribed to disbursement
+    And the partner has deposited 5 to a payee who approves
+    When the partner refunds 5 of that deposit, as if it were a payment
+    Then the refund fails because the payment is not found
+
   # 12.50, written back as 12.5 by the live service: the callback must write it as the status record does.
   @callback
   @req:EVT-CALLBACK-DEPOSIT

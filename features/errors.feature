@@ -65,6 +65,14 @@ Feature: Errors and refusals
     Then the currency is refused
     And no refund was created
 
+  # Asked for in a currency, a balance is given in that currency or refused: never in another.
+  @collection @negative
+  @req:COL-BALANCE-200 @req:ERR-SET-A
+  Scenario: A balance asked for in a currency the service does not take is not given in another
+    Given a partner subscribed to collection
+    When the partner reads its balance in a currency the service does not take
+    Then the currency is refused, or the balance is given in it
+
   @collection @negative
   @req:COL-BALANCE-INVALID-400
   Scenario: A balance cannot be read in a currency that is not an ISO 4217 code

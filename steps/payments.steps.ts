@@ -10,6 +10,7 @@ import {
   refundedPayment,
   refundPayment,
   refundUnknownPayment,
+  refundDeposit,
   requestPayment,
   settledPayment,
   settledPaymentThroughCollection,
@@ -93,6 +94,10 @@ Given('the partner has refunded a payment of {amount} by {party}', async functio
 
 When('the partner refunds that payment again, with the same reference', async function (this: MomoWorld) {
   await refundAgain(this);
+});
+
+When('the partner refunds {amount} of that deposit, as if it were a payment', async function (this: MomoWorld, amount: string) {
+  await refundDeposit(this, amount);
 });
 
 When('the partner refunds {amount} of a payment that does not exist', async function (this: MomoWorld, amount: string) {

@@ -11,6 +11,8 @@ import {
   lookUpBasicInfoWithForgedToken,
   notifyDeliveryWithLongMessage,
   readBalanceInCurrency,
+  readBalanceInForeignCurrency,
+  expectForeignBalanceRefusedOrInIt,
   readBalanceWithKeyMistake,
   readStatusInForbiddenEnvironment,
   readUnknownWithForgedToken,
@@ -49,6 +51,14 @@ When('the partner refunds that payment without an access token', async function 
 
 When('the partner notifies the customer of delivery with a message longer than 160 characters', async function (this: MomoWorld) {
   await notifyDeliveryWithLongMessage(this);
+});
+
+When('the partner reads its balance in a currency the service does not take', async function (this: MomoWorld) {
+  await readBalanceInForeignCurrency(this);
+});
+
+Then('the currency is refused, or the balance is given in it', function (this: MomoWorld) {
+  expectForeignBalanceRefusedOrInIt(this);
 });
 
 When('the partner reads its balance in the currency {string}', async function (this: MomoWorld, currency: string) {

@@ -1,3 +1,4 @@
+import { currencyFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { UNAVAILABLE_STATUSES } from '../../harness/client/careful.ts';
 import { errorCodePresentFindings, statusFindings } from '../../harness/checks/answers.ts';
@@ -92,6 +93,33 @@ export async function expectCurrencyRefused(world: MomoWorld): Promise<void> {
       received: `202, and the transaction ended ${JSON.stringify(record.status)}`,
     })),
   );
+}
+
+/** The collection balance read in a currency the target does not take (§4.2 #4: in a specific currency). */
+export async function readBalanceInForeignCurrency(world: MomoWorld): Promise<void> {
+  world.remember(await world.client.getBalance('collection', await world.bearer(), foreignCurrency(world)));
+}
+
+/**
+ * A balance asked for in a currency is given in that currency (§4.2 #4, §2.9), or refused for it (set A:
+ * INVALID_CURRENCY; the live sandbox answers 500): never a balance in another currency, which a partner would take for
+ * the one it asked for.
+ */
+export function expectForeignBalanceRefusedOrInIt(world: MomoWorld): void {
+  const currency = foreignCurrency(world);
+  const response = world.response;
+  if (!response) throw new Error('No balance was read in this scenario.');
+  const what = `a balance read in ${currency}, a currency the service does not take, is refused, or given in ${currency}`;
+  if (response.status === 200) {
+    world.check(
+      'balance-in-currency',
+      response,
+      what,
+      currencyFindings((response.json as { currency?: unknown } | undefined)?.currency, currency),
+    );
+    return;
+  }
+  world.expect({ status: [400, 500], code: 'INVALID_CURRENCY', source: REFUSALS['currency-refused'], what });
 }
 
 /** A deposit that carries no Authorization at all (the client sends none for an empty credential). */

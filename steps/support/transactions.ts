@@ -316,6 +316,19 @@ export async function refundAgain(world: MomoWorld): Promise<ApiResponse> {
   return refundPayment(world, undefined, { referenceId: world.lastPayment.referenceId });
 }
 
+/** A refund naming the partner's last deposit where a request to pay goes (§2.4: referenceIdToRefund names a request to pay). */
+export async function refundDeposit(world: MomoWorld, amount: string): Promise<ApiResponse> {
+  const paidOut = world.lastPayment;
+  if (paidOut.create !== 'deposit') throw new Error('No deposit in this scenario to name in a refund: make one in a Given step first.');
+  const body: PaymentBody = {
+    ...texts(world, 'refund'),
+    amount,
+    currency: world.config.currency,
+    referenceIdToRefund: paidOut.referenceId,
+  };
+  return createTransaction(world, 'refund', 'disbursement', body, undefined, {});
+}
+
 /** A refund naming a request to pay that was never made. */
 export async function refundUnknownPayment(world: MomoWorld, amount: string): Promise<ApiResponse> {
   const body: PaymentBody = { ...texts(world, 'refund'), amount, currency: world.config.currency, referenceIdToRefund: randomUUID() };
