@@ -129,9 +129,11 @@ Feature: Errors and refusals
       | collection | without a subscription key                        |
       | collection | with a subscription key the gateway does not know |
 
-    @remittance @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
+    # Each product's balance the spec lists: the disbursement balance is beyond it.
+    @collection @remittance @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
     Examples:
       | product    | mistake                                       |
+      | collection | with the subscription key of another product |
       | remittance | with the subscription key of another product |
 
   @negative
