@@ -193,6 +193,19 @@ Feature: Collecting payments
     When the partner notifies delivery of a payment that does not exist
     Then it is refused as not found
 
+  # The live bound of 160 characters, from inside: 160 are within it, and it counts characters, not bytes.
+  @req:COL-DN-ENQUEUED-200
+  Scenario Outline: A customer is notified of the delivery with a message <message>
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery with a message <message>
+    Then the notification is enqueued
+
+    Examples:
+      | message                   |
+      | of exactly 160 characters |
+      | of 100 accented letters   |
+
   @req:COL-DN-LANGUAGE
   Scenario Outline: A customer is notified of the delivery in their own language: <language>
     Given a partner subscribed to collection

@@ -36,12 +36,26 @@ Feature: Access tokens
     Then an access token is issued
     And the access token opens the partner's account with its scheme written "bearer"
 
-  @collection
-  Scenario: The access token is not kept by caches on the way
-    Given a partner subscribed to collection
+  Scenario Outline: The <product> access token is not kept by caches on the way
+    Given a partner subscribed to <product>
     When the partner asks for an access token
     Then an access token is issued
     And the answer tells caches not to keep it
+
+    @collection
+    Examples:
+      | product    |
+      | collection |
+
+    @disbursement
+    Examples:
+      | product      |
+      | disbursement |
+
+    @remittance
+    Examples:
+      | product    |
+      | remittance |
 
   @disbursement @negative
   @req:TOKEN-FAILED-401

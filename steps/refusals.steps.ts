@@ -12,6 +12,7 @@ import {
   notifyDeliveryWithLongMessage,
   readBalanceInCurrency,
   readBalanceInForeignCurrency,
+  notifyDeliveryWithMessage,
   expectForeignBalanceRefusedOrInIt,
   readBalanceWithKeyMistake,
   readStatusInForbiddenEnvironment,
@@ -48,6 +49,13 @@ When('the partner deposits {amount} to {party} without an access token', async f
 When('the partner refunds that payment without an access token', async function (this: MomoWorld) {
   await refundWithoutToken(this);
 });
+
+When(
+  'the partner notifies the customer of delivery with a message {notification message}',
+  async function (this: MomoWorld, phrase: string) {
+    await notifyDeliveryWithMessage(this, phrase);
+  },
+);
 
 When('the partner notifies the customer of delivery with a message longer than 160 characters', async function (this: MomoWorld) {
   await notifyDeliveryWithLongMessage(this);

@@ -60,6 +60,8 @@ export function expectNotificationEnqueued(world: MomoWorld): void {
   const product = world.payment?.product ?? 'collection';
   world.expect({
     status: product === 'collection' ? 200 : [200, 202],
+    // A message the scenario wrote to a bound the live service shows weighs as that observation.
+    ...(world.rule ? { source: world.rule } : {}),
     what: 'a delivery notification for a successful payment is enqueued',
   });
 }

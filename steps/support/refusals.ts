@@ -132,6 +132,22 @@ export async function refundWithoutToken(world: MomoWorld): Promise<void> {
   await refundPayment(world, undefined, { call: { authorization: '' } });
 }
 
+/** The message of a delivery notification, in the features' words, within the live bound of 160 characters. */
+const NOTIFICATION_MESSAGES: Record<string, string> = {
+  'of exactly 160 characters': 'x'.repeat(160),
+  // The bound counts characters, not the bytes UTF-8 writes them in (200 here).
+  'of 100 accented letters': 'é'.repeat(100),
+};
+export const NOTIFICATION_MESSAGE_PHRASES = Object.keys(NOTIFICATION_MESSAGES);
+
+/** A delivery notification whose message is within the live bound (observed: over 160 characters give 400). */
+export async function notifyDeliveryWithMessage(world: MomoWorld, phrase: string): Promise<void> {
+  const message = NOTIFICATION_MESSAGES[phrase];
+  if (message === undefined) throw new Error(`No message "${phrase}": one of ${NOTIFICATION_MESSAGE_PHRASES.join(', ')}.`);
+  world.rule = TEXT_BOUND;
+  await notifyDelivery(world, world.lastPayment.referenceId, message);
+}
+
 /** The live service refuses a notificationMessage over 160 characters (real-api-notes, observed). */
 export async function notifyDeliveryWithLongMessage(world: MomoWorld): Promise<void> {
   world.rule = TEXT_BOUND;
@@ -249,3 +265,9 @@ export async function readAsTheOtherKind(world: MomoWorld, kind: 'refund' | 'dep
 }
 
 export { readBalance };
+
+defineParameterType({
+  name: 'notification message',
+  regexp: new RegExp(NOTIFICATION_MESSAGE_PHRASES.join('|')),
+  transformer: (phrase: string) => phrase,
+});
