@@ -4,6 +4,8 @@ import {
   createAgainUnderItsReference,
   createAnother,
   createUnderEarlierExternalId,
+  refundInParts,
+  expectPartsRefusedOrAsAsked,
   createdAndEnded,
   expectAcceptedAsValid,
   largeCreationEnded,
@@ -56,6 +58,14 @@ When(
     await createUnderEarlierExternalId(this, creation);
   },
 );
+
+When('the partner refunds {amount} of that payment, then {amount} more', async function (this: MomoWorld, first: string, second: string) {
+  await refundInParts(this, [first, second]);
+});
+
+Then('each refund is refused, or reads back as it was asked', async function (this: MomoWorld) {
+  await expectPartsRefusedOrAsAsked(this);
+});
 
 When('the partner asks for another {creation}, with {party}', async function (this: MomoWorld, creation: string, party: Party) {
   await createAnother(this, creation, party);

@@ -28,7 +28,7 @@ import { expectMoneyMoved, readBalance, rememberBalance } from './accounts.ts';
 import { sameDecimal } from '../../core/money.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
-import { PREMISES } from '../../harness/checks/premises.ts';
+import { PREMISES, premiseSource } from '../../harness/checks/premises.ts';
 import type { MomoWorld } from './world.ts';
 
 /**
@@ -107,6 +107,54 @@ export async function partialRefundEnded(world: MomoWorld, amount: string): Prom
   world.expect({ status: 202, what: 'a refund of part of a payment is accepted' });
   const record = await expectOutcome(world, 'SUCCESSFUL');
   if (record.status === 'SUCCESSFUL') world.held('partial-refund-taken');
+}
+
+/** Refunds of parts of the scenario's payment, one after the other, each taken or refused as the target decides. */
+export async function refundInParts(world: MomoWorld, amounts: readonly string[]): Promise<void> {
+  world.partsRefunded = [];
+  for (const amount of amounts) {
+    const response = await refundPayment(world, amount);
+    world.partsRefunded.push({ refund: world.lastPayment, response });
+  }
+}
+
+/**
+ * Each refund of a part is refused (that a part may be refunded is our reading: §2.4 and §4.3 #9 give a refund its own
+ * amount and say no more), or, taken, reads back as it was asked, after the last too: its own amount, not its
+ * payment's, and not overwritten by the next refund of the same payment.
+ */
+export async function expectPartsRefusedOrAsAsked(world: MomoWorld): Promise<void> {
+  const parts = world.partsRefunded;
+  if (!parts) throw new Error('No parts of a payment were refunded in this scenario.');
+  for (const { refund, response } of parts) {
+    if (response.status !== 202) {
+      world.expect(
+        {
+          status: [400, 500],
+          source: premiseSource(PREMISES['partial-refund-taken'], world.config.profile),
+          what: `a refund of ${refund.body.amount} of a payment is taken, or refused`,
+        },
+        response,
+      );
+      continue;
+    }
+    await world
+      .eventually(
+        `the refund of ${refund.body.amount} to be readable`,
+        async () => ((await readStatus(world, refund)).status === 404 ? undefined : true),
+        {
+          readsTarget: true,
+        },
+      )
+      .catch((error: unknown) => {
+        if (!(error instanceof DeadlineExceededError)) throw error;
+      });
+    await judgeRecordAsAsked(
+      world,
+      refund,
+      `the refund of ${refund.body.amount} of a payment reads back its own amount, after the refunds that followed it`,
+    );
+  }
 }
 
 /**

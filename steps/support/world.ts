@@ -112,6 +112,8 @@ export class MomoWorld extends World {
   sharedCallback?: string;
   /** A transaction asked for again under its reference id, at a callback address of its own, and whether it was refused. */
   askedAgain?: { address: string; refused: boolean };
+  /** Refunds of parts of the scenario's payment, each with the answer to its creation (taken or refused). */
+  partsRefunded?: { refund: Payment; response: ApiResponse }[];
   consent?: Consent;
   /** An access token the partner holds itself, e.g. to present it after it expired. */
   accessToken?: IssuedToken;
