@@ -19,7 +19,19 @@ Feature: Sandbox provisioning
     And the partner has registered an API user
     When the partner creates an API key for it
     Then it is created with a key
+    And that key gets the API user an access token
     And the API user reads back without giving its key away
+
+  # §4.5 #15 answers every request for a key alike: a later key works as the first did (the first may stop working:
+  # the spec does not say).
+  @req:PROV-APIKEY-CREATED-201
+  Scenario: A partner gets another key for its API user, and it works
+    Given a partner subscribed to disbursement
+    And the partner has registered an API user
+    And the partner has created an API key for it
+    When the partner creates another API key for it
+    Then it is created with a key
+    And that key gets the API user an access token
 
   @negative
   @req:PROV-APIUSER-DUPLICATE-409 @req:ERR-SET-C @req:ERR-BODY-CODE-MESSAGE

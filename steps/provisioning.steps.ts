@@ -2,6 +2,8 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import type { Product } from '../core/products.ts';
 import {
   createKey,
+  createdKey,
+  expectKeyGetsToken,
   createKeyForUnknownUser,
   expectApiUserKeepsItsKey,
   expectApiUserNotRegistered,
@@ -53,6 +55,18 @@ When('the partner registers an API user without a callback host', async function
 
 When('the partner creates an API key for it', async function (this: MomoWorld) {
   await createKey(this);
+});
+
+Given('the partner has created an API key for it', async function (this: MomoWorld) {
+  await createdKey(this);
+});
+
+When('the partner creates another API key for it', async function (this: MomoWorld) {
+  await createKey(this);
+});
+
+Then('that key gets the API user an access token', async function (this: MomoWorld) {
+  await expectKeyGetsToken(this);
 });
 
 When('the partner asks for a key for an API user that does not exist', async function (this: MomoWorld) {

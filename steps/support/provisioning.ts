@@ -1,3 +1,4 @@
+import { basicCredential } from '../../harness/client/momo-client.ts';
 import { apiUserUnchangedFindings, callbackHostFindings } from '../../harness/checks/transactions.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { acceptedAs } from '../../harness/client/momo-client.ts';
@@ -57,6 +58,27 @@ export async function createKey(world: MomoWorld, userId = registeredUser(world)
   const response = world.remember(await world.client.createApiKey(world.actor.product, userId));
   const apiKey = (response.json as { apiKey?: unknown } | undefined)?.apiKey;
   if (typeof apiKey === 'string') world.harness.redactor.addBasicCredential(userId, apiKey, world.actor.product);
+}
+
+/** A key made for the API user this scenario registered (§4.5 #15: 201 with the key). */
+export async function createdKey(world: MomoWorld): Promise<void> {
+  await createKey(world);
+  world.expect({ status: 201, what: 'an API key is created' });
+}
+
+/**
+ * The key the last answer gave gets its API user an access token (§5.2: the credential is the API user id and its
+ * key): a key given out that opens nothing was not made, whether it was the user's first or a later one (§4.5 #15
+ * answers a second request for a key as the first, 201).
+ */
+export async function expectKeyGetsToken(world: MomoWorld): Promise<void> {
+  const apiKey = (world.response?.json as { apiKey?: unknown } | undefined)?.apiKey;
+  if (typeof apiKey !== 'string') throw new Error('No API key was given in the last answer: see the step before.');
+  const userId = registeredUser(world);
+  world.remember(await world.client.createAccessToken(world.actor.product, basicCredential(userId, apiKey)));
+  const token = (world.response?.json as { access_token?: unknown } | undefined)?.access_token;
+  if (typeof token === 'string') world.harness.redactor.add(token, 'access token');
+  world.expect({ status: 200, what: 'the key just made gets its API user an access token' });
 }
 
 /** Asks for a key for an API user id no one registered. */
