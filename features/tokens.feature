@@ -105,6 +105,15 @@ Feature: Access tokens
     When the partner presents an access token whose signature was altered
     Then it is refused as unauthorized
 
+  # §2.6: a token is valid for expires_in seconds from its issue, however often it is used meanwhile.
+  @collection @negative @slow
+  @req:AUTH-TOKEN-EXPIRY
+  Scenario: An access token used all along still expires
+    Given a partner subscribed to collection
+    And the partner holds an access token that opens its account
+    When the partner uses the access token until it has expired, and then once more
+    Then it is refused as unauthorized
+
   @disbursement @negative @slow
   @req:AUTH-TOKEN-EXPIRY
   Scenario: An expired access token is refused

@@ -18,6 +18,7 @@ import {
   expectTokenRenewed,
   holdToken,
   presentExpiredToken,
+  presentTokenUsedAllAlong,
   presentForgedToken,
   presentTokenTo,
 } from './support/tokens.ts';
@@ -73,6 +74,10 @@ When('the partner presents an access token whose signature was altered', async f
 
 When('the partner presents the access token after it has expired', async function (this: MomoWorld) {
   return presentExpiredToken(this);
+});
+
+When('the partner uses the access token until it has expired, and then once more', async function (this: MomoWorld) {
+  return presentTokenUsedAllAlong(this);
 });
 
 When("the partner's client calls once a second for longer than a token lives", async function (this: MomoWorld) {

@@ -191,6 +191,29 @@ export async function presentExpiredToken(world: MomoWorld): Promise<string | un
 }
 
 /**
+ * The partner uses its token for its product's simplest call about once a second through its life, then presents it
+ * once expired: a token is valid for expires_in seconds from its issue (§2.6), however often it is used. The uses
+ * within its life are not judged here (every other scenario does).
+ */
+export async function presentTokenUsedAllAlong(world: MomoWorld): Promise<string | undefined> {
+  const token = issuedToken(world);
+  const present = () => readAccount(world, token.account.product, `Bearer ${token.accessToken}`);
+  const expiresAt = token.receivedAt + token.expiresIn * 1000;
+  if (expiresAt + JWT_SECOND - Date.now() > world.config.slowOutcomeTimeoutMs)
+    return skipLongLifetime(world, token.expiresIn, 'using an access token until it expires');
+  await world.eventually(
+    `the access token used about once a second until its expires_in of ${token.expiresIn} s has passed`,
+    async () => {
+      if (Date.now() >= expiresAt) return true;
+      await present();
+      return undefined;
+    },
+    { slow: true, readsTarget: true },
+  );
+  return presentOnceExpired(world, token, present);
+}
+
+/**
  * Waits until a token's expires_in has passed, then makes the call with it until it is refused or the leeway is over:
  * the last answer is what the Then step judges. A lifetime the run cannot wait for skips the scenario, saying so.
  */
