@@ -14,13 +14,15 @@ Feature: Errors and refusals
     Then it is refused as a duplicate
     And the first payment is unchanged
 
-  @collection @negative
+  # Refused, it made nothing to tell of: its callback address hears nothing.
+  @collection @negative @callback
   @req:COL-RTP-INVALID-CURRENCY @req:ERR-SET-A
   Scenario: A currency the service does not take is refused
     Given a partner subscribed to collection
-    When the partner requests 5 in a currency the service does not take
+    When the partner requests 5 in a currency the service does not take, to be told at its callback address
     Then the currency is refused
     And no payment was created
+    And nothing arrives at its callback address
 
   @collection @negative
   @req:COL-DN-INVALID-400
@@ -48,22 +50,24 @@ Feature: Errors and refusals
     When the partner refunds that payment again, with the same reference
     Then it is refused as a duplicate
 
-  @disbursement @negative
+  @disbursement @negative @callback
   @req:DIS-DEPOSIT-INVALID-CURRENCY @req:ERR-SET-B
   Scenario: A deposit in a currency the service does not take is refused
     Given a partner subscribed to disbursement
-    When the partner deposits 5 to a payee who approves in a currency the service does not take
+    When the partner deposits 5 to a payee who approves in a currency the service does not take, to be told at its callback address
     Then the currency is refused
     And no deposit was created
+    And nothing arrives at its callback address
 
-  @disbursement @negative
+  @disbursement @negative @callback
   @req:DIS-REFUND-INVALID-CURRENCY @req:ERR-SET-B
   Scenario: A refund in a currency the service does not take is refused
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 10 through collection
-    When the partner refunds that payment in a currency the service does not take
+    When the partner refunds that payment in a currency the service does not take, to be told at its callback address
     Then the currency is refused
     And no refund was created
+    And nothing arrives at its callback address
 
   # Asked for in a currency, a balance is given in that currency or refused: never in another.
   @collection @negative

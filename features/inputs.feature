@@ -58,6 +58,8 @@ Feature: Every input of every creation
       | an amount of zero                                    |
       | a negative amount                                    |
       | an amount that is not a number                       |
+      | an amount in exponent notation                       |
+      | an amount of infinity                                |
 
     @strict @req:BODY-REQUIRED-FIELDS
     Examples: refused under the strict reading requiredFields
@@ -114,6 +116,13 @@ Feature: Every input of every creation
       | input                         |
       | an amount with three decimals |
 
+  @collection @negative @callback @req:COL-RTP-INVALID-400
+  Scenario: A request to pay refused as invalid calls nobody back
+    Given a partner subscribed to collection
+    When the partner asks for a request to pay with an amount given as a number, not a string, to be told at its callback address
+    Then it is refused as invalid
+    And nothing arrives at its callback address
+
   @collection @negative @req:COL-RTP-INVALID-400
   Scenario: A request to pay refused as invalid leaves its reference id free
     Given a partner subscribed to collection
@@ -147,6 +156,12 @@ Feature: Every input of every creation
     When the partner asks for another request to pay under the external reference of the earlier one
     Then it is accepted
     And the payment ends SUCCESSFUL
+
+  @collection @callback @req:EVT-CALLBACK-RTP
+  Scenario: A request to pay is called back at its address as written, escaped characters and all
+    Given a partner subscribed to collection
+    When the partner's request to pay with a customer who approves has ended, telling its callback address written with escaped characters
+    Then exactly one callback arrives, carrying the payment's status record
 
   @collection @req:TXN-MONEY-ONCE
   Scenario Outline: A request to pay with <earlier> moves its amount once, or nothing
@@ -231,6 +246,8 @@ Feature: Every input of every creation
       | an amount of zero                                |
       | a negative amount                                |
       | an amount that is not a number                   |
+      | an amount in exponent notation                   |
+      | an amount of infinity                            |
 
     @strict @req:BODY-REQUIRED-FIELDS
     Examples: refused under the strict reading requiredFields
@@ -283,6 +300,14 @@ Feature: Every input of every creation
       | input                         |
       | an amount with three decimals |
 
+  @disbursement @negative @callback @req:DIS-REFUND-INVALID-400
+  Scenario: A refund refused as invalid calls nobody back
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner asks for a refund with an amount given as a number, not a string, to be told at its callback address
+    Then it is refused as invalid
+    And nothing arrives at its callback address
+
   @disbursement @negative @req:DIS-REFUND-INVALID-400
   Scenario: A refund refused as invalid leaves its reference id free
     Given a partner subscribed to disbursement
@@ -299,6 +324,13 @@ Feature: Every input of every creation
     When the partner asks for another refund under the external reference of the earlier one
     Then it is accepted
     And the refund ends SUCCESSFUL
+
+  @disbursement @callback @req:EVT-CALLBACK-REFUND
+  Scenario: A refund is called back at its address as written, escaped characters and all
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner's refund with a customer who approves has ended, telling its callback address written with escaped characters
+    Then exactly one callback arrives, carrying the refund's status record
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
@@ -389,6 +421,8 @@ Feature: Every input of every creation
       | an amount of zero                                    |
       | a negative amount                                    |
       | an amount that is not a number                       |
+      | an amount in exponent notation                       |
+      | an amount of infinity                                |
 
     @strict @req:BODY-REQUIRED-FIELDS
     Examples: refused under the strict reading requiredFields
@@ -445,6 +479,13 @@ Feature: Every input of every creation
       | input                         |
       | an amount with three decimals |
 
+  @disbursement @negative @callback @req:DIS-DEPOSIT-INVALID-400
+  Scenario: A deposit refused as invalid calls nobody back
+    Given a partner subscribed to disbursement
+    When the partner asks for a deposit with an amount given as a number, not a string, to be told at its callback address
+    Then it is refused as invalid
+    And nothing arrives at its callback address
+
   @disbursement @negative @req:DIS-DEPOSIT-INVALID-400
   Scenario: A deposit refused as invalid leaves its reference id free
     Given a partner subscribed to disbursement
@@ -478,6 +519,12 @@ Feature: Every input of every creation
     When the partner asks for another deposit under the external reference of the earlier one
     Then it is accepted
     And the deposit ends SUCCESSFUL
+
+  @disbursement @callback @req:EVT-CALLBACK-DEPOSIT
+  Scenario: A deposit is called back at its address as written, escaped characters and all
+    Given a partner subscribed to disbursement
+    When the partner's deposit with a payee who approves has ended, telling its callback address written with escaped characters
+    Then exactly one callback arrives, carrying the deposit's status record
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A deposit with <earlier> moves its amount once, or nothing

@@ -11,6 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { OPERATIONS } from '../core/catalogue/operations.ts';
 import {
   type CreationInputs,
   type InputCase,
@@ -40,8 +41,8 @@ export const EVERY_OPERATION_FEATURE = fileURLToPath(new URL('../features/every-
 const NOUN: Record<string, string> = { requestToPay: 'payment', deposit: 'deposit', refund: 'refund' };
 
 /** The creation's own requirement whose id ends so: COL-RTP-INVALID-400 for a request to pay. */
-function ownRequirement(creation: CreationInputs, ending: string): string {
-  const found = loadRequirements().find((r) => r.id.endsWith(ending) && r.operations.includes(creation.id));
+function ownRequirement(creation: CreationInputs, ending: string, starting = ''): string {
+  const found = loadRequirements().find((r) => r.id.startsWith(starting) && r.id.endsWith(ending) && r.operations.includes(creation.id));
   if (!found) throw new Error(`No requirement ending in ${ending} names ${creation.id} in requirements/momo-api.requirements.json`);
   return found.id;
 }
@@ -98,6 +99,7 @@ function outlinesOf(creation: CreationInputs): string[] {
     ...reuseOutline(shared, false),
     ...nextCreationScenario(shared),
     ...externalIdReuseScenario(shared),
+    ...escapedCallbackScenario(shared),
     ...moneyOutlines(creation, shared.given),
     ...reuseOutline(shared, true),
   ];
@@ -220,9 +222,36 @@ function externalIdReuseScenario(shared: CreationOutlines): string[] {
   ];
 }
 
+/** The callback goes to the address as it was written, its escaped characters still escaped (§6). */
+function escapedCallbackScenario(shared: CreationOutlines): string[] {
+  const { creation, given, noun } = shared;
+  if (!OPERATIONS[creation.id].headers.optional.includes('x-callback-url')) return [];
+  const role = creation.party === 'payee' ? 'a payee' : 'a customer';
+  return [
+    '',
+    `  @${creation.product} @callback @req:${ownRequirement(creation, '', 'EVT-CALLBACK-')}`,
+    `  Scenario: A ${creation.label} is called back at its address as written, escaped characters and all`,
+    ...given,
+    `    When the partner's ${creation.label} with ${role} who approves has ended, telling its callback address written with escaped characters`,
+    `    Then exactly one callback arrives, carrying the ${noun}'s status record`,
+  ];
+}
+
 /** A creation refused as invalid took nothing: its reference id is free for a valid one (§2.5, §7 rule 1). */
 function leftFreeScenario(creation: CreationInputs, given: string[], refused: string): string[] {
   return [
+    // Refused, it made nothing to tell of: the callback address it gave hears nothing.
+    ...(OPERATIONS[creation.id].headers.optional.includes('x-callback-url')
+      ? [
+          '',
+          `  @${creation.product} @negative @callback @req:${refused}`,
+          `  Scenario: A ${creation.label} refused as invalid calls nobody back`,
+          ...given,
+          `    When the partner asks for a ${creation.label} with an amount given as a number, not a string, to be told at its callback address`,
+          '    Then it is refused as invalid',
+          '    And nothing arrives at its callback address',
+        ]
+      : []),
     '',
     `  @${creation.product} @negative @req:${refused}`,
     `  Scenario: A ${creation.label} refused as invalid leaves its reference id free`,

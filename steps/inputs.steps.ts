@@ -28,6 +28,13 @@ When('the partner asks for a {creation} with {input}', async function (this: Mom
   await askWithInput(this, creation, input);
 });
 
+When(
+  'the partner asks for a {creation} with {input}, to be told at its callback address',
+  async function (this: MomoWorld, creation: string, input: string) {
+    await askWithInput(this, creation, input, true);
+  },
+);
+
 When('the partner asks for a {creation} without {input}', async function (this: MomoWorld, creation: string, input: string) {
   await askWithInput(this, creation, input);
 });
@@ -98,6 +105,13 @@ Given(
   "the partner's {creation} with {party} has ended, telling its callback address",
   async function (this: MomoWorld, creation: string, party: Party) {
     await createdAndEnded(this, creation, party, { callback: true });
+  },
+);
+
+When(
+  "the partner's {creation} with {party} has ended, telling its callback address written with escaped characters",
+  async function (this: MomoWorld, creation: string, party: Party) {
+    await createdAndEnded(this, creation, party, { callback: 'escaped' });
   },
 );
 

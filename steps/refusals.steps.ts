@@ -24,6 +24,7 @@ import {
   requestReusingReference,
 } from './support/refusals.ts';
 import type { MomoWorld } from './support/world.ts';
+import { expectRefusedCreationSilent } from './support/callbacks.ts';
 
 // Calls the service must refuse (§7): bad data, unknown currencies, missing keys and tokens, forbidden environments.
 
@@ -40,6 +41,31 @@ When(
 
 When('the partner refunds that payment in a currency the service does not take', async function (this: MomoWorld) {
   await refundInForeignCurrency(this);
+});
+
+When(
+  'the partner requests {amount} in a currency the service does not take, to be told at its callback address',
+  async function (this: MomoWorld, amount: string) {
+    await requestInForeignCurrency(this, amount, true);
+  },
+);
+
+When(
+  'the partner deposits {amount} to {party} in a currency the service does not take, to be told at its callback address',
+  async function (this: MomoWorld, amount: string, party: Party) {
+    await depositInForeignCurrency(this, amount, party, true);
+  },
+);
+
+When(
+  'the partner refunds that payment in a currency the service does not take, to be told at its callback address',
+  async function (this: MomoWorld) {
+    await refundInForeignCurrency(this, true);
+  },
+);
+
+Then('nothing arrives at its callback address', async function (this: MomoWorld) {
+  await expectRefusedCreationSilent(this);
 });
 
 When('the partner deposits {amount} to {party} without an access token', async function (this: MomoWorld, amount: string, party: Party) {

@@ -388,6 +388,9 @@ function strictReadingCases(c: CreationInputs): InputCase[] {
     ['an amount of zero', '0'],
     ['a negative amount', '-5'],
     ['an amount that is not a number', 'ten'],
+    // Forms a programming language's number parser takes and a decimal amount is not.
+    ['an amount in exponent notation', '1e3'],
+    ['an amount of infinity', 'Infinity'],
   ];
   return [
     ...strictAmounts.map(([phrase, amount]) =>

@@ -319,6 +319,28 @@ export function refusedAddressCalledFindings(bodies: readonly unknown[], first: 
   ];
 }
 
+/**
+ * Callbacks at the address a refused creation gave (refused for its data or its currency, not as a duplicate). One that
+ * carries a transaction's status tells of a transaction the status query finds none of: the callback is the status
+ * record (observed), and there is none. Any other is a departure by our reading only, as for a refused duplicate.
+ */
+export function refusedCreationCalledBackFindings(bodies: readonly unknown[]): Finding[] {
+  if (bodies.length === 0) return [];
+  const record = bodies.find((body) => typeof body === 'object' && body !== null && 'status' in body) as { status?: unknown } | undefined;
+  return [
+    found('refusal-changes-nothing', {
+      field: 'X-Callback-Url of the refused request',
+      expected: 'no callback: the refused request made no transaction to tell of',
+      received: `${bodies.length} callback${bodies.length === 1 ? '' : 's'} there${record ? `, one telling of a transaction ${quote(record.status)}` : ''}`,
+      source: record ? CALLBACK_IS_STATUS_RECORD : REFUSED_ADDRESS_SILENT,
+    }),
+  ];
+}
+
+const CALLBACK_IS_STATUS_RECORD = observed(
+  'real-api-notes, callbacks: the body is the same record as the status GET [documented]; a refused request has none (§7 rule 2: nothing is created)',
+);
+
 const REFUSED_ADDRESS_SILENT = reading(
   '§6 sends a callback to the address a transaction gave; that nothing at all, not even a notice of its refusal, is sent to the address of a request refused as a duplicate (which made no transaction) is our reading',
 );

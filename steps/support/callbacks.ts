@@ -17,7 +17,7 @@ import { finalStatusRecord, readStatus, statusSchemaOf } from './status-records.
 import type { MomoWorld } from './world.ts';
 import type { Party } from './parties.ts';
 import { deposit, requestPayment, reusedEarlier } from './transactions.ts';
-import { refusedAddressCalledFindings } from '../../harness/checks/transactions.ts';
+import { refusedAddressCalledFindings, refusedCreationCalledBackFindings } from '../../harness/checks/transactions.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { Product } from '../../core/products.ts';
 
@@ -35,6 +35,14 @@ const CALLBACK_TIMING = CALLBACK_CHECKS['callback-arrives'].values.timing;
 /** A URL on the receiver, at the host the API user was registered with (config.callbackHost). */
 export function ownCallbackUrl(world: MomoWorld, referenceId: string): string {
   return world.harness.receiver.urlFor(referenceId);
+}
+
+/**
+ * A callback URL whose query carries escaped characters (a slash, a space, an equals sign), as a partner's order
+ * reference often does: the callback goes to it as written (§6), escapes and all; decoded, it goes elsewhere.
+ */
+export function escapedCallbackUrl(world: MomoWorld, referenceId: string): string {
+  return world.harness.receiver.urlFor(referenceId, 'note=a%2Fb%20c%3D');
 }
 
 /** A URL on a host other than the API user's providerCallbackHost: the service must refuse it. */
@@ -271,6 +279,33 @@ export async function expectOnlyTheFirstAddressCalledBack(world: MomoWorld): Pro
           receiver.callbacksFor(asked.address).map((c) => c.body),
           first.body,
         ),
+      }),
+    { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
+  );
+}
+
+/**
+ * A creation refused (for its data, or its currency) gave its callback address to nothing: for the quiet time after the
+ * refusal, nothing arrives there. Taken instead (202), it made a transaction, which may well be called back.
+ */
+export async function expectRefusedCreationSilent(world: MomoWorld): Promise<void> {
+  const refused = world.lastPayment;
+  const status = refused.answeredWith;
+  if (status === undefined || status < 400 || !refused.callbackUrl) {
+    world.log(
+      `Not checked that nothing was called back: the ${refused.kind} was not refused (${status ?? 'no answer'}), or gave no address.`,
+    );
+    return;
+  }
+  const receiver = world.harness.receiver;
+  await consistently(
+    () =>
+      world.harness.conclude({
+        header: `callbacks of a refused ${refused.kind} — ${SECTION}: a refused request gave its address to nothing`,
+        operation: refused.create,
+        product: refused.product,
+        checks: ['refusal-changes-nothing'],
+        findings: refusedCreationCalledBackFindings(receiver.callbacksFor(refused.referenceId).map((c) => c.body)),
       }),
     { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
   );

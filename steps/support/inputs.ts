@@ -13,7 +13,7 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import { currentRecord, expectOutcome, finalStatusRecord, judgeRecordAsAsked, readStatus, settledAsAsked } from './status-records.ts';
-import { ownCallbackUrl } from './callbacks.ts';
+import { escapedCallbackUrl, ownCallbackUrl } from './callbacks.ts';
 import {
   deposit,
   refundPayment,
@@ -51,10 +51,11 @@ defineParameterType({
 });
 
 /** Makes the creation with the input the case names: a changed body, another reference id, or a header left out. */
-export async function askWithInput(world: MomoWorld, creationLabel: string, phrase: string): Promise<void> {
+export async function askWithInput(world: MomoWorld, creationLabel: string, phrase: string, told = false): Promise<void> {
   const input = inputCase(creationLabel, phrase);
   world.rule = input.rule;
   const options: CreateOptions = {
+    ...(told ? { callback: ownCallbackUrl } : {}),
     ...(input.body ? { body: input.body(world.config.currency) } : {}),
     ...(input.referenceId ? { referenceId: typeof input.referenceId === 'function' ? input.referenceId() : input.referenceId } : {}),
     ...(input.omit === 'x-reference-id' ? { call: { referenceId: undefined } } : {}),
@@ -81,13 +82,13 @@ export async function createdAndEnded(
   world: MomoWorld,
   creationLabel: string,
   party: Party,
-  options: { callback?: boolean; amount?: string } = {},
+  options: { callback?: boolean | 'escaped'; amount?: string } = {},
 ): Promise<void> {
   const creation = creationLabelled(creationLabel).id;
   // A fraction no binary floating point holds, after a first of FIRST_AMOUNT: money rounded, or summed in doubles
   // (1.1 + 2.2 is 3.3000000000000003), is told from money moved right.
   const amount = options.amount ?? '2.2';
-  const asked: CreateOptions = options.callback ? { callback: ownCallbackUrl } : {};
+  const asked: CreateOptions = options.callback ? { callback: options.callback === 'escaped' ? escapedCallbackUrl : ownCallbackUrl } : {};
   if (creation === 'requestToPay') return settledPayment(world, party, amount, asked);
   if (creation === 'refund') await refundPayment(world, options.amount, asked);
   else await create(world, creation, party, amount, asked);

@@ -1,3 +1,4 @@
+import { ownCallbackUrl } from './callbacks.ts';
 import { currencyFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { UNAVAILABLE_STATUSES } from '../../harness/client/careful.ts';
@@ -37,19 +38,22 @@ function restOnCurrencyRefused(world: MomoWorld): void {
   world.restsOn = [...world.restsOn, currencyPremise(world)];
 }
 
-export async function requestInForeignCurrency(world: MomoWorld, amount: string): Promise<void> {
-  await requestPayment(world, ORDINARY_CUSTOMER, amount, { body: { currency: foreignCurrency(world) } });
+export async function requestInForeignCurrency(world: MomoWorld, amount: string, told = false): Promise<void> {
+  await requestPayment(world, ORDINARY_CUSTOMER, amount, {
+    body: { currency: foreignCurrency(world) },
+    ...(told ? { callback: ownCallbackUrl } : {}),
+  });
   restOnCurrencyRefused(world);
 }
 
-export async function depositInForeignCurrency(world: MomoWorld, amount: string, party: Party): Promise<void> {
-  await deposit(world, party, amount, { body: { currency: foreignCurrency(world) } });
+export async function depositInForeignCurrency(world: MomoWorld, amount: string, party: Party, told = false): Promise<void> {
+  await deposit(world, party, amount, { body: { currency: foreignCurrency(world) }, ...(told ? { callback: ownCallbackUrl } : {}) });
   restOnCurrencyRefused(world);
 }
 
 /** A refund of the scenario's request to pay, in full, in a currency the target does not take. */
-export async function refundInForeignCurrency(world: MomoWorld): Promise<void> {
-  await refundPayment(world, undefined, { body: { currency: foreignCurrency(world) } });
+export async function refundInForeignCurrency(world: MomoWorld, told = false): Promise<void> {
+  await refundPayment(world, undefined, { body: { currency: foreignCurrency(world) }, ...(told ? { callback: ownCallbackUrl } : {}) });
   restOnCurrencyRefused(world);
 }
 

@@ -411,9 +411,11 @@ async function createTransaction(
   world.payments.push(payment);
   // A reference id the scenario gives on purpose reuses one: a 409 is then the case's answer, never an earlier attempt's creation.
   const extra: CallOptions = { ...(callbackUrl ? { callbackUrl } : {}), ...(o.referenceId ? { reusesReference: true } : {}), ...o.call };
-  return world.remember(
+  const response = world.remember(
     await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }),
   );
+  payment.answeredWith = response.status;
+  return response;
 }
 
 function msisdnOf(party: Party): { partyIdType: string; partyId: string } {
