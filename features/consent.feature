@@ -127,6 +127,14 @@ Feature: Consent-based user information
     Then the partner reads the customer's user information with the consent token
     And the consent still ends when it did
 
+  # §4.2 #7: access_type is online or offline. Its listing shows only 200: that another is refused is our reading.
+  @negative
+  @req:COL-BCAUTH-200
+  Scenario: A consent request for an access type the spec does not name is refused, by our reading
+    Given a partner subscribed to collection
+    When the partner asks a customer for consent to their profile, for an access type the spec does not name
+    Then the access type is refused, by our reading
+
   @negative
   @req:ERR-SET-A
   Scenario: A scope the service does not offer is refused

@@ -22,6 +22,8 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a reference id that is not a UUID                    |
+      | a reference id without its hyphens                   |
+      | a reference id in braces                             |
       | a reference id that is a UUID of another version     |
 
     @req:PARTY-ID-FORMAT
@@ -228,6 +230,8 @@ Feature: Every input of every creation
     Examples:
       | input                                            |
       | a reference id that is not a UUID                |
+      | a reference id without its hyphens               |
+      | a reference id in braces                         |
       | a reference id that is a UUID of another version |
 
     Examples:
@@ -385,6 +389,8 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a reference id that is not a UUID                    |
+      | a reference id without its hyphens                   |
+      | a reference id in braces                             |
       | a reference id that is a UUID of another version     |
 
     @req:PARTY-ID-FORMAT

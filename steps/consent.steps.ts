@@ -2,6 +2,8 @@ import { Given, Then, When } from '@cucumber/cucumber';
 import {
   askForConsent,
   askForUnofferedScope,
+  askForUnnamedAccessType,
+  expectAccessTypeRefused,
   expectAlreadyRedeemed,
   expectUnofferedScopeRefused,
   expectBasicInfo,
@@ -79,6 +81,17 @@ When(
 
 Given("the partner holds a consent token for a customer's profile", async function (this: MomoWorld) {
   await holdConsentToken(this);
+});
+
+When(
+  'the partner asks a customer for consent to their profile, for an access type the spec does not name',
+  async function (this: MomoWorld) {
+    await askForUnnamedAccessType(this);
+  },
+);
+
+Then('the access type is refused, by our reading', function (this: MomoWorld) {
+  expectAccessTypeRefused(this);
 });
 
 When('the partner asks a customer for consent to a scope the service does not offer', async function (this: MomoWorld) {

@@ -218,6 +218,16 @@ function amountAndReferenceCases(c: CreationInputs): InputCase[] {
       { referenceId: () => randomUUID().toUpperCase(), requirements: [ownStatusQuery(c)] },
     ),
     make('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] }),
+    // A UUID's own digits in another dress than RFC 9562 §4's string form (8-4-4-4-12, hyphens and all), which a lenient
+    // parser takes: as a reference id the client cannot later name in its status query as it named it here.
+    make('invalid', 'a reference id without its hyphens', referenceRule, {
+      referenceId: () => randomUUID().replaceAll('-', ''),
+      requirements: ['TXN-REFERENCE-UUID4'],
+    }),
+    make('invalid', 'a reference id in braces', referenceRule, {
+      referenceId: () => `{${randomUUID()}}`,
+      requirements: ['TXN-REFERENCE-UUID4'],
+    }),
     // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
     make('invalid', 'a reference id that is a UUID of another version', referenceRule, {
       referenceId: () => `${randomUUID().slice(0, 14)}1${randomUUID().slice(15)}`,

@@ -35,6 +35,9 @@ export const REFUSALS = {
   'read-of-its-own-kind': reading(
     "§4.3 #9 and #10 read a refund by GET /refund/{referenceId} and a deposit by GET /deposit/{referenceId}: that a refund's id is not found as a deposit, nor a deposit's as a refund, rather than read as one, is our reading (§2.5 does not say whether reference ids are kept per kind)",
   ),
+  'access-type-named': reading(
+    '§4.2 #7 gives access_type as online or offline; its listing shows only 200, so that another is refused (400 as invalid data, or 500 with a code) is our reading',
+  ),
   'unoffered-scope': reading(
     "§5 rule 7 gives no allowed scopes; real-api-notes saw an unknown scope refused, its status and code not recorded; UNSUPPORTED_SCOPE is set A's code for it",
   ),

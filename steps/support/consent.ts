@@ -78,7 +78,8 @@ const SLOW_DOWN_STEP_MS = 5000;
 /** How a consent is asked for (§4.2 #7): the scope, access_type, and whether the partner wants a callback (§6). */
 export interface ConsentAsk {
   scope?: string;
-  accessType?: 'online' | 'offline';
+  /** online or offline (§4.2 #7), or another, to see it refused. */
+  accessType?: string;
   /** consent_valid_in, in seconds (our reading of a form §4.2 #7 does not show). */
   validForSeconds?: number;
   /** Give an X-Callback-Url on the receiver, or on another host than the API user registered. */
@@ -137,6 +138,20 @@ export async function askAgainForAnotherScope(world: MomoWorld): Promise<void> {
 
 export function askForUnofferedScope(world: MomoWorld): Promise<void> {
   return askForConsent(world, { scope: UNOFFERED_SCOPE });
+}
+
+/** A consent request for the customer's profile with an access type §4.2 #7 does not name. */
+export function askForUnnamedAccessType(world: MomoWorld): Promise<void> {
+  return askForConsent(world, { accessType: 'forever' });
+}
+
+/** An access type other than online or offline is refused (our reading: the listing shows only 200). */
+export function expectAccessTypeRefused(world: MomoWorld): void {
+  world.expect({
+    status: [400, 500],
+    source: REFUSALS['access-type-named'],
+    what: 'a consent request with an access type §4.2 #7 does not name is refused',
+  });
 }
 
 /**
