@@ -226,6 +226,14 @@ Feature: Errors and refusals
 
   @provisioning @negative
   @req:PROV-APIUSER-INVALID-400
+  Scenario: An API user cannot be registered with its callback host given as a number
+    Given a partner subscribed to collection
+    When the partner registers an API user with its callback host given as a number, not a string
+    Then it is refused as invalid
+    And no API user was registered
+
+  @provisioning @negative
+  @req:PROV-APIUSER-INVALID-400
   Scenario: An API user cannot be registered without a callback host
     Given a partner subscribed to collection
     When the partner registers an API user without a callback host

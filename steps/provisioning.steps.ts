@@ -13,6 +13,7 @@ import {
   readUnknownApiUser,
   registerApiUser,
   registerApiUserWithoutCallbackHost,
+  registerApiUserWithNumericCallbackHost,
   registerSameApiUser,
   registerSameApiUserWithAnotherHost,
   expectApiUserUnchanged,
@@ -47,6 +48,10 @@ Then('the API user that was registered first is unchanged', async function (this
 
 When('the partner registers an API user with the id {string}', async function (this: MomoWorld, id: string) {
   await registerApiUser(this, id);
+});
+
+When('the partner registers an API user with its callback host given as a number, not a string', async function (this: MomoWorld) {
+  await registerApiUserWithNumericCallbackHost(this);
 });
 
 When('the partner registers an API user without a callback host', async function (this: MomoWorld) {

@@ -159,7 +159,8 @@ const PARTY_FORMS = [
   },
   {
     kind: 'EMAIL',
-    valid: { words: 'identified by an e-mail address', partyId: () => `customer.${randomUUID().slice(0, 8)}@example.com` },
+    // With a sub-address (RFC 5322 allows "+" in the local part), as customers' addresses often have.
+    valid: { words: 'identified by an e-mail address', partyId: () => `customer.${randomUUID().slice(0, 8)}+shop@example.com` },
     invalid: {
       words: 'e-mail address that is not an e-mail address',
       partyId: 'not-an-address',

@@ -24,6 +24,7 @@ export const REFUSALS = {
   ),
   'token-product': reading(`the strict reading tokenProduct (core/profiles.ts): ${STRICT_READINGS.tokenProduct.reason}`),
   'callback-host-required': observed('real-api-notes, provisioning: a missing providerCallbackHost gives 400'),
+  'callback-host-string': spec('§2.12: providerCallbackHost is a string; §4.5 #14: 400 invalid data'),
   'malformed-reference-read': observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400'),
   'unknown-reference-read': observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND'),
   'notification-message-required': reading(

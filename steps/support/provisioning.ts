@@ -45,6 +45,16 @@ export async function expectApiUserUnchanged(world: MomoWorld): Promise<void> {
   );
 }
 
+/** Registers an API user whose providerCallbackHost is a JSON number, not the string §2.12 gives. */
+export async function registerApiUserWithNumericCallbackHost(world: MomoWorld): Promise<void> {
+  world.rule = REFUSALS['callback-host-string'];
+  const userId = randomUUID();
+  world.registeredUserId = userId;
+  world.remember(
+    await world.client.createApiUser(world.actor.product, userId, world.config.callbackHost, { body: { providerCallbackHost: 1270001 } }),
+  );
+}
+
 /** Registers an API user whose body has no providerCallbackHost (§2.12: the field is the whole body). */
 export async function registerApiUserWithoutCallbackHost(world: MomoWorld): Promise<void> {
   // §2.12 names the field, not that it is required: the live sandbox's 400 is an observation.
