@@ -141,6 +141,26 @@ test('a server that refuses "APPLICATION/JSON" fails "a media type is read in an
     'go',
   ));
 
+// From the third Python batch: a reference id in another dress than RFC 9562's string form, which a lenient parser takes.
+test('a server that takes a reference id without its hyphens fails "a reference id is a UUID v4"', () =>
+  assertCaught(
+    'reference-id-parsed-leniently',
+    'spec',
+    '@inputs and @collection and @negative',
+    'A request to pay with a reference id without its hyphens is refused as invalid',
+    /status-code \(definite: §2\.5, §4\.1: X-Reference-Id is a UUID v4.*\): status: expected 400, got 202/,
+  ));
+
+// From the third Python batch: a creation refused for its currency that still calls back, telling of no transaction.
+test('a server that calls back a request to pay it refused fails "a refusal changes nothing"', () =>
+  assertCaught(
+    'refused-creation-calls-back',
+    'mtn-sandbox',
+    '@callback and @negative and @collection',
+    'A currency the service does not take is refused',
+    /refusal-changes-nothing \(observed: real-api-notes, callbacks: the body is the same record as the status GET/,
+  ));
+
 // The premise of a scenario that does not hold makes it NOT TESTED, never FAILED: a customer who approves at once
 // makes the first delivery notification count, and the second may rightly get 429.
 test('a target whose slow customer approves at once leaves "a notification refused while pending" not tested', async () => {
