@@ -129,7 +129,6 @@ Feature: Consent-based user information
 
   # §4.2 #7: access_type is online or offline. Its listing shows only 200: that another is refused is our reading.
   @negative
-  @req:COL-BCAUTH-200
   Scenario: A consent request for an access type the spec does not name is refused, by our reading
     Given a partner subscribed to collection
     When the partner asks a customer for consent to their profile, for an access type the spec does not name

@@ -14,14 +14,21 @@ Feature: Errors and refusals
     Then it is refused as a duplicate
     And the first payment is unchanged
 
-  # Refused, it made nothing to tell of: its callback address hears nothing.
-  @collection @negative @callback
+  @collection @negative
   @req:COL-RTP-INVALID-CURRENCY @req:ERR-SET-A
   Scenario: A currency the service does not take is refused
     Given a partner subscribed to collection
-    When the partner requests 5 in a currency the service does not take, to be told at its callback address
+    When the partner requests 5 in a currency the service does not take
     Then the currency is refused
     And no payment was created
+
+  # Refused, it made nothing to tell of: its callback address hears nothing.
+  @collection @negative @callback
+  @req:COL-RTP-INVALID-CURRENCY
+  Scenario: A request to pay refused for its currency calls nobody back
+    Given a partner subscribed to collection
+    When the partner requests 5 in a currency the service does not take, to be told at its callback address
+    Then the currency is refused
     And nothing arrives at its callback address
 
   @collection @negative
@@ -50,23 +57,38 @@ Feature: Errors and refusals
     When the partner refunds that payment again, with the same reference
     Then it is refused as a duplicate
 
-  @disbursement @negative @callback
+  @disbursement @negative
   @req:DIS-DEPOSIT-INVALID-CURRENCY @req:ERR-SET-B
   Scenario: A deposit in a currency the service does not take is refused
     Given a partner subscribed to disbursement
-    When the partner deposits 5 to a payee who approves in a currency the service does not take, to be told at its callback address
+    When the partner deposits 5 to a payee who approves in a currency the service does not take
     Then the currency is refused
     And no deposit was created
-    And nothing arrives at its callback address
 
   @disbursement @negative @callback
+  @req:DIS-DEPOSIT-INVALID-CURRENCY
+  Scenario: A deposit refused for its currency calls nobody back
+    Given a partner subscribed to disbursement
+    When the partner deposits 5 to a payee who approves in a currency the service does not take, to be told at its callback address
+    Then the currency is refused
+    And nothing arrives at its callback address
+
+  @disbursement @negative
   @req:DIS-REFUND-INVALID-CURRENCY @req:ERR-SET-B
   Scenario: A refund in a currency the service does not take is refused
     Given a partner subscribed to disbursement
     And a customer who approves has paid the partner 10 through collection
-    When the partner refunds that payment in a currency the service does not take, to be told at its callback address
+    When the partner refunds that payment in a currency the service does not take
     Then the currency is refused
     And no refund was created
+
+  @disbursement @negative @callback
+  @req:DIS-REFUND-INVALID-CURRENCY
+  Scenario: A refund refused for its currency calls nobody back
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner refunds that payment in a currency the service does not take, to be told at its callback address
+    Then the currency is refused
     And nothing arrives at its callback address
 
   # Asked for in a currency, a balance is given in that currency or refused: never in another.
@@ -133,11 +155,9 @@ Feature: Errors and refusals
       | collection | without a subscription key                        |
       | collection | with a subscription key the gateway does not know |
 
-    # Each product's balance the spec lists: the disbursement balance is beyond it.
-    @collection @remittance @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
+    @remittance @req:AUTH-SUBSCRIPTION-KEY-PRODUCT
     Examples:
       | product    | mistake                                       |
-      | collection | with the subscription key of another product |
       | remittance | with the subscription key of another product |
 
   @negative

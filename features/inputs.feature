@@ -22,21 +22,12 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a reference id that is not a UUID                    |
-      | a reference id without its hyphens                   |
-      | a reference id in braces                             |
       | a reference id that is a UUID of another version     |
 
-    @req:PARTY-ID-FORMAT
     Examples:
       | input                                                |
-      | a payer number that is not a phone number            |
-      | a payer e-mail address that is not an e-mail address |
-      | a payer party code that is not a UUID                |
-      | a payer number with more digits than E.164 allows    |
-      | a payer e-mail address without a domain              |
-
-    Examples:
-      | input                                                |
+      | a reference id without its hyphens                   |
+      | a reference id in braces                             |
       | a payer without an id                                |
       | a payer without a kind of id                         |
       | a payer with neither id nor kind                     |
@@ -48,6 +39,15 @@ Feature: Every input of every creation
       | a currency written in lower case                     |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
+
+    @req:PARTY-ID-FORMAT
+    Examples:
+      | input                                                |
+      | a payer number that is not a phone number            |
+      | a payer e-mail address that is not an e-mail address |
+      | a payer party code that is not a UUID                |
+      | a payer number with more digits than E.164 allows    |
+      | a payer e-mail address without a domain              |
 
     @req:PARTY-ID-TYPE-ENUM
     Examples:
@@ -89,23 +89,24 @@ Feature: Every input of every creation
 
     @req:COL-RTP-STATUS-QUERY
     Examples:
-      | input                                               |
-      | a reference id in upper case                        |
+      | input                                                      |
+      | a reference id in upper case                               |
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
-      | input                                               |
-      | a payer whose number has all 15 digits E.164 allows |
-      | a payer identified by an e-mail address             |
-      | a payer identified by a party code                  |
+      | input                                                      |
+      | a payer whose number has all 15 digits E.164 allows        |
+      | a payer identified by an e-mail address                    |
+      | a payer identified by a party code                         |
 
     Examples:
-      | input                                               |
-      | a payer message of exactly 160 characters           |
-      | a payee note of exactly 160 characters              |
-      | a payer message of 100 accented letters             |
-      | a payee note of 100 accented letters                |
-      | a callback address over https                       |
+      | input                                                      |
+      | a payer identified by an e-mail address with a sub-address |
+      | a payer message of exactly 160 characters                  |
+      | a payee note of exactly 160 characters                     |
+      | a payer message of 100 accented letters                    |
+      | a payee note of 100 accented letters                       |
+      | a callback address over https                              |
 
   @collection
   Scenario Outline: A request to pay with <input> is refused as invalid, or kept as asked
@@ -158,12 +159,6 @@ Feature: Every input of every creation
     When the partner asks for another request to pay under the external reference of the earlier one
     Then it is accepted
     And the payment ends SUCCESSFUL
-
-  @collection @callback @req:EVT-CALLBACK-RTP
-  Scenario: A request to pay is called back at its address as written, escaped characters and all
-    Given a partner subscribed to collection
-    When the partner's request to pay with a customer who approves has ended, telling its callback address written with escaped characters
-    Then exactly one callback arrives, carrying the payment's status record
 
   @collection @req:TXN-MONEY-ONCE
   Scenario Outline: A request to pay with <earlier> moves its amount once, or nothing
@@ -230,12 +225,12 @@ Feature: Every input of every creation
     Examples:
       | input                                            |
       | a reference id that is not a UUID                |
-      | a reference id without its hyphens               |
-      | a reference id in braces                         |
       | a reference id that is a UUID of another version |
 
     Examples:
       | input                                            |
+      | a reference id without its hyphens               |
+      | a reference id in braces                         |
       | a reference to refund that is not a UUID         |
       | an external id given as a number, not a string   |
       | a payer message given as a number, not a string  |
@@ -329,13 +324,6 @@ Feature: Every input of every creation
     Then it is accepted
     And the refund ends SUCCESSFUL
 
-  @disbursement @callback @req:EVT-CALLBACK-REFUND
-  Scenario: A refund is called back at its address as written, escaped characters and all
-    Given a partner subscribed to disbursement
-    And a customer who approves has paid the partner 10 through collection
-    When the partner's refund with a customer who approves has ended, telling its callback address written with escaped characters
-    Then exactly one callback arrives, carrying the refund's status record
-
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A refund with <earlier> moves its amount once, or nothing
     Given a new partner subscribed to disbursement
@@ -389,21 +377,12 @@ Feature: Every input of every creation
     Examples:
       | input                                                |
       | a reference id that is not a UUID                    |
-      | a reference id without its hyphens                   |
-      | a reference id in braces                             |
       | a reference id that is a UUID of another version     |
 
-    @req:PARTY-ID-FORMAT
     Examples:
       | input                                                |
-      | a payee number that is not a phone number            |
-      | a payee e-mail address that is not an e-mail address |
-      | a payee party code that is not a UUID                |
-      | a payee number with more digits than E.164 allows    |
-      | a payee e-mail address without a domain              |
-
-    Examples:
-      | input                                                |
+      | a reference id without its hyphens                   |
+      | a reference id in braces                             |
       | a payee without an id                                |
       | a payee without a kind of id                         |
       | a payee with neither id nor kind                     |
@@ -415,6 +394,15 @@ Feature: Every input of every creation
       | a currency written in lower case                     |
       | a payer message longer than 160 characters           |
       | a payee note longer than 160 characters              |
+
+    @req:PARTY-ID-FORMAT
+    Examples:
+      | input                                                |
+      | a payee number that is not a phone number            |
+      | a payee e-mail address that is not an e-mail address |
+      | a payee party code that is not a UUID                |
+      | a payee number with more digits than E.164 allows    |
+      | a payee e-mail address without a domain              |
 
     @req:PARTY-ID-TYPE-ENUM
     Examples:
@@ -456,23 +444,24 @@ Feature: Every input of every creation
 
     @req:DIS-DEPOSIT-STATUS-QUERY
     Examples:
-      | input                                               |
-      | a reference id in upper case                        |
+      | input                                                      |
+      | a reference id in upper case                               |
 
     @req:PARTY-ID-TYPES-ACCEPTED
     Examples:
-      | input                                               |
-      | a payee whose number has all 15 digits E.164 allows |
-      | a payee identified by an e-mail address             |
-      | a payee identified by a party code                  |
+      | input                                                      |
+      | a payee whose number has all 15 digits E.164 allows        |
+      | a payee identified by an e-mail address                    |
+      | a payee identified by a party code                         |
 
     Examples:
-      | input                                               |
-      | a payer message of exactly 160 characters           |
-      | a payee note of exactly 160 characters              |
-      | a payer message of 100 accented letters             |
-      | a payee note of 100 accented letters                |
-      | a callback address over https                       |
+      | input                                                      |
+      | a payee identified by an e-mail address with a sub-address |
+      | a payer message of exactly 160 characters                  |
+      | a payee note of exactly 160 characters                     |
+      | a payer message of 100 accented letters                    |
+      | a payee note of 100 accented letters                       |
+      | a callback address over https                              |
 
   @disbursement
   Scenario Outline: A deposit with <input> is refused as invalid, or kept as asked
@@ -525,12 +514,6 @@ Feature: Every input of every creation
     When the partner asks for another deposit under the external reference of the earlier one
     Then it is accepted
     And the deposit ends SUCCESSFUL
-
-  @disbursement @callback @req:EVT-CALLBACK-DEPOSIT
-  Scenario: A deposit is called back at its address as written, escaped characters and all
-    Given a partner subscribed to disbursement
-    When the partner's deposit with a payee who approves has ended, telling its callback address written with escaped characters
-    Then exactly one callback arrives, carrying the deposit's status record
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario Outline: A deposit with <earlier> moves its amount once, or nothing

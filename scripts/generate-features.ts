@@ -41,8 +41,8 @@ export const EVERY_OPERATION_FEATURE = fileURLToPath(new URL('../features/every-
 const NOUN: Record<string, string> = { requestToPay: 'payment', deposit: 'deposit', refund: 'refund' };
 
 /** The creation's own requirement whose id ends so: COL-RTP-INVALID-400 for a request to pay. */
-function ownRequirement(creation: CreationInputs, ending: string, starting = ''): string {
-  const found = loadRequirements().find((r) => r.id.startsWith(starting) && r.id.endsWith(ending) && r.operations.includes(creation.id));
+function ownRequirement(creation: CreationInputs, ending: string): string {
+  const found = loadRequirements().find((r) => r.id.endsWith(ending) && r.operations.includes(creation.id));
   if (!found) throw new Error(`No requirement ending in ${ending} names ${creation.id} in requirements/momo-api.requirements.json`);
   return found.id;
 }
@@ -99,7 +99,6 @@ function outlinesOf(creation: CreationInputs): string[] {
     ...reuseOutline(shared, false),
     ...nextCreationScenario(shared),
     ...externalIdReuseScenario(shared),
-    ...escapedCallbackScenario(shared),
     ...moneyOutlines(creation, shared.given),
     ...reuseOutline(shared, true),
   ];
@@ -219,21 +218,6 @@ function externalIdReuseScenario(shared: CreationOutlines): string[] {
     `    When the partner asks for another ${creation.label} under the external reference of the earlier one`,
     '    Then it is accepted',
     `    And the ${shared.noun} ends SUCCESSFUL`,
-  ];
-}
-
-/** The callback goes to the address as it was written, its escaped characters still escaped (§6). */
-function escapedCallbackScenario(shared: CreationOutlines): string[] {
-  const { creation, given, noun } = shared;
-  if (!OPERATIONS[creation.id].headers.optional.includes('x-callback-url')) return [];
-  const role = creation.party === 'payee' ? 'a payee' : 'a customer';
-  return [
-    '',
-    `  @${creation.product} @callback @req:${ownRequirement(creation, '', 'EVT-CALLBACK-')}`,
-    `  Scenario: A ${creation.label} is called back at its address as written, escaped characters and all`,
-    ...given,
-    `    When the partner's ${creation.label} with ${role} who approves has ended, telling its callback address written with escaped characters`,
-    `    Then exactly one callback arrives, carrying the ${noun}'s status record`,
   ];
 }
 

@@ -108,13 +108,6 @@ Given(
   },
 );
 
-When(
-  "the partner's {creation} with {party} has ended, telling its callback address written with escaped characters",
-  async function (this: MomoWorld, creation: string, party: Party) {
-    await createdAndEnded(this, creation, party, { callback: 'escaped' });
-  },
-);
-
 When("the partner's {creation} of a large amount with {party} has ended", async function (this: MomoWorld, creation: string, party: Party) {
   await largeCreationEnded(this, creation, party);
 });

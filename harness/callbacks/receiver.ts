@@ -90,15 +90,14 @@ export class CallbackReceiver {
   /**
    * The URL to give as X-Callback-Url for a transaction, and a note that its callback is expected. It carries a query
    * of its own, as a partner's often does (an order number): §6 sends the callback to the URL given, so one that
-   * arrives without that query, or with another, did not arrive there. `moreQuery` adds to it, written as it is to be
-   * sent back (escaped characters stay escaped: RFC 3986 §2.2 gives an escaped reserved character another meaning).
+   * arrives without that query, or with another, did not arrive there.
    */
-  urlFor(referenceId: string, moreQuery?: string): string {
+  urlFor(referenceId: string): string {
     const id = referenceId.toLowerCase();
     this.expected.add(id);
     let query = this.queries.get(id);
     if (query === undefined) {
-      query = `order=${randomBytes(6).toString('base64url')}${moreQuery ? `&${moreQuery}` : ''}`;
+      query = `order=${randomBytes(6).toString('base64url')}`;
       this.queries.set(id, query);
     }
     return `${this.baseUrl}/callbacks/${this.secret}/${referenceId}?${query}`;

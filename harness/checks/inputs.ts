@@ -146,6 +146,18 @@ const PARTY_KIND_CASE = reading(
   '§2.1 lists partyIdType as MSISDN, EMAIL or PARTY_CODE; our reading is that "msisdn" is none of them (the spec says nothing of case, and §4.2 #8 writes the kinds in lower case in a path)',
 );
 
+const EMAIL_SUB_ADDRESS = reading(
+  '§2.1 says an EMAIL partyId has a valid e-mail format; RFC 5322 §3.2.3 allows "+" in the local part, so that an address with a sub-address is taken is our reading',
+);
+
+/**
+ * RFC 9562 §4 writes a UUID 8-4-4-4-12 with hyphens; §2.5 and §4.1 ask for a UUID v4 and say no more of its form, and
+ * common parsers take one without hyphens or in braces: that these are refused is our reading.
+ */
+const REFERENCE_FORM = reading(
+  "§2.5, §4.1: X-Reference-Id is a UUID v4; that it is written in RFC 9562 §4's string form (hyphens, no braces) is our reading",
+);
+
 /** The forms of a party §2.1 allows, and a partyId of each kind that its format refuses. */
 const PARTY_FORMS = [
   {
@@ -159,8 +171,7 @@ const PARTY_FORMS = [
   },
   {
     kind: 'EMAIL',
-    // With a sub-address (RFC 5322 allows "+" in the local part), as customers' addresses often have.
-    valid: { words: 'identified by an e-mail address', partyId: () => `customer.${randomUUID().slice(0, 8)}+shop@example.com` },
+    valid: { words: 'identified by an e-mail address', partyId: () => `customer.${randomUUID().slice(0, 8)}@example.com` },
     invalid: {
       words: 'e-mail address that is not an e-mail address',
       partyId: 'not-an-address',
@@ -220,14 +231,15 @@ function amountAndReferenceCases(c: CreationInputs): InputCase[] {
     ),
     make('invalid', 'a reference id that is not a UUID', referenceRule, { referenceId: 'order-42', requirements: ['TXN-REFERENCE-UUID4'] }),
     // A UUID's own digits in another dress than RFC 9562 §4's string form (8-4-4-4-12, hyphens and all), which a lenient
-    // parser takes: as a reference id the client cannot later name in its status query as it named it here.
-    make('invalid', 'a reference id without its hyphens', referenceRule, {
+    // parser takes.
+    // Run by default, as warnings: a target that takes them is worth telling of.
+    make('invalid', 'a reference id without its hyphens', REFERENCE_FORM, {
       referenceId: () => randomUUID().replaceAll('-', ''),
-      requirements: ['TXN-REFERENCE-UUID4'],
+      strict: false,
     }),
-    make('invalid', 'a reference id in braces', referenceRule, {
+    make('invalid', 'a reference id in braces', REFERENCE_FORM, {
       referenceId: () => `{${randomUUID()}}`,
-      requirements: ['TXN-REFERENCE-UUID4'],
+      strict: false,
     }),
     // A UUID of version 1 (RFC 9562 §5.1): a UUID, but not the version §2.5 and §4.1 ask for.
     make('invalid', 'a reference id that is a UUID of another version', referenceRule, {
@@ -291,6 +303,13 @@ function partyCases(c: CreationInputs): InputCase[] {
       },
     ),
   ];
+  // An address with a sub-address (RFC 5322 allows "+" in the local part), as customers' often have. §2.1 says only
+  // "valid e-mail format", and the live service refuses some special characters in texts: taking it is our reading,
+  // run by default as a warning.
+  const subAddress = make('valid', `a ${party} identified by an e-mail address with a sub-address`, EMAIL_SUB_ADDRESS, {
+    body: () => ({ [party]: { partyIdType: 'EMAIL', partyId: `customer.${randomUUID().slice(0, 8)}+shop@example.com` } }),
+    strict: false,
+  });
   // Runs by default, as a warning, not only under --strict: a target that takes "msisdn" is worth telling of.
   const kindInLowerCase = make('invalid', `a kind of ${party} id written in lower case`, PARTY_KIND_CASE, {
     body: () => ({ [party]: { partyIdType: 'msisdn', partyId: TEST_NUMBERS.ordinary.msisdn } }),
@@ -311,7 +330,7 @@ function partyCases(c: CreationInputs): InputCase[] {
         ]
       : [],
   );
-  return [...invalid, ...nearlyValid, ...incomplete, unknownKind, kindInLowerCase, ...valid];
+  return [...invalid, ...nearlyValid, ...incomplete, unknownKind, kindInLowerCase, ...valid, subAddress];
 }
 
 /** The body's other UUID fields that are not one, and its texts over 160 characters (the live bound, observed). */

@@ -36,6 +36,9 @@ export const REFUSALS = {
   'read-of-its-own-kind': reading(
     "§4.3 #9 and #10 read a refund by GET /refund/{referenceId} and a deposit by GET /deposit/{referenceId}: that a refund's id is not found as a deposit, nor a deposit's as a refund, rather than read as one, is our reading (§2.5 does not say whether reference ids are kept per kind)",
   ),
+  'balance-currency-refused': reading(
+    '§4.2 #4 reads the balance in a currency of the path and shows no code for one the service does not take; a refusal (400, or 500 with INVALID_CURRENCY, as set A has it for a request to pay) is our reading',
+  ),
   'access-type-named': reading(
     '§4.2 #7 gives access_type as online or offline; its listing shows only 200, so that another is refused (400 as invalid data, or 500 with a code) is our reading',
   ),

@@ -338,7 +338,7 @@ export function refusedCreationCalledBackFindings(bodies: readonly unknown[]): F
 }
 
 const CALLBACK_IS_STATUS_RECORD = observed(
-  'real-api-notes, callbacks: the body is the same record as the status GET [documented]; a refused request has none (§7 rule 2: nothing is created)',
+  'real-api-notes, callbacks: the body is the same record as the status GET [documented]; a refused request has none, the status query finding no transaction under its reference id',
 );
 
 const REFUSED_ADDRESS_SILENT = reading(

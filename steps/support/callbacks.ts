@@ -1,3 +1,4 @@
+import { wasCreated } from '../../harness/client/momo-client.ts';
 import { randomUUID } from 'node:crypto';
 import { defineParameterType } from '@cucumber/cucumber';
 import { consistently } from '../../harness/eventually.ts';
@@ -35,14 +36,6 @@ const CALLBACK_TIMING = CALLBACK_CHECKS['callback-arrives'].values.timing;
 /** A URL on the receiver, at the host the API user was registered with (config.callbackHost). */
 export function ownCallbackUrl(world: MomoWorld, referenceId: string): string {
   return world.harness.receiver.urlFor(referenceId);
-}
-
-/**
- * A callback URL whose query carries escaped characters (a slash, a space, an equals sign), as a partner's order
- * reference often does: the callback goes to it as written (§6), escapes and all; decoded, it goes elsewhere.
- */
-export function escapedCallbackUrl(world: MomoWorld, referenceId: string): string {
-  return world.harness.receiver.urlFor(referenceId, 'note=a%2Fb%20c%3D');
 }
 
 /** A URL on a host other than the API user's providerCallbackHost: the service must refuse it. */
@@ -290,10 +283,10 @@ export async function expectOnlyTheFirstAddressCalledBack(world: MomoWorld): Pro
  */
 export async function expectRefusedCreationSilent(world: MomoWorld): Promise<void> {
   const refused = world.lastPayment;
-  const status = refused.answeredWith;
-  if (status === undefined || status < 400 || !refused.callbackUrl) {
+  const answer = refused.answer;
+  if (!answer || wasCreated(answer) || !refused.callbackUrl) {
     world.log(
-      `Not checked that nothing was called back: the ${refused.kind} was not refused (${status ?? 'no answer'}), or gave no address.`,
+      `Not checked that nothing was called back: the ${refused.kind} was not refused (${answer?.status ?? 'no answer'}), or gave no address.`,
     );
     return;
   }

@@ -13,7 +13,7 @@ import type { OperationId } from '../../core/catalogue/operations.ts';
 import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import { currentRecord, expectOutcome, finalStatusRecord, judgeRecordAsAsked, readStatus, settledAsAsked } from './status-records.ts';
-import { escapedCallbackUrl, ownCallbackUrl } from './callbacks.ts';
+import { ownCallbackUrl } from './callbacks.ts';
 import {
   deposit,
   refundPayment,
@@ -82,13 +82,13 @@ export async function createdAndEnded(
   world: MomoWorld,
   creationLabel: string,
   party: Party,
-  options: { callback?: boolean | 'escaped'; amount?: string } = {},
+  options: { callback?: boolean; amount?: string } = {},
 ): Promise<void> {
   const creation = creationLabelled(creationLabel).id;
   // A fraction no binary floating point holds, after a first of FIRST_AMOUNT: money rounded, or summed in doubles
   // (1.1 + 2.2 is 3.3000000000000003), is told from money moved right.
   const amount = options.amount ?? '2.2';
-  const asked: CreateOptions = options.callback ? { callback: options.callback === 'escaped' ? escapedCallbackUrl : ownCallbackUrl } : {};
+  const asked: CreateOptions = options.callback ? { callback: ownCallbackUrl } : {};
   if (creation === 'requestToPay') return settledPayment(world, party, amount, asked);
   if (creation === 'refund') await refundPayment(world, options.amount, asked);
   else await create(world, creation, party, amount, asked);

@@ -105,9 +105,8 @@ export async function readBalanceInForeignCurrency(world: MomoWorld): Promise<vo
 }
 
 /**
- * A balance asked for in a currency is given in that currency (§4.2 #4, §2.9), or refused for it (set A:
- * INVALID_CURRENCY; the live sandbox answers 500): never a balance in another currency, which a partner would take for
- * the one it asked for.
+ * A balance asked for in a currency is given in that currency (§4.2 #4, §2.9: definite), or refused for it (how is our
+ * reading): never a balance in another currency, which a partner would take for the one it asked for.
  */
 export function expectForeignBalanceRefusedOrInIt(world: MomoWorld): void {
   const currency = foreignCurrency(world);
@@ -123,7 +122,7 @@ export function expectForeignBalanceRefusedOrInIt(world: MomoWorld): void {
     );
     return;
   }
-  world.expect({ status: [400, 500], code: 'INVALID_CURRENCY', source: REFUSALS['currency-refused'], what });
+  world.expect({ status: [400, 500], code: 'INVALID_CURRENCY', source: REFUSALS['balance-currency-refused'], what });
 }
 
 /** A deposit that carries no Authorization at all (the client sends none for an empty credential). */

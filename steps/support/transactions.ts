@@ -414,7 +414,7 @@ async function createTransaction(
   const response = world.remember(
     await world.client.invoke(create, product, { authorization: await world.bearer(account), referenceId, body, ...extra }),
   );
-  payment.answeredWith = response.status;
+  payment.answer = response;
   return response;
 }
 

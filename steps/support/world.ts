@@ -27,8 +27,8 @@ export interface Payment {
   party?: Party;
   /** The final status it was read to end in, where the scenario lets the target decide (a limit, a lack of funds). */
   endedAs?: string;
-  /** The HTTP status its creation was answered with: 202 taken, or a refusal. */
-  answeredWith?: number;
+  /** The answer to its creation: taken (202, or a 409 to a retry whose first attempt made it), or a refusal. */
+  answer?: ApiResponse;
 }
 
 /** Under which product each step of the consent flow is called. */

@@ -141,14 +141,14 @@ test('a server that refuses "APPLICATION/JSON" fails "a media type is read in an
     'go',
   ));
 
-// From the third Python batch: a reference id in another dress than RFC 9562's string form, which a lenient parser takes.
-test('a server that takes a reference id without its hyphens fails "a reference id is a UUID v4"', () =>
+// From the third Python batch: a registration body field of another type than the spec gives, taken anyway.
+test('a server that registers an API user whose callback host is a number fails "invalid data is refused"', () =>
   assertCaught(
-    'reference-id-parsed-leniently',
+    'apiuser-host-not-string-accepted',
     'spec',
-    '@inputs and @collection and @negative',
-    'A request to pay with a reference id without its hyphens is refused as invalid',
-    /status-code \(definite: §2\.5, §4\.1: X-Reference-Id is a UUID v4.*\): status: expected 400, got 202/,
+    '@provisioning and @negative',
+    'An API user cannot be registered with its callback host given as a number',
+    /status-code \(definite: §2\.12: providerCallbackHost is a string.*\): status: expected 400, got 201/,
   ));
 
 // From the third Python batch: a creation refused for its currency that still calls back, telling of no transaction.
@@ -157,7 +157,7 @@ test('a server that calls back a request to pay it refused fails "a refusal chan
     'refused-creation-calls-back',
     'mtn-sandbox',
     '@callback and @negative and @collection',
-    'A currency the service does not take is refused',
+    'A request to pay refused for its currency calls nobody back',
     /refusal-changes-nothing \(observed: real-api-notes, callbacks: the body is the same record as the status GET/,
   ));
 
