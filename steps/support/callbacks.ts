@@ -15,7 +15,8 @@ import {
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { statusFindings } from '../../harness/checks/answers.ts';
 import { finalStatusRecord, readStatus, statusSchemaOf } from './status-records.ts';
-import type { MomoWorld } from './world.ts';
+import type { MomoWorld, Payment } from './world.ts';
+import type { ReceivedCallback } from '../../harness/callbacks/receiver.ts';
 import type { Party } from './parties.ts';
 import { deposit, requestPayment, reusedEarlier } from './transactions.ts';
 import { refusedAddressCalledFindings, refusedCreationCalledBackFindings } from '../../harness/checks/transactions.ts';
@@ -133,29 +134,35 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
   // Every callback that came, in order, not only the first: a retry, or a second one the target sent on its own,
   // must carry the same final record (one that says FAILED after SUCCESSFUL tells the partner two outcomes).
   const all = receiver.callbacksFor(payment.referenceId);
-  const arrived = all.length > 0 ? all : callbacks;
+  await judgeEachCallback(world, payment, all.length > 0 ? all : callbacks, where);
+}
+
+/**
+ * Each callback of a transaction, in order: its body is a status record, labelled as JSON, and the same, on what the
+ * record names, as the final record the status query gives.
+ */
+async function judgeEachCallback(world: MomoWorld, payment: Payment, arrived: readonly ReceivedCallback[], where: string): Promise<void> {
   const schema = statusSchemaOf(payment);
   const { response, record } = await finalStatusRecord(world, payment);
   arrived.forEach((callback, index) => {
     const which = arrived.length > 1 ? `callback ${index + 1} of ${arrived.length}` : 'the callback';
     const body = callback.body ?? callback.rawBody;
+    const about = { operation: payment.create, product: payment.product };
     world.harness.conclude({
       header: `${where}, ${which} carrying its status record`,
-      operation: payment.create,
-      product: payment.product,
+      ...about,
       checks: ['callback-record'],
       findings: callbackRecordFindings(schema, body, world.harness.run),
       received: quote(body),
     });
     world.harness.conclude({
       header: `${where}, ${which} labelled as JSON`,
-      operation: payment.create,
-      product: payment.product,
+      ...about,
       checks: ['callback-labelled-json'],
       findings: labelledJsonFindings(callback.contentType),
     });
-    // Compared, on what the record names, with the final record the status query gives (the callback comes once the
-    // transaction is final; the query may lag a moment): a field one of them adds (records are open) is no difference.
+    // Compared with the final record the status query gives (the callback comes once the transaction is final; the
+    // query may lag a moment): a field one of them adds (records are open) is no difference.
     world.check(
       'callback-record',
       response,
