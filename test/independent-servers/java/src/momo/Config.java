@@ -82,6 +82,28 @@ public final class Config {
         add(new Control("refund-record-without-payee", false,
             "spec 2.5 / 4.6 'Fields of the transaction status record ...: not shown'; 2.4 the refund body has no payee (notes observe payee on refunds, so spec only)",
             "the refund status record and the refund callback carry no payee; deposits and requests to pay keep payee/payer"));
+        // third batch
+        add(new Control("callback-single-attempt", true,
+            "spec 6 'Callback payload, timing, retries, signing ...: not shown'; notes, Callbacks: 'Retry policy: older docs say sent once; newer docs describe retries ... [uncertain: make it a setting]'",
+            "each callback is attempted once: a callback answered with a non-2xx status (or not answered within 2 s) is not sent again (default: spec 5 attempts, mtn-sandbox 3)"));
+        add(new Control("notification-cooldown-long", true,
+            "spec 4.2 #3 '429 Too many attempts for the same ID recently' and 8 'Rate limit thresholds: not shown' (how long 'recently' lasts is not given; notes silent)",
+            "after an accepted delivery notification, further notifications for the same payment get 429 for 120 s (default: spec 10 s, mtn-sandbox 60 s)"));
+        add(new Control("consent-request-short-lived", true,
+            "spec 2.8 'expires_in: Seconds until the authentication request ID expires' and 8 (the value is not given; notes give none)",
+            "bc-authorize answers expires_in 60 (default: spec 180, mtn-sandbox 240); the auth_req_id is refused with 400 expired_token from then on; the holder still answers after 4 s (mtn-sandbox 3 s)"));
+        add(new Control("consent-validity-30-days", true,
+            "spec 2.7 'refresh_token_expired_in ... It is based on the default consent validity' (the default is not given); consent_valid_in still overrides it",
+            "without consent_valid_in a consent lasts 2592000 s (30 days) for both access types: refresh_token_expired_in reads about 2592000 (default: online 3600 s, offline 86400 s; mtn-sandbox 86400 s); the consent access token still lives 3600 s"));
+        add(new Control("userinfo-all-claims", true,
+            "spec 2.11 lists the user-information record without tying its fields to scopes; 5.7 'Allowed scope values: not shown'; notes 'userinfo -> the same Sand Box style record' (in mtn-sandbox this is already the default, no effect)",
+            "user information with consent returns all 24 claims of 2.11 whatever the consent's scope (default in spec: filtered by scope, e.g. openid alone gives only sub)"));
+        add(new Control("retry-after-on-429", true,
+            "RFC 9110 10.2.3 (a server MAY send Retry-After) and RFC 6585 4 (429 MAY include Retry-After); spec 4.2 #3 names no headers of the 429",
+            "a delivery notification refused with 429 carries Retry-After: <whole seconds until the next notification is accepted>"));
+        add(new Control("api-key-base64url", false,
+            "spec 2.12 'API key record: apiKey (string)' gives no format (notes observe 32 hex characters, so spec only)",
+            "the created apiKey is 32 characters of base64url (A-Z a-z 0-9 - _), e.g. 'q3Zk-9vB_...'; it works as the key, exactly as written"));
     }
     private static void add(Control c) { CONTROLS.put(c.name, c); }
 
@@ -254,6 +276,82 @@ public final class Config {
         dev("refund-negative-amount-accepted", BOTH,
             "spec 4.3 #9 'Refunds an amount from the owner's account to a payee account'; '400: invalid data'; 2.4 amount",
             "a refund with a negative amount (\"-5\") of a successful request to pay is accepted (202), ends SUCCESSFUL and adds 5 to the disbursement balance; requests to pay and deposits still refuse a negative amount with 400");
+        // ---- third batch
+        dev("apiuser-get-shows-latest-host", BOTH,
+            "spec 4.5 #16 'Get API user information' (of the API user named in the path); notes 'GET /v1_0/apiuser/{id} -> 200 {\"providerCallbackHost\":\"...\",\"targetEnvironment\":\"sandbox\"}' [observed]",
+            "GET /v1_0/apiuser/{id} gives the providerCallbackHost of the most recently created API user (of any product), not of the API user asked for; the callback-host check still uses the user's own host");
+        dev("apiuser-duplicate-400", BOTH,
+            "spec 4.5 #14 '409 duplicated reference ID, code RESOURCE_ALREADY_EXIST'; 7 rule 1 and set C",
+            "creating an API user with an X-Reference-Id already in use answers 400 (spec: a text/plain line, mtn-sandbox: empty) instead of 409 RESOURCE_ALREADY_EXIST; nothing is changed; transactions still get 409 for a reused id");
+        dev("token-accepts-other-users-key", BOTH,
+            "spec 5.2 'The credential is the API user ID and API key, base64-encoded' (the key of that API user); 4.2 #1 '401: { error }' (notes: 500 login_failed)",
+            "POST /{product}/token/ issues a token for API user A when the Basic credential carries A's id with the API key of another API user of the same product (keys are looked up per product, not per user); a key nobody holds is still refused (a narrow cousin of token-wrong-api-key-accepted and token-key-not-checked, which take any key)");
+        dev("token-type-bearer-off-collection", MTN_ONLY,
+            "notes, Provisioning and tokens: 'POST /{product}/token/ -> 200 {... \"token_type\":\"access_token\" ...} [observed] (token_type is literally \"access_token\")'",
+            "the access-token records of /disbursement/token/ and /remittance/token/ say token_type \"Bearer\"; /collection/token/ keeps \"access_token\"");
+        dev("slow-down-at-interval", BOTH,
+            "spec 2.8 'interval: How long the client waits between retries to the consent token endpoint'; 5.4 'the client waits interval between retries'; OpenID CIBA Core 11 (slow_down only when the client polls faster than interval) and 7.3",
+            "the CIBA token operation answers 400 slow_down to a poll that comes less than interval + 2 s after the previous poll of the same auth_req_id, so a client that waits exactly interval gets slow_down (also once the holder has approved); waiting 5 s more gets through; interval is not raised");
+        dev("userinfo-sub-changes-after-refresh", BOTH,
+            "spec 2.11 'sub: Identifier of the end user at the issuer'; OIDC Core 5.1 / 8 (sub is stable: locally unique and never reassigned); notes userinfo sub \"0\" [observed]",
+            "user information opened with a consent token obtained by the refresh_token grant gives another sub (the refresh token's UUID) than the same holder's consent token from the CIBA grant");
+        dev("consent-token-cached-per-client", BOTH,
+            "spec 2.7 consent token record / 4.3 #11 (the token is for the auth_req_id redeemed: 'Scopes that belong to the authentication request ID'); 5.4",
+            "the CIBA grant returns, while the API user's previous consent access token still lives, that previous token record again (same access_token, scope and refresh_token): redeeming a second auth_req_id for another holder opens the first holder's user information");
+        dev("refresh-grant-requires-auth-req-id", BOTH,
+            "RFC 6749 6 (a refresh request carries grant_type=refresh_token and refresh_token, scope optional); spec 2.7 'refresh_token: UUID of the refresh token', 5.4 'plus a refresh token'",
+            "the refresh_token grant without an auth_req_id parameter answers 400 invalid_request; with any auth_req_id value added (even an unknown one) the refresh works");
+        dev("payment-duplicate-race", BOTH,
+            "spec 2.5 'A request that reuses an existing reference ID is rejected with 409 and code RESOURCE_ALREADY_EXIST'; 7 rule 1; 4.2 #2 '409'",
+            "the request-to-pay duplicate check and the insert are 300 ms apart with the store unlocked: two requests with the same X-Reference-Id sent together both get 202 and both are carried out (both credited; the status shows the later); a reuse after the first answer still gets 409");
+        dev("payment-id-scoped-per-user", BOTH,
+            "spec 2.5 'A request that reuses an existing reference ID is rejected with 409'; 7 rule 1; 4.2 #2 '409: duplicated reference ID'",
+            "a request to pay whose X-Reference-Id is already used by another API user's request to pay is accepted (202) and kept apart (each API user reads its own); reuse by the same API user still gets 409 (a narrow cousin of payment-reference-reused, which takes any reuse)");
+        dev("notification-third-attempt-accepted", BOTH,
+            "spec 4.2 #3 '429 Too many attempts for the same ID recently'; 8 'repeated attempts for the same ID give 429, but only after a successful attempt'; notes 'a second notification for the same reference -> 429' [observed]",
+            "the 429 branch clears the cooldown: after an accepted delivery notification the second attempt gets 429, but a third one right after is enqueued (200) and starts the cooldown again");
+        dev("notification-sent-to-callback-url", BOTH,
+            "spec 6 'The delivery notification operation enqueues a notification to the end user' (callbacks report the transaction); notes, Callbacks: 'Body: the same record as the status GET' [documented], 'Sent ... when the transaction reaches a final state'",
+            "an accepted delivery notification is also POSTed to the payment's X-Callback-Url with the body {\"notificationMessage\": ...}, a callback whose body is not the transaction record, after the payment's real callback");
+        dev("disbursement-holder-wants-collection-token", BOTH,
+            "spec 4.3 #12 'Same parameters, headers and semantics as collection endpoint 8'; 5.3 (Bearer access token of the caller's product); notes 'An API user works only with the product (subscription key) it was provisioned under' [observed]",
+            "GET /disbursement/v1_0/accountholder/{type}/{id}/active refuses a disbursement access token with 401 {\"error\":\"access_token_of_another_product\"} and accepts a collection access token instead; the collection check is right");
+        dev("disbursement-holder-result-renamed", MTN_ONLY,
+            "notes, Other operations: 'Account holder active -> 200 {\"result\":true}' [observed]; spec 4.3 #12 same semantics as #8",
+            "the disbursement account-holder check answers {\"active\":true} instead of {\"result\":true}; the collection check keeps {\"result\":true}");
+        dev("currency-balance-never-updated", BOTH,
+            "spec 4.2 #4 'Get account balance in a specific currency'; 2.9 'availableBalance: Available balance of the account'",
+            "GET /{product}/v1_0/account/balance/{currency} always gives the opening balance (collection \"0\", disbursement \"1000000\"), whatever payments, deposits and refunds completed; GET .../account/balance is right");
+        dev("refund-debits-running-total", BOTH,
+            "spec 4.3 #9 'Refunds an amount from the owner's account to a payee account'; 2.4 amount (the refund's own amount); 2.9 'availableBalance: Available balance of the account'",
+            "a successful refund debits the disbursement balance by the total of all successful refunds of the same request to pay so far, its own included: refunds of 4 and then 2 of one payment take 4 and then 6 (10 in all); a first refund is right");
+        dev("refund-target-id-not-validated", BOTH,
+            "spec 2.4 'referenceIdToRefund | string (UUID)'; 4.3 #9 '400: invalid data'",
+            "a refund whose referenceIdToRefund is not a UUID (e.g. \"order-17\") is accepted (202) and ends FAILED RESOURCE_NOT_FOUND instead of 400");
+        dev("refund-relabels-payment", BOTH,
+            "spec 3 (a request to pay is PENDING until the payer answers, then final; delivery notification 'allowed only for a successfully completed transaction'); notes 'Status values: PENDING, SUCCESSFUL, FAILED [observed]'",
+            "once a refund of a request to pay succeeds, that request to pay's status record reads status \"REFUNDED\" instead of SUCCESSFUL, a delivery notification for it answers 409, and a further refund of it fails PAYMENT_NOT_APPROVED");
+        dev("refund-callback-host-plain-400", BOTH,
+            "spec 6 'A callback host that the service rejects gives code INVALID_CALLBACK_URL_HOST'; notes '... the creation POST fails with 500 {\"code\":\"INVALID_CALLBACK_URL_HOST\",...}' [observed]",
+            "a refund whose X-Callback-Url is on a host other than providerCallbackHost is refused with 400 without the code (spec: a text/plain line, mtn-sandbox: empty body); requests to pay and deposits still answer 500 INVALID_CALLBACK_URL_HOST");
+        dev("deposit-funds-checked-at-acceptance", BOTH,
+            "spec 4.3 #10 'Deposits an amount from the owner's account'; 7 set B NOT_ENOUGH_FUNDS; 2.9 'availableBalance: Available balance of the account'",
+            "a deposit's NOT_ENOUGH_FUNDS check uses the balance read when it was accepted, ignoring deposits completed in between: two deposits of 600000 accepted together from 1000000 both succeed and availableBalance reads \"-200000\" (in mtn-sandbox deposits overlap only when the payee answers late, e.g. 46733123454)");
+        dev("remittance-env-error-gateway-shape", BOTH,
+            "spec 4.4 #13 '500: error { code, message }'; 7 rule 3 '500 with NOT_ALLOWED_TARGET_ENVIRONMENT on the balance ... operations'",
+            "the remittance balance answers a foreign X-Target-Environment with 500 {\"statusCode\":500,\"message\":...} (the gateway shape) without code NOT_ALLOWED_TARGET_ENVIRONMENT; collection and disbursement keep {code, message}");
+        dev("empty-party-500", BOTH,
+            "spec 2.1 (partyIdType and partyId are required); 4.2 #2 and 4.3 #10 '400: invalid data'; notes 'Empty payer:{} -> 500 in the live service [observed] (a server bug the harness should flag)'",
+            "a request to pay with \"payer\": {} or a deposit with \"payee\": {} answers 500 INTERNAL_PROCESSING_ERROR instead of 400; a party with one field missing still gets 400");
+        dev("callback-retry-without-body", MTN_ONLY,
+            "notes, Callbacks: 'Body: the same record as the status GET' [documented]; retries [uncertain]",
+            "a callback retried after a non-2xx answer (or a timeout) is sent with an empty body (the body was consumed by the first attempt); the first attempt carries the record");
+        dev("rtp-status-bad-id-500", MTN_ONLY,
+            "notes, Status records: 'A status GET for a non-UUID reference -> 400; for an unknown UUID -> 404' [observed]",
+            "GET /collection/v1_0/requesttopay/{id} with an id that is not a UUID (e.g. not-a-uuid) answers 500 INTERNAL_PROCESSING_ERROR instead of 400; the refund and deposit status queries still answer 400 (a narrow cousin of disbursement-status-bad-id-404, which touches those two with 404)");
+        dev("refreshed-refresh-token-unknown", BOTH,
+            "spec 2.7 'refresh_token: UUID of the refresh token', 'refresh_token_expired_in: Seconds until the consent can no longer be refreshed'; 8; RFC 6749 6 (a new refresh token issued replaces the old one)",
+            "the refresh token returned by a refresh_token grant is never stored: using it answers 400 invalid_grant although the consent lasts; the refresh token from the CIBA grant keeps working");
     }
     private static void dev(String name, String profiles, String clause, String effect) {
         DEVIATIONS.put(name, new Deviation(name, profiles, clause, effect));

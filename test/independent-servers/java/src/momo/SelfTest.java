@@ -249,8 +249,8 @@ public final class SelfTest {
         eq(A, 0, dl[0], "--list-deviations exit status");
         String[] dlines = ((String) dl[1]).trim().split("\n");
         check(A, dlines.length >= 24, "at least 24 deviations listed: " + dlines.length);
-        eq(A, 51, dlines.length, "51 deviations listed (29 of the first batch, 22 of the second)");
-        eq(A, 15, lines.length, "15 controls listed (11 of the first batch, 4 of the second)");
+        eq(A, 76, dlines.length, "76 deviations listed (29 of the first batch, 22 of the second, 25 of the third)");
+        eq(A, 22, lines.length, "22 controls listed (11 of the first batch, 4 of the second, 7 of the third)");
         Set<String> dnames = new HashSet<>();
         for (String l : dlines) {
             String[] f = l.split("\t");
@@ -267,7 +267,8 @@ public final class SelfTest {
             {"--currency", "eur"}, {"--token-lifetime", "0"}, {"--delayed-approval-seconds", "-1"}, {"--pending-timeout-seconds", "soon"},
             {"--control", "no-such-control"}, {"--bogus"}, {"--port"}, {"--profile", "mtn-sandbox", "--control", "slow-disbursements"},
             {"--target-environment", "a b"}, {"--deviation", "no-such-deviation"}, {"--deviation"}, {"--list-deviations=yes"},
-            {"--profile", "mtn-sandbox", "--control", "refund-record-without-payee"}};
+            {"--profile", "mtn-sandbox", "--control", "refund-record-without-payee"},
+            {"--profile", "mtn-sandbox", "--control", "api-key-base64url"}};
         for (String[] b : bad) {
             Object[] x = runCli(b);
             eq(A, 2, x[0], "exit status for " + String.join(" ", b));
@@ -779,7 +780,8 @@ public final class SelfTest {
         parallel(SelfTest::cSingleLiveToken, SelfTest::cNotificationWindow, SelfTest::cRefundCapped, SelfTest::cSharedIds,
             SelfTest::cConsentPush, SelfTest::cSignature, SelfTest::cSlowDisbursements, SelfTest::cConnectionClose,
             SelfTest::cApiKeyRotates, SelfTest::cStatusEnv, SelfTest::cConsentBound,
-            SelfTest::cRefreshRotates, SelfTest::cConsentSlow, SelfTest::cApiKeyUpper, SelfTest::cRefundWithoutPayee);
+            SelfTest::cRefreshRotates, SelfTest::cConsentSlow, SelfTest::cApiKeyUpper, SelfTest::cRefundWithoutPayee,
+            Batch3::controlsSpec, Batch3::controlsMtn, Batch3::controlsBaseline);
     }
 
     static void cSingleLiveToken() throws Exception {
@@ -1033,7 +1035,8 @@ public final class SelfTest {
     static void deviations() throws Exception {
         parallel(SelfTest::dSpecGroup, SelfTest::dExpiredOnStatus, SelfTest::dStatusGroup, SelfTest::dMoneyGroup,
             SelfTest::dFlowGroup, SelfTest::dBaseline,
-            SelfTest::d2SpecGroup, SelfTest::d2MtnGroup, SelfTest::d2PortDropped, SelfTest::d2SpecBaseline, SelfTest::d2MtnBaseline);
+            SelfTest::d2SpecGroup, SelfTest::d2MtnGroup, SelfTest::d2PortDropped, SelfTest::d2SpecBaseline, SelfTest::d2MtnBaseline,
+            Batch3::specGroup, Batch3::race, Batch3::mtnGroup, Batch3::specBaseline, Batch3::mtnBaseline);
     }
 
     static Res notify(Srv s, String tok, String ref, String body) {

@@ -56,6 +56,7 @@ public final class Server {
     }
     static final class Token {
         String jti, kind, userId, product; long exp; boolean revoked; AuthReq req;
+        String viaRefresh; // deviation userinfo-sub-changes-after-refresh: the refresh token this consent token came from
     }
     static final class Txn {
         String id, key, kind, ownerId, externalId, currency, payerMessage, payeeNote, refundOf, callbackUrl, finId;
@@ -63,6 +64,7 @@ public final class Server {
         String status = "PENDING", reason;
         long created, completedAt, lastNotification = -1;
         boolean viaBasic, reasonRead; // deviations basic-auth-payment-no-callback, failed-reason-read-once
+        BigDecimal fundsAtAccept; // deviation deposit-funds-checked-at-acceptance
     }
     static final class AuthReq {
         String id, userId, hint, hintType, accessType, callbackUrl, decision;
@@ -82,6 +84,11 @@ public final class Server {
     final Set<String> reservedIds = new HashSet<>();
     /** Deviation balance-cached: the last balance answer per user, product and currency, with its time. */
     final Map<String, Object[]> balanceCache = new HashMap<>();
+    /** Deviation apiuser-get-shows-latest-host: the host of the API user created last. */
+    String lastCreatedHost;
+    /** Deviation consent-token-cached-per-client: the last consent token record per API user, with its Token. */
+    final Map<String, Object[]> consentCache = new HashMap<>();
+    Token lastConsentToken;
 
     // ---------------------------------------------------------------- responses
     static final class Resp {
@@ -536,6 +543,7 @@ public final class Server {
     Map<String, Object> party(Object v, String name) {
         if (!(v instanceof Map)) throw bad(name + " is required and must be an object");
         Map<String, Object> m = (Map<String, Object>) v;
+        if (m.isEmpty() && cfg.dev("empty-party-500")) throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
         Object t = m.get("partyIdType"), id = m.get("partyId");
         if (!(t instanceof String)) throw bad(name + ".partyIdType is required");
         if (!(id instanceof String)) throw bad(name + ".partyId is required");
@@ -581,6 +589,7 @@ public final class Server {
             if (cfg.spec() ? (host.length() > 253 || !HOSTNAME.matcher(host).matches()) : host.length() > 255)
                 throw bad("providerCallbackHost must be a host name or IPv4 address (no scheme, port or path)");
             early.host = host;
+            lastCreatedHost = host;
             return empty(201);
         }
         Map<String, Object> b = jsonBody(c);
@@ -589,10 +598,12 @@ public final class Server {
         String host = ((String) h).trim();
         if (cfg.spec() ? (host.length() > 253 || !HOSTNAME.matcher(host).matches()) : host.length() > 255)
             throw bad("providerCallbackHost must be a host name or IPv4 address (no scheme, port or path)");
+        if (users.containsKey(id) && cfg.dev("apiuser-duplicate-400")) throw bad("the API user could not be created from this request");
         if (users.containsKey(id)) throw err(409, "RESOURCE_ALREADY_EXIST", "An API user with this reference id already exists.");
         ApiUser u = new ApiUser();
         u.id = id; u.host = host; u.product = c.product; u.env = cfg.targetEnvironment;
         users.put(id, u);
+        lastCreatedHost = host;
         return empty(201);
     }
 
@@ -609,6 +620,11 @@ public final class Server {
         String key;
         if (cfg.spec()) key = hex(20);
         else key = hex(16);
+        if (cfg.spec() && cfg.on("api-key-base64url")) {
+            byte[] kb = new byte[24];
+            rnd.nextBytes(kb);
+            key = Base64.getUrlEncoder().withoutPadding().encodeToString(kb);
+        }
         if (cfg.on("api-key-upper-case-hex")) key = key.toUpperCase(Locale.ROOT);
         if (cfg.mtn() || cfg.on("api-key-rotates")) u.keys.clear();
         u.keys.add(key);
@@ -622,13 +638,22 @@ public final class Server {
         }
         ApiUser u = pathUser(c);
         if (cfg.dev("apiuser-unreadable-after-key") && !u.keys.isEmpty()) throw err(404, "RESOURCE_NOT_FOUND", "No API user has this reference id.");
-        if (cfg.spec()) return json(200, Json.obj("providerCallbackHost", u.host, "targetEnvironment", u.env, "product", u.product));
-        return json(200, Json.obj("providerCallbackHost", u.host, "targetEnvironment", u.env));
+        String host = cfg.dev("apiuser-get-shows-latest-host") && lastCreatedHost != null ? lastCreatedHost : u.host;
+        if (cfg.spec()) return json(200, Json.obj("providerCallbackHost", host, "targetEnvironment", u.env, "product", u.product));
+        return json(200, Json.obj("providerCallbackHost", host, "targetEnvironment", u.env));
     }
 
     // ---------------------------------------------------------------- access tokens
     Resp token(Ctx c) {
-        ApiUser u = userByCreds(basicCreds(c));
+        String[] cr = basicCreds(c);
+        ApiUser u = userByCreds(cr);
+        if (u == null && cr != null && !cr[1].isEmpty() && cfg.dev("token-accepts-other-users-key")) {
+            // the key is looked up among the product's keys, not the named user's
+            ApiUser named = users.get(normId(cr[0]));
+            if (named != null)
+                for (ApiUser o : users.values())
+                    if (o.product.equals(named.product) && o.keys.contains(cr[1])) { u = named; break; }
+        }
         if (u == null) {
             if (cfg.mtn()) throw oauth(500, "login_failed");
             throw oauth(401, basicCreds(c) == null ? "basic_credentials_missing" : "api_user_credentials_not_valid");
@@ -648,7 +673,8 @@ public final class Server {
         tokens.put(t.jti, t);
         String at = jwt.sign(Json.obj("iss", "momo-blind-java", "sub", u.id, "aud", c.product, "tenv", u.env,
             "iat", now / 1000, "nbf", now / 1000, "exp", t.exp / 1000, "jti", t.jti));
-        return json(200, Json.obj("access_token", at, "token_type", cfg.spec() ? "Bearer" : "access_token",
+        return json(200, Json.obj("access_token", at, "token_type",
+            cfg.spec() || (cfg.dev("token-type-bearer-off-collection") && !c.product.equals("collection")) ? "Bearer" : "access_token",
             "expires_in", cfg.dev("token-expires-in-milliseconds") ? cfg.tokenLifetime * 1000 : cfg.tokenLifetime)).header("Cache-Control", "no-store");
     }
 
@@ -697,18 +723,33 @@ public final class Server {
         else {
             Object r = b.get("referenceIdToRefund");
             if (!(r instanceof String)) throw bad("referenceIdToRefund is required");
-            if (!UUID_ANY.matcher((String) r).matches()) throw bad("referenceIdToRefund must be a UUID");
+            if (!UUID_ANY.matcher((String) r).matches() && !cfg.dev("refund-target-id-not-validated")) throw bad("referenceIdToRefund must be a UUID");
             t.refundOf = normId((String) r);
         }
         envValue(c);
         if (!t.currency.equals(cfg.currency) && !(cfg.dev("refund-currency-not-checked") && kind.equals("refund")))
             throw err(500, "INVALID_CURRENCY", "The currency " + t.currency + " is not taken here.");
-        t.callbackUrl = callbackUrl(c, u);
+        try { t.callbackUrl = callbackUrl(c, u); }
+        catch (Fail f) {
+            if (f.r.status == 500 && kind.equals("refund") && cfg.dev("refund-callback-host-plain-400")) throw bad("X-Callback-Url is not allowed");
+            throw f;
+        }
         t.key = nsKey(kind, id);
+        if (cfg.dev("payment-id-scoped-per-user") && kind.equals("requesttopay")) {
+            Txn other = txns.get(t.key);
+            if (other != null && !other.ownerId.equals(u.id)) t.key = u.id + "|" + t.key;
+        }
         if (txns.containsKey(t.key) && cfg.dev("deposit-duplicate-500") && kind.equals("deposit"))
             throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
         if (txns.containsKey(t.key)) throw err(409, "RESOURCE_ALREADY_EXIST", "This reference id has been used already.");
+        if (cfg.dev("payment-duplicate-race") && kind.equals("requesttopay")) {
+            // a slow step between the duplicate check and the insert, with the store unlocked
+            long end = System.currentTimeMillis() + 300, left;
+            try { while ((left = end - System.currentTimeMillis()) > 0) lock.wait(left); }
+            catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+        }
         t.created = System.currentTimeMillis();
+        if (kind.equals("deposit")) t.fundsAtAccept = balance(u.id, "disbursement");
         String auth = c.h("Authorization");
         t.viaBasic = auth != null && auth.regionMatches(true, 0, "Basic ", 0, 6);
         if (kind.equals("refund")) {
@@ -789,7 +830,11 @@ public final class Server {
                 BigDecimal have = balance(t.ownerId, "disbursement");
                 BigDecimal moved = t.amount;
                 if (cfg.dev("refund-debits-original-amount") && t.kind.equals("refund")) moved = original(t).amount;
-                if (have.compareTo(moved) < 0) { status = "FAILED"; reason = "NOT_ENOUGH_FUNDS"; }
+                if (cfg.dev("refund-debits-running-total") && t.kind.equals("refund"))
+                    for (Txn x : txns.values())
+                        if (x != t && x.kind.equals("refund") && x.status.equals("SUCCESSFUL") && x.refundOf.equals(t.refundOf)) moved = moved.add(x.amount);
+                BigDecimal covers = cfg.dev("deposit-funds-checked-at-acceptance") && t.kind.equals("deposit") && t.fundsAtAccept != null ? t.fundsAtAccept : have;
+                if (covers.compareTo(moved) < 0) { status = "FAILED"; reason = "NOT_ENOUGH_FUNDS"; }
                 else if (cfg.dev("deposit-credits-owner") && t.kind.equals("deposit")) balances.put(t.ownerId + "/disbursement", plus(have, moved));
                 else balances.put(t.ownerId + "/disbursement", plus(have, moved.negate()));
             }
@@ -799,6 +844,10 @@ public final class Server {
         t.status = status;
         t.reason = reason;
         t.completedAt = System.currentTimeMillis();
+        if (status.equals("SUCCESSFUL") && t.kind.equals("refund") && cfg.dev("refund-relabels-payment")) {
+            Txn o = original(t);
+            if (o != null) o.status = "REFUNDED";
+        }
         if (status.equals("SUCCESSFUL") && t.finId == null) t.finId = digits(10);
         if (t.callbackUrl != null && !(cfg.dev("basic-auth-payment-no-callback") && t.viaBasic)) {
             Map<String, Object> rec = record(t);
@@ -852,10 +901,16 @@ public final class Server {
         c.acceptExpired = cfg.dev("expired-token-accepted-on-status");
         ApiUser u = caller(c, false);
         c.acceptExpired = false;
+        if (cfg.mtn() && cfg.dev("rtp-status-bad-id-500") && kind.equals("requesttopay") && !UUID_ANY.matcher(c.seg.get(3)).matches())
+            throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
         String id = pathUuid(c.seg.get(3), false);
         envPresent(c, cfg.on("status-needs-target-env"));
         if (!cfg.dev("status-any-environment")) envValue(c);
         Txn t = txns.get(nsKey(kind, id));
+        if (cfg.dev("payment-id-scoped-per-user") && kind.equals("requesttopay")) {
+            Txn mine = txns.get(u.id + "|" + nsKey(kind, id));
+            if (mine != null) t = mine;
+        }
         if (cfg.dev("deposit-status-reads-refunds") && kind.equals("deposit") && (t == null || !t.kind.equals(kind))) {
             Txn r = txns.get(nsKey("refund", id));
             if (r != null && r.kind.equals("refund") && r.ownerId.equals(u.id)) return json(200, record(r));
@@ -888,6 +943,10 @@ public final class Server {
         if (((String) m).length() > max) throw bad("notificationMessage is longer than " + max + " characters");
         envValue(c);
         Txn t = txns.get(nsKey("requesttopay", id));
+        if (cfg.dev("payment-id-scoped-per-user")) {
+            Txn mine = txns.get(u.id + "|" + nsKey("requesttopay", id));
+            if (mine != null) t = mine;
+        }
         if (t == null || !t.kind.equals("requesttopay") || !t.ownerId.equals(u.id))
             throw err(404, cfg.spec() ? "NOT_FOUND" : "RESOURCE_NOT_FOUND", "No request to pay of yours has this reference id.");
         if (t.status.equals("PENDING") && cfg.dev("notification-pending-not-found"))
@@ -895,13 +954,20 @@ public final class Server {
         if (t.status.equals("PENDING")) throw err(409, "TRANSACTION_NOT_COMPLETED", "The payment is not completed yet.");
         if (t.status.equals("FAILED"))
             throw err(409, cfg.spec() ? "PAYMENT_NOT_APPROVED" : "TRANSACTION_NOT_COMPLETED", "The payment did not complete successfully.");
+        if (!t.status.equals("SUCCESSFUL")) throw err(409, "TRANSACTION_NOT_COMPLETED", "The payment is not a successfully completed one.");
         long now = System.currentTimeMillis();
         long window = cfg.on("notification-window-short") ? 5_000 : cfg.spec() ? 1_800_000 : 3_600_000;
         if (now > t.completedAt + window) throw err(410, "EXPIRED", "The delivery-notification opportunity has expired.");
-        long cool = cfg.spec() ? 10_000 : 60_000;
-        if (t.lastNotification >= 0 && now - t.lastNotification < cool)
-            throw err(429, cfg.spec() ? "RESOURCE_ALREADY_EXIST" : "NOT_ALLOWED", "A notification for this payment was sent a moment ago.");
+        long cool = cfg.on("notification-cooldown-long") ? 120_000 : cfg.spec() ? 10_000 : 60_000;
+        if (t.lastNotification >= 0 && now - t.lastNotification < cool) {
+            Fail f = err(429, cfg.spec() ? "RESOURCE_ALREADY_EXIST" : "NOT_ALLOWED", "A notification for this payment was sent a moment ago.");
+            if (cfg.on("retry-after-on-429")) f.r.header("Retry-After", Long.toString((cool - (now - t.lastNotification) + 999) / 1000));
+            if (cfg.dev("notification-third-attempt-accepted")) t.lastNotification = -1;
+            throw f;
+        }
         t.lastNotification = now;
+        if (cfg.dev("notification-sent-to-callback-url") && t.callbackUrl != null)
+            sendCallback(t.callbackUrl, "POST", Json.write(Json.obj("notificationMessage", m)), t.ownerId);
         if (cfg.dev("notification-purges-payment")) txns.remove(t.key);
         return empty(200);
     }
@@ -919,9 +985,15 @@ public final class Server {
             String e = c.h("X-Target-Environment");
             if (!e.equals(cfg.targetEnvironment)) throw bad("unknown X-Target-Environment '" + e + "'");
         }
+        if (cfg.dev("remittance-env-error-gateway-shape") && c.product.equals("remittance")) {
+            String e = c.h("X-Target-Environment");
+            if (!e.equals(cfg.targetEnvironment))
+                throw new Fail(json(500, Json.obj("statusCode", 500, "message", "Access to target environment '" + e + "' is not allowed.")));
+        }
         envValue(c);
         if (!cur.equals(cfg.currency)) throw err(500, "INVALID_CURRENCY", "The currency " + cur + " is not taken here.");
         String value = balance(u.id, c.product).stripTrailingZeros().toPlainString();
+        if (cfg.dev("currency-balance-never-updated") && c.seg.size() == 5) value = c.product.equals("disbursement") ? "1000000" : "0";
         if (cfg.dev("balance-cached")) {
             String ck = u.id + "/" + c.product + "/" + cur;
             Object[] hit = balanceCache.get(ck);
@@ -933,7 +1005,10 @@ public final class Server {
     }
 
     Resp active(Ctx c) {
-        caller(c, false);
+        if (cfg.dev("disbursement-holder-wants-collection-token") && c.product.equals("disbursement")) {
+            c.product = "collection";
+            try { caller(c, false); } finally { c.product = "disbursement"; }
+        } else caller(c, false);
         String type = c.seg.get(3), id = c.seg.get(4);
         switch (type) {
             case "msisdn": partyIdCheck("MSISDN", id); break;
@@ -955,7 +1030,7 @@ public final class Server {
             case "46733123453": throw err(500, "NOT_ALLOWED_TARGET_ENVIRONMENT", "Access to target environment is not allowed.");
             case "46733123454": throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
             case "46733123455": throw err(503, "SERVICE_UNAVAILABLE", "Service unavailable.");
-            default: return json(200, Json.obj("result", true));
+            default: return json(200, Json.obj(cfg.dev("disbursement-holder-result-renamed") && c.product.equals("disbursement") ? "active" : "result", true));
         }
     }
 
@@ -993,7 +1068,7 @@ public final class Server {
         }
         String at = f.getOrDefault("access_type", "online");
         if (!at.equals("online") && !at.equals("offline")) throw bad("access_type must be online or offline");
-        long validity = at.equals("offline") || cfg.mtn() ? 86400 : 3600;
+        long validity = cfg.on("consent-validity-30-days") ? 2592000 : at.equals("offline") || cfg.mtn() ? 86400 : 3600;
         String cvi = f.get("consent_valid_in");
         if (cvi != null && cfg.dev("consent-valid-in-refused")) throw bad("unknown parameter consent_valid_in");
         if (cvi != null) {
@@ -1008,7 +1083,7 @@ public final class Server {
         r.id = UUID.randomUUID().toString(); r.userId = u.id; r.hint = m.group(1); r.hintType = m.group(2);
         r.scopes = scopes; r.accessType = at; r.validity = validity; r.created = now; r.callbackUrl = cb;
         r.interval = cfg.spec() ? 3 : 4;
-        r.expiresAt = now + (cfg.spec() ? 180_000 : 240_000);
+        r.expiresAt = now + (cfg.on("consent-request-short-lived") ? 60_000 : cfg.spec() ? 180_000 : 240_000);
         r.decideAt = now + (cfg.on("consent-approved-slowly") ? 10_000 : cfg.spec() ? 4_000 : 3_000);
         String d = r.hint.replace("+", "");
         r.decision = d.equals("46733123451") ? "deny" : d.equals("46733123452") ? "never" : "approve";
@@ -1025,20 +1100,22 @@ public final class Server {
         sendCallback(r.callbackUrl, "POST", Json.write(body), r.userId);
     }
 
-    Map<String, Object> issueConsent(AuthReq r) {
+    Map<String, Object> issueConsent(AuthReq r) { return issueConsent(r, null); }
+    Map<String, Object> issueConsent(AuthReq r, String viaRefresh) {
         long now = System.currentTimeMillis();
         if (r.consentEnd == 0) r.consentEnd = r.decideAt + r.validity * 1000;
         long life = Math.max(1, Math.min(3600, (r.consentEnd - now) / 1000));
         Token t = new Token();
         t.jti = UUID.randomUUID().toString(); t.kind = "consent"; t.userId = r.userId; t.product = "collection";
-        t.exp = now + life * 1000; t.req = r;
+        t.exp = now + life * 1000; t.req = r; t.viaRefresh = viaRefresh;
         tokens.put(t.jti, t);
+        lastConsentToken = t;
         r.tokens.add(t.jti);
         String at = jwt.sign(Json.obj("iss", "momo-blind-java", "sub", subject(r), "azp", r.userId, "aud", "userinfo",
             "scope", String.join(" ", r.scopes), "iat", now / 1000, "exp", t.exp / 1000, "jti", t.jti));
         Refresh rf = new Refresh();
         rf.token = UUID.randomUUID().toString(); rf.req = r; rf.exp = r.consentEnd;
-        refreshes.put(rf.token, rf);
+        if (!(viaRefresh != null && cfg.dev("refreshed-refresh-token-unknown"))) refreshes.put(rf.token, rf);
         r.refreshes.add(rf.token);
         return Json.obj("access_token", at, "token_type", "Bearer", "expires_in", life, "scope", String.join(" ", r.scopes),
             "refresh_token", rf.token, "refresh_token_expired_in", Math.max(0, (r.consentEnd - now) / 1000));
@@ -1077,23 +1154,39 @@ public final class Server {
                 throw oauth(400, "invalid_grant");
             }
             if (now >= r.expiresAt || (cfg.dev("auth-req-id-expires-early") && now >= r.created + 10_000)) throw oauth(400, "expired_token");
+            boolean slowDev = cfg.dev("slow-down-at-interval");
+            if (slowDev) {
+                boolean early = r.lastPoll >= 0 && now - r.lastPoll < r.interval * 1000L + 2000;
+                r.lastPoll = now;
+                if (early) throw oauth(400, "slow_down");
+            }
             if (now >= r.decideAt && r.decision.equals("deny")) throw oauth(400, "access_denied");
             if (now < r.decideAt || r.decision.equals("never")) {
-                boolean fast = cfg.spec() && r.lastPoll >= 0 && now - r.lastPoll < r.interval * 1000L - 250;
+                boolean fast = !slowDev && cfg.spec() && r.lastPoll >= 0 && now - r.lastPoll < r.interval * 1000L - 250;
                 r.lastPoll = now;
                 if (fast) { r.interval += 5; throw oauth(400, "slow_down"); }
                 throw oauth(400, "authorization_pending");
             }
             r.redeemed = true;
-            out = r.pushed != null ? r.pushed : issueConsent(r);
+            Object[] cached = cfg.dev("consent-token-cached-per-client") ? consentCache.get(u.id) : null;
+            if (r.pushed != null) out = r.pushed;
+            else if (cached != null && now < ((Token) cached[1]).exp && !((Token) cached[1]).revoked) {
+                @SuppressWarnings("unchecked") Map<String, Object> again = (Map<String, Object>) cached[0];
+                out = again;
+            } else {
+                out = issueConsent(r);
+                if (cfg.dev("consent-token-cached-per-client")) consentCache.put(u.id, new Object[]{out, lastConsentToken});
+            }
         } else if (gt.equals("refresh_token")) {
             String rt = f.get("refresh_token");
             if (rt == null || rt.isEmpty()) throw oauth(400, "invalid_request");
+            String ari = f.get("auth_req_id");
+            if (cfg.dev("refresh-grant-requires-auth-req-id") && (ari == null || ari.isEmpty())) throw oauth(400, "invalid_request");
             Refresh rf = refreshes.get(rt);
             if (rf == null || rf.revoked || now >= rf.exp) throw oauth(400, "invalid_grant");
             if (cfg.on("consent-bound-to-client") && !rf.req.userId.equals(u.id)) throw oauth(400, "invalid_grant");
             if (cfg.on("refresh-token-rotates")) rf.revoked = true;
-            out = issueConsent(rf.req);
+            out = issueConsent(rf.req, rf.token);
         } else throw oauth(400, "unsupported_grant_type");
         return json(200, out).header("Cache-Control", "no-store");
     }
@@ -1129,18 +1222,19 @@ public final class Server {
         envPresent(c, true);
         envValue(c);
         AuthReq r = t.req;
+        String sub = cfg.dev("userinfo-sub-changes-after-refresh") && t.viaRefresh != null ? t.viaRefresh : subject(r);
         boolean msisdn = r.hintType.equals("MSISDN");
         String phone = msisdn ? "+" + r.hint.replace("+", "") : null;
         Map<String, Object> full;
         if (cfg.spec()) {
-            full = Json.obj("sub", subject(r), "name", "Sand Anna Lee Box", "given_name", "Sand Anna", "family_name", "Box",
+            full = Json.obj("sub", sub, "name", "Sand Anna Lee Box", "given_name", "Sand Anna", "family_name", "Box",
                 "middle_name", "Lee", "email", msisdn ? "sand.box@example.com" : r.hint, "email_verified", true,
                 "gender", "female", "locale", "sv-SE", "phone_number", phone, "phone_number_verified", msisdn,
                 "address", "Box 1, 111 22 Stockholm, SE", "updated_at", 1678355127, "status", "ACTIVE",
                 "birthdate", "1976-08-13", "credit_score", "680", "active", true, "country_of_birth", "SE",
                 "region_of_birth", "Stockholm", "city_of_birth", "Stockholm", "occupation", "Engineer",
                 "employer_name", "Sandbox AB", "identification_type", "PASSPORT", "identification_value", "SE1234567");
-            if (r.scopes.contains("all_info")) return json(200, full);
+            if (r.scopes.contains("all_info") || cfg.on("userinfo-all-claims")) return json(200, full);
             Map<String, Object> out = Json.obj("sub", full.get("sub"));
             for (String k : full.keySet()) {
                 boolean want = (r.scopes.contains("profile") && PROFILE_CLAIMS.contains(k))
@@ -1151,7 +1245,7 @@ public final class Server {
             }
             return json(200, out);
         }
-        full = Json.obj("sub", "0", "name", "Sand Box", "given_name", "Sand", "family_name", "Box", "middle_name", "",
+        full = Json.obj("sub", sub, "name", "Sand Box", "given_name", "Sand", "family_name", "Box", "middle_name", "",
             "email", "sand.box@sandbox.momo", "email_verified", true, "gender", "male", "locale", "sv_SE",
             "phone_number", phone == null ? "" : phone.substring(1), "phone_number_verified", msisdn, "address", "",
             "updated_at", 1678355127, "status", "ACTIVE", "birthdate", "1976-08-13", "credit_score", "",
@@ -1169,7 +1263,7 @@ public final class Server {
                     + (u.getRawPath() == null ? "" : u.getRawPath()) + (u.getRawQuery() == null ? "" : "?" + u.getRawQuery());
             } catch (Exception ignored) { /* validated at creation */ }
         }
-        long[] delays = cfg.spec() ? new long[]{0, 250, 1000, 4000, 15000} : new long[]{0, 1000, 10000};
+        long[] delays = cfg.on("callback-single-attempt") ? new long[]{0} : cfg.spec() ? new long[]{0, 250, 1000, 4000, 15000} : new long[]{0, 1000, 10000};
         String sig = null;
         if (cfg.on("callback-signature")) {
             ApiUser u = users.get(userId);
@@ -1183,9 +1277,10 @@ public final class Server {
         Runnable r = () -> cbPool.execute(() -> {
             boolean ok = false;
             try {
+                String sent = i > 0 && cfg.mtn() && cfg.dev("callback-retry-without-body") ? "" : body;
                 HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(2))
                     .header("Content-Type", JSON_TYPE)
-                    .method(method, HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8));
+                    .method(method, HttpRequest.BodyPublishers.ofString(sent, StandardCharsets.UTF_8));
                 if (sig != null) b.header("X-Callback-Signature", sig);
                 HttpResponse<Void> resp = http.send(b.build(), HttpResponse.BodyHandlers.discarding());
                 ok = resp.statusCode() >= 200 && resp.statusCode() < 300;
