@@ -43,7 +43,9 @@ function assertNotBlamed({ run, summary, applied }: Awaited<ReturnType<typeof ru
   assert.ok(Object.keys(applied).length >= 3, `${weather} applied too little to prove anything: ${JSON.stringify(applied)}`);
 }
 
-describe('the verdict under spec-legal weather', () => {
+// The four runs are independent (each its own target and reports) and mostly wait on the weather: side by side, to keep
+// CI short.
+describe('the verdict under spec-legal weather', { concurrency: true }, () => {
   // One profile here, to keep CI short: `npm run mutation`'s weather table runs every condition and seed in both.
   test('the sandbox under --chaos all, mtn-sandbox: conforms or could not test, never fails', async () => {
     const weather: Weather = { kind: 'chaos', chaos: 'all', seed: 3, profile: 'mtn-sandbox' };
