@@ -89,6 +89,18 @@ export const DIFFERENCES = {
       ),
     },
   }),
+  userInfoPerCustomer: difference<boolean>({
+    explanation:
+      'Whether the consent user information (§2.11) tells customers apart: its sub identifies the end user; the live sandbox answers every customer with the same "Sand Box" record (sub "0"), so scenarios that need two customers told apart (@two-customers) are left out there.',
+    spec: true,
+    'mtn-sandbox': false,
+    sources: {
+      spec: spec('§2.11: sub is the identifier of the end user at the issuer'),
+      'mtn-sandbox': observed(
+        'real-api-notes, other operations: userinfo answers "the same Sand Box style record" as basic user information, whose sub is "0"',
+      ),
+    },
+  }),
   accountHolderErrors: difference<'spec' | 'documented'>({
     explanation:
       'Account-holder test numbers: per §4.2 #8 an unknown holder is 200 {"result":false}; the SDKs document 46733123450 as 404 RESOURCE_NOT_FOUND and 46733123455 as 503 SERVICE_UNAVAILABLE, statuses the spec does not list.',

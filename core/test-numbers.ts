@@ -98,6 +98,12 @@ export const TEST_NUMBERS = {
 
 export type TestNumberName = keyof typeof TEST_NUMBERS;
 
+/**
+ * A second number outside the table, for a second customer who approves ("any other valid MSISDN", real-api-notes:
+ * SUCCESSFUL at once): two customers' consents held at once are told apart by it.
+ */
+export const ANOTHER_ORDINARY_MSISDN = '46733123498';
+
 /** An entry of the table, its literals kept. */
 export type TestNumberEntry = (typeof TEST_NUMBERS)[TestNumberName];
 

@@ -127,6 +127,18 @@ Feature: Consent-based user information
     Then the partner reads the customer's user information with the consent token
     And the consent still ends when it did
 
+  # A refresh token refreshes its own consent (§2.7, §8): the token it gives reads the customer who consented, whatever
+  # consent the partner was given since, by another customer.
+  @two-customers
+  @req:CONSENT-REFRESH
+  Scenario: A consent token refreshed after another customer's consent still reads its own customer
+    Given a partner subscribed to collection
+    And the partner holds a consent token for a customer's profile
+    And the partner has read the customer's user information with it
+    And the partner has since been given another customer's consent to their profile
+    When the partner refreshes the consent token
+    Then the consent token reads the same customer as before
+
   # §4.2 #7: access_type is online or offline. Its listing shows only 200: that another is refused is our reading.
   @negative
   Scenario: A consent request for an access type the spec does not name is refused, by our reading

@@ -125,6 +125,19 @@ Feature: Paying out
     Then the balance has moved by what the refund called for
     And the payment it refunded still reads as it was asked
 
+  # Every refund takes its own amount: a second part of a payment refunded is debited as the first was, neither skipped
+  # because the payment was refunded before nor added to what was refunded before.
+  @beyond-spec
+  @req:BEY-BALANCE @req:TXN-MONEY-ONCE
+  Scenario: A second refund of part of a payment moves only its own part
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And a customer who approves has paid the partner 10 through collection
+    And the partner's refund of 4 of that payment has ended
+    And the partner has read its balance
+    When the partner's refund of 3 of that payment has ended
+    Then the balance has moved by what the refund called for
+
   # A refund carries its own amount (§2.4): its record shows that, not its payment's, and the next refund of the same
   # payment overwrites nothing. That a part of a payment may be refunded is our reading: a refusal is no departure.
   @req:DIS-REFUND-STATUS-QUERY

@@ -178,6 +178,15 @@ Feature: Every input of every creation
       | earlier                               |
       | a customer who approves after a while |
 
+  @collection @slow @req:TXN-MONEY-ONCE
+  Scenario: A request to pay decided after a while, and another decided meanwhile, each move their amount
+    Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
+    And the partner has read its balance
+    When the partner's request to pay with a customer who approves after a while is under way
+    And the partner's request to pay with a customer who approves has ended meanwhile
+    Then the balance has moved by what each request to pay called for
+
   @collection @req:TXN-MONEY-ONCE
   Scenario: A request to pay of a large amount moves it once, or nothing
     Given a new partner subscribed to collection
@@ -532,6 +541,15 @@ Feature: Every input of every creation
     Examples:
       | earlier                            |
       | a payee who approves after a while |
+
+  @disbursement @beyond-spec @req:BEY-BALANCE @slow @req:TXN-MONEY-ONCE
+  Scenario: A deposit decided after a while, and another decided meanwhile, each move their amount
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And the partner has read its balance
+    When the partner's deposit with a payee who approves after a while is under way
+    And the partner's deposit with a payee who approves has ended meanwhile
+    Then the balance has moved by what each deposit called for
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE
   Scenario: A deposit of a large amount moves it once, or nothing

@@ -285,6 +285,17 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
       ? ['', '    @slow', '    Examples:', `      | ${'earlier'.padEnd(width)} |`, ...later.map((r) => `      | ${r.padEnd(width)} |`)]
       : []),
     '',
+    // Two that overlap, one decided after a while and one decided meanwhile: a ledger that wrote back the balance read
+    // when the first was accepted would lose what the second moved.
+    ...later.flatMap((slowParty) => [
+      `  @${creation.product}${beyond} @slow @req:TXN-MONEY-ONCE`,
+      `  Scenario: A ${creation.label} decided after a while, and another decided meanwhile, each move their amount`,
+      ...newPartner,
+      `    When the partner's ${creation.label} with ${slowParty} is under way`,
+      `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended meanwhile`,
+      `    Then the balance has moved by what each ${creation.label} called for`,
+      '',
+    ]),
     // An amount past 32 bits of whole units, with a fraction: a creation that names a party (a refund's is its payment's).
     ...(creation.party
       ? [

@@ -30,6 +30,8 @@ import {
   expectGrantRefused,
   askAgainForAnotherScope,
   expectConsentEndsWhenItDid,
+  beGivenAnotherCustomersConsent,
+  expectOwnCustomerRead,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -108,6 +110,14 @@ When('the partner redeems the consent once the customer has consented', async fu
 
 When('the partner redeems the same consent again', async function (this: MomoWorld) {
   await redeemConsent(this);
+});
+
+Given("the partner has since been given another customer's consent to their profile", async function (this: MomoWorld) {
+  await beGivenAnotherCustomersConsent(this);
+});
+
+Then('the consent token reads the same customer as before', async function (this: MomoWorld) {
+  await expectOwnCustomerRead(this);
 });
 
 When('the partner refreshes the consent token', async function (this: MomoWorld) {

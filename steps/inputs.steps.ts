@@ -7,6 +7,7 @@ import {
   refundInParts,
   expectPartsRefusedOrAsAsked,
   createdAndEnded,
+  createdUnderWay,
   expectAcceptedAsValid,
   largeCreationEnded,
   expectRefusedOrKeptAsAsked,
@@ -18,7 +19,7 @@ import {
   seeBalanceMoveWithFirst,
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
-import { expectMoneyMoved } from './support/accounts.ts';
+import { expectMoneyMoved, expectMoneyMovedByEach } from './support/accounts.ts';
 import { expectEarlierReadsAsAsked } from './support/status-records.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -114,6 +115,18 @@ When("the partner's {creation} of a large amount with {party} has ended", async 
 
 Given("the partner's refund of {amount} of that payment has ended", async function (this: MomoWorld, amount: string) {
   await partialRefundEnded(this, amount);
+});
+
+When("the partner's {creation} with {party} is under way", async function (this: MomoWorld, creation: string, party: Party) {
+  await createdUnderWay(this, creation, party);
+});
+
+When("the partner's {creation} with {party} has ended meanwhile", async function (this: MomoWorld, creation: string, party: Party) {
+  await createdAndEnded(this, creation, party);
+});
+
+Then('the balance has moved by what each {creation} called for', async function (this: MomoWorld, _creation: string) {
+  await expectMoneyMovedByEach(this);
 });
 
 Then('the balance has moved by what the {creation} called for', async function (this: MomoWorld, _creation: string) {

@@ -17,6 +17,9 @@ export const DIFFERENCE_REQUIREMENTS: Record<DifferenceName, readonly string[]> 
   // The observed record is the schema of every 200 of basic user information.
   basicUserInfo: ['COL-BASICINFO-200', 'COL-BASICINFO-RECORD'],
   genderCase: ['COL-USERINFO-RECORD'],
+  // Where the customers are one record, the scenarios that need them told apart are left out (@two-customers): the
+  // requirements they check are checked by the others, and no verdict bends.
+  userInfoPerCustomer: [],
   accountHolderErrors: ['COL-HOLDER-NOT-ACTIVE', 'DIS-HOLDER-NOT-ACTIVE'],
   // Only the sandbox applies it (to what it accepts); no scenario sends these characters, so no verdict bends.
   strictTextCharacters: [],

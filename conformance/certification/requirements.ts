@@ -46,6 +46,9 @@ export const STRICT_TAG = '@strict';
 /** The tag of a scenario of an operation the live service has beyond the spec (beyondSpec in the catalogue). */
 export const BEYOND_SPEC_TAG = '@beyond-spec';
 
+/** The tag of a scenario that needs two customers' user information told apart: left out where a profile has it one record. */
+export const TWO_CUSTOMERS_TAG = '@two-customers';
+
 export const DEFAULT_CATALOGUE = join(PACKAGE_ROOT, 'requirements/momo-api.requirements.json');
 
 export class CatalogueError extends Error {

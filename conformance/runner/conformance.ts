@@ -17,7 +17,8 @@ import { scanBundleForSecrets } from '../certification/bundle.ts';
 import { environmentFor, probeTarget } from '../../harness/target.ts';
 import { preflight, refusalLines } from '../../harness/preflight.ts';
 import { startEmbeddedTarget, type Target } from './target.ts';
-import { BEYOND_SPEC_TAG, STRICT_TAG } from '../certification/requirements.ts';
+import { BEYOND_SPEC_TAG, STRICT_TAG, TWO_CUSTOMERS_TAG } from '../certification/requirements.ts';
+import { DIFFERENCES } from '../../core/profiles.ts';
 import type { SandboxPlugin } from '../../sandbox/domain/plugins.ts';
 import type { CommandContext } from './command-context.ts';
 import { CODE_EXTENSION, PACKAGE_ROOT, codeDir } from '../../core/package.ts';
@@ -463,6 +464,12 @@ export function selectScenarios(
     parts.push(`not ${STRICT_TAG}`);
     notes.push(
       `Leaving out ${STRICT_TAG} scenarios: they hold the target to strict readings beyond what the spec and the live service make definite; --strict runs them.`,
+    );
+  }
+  if (!DIFFERENCES.userInfoPerCustomer[target.config.profile]) {
+    parts.push(`not ${TWO_CUSTOMERS_TAG}`);
+    notes.push(
+      `Leaving out ${TWO_CUSTOMERS_TAG} scenarios: in the ${target.config.profile} profile every customer's user information is the same record, so two customers cannot be told apart (core/profiles.ts userInfoPerCustomer).`,
     );
   }
   if (!target.embedded) {

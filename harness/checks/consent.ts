@@ -52,6 +52,10 @@ export const CONSENT_CHECKS = {
       '§2.7: refresh_token_expired_in is the seconds until the consent can no longer be refreshed, based on the default consent validity or the consent_valid_in of the bc-authorize request',
     ),
   },
+  'consent-refresh-own-customer': {
+    title: 'A refreshed consent token reads the customer who gave the consent, not another whose consent the partner holds.',
+    source: spec('§2.7 and §8: a refresh token refreshes its consent ("consent refresh validity"); §2.11: sub identifies the end user'),
+  },
 } as const satisfies Record<string, CheckDefinition>;
 
 type ConsentCheck = keyof typeof CONSENT_CHECKS;
@@ -107,4 +111,22 @@ export function consentEndFindings(before: number, after: number, slackMs: numbe
       received: `${Math.round((after - before) / 1000)} s later: ${new Date(after).toISOString()}`,
     }),
   ];
+}
+
+/**
+ * Who user information is about: its sub (§2.11, "Identifier of the end user"), else the record as a whole without
+ * updated_at (the time it was last updated); undefined when it is no record.
+ */
+export function customerIn(userInfo: unknown): string | undefined {
+  if (typeof userInfo !== 'object' || userInfo === null || Array.isArray(userInfo)) return undefined;
+  const { sub, updated_at: _updated, ...rest } = userInfo as Record<string, unknown>;
+  if (typeof sub === 'string' || typeof sub === 'number') return `sub ${JSON.stringify(sub)}`;
+  return JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b))));
+}
+
+/** The customer a refreshed consent token reads, against the one its consent was given by (customerIn of each). */
+export function ownCustomerFindings(consented: string, read: string | undefined): Finding[] {
+  return read === consented
+    ? []
+    : [found('consent-refresh-own-customer', { field: '/sub', expected: consented, received: read ?? 'no user information record' })];
 }

@@ -189,6 +189,12 @@ export const PREMISES = {
     operations: CONSENT_OPERATIONS,
     unheld: "The target does not serve the consent operations under the API user's own product.",
   },
+  'customers-told-apart': {
+    statement: "two customers' user information tells them apart: their sub, or their records, differ",
+    source: spec('§2.11: sub is the identifier of the end user'),
+    operations: ['userInfo'],
+    unheld: 'The target gave the same user information for two customers, so which customer a consent token reads cannot be told.',
+  },
   'payment-settled-as-asked': {
     statement: "the payment the scenario set up ended as its test number's customer answers (SUCCESSFUL for one who approves)",
     source: observed('real-api-notes, sandbox test numbers and status records: which number approves, and the names SUCCESSFUL and FAILED'),

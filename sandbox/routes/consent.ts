@@ -20,7 +20,10 @@ export function consentHandlers(context: SandboxContext): Pick<RouteHandlers, 'b
     createOAuthToken: () => (request, reply) => createOAuthToken(context, request, reply),
     userInfo: () => async (request, reply) => {
       const { msisdn = '0', scope = '' } = request.claims;
-      return reply.send(userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male'));
+      const record = userInfoFor(msisdn, scope.split(' '), context.profile.genderCase === 'upper' ? 'MALE' : 'male');
+      // The live sandbox gives every customer the same "Sand Box" record (core/profiles.ts userInfoPerCustomer).
+      if (!context.profile.userInfoPerCustomer && 'sub' in record) record.sub = '0';
+      return reply.send(record);
     },
   };
 }

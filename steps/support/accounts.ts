@@ -1,6 +1,6 @@
 import type { ApiResponse } from '../../harness/client/momo-client.ts';
 import type { Product } from '../../core/products.ts';
-import { sameDecimal } from '../../core/money.ts';
+import { fromMinor, sameDecimal, toMinor } from '../../core/money.ts';
 import { bindingOf, isServedUnder, productsOf } from '../../core/catalogue/routes.ts';
 import { OPERATION_IDS, OPERATIONS, type OperationId } from '../../core/catalogue/operations.ts';
 import type { CallOptions } from '../../harness/client/momo-client.ts';
@@ -19,6 +19,7 @@ import { quote, type Finding } from '../../harness/checks/check.ts';
 import { specCreations } from '../../harness/checks/inputs.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
 import { reusedEarlier } from './transactions.ts';
+import { settledAsAsked } from './status-records.ts';
 import type { Payment } from './world.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { MomoWorld } from './world.ts';
@@ -112,6 +113,7 @@ export async function readBalanceInForbiddenEnvironment(world: MomoWorld): Promi
 export async function rememberBalance(world: MomoWorld): Promise<void> {
   await readBalance(world);
   world.balanceBefore = balanceOf(world, 'the balance is read before the payment').availableBalance;
+  world.paymentsBeforeBalance = world.payments.length;
 }
 
 export function expectBalanceInCurrency(world: MomoWorld): void {
@@ -189,10 +191,25 @@ function movementOf(world: MomoWorld, t: Payment): string {
  * moved wrongly (definite).
  */
 export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlier'): Promise<void> {
+  await expectMovedBy(world, [which === 'last' ? world.lastPayment : reusedEarlier(world)]);
+}
+
+/**
+ * Each transaction the partner made since it read its balance, ended as its party answers (one decided after a while
+ * included), has moved the balance by what it calls for, together: a ledger that wrote back a balance read when one
+ * was accepted would lose what another moved meanwhile.
+ */
+export async function expectMoneyMovedByEach(world: MomoWorld): Promise<void> {
+  const since = world.payments.slice(world.paymentsBeforeBalance);
+  if (since.length === 0) throw new Error('The partner made no transaction since it read its balance.');
+  for (const t of since) await settledAsAsked(world, t);
+  await expectMovedBy(world, since);
+}
+
+async function expectMovedBy(world: MomoWorld, transactions: readonly Payment[]): Promise<void> {
   const before = world.balanceBefore;
   if (before === undefined) throw new Error('No balance was read earlier in this scenario.');
-  const t = which === 'last' ? world.lastPayment : reusedEarlier(world);
-  const movement = movementOf(world, t);
+  const movement = fromMinor(transactions.reduce((sum, t) => sum + toMinor(movementOf(world, t)), 0n));
   let findings: Finding[] = [];
   try {
     await world.eventually(
@@ -212,7 +229,7 @@ export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlie
   } catch (error) {
     if (!(error instanceof DeadlineExceededError)) throw error;
   }
-  const what = `a ${t.kind} of ${t.body.amount} that ended ${endOf(t)} moves ${movement} of the balance of ${before}`;
+  const what = `${transactions.map((t) => `a ${t.kind} of ${t.body.amount} that ended ${endOf(t)}`).join(' and ')} ${transactions.length > 1 ? 'move' : 'moves'} ${movement} of the balance of ${before}`;
   world.check(['money-moves-once', 'balance-follows-payments'], world.response!, what, findings);
   // Only a balance seen to move by what was called for shows the target keeps balances: one that did not move (a
   // warning above) shows the opposite, and must not turn the next scenario step's "not moved" into a failure.

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.ts';
-import { CONSENT_CHECKS, consentEndFindings, lifetimeFindings, scopeFindings } from '../../harness/checks/consent.ts';
+import {
+  CONSENT_CHECKS,
+  consentEndFindings,
+  customerIn,
+  lifetimeFindings,
+  ownCustomerFindings,
+  scopeFindings,
+} from '../../harness/checks/consent.ts';
+import { ANOTHER_ORDINARY_MSISDN } from '../../core/test-numbers.ts';
+import { PREMISES } from '../../harness/checks/premises.ts';
+import { PremiseNotHeld } from '../../harness/judging/judge.ts';
 import { consentCallbackFindings } from '../../harness/checks/callbacks.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
@@ -260,10 +270,10 @@ export async function expectWrongKeyRefusedAsFailedTokenRequest(world: MomoWorld
 }
 
 /** Asks for the consent: the answer must be a consent request (§2.8). */
-export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}): Promise<void> {
+export async function haveAskedForConsent(world: MomoWorld, ask: ConsentAsk = {}, msisdn = ORDINARY_CUSTOMER.msisdn): Promise<void> {
   // A form of consent_valid_in the spec does not show: a premise, so a refusal of it leaves the scenario not tested.
   if (ask.validForSeconds !== undefined) world.assume('consent-valid-in-taken');
-  await askForConsent(world, ask);
+  await askForConsent(world, ask, msisdn);
   const valid = ask.validForSeconds === undefined ? '' : `, valid for ${ask.validForSeconds} s`;
   world.expect({
     status: 200,
@@ -547,6 +557,38 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   if (consent.way) world.held(consent.way);
   const gender = (response.json as { gender?: unknown }).gender;
   world.check('gender-case', response, what, genderCaseFindings(gender, world.harness.behaviour.genderCase, world.config.profile));
+  consent.customerRead ??= customerIn(response.json);
+}
+
+/**
+ * Another customer's consent to their profile, asked for and redeemed by the same partner, its user information read:
+ * the scenario's consent stays the first. Two customers the target's user information does not tell apart leave the
+ * scenario not tested (the premise customers-told-apart).
+ */
+export async function beGivenAnotherCustomersConsent(world: MomoWorld): Promise<void> {
+  const first = currentConsent(world);
+  if (!first.customerRead) throw new Error("The first customer's user information was not read in this scenario.");
+  await haveAskedForConsent(world, {}, ANOTHER_ORDINARY_MSISDN);
+  await redeemOnceConsented(world);
+  await readUserInfo(world);
+  const other = world.consent?.customerRead;
+  world.consent = first;
+  if (other === first.customerRead)
+    throw new PremiseNotHeld(
+      'customers-told-apart',
+      `The user information of ${first.msisdn} and of ${ANOTHER_ORDINARY_MSISDN} is the same (${other}): ${PREMISES['customers-told-apart'].unheld}`,
+    );
+}
+
+/** The consent token, refreshed since, reads the customer who gave the consent (§2.7, §8), not another the partner holds one of. */
+export async function expectOwnCustomerRead(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  if (!consent.customerRead || !consent.accessToken)
+    throw new Error("The customer's user information was not read before in this scenario.");
+  const what = 'the consent token, refreshed, reads the customer who consented';
+  const response = world.remember(await world.client.userInfo(consent.flow.read, `Bearer ${consent.accessToken}`));
+  world.expect({ status: 200, what, premises: wayOf(consent) });
+  world.check('consent-refresh-own-customer', response, what, ownCustomerFindings(consent.customerRead, customerIn(response.json)));
 }
 
 /** userinfo with the consent token the scenario holds, `extra` changing the call (every-operation.ts). */

@@ -103,8 +103,13 @@ export async function expectStillPending(world: MomoWorld): Promise<void> {
  * shape follows the profile: a bare code (mtn-sandbox) or {code, message} (spec). Test parties whose outcome
  * is delayed, or never comes, get the slow deadline.
  */
-export async function expectOutcome(world: MomoWorld, status: string, reason?: string, reasonSource?: Source): Promise<StatusRecord> {
-  const payment = world.lastPayment;
+export async function expectOutcome(
+  world: MomoWorld,
+  status: string,
+  reason?: string,
+  reasonSource?: Source,
+  payment: Payment = world.lastPayment,
+): Promise<StatusRecord> {
   const slow = Boolean(payment.party?.slow || payment.party?.outcome === 'PENDING');
   const { response, record } = await finalRecord(world, payment, slow);
   world.check(
@@ -125,10 +130,9 @@ export async function expectOutcome(world: MomoWorld, status: string, reason?: s
  * numbers or names (a warning in the spec profile), the scenario goes on resting on that premise: a later departure
  * that may be due to it is not judged (not tested).
  */
-export async function settledAsAsked(world: MomoWorld): Promise<void> {
-  const payment = world.lastPayment;
+export async function settledAsAsked(world: MomoWorld, payment: Payment = world.lastPayment): Promise<void> {
   const expected = payment.party?.outcome ?? 'SUCCESSFUL';
-  const record = await expectOutcome(world, expected);
+  const record = await expectOutcome(world, expected, undefined, undefined, payment);
   // Assumed from here on when it did not hold; one payment that did changes nothing of another that did not.
   if (record.status !== expected) world.assume('payment-settled-as-asked');
 }

@@ -63,6 +63,8 @@ export interface Consent {
   endsAt?: number;
   /** When it ended before the last refresh, to compare with. */
   endedAtBefore?: number;
+  /** Who the user information read with its token was about, the first time (checks/consent.ts customerIn). */
+  customerRead?: string;
   /** The answer that gave the last consent token. */
   tokenAnswer?: ApiResponse;
   /** The receiver's key of the X-Callback-Url the consent request gave, if it gave one. */
@@ -127,6 +129,8 @@ export class MomoWorld extends World {
   preparedCall?: PreparedCall;
   /** A balance read earlier in the scenario, to compare with. */
   balanceBefore?: string;
+  /** How many of the scenario's payments were made when that balance was read: those after it are what moved it. */
+  paymentsBeforeBalance = 0;
   /** The target was seen to keep balances in this scenario: a first transaction moved one by exactly its amount. */
   balancesKept = false;
   /**

@@ -78,3 +78,13 @@ test('@beyond-spec scenarios run against the embedded sandbox; a remote target r
     'another tag that starts the same is not the tag',
   );
 });
+
+test('where every customer has the same user information (the mtn-sandbox profile), @two-customers is left out, saying why', () => {
+  assert.doesNotMatch(selectScenarios(undefined, embedded()).expression, /two-customers/);
+  const live = selectScenarios('@consent', embedded({ MOMO_PROFILE: 'mtn-sandbox' }));
+  assert.equal(live.expression, '(@consent) and not @strict and not @two-customers');
+  assert.ok(
+    live.notes.some((n) => n.includes('two customers cannot be told apart')),
+    live.notes.join('\n'),
+  );
+});

@@ -13,6 +13,7 @@ import { bodySchemasOf, productsOf } from '../../core/catalogue/routes.ts';
 import { describeSource, severityOf, type Source } from '../../core/sources.ts';
 import { validatorFor } from '../../core/validation/schemas.ts';
 import { moneyMovedFindings } from '../../harness/checks/accounts.ts';
+import { customerIn, ownCustomerFindings } from '../../harness/checks/consent.ts';
 import { statusesInWords } from '../../harness/checks/answers.ts';
 
 /** A source that says where it comes from: a clause, a note or a reading of some words. */
@@ -127,4 +128,16 @@ test('a status list reads short: each once, in order, runs of three or more as r
   assert.equal(statusesInWords(anyRefusal), '400–501 or 505–599');
   assert.equal(statusesInWords([500, 400, 400]), '400 or 500');
   assert.equal(statusesInWords([500, 401, 402, 403]), '401–403 or 500');
+});
+
+test('a refreshed consent token is held to the customer who consented: by sub, else by the record without updated_at', () => {
+  const first = customerIn({ sub: '46733123499', name: 'Sand Box', updated_at: 1 })!;
+  assert.deepEqual(ownCustomerFindings(first, customerIn({ sub: '46733123499', name: 'Other', updated_at: 2 })), []);
+  const [other] = ownCustomerFindings(first, customerIn({ sub: '46733123498', name: 'Sand Box' }));
+  assert.equal(other?.check, 'consent-refresh-own-customer');
+  assert.equal(other?.received, 'sub "46733123498"');
+  const withoutSub = customerIn({ name: 'Ann', updated_at: 1 })!;
+  assert.equal(withoutSub, customerIn({ updated_at: 2, name: 'Ann' }));
+  assert.notEqual(withoutSub, customerIn({ name: 'Bo' }));
+  assert.equal(ownCustomerFindings(first, customerIn('not a record'))[0]?.received, 'no user information record');
 });
