@@ -185,6 +185,7 @@ Feature: Every input of every creation
     And the partner has read its balance
     When the partner's request to pay with a customer who approves after a while is under way
     And the partner's request to pay with a customer who approves has ended meanwhile
+    And the partner's request to pay under way has ended too
     Then the balance has moved by what each request to pay called for
 
   @collection @req:TXN-MONEY-ONCE
@@ -549,6 +550,7 @@ Feature: Every input of every creation
     And the partner has read its balance
     When the partner's deposit with a payee who approves after a while is under way
     And the partner's deposit with a payee who approves has ended meanwhile
+    And the partner's deposit under way has ended too
     Then the balance has moved by what each deposit called for
 
   @disbursement @beyond-spec @req:BEY-BALANCE @req:TXN-MONEY-ONCE

@@ -293,6 +293,7 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
       ...newPartner,
       `    When the partner's ${creation.label} with ${slowParty} is under way`,
       `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended meanwhile`,
+      `    And the partner's ${creation.label} under way has ended too`,
       `    Then the balance has moved by what each ${creation.label} called for`,
       '',
     ]),

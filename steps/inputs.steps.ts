@@ -7,7 +7,9 @@ import {
   refundInParts,
   expectPartsRefusedOrAsAsked,
   createdAndEnded,
+  createdAndEndedMeanwhile,
   createdUnderWay,
+  underWayEnded,
   expectAcceptedAsValid,
   largeCreationEnded,
   expectRefusedOrKeptAsAsked,
@@ -122,7 +124,11 @@ When("the partner's {creation} with {party} is under way", async function (this:
 });
 
 When("the partner's {creation} with {party} has ended meanwhile", async function (this: MomoWorld, creation: string, party: Party) {
-  await createdAndEnded(this, creation, party);
+  await createdAndEndedMeanwhile(this, creation, party);
+});
+
+When("the partner's {creation} under way has ended too", async function (this: MomoWorld, _creation: string) {
+  await underWayEnded(this);
 });
 
 Then('the balance has moved by what each {creation} called for', async function (this: MomoWorld, _creation: string) {

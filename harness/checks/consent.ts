@@ -53,8 +53,14 @@ export const CONSENT_CHECKS = {
     ),
   },
   'consent-refresh-own-customer': {
-    title: 'A refreshed consent token reads the customer who gave the consent, not another whose consent the partner holds.',
-    source: spec('§2.7 and §8: a refresh token refreshes its consent ("consent refresh validity"); §2.11: sub identifies the end user'),
+    title: 'A refreshed consent token does not read the user information of another customer whose consent the partner holds.',
+    source: spec('§2.7 and §8: a refresh token refreshes its own consent ("consent refresh validity"); §2.11: sub identifies the end user'),
+  },
+  'consent-refresh-same-sub': {
+    title: 'A refreshed consent token reads the same sub as the consent token before it.',
+    source: reading(
+      '§2.11 gives sub as the identifier of the end user; that it stays the same for one customer is OpenID Connect Core §2 ("never reassigned"), which the spec does not name',
+    ),
   },
 } as const satisfies Record<string, CheckDefinition>;
 
@@ -113,20 +119,21 @@ export function consentEndFindings(before: number, after: number, slackMs: numbe
   ];
 }
 
-/**
- * Who user information is about: its sub (§2.11, "Identifier of the end user"), else the record as a whole without
- * updated_at (the time it was last updated); undefined when it is no record.
- */
+/** Who user information is about: its sub (§2.11, "Identifier of the end user"); undefined when it gives none. */
 export function customerIn(userInfo: unknown): string | undefined {
   if (typeof userInfo !== 'object' || userInfo === null || Array.isArray(userInfo)) return undefined;
-  const { sub, updated_at: _updated, ...rest } = userInfo as Record<string, unknown>;
-  if (typeof sub === 'string' || typeof sub === 'number') return `sub ${JSON.stringify(sub)}`;
-  return JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b))));
+  const { sub } = userInfo as { sub?: unknown };
+  return typeof sub === 'string' || typeof sub === 'number' ? JSON.stringify(sub) : undefined;
 }
 
-/** The customer a refreshed consent token reads, against the one its consent was given by (customerIn of each). */
-export function ownCustomerFindings(consented: string, read: string | undefined): Finding[] {
-  return read === consented
-    ? []
-    : [found('consent-refresh-own-customer', { field: '/sub', expected: consented, received: read ?? 'no user information record' })];
+/**
+ * The customer a refreshed consent token reads (customerIn), against the one who consented and the other whose consent
+ * the partner was given since: the other's is another customer's information (definite); any other sub, a sub that
+ * changed (our reading).
+ */
+export function ownCustomerFindings(consented: string, other: string, read: string | undefined): Finding[] {
+  if (read === consented) return [];
+  if (read === other)
+    return [found('consent-refresh-own-customer', { field: '/sub', expected: consented, received: `${read}, the other customer's` })];
+  return [found('consent-refresh-same-sub', { field: '/sub', expected: consented, received: read ?? 'no sub' })];
 }

@@ -190,10 +190,21 @@ export const PREMISES = {
     unheld: "The target does not serve the consent operations under the API user's own product.",
   },
   'customers-told-apart': {
-    statement: "two customers' user information tells them apart: their sub, or their records, differ",
-    source: spec('§2.11: sub is the identifier of the end user'),
+    statement: "two customers' user information tells them apart: each has a sub, and they differ",
+    source: reading(
+      '§2.11 gives sub as the identifier of the end user, in a record whose fields it does not require; that two test numbers are two end users with a sub each is our reading',
+    ),
     operations: ['userInfo'],
-    unheld: 'The target gave the same user information for two customers, so which customer a consent token reads cannot be told.',
+    unheld:
+      "The target's user information gives no sub, or the same for two customers, so which customer a consent token reads cannot be told.",
+  },
+  'consent-refreshed': {
+    statement: 'the target refreshes a consent token with grant_type=refresh_token (RFC 6749 §6)',
+    source: reading(
+      '§2.7 gives a refresh token and how long the consent can be refreshed, not how: RFC 6749 §6 (grant_type=refresh_token) is our reading',
+    ),
+    operations: ['createOAuthToken', 'userInfo'],
+    unheld: 'The target did not refresh the consent token that way, so what a refreshed token reads was not seen.',
   },
   'payment-settled-as-asked': {
     statement: "the payment the scenario set up ended as its test number's customer answers (SUCCESSFUL for one who approves)",

@@ -8,7 +8,7 @@
  */
 import { cpus } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { CommandLineError, InvalidOptionValue, parseCommandLine, type OptionSpecs } from '../../core/command-line.ts';
 import { helpText } from '../../core/command-help.ts';
 import { namesAmong, wholeNumber } from '../../core/option-values.ts';
@@ -631,7 +631,8 @@ async function main(argv: string[]): Promise<number> {
     console.error(`no such deviation written blind: ${unlisted.join(', ')}; \`<server> --list-deviations\` lists each server's own`);
     return 2;
   }
-  const reportsDir = join(ROOT, values.reports ?? 'reports/mutation');
+  // As given, from where the command runs (an absolute path stays one); by default under the project.
+  const reportsDir = values.reports === undefined ? join(ROOT, 'reports/mutation') : resolve(values.reports);
   mkdirSync(reportsDir, { recursive: true });
   const report = await runMutation({ ...chosen, scoped: Boolean(values.scoped), reportsDir, log: (line) => console.log(line) });
   writeFileSync(join(reportsDir, 'results.json'), `${JSON.stringify(report, null, 2)}\n`);

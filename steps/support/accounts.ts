@@ -19,7 +19,6 @@ import { quote, type Finding } from '../../harness/checks/check.ts';
 import { specCreations } from '../../harness/checks/inputs.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
 import { reusedEarlier } from './transactions.ts';
-import { settledAsAsked } from './status-records.ts';
 import type { Payment } from './world.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { MomoWorld } from './world.ts';
@@ -195,14 +194,13 @@ export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlie
 }
 
 /**
- * Each transaction the partner made since it read its balance, ended as its party answers (one decided after a while
- * included), has moved the balance by what it calls for, together: a ledger that wrote back a balance read when one
- * was accepted would lose what another moved meanwhile.
+ * Each transaction the partner made since it read its balance, as it ended (one decided after a while included), has
+ * moved the balance by what it calls for, together: a ledger that wrote back a balance read when one was accepted
+ * would lose what another moved meanwhile.
  */
 export async function expectMoneyMovedByEach(world: MomoWorld): Promise<void> {
   const since = world.payments.slice(world.paymentsBeforeBalance);
   if (since.length === 0) throw new Error('The partner made no transaction since it read its balance.');
-  for (const t of since) await settledAsAsked(world, t);
   await expectMovedBy(world, since);
 }
 

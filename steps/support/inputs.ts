@@ -12,7 +12,16 @@ import {
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
-import { currentRecord, expectOutcome, finalStatusRecord, judgeRecordAsAsked, readStatus, settledAsAsked } from './status-records.ts';
+import {
+  awaitReadable,
+  currentRecord,
+  endedFailed,
+  expectOutcome,
+  finalStatusRecord,
+  judgeRecordAsAsked,
+  readStatus,
+  settledAsAsked,
+} from './status-records.ts';
 import { ownCallbackUrl } from './callbacks.ts';
 import {
   deposit,
@@ -27,9 +36,8 @@ import {
 import { expectMoneyMoved, readBalance, rememberBalance } from './accounts.ts';
 import { sameDecimal } from '../../core/money.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
-import { DeadlineExceededError } from '../../harness/eventually.ts';
 import { PREMISES, premiseSource } from '../../harness/checks/premises.ts';
-import type { MomoWorld } from './world.ts';
+import type { MomoWorld, Payment } from './world.ts';
 
 /**
  * The input classes of features/inputs.feature (generated from harness/checks/inputs.ts): each creation of the spec
@@ -103,6 +111,31 @@ export async function createdAndEnded(
 export async function createdUnderWay(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
   await create(world, creationLabelled(creationLabel).id, party, '3.3');
   world.expect({ status: 202, what: `a ${creationLabel} is accepted` });
+  world.underWay = world.lastPayment;
+}
+
+/**
+ * Another creation, made and ended while the one under way waits for its party: the log says when the first had ended
+ * already (a target that decides at once), so that no overlap was seen, though the money each moves is judged all the same.
+ */
+export async function createdAndEndedMeanwhile(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
+  const first = underWay(world);
+  await createdAndEnded(world, creationLabel, party);
+  const status = (await readStatus(world, first)).json as { status?: unknown } | undefined;
+  if (status?.status !== 'PENDING')
+    world.log(
+      `The ${first.kind} under way read ${JSON.stringify(status?.status)} once the second had ended: the two did not overlap here.`,
+    );
+}
+
+/** The creation under way has ended, as its party answers (the slow deadline: it answers after a while). */
+export async function underWayEnded(world: MomoWorld): Promise<void> {
+  await settledAsAsked(world, underWay(world));
+}
+
+function underWay(world: MomoWorld): Payment {
+  if (!world.underWay) throw new Error('No creation is under way in this scenario: start one with "… is under way".');
+  return world.underWay;
 }
 
 /**
@@ -124,11 +157,6 @@ export async function partialRefundEnded(world: MomoWorld, amount: string): Prom
       `The refund of ${amount} of a payment ended ${record.status}${record.reason === undefined ? '' : ` (${JSON.stringify(record.reason)})`}: ${PREMISES['partial-refund-taken'].unheld}`,
     );
   world.held('partial-refund-taken');
-}
-
-/** §3 does not name the final states: a record that gives a reason failed, whatever it calls its state. */
-function endedFailed(record: { status?: unknown; reason?: unknown }): boolean {
-  return record.status === 'FAILED' || (record.status !== 'SUCCESSFUL' && record.reason !== undefined);
 }
 
 /** Refunds of parts of the scenario's payment, one after the other, each taken or refused as the target decides. */
@@ -160,17 +188,7 @@ export async function expectPartsRefusedOrAsAsked(world: MomoWorld): Promise<voi
       );
       continue;
     }
-    await world
-      .eventually(
-        `the refund of ${refund.body.amount} to be readable`,
-        async () => ((await readStatus(world, refund)).status === 404 ? undefined : true),
-        {
-          readsTarget: true,
-        },
-      )
-      .catch((error: unknown) => {
-        if (!(error instanceof DeadlineExceededError)) throw error;
-      });
+    await awaitReadable(world, refund);
     await judgeRecordAsAsked(
       world,
       refund,
@@ -311,15 +329,7 @@ export async function expectAcceptedAsValid(world: MomoWorld): Promise<void> {
   // Refused where the rule is a reading or an observation: that was judged (a warning), and there is no record to read.
   if (response.status !== 202) return;
   const payment = world.lastPayment;
-  // A transaction is made asynchronously (§1): a record not yet readable right after the 202 is read again.
-  await world
-    .eventually(`the ${payment.kind} to be readable`, async () => ((await readStatus(world, payment)).status === 404 ? undefined : true), {
-      readsTarget: true,
-    })
-    .catch((error: unknown) => {
-      // Still not found at the deadline: the read-back below judges that. Anything else is the run's own failure.
-      if (!(error instanceof DeadlineExceededError)) throw error;
-    });
+  await awaitReadable(world, payment);
   await judgeRecordAsAsked(world, payment, `the ${payment.kind} record reads back what was asked`);
 }
 

@@ -65,6 +65,10 @@ export interface Consent {
   endedAtBefore?: number;
   /** Who the user information read with its token was about, the first time (checks/consent.ts customerIn). */
   customerRead?: string;
+  /** Who another customer's consent, given to the partner since, read as (customerIn). */
+  otherCustomerRead?: string;
+  /** Whether its token was refreshed (the refresh_token grant answered with a new token). */
+  refreshed?: boolean;
   /** The answer that gave the last consent token. */
   tokenAnswer?: ApiResponse;
   /** The receiver's key of the X-Callback-Url the consent request gave, if it gave one. */
@@ -129,6 +133,8 @@ export class MomoWorld extends World {
   preparedCall?: PreparedCall;
   /** A balance read earlier in the scenario, to compare with. */
   balanceBefore?: string;
+  /** A creation made and left to end in its own time, while the scenario goes on. */
+  underWay?: Payment;
   /** How many of the scenario's payments were made when that balance was read: those after it are what moved it. */
   paymentsBeforeBalance = 0;
   /** The target was seen to keep balances in this scenario: a first transaction moved one by exactly its amount. */

@@ -130,14 +130,16 @@ test('a status list reads short: each once, in order, runs of three or more as r
   assert.equal(statusesInWords([500, 401, 402, 403]), '401–403 or 500');
 });
 
-test('a refreshed consent token is held to the customer who consented: by sub, else by the record without updated_at', () => {
+test("a refreshed consent token reading the other customer fails (definite); another sub is a reading's warning", () => {
   const first = customerIn({ sub: '46733123499', name: 'Sand Box', updated_at: 1 })!;
-  assert.deepEqual(ownCustomerFindings(first, customerIn({ sub: '46733123499', name: 'Other', updated_at: 2 })), []);
-  const [other] = ownCustomerFindings(first, customerIn({ sub: '46733123498', name: 'Sand Box' }));
-  assert.equal(other?.check, 'consent-refresh-own-customer');
-  assert.equal(other?.received, 'sub "46733123498"');
-  const withoutSub = customerIn({ name: 'Ann', updated_at: 1 })!;
-  assert.equal(withoutSub, customerIn({ updated_at: 2, name: 'Ann' }));
-  assert.notEqual(withoutSub, customerIn({ name: 'Bo' }));
-  assert.equal(ownCustomerFindings(first, customerIn('not a record'))[0]?.received, 'no user information record');
+  const other = customerIn({ sub: 46733123498 })!;
+  assert.deepEqual(ownCustomerFindings(first, other, customerIn({ sub: '46733123499', name: 'Other', iat: 2 })), []);
+  const [mixedUp] = ownCustomerFindings(first, other, customerIn({ sub: 46733123498, name: 'Sand Box' }));
+  assert.equal(mixedUp?.check, 'consent-refresh-own-customer');
+  assert.equal(mixedUp?.source.kind, 'spec');
+  const [changed] = ownCustomerFindings(first, other, customerIn({ sub: 'pairwise-7' }));
+  assert.equal(changed?.check, 'consent-refresh-same-sub');
+  assert.equal(changed?.source.kind, 'reading');
+  assert.equal(customerIn({ name: 'Ann' }), undefined, 'without sub, no customer is told');
+  assert.equal(ownCustomerFindings(first, other, customerIn('not a record'))[0]?.received, 'no sub');
 });
