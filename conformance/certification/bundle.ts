@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { LeakFinder, type Leak } from '../../harness/secrets/leak-scan.ts';
+import { LeakFinder, searchedDigest, type Leak } from '../../harness/secrets/leak-scan.ts';
 import { create, Parser, type ReadEntry } from 'tar';
 import { describeErrors, validatorFor } from '../../core/validation/schemas.ts';
 import { ATTESTATION_FILE, type Subject } from './signing.ts';
@@ -453,18 +453,26 @@ function manifestOf(file: string, data: Buffer | undefined, size: number): Manif
   return manifest;
 }
 
-/** The leak scan of harness/secrets over the files of a bundle, each named <bundle>:<path>, read as a stream. */
-export async function scanBundleForSecrets(bundle: string, secrets: readonly string[]): Promise<Leak[]> {
+/**
+ * The leak scan of harness/secrets over the files of a bundle, each named <bundle>:<path>, read as a stream; the
+ * digest of each file read whole goes into `searched`.
+ */
+export async function scanBundleForSecrets(bundle: string, secrets: readonly string[], searched?: Set<string>): Promise<Leak[]> {
   const finder = new LeakFinder(secrets);
   const leaks: Leak[] = [];
   await readEntries(bundle, BUNDLE_LIMITS, (path) => {
     const search = finder.start(`${basename(bundle)}:${path}`);
     const decoder = new StringDecoder('utf8');
+    const digest = searchedDigest();
     return {
-      data: (chunk) => search.push(decoder.write(chunk)),
+      data: (chunk) => {
+        digest.update(chunk);
+        search.push(decoder.write(chunk));
+      },
       end: () => {
         search.push(decoder.end());
         leaks.push(...search.leaks());
+        searched?.add(digest.digest());
       },
     };
   });

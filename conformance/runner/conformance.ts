@@ -312,6 +312,18 @@ async function prepare(plan: RunPlan, target: Target, log: RunOptions['log']): P
   return { target, refusals, parallel, reportsDir, ...(unreachable ? { unreachable } : {}) };
 }
 
+/**
+ * The feature files whose scenarios wait out lifetimes (tokens expiring, consents aging) come first, the rest after in
+ * name order. Cucumber hands scenarios to idle workers in file order, so a long wait started last would keep one worker
+ * busy while the others stand idle: the run then takes its longest scenario longer than its share of the work.
+ */
+export const LONGEST_WAITS_FIRST = ['consent.feature', 'tokens.feature', 'every-operation.feature'] as const;
+
+export function featuresLongestFirst(): string[] {
+  const others = join(PACKAGE_ROOT, 'features/**/*.feature');
+  return [...LONGEST_WAITS_FIRST.map((file) => join(PACKAGE_ROOT, 'features', file)), others];
+}
+
 /** The scenarios through cucumber, their verdicts kept by the ledger and their exchanges as evidence; the target stopped after. */
 async function runScenarios({ config, tags, rerun }: RunPlan, run: PreparedRun, log: RunOptions['log']) {
   const { target, unreachable, reportsDir, parallel, refusals } = run;
@@ -330,7 +342,7 @@ async function runScenarios({ config, tags, rerun }: RunPlan, run: PreparedRun, 
       {
         provided: {
           // The package's own features and steps (compiled or not), wherever the run is started from.
-          paths: rerun ? rerun.map((path) => join(PACKAGE_ROOT, path)) : [join(PACKAGE_ROOT, 'features/**/*.feature')],
+          paths: rerun ? rerun.map((path) => join(PACKAGE_ROOT, path)) : featuresLongestFirst(),
           import: [join(codeDir('steps'), `**/*${CODE_EXTENSION}`)],
           format: [
             ['html', join(reportsDir, 'cucumber.html')],
@@ -402,11 +414,14 @@ async function reportOn(
   const trendDir = args.reports ? join(reportsDir, 'trend') : resolve(cwd, 'reports/trend');
   if (plan.historyFile) recordHistory(plan.historyFile, args.history!, trendDir, certification.report, summary, log);
   // The reports get shared: a secret in them fails the run, whatever the verdict.
+  // The bundle holds most of the reports as they are: a file of the same bytes is searched once, inside it.
+  const searched = new Set<string>();
+  const inBundle = await scanBundleForSecrets(certification.bundle, secretsOf(target), searched);
   const leaks = [
-    ...scanForSecrets(reportsDir, secretsOf(target)),
-    ...(args.reports ? [] : scanForSecrets(certificationDir, secretsOf(target))),
-    ...(plan.historyFile && !args.reports ? scanForSecrets(trendDir, secretsOf(target)) : []),
-    ...(await scanBundleForSecrets(certification.bundle, secretsOf(target))),
+    ...scanForSecrets(reportsDir, secretsOf(target), searched),
+    ...(args.reports ? [] : scanForSecrets(certificationDir, secretsOf(target), searched)),
+    ...(plan.historyFile && !args.reports ? scanForSecrets(trendDir, secretsOf(target), searched) : []),
+    ...inBundle,
   ];
   if (leaks.length > 0) {
     for (const leak of leaks) log(`SECRET IN REPORT: ${leak.file} holds ${leak.kind}; do not share these reports.`);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -88,24 +89,47 @@ export class LeakSearch {
  * API keys), in any encoding, and for credentials by their shape. A run whose reports hold one must not be
  * shared: the runner fails it.
  */
-export function scanForSecrets(dir: string, secrets: readonly string[]): Leak[] {
+export function scanForSecrets(dir: string, secrets: readonly string[], alreadySearched: ReadonlySet<string> = new Set()): Leak[] {
   const finder = new LeakFinder(secrets);
   const piece = Buffer.allocUnsafe(PIECE_BYTES);
-  return filesUnder(dir).flatMap((file) => scanFile(file, finder.start(relative(dir, file)), piece));
+  return filesUnder(dir).flatMap((file) =>
+    alreadySearched.size > 0 && alreadySearched.has(contentDigest(file, piece))
+      ? []
+      : scanFile(file, finder.start(relative(dir, file)), piece),
+  );
+}
+
+/**
+ * The SHA-256 of a text, in hex: what `scanForSecrets` is told was searched already (a file of the same bytes, inside
+ * the evidence bundle), so that a run's reports are each read once, however many places they are shared from.
+ */
+export function searchedDigest(): { update(chunk: Buffer): void; digest(): string } {
+  const hash = createHash('sha256');
+  return { update: (chunk) => hash.update(chunk), digest: () => hash.digest('hex') };
+}
+
+function contentDigest(file: string, piece: Buffer): string {
+  const digest = searchedDigest();
+  eachPiece(file, piece, (chunk) => digest.update(chunk));
+  return digest.digest();
 }
 
 function scanFile(file: string, search: LeakSearch, piece: Buffer): Leak[] {
+  const decoder = new StringDecoder('utf8');
+  eachPiece(file, piece, (chunk) => search.push(decoder.write(chunk)));
+  search.push(decoder.end());
+  return search.leaks();
+}
+
+function eachPiece(file: string, piece: Buffer, take: (chunk: Buffer) => void): void {
   const fd = openSync(file, 'r');
   try {
-    const decoder = new StringDecoder('utf8');
     for (let read = readSync(fd, piece, 0, PIECE_BYTES, null); read > 0; read = readSync(fd, piece, 0, PIECE_BYTES, null)) {
-      search.push(decoder.write(piece.subarray(0, read)));
+      take(piece.subarray(0, read));
     }
-    search.push(decoder.end());
   } finally {
     closeSync(fd);
   }
-  return search.leaks();
 }
 
 /** The secrets in one text, which `where` names in what is found. */

@@ -9,7 +9,7 @@ import { scanBundleForSecrets } from '../../conformance/certification/bundle.ts'
 import { withoutSecrets } from '../../conformance/certification/finished-run.ts';
 import { runVerify } from '../../conformance/certification/verify.ts';
 import { loadConfig } from '../../harness/config.ts';
-import { filesUnder } from '../../harness/secrets/leak-scan.ts';
+import { filesUnder, scanForSecrets } from '../../harness/secrets/leak-scan.ts';
 import { BUNDLE_ABOUT as ABOUT } from './fixtures.ts';
 
 /** A bundle of three small files and a spec copy; returns its path and the folder it was made in. */
@@ -157,5 +157,21 @@ test('the leak scan reads inside a bundle and names the file that holds a secret
   await writeBundle(bundle, [{ path: 'conformance/evidence.json', source: join(dir, 'evidence.json') }], ABOUT);
   assert.deepEqual(await scanBundleForSecrets(bundle, ['configured-key-987654']), [
     { file: 'certification-leaky.tar.gz:conformance/evidence.json', kind: 'configured secret #1 (in the clear)' },
+  ]);
+});
+
+test('a report the bundle holds byte for byte is searched once, in the bundle; one changed since is searched again', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'momo-bundle-once-'));
+  const reports = join(dir, 'reports');
+  mkdirSync(reports);
+  writeFileSync(join(reports, 'evidence.json'), '{"Ocp-Apim-Subscription-Key": "configured-key-987654"}');
+  const bundle = join(dir, 'certification.tar.gz');
+  await writeBundle(bundle, [{ path: 'conformance/evidence.json', source: join(reports, 'evidence.json') }], ABOUT);
+  const searched = new Set<string>();
+  assert.equal((await scanBundleForSecrets(bundle, ['configured-key-987654'], searched)).length, 1);
+  assert.deepEqual(scanForSecrets(reports, ['configured-key-987654'], searched), []);
+  writeFileSync(join(reports, 'evidence.json'), '{"Ocp-Apim-Subscription-Key": "configured-key-987654", "later": 1}');
+  assert.deepEqual(scanForSecrets(reports, ['configured-key-987654'], searched), [
+    { file: 'evidence.json', kind: 'configured secret #1 (in the clear)' },
   ]);
 });

@@ -2,7 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../harness/config.ts';
-import { selectScenarios, selectWorkers } from '../../conformance/runner/conformance.ts';
+import { basename, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { featuresLongestFirst, LONGEST_WAITS_FIRST, selectScenarios, selectWorkers } from '../../conformance/runner/conformance.ts';
+import { PACKAGE_ROOT } from '../../core/package.ts';
 import type { Target } from '../../conformance/runner/target.ts';
 import { targetEnv } from '../support/suite.ts';
 
@@ -87,4 +90,14 @@ test('where every customer has the same user information (the mtn-sandbox profil
     live.notes.some((n) => n.includes('two customers cannot be told apart')),
     live.notes.join('\n'),
   );
+});
+
+test('the features that wait out lifetimes are handed out first, each feature once', async () => {
+  const { loadConfiguration, loadSources } = await import('@cucumber/cucumber/api');
+  const { runConfiguration } = await loadConfiguration({ provided: { paths: featuresLongestFirst() } }, { cwd: PACKAGE_ROOT });
+  const { plan } = await loadSources(runConfiguration.sources);
+  const files = [...new Set(plan.map((pickle) => basename(pickle.uri)))];
+  assert.deepEqual(files.slice(0, LONGEST_WAITS_FIRST.length), [...LONGEST_WAITS_FIRST]);
+  assert.equal(files.length, readdirSync(join(PACKAGE_ROOT, 'features')).filter((f) => f.endsWith('.feature')).length);
+  assert.equal(plan.length, new Set(plan.map((pickle) => `${pickle.uri}:${pickle.location.line}:${pickle.name}`)).size);
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
+import { scanForSecrets, searchedDigest } from '../../harness/secrets/leak-scan.ts';
 
 const KEY = 'subscription-key-0123456789';
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXNpZ25hdHVyZQ';
@@ -24,6 +24,24 @@ test('redacted reports hold no secret', () => {
     'junit.xml': '<testcase name="Basic authentication is refused"/>',
   });
   assert.deepEqual(scanForSecrets(dir, [KEY]), []);
+});
+
+test('a file whose bytes were searched already is read once; one that differs in a byte is searched again', () => {
+  const text = `{"key":"${KEY}"}`;
+  const dir = reportsWith({ 'same.json': text, 'changed.json': `${text} ` });
+  const searched = searchedDigest();
+  searched.update(Buffer.from(text));
+  const leaks = scanForSecrets(dir, [KEY], new Set([searched.digest()]));
+  assert.deepEqual(
+    leaks.map((l) => l.file),
+    ['changed.json'],
+  );
+  assert.deepEqual(
+    scanForSecrets(dir, [KEY])
+      .map((l) => l.file)
+      .sort(),
+    ['changed.json', 'same.json'],
+  );
 });
 
 test('a configured secret, in the clear or base64-encoded, is found and named by file, never shown', () => {
