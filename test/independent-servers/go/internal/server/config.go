@@ -108,7 +108,8 @@ type timings struct {
 	notifCooldown    time.Duration // how long a 429 lasts after a successful notification
 	callbackWaits    []time.Duration
 	callbackTimeout  time.Duration
-	slowDownStep     int // seconds added to interval on slow_down (control consent-slow-down)
+	slowDownStep     int           // seconds added to interval on slow_down (control consent-slow-down)
+	disbRetention    time.Duration // deviation disbursement-records-expire: how long final deposits and refunds are kept
 }
 
 func defaultTimings(cfg Config) timings {
@@ -127,6 +128,7 @@ func defaultTimings(cfg Config) timings {
 		callbackWaits:    []time.Duration{0, 500 * time.Millisecond, 2 * time.Second, 5 * time.Second},
 		callbackTimeout:  3 * time.Second,
 		slowDownStep:     5,
+		disbRetention:    30 * time.Second,
 	}
 	if cfg.Profile == ProfileMTN {
 		t.ordinaryPayer = 0

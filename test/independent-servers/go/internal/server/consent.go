@@ -29,6 +29,8 @@ type authReq struct {
 	redeemed    bool
 	grant       *grant
 	callbackURL string
+
+	deniedReported bool // deviation denied-consent-granted-on-repoll
 }
 
 type grant struct {
@@ -99,6 +101,11 @@ func (s *Server) hBCAuthorize(c *call) {
 	scopes := strings.Fields(scopeParam)
 	for _, sc := range scopes {
 		if !contains(offeredScopes, sc) {
+			if s.dev(DevRefusedConsentKept) {
+				// the request was stored before its scopes were checked
+				cb := s.quietCallbackURL(c)
+				s.startConsent(s.newAuthReq(c, msisdn, scopes, "offline", s.tm.consentValidity, cb), c.now)
+			}
 			s.badRequest(c, "UNSUPPORTED_SCOPE", "scope "+sc+" is not offered (offered: openid, profile, all_info)")
 			return
 		}
@@ -124,20 +131,32 @@ func (s *Server) hBCAuthorize(c *call) {
 	if !ok {
 		return
 	}
-	ar := &authReq{
+	ar := s.newAuthReq(c, msisdn, scopes, accessType, validity, cb)
+	s.startConsent(ar, c.now)
+	s.writeJSON(c, 200, obj{{"auth_req_id", ar.id}, {"interval", ar.interval}, {"expires_in", int(s.tm.authReqLife / time.Second)}})
+}
+
+func (s *Server) newAuthReq(c *call, msisdn string, scopes []string, accessType string, validity time.Duration, cb string) *authReq {
+	return &authReq{
 		id: newUUID(), user: c.user.id, product: c.product, msisdn: msisdn,
 		scope: strings.Join(scopes, " "), accessType: accessType, validity: validity,
 		expires: c.now.Add(s.tm.authReqLife), interval: s.tm.consentInterval, callbackURL: cb,
 	}
+}
+
+// startConsent stores a consent request, lets the account holder decide (by test number)
+// and schedules the ping callback.
+func (s *Server) startConsent(ar *authReq, now time.Time) {
+	msisdn, cb := ar.msisdn, ar.callbackURL
 	switch testNumber(msisdn) {
 	case 50, 51:
-		ar.decision, ar.decideAt = "denied", c.now.Add(s.tm.consentApproval)
+		ar.decision, ar.decideAt = "denied", now.Add(s.tm.consentApproval)
 	case 52, 53:
 		// the holder never answers: the request expires
 	case 54:
-		ar.decision, ar.decideAt = "approved", c.now.Add(s.cfg.DelayedApproval)
+		ar.decision, ar.decideAt = "approved", now.Add(s.cfg.DelayedApproval)
 	default:
-		ar.decision, ar.decideAt = "approved", c.now.Add(s.tm.consentApproval)
+		ar.decision, ar.decideAt = "approved", now.Add(s.tm.consentApproval)
 	}
 	s.lock()
 	s.reqs[ar.id] = ar
@@ -159,7 +178,6 @@ func (s *Server) hBCAuthorize(c *call) {
 			s.unlock()
 		})
 	}
-	s.writeJSON(c, 200, obj{{"auth_req_id", ar.id}, {"interval", ar.interval}, {"expires_in", int(s.tm.authReqLife / time.Second)}})
 }
 
 // ---------- 11. consent token (CIBA grant and refresh) ----------
@@ -191,7 +209,7 @@ func (s *Server) hOAuthToken(c *call) {
 	case cibaGrant:
 		s.cibaGrant(c, u, form.Get("auth_req_id"))
 	case "refresh_token":
-		s.refreshGrant(c, u, form.Get("refresh_token"))
+		s.refreshGrant(c, u, form.Get("refresh_token"), form)
 	default:
 		s.oauthError(c, "unsupported_grant_type")
 	}
@@ -222,7 +240,7 @@ func (s *Server) cibaGrant(c *call, u *apiUser, id string) {
 		s.oauthError(c, "invalid_grant")
 		return
 	}
-	if !c.now.Before(ar.expires) {
+	if !c.now.Before(ar.expires) && !s.dev(DevAuthReqExpiryIgnored) {
 		s.unlock()
 		s.oauthError(c, "expired_token")
 		return
@@ -240,7 +258,8 @@ func (s *Server) cibaGrant(c *call, u *apiUser, id string) {
 		s.oauthError(c, "authorization_pending")
 		return
 	}
-	if ar.decision == "denied" {
+	if ar.decision == "denied" && !(ar.deniedReported && s.dev(DevDeniedConsentRepoll)) {
+		ar.deniedReported = true // the denial is "delivered" once, then the request looks fresh
 		s.unlock()
 		s.oauthError(c, "access_denied")
 		return
@@ -259,7 +278,7 @@ func (s *Server) cibaGrant(c *call, u *apiUser, id string) {
 	s.writeJSON(c, 200, resp)
 }
 
-func (s *Server) refreshGrant(c *call, u *apiUser, rt string) {
+func (s *Server) refreshGrant(c *call, u *apiUser, rt string, form url.Values) {
 	if rt == "" {
 		s.oauthError(c, "invalid_request")
 		return
@@ -270,6 +289,9 @@ func (s *Server) refreshGrant(c *call, u *apiUser, rt string) {
 		s.unlock()
 		s.oauthError(c, "invalid_grant")
 		return
+	}
+	if s.dev(DevRefreshScopeFromReq) {
+		g.scope = strings.Join(strings.Fields(form.Get("scope")), " ") // the request's scope, not the consent's
 	}
 	kind := "consent"
 	if s.dev(DevRefreshIssuesAccess) {

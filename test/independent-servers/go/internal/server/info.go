@@ -137,7 +137,7 @@ func (s *Server) hActive(c *call) {
 		s.badRequest(c, "", "accountHolderId does not match its type")
 		return
 	}
-	result := true
+	result := !(typ != "msisdn" && s.on(CtlEmailHoldersUnknown))
 	if typ == "msisdn" {
 		n := testNumber(holder)
 		if s.spec() {
@@ -163,6 +163,9 @@ func (s *Server) hActive(c *call) {
 				return
 			}
 		}
+	}
+	if c.product == "disbursement" && s.dev(DevDisbHolderInverted) {
+		result = !result // this copy of the check lost a negation
 	}
 	if s.spec() {
 		s.writeJSON(c, 200, obj{{"active", result}})

@@ -20,6 +20,9 @@ type tokenRec struct {
 	scope   string
 	expires time.Time
 	revoked bool
+
+	issued time.Time // control token-reissued-while-live: the JWT's iat
+	uses   int       // deviation access-token-use-limit
 }
 
 const jwtHeader = `{"alg":"HS256","typ":"at+jwt"}`

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"math/big"
 	"strings"
 	"time"
 )
@@ -85,12 +84,11 @@ func (s *Server) hCreateUser(c *call) {
 		return
 	}
 	product := s.productOfKey(key)
+	if product == "remittance" && s.dev(DevRemittanceUserAsColl) {
+		product = "collection" // the key-to-product table has no remittance row
+	}
 	newUser := func(host string) *apiUser {
-		start := big.NewInt(0)
-		if product == "disbursement" {
-			start = units(1_000_000)
-		}
-		return &apiUser{id: id, host: host, product: product, balance: start, created: c.now}
+		return &apiUser{id: id, host: host, product: product, balance: s.openingBalance(product), created: c.now}
 	}
 	// deviation refused-api-user-still-created: a 400 still stores the user
 	refused := func(host string) {
@@ -128,7 +126,19 @@ func (s *Server) hCreateUser(c *call) {
 		s.fail(c, 409, "RESOURCE_ALREADY_EXIST")
 		return
 	}
-	s.users[id] = newUser(host)
+	if s.dev(DevAPIUserStoredLate) {
+		// the write is queued and lands after the 201 has been answered
+		u := newUser(host)
+		time.AfterFunc(apiUserStoreDelay, func() {
+			s.lock()
+			if _, dup := s.users[id]; !dup {
+				s.users[id] = u
+			}
+			s.unlock()
+		})
+	} else {
+		s.users[id] = newUser(host)
+	}
 	s.unlock()
 	if s.spec() {
 		c.w.Header().Set("Location", "/v1_0/apiuser/"+id)
@@ -170,6 +180,9 @@ func (s *Server) hCreateKey(c *call) {
 		key = hex.EncodeToString(randBytes(16)) // 32 hex characters, as observed
 	}
 	s.lock()
+	if u.key != "" && s.dev(DevNewKeyResetsBalance) {
+		u.balance = s.openingBalance(u.product) // the account is opened anew with the key
+	}
 	u.key = key // the earlier key stops working
 	if s.on(CtlNewKeyRevokes) {
 		for _, t := range s.tokens {
@@ -179,6 +192,9 @@ func (s *Server) hCreateKey(c *call) {
 		}
 	}
 	s.unlock()
+	if s.dev(DevAPIKeyTrailingNewline) {
+		key += "\n" // the generator's line end is sent, not stored
+	}
 	s.writeJSON(c, 201, obj{{"apiKey", key}})
 }
 
@@ -229,7 +245,18 @@ func (s *Server) hToken(c *call) {
 		return
 	}
 	life := time.Duration(s.cfg.TokenLifetime) * time.Second
-	rec := &tokenRec{jti: newUUID(), user: u.id, product: c.product, kind: "access", expires: c.now.Add(life)}
+	if s.on(CtlTokenReissued) {
+		if old := s.liveTokenOf(u, c.product, c.now, life/2); old != nil {
+			s.noStore(c)
+			s.writeJSON(c, 200, obj{
+				{"access_token", s.signJWT(old, old.issued)},
+				{"token_type", tokenTypeOf(s)},
+				{"expires_in", int(old.expires.Sub(c.now) / time.Second)},
+			})
+			return
+		}
+	}
+	rec := &tokenRec{jti: newUUID(), user: u.id, product: c.product, kind: "access", expires: c.now.Add(life), issued: c.now}
 	jwt := s.signJWT(rec, c.now)
 	s.lock()
 	if s.dev(DevRenewedTokenDiesFirst) {
@@ -242,14 +269,10 @@ func (s *Server) hToken(c *call) {
 	}
 	s.tokens[rec.jti] = rec
 	s.unlock()
-	tokenType := "BEARER"
-	if !s.spec() {
-		tokenType = "access_token"
-	}
 	s.noStore(c)
 	s.writeJSON(c, 200, obj{
 		{"access_token", jwt},
-		{"token_type", tokenType},
+		{"token_type", tokenTypeOf(s)},
 		{"expires_in", s.cfg.TokenLifetime},
 	})
 }
@@ -268,4 +291,31 @@ func (s *Server) userOfLiveToken(cred, product string, now time.Time) *apiUser {
 		return nil
 	}
 	return s.users[rec.user]
+}
+
+func tokenTypeOf(s *Server) string {
+	if s.spec() {
+		return "BEARER"
+	}
+	return "access_token"
+}
+
+// liveTokenOf (control token-reissued-while-live) finds the API user's newest access token of
+// the product that still has more than minLeft to live.
+func (s *Server) liveTokenOf(u *apiUser, product string, now time.Time, minLeft time.Duration) *tokenRec {
+	s.lock()
+	defer s.unlock()
+	var best *tokenRec
+	for _, t := range s.tokens {
+		if t.user != u.id || t.product != product || t.kind != "access" || t.revoked || t.issued.IsZero() {
+			continue
+		}
+		if best == nil || t.issued.After(best.issued) {
+			best = t
+		}
+	}
+	if best == nil || best.expires.Sub(now) <= minLeft {
+		return nil
+	}
+	return best
 }

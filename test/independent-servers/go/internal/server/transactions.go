@@ -62,6 +62,10 @@ type tx struct {
 	tokenJTI       string   // deviation transactions-bound-to-token: the token that created it
 	purged         bool     // deviation status-gone-after-callback
 	extraCallbacks []string // deviation duplicate-adds-callback-url
+
+	polledPending    bool   // deviation polled-transaction-no-callback: read while PENDING
+	creditDue        bool   // deviation credit-posted-on-status-read: success not yet credited
+	lastNotifiedText string // deviation notification-cooldown-keyed-by-text
 }
 
 // ---------- outcome table ----------
@@ -161,11 +165,11 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 	if t.status == stSuccess {
 		t.ftid = newFTID()
 		if t.kind == kRTP && owner != nil && !t.creditedEarly {
-			credit := t.amount
-			if s.dev(DevPaymentCreditTruncated) {
-				credit = new(big.Int).Mul(new(big.Int).Quo(t.amount, scaleFactor), scaleFactor)
+			if s.dev(DevCreditPostedOnRead) {
+				t.creditDue = true // posted by the next status query
+			} else {
+				s.creditPaymentLocked(t, owner)
 			}
-			owner.balance.Add(owner.balance, credit)
 		}
 		t.held = nil
 	} else {
@@ -209,7 +213,17 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 			s.unlock()
 		}
 	}
-	if t.callbackURL != "" && !(t.kind == kRefund && s.dev(DevRefundCallbackMissing)) {
+	payload := mustMarshal(body)
+	if s.dev(DevCallbackBodyString) {
+		payload = mustMarshal(string(payload)) // the record's JSON sent as a JSON string
+	}
+	var headers map[string]string
+	if s.on(CtlCallbackRefHeader) {
+		headers = map[string]string{"X-Reference-Id": t.id, "X-Callback-Event": callbackEvent(t.kind, s.statusName(t.status))}
+	}
+	if t.polledPending && s.dev(DevPolledNoCallback) {
+		// the client polled this transaction: its callback is skipped
+	} else if t.callbackURL != "" && !(t.kind == kRefund && s.dev(DevRefundCallbackMissing)) {
 		target := t.callbackURL
 		if s.dev(DevCallbackToLatestURL) && owner != nil && owner.lastCallbackURL != "" {
 			target = owner.lastCallbackURL
@@ -221,14 +235,15 @@ func (s *Server) settleLocked(t *tx, now time.Time) bool {
 			s.outbox = append(s.outbox, callbackJob{
 				url:         target,
 				method:      s.callbackMethod(t.kind),
-				body:        mustMarshal(body),
+				body:        payload,
 				key:         key,
+				headers:     headers,
 				onDelivered: onDelivered,
 			})
 		}
 	}
 	for _, extra := range t.extraCallbacks {
-		s.outbox = append(s.outbox, callbackJob{url: extra, method: s.callbackMethod(t.kind), body: mustMarshal(body), key: key})
+		s.outbox = append(s.outbox, callbackJob{url: extra, method: s.callbackMethod(t.kind), body: payload, key: key, headers: headers})
 	}
 	return true
 }
@@ -296,7 +311,11 @@ func (s *Server) record(t *tx, forCallback bool) obj {
 		if t.kind == kRTP {
 			name = "payer"
 		}
-		o = append(o, kv{name, obj{{"partyIdType", t.party.Type}, {"partyId", t.party.ID}}})
+		typ := t.party.Type
+		if t.kind == kDeposit && s.dev(DevDepositPayeeTypeMSISDN) {
+			typ = "MSISDN" // the deposit record writer hard-codes the type
+		}
+		o = append(o, kv{name, obj{{"partyIdType", typ}, {"partyId", t.party.ID}}})
 	}
 	if t.payerMsg != nil {
 		o = append(o, kv{"payerMessage", *t.payerMsg})
@@ -507,7 +526,9 @@ func (s *Server) hCreateTx(c *call, kind string) {
 	}
 
 	s.lock()
-	if old, dup := s.txs[kind][id]; dup && !(kind == kRefund && s.dev(DevRefundRefReused)) {
+	if old, dup := s.txs[kind][id]; dup && s.purgedLocked(old, c.now) {
+		// deviation disbursement-records-expire: the old record is gone, the id is free again
+	} else if dup && !(kind == kRefund && s.dev(DevRefundRefReused)) {
 		if kind == kRTP && s.dev(DevDupPaymentOverwrites) {
 			old.amount, old.party = t.amount, t.party
 			old.extID, old.payerMsg, old.payeeNote = t.extID, t.payerMsg, t.payeeNote
@@ -540,6 +561,8 @@ func (s *Server) hCreateTx(c *call, kind string) {
 			failNow = "NOT_ALLOWED"
 		case new(big.Int).Add(orig.refunded, t.amount).Cmp(orig.amount) > 0:
 			failNow = "NOT_ALLOWED"
+		case s.dev(DevFullRefundRefused) && new(big.Int).Add(orig.refunded, t.amount).Cmp(orig.amount) == 0:
+			failNow = "NOT_ALLOWED" // the check is >= instead of >
 		}
 		if orig != nil {
 			t.party = &party{Type: orig.party.Type, ID: orig.party.ID}
@@ -639,6 +662,18 @@ func (s *Server) hGetTx(c *call, kind string) {
 		return
 	}
 	justSettled := s.settleLocked(t, c.now)
+	if s.purgedLocked(t, c.now) {
+		s.unlock()
+		s.fail(c, 404, "RESOURCE_NOT_FOUND")
+		return
+	}
+	if t.status == stPending && s.dev(DevPolledNoCallback) {
+		t.polledPending = true
+	}
+	if t.creditDue {
+		t.creditDue = false
+		s.creditPaymentLocked(t, s.users[t.owner])
+	}
 	if kind == kRTP && t.status == stSuccess && !justSettled && s.dev(DevCreditOnEveryRead) {
 		if owner := s.users[t.owner]; owner != nil {
 			owner.balance.Add(owner.balance, t.amount)
@@ -704,7 +739,7 @@ func (s *Server) hDeliveryNotification(c *call) {
 		s.unlock()
 		s.fail(c, 410, "EXPIRED")
 		return
-	case !t.lastNotified.IsZero() && c.now.Before(t.lastNotified.Add(s.tm.notifCooldown)):
+	case !t.lastNotified.IsZero() && c.now.Before(t.lastNotified.Add(s.tm.notifCooldown)) && !(s.dev(DevNotifCooldownByText) && msg != t.lastNotifiedText):
 		wait := t.lastNotified.Add(s.tm.notifCooldown).Sub(c.now)
 		s.unlock()
 		secs := int((wait + time.Second - 1) / time.Second)
@@ -718,7 +753,14 @@ func (s *Server) hDeliveryNotification(c *call) {
 		s.fail(c, 429, "NOT_ALLOWED")
 		return
 	}
+	if s.dev(DevNotificationRace) {
+		// the attempt is recorded after the hand-over to the notification service, unlocked
+		s.unlock()
+		time.Sleep(notificationRaceGap)
+		s.lock()
+	}
 	t.lastNotified = c.now
+	t.lastNotifiedText = msg
 	c.user.lastNotified = c.now
 	s.unlock()
 	s.empty(c, 200)
@@ -752,4 +794,17 @@ func (s *Server) hBalance(c *call) {
 		cur = strings.ToLower(cur)
 	}
 	s.writeJSON(c, 200, obj{{"availableBalance", s.fmtAmount(bal)}, {"currency", cur}})
+}
+
+// creditPaymentLocked credits a successful request to pay to the collection account.
+func (s *Server) creditPaymentLocked(t *tx, owner *apiUser) {
+	acct := s.creditAccountLocked(owner)
+	if acct == nil {
+		return
+	}
+	credit := t.amount
+	if s.dev(DevPaymentCreditTruncated) {
+		credit = new(big.Int).Mul(new(big.Int).Quo(t.amount, scaleFactor), scaleFactor)
+	}
+	acct.balance.Add(acct.balance, credit)
 }

@@ -113,8 +113,9 @@ func isUUIDv4(s string) bool { return reUUIDv4.MatchString(s) }
 // ---------- party identifiers ----------
 
 var (
-	reMSISDNSpec = regexp.MustCompile(`^[1-9][0-9]{6,14}$`) // E.164, digits only
-	reMSISDNMTN  = regexp.MustCompile(`^\+?[0-9]{5,15}$`)   // lax: local forms too
+	reMSISDNSpec = regexp.MustCompile(`^[1-9][0-9]{6,14}$`)    // E.164, digits only
+	reMSISDNPlus = regexp.MustCompile(`^\+?[1-9][0-9]{6,14}$`) // control msisdn-plus-accepted
+	reMSISDNMTN  = regexp.MustCompile(`^\+?[0-9]{5,15}$`)      // lax: local forms too
 	reEmail      = regexp.MustCompile(`^[A-Za-z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$`)
 	reHostname   = regexp.MustCompile(`^(?i)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$`)
 	reCurrency   = regexp.MustCompile(`^[A-Z]{3}$`)
@@ -126,6 +127,9 @@ func (s *Server) validMSISDN(v string) bool {
 		return false
 	}
 	if s.spec() {
+		if s.on(CtlMSISDNPlus) {
+			return reMSISDNPlus.MatchString(v)
+		}
 		return reMSISDNSpec.MatchString(v)
 	}
 	return reMSISDNMTN.MatchString(v)
