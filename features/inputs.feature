@@ -206,6 +206,24 @@ Feature: Every input of every creation
     Then it is refused as a duplicate
     And the balance has moved by what the earlier request to pay called for, and no more
 
+  @collection @negative @req:TXN-MONEY-ONCE @req:COL-RTP-DUPLICATE-409
+  Scenario: A request to pay sent twice at once under one reference id is made once
+    Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
+    And the partner has read its balance
+    When the partner asks for a request to pay with a customer who approves twice at once, under one reference id
+    Then one is accepted and the other refused as a duplicate
+    And once it has ended, the balance has moved by what the request to pay called for, and no more
+
+  @collection @negative @strict @req:COL-RTP-DUPLICATE-409
+  Scenario: A request to pay under the reference id another partner used is refused as a duplicate
+    Given a partner subscribed to collection
+    And the partner's request to pay with a customer who approves has ended
+    And another new partner subscribed to collection
+    When the other partner asks for a request to pay under the reference id of the partner's
+    Then it is refused, by our reading as a duplicate of the partner's
+    And the earlier request to pay is unchanged
+
   @collection @negative @req:COL-RTP-DUPLICATE-409
   Scenario Outline: A request to pay under the reference id of one with <earlier>, in upper case, is not made twice
     Given a partner subscribed to collection
@@ -357,6 +375,23 @@ Feature: Every input of every creation
     When the partner asks for a refund again under its reference id
     Then it is refused as a duplicate
     And the balance has moved by what the earlier refund called for, and no more
+
+  @disbursement @negative @req:DIS-REFUND-DUPLICATE-409
+  Scenario: A refund sent twice at once under one reference id is refused once
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    When the partner asks for a refund with a customer who approves twice at once, under one reference id
+    Then one is accepted and the other refused as a duplicate
+
+  @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-REFUND-DUPLICATE-409
+  Scenario: A refund sent twice at once under one reference id is made once
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And a customer who approves has paid the partner 10 through collection
+    And the partner has read its balance
+    When the partner asks for a refund with a customer who approves twice at once, under one reference id
+    Then one is accepted and the other refused as a duplicate
+    And once it has ended, the balance has moved by what the refund called for, and no more
 
   @disbursement @negative @req:DIS-REFUND-DUPLICATE-409
   Scenario Outline: A refund under the reference id of one with <earlier>, in upper case, is not made twice
@@ -570,6 +605,30 @@ Feature: Every input of every creation
     When the partner asks for a deposit again under its reference id
     Then it is refused as a duplicate
     And the balance has moved by what the earlier deposit called for, and no more
+
+  @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario: A deposit sent twice at once under one reference id is refused once
+    Given a partner subscribed to disbursement
+    When the partner asks for a deposit with a payee who approves twice at once, under one reference id
+    Then one is accepted and the other refused as a duplicate
+
+  @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario: A deposit sent twice at once under one reference id is made once
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And the partner has read its balance
+    When the partner asks for a deposit with a payee who approves twice at once, under one reference id
+    Then one is accepted and the other refused as a duplicate
+    And once it has ended, the balance has moved by what the deposit called for, and no more
+
+  @disbursement @negative @strict @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario: A deposit under the reference id another partner used is refused as a duplicate
+    Given a partner subscribed to disbursement
+    And the partner's deposit with a payee who approves has ended
+    And another new partner subscribed to disbursement
+    When the other partner asks for a deposit under the reference id of the partner's
+    Then it is refused, by our reading as a duplicate of the partner's
+    And the earlier deposit is unchanged
 
   @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario Outline: A deposit under the reference id of one with <earlier>, in upper case, is not made twice

@@ -315,6 +315,39 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     `    When the partner asks for a ${creation.label} again under its reference id`,
     '    Then it is refused as a duplicate',
     `    And the balance has moved by what the earlier ${creation.label} called for, and no more`,
+    // Sent at once, the second finds the first's id only if the store checks and writes it as one step. Where the
+    // balance is beyond the spec, the refusal is checked apart from the money, so that every target has it checked.
+    ...(beyond
+      ? [
+          '',
+          `  @${creation.product} @negative @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+          `  Scenario: A ${creation.label} sent twice at once under one reference id is refused once`,
+          ...given,
+          `    When the partner asks for a ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} twice at once, under one reference id`,
+          '    Then one is accepted and the other refused as a duplicate',
+        ]
+      : []),
+    '',
+    `  @${creation.product}${beyond} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+    `  Scenario: A ${creation.label} sent twice at once under one reference id is made once`,
+    ...newPartner,
+    `    When the partner asks for a ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} twice at once, under one reference id`,
+    '    Then one is accepted and the other refused as a duplicate',
+    `    And once it has ended, the balance has moved by what the ${creation.label} called for, and no more`,
+    // Another API user's reuse: whether reference ids are one space for all is our reading (OTHER_USER_REUSE).
+    ...(creation.party
+      ? [
+          '',
+          `  @${creation.product} @negative @strict @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+          `  Scenario: A ${creation.label} under the reference id another partner used is refused as a duplicate`,
+          ...given,
+          `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended`,
+          `    And another new partner subscribed to ${creation.product}`,
+          `    When the other partner asks for a ${creation.label} under the reference id of the partner's`,
+          "    Then it is refused, by our reading as a duplicate of the partner's",
+          `    And the earlier ${creation.label} is unchanged`,
+        ]
+      : []),
   ];
 }
 

@@ -19,6 +19,11 @@ import {
   expectRefusedPreferablyAsInvalid,
   expectReferenceLeftFree,
   seeBalanceMoveWithFirst,
+  createTwiceAtOnce,
+  expectOneOfTwoTaken,
+  expectEndedAndMovedOnce,
+  createUnderOthersReference,
+  expectRefusedAsOthersDuplicate,
 } from './support/inputs.ts';
 import type { Party } from './support/parties.ts';
 import { expectMoneyMoved, expectMoneyMovedByEach } from './support/accounts.ts';
@@ -87,6 +92,32 @@ Then('the earlier {creation} still reads as it was asked', async function (this:
 
 When('the partner asks for a {creation} again under its reference id', async function (this: MomoWorld, creation: string) {
   await createAgainUnderItsReference(this, creation, false);
+});
+
+When(
+  'the partner asks for a {creation} with {party} twice at once, under one reference id',
+  async function (this: MomoWorld, creation: string, party: Party) {
+    await createTwiceAtOnce(this, creation, party);
+  },
+);
+
+Then('one is accepted and the other refused as a duplicate', function (this: MomoWorld) {
+  expectOneOfTwoTaken(this);
+});
+
+Then(
+  'once it has ended, the balance has moved by what the {creation} called for, and no more',
+  async function (this: MomoWorld, _creation: string) {
+    await expectEndedAndMovedOnce(this);
+  },
+);
+
+When("the other partner asks for a {creation} under the reference id of the partner's", async function (this: MomoWorld, creation: string) {
+  await createUnderOthersReference(this, creation);
+});
+
+Then("it is refused, by our reading as a duplicate of the partner's", function (this: MomoWorld) {
+  expectRefusedAsOthersDuplicate(this);
 });
 
 When(

@@ -481,6 +481,16 @@ export const UPPER_CASE_REUSE = reading(
 );
 
 /**
+ * A creation under a reference id another API user already used names a transaction that exists (§2.5: a reuse is
+ * refused with 409). The spec does not say whether reference ids are one space or one per API user, and a target may
+ * keep each user's transactions apart (reading another's is a reading too, STATUS-OWNER-404), so a new creation is
+ * only a warning.
+ */
+export const OTHER_USER_REUSE = reading(
+  '§2.5 refuses a request that reuses an existing reference id, and does not say whose: a reference id another API user used already names a transaction, so its reuse is refused as a duplicate (409)',
+);
+
+/**
  * A request the spec makes invalid without saying which of the operation's refusals answers it (a creation without a
  * required header, a currency code in lower case): 400 invalid data is our reading; any refusal conforms.
  */

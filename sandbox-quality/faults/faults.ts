@@ -16,6 +16,7 @@ import {
   pluginCatalogue,
   reissue,
   rewriteAnswers,
+  routeOf,
   transactionCallbacks,
   unverifiedClaims,
   type AnswerRewrite,
@@ -594,6 +595,46 @@ const definitions = {
     'requestToPay',
     'requesttopay',
   ),
+  'duplicate-race': {
+    feature: 'inputs',
+    summary:
+      'A creation looks for its reference id and stores it with a wait between, unlocked: two sent at once under one id are both accepted (202) and both carried out.',
+    plugin: {
+      install: (app, { state }) => {
+        const beingHandled = new Set<string>();
+        app.addHook('preHandler', async (request) => {
+          const route = routeOf(request);
+          const kind = route && TRANSACTIONS.find((t) => t.create === route.operation)?.store;
+          if (!kind) return;
+          const id = idKey(String(request.headers['x-reference-id']));
+          if (!beingHandled.has(id)) {
+            beingHandled.add(id);
+            setTimeout(() => beingHandled.delete(id), 200).unref();
+            return;
+          }
+          // The first is stored meanwhile; this one, which looked before it was, writes over it.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          state.transactions[kind].delete(id);
+        });
+      },
+    },
+  },
+  'reference-ids-per-user': {
+    feature: 'inputs',
+    summary:
+      'A creation under a reference id another API user used is accepted (202) and kept apart: reference ids are one space per API user.',
+    plugin: {
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', CREATIONS, (request, { state }, route) => {
+          const kind = TRANSACTIONS.find((t) => t.create === route.operation)!.store;
+          const id = idKey(request.headers['x-reference-id'] as string);
+          const earlier = state.transactions[kind].get(id);
+          const caller = unverifiedClaims(bearerOf(request) ?? '')?.sub;
+          if (earlier && caller !== undefined && earlier.apiUserId !== caller) state.transactions[kind].delete(id);
+        }),
+    },
+    breaks: 'reading',
+  },
   'payment-body-not-validated': answer(
     // Scoped runs take the feature that sends every invalid body: features/inputs.feature.
     'inputs',

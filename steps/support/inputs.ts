@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { defineParameterType } from '@cucumber/cucumber';
 import { OPERATIONS } from '../../core/catalogue/operations.ts';
 import {
   INPUT_CASES,
+  OTHER_USER_REUSE,
   REFUSED_AS_INVALID,
   REFUSED_REFERENCE_LEFT_FREE,
   UPPER_CASE_REUSE,
@@ -242,6 +244,68 @@ export async function createAgainUnderItsReference(world: MomoWorld, creationLab
   const earlier = world.lastPayment;
   const referenceId = upperCase ? earlier.referenceId.toUpperCase() : earlier.referenceId;
   await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '3', { referenceId });
+}
+
+/**
+ * The same creation sent twice at once under one new reference id. §2.5 refuses a request that reuses an existing
+ * reference id: whichever the target saw second reused the first's, however close they came. A store that looks for
+ * the id and then writes it, unlocked in between, takes both (and moves the money twice).
+ */
+export async function createTwiceAtOnce(world: MomoWorld, creationLabel: string, party: Party): Promise<void> {
+  const creation = creationLabelled(creationLabel).id;
+  // What each call needs first (a token, who may refund) is fetched before, so that the two leave together.
+  await world.bearer(world.actor);
+  if (creation === 'refund') await findOutWhoMayRefund(world);
+  const referenceId = randomUUID();
+  const before = world.payments.length;
+  await Promise.all([0, 1].map(() => create(world, creation, party, '2.2', { referenceId })));
+  const [first, second] = world.payments.slice(before);
+  world.sentTwice = [first!, second!];
+}
+
+/**
+ * Of the two sent at once, one is accepted and the other refused as a duplicate (definite, the creation's 409). The
+ * one refused made nothing: the scenario goes on with the one accepted alone, and its money is judged as one.
+ */
+export function expectOneOfTwoTaken(world: MomoWorld): void {
+  if (!world.sentTwice) throw new Error('Nothing was sent twice at once in this scenario.');
+  const [first, second] = world.sentTwice;
+  const accepted = [first, second].filter((p) => p.answer?.status === 202);
+  const refused = accepted.length === 1 ? (accepted[0] === first ? second : first) : second;
+  const kept = accepted.length === 1 ? accepted[0]! : first;
+  world.expect({ status: 202, what: `one of two ${kept.kind}s sent at once under one reference id is accepted` }, kept.answer);
+  world.expect(
+    {
+      status: 409,
+      code: 'RESOURCE_ALREADY_EXIST',
+      what: `the other of two ${kept.kind}s sent at once under one reference id is refused as a duplicate`,
+    },
+    refused.answer,
+  );
+  world.payments.splice(world.payments.indexOf(refused), 1);
+  world.payment = kept;
+}
+
+/** The one creation kept has ended as its party answers, and the balance has moved by what it calls for, once. */
+export async function expectEndedAndMovedOnce(world: MomoWorld): Promise<void> {
+  await settledAsAsked(world);
+  await expectMoneyMoved(world, 'last');
+}
+
+/**
+ * A creation under the reference id of the other partner's earlier one (of the same product), made by the other
+ * partner: a reuse of an existing reference id by another API user.
+ */
+export async function createUnderOthersReference(world: MomoWorld, creationLabel: string): Promise<void> {
+  const earlier = world.lastPayment;
+  const account = world.otherPartner;
+  if (!account) throw new Error('No other partner in this scenario: introduce one with a Given step.');
+  await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '3', { referenceId: earlier.referenceId, account });
+}
+
+/** A reference id another API user used is refused as a duplicate (our reading, OTHER_USER_REUSE). */
+export function expectRefusedAsOthersDuplicate(world: MomoWorld): void {
+  world.expect({ status: 409, source: OTHER_USER_REUSE, what: 'a reference id another API user used is refused as a duplicate' });
 }
 
 /**

@@ -135,6 +135,8 @@ export class MomoWorld extends World {
   balanceBefore?: string;
   /** A creation made and left to end in its own time, while the scenario goes on. */
   underWay?: Payment;
+  /** The same creation sent twice at once under one reference id, as both were answered. */
+  sentTwice?: [Payment, Payment];
   /** How many of the scenario's payments were made when that balance was read: those after it are what moved it. */
   paymentsBeforeBalance = 0;
   /** The target was seen to keep balances in this scenario: a first transaction moved one by exactly its amount. */

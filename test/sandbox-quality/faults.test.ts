@@ -627,6 +627,24 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: [202, 409],
     faulty: [202, 202],
   },
+  'duplicate-race': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const referenceId = randomUUID();
+      const both = await Promise.all([pay(s, caller, { referenceId }), pay(s, caller, { referenceId })]);
+      return both.map(({ res }) => status(res)).sort();
+    },
+    faithful: [202, 409],
+    faulty: [202, 202],
+  },
+  'reference-ids-per-user': {
+    run: async (s) => {
+      const { referenceId } = await pay(s, await s.provision('collection'));
+      return status((await pay(s, await s.provision('collection'), { referenceId })).res);
+    },
+    faithful: 409,
+    faulty: 202,
+  },
   'payment-body-not-validated': {
     run: async (s) => status((await pay(s, await s.provision('collection'), { body: { ...requestToPayBody(ORDINARY), amount: 10 } })).res),
     faithful: 400,
