@@ -132,6 +132,13 @@ export const PREMISES = {
     operations: REFUND_OPERATIONS,
     unheld: 'The target takes refunds only in full: the spec does not say a part of a payment may be refunded.',
   },
+  'another-part-refund-taken': {
+    statement: 'the target takes a further refund of part of a payment that was refunded in part already',
+    source: reading('§2.4 and §4.3 #9: a refund carries its own amount; that a payment may be refunded in several parts is our reading'),
+    operations: REFUND_OPERATIONS,
+    unheld:
+      'The target takes one refund of part of a payment, and no further part: the spec does not say a payment may be refunded in parts.',
+  },
   'refund-by-another-api-user': {
     statement: 'a disbursement API user may refund a request to pay that a collection API user made',
     source: {

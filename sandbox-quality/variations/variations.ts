@@ -700,6 +700,23 @@ const definitions = {
         }),
     },
   },
+  'refunds-in-one-part': {
+    summary: 'A payment refunded in part already takes no further refund: the next is refused with 400 NOT_ALLOWED.',
+    allowedBy: '§2.4 and §4.3 #9 give a refund its own amount and do not say a payment may be refunded in several parts',
+    profiles: SPEC_ONLY,
+    plugin: {
+      install: (app, context) =>
+        answerInstead(app, context, ['refund', 'refundV2'], (request, { state }) => {
+          const id = (request.body as { referenceIdToRefund?: unknown } | undefined)?.referenceIdToRefund;
+          const paid = typeof id === 'string' ? state.transactions.requesttopay.get(idKey(id)) : undefined;
+          // A reused reference id is a duplicate first (§2.5), whatever the payment.
+          const reused = state.transactions.refund.has(idKey(String(request.headers['x-reference-id'])));
+          return paid && paid.refundedMinor > 0n && !reused
+            ? { status: 400, body: { code: 'NOT_ALLOWED', message: 'This payment was refunded in part already.' } }
+            : undefined;
+        }),
+    },
+  },
   'currency-refused-as-outcome': (() => {
     const later = currenciesRefusedLater();
     return {

@@ -53,3 +53,21 @@ test('a premise assumed (final states named otherwise) hides no departure from a
     await sandbox.close();
   }
 });
+
+test('a target that takes one part of a payment refunded and refuses the next: the second part is not tested, under its own premise', async () => {
+  const sandbox = await startEmbeddedSandbox(EMBEDDED_TIMINGS, { plugins: variationPlugins(['refunds-in-one-part']) });
+  try {
+    const run = await runSuite(
+      ['--tags', '@beyond-spec and @req:TXN-MONEY-ONCE and @disbursement', '--parallel', '0', '--retries', '0'],
+      targetEnv(sandbox.baseUrl),
+    );
+    const scenarios = summaryOf(run.reportsDir).scenarios;
+    const second = scenarios.find((s) => s.scenario.includes('A second refund of part of a payment'));
+    assert.equal(second?.verdict, 'not tested', run.output);
+    assert.match(second!.reason!, /no further part/);
+    assert.match(second!.reason!, /HTTP 400/);
+    assert.ok(!scenarios.some((s) => s.verdict === 'failed'), run.output);
+  } finally {
+    await sandbox.close();
+  }
+});
