@@ -197,6 +197,18 @@ Feature: Paying out
     Then it is accepted
     And the deposit ends FAILED because NOT_ENOUGH_FUNDS
 
+  # Payouts under way together are covered as one, on a target that fails one larger than the balance (the premise
+  # funds-checked): one that checks each against the balance it read when it was accepted pays both, and overdraws.
+  # Both the rule and this are our readings (core/profiles.ts READINGS): a warning unless --strict.
+  @beyond-spec @slow
+  @req:BEY-BALANCE @req:TXN-MONEY-ONCE
+  Scenario: Two deposits under way together take no more than the balance
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And the partner has seen a deposit of more than its balance fail
+    When the partner deposits more than half its balance to a payee who approves after a while, twice at once
+    Then the deposits do not all succeed, and the balance has moved by what each called for
+
   @smoke
   @req:DIS-HOLDER-ACTIVE
   Scenario: A payee is an active account holder

@@ -41,6 +41,7 @@ import {
   expectSuccessWithTransactionId,
   readStatusAsOther,
 } from './support/status-records.ts';
+import { depositMoreThanHalfTwiceAtOnce, expectPayoutsCovered, seeOverdraftFail } from './support/payouts.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Requests to pay, deposits and refunds, their outcome as the status record tells it, and delivery notifications.
@@ -82,6 +83,18 @@ When(
 
 When('the partner deposits more than its balance to {party}', async function (this: MomoWorld, party: Party) {
   await depositMoreThanBalance(this, party);
+});
+
+Given('the partner has seen a deposit of more than its balance fail', async function (this: MomoWorld) {
+  await seeOverdraftFail(this);
+});
+
+When('the partner deposits more than half its balance to {party}, twice at once', async function (this: MomoWorld, party: Party) {
+  await depositMoreThanHalfTwiceAtOnce(this, party);
+});
+
+Then('the deposits do not all succeed, and the balance has moved by what each called for', async function (this: MomoWorld) {
+  await expectPayoutsCovered(this);
 });
 
 When('the partner refunds that payment in full', async function (this: MomoWorld) {

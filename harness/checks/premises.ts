@@ -126,6 +126,15 @@ export const PREMISES = {
       return status === 400 || (status === 500 && typeof code === 'string' && (REFUSAL_CODES.has(code) || LIMIT_CODES.has(code)));
     },
   },
+  'funds-checked': {
+    statement: 'the target fails a payout larger than the balance',
+    source: reading(
+      '§7 set B has NOT_ENOUGH_FUNDS, and §2.9 gives the available balance: that a payout larger than it fails, rather than overdraws, is our reading (core/profiles.ts READINGS)',
+    ),
+    operations: ['deposit', 'getDepositStatus', 'getBalance'],
+    unheld:
+      'A deposit of more than the balance succeeded: the target lets the account go below nothing (an overdraft the spec neither gives nor forbids), so two deposits that together overdraw it are no departure here.',
+  },
   'partial-refund-taken': {
     statement: 'the target takes a refund of part of a payment',
     source: reading('§2.4 and §4.3 #9: a refund carries its own amount; that it may be less than the payment is our reading'),

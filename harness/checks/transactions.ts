@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiResponse } from '../client/momo-client.ts';
-import { normaliseAmount, sameDecimal } from '../../core/money.ts';
+import { fromMinor, normaliseAmount, sameDecimal, toMinor } from '../../core/money.ts';
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
 import { observed, reading, spec, type Source } from '../../core/sources.ts';
 import { namedPart } from '../../core/validation/schemas.ts';
@@ -373,5 +373,30 @@ export function unchangedFindings(
     ...(['externalId', 'payerMessage', 'payeeNote'] as const)
       .filter((field) => record[field] !== undefined && first[field] !== undefined && record[field] !== first[field])
       .map((field) => changed(field, first[field], record[field])),
+  ];
+}
+
+/**
+ * Payouts under way together are covered as one: on a target that fails a payout larger than the balance (the premise
+ * funds-checked), two accepted together that each take more than half of it do not both succeed. A target that checks
+ * each against the balance it read when it was accepted, and pays both, overdraws the account. That a payout larger
+ * than the balance fails is our reading (core/profiles.ts READINGS), so this is one too.
+ */
+export const FUNDS_COVER_PAYOUTS_TOGETHER = reading(
+  '§7 set B NOT_ENOUGH_FUNDS and §2.9 availableBalance: payouts that together take more than the balance do not all succeed, on a target that fails one larger than it',
+);
+
+export function fundsCoverFindings(payouts: readonly { amount: string; status: unknown }[], balance: string): Finding[] {
+  if (payouts.length < 2 || !payouts.every((p) => p.status === 'SUCCESSFUL')) return [];
+  const totalMinor = payouts.reduce((sum, p) => sum + toMinor(p.amount), 0n);
+  if (totalMinor <= toMinor(balance)) return [];
+  const total = fromMinor(totalMinor);
+  return [
+    found('transaction-outcome', {
+      field: '/status',
+      expected: `not every one of ${payouts.length} payouts of ${total} in all SUCCESSFUL, from a balance of ${balance}`,
+      received: `all ${payouts.length} SUCCESSFUL`,
+      source: FUNDS_COVER_PAYOUTS_TOGETHER,
+    }),
   ];
 }

@@ -445,6 +445,45 @@ const definitions = {
     'deposit',
     'deposit',
   ),
+  'payouts-funded-when-accepted': (() => {
+    // The payouts found covered when accepted, by API user, product, currency and amount: each is then debited at
+    // settlement without a second look, whatever was paid out meanwhile.
+    const coveredWhenAccepted = new Map<string, number>();
+    const keyOf = (user: string, product: string, currency: string, amountMinor: bigint) => `${user}|${product}|${currency}|${amountMinor}`;
+    let books: Ledger | undefined;
+    return {
+      feature: 'disbursement',
+      summary:
+        'A payout is checked against the balance when it is accepted, not when it is carried out: two deposits accepted together that each fit the balance both succeed and overdraw it.',
+      plugin: {
+        wrap: {
+          ledger: (ledger) => {
+            books = ledger;
+            return ledgerWith({
+              covers: (user, product, currency, amountMinor) => {
+                const key = keyOf(user, product, currency, amountMinor);
+                const waiting = coveredWhenAccepted.get(key) ?? 0;
+                if (waiting === 0) return ledger.covers(user, product, currency, amountMinor);
+                coveredWhenAccepted.set(key, waiting - 1);
+                return true;
+              },
+            })(ledger);
+          },
+          payments: (payments) => ({
+            begin: (tx: Transaction, now?: number) => {
+              if (tx.kind !== 'requesttopay' && books?.covers(tx.apiUserId, tx.product, tx.currency, tx.amountMinor)) {
+                const key = keyOf(tx.apiUserId, tx.product, tx.currency, tx.amountMinor);
+                coveredWhenAccepted.set(key, (coveredWhenAccepted.get(key) ?? 0) + 1);
+              }
+              payments.begin(tx, now);
+            },
+            statusRecord: (tx: Transaction) => payments.statusRecord(tx),
+          }),
+        },
+      },
+      breaks: 'reading',
+    } satisfies Fault;
+  })(),
   'deposit-overdraws': {
     feature: 'disbursement',
     summary: 'A deposit larger than the disbursement balance succeeds instead of failing with NOT_ENOUGH_FUNDS.',

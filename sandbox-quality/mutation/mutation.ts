@@ -213,6 +213,8 @@ export function waysToCatch(profiles: readonly ProfileName[]): Way[] {
     ...ordered.map((profile) => ({ profile, strict: false })),
     { profile: first, strict: true },
     { profile: first, strict: false, beyondSpec: true },
+    // A reading about an operation beyond the spec (payouts covered together, on the disbursement balance).
+    { profile: first, strict: true, beyondSpec: true },
   ];
 }
 

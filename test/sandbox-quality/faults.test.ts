@@ -524,6 +524,30 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: 'FAILED',
     faulty: 'SUCCESSFUL',
   },
+  'payouts-funded-when-accepted': {
+    run: async (s) => {
+      const caller = await s.provision('disbursement');
+      const balance = json(
+        await s.call({ method: 'GET', url: path('getBalance', 'disbursement'), headers: caller.headers }),
+      )!.availableBalance;
+      // Two deposits of a little more than half the balance each, to a payee who answers after a while: both pending.
+      const amount = String(Math.floor(Number(balance) / 2) + 1);
+      const ids = [randomUUID(), randomUUID()];
+      for (const referenceId of ids)
+        await s.call({
+          method: 'POST',
+          url: path('deposit'),
+          headers: { ...caller.headers, 'x-reference-id': referenceId },
+          payload: { ...depositBody(amount), payee: payer('46733123454') },
+        });
+      s.clock.advance(s.settings.delayedSuccessMs + 1);
+      const ended = [];
+      for (const referenceId of ids) ended.push(json(await readStatus(s, caller, referenceId, 'getDepositStatus'))!.status);
+      return ended.sort();
+    },
+    faithful: ['FAILED', 'SUCCESSFUL'],
+    faulty: ['SUCCESSFUL', 'SUCCESSFUL'],
+  },
   'refund-of-unknown-payment-succeeds': {
     run: async (s) => {
       const caller = await s.provision('disbursement');

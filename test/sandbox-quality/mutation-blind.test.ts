@@ -55,17 +55,19 @@ function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE], tag
   };
 }
 
-test('the ways are a default run in each listed profile, the spec first, then --strict, then @beyond-spec in the first', () => {
+test('the ways are a default run in each listed profile, the spec first, then --strict, then @beyond-spec in the first, then that --strict', () => {
   assert.deepEqual(waysToCatch(['mtn-sandbox', 'spec']), [
     { profile: 'spec', strict: false },
     { profile: 'mtn-sandbox', strict: false },
     { profile: 'spec', strict: true },
     { profile: 'spec', strict: false, beyondSpec: true },
+    { profile: 'spec', strict: true, beyondSpec: true },
   ]);
   assert.deepEqual(waysToCatch(['mtn-sandbox']), [
     { profile: 'mtn-sandbox', strict: false },
     { profile: 'mtn-sandbox', strict: true },
     { profile: 'mtn-sandbox', strict: false, beyondSpec: true },
+    { profile: 'mtn-sandbox', strict: true, beyondSpec: true },
   ]);
 });
 
@@ -103,7 +105,7 @@ test('a catch only under --strict is counted apart, and a miss names every way t
   assert.match(table, /\| go `scope-first-only`: .* \| spec --strict \| yes, by a reading \|/);
   assert.match(
     table,
-    /\| go `funds-off-by-one`: .* \| spec @beyond-spec \| \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec\) \|/,
+    /\| go `funds-off-by-one`: .* \| spec --strict @beyond-spec \| \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec, spec --strict @beyond-spec\) \|/,
   );
   assert.match(table, /\| go `token-forged`: .* \| spec \| yes \|/);
 });
@@ -146,7 +148,7 @@ test('under --strict, only scenarios the plain server passes that way detect a d
   assert.equal(report.blindDetected, 1);
   assert.match(
     mutationTable(report),
-    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec; in spec --strict it fails only the 1 scenarios its server fails plain\) \|/,
+    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec, spec --strict @beyond-spec; in spec --strict it fails only the 1 scenarios its server fails plain\) \|/,
   );
 });
 
