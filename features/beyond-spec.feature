@@ -49,6 +49,14 @@ Feature: Operations the live service has beyond the spec
     Then it is accepted
     And exactly one callback arrives, carrying the transfer's status record
 
+  @disbursement @callback
+  @req:BEY-TRANSFER-CALLBACK
+  Scenario: A partner whose callback address refused the first delivery is told the same transfer record again
+    Given a partner subscribed to disbursement
+    When the partner transfers 12 to a payee who approves, to be told at a callback address that refuses the first delivery
+    Then it is accepted
+    And a callback told again carries the transfer's status record, if one is told again
+
   @disbursement
   @req:BEY-DEPOSIT-V2
   Scenario: A payee receives a deposit made through the second version of the operation

@@ -76,6 +76,27 @@ Feature: Collecting payments
     And exactly one callback arrives, carrying the payment's status record
     And no callback arrives that nobody asked for
 
+  # A partner's listener may be down for a moment: a target that calls again must tell the same record (the spec
+  # promises no retry, so one that does not is not tested here, never failed).
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario: A merchant whose callback address refused the first delivery is told the same record again
+    Given a partner subscribed to collection
+    When the partner requests 15.50 from a customer who approves, to be told at a callback address that refuses the first delivery
+    Then it is accepted
+    And a callback told again carries the payment's status record, if one is told again
+
+  # The payment's callback address is still the partner's after the payment ended: what arrives there later, after
+  # the partner notified the delivery, must still be the payment's record.
+  @callback
+  @req:EVT-CALLBACK-RTP @req:COL-DN-ENQUEUED-200
+  Scenario: A payment's callback address hears only the payment's record after its delivery is notified
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10, telling its callback address
+    When the partner notifies the customer of delivery
+    Then the notification is enqueued
+    And every callback at the payment's address, however late, carries its status record
+
   # A partner often has one callback endpoint for all its payments: each payment is called back there.
   @callback
   @req:EVT-CALLBACK-RTP

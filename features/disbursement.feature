@@ -94,6 +94,36 @@ Feature: Paying out
     Then it is accepted
     And exactly one callback arrives, carrying the refund's status record
 
+  # A partner's listener may be down for a moment: a target that calls again must tell the same record (the spec
+  # promises no retry, so one that does not is not tested here, never failed).
+  @callback
+  @req:EVT-CALLBACK-DEPOSIT
+  Scenario: A partner whose callback address refused the first delivery is told the same deposit record again
+    Given a partner subscribed to disbursement
+    When the partner deposits 12.50 to a payee who approves, to be told at a callback address that refuses the first delivery
+    Then it is accepted
+    And a callback told again carries the deposit's status record, if one is told again
+
+  @callback
+  @req:EVT-CALLBACK-REFUND
+  Scenario: A partner whose callback address refused the first delivery is told the same refund record again
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 12.50 through collection
+    When the partner refunds that payment in full, to be told at a callback address that refuses the first delivery
+    Then it is accepted
+    And a callback told again carries the refund's status record, if one is told again
+
+  # The payment's callback address is still the partner's after the payment ended: what arrives there after the
+  # payment was refunded must still be the payment's record (the refund is told at its own address, if any).
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario: A payment's callback address hears only the payment's record after it is refunded
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection, telling its callback address
+    When the partner refunds that payment in full
+    Then it is accepted
+    And every callback at the payment's address, however late, carries its status record
+
   # The live service refuses a callback address on another host than the API user registered on every creation
   # that takes one, not only on a request to pay (real-api-notes, callbacks: observed).
   @negative

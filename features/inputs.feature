@@ -343,6 +343,14 @@ Feature: Every input of every creation
     Then it is refused as invalid
     And a refund made right under the same reference id is accepted
 
+  @disbursement @req:DIS-REFUND-STATUS-QUERY
+  Scenario: A refund still reads as it was asked after the partner's next one
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    And the partner's refund with a customer who approves has ended
+    When the partner asks for another refund, of another payment
+    Then the earlier refund still reads as it was asked
+
   @disbursement @req:DIS-REFUND-EXTERNALID-REUSE
   Scenario: A refund may carry the external reference of the partner's earlier one
     Given a partner subscribed to disbursement
@@ -641,3 +649,10 @@ Feature: Every input of every creation
     Examples:
       | earlier              |
       | a payee who approves |
+
+  @provisioning @req:PROV-APIUSER-READ-200
+  Scenario: An API user still reads as it was registered after the partner's next one
+    Given a partner subscribed to collection
+    And the partner has registered an API user
+    When the partner registers another API user, with another callback host
+    Then the API user registered first still reads as it was registered

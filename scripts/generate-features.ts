@@ -11,7 +11,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { OPERATIONS } from '../core/catalogue/operations.ts';
+import { OPERATIONS, type OperationId } from '../core/catalogue/operations.ts';
 import {
   type CreationInputs,
   type InputCase,
@@ -22,7 +22,7 @@ import {
 } from '../harness/checks/inputs.ts';
 import { loadRequirements } from '../conformance/certification/requirements.ts';
 import { readScenarios } from '../conformance/certification/coverage.ts';
-import { operationsLeftTo, ruleMatrix, ruleMatrixMarkdown } from '../conformance/certification/rule-matrix.ts';
+import { operationsLeftTo, readOfCreation, ruleMatrix, ruleMatrixMarkdown } from '../conformance/certification/rule-matrix.ts';
 import { bindingOf } from '../core/catalogue/routes.ts';
 import {
   BEARER_NAMED,
@@ -189,16 +189,53 @@ function reuseOutline(shared: CreationOutlines, upperCase: boolean): string[] {
 function nextCreationScenario(shared: CreationOutlines): string[] {
   const { creation, given } = shared;
   const role = creation.party === 'payer' ? 'customer' : 'payee';
-  if (!creation.party) return [];
+  // A refund names no party of its own: the next one refunds another payment.
+  const earlier = creation.party ? `a ${role} who approves` : 'a customer who approves';
+  const next = creation.party
+    ? `    When the partner asks for another ${creation.label}, with a ${role} whose wallet fails`
+    : `    When the partner asks for another ${creation.label}, of another payment`;
   return [
     '',
     `  @${creation.product} @req:${ownStatusQuery(creation)}`,
     `  Scenario: A ${creation.label} still reads as it was asked after the partner's next one`,
     ...given,
-    `    And the partner's ${creation.label} with a ${role} who approves has ended`,
-    `    When the partner asks for another ${creation.label}, with a ${role} whose wallet fails`,
+    `    And the partner's ${creation.label} with ${earlier} has ended`,
+    next,
     `    Then the earlier ${creation.label} still reads as it was asked`,
   ];
+}
+
+/** Every record the catalogue lets a partner create under a reference id of its own and read back by it (rule-matrix.ts). */
+export function creatableRecords(): { create: OperationId; read: OperationId }[] {
+  return (Object.keys(OPERATIONS) as OperationId[]).flatMap((id) => {
+    const read = OPERATIONS[id].spec?.length ? readOfCreation(OPERATIONS[id]) : undefined;
+    return read ? [{ create: id, read }] : [];
+  });
+}
+
+/**
+ * A record that is no transaction, read after the partner's next one of its kind: the API user (§4.5 #16 reads the one
+ * its path names), registered with another callback host the second time, so that a read answering the latest shows.
+ */
+function nextRecordScenarios(): string[] {
+  const transactions = new Set<string>(specCreations().map((c) => c.id));
+  return creatableRecords()
+    .filter((r) => !transactions.has(r.create))
+    .flatMap((r) => {
+      if (r.create !== 'createApiUser')
+        throw new Error(`No scenario reads a ${OPERATIONS[r.create].label} after the next one: add it here`);
+      const requirement = loadRequirements().find((q) => q.id.endsWith('-READ-200') && q.operations.includes(r.read));
+      if (!requirement) throw new Error(`No requirement ending in -READ-200 names ${r.read}`);
+      return [
+        '',
+        `  @provisioning @req:${requirement.id}`,
+        "  Scenario: An API user still reads as it was registered after the partner's next one",
+        '    Given a partner subscribed to collection',
+        '    And the partner has registered an API user',
+        '    When the partner registers another API user, with another callback host',
+        '    Then the API user registered first still reads as it was registered',
+      ];
+    });
 }
 
 /**
@@ -361,6 +398,7 @@ export function inputsFeature(): string {
     '  every invalid form of each input it has, and must refuse it and create nothing; without each header that',
     '  section 4 requires, and must not serve it; and each form of a party that section 2.1 allows, and must take it.',
     ...specCreations().flatMap(outlinesOf),
+    ...nextRecordScenarios(),
     '',
   ].join('\n');
 }

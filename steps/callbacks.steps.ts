@@ -7,6 +7,8 @@ import {
   expectNoUnsolicitedCallbacks,
   expectOneCallbackWithStatusRecord,
   expectOnlyTheFirstAddressCalledBack,
+  expectEveryCallbackAtItsAddressIsItsRecord,
+  expectRetryCarriesRecord,
   requestPaymentsToOneAddress,
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
@@ -68,4 +70,15 @@ Then('no callback arrives that nobody asked for', function (this: MomoWorld) {
 
 Then('it is refused because the callback host is not the one registered', function (this: MomoWorld) {
   expectCallbackHostRefused(this);
+});
+
+Then(
+  "a callback told again carries the payment's/deposit's/refund's/transfer's status record, if one is told again",
+  async function (this: MomoWorld) {
+    await expectRetryCarriesRecord(this);
+  },
+);
+
+Then("every callback at the payment's address, however late, carries its status record", async function (this: MomoWorld) {
+  await expectEveryCallbackAtItsAddressIsItsRecord(this);
 });

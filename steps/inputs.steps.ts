@@ -1,5 +1,6 @@
 import { Given, Then, When } from '@cucumber/cucumber';
 import {
+  refundAnotherPayment,
   askWithInput,
   createAgainUnderItsReference,
   createAnother,
@@ -84,6 +85,10 @@ Then('each refund is refused, or reads back as it was asked', async function (th
 
 When('the partner asks for another {creation}, with {party}', async function (this: MomoWorld, creation: string, party: Party) {
   await createAnother(this, creation, party);
+});
+
+When('the partner asks for another refund, of another payment', async function (this: MomoWorld) {
+  await refundAnotherPayment(this);
 });
 
 Then('the earlier {creation} still reads as it was asked', async function (this: MomoWorld, _creation: string) {

@@ -42,6 +42,7 @@ import {
   readStatusAsOther,
 } from './support/status-records.ts';
 import { depositMoreThanHalfTwiceAtOnce, expectPayoutsCovered, seeOverdraftFail } from './support/payouts.ts';
+import { ownCallbackUrl } from './support/callbacks.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Requests to pay, deposits and refunds, their outcome as the status record tells it, and delivery notifications.
@@ -223,3 +224,17 @@ When('the partner notifies the customer of delivery once the payment has succeed
 Then('it is refused as not completed', function (this: MomoWorld) {
   expectNotCompleted(this);
 });
+
+Given(
+  '{party} has paid the partner {amount}, telling its callback address',
+  async function (this: MomoWorld, party: Party, amount: string) {
+    await settledPayment(this, party, amount, { callback: ownCallbackUrl });
+  },
+);
+
+Given(
+  '{party} has paid the partner {amount} through collection, telling its callback address',
+  async function (this: MomoWorld, party: Party, amount: string) {
+    await settledPayment(this, party, amount, { callback: ownCallbackUrl, account: await this.harness.account('collection') });
+  },
+);

@@ -17,6 +17,8 @@ import {
   registerSameApiUser,
   registerSameApiUserWithAnotherHost,
   expectApiUserUnchanged,
+  registerAnotherApiUser,
+  expectFirstApiUserReadsAsRegistered,
 } from './support/provisioning.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -44,6 +46,14 @@ When('the partner registers an API user with the same id and another callback ho
 
 Then('the API user that was registered first is unchanged', async function (this: MomoWorld) {
   await expectApiUserUnchanged(this);
+});
+
+When('the partner registers another API user, with another callback host', async function (this: MomoWorld) {
+  await registerAnotherApiUser(this);
+});
+
+Then('the API user registered first still reads as it was registered', async function (this: MomoWorld) {
+  await expectFirstApiUserReadsAsRegistered(this);
 });
 
 When('the partner registers an API user with the id {string}', async function (this: MomoWorld, id: string) {

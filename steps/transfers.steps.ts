@@ -1,5 +1,5 @@
 import { Given, When } from '@cucumber/cucumber';
-import { ownCallbackUrl } from './support/callbacks.ts';
+import type { CallbackAddress } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { depositTheSecondWay, refundTheSecondWay, transfer, transferAgain } from './support/transactions.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -22,9 +22,9 @@ When(
 );
 
 When(
-  'the partner transfers {amount} to {party}, to be told at its callback address',
-  async function (this: MomoWorld, amount: string, party: Party) {
-    await transfer(this, party, amount, { callback: ownCallbackUrl });
+  'the partner transfers {amount} to {party}, to be told at {callback address}',
+  async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
+    await transfer(this, party, amount, { callback });
   },
 );
 

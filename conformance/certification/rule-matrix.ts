@@ -38,6 +38,22 @@ const documents = (operation: OperationDefinition, code: string, sources: readon
 const hasBodyField = (operation: OperationDefinition, field: string) =>
   operation.request !== 'none' && /amount/.test(field) && ['request-to-pay', 'refund', 'deposit'].includes(operation.request.schema);
 
+/**
+ * The operation that reads back a record a partner creates under a reference id of its own (a POST that requires
+ * X-Reference-Id and takes a body): its status query, or the GET at the creation's path and the id (the API user's,
+ * §4.5 #16); undefined for any other operation.
+ */
+export function readOfCreation(operation: OperationDefinition): OperationId | undefined {
+  if (operation.method !== 'POST' || operation.request === 'none' || !operation.headers.required.includes('x-reference-id'))
+    return undefined;
+  return (
+    (operation.statusQuery as OperationId | undefined) ??
+    (Object.keys(OPERATIONS) as OperationId[]).find(
+      (r) => OPERATIONS[r].method === 'GET' && OPERATIONS[r].path === `${operation.path}/{referenceId}`,
+    )
+  );
+}
+
 export const RULE_CLASSES: readonly RuleClass[] = [
   {
     id: 'subscription-key',
@@ -111,6 +127,14 @@ export const RULE_CLASSES: readonly RuleClass[] = [
     applies: (o) => o.statusQuery !== undefined || 'makes no record a status query reads',
     namedOn: (o, id) => o.statusQuery ?? id,
     requirements: ['COL-RTP-STATUS-QUERY', 'DIS-REFUND-STATUS-QUERY', 'DIS-DEPOSIT-STATUS-QUERY'],
+  },
+  {
+    id: 'read-names-record',
+    rule: "a read gives the record its reference names, also after the partner's next one of its kind",
+    clause: '§2.5, §4.5 #16, §4.6',
+    applies: (o) => readOfCreation(o) !== undefined || 'creates no record read back by its reference id',
+    namedOn: (o, id) => readOfCreation(o) ?? id,
+    requirements: ['COL-RTP-STATUS-QUERY', 'DIS-REFUND-STATUS-QUERY', 'DIS-DEPOSIT-STATUS-QUERY', 'PROV-APIUSER-READ-200'],
   },
   {
     id: 'money-moves-once',

@@ -12,6 +12,8 @@ export interface ReceivedCallback {
   body: unknown;
   rawBody: string;
   receivedAt: number;
+  /** The status the receiver answered it with: 500 for a delivery it was told to refuse, 200 otherwise. */
+  answered: number;
 }
 
 /** A callback URL's path, whole: /callbacks/<the receiver's secret segment>/<referenceId>, and nothing more (its query apart). */
@@ -43,6 +45,8 @@ export class CallbackReceiver {
   /** The query of each callback URL handed out, by reference id. */
   private readonly queries = new Map<string, string>();
   private readonly received: ReceivedCallback[] = [];
+  /** Reference ids whose next callback the receiver refuses (500), as a partner's listener that is down for a moment. */
+  private readonly refusing = new Set<string>();
   private port = 0;
   private readonly bindAddress: string;
   private readonly publicBaseUrl: string | undefined;
@@ -66,8 +70,8 @@ export class CallbackReceiver {
             response.writeHead(413, { connection: 'close' }).end();
             return;
           }
-          this.record(request, rawBody);
-          response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+          const callback = this.record(request, rawBody);
+          response.writeHead(callback.answered, { 'content-type': 'application/json' }).end('{}');
         })
         // Whatever a sender does, the receiver answers and keeps running.
         .catch(() => {
@@ -101,6 +105,15 @@ export class CallbackReceiver {
       this.queries.set(id, query);
     }
     return `${this.baseUrl}/callbacks/${this.secret}/${referenceId}?${query}`;
+  }
+
+  /**
+   * The URL to give for a transaction, as urlFor, whose first callback the receiver refuses with 500: a partner's
+   * listener down for a moment, which a target that retries calls again.
+   */
+  refusingFirstUrlFor(referenceId: string): string {
+    this.refusing.add(referenceId.toLowerCase());
+    return this.urlFor(referenceId);
   }
 
   /**
@@ -138,7 +151,7 @@ export class CallbackReceiver {
     this.server = undefined;
   }
 
-  private record(request: IncomingMessage, rawBody: string): void {
+  private record(request: IncomingMessage, rawBody: string): ReceivedCallback {
     const path = request.url ?? '/';
     const queryAt = path.indexOf('?');
     const match = PATH.exec(queryAt < 0 ? path : path.slice(0, queryAt));
@@ -157,7 +170,8 @@ export class CallbackReceiver {
     } catch {
       body = undefined;
     }
-    this.received.push({
+    const refused = referenceId !== undefined && this.refusing.delete(referenceId);
+    const callback: ReceivedCallback = {
       method: request.method ?? 'GET',
       path,
       referenceId,
@@ -165,7 +179,10 @@ export class CallbackReceiver {
       body,
       rawBody,
       receivedAt: Date.now(),
-    });
+      answered: refused ? 500 : 200,
+    };
+    this.received.push(callback);
+    return callback;
   }
 }
 

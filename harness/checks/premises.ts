@@ -114,6 +114,15 @@ export const PREMISES = {
     unheld:
       "Another API user's transaction moved this partner's balance: the target keeps one account for several API users (a subscription's, say), which the spec allows, and what a scenario's own transaction moves cannot be told from what the run's others move.",
   },
+  'callback-retried': {
+    statement: 'the target calls a callback address again after the address refused a delivery',
+    source: reading(
+      '§6: callback retries "not shown"; real-api-notes, callbacks: older docs say sent once, newer ones describe retries [uncertain]',
+    ),
+    operations: ['requestToPay', 'deposit', 'refund'],
+    unheld:
+      'Nothing came again after the callback address answered 500: the target does not retry, which the spec neither promises nor forbids, so what a retry carries is not tested.',
+  },
   'large-amount-taken': {
     statement: 'the target takes a transaction of three thousand million and a quarter',
     source: reading('§2.2–§2.4 give the amount as a string and §8 shows no bounds: that a service takes one this large is our reading'),

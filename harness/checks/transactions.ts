@@ -262,6 +262,26 @@ export function callbackHostFindings(record: { providerCallbackHost?: unknown } 
   ];
 }
 
+/**
+ * The target environment an API user record gives back, where it names one: the sandbox's, as the live record reads
+ * (observed: §2.12 does not show the record; §4.5 #15 makes its keys for the sandbox target environment). Any API user the
+ * partner registered reads so, so this tells a read of another user apart only with the host (callbackHostFindings).
+ */
+export function targetEnvironmentFindings(record: { targetEnvironment?: unknown } | undefined): Finding[] {
+  const given = record?.targetEnvironment;
+  if (given === undefined || given === 'sandbox') return [];
+  return [
+    found('record-echoes-request', {
+      field: '/targetEnvironment',
+      expected: '"sandbox"',
+      received: quote(given),
+      source: observed(
+        'real-api-notes, provisioning: GET /v1_0/apiuser/{id} answers {"providerCallbackHost", "targetEnvironment": "sandbox"}',
+      ),
+    }),
+  ];
+}
+
 /** A refund's record names as payee the payer of the request to pay it refunds, where it names a payee. */
 export function refundToPayerFindings(record: StatusRecord, payer: Party, profile: ProfileName): Finding[] {
   if (record.payee !== undefined && sameParty(record.payee, payer, profile)) return [];

@@ -157,6 +157,19 @@ const definitions = {
     },
     'observed',
   ),
+  'api-user-read-latest': {
+    feature: 'provisioning',
+    summary: 'Reading an API user answers the callback host of the latest API user registered, not the one its path names.',
+    plugin: {
+      install: (app, context) => {
+        let latest: unknown;
+        rewriteAnswers(app, context, (a) => {
+          if (is(a, 'createApiUser', 201)) latest = (a.request.body as Json | undefined)?.providerCallbackHost;
+          if (is(a, 'getApiUser', 200) && isRecord(a.body) && latest !== undefined) a.body.providerCallbackHost = latest;
+        });
+      },
+    },
+  },
   'api-user-record-discloses-key': answer('provisioning', "The API user record gives out the user's API key.", (a, { state }) => {
     if (!is(a, 'getApiUser', 200) || !isRecord(a.body)) return;
     const id = (a.request.params as { referenceId?: string }).referenceId;
@@ -315,6 +328,48 @@ const definitions = {
           );
         }),
       },
+    },
+  },
+  'callback-retried-empty': {
+    feature: 'collection',
+    breaks: 'observed',
+    summary: "A callback the partner's address refused is sent again with an empty body instead of the status record.",
+    plugin: {
+      wrap: {
+        callbacks: (sink, { settings }) =>
+          transactionCallbacks((inner, url, method, body, context) => {
+            // The first delivery is made here, so that what follows a refusal is this fault's: the same address, no body.
+            const retry = () => inner.sendLater(settings.callbackRetryDelaysMs[0] ?? 200, url, method, undefined, context);
+            fetch(url, {
+              method,
+              body: JSON.stringify(body),
+              headers: { 'content-type': 'application/json' },
+              signal: AbortSignal.timeout(settings.callbackTimeoutMs),
+            }).then(
+              (response) => (response.ok ? undefined : retry()),
+              () => retry(),
+            );
+          })(sink),
+      },
+    },
+  },
+  'payment-address-called-again': {
+    feature: 'collection',
+    breaks: 'observed',
+    summary:
+      "After a payment's delivery notification or refund, a notice that is not its record is posted to the payment's callback address.",
+    plugin: {
+      install: (app, context) =>
+        rewriteAnswers(app, context, (a, { state, callbacks }) => {
+          const referenceId = is(a, 'deliveryNotification', 200)
+            ? (a.request.params as { referenceId?: string }).referenceId
+            : is(a, 'refund', 202)
+              ? ((a.request.body as Json | undefined)?.referenceIdToRefund as string | undefined)
+              : undefined;
+          const payment = referenceId ? state.transactions.requesttopay.get(idKey(referenceId)) : undefined;
+          if (payment?.callbackUrl)
+            callbacks.sendLater(100, payment.callbackUrl, payment.callbackMethod, { notice: a.operation, referenceId }, { kind: 'notice' });
+        }),
     },
   },
   'callback-to-other-path': {

@@ -13,6 +13,7 @@ import {
   solicitedFindings,
 } from '../../harness/checks/callbacks.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
+import { PREMISES } from '../../harness/checks/premises.ts';
 import { statusFindings } from '../../harness/checks/answers.ts';
 import { finalStatusRecord, readStatus, statusSchemaOf } from './status-records.ts';
 import type { MomoWorld, Payment } from './world.ts';
@@ -49,6 +50,8 @@ export function foreignCallbackUrl(world: MomoWorld, referenceId: string): strin
 export type CallbackAddress = typeof ownCallbackUrl;
 const CALLBACK_ADDRESSES: Record<string, CallbackAddress> = {
   'its callback address': ownCallbackUrl,
+  // A partner's listener down for a moment: the receiver answers the first callback there 500.
+  'a callback address that refuses the first delivery': (world, referenceId) => world.harness.receiver.refusingFirstUrlFor(referenceId),
   'another host than it registered': foreignCallbackUrl,
 };
 defineParameterType({
@@ -135,6 +138,60 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
   // must carry the same final record (one that says FAILED after SUCCESSFUL tells the partner two outcomes).
   const all = receiver.callbacksFor(payment.referenceId);
   await judgeEachCallback(world, payment, all.length > 0 ? all : callbacks, where);
+}
+
+/**
+ * The transaction's callback address refused the first delivery (500): a callback that comes again must carry the same
+ * record as the status query, as a first one must (callback-record: observed, the live service's documented body). The
+ * spec promises no retry (§6: "not shown"), so when none comes within the quiet time after the refused one, what a retry
+ * carries is not tested (the premise callback-retried, a reading: logged, never failed, and the run is not made "could
+ * not test" for it); the refused delivery is judged as any callback.
+ */
+export async function expectRetryCarriesRecord(world: MomoWorld): Promise<void> {
+  const payment = world.lastPayment;
+  const receiver = world.harness.receiver;
+  const where = `callback of a ${payment.kind} told again — ${SECTION}: a callback arrives at ${payment.callbackUrl}, refused once`;
+  const about = { operation: payment.create, product: payment.product };
+  await world.awaitState(
+    'callback-arrives',
+    `a callback for ${payment.kind} ${payment.referenceId}`,
+    async () => (receiver.callbacksFor(payment.referenceId).length > 0 ? true : undefined),
+    { slow: Boolean(payment.party?.slow), timing: CALLBACK_TIMING, where, ...about },
+  );
+  // The retry, if the target makes one, comes after its own delay: watched for the quiet time, as a duplicate is.
+  const quiet = world.config.callbackQuietMs;
+  await consistently(() => undefined, { durationMs: quiet, intervalMs: world.config.pollIntervalMs });
+  const arrived = receiver.callbacksFor(payment.referenceId);
+  await judgeEachCallback(world, payment, arrived, where);
+  // No retry: that part is not tested (the premise callback-retried, a reading), and the run is not made "could not
+  // test" for a target that conforms; the refused delivery was judged above, as any callback is.
+  if (!arrived.some((c) => c.answered === 200)) {
+    world.log(
+      `Not tested, what a callback told again carries: ${arrived.length} callback(s) came, each refused, and none after within ${quiet} ms. ${PREMISES['callback-retried'].unheld}`,
+    );
+    return;
+  }
+  world.held('callback-retried');
+}
+
+/**
+ * After the partner acted on a transaction that had ended (a delivery notification, a refund of it), every callback
+ * that reached its address during the scenario, and for the quiet time after the last action, is its status record, as
+ * its first callback must be (callback-record: observed): a notice of something else posted there tells the partner of
+ * an outcome the transaction does not have.
+ */
+export async function expectEveryCallbackAtItsAddressIsItsRecord(world: MomoWorld): Promise<void> {
+  const payment = world.payments.find((p) => p.callbackUrl !== undefined && p.create === 'requestToPay');
+  if (!payment) throw new Error('No payment of this scenario gave a callback address.');
+  const receiver = world.harness.receiver;
+  await consistently(() => undefined, { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs });
+  const arrived = receiver.callbacksFor(payment.referenceId);
+  if (arrived.length === 0) {
+    world.log(`No callback reached the ${payment.kind}'s address within the scenario: its arrival is judged by the callback scenarios.`);
+    return;
+  }
+  const where = `callbacks at a ${payment.kind}'s address after the partner acted on it — ${SECTION}: each carries its status record`;
+  await judgeEachCallback(world, payment, arrived, where);
 }
 
 /**

@@ -239,6 +239,15 @@ export async function createAnother(world: MomoWorld, creationLabel: string, par
 }
 
 /**
+ * Another refund, of another payment the partner is paid in full (7, not the earlier payment's 10): a refund names no
+ * party of its own, so the next one differs by its payment, its amount and its texts.
+ */
+export async function refundAnotherPayment(world: MomoWorld): Promise<void> {
+  await settledPaymentThroughCollection(world, ORDINARY_CUSTOMER, '7');
+  world.expect({ status: 202, what: 'another refund is accepted' }, await refundPayment(world));
+}
+
+/**
  * Another creation of the kind under the external id of the scenario's last (§2.2, §2.4: it need not be unique), with
  * a customer or payee who approves; a refund's refunds another payment, in full, as a refund of the first could not.
  */

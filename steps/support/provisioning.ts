@@ -1,5 +1,5 @@
 import { basicCredential } from '../../harness/client/momo-client.ts';
-import { apiUserUnchangedFindings, callbackHostFindings } from '../../harness/checks/transactions.ts';
+import { apiUserUnchangedFindings, callbackHostFindings, targetEnvironmentFindings } from '../../harness/checks/transactions.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import { acceptedAs } from '../../harness/client/momo-client.ts';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +30,33 @@ const ANOTHER_CALLBACK_HOST = 'partner-two.example.com';
 export async function registerSameApiUserWithAnotherHost(world: MomoWorld): Promise<void> {
   const userId = registeredUser(world);
   world.remember(await world.client.createApiUser(world.actor.product, userId, ANOTHER_CALLBACK_HOST, { reusesReference: true }));
+}
+
+/**
+ * Another API user of the partner, under an id of its own and with another callback host (§4.5 #14: 201): the one the
+ * scenario registered first stays the one its later steps name.
+ */
+export async function registerAnotherApiUser(world: MomoWorld): Promise<void> {
+  const first = registeredUser(world);
+  const response = world.remember(await world.client.createApiUser(world.actor.product, randomUUID(), ANOTHER_CALLBACK_HOST));
+  world.expect({ status: 201, what: 'another API user, with another callback host, is created' }, response);
+  world.registeredUserId = first;
+}
+
+/**
+ * The API user registered first, read after the partner's next one: §4.5 #16 reads the API user its path names, so it
+ * shows its own callback host, not the latest registration's (definite: §4.5 #16 plus the record naming the host,
+ * observed); and, where the record names one, the sandbox target environment (observed).
+ */
+export async function expectFirstApiUserReadsAsRegistered(world: MomoWorld): Promise<void> {
+  await readApiUser(world);
+  const what = "the API user registered first reads back with its own callback host after the partner's next one";
+  const response = world.expect({ status: 200, what: 'the API user registered first reads back' });
+  const record = response.json as { providerCallbackHost?: unknown; targetEnvironment?: unknown } | undefined;
+  world.check('record-echoes-request', response, what, [
+    ...callbackHostFindings(record, world.config.callbackHost),
+    ...targetEnvironmentFindings(record),
+  ]);
 }
 
 /** After a refused second registration, the first API user is as it was: its callback host, and its key still gets a token. */

@@ -268,6 +268,27 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: ['providerCallbackHost', 'targetEnvironment'],
     faulty: ['targetEnvironment'],
   },
+  'api-user-read-latest': {
+    run: async (s) => {
+      const first = await s.provision('collection');
+      await s.call({
+        method: 'POST',
+        url: path('createApiUser'),
+        headers: { 'ocp-apim-subscription-key': KEYS.collection, 'x-reference-id': randomUUID() },
+        payload: { providerCallbackHost: 'partner-two.example.com' },
+      });
+      const record = json(
+        await s.call({
+          method: 'GET',
+          url: path('getApiUser', undefined, { referenceId: first.userId }),
+          headers: { 'ocp-apim-subscription-key': KEYS.collection },
+        }),
+      )!;
+      return record.providerCallbackHost === 'partner-two.example.com';
+    },
+    faithful: false,
+    faulty: true,
+  },
   'api-user-record-discloses-key': {
     run: async (s) => {
       const caller = await s.provision('collection');
@@ -420,6 +441,27 @@ const PROBES: Record<FaultName, Probe> = {
     },
     faithful: ['SUCCESSFUL'],
     faulty: ['FAILED'],
+  },
+  'callback-retried-empty': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      // The fault delivers the first attempt itself (refused here: nothing listens) and then hands the retry on.
+      for (let waited = 0; sent.length === 0 && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      return sent.map((c) => (c.body === undefined ? 'empty' : 'record'));
+    },
+    faithful: ['record'],
+    faulty: ['empty'],
+  },
+  'payment-address-called-again': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      await notify(s, caller, referenceId);
+      return sent.map((c) => c.kind);
+    },
+    faithful: ['requesttopay'],
+    faulty: ['requesttopay', 'notice'],
   },
   'callback-host-not-checked': {
     run: async (s) => {
