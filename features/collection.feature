@@ -163,6 +163,18 @@ Feature: Collecting payments
     When the partner notifies the customer of delivery again
     Then it is refused as too many attempts
 
+  # §8: repeated attempts give 429 after a successful one. The spec does not say how long the cool-down lasts, so that
+  # a 429 neither resets nor ends it, and the attempt right after is refused too, is our reading.
+  @negative
+  @req:COL-DN-REPEAT-429
+  Scenario: A delivery notification refused as too many attempts is refused again right after
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And the partner has notified the customer of delivery
+    And the partner's repeated notification has been refused as too many attempts
+    When the partner notifies the customer of delivery again
+    Then it is still refused as too many attempts, by our reading
+
   @slow
   @req:COL-DN-429-AFTER-SUCCESS
   Scenario: A notification refused while the payment was pending is no attempt

@@ -112,13 +112,19 @@ Feature: Consent-based user information
     When the partner asks a customer for consent to their profile, to be told at its callback address
     Then a callback arrives at the callback address once the customer has answered
 
-  # The spec gives no time for the customer's answer: a target whose customer consents at once passes.
+  # The spec gives no time for the customer's answer: a target whose customer consents at once passes. The partner
+  # then polls at the interval the consent request announced (§2.8), no later: that a poll that waited it is not told
+  # to slow_down (CIBA Core §11) is our reading, a warning unless --strict.
   Scenario: A consent the customer has not answered yet gives no consent token
     Given a partner subscribed to collection
     And the partner has asked a customer for consent to their profile
     When the partner redeems the consent at once
     Then the customer has not answered yet
+    And polling at the announced interval, the partner is given the consent token without being told to slow down
 
+  # While the consent lasts it can be refreshed (§2.7, §8), a refresh too: at once, with the refresh token the refresh
+  # gave (RFC 6749 §6: the old one is discarded), or the one held if it gave none. How a consent is refreshed is our
+  # reading; a target that refreshed it once that way refreshes it again.
   @req:CONSENT-REFRESH
   Scenario: A consent token can be refreshed while the consent lasts
     Given a partner subscribed to collection
@@ -126,6 +132,7 @@ Feature: Consent-based user information
     When the partner refreshes the consent token
     Then the partner reads the customer's user information with the consent token
     And the consent still ends when it did
+    And the consent is refreshed again at once with the refresh token the refresh gave
 
   # A refresh token refreshes its own consent (§2.7, §8): the token it gives reads the customer who consented, whatever
   # consent the partner was given since, by another customer.

@@ -32,6 +32,8 @@ import {
   expectConsentEndsWhenItDid,
   beGivenAnotherCustomersConsent,
   expectOwnCustomerRead,
+  expectRefreshedAgainAtOnce,
+  pollAtIntervalUntilGranted,
 } from './support/consent.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -136,6 +138,13 @@ Then('the customer has not answered yet', function (this: MomoWorld) {
   expectPending(this);
 });
 
+Then(
+  'polling at the announced interval, the partner is given the consent token without being told to slow down',
+  async function (this: MomoWorld) {
+    await pollAtIntervalUntilGranted(this);
+  },
+);
+
 Given("the partner has read the customer's user information with it", async function (this: MomoWorld) {
   await readUserInfo(this);
 });
@@ -186,6 +195,10 @@ Then('no consent token is issued for that grant', function (this: MomoWorld) {
 
 Then('the consent still ends when it did', function (this: MomoWorld) {
   expectConsentEndsWhenItDid(this);
+});
+
+Then('the consent is refreshed again at once with the refresh token the refresh gave', async function (this: MomoWorld) {
+  await expectRefreshedAgainAtOnce(this);
 });
 
 Given('the partner has since asked the customer for consent to another scope', async function (this: MomoWorld) {

@@ -30,6 +30,8 @@ import {
   notificationRefusedAsInvalid,
   notificationRefusedToAnother,
   expectNotifiedPaymentUnchanged,
+  expectStillTooManyNotifications,
+  repeatedNotificationRefused,
 } from './support/delivery-notifications.ts';
 import {
   expectNotCreated,
@@ -211,6 +213,14 @@ Then('the notification is enqueued', function (this: MomoWorld) {
 
 Then('it is refused as too many attempts', function (this: MomoWorld) {
   expectTooManyNotifications(this);
+});
+
+Given("the partner's repeated notification has been refused as too many attempts", async function (this: MomoWorld) {
+  await repeatedNotificationRefused(this);
+});
+
+Then('it is still refused as too many attempts, by our reading', function (this: MomoWorld) {
+  expectStillTooManyNotifications(this);
 });
 
 Given('the partner has notified the customer of delivery while the payment was pending', async function (this: MomoWorld) {

@@ -38,6 +38,20 @@ export const CONSENT_CHECKS = {
       '§2.7: scope is the scopes that belong to the authentication request ID; that every scope asked for belongs to it is our reading (RFC 6749 §3.3 lets a server grant fewer, and say so in scope)',
     ),
   },
+  'consent-refresh-again': {
+    title:
+      'A refreshed consent token is refreshed again at once while the consent lasts, with the refresh token the refresh gave (or, if it gave none, the one held).',
+    source: spec(
+      '§2.7: refresh_token_expired_in is the seconds until the consent can no longer be refreshed; §8: consent refresh validity is refresh_token_expired_in seconds. Once the target has refreshed the consent one way (RFC 6749 §6, our reading of the form), a refresh while it lasts is refreshed again; RFC 6749 §6: a client given a new refresh token discards the old one and uses the new',
+    ),
+  },
+  'consent-poll-not-slowed': {
+    title:
+      'A client that waited the announced interval since its last poll of the token operation for an auth_req_id is not told to slow_down.',
+    source: reading(
+      '§2.8: interval is how long the client waits between retries to the consent token endpoint (§5.4); CIBA Core §11: slow_down is for a client polling faster than allowed. The spec does not define slow_down: that waiting interval is enough is our reading',
+    ),
+  },
   'consent-pending': {
     title: 'A consent the holder has not answered yet gives no token: the CIBA grant is authorization_pending.',
     source: reading('§4.3 #11 lists only 200; CIBA Core §11 answers 400 authorization_pending while the holder has not answered'),
@@ -136,4 +150,20 @@ export function ownCustomerFindings(consented: string, other: string, read: stri
   if (read === other)
     return [found('consent-refresh-own-customer', { field: '/sub', expected: consented, received: `${read}, the other customer's` })];
   return [found('consent-refresh-same-sub', { field: '/sub', expected: consented, received: read ?? 'no sub' })];
+}
+
+/**
+ * A poll of the token operation answered slow_down although the client had waited `owedMs` (the announced interval,
+ * plus CIBA's 5 s for each slow_down before) and the margin for clocks since the answer to its last poll: `gapMs` as
+ * the client measured it, from that answer's arrival to this request's sending (no more than the server saw).
+ */
+export function slowDownFindings(error: unknown, gapMs: number, owedMs: number, marginMs: number): Finding[] {
+  if (error !== 'slow_down' || gapMs < owedMs + marginMs) return [];
+  return [
+    found('consent-poll-not-slowed', {
+      field: '/error',
+      expected: `no slow_down to a poll ${Math.round(gapMs)} ms after the last (the interval owed: ${owedMs} ms)`,
+      received: quote(error),
+    }),
+  ];
 }

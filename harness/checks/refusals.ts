@@ -27,6 +27,12 @@ export const REFUSALS = {
   'callback-host-string': spec('§2.12: providerCallbackHost is a string; §4.5 #14: 400 invalid data'),
   'malformed-reference-read': observed('real-api-notes, status records: a status GET for a non-UUID reference gives 400'),
   'unknown-reference-read': observed('real-api-notes, status records: a status GET for an unknown UUID gives 404 RESOURCE_NOT_FOUND'),
+  // The third attempt is a repeated attempt after the same successful one (§8), sent right after a second that was
+  // inside the cool-down (it got 429). But the spec gives no length for "recently" (§4.2 #3), and the second shows
+  // only that the window outlasted it: one that ends in the milliseconds between the second and the third is allowed.
+  'notification-refusal-keeps-cooldown': reading(
+    '§8: repeated attempts for the same id give 429, only after a successful attempt; §4.2 #3: 429 is too many attempts for the same ID recently, for how long not shown. That a 429 neither resets nor ends the cool-down, so an attempt right after one refused with 429 is refused too, is our reading',
+  ),
   'notification-message-required': reading(
     '§2.13 gives the body as { notificationMessage } without saying the field is required: that a notification without it is refused (400, invalid data) is our reading',
   ),

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import type { StrictReading } from '../../core/profiles.ts';
 import type { ExtraSetting } from '../../sandbox/domain/settings.ts';
@@ -9,6 +9,7 @@ import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import { idKey, type Transaction, type TransactionKind } from '../../sandbox/domain/state.ts';
 import { TokenAuthority } from '../../sandbox/domain/tokens.ts';
 import {
+  answerInstead,
   bearerOf,
   is,
   isRecord,
@@ -68,6 +69,9 @@ const STATUS_QUERIES = TRANSACTIONS.map((t) => t.status);
 const CREATIONS = TRANSACTIONS.map((t) => t.create);
 /** How long callback-late holds a callback back: beyond a client's default wait (MOMO_POLL_TIMEOUT_MS, 10 s). */
 const LATE_CALLBACK_MS = 30_000;
+
+/** What consent-poll-slowed-beyond-interval wants beyond the interval the consent request announced. */
+const SLOWED_BEYOND_MS = 2_000;
 
 /** A fault that only rewrites answers. */
 const answer = (feature: FeatureName, summary: string, rewrite: AnswerRewrite, breaks?: Fault['breaks']): Fault => ({
@@ -438,6 +442,19 @@ const definitions = {
         }),
     },
   },
+  'notification-refusal-clears-cooldown': {
+    feature: 'collection',
+    breaks: 'reading',
+    summary: 'A delivery notification refused with 429 clears the cool-down, so the attempt right after it is accepted (200).',
+    plugin: {
+      install: (app, context) =>
+        rewriteAnswers(app, context, (a, { state }) => {
+          if (!is(a, 'deliveryNotification', 429)) return;
+          const tx = namedTransaction(a.request, a.operation, state);
+          if (tx) delete tx.lastNotificationAt;
+        }),
+    },
+  },
   'notification-of-unfinished-payment': answer(
     'collection',
     'A delivery notification for a payment that is not SUCCESSFUL is accepted (200) instead of 409 TRANSACTION_NOT_COMPLETED.',
@@ -681,6 +698,35 @@ const definitions = {
     },
     'reading',
   ),
+
+  'consent-refresh-token-not-kept': answer(
+    'consent',
+    'A refresh grant gives a new refresh token that the server does not keep, so refreshing with it is refused (invalid_grant).',
+    (a) => {
+      if (!is(a, 'createOAuthToken', 200) || !isRecord(a.body)) return;
+      if ((a.request.body as { grant_type?: string } | undefined)?.grant_type === 'refresh_token') a.body.refresh_token = randomUUID();
+    },
+  ),
+  'consent-poll-slowed-beyond-interval': {
+    feature: 'consent',
+    breaks: 'reading',
+    summary: 'The token operation answers slow_down to a CIBA poll less than interval + 2 s after the last poll of its auth_req_id.',
+    plugin: {
+      install: (app, context) => {
+        const lastPoll = new Map<string, number>();
+        answerInstead(app, context, ['createOAuthToken'], (request, { clock, settings }) => {
+          const form = request.body as { grant_type?: string; auth_req_id?: string } | undefined;
+          if (form?.grant_type !== 'urn:openid:params:grant-type:ciba' || !form.auth_req_id) return undefined;
+          const now = clock.now();
+          const last = lastPoll.get(form.auth_req_id);
+          lastPoll.set(form.auth_req_id, now);
+          return last !== undefined && now - last < settings.consentIntervalSeconds * 1000 + SLOWED_BEYOND_MS
+            ? { status: 400, body: { error: 'slow_down' } }
+            : undefined;
+        });
+      },
+    },
+  },
 
   // errors.feature
   'payment-reference-reused': idReused(

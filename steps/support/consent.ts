@@ -3,6 +3,7 @@ import type { ApiResponse, CallOptions } from '../../harness/client/momo-client.
 import {
   CONSENT_CHECKS,
   consentEndFindings,
+  slowDownFindings,
   customerIn,
   lifetimeFindings,
   ownCustomerFindings,
@@ -24,6 +25,7 @@ import { REFUSALS_OF_ANY_KIND } from './refusals.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
 import { requestPayment } from './transactions.ts';
 import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
+import type { Finding } from '../../harness/checks/check.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
 import { foreignCallbackUrl, ownCallbackUrl } from './callbacks.ts';
 import { refusedTokenStatuses } from './tokens.ts';
@@ -84,6 +86,12 @@ const CIBA_GRANT = 'urn:openid:params:grant-type:ciba';
 const UNOFFERED_SCOPE = 'not_a_scope';
 /** CIBA §11: on slow_down the client adds 5 s to its interval. */
 const SLOW_DOWN_STEP_MS = 5000;
+/**
+ * What the partner waits beyond the interval it owes between polls of the token operation, for the clocks of both
+ * sides: it polls this much after the interval, and no later (within the poll step), so a server that wants more than
+ * the interval it announced is seen asking for it (CONSENT_CHECKS consent-poll-not-slowed).
+ */
+const POLL_MARGIN_MS = 250;
 
 /** How a consent is asked for (§4.2 #7): the scope, access_type, and whether the partner wants a callback (§6). */
 export interface ConsentAsk {
@@ -210,7 +218,9 @@ export async function redeemWithWrongKey(world: MomoWorld): Promise<void> {
       .eventually(
         'an answer to a consent redeemed with a wrong API key that is not "pending"',
         async () => {
-          const response = await world.client.createOAuthToken(consent.flow.redeem, wrong, form, { renew: false });
+          const { response } = await pollTokenOperation(consent, () =>
+            world.client.createOAuthToken(consent.flow.redeem, wrong, form, { renew: false }),
+          );
           return isPending(response) ? undefined : response;
         },
         { readsTarget: true },
@@ -319,10 +329,37 @@ export function expectConsentTokenLifetime(world: MomoWorld, seconds: number): v
 
 /** One call of the token operation with the CIBA grant for the scenario's auth_req_id, by the API user that redeems it. */
 export async function redeemConsent(world: MomoWorld): Promise<ApiResponse> {
+  return (await redeemPolled(world)).response;
+}
+
+/** A poll of the token operation, and how long after the answer to the last poll of its auth_req_id it was sent. */
+interface Poll {
+  response: ApiResponse;
+  sinceLastMs?: number;
+}
+
+async function redeemPolled(world: MomoWorld): Promise<Poll> {
   const consent = currentConsent(world);
-  consent.lastAskedAt = Date.now();
   const form = { grant_type: CIBA_GRANT, auth_req_id: consent.authReqId! };
-  return world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
+  const poll = await pollTokenOperation(consent, () =>
+    world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form),
+  );
+  world.remember(poll.response);
+  return poll;
+}
+
+/**
+ * A call of the token operation for the consent's auth_req_id, whoever makes it. The interval of §2.8 runs from when
+ * its answer arrived, the latest the server can have answered: the time from then to the next call's sending is no
+ * more than the server sees between them, whichever way it counts.
+ */
+async function pollTokenOperation(consent: Consent, call: () => Promise<ApiResponse>): Promise<Poll> {
+  const previous = consent.lastPolledAt;
+  const sentAt = Date.now();
+  const response = await call();
+  consent.lastPolledAt = Date.now();
+  consent.lastAskedAt = consent.lastPolledAt;
+  return { response, ...(previous === undefined ? {} : { sinceLastMs: sentAt - previous }) };
 }
 
 /** Whether an answer of the token operation says the holder has not answered yet (CIBA Core §11), in whatever status. */
@@ -419,33 +456,67 @@ function redeemWays(world: MomoWorld): readonly RedeemWay[] {
   return [...ways.filter((w) => w.premise === held), ...ways.filter((w) => w.premise !== held)];
 }
 
+/**
+ * Polls the token operation as a careful CIBA client: `interval` (plus POLL_MARGIN_MS, no more) after the answer to
+ * the last poll, 5 s more after each slow_down (CIBA Core §11), so the flow completes whatever the server asks. Each
+ * poll that followed another is judged once the polling ends: told to slow_down although it waited the interval it
+ * owed, it departs from our reading (consent-poll-not-slowed).
+ */
 async function pollForConsentToken(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   let intervalMs = (consent.interval ?? 0) * 1000;
   const where = `create OAuth 2.0 token (${consent.flow.redeem}) — §4.3 #11, §5.4: the consent token is issued once the customer has consented`;
-  await world.awaitState(
-    'consent-granted',
-    `the customer consents and the consent token is issued (polling every ${intervalMs / 1000} s)`,
-    async () => {
-      if (Date.now() - (consent.lastAskedAt ?? 0) < intervalMs) return undefined;
-      const response = await redeemConsent(world);
-      const pending = isPending(response);
-      if (pending) {
-        if (pending === 'slow_down') intervalMs += SLOW_DOWN_STEP_MS;
-        throw new Error(`the token operation answers ${pending}`);
-      }
-      // Anything else is the consent token it should have been, or a refusal of the way's credential (its premise).
-      try {
-        keepConsentToken(world, 'the consent token is issued once the customer has consented');
-      } catch (failure) {
-        throw Object.assign(failure as Error, { fatal: true });
-      }
-      return response;
-    },
-    // The customer is a person, who answers within the request's life (expires_in), not within a server's pace: the
-    // slow deadline, which also lets a long interval (5 s or more) poll a few times.
-    { slow: true, timing: CONSENT_TIMING, where, operation: 'createOAuthToken', product: consent.flow.redeem },
-  );
+  const paced: { response: ApiResponse; findings: Finding[] }[] = [];
+  const judgePaced = () => {
+    for (const { response, findings } of paced)
+      world.check('consent-poll-not-slowed', response, 'a poll that waited the announced interval is not told to slow down', findings);
+  };
+  try {
+    await world.awaitState(
+      'consent-granted',
+      `the customer consents and the consent token is issued (polling every ${intervalMs / 1000} s)`,
+      async () => {
+        if (Date.now() - (consent.lastAskedAt ?? 0) < intervalMs + POLL_MARGIN_MS) return undefined;
+        const { response, sinceLastMs } = await redeemPolled(world);
+        const pending = isPending(response);
+        if (sinceLastMs !== undefined)
+          paced.push({ response, findings: slowDownFindings(pending, sinceLastMs, intervalMs, POLL_MARGIN_MS) });
+        if (pending) {
+          if (pending === 'slow_down') intervalMs += SLOW_DOWN_STEP_MS;
+          throw new Error(`the token operation answers ${pending}`);
+        }
+        // Anything else is the consent token it should have been, or a refusal of the way's credential (its premise).
+        try {
+          keepConsentToken(world, 'the consent token is issued once the customer has consented');
+        } catch (failure) {
+          throw Object.assign(failure as Error, { fatal: true });
+        }
+        return response;
+      },
+      // The customer is a person, who answers within the request's life (expires_in), not within a server's pace: the
+      // slow deadline, which also lets a long interval (5 s or more) poll a few times.
+      { slow: true, timing: CONSENT_TIMING, where, operation: 'createOAuthToken', product: consent.flow.redeem },
+    );
+  } catch (error) {
+    // A way that does not hold verified nothing (eitherWay); any other end still weighs the slow_downs it met.
+    if (!(error instanceof PremiseNotHeld)) judgePaced();
+    throw error;
+  }
+  judgePaced();
+}
+
+/**
+ * After a poll that found the consent pending, the partner polls on at the announced interval until it is given the
+ * consent token: a poll at the interval (and the margin for clocks, no later) follows another at least once, and any
+ * slow_down to it is judged (pollForConsentToken). A customer who consented at once left nothing to pace.
+ */
+export async function pollAtIntervalUntilGranted(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  if (consent.accessToken) {
+    world.log('The customer consented at once: no poll followed another at the interval.');
+    return;
+  }
+  await pollForConsentToken(world);
 }
 
 /** The scenario's consent, answered and redeemed: a consent token in hand. */
@@ -521,7 +592,31 @@ export async function refreshConsentToken(world: MomoWorld): Promise<void> {
   consent.refreshed = true;
 }
 
-/** The refresh did not lengthen the consent: it ends no later than the token before said (§2.7). */
+/**
+ * The refreshed consent is refreshed again at once, with the refresh token the refresh gave (RFC 6749 §6: the old one
+ * is discarded), or the one the partner holds if it gave none, and the new consent token reads the customer's user
+ * information; the consent still ends when its first token said. That the target refreshes at all, and with
+ * grant_type=refresh_token, is our reading (consent-refresh): a target that did not refresh the first time is not
+ * asked again. Once it has, a refresh while the consent lasts is §2.7's and §8's (consent-refresh-again): definite.
+ */
+export async function expectRefreshedAgainAtOnce(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  if (!consent.refreshed || !consent.refreshToken) {
+    world.log(`Not checked that a refreshed consent is refreshed again: ${PREMISES['consent-refreshed'].unheld}`);
+    return;
+  }
+  const given = (consent.tokenAnswer?.json as { refresh_token?: unknown } | undefined)?.refresh_token;
+  if (typeof given !== 'string') world.log('The refresh gave no refresh token: the partner refreshes again with the one it holds.');
+  const what = 'a refreshed consent is refreshed again at once, with the refresh token the refresh gave';
+  const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
+  const response = world.remember(await world.client.createOAuthToken(consent.flow.redeem, world.harness.basic(consent.redeemer), form));
+  world.expect({ status: 200, source: CONSENT_CHECKS['consent-refresh-again'].source, what, premises: wayOf(consent) }, response);
+  keepConsentToken(world, what);
+  await readUserInfo(world);
+  expectConsentEndsWhenItDid(world);
+}
+
+/** The refresh did not lengthen the consent: it ends no later than the consent's first token said (§2.7). */
 export function expectConsentEndsWhenItDid(world: MomoWorld): void {
   const consent = currentConsent(world);
   if (consent.endsAt === undefined || consent.endedAtBefore === undefined) {
@@ -696,16 +791,18 @@ function keepConsentToken(world: MomoWorld, what: string): void {
   world.check(['consent-scope-not-wider', 'consent-scope-whole'], response, what, scopeFindings(consent.scope, body.scope));
   consent.tokenAnswer = response;
   if (typeof body.refresh_token_expired_in === 'number') {
-    if (consent.endsAt !== undefined) consent.endedAtBefore = consent.endsAt;
+    // Every refresh is held to when the consent's first token said it ends (§2.7), not to the refresh before it.
+    if (consent.endsAt !== undefined) consent.endedAtBefore ??= consent.endsAt;
     consent.endsAt = Date.now() + body.refresh_token_expired_in * 1000;
   }
   consent.accessToken = body.access_token;
-  consent.refreshToken = body.refresh_token;
+  // RFC 6749 §6: a new refresh token replaces the old, which the client discards; without one, the old stays in use.
+  if (typeof body.refresh_token === 'string') consent.refreshToken = body.refresh_token;
   consent.tokenExpiresIn = body.expires_in;
   // Both are credentials, masked from here on wherever they appear (the refresh token is not a JWT), and only
   // the token operation may give them out again (harness/secrets/disclosure.ts).
   world.harness.redactor.add(body.access_token, 'consent token');
-  world.harness.redactor.add(body.refresh_token, 'refresh token');
+  if (typeof body.refresh_token === 'string') world.harness.redactor.add(body.refresh_token, 'refresh token');
 }
 
 /** The premise the way a consent is redeemed rests on, as an expectation names it. */

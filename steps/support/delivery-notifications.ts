@@ -71,6 +71,25 @@ export function expectTooManyNotifications(world: MomoWorld): void {
   world.expect({ status: 429, what: 'a repeated delivery notification soon after a successful one is refused (§8)' });
 }
 
+/** A repeated notification soon after a successful one, refused as too many attempts (§8): the scenario's setup. */
+export async function repeatedNotificationRefused(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world);
+  expectTooManyNotifications(world);
+}
+
+/**
+ * A refusal as too many attempts lasts: a notification sent right after one refused with 429 is refused with 429 too
+ * (a refusal neither resets nor clears the cool-down). The spec does not give the cool-down's length, so this is our
+ * reading (REFUSALS notification-refusal-keeps-cooldown): a warning unless --strict.
+ */
+export function expectStillTooManyNotifications(world: MomoWorld): void {
+  world.expect({
+    status: 429,
+    source: REFUSALS['notification-refusal-keeps-cooldown'],
+    what: 'a delivery notification right after one refused as too many attempts is refused too',
+  });
+}
+
 export function expectNotCompleted(world: MomoWorld): void {
   world.expect({
     status: 409,

@@ -61,7 +61,7 @@ export interface Consent {
   tokenExpiresIn?: number;
   /** When the consent can no longer be refreshed, as the last consent token put it (refresh_token_expired_in, ms since the epoch). */
   endsAt?: number;
-  /** When it ended before the last refresh, to compare with. */
+  /** When it ended as the consent's first token put it, to compare each refresh's with. */
   endedAtBefore?: number;
   /** Who the user information read with its token was about, the first time (checks/consent.ts customerIn). */
   customerRead?: string;
@@ -75,6 +75,8 @@ export interface Consent {
   callbackKey?: string;
   /** When the partner last asked for the consent or its token (ms since the epoch), so the next ask keeps to `interval`. */
   lastAskedAt?: number;
+  /** When the answer to the last call of the token operation for its auth_req_id arrived (ms since the epoch). */
+  lastPolledAt?: number;
   /** The answer to the consent request (bc-authorize). */
   askAnswer?: ApiResponse;
   /** The answers to the consent redeemed with a wrong API key, one a way that did not stay pending. */

@@ -491,6 +491,17 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: [200, 429],
     faulty: [200, 200],
   },
+  'notification-refusal-clears-cooldown': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller);
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(status(await notify(s, caller, referenceId)));
+      return answers;
+    },
+    faithful: [200, 429, 429],
+    faulty: [200, 429, 200],
+  },
   'notification-of-unfinished-payment': {
     run: async (s) => {
       const caller = await s.provision('collection');
@@ -681,6 +692,31 @@ const PROBES: Record<FaultName, Probe> = {
     },
     faithful: 200,
     faulty: 400,
+  },
+  'consent-refresh-token-not-kept': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { refreshToken } = await redeemedConsent(s, caller);
+      const refreshed = json(await consentToken(s, caller, `grant_type=refresh_token&refresh_token=${refreshToken}`))!;
+      return status(await consentToken(s, caller, `grant_type=refresh_token&refresh_token=${refreshed.refresh_token as string}`));
+    },
+    faithful: 200,
+    faulty: 400,
+  },
+  'consent-poll-slowed-beyond-interval': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const authReqId = json(await bcAuthorize(s, caller))!.auth_req_id as string;
+      const poll = async () =>
+        json(await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`))!;
+      const first = (await poll()).error;
+      // The next poll the announced interval (and a little) after the first: the consent is granted by then.
+      s.clock.advance(s.settings.consentIntervalSeconds * 1000 + 250);
+      const second = await poll();
+      return [first, second.error ?? second.token_type];
+    },
+    faithful: ['authorization_pending', 'Bearer'],
+    faulty: ['authorization_pending', 'slow_down'],
   },
 
   // errors.feature
