@@ -660,7 +660,8 @@ function refusesTheToken(response: ApiResponse, operation: OperationRef, o: Call
 /** The longest error code an availability record quotes; a code of the API is far shorter. */
 const MAX_QUOTED_CODE = 80;
 
-function codeOf(json: unknown): string | undefined {
+/** The error code an answer gives, in {code} or OAuth's {error}. */
+export function codeOf(json: unknown): string | undefined {
   const body = json as { code?: unknown; error?: unknown } | undefined;
   const code = body?.code ?? body?.error;
   return typeof code === 'string' ? code : undefined;
