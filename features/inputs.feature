@@ -215,7 +215,7 @@ Feature: Every input of every creation
     Then one is accepted and the other refused as a duplicate
     And once it has ended, the balance has moved by what the request to pay called for, and no more
 
-  @collection @negative @strict @req:COL-RTP-DUPLICATE-409
+  @collection @negative @req:COL-RTP-DUPLICATE-409
   Scenario: A request to pay under the reference id another partner used is refused as a duplicate
     Given a partner subscribed to collection
     And the partner's request to pay with a customer who approves has ended
@@ -629,7 +629,7 @@ Feature: Every input of every creation
     Then one is accepted and the other refused as a duplicate
     And once it has ended, the balance has moved by what the deposit called for, and no more
 
-  @disbursement @negative @strict @req:DIS-DEPOSIT-DUPLICATE-409
+  @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
   Scenario: A deposit under the reference id another partner used is refused as a duplicate
     Given a partner subscribed to disbursement
     And the partner's deposit with a payee who approves has ended

@@ -69,6 +69,7 @@ Feature: Access tokens
       | a wrong API key                                  |
       | another API user's API key                       |
       | its API key with the case of its letters changed |
+      | its API key with its last character changed     |
 
   @collection @negative
   @req:TOKEN-FAILED-401

@@ -371,11 +371,12 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     `    When the partner asks for a ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} twice at once, under one reference id`,
     '    Then one is accepted and the other refused as a duplicate',
     `    And once it has ended, the balance has moved by what the ${creation.label} called for, and no more`,
-    // Another API user's reuse: whether reference ids are one space for all is our reading (OTHER_USER_REUSE).
+    // Another API user's reuse: whether reference ids are one space for all is our reading (OTHER_USER_REUSE), a
+    // warning unless --strict.
     ...(creation.party
       ? [
           '',
-          `  @${creation.product} @negative @strict @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+          `  @${creation.product} @negative @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
           `  Scenario: A ${creation.label} under the reference id another partner used is refused as a duplicate`,
           ...given,
           `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended`,

@@ -5,6 +5,7 @@ import {
   askForTokenWithWrongKey,
   askForTokenWithAnotherUsersKey,
   askForTokenWithKeyInOtherCase,
+  askForTokenWithKeyEndChanged,
   askForTokenWithoutCredentials,
   askForTokenBeforeAnyKey,
   askForTokenWithScheme,
@@ -50,6 +51,10 @@ When("the partner asks for an access token with another API user's API key", asy
 
 When('the partner asks for an access token with its API key with the case of its letters changed', async function (this: MomoWorld) {
   return askForTokenWithKeyInOtherCase(this);
+});
+
+When('the partner asks for an access token with its API key with its last character changed', async function (this: MomoWorld) {
+  await askForTokenWithKeyEndChanged(this);
 });
 
 When('the partner asks for an access token for that API user with an empty key', async function (this: MomoWorld) {

@@ -59,6 +59,25 @@ export async function askForTokenWithKeyInOtherCase(world: MomoWorld): Promise<s
   return undefined;
 }
 
+/**
+ * The partner's own API key with its last character changed (to another of the same kind, digit or letter): a key that
+ * agrees with the right one but for its end, which a server comparing only a prefix takes.
+ */
+export async function askForTokenWithKeyEndChanged(world: MomoWorld): Promise<void> {
+  const { userId, apiKey } = world.actor;
+  const last = apiKey.at(-1) ?? '';
+  const other = /[0-9]/.test(last)
+    ? String((Number(last) + 1) % 10)
+    : /[a-y]/i.test(last)
+      ? String.fromCharCode(last.charCodeAt(0) + 1)
+      : last === 'z'
+        ? 'a'
+        : last === 'Z'
+          ? 'A'
+          : 'x';
+  await askForToken(world, { credential: basicCredential(userId, `${apiKey.slice(0, -1)}${other}`) });
+}
+
 /** An access token for the API user this scenario registered, which has no key yet: its id with an empty key. */
 export function askForTokenBeforeAnyKey(world: MomoWorld): Promise<void> {
   return askForToken(world, { credential: basicCredential(registeredUser(world), '') });

@@ -13,6 +13,7 @@ import { MomoClient } from '../../harness/client/momo-client.ts';
 import { SettingRefusedError, type PreflightRefusals } from '../../harness/client/setting-refused.ts';
 import { Redactor } from '../../core/secrets/redact.ts';
 import { provisionApiUser } from '../support/suite.ts';
+import { rewriteAnswers } from '../../sandbox-quality/faults/edges.ts';
 
 let sandbox: RunningSandbox;
 
@@ -140,4 +141,38 @@ test('the client does not make a call a refusal covers, and makes every other', 
     true,
   );
   for (const client of [product, environment, callbacks]) await client.close();
+});
+
+test('a target that refuses a token to an API user it has just provisioned is not let off as a setting: its scenarios judge it', async () => {
+  // The key the target gave its new API user gets no token there: no setting of the run's is at fault.
+  const refusing = await startEmbeddedSandbox(
+    {},
+    {
+      plugins: [
+        {
+          name: 'new-keys-get-no-token',
+          install: (app, context) =>
+            rewriteAnswers(app, context, (a) => {
+              if (a.operation === 'createAccessToken' && a.status === 200) {
+                a.status = 401;
+                a.body = { error: 'CREDENTIALS_INVALID' };
+              }
+            }),
+        },
+      ],
+    },
+  );
+  try {
+    const refusals = await preflight(
+      loadConfig({
+        MOMO_BASE_URL: refusing.baseUrl,
+        MOMO_COLLECTION_KEY: refusing.subscriptionKeys.collection,
+        MOMO_DISBURSEMENT_KEY: refusing.subscriptionKeys.disbursement,
+        MOMO_REMITTANCE_KEY: refusing.subscriptionKeys.remittance,
+      }),
+    );
+    assert.deepEqual(refusals, {});
+  } finally {
+    await refusing.close();
+  }
 });

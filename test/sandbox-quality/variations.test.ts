@@ -262,6 +262,12 @@ async function tour(profile: ProfileName, plugins: SandboxPlugin[]): Promise<str
       url: path('getRefundStatus', undefined, { referenceId: refunded }),
       headers: payout.headers,
     });
+    await call('another refund of that payment', {
+      method: 'POST',
+      url: path('refund'),
+      headers: { ...payout.headers, 'x-reference-id': randomUUID() },
+      payload: { amount: '1', currency: 'EUR', externalId: 'r-2', payerMessage: 'm', payeeNote: 'n', referenceIdToRefund: paid },
+    });
   } finally {
     await s.close();
   }
