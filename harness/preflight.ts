@@ -127,9 +127,19 @@ class ProductCheck {
     if (isGatewayRefusal(token)) return this.keyRefused(token);
     if (isCredentialRefusal(token)) {
       // An API user the target has just provisioned, under a key its gateway took, refused a token with the key the
-      // target gave it: no setting of the run's is at fault (a key of another product the gateway would refuse), the
-      // target is (§4.5 #14–15, §4.2 #1). The scenarios judge it, and say so.
-      if (!record) return undefined;
+      // target gave it: where provisioning and tokens are one server, no setting of the run's is at fault (a key of
+      // another product the gateway would refuse), the target is (§4.5 #14–15, §4.2 #1), and the scenarios judge it.
+      // Two servers may be two deployments that do not share their API users: MOMO_SANDBOX_URL is then to check.
+      if (!record) {
+        if (sameServer(this.config.baseUrl, this.config.sandboxUrl)) return undefined;
+        return this.refuse(
+          'product',
+          'MOMO_SANDBOX_URL',
+          `the target at MOMO_BASE_URL refused a token to an API user just provisioned at MOMO_SANDBOX_URL under ${names.subscriptionKey}`,
+          token,
+          'set MOMO_SANDBOX_URL to the provisioning of the same deployment as MOMO_BASE_URL',
+        );
+      }
       if (record.status === 404)
         return this.refuse(
           'product',
@@ -185,6 +195,12 @@ class ProductCheck {
       `set ${config.callbackUrl ? 'MOMO_CALLBACK_URL to a URL on that host' : 'MOMO_CALLBACK_HOST to that host'}, or use an API user registered for "${config.callbackHost}"`,
     ).refusal;
   }
+}
+
+/** Whether two base URLs name one server (scheme, host and port); an unset one is the other. */
+function sameServer(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return true;
+  return new URL(a).origin === new URL(b).origin;
 }
 
 /** The status query the spec lists under the product: a read that carries X-Target-Environment. */

@@ -45,6 +45,11 @@ const REFUSAL_CODES = new Set([
 ]);
 /** The codes of a transaction refused for its size: a payer's limit, or too little money in the account. */
 const LIMIT_CODES = new Set(['PAYER_LIMIT_REACHED', 'NOT_ENOUGH_FUNDS']);
+/** A refusal of a part of a payment as the target's own rule: invalid data, or not allowed (set B). */
+const partRefused = ({ status, json }: { status: number; json: unknown }): boolean => {
+  const code = codeOf(json);
+  return status === 400 || (status === 500 && typeof code === 'string' && REFUSAL_CODES.has(code));
+};
 const OAUTH_REFUSALS = new Set([
   'invalid_client',
   'unauthorized_client',
@@ -135,6 +140,15 @@ export const PREMISES = {
       return status === 400 || (status === 500 && typeof code === 'string' && (REFUSAL_CODES.has(code) || LIMIT_CODES.has(code)));
     },
   },
+  'duplicate-sent-at-once': {
+    statement: 'of two creations sent at once under one reference id, one is seen accepted',
+    source: reading(
+      '§2.5: a reuse is refused with 409; when the careful client had to make one of the two again, a 409 to it may answer its own first attempt',
+    ),
+    operations: ['requestToPay', 'deposit', 'refund'],
+    unheld:
+      'Which of the two the target took could not be told: the weather made the careful client send one again, and no answer said 202.',
+  },
   'funds-checked': {
     statement: 'the target fails a payout larger than the balance',
     source: reading(
@@ -149,6 +163,7 @@ export const PREMISES = {
     source: reading('§2.4 and §4.3 #9: a refund carries its own amount; that it may be less than the payment is our reading'),
     operations: REFUND_OPERATIONS,
     unheld: 'The target takes refunds only in full: the spec does not say a part of a payment may be refunded.',
+    refusal: partRefused,
   },
   'another-part-refund-taken': {
     statement: 'the target takes a further refund of part of a payment that was refunded in part already',
@@ -156,6 +171,7 @@ export const PREMISES = {
     operations: REFUND_OPERATIONS,
     unheld:
       'The target takes one refund of part of a payment, and no further part: the spec does not say a payment may be refunded in parts.',
+    refusal: partRefused,
   },
   'refund-by-another-api-user': {
     statement: 'a disbursement API user may refund a request to pay that a collection API user made',

@@ -246,18 +246,26 @@ export function apiUserUnchangedFindings(record: { providerCallbackHost?: unknow
     : [found('refusal-changes-nothing', { field: '/providerCallbackHost', expected: JSON.stringify(host), received: quote(given) })];
 }
 
-/** The host an API user record gives back: the one it was registered with, where the record names one (observed that it does). */
-export function callbackHostFindings(record: { providerCallbackHost?: unknown } | undefined, host: string): Finding[] {
+const API_USER_RECORD = observed(
+  'real-api-notes, provisioning: GET /v1_0/apiuser/{id} answers {"providerCallbackHost", "targetEnvironment"}',
+);
+
+/**
+ * The host an API user record gives back: the one it was registered with, where the record names one (observed that
+ * it does). Given `another`, the host of an API user registered after it: reading that one instead is the wrong
+ * record (definite, §4.5 #16 reads the API user its path names); any other host (written otherwise, say) is weighed
+ * as the record's form is, observed.
+ */
+export function callbackHostFindings(record: { providerCallbackHost?: unknown } | undefined, host: string, another?: string): Finding[] {
   const given = record?.providerCallbackHost;
   if (given === host) return [];
+  const otherRecord = another !== undefined && typeof given === 'string' && given.toLowerCase() === another.toLowerCase();
   return [
     found('record-echoes-request', {
       field: '/providerCallbackHost',
       expected: JSON.stringify(host),
       received: given === undefined ? 'none' : quote(given),
-      ...(given === undefined
-        ? { source: observed('real-api-notes, provisioning: GET /v1_0/apiuser/{id} answers {"providerCallbackHost", "targetEnvironment"}') }
-        : {}),
+      ...(given === undefined || (another !== undefined && !otherRecord) ? { source: API_USER_RECORD } : {}),
     }),
   ];
 }

@@ -18,6 +18,8 @@ import {
 import { quote, type Finding } from '../../harness/checks/check.ts';
 import { specCreations } from '../../harness/checks/inputs.ts';
 import { DeadlineExceededError } from '../../harness/eventually.ts';
+import { PremiseNotHeld } from '../../harness/judging/judge.ts';
+import { PREMISES } from '../../harness/checks/premises.ts';
 import { reusedEarlier } from './transactions.ts';
 import type { Payment } from './world.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
@@ -207,6 +209,13 @@ export async function expectMoneyMovedByEach(world: MomoWorld): Promise<void> {
 async function expectMovedBy(world: MomoWorld, transactions: readonly Payment[]): Promise<void> {
   const before = world.balanceBefore;
   if (before === undefined) throw new Error('No balance was read earlier in this scenario.');
+  // A refund made by the API user that was paid (where only it may refund) moves that user's money, not the balance
+  // this partner reads: expecting no movement here would pass without testing anything.
+  if (transactions.some((t) => t.create === 'refund' && t.account.userId !== world.actor.userId))
+    throw new PremiseNotHeld(
+      'refund-by-another-api-user',
+      `The refund was made by the API user that was paid, not by this partner, whose balance the scenario reads: ${PREMISES['refund-by-another-api-user'].unheld}`,
+    );
   const movement = fromMinor(transactions.reduce((sum, t) => sum + toMinor(movementOf(world, t)), 0n));
   let findings: Finding[] = [];
   try {

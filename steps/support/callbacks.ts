@@ -1,7 +1,7 @@
 import { wasCreated } from '../../harness/client/momo-client.ts';
 import { randomUUID } from 'node:crypto';
 import { defineParameterType } from '@cucumber/cucumber';
-import { consistently } from '../../harness/eventually.ts';
+import { DeadlineExceededError, consistently, eventually } from '../../harness/eventually.ts';
 import { quote } from '../../harness/judging/judge.ts';
 import {
   CALLBACK_CHECKS,
@@ -158,9 +158,16 @@ export async function expectRetryCarriesRecord(world: MomoWorld): Promise<void> 
     async () => (receiver.callbacksFor(payment.referenceId).length > 0 ? true : undefined),
     { slow: Boolean(payment.party?.slow), timing: CALLBACK_TIMING, where, ...about },
   );
-  // The retry, if the target makes one, comes after its own delay: watched for the quiet time, as a duplicate is.
-  const quiet = world.config.callbackQuietMs;
-  await consistently(() => undefined, { durationMs: quiet, intervalMs: world.config.pollIntervalMs });
+  // The retry, if the target makes one, comes after its own delay (not shown): waited for up to five quiet times,
+  // within the slow deadline, so that one that comes just after the quiet time is not taken for none.
+  const quiet = Math.min(5 * world.config.callbackQuietMs, world.config.slowOutcomeTimeoutMs);
+  await eventually(async () => (receiver.callbacksFor(payment.referenceId).some((c) => c.answered === 200) ? true : undefined), {
+    timeoutMs: quiet,
+    intervalMs: world.config.pollIntervalMs,
+    description: `a callback of ${payment.kind} ${payment.referenceId} told again`,
+  }).catch((error: unknown) => {
+    if (!(error instanceof DeadlineExceededError)) throw error;
+  });
   const arrived = receiver.callbacksFor(payment.referenceId);
   await judgeEachCallback(world, payment, arrived, where);
   // No retry: that part is not tested (the premise callback-retried, a reading), and the run is not made "could not

@@ -54,7 +54,7 @@ export async function expectFirstApiUserReadsAsRegistered(world: MomoWorld): Pro
   const response = world.expect({ status: 200, what: 'the API user registered first reads back' });
   const record = response.json as { providerCallbackHost?: unknown; targetEnvironment?: unknown } | undefined;
   world.check('record-echoes-request', response, what, [
-    ...callbackHostFindings(record, world.config.callbackHost),
+    ...callbackHostFindings(record, world.config.callbackHost, ANOTHER_CALLBACK_HOST),
     ...targetEnvironmentFindings(record),
   ]);
 }

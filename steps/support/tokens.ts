@@ -66,16 +66,19 @@ export async function askForTokenWithKeyInOtherCase(world: MomoWorld): Promise<s
 export async function askForTokenWithKeyEndChanged(world: MomoWorld): Promise<void> {
   const { userId, apiKey } = world.actor;
   const last = apiKey.at(-1) ?? '';
-  const other = /[0-9]/.test(last)
-    ? String((Number(last) + 1) % 10)
-    : /[a-y]/i.test(last)
-      ? String.fromCharCode(last.charCodeAt(0) + 1)
-      : last === 'z'
-        ? 'a'
-        : last === 'Z'
-          ? 'A'
-          : 'x';
-  await askForToken(world, { credential: basicCredential(userId, `${apiKey.slice(0, -1)}${other}`) });
+  await askForToken(world, {
+    credential: basicCredential(userId, `${apiKey.slice(0, -1)}${otherOfItsKind(last, /^[0-9a-f]+$/i.test(apiKey))}`),
+  });
+}
+
+/** Another character of the same kind: a digit for a digit, a letter of the same case (a hex one in a hex key). */
+function otherOfItsKind(c: string, hex: boolean): string {
+  if (/[0-9]/.test(c)) return c === '9' ? '8' : String(Number(c) + 1);
+  const lastLetter = hex ? 'f' : 'z';
+  if (/[a-z]/.test(c)) return c === lastLetter ? String.fromCharCode(c.charCodeAt(0) - 1) : String.fromCharCode(c.charCodeAt(0) + 1);
+  if (/[A-Z]/.test(c))
+    return c === lastLetter.toUpperCase() ? String.fromCharCode(c.charCodeAt(0) - 1) : String.fromCharCode(c.charCodeAt(0) + 1);
+  return c === '0' ? '1' : '0';
 }
 
 /** An access token for the API user this scenario registered, which has no key yet: its id with an empty key. */

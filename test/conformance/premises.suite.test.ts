@@ -71,3 +71,23 @@ test('a target that takes one part of a payment refunded and refuses the next: t
     await sandbox.close();
   }
 });
+
+test("refunds only the API user that was paid may make leave the disbursement partner's money scenarios not tested, never passed", async () => {
+  const sandbox = await startEmbeddedSandbox(EMBEDDED_TIMINGS, { plugins: variationPlugins(['refunds-by-the-payer-only']) });
+  try {
+    const run = await runSuite(
+      ['--tags', '@req:TXN-MONEY-ONCE and @disbursement and @beyond-spec', '--parallel', '0', '--retries', '0'],
+      targetEnv(sandbox.baseUrl),
+    );
+    const scenarios = summaryOf(run.reportsDir).scenarios;
+    const refunds = scenarios.filter((s) => /\brefund/.test(s.scenario));
+    assert.ok(refunds.length >= 4, run.output);
+    for (const refund of refunds) {
+      assert.equal(refund.verdict, 'not tested', `${refund.scenario}\n${run.output}`);
+      assert.match(refund.reason!, /made by the API user that was paid/);
+    }
+    assert.ok(!scenarios.some((s) => s.verdict === 'failed'), run.output);
+  } finally {
+    await sandbox.close();
+  }
+});

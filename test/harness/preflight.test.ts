@@ -176,3 +176,16 @@ test('a target that refuses a token to an API user it has just provisioned is no
     await refusing.close();
   }
 });
+
+test('an API user provisioned at MOMO_SANDBOX_URL that another server at MOMO_BASE_URL refuses a token names MOMO_SANDBOX_URL', async () => {
+  // Two deployments that do not share their API users: a setting, not the target, is at fault.
+  const provisioning = await startEmbeddedSandbox({ subscriptionKeys: sandbox.subscriptionKeys });
+  try {
+    const refusals = await preflight(configOf({ MOMO_SANDBOX_URL: provisioning.baseUrl }));
+    // Disbursement's token comes from MOMO_BASE_URL, its API user from MOMO_SANDBOX_URL.
+    assert.equal(refusals.disbursement?.setting, 'MOMO_SANDBOX_URL');
+    assert.match(refusals.disbursement!.message, /refused a token to an API user just provisioned at MOMO_SANDBOX_URL/);
+  } finally {
+    await provisioning.close();
+  }
+});
