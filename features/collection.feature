@@ -76,6 +76,15 @@ Feature: Collecting payments
     And exactly one callback arrives, carrying the payment's status record
     And no callback arrives that nobody asked for
 
+  # 204 No Content is a success as 200 is (RFC 9110 §15.3): a target that took it for a failure would tell again.
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario: A merchant whose callback address answers with no content is told the outcome once
+    Given a partner subscribed to collection
+    When the partner requests 15.50 from a customer who approves, to be told at a callback address that answers with no content
+    Then it is accepted
+    And exactly one callback arrives, carrying the payment's status record
+
   # A partner's listener may be down for a moment: a target that calls again must tell the same record (the spec
   # promises no retry, so one that does not is not tested here, never failed).
   @callback
@@ -125,6 +134,7 @@ Feature: Collecting payments
     Given a partner subscribed to collection
     When the partner requests 15 from a customer <who>, to be told at its callback address
     Then it is accepted
+    And the partner looks at the payment meanwhile
     And exactly one callback arrives, carrying the payment's status record
 
     Examples:
@@ -133,7 +143,7 @@ Feature: Collecting payments
       | whose wallet fails          |
       | who lets the payment expire |
 
-    # An outcome that comes after a while is called back too, not only one decided at once.
+    # An outcome that comes after a while is called back too, not only one decided at once, and looked at meanwhile.
     @slow
     Examples:
       | who                        |
@@ -162,6 +172,17 @@ Feature: Collecting payments
     And the partner has notified the customer of delivery
     When the partner notifies the customer of delivery again
     Then it is refused as too many attempts
+
+  # §8: repeated attempts for the same id give 429 after a successful one. Sent at the same moment, the one the target
+  # handles second comes after the first: that it is refused is our reading ("after a successful attempt" may mean one
+  # that has finished).
+  @negative
+  @req:COL-DN-REPEAT-429
+  Scenario: Two delivery notifications sent at once are not both enqueued
+    Given a partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    When the partner notifies the customer of delivery twice at once
+    Then one is enqueued and the other refused as too many attempts, by our reading
 
   # §8: repeated attempts give 429 after a successful one. The spec does not say how long the cool-down lasts, so that
   # a 429 neither resets nor ends it, and the attempt right after is refused too, is our reading.

@@ -71,6 +71,7 @@ Feature: Paying out
     Given a partner subscribed to disbursement
     When the partner deposits 12 to a payee <who>, to be told at its callback address
     Then it is accepted
+    And the partner looks at the deposit meanwhile
     And exactly one callback arrives, carrying the deposit's status record
 
     Examples:
@@ -79,7 +80,7 @@ Feature: Paying out
       | whose wallet fails          |
       | who lets the payment expire |
 
-    # An outcome that comes after a while is called back too, not only one decided at once.
+    # An outcome that comes after a while is called back too, not only one decided at once, and looked at meanwhile.
     @slow
     Examples:
       | who                        |

@@ -32,6 +32,9 @@ import {
   expectNotifiedPaymentUnchanged,
   expectStillTooManyNotifications,
   repeatedNotificationRefused,
+  notifyDeliveryAgain,
+  notifyTwiceAtOnce,
+  expectOneOfTwoNotificationsEnqueued,
 } from './support/delivery-notifications.ts';
 import {
   expectNotCreated,
@@ -42,6 +45,7 @@ import {
   expectStillPending,
   expectSuccessWithTransactionId,
   readStatusAsOther,
+  lookMeanwhile,
 } from './support/status-records.ts';
 import { depositMoreThanHalfTwiceAtOnce, expectPayoutsCovered, seeOverdraftFail } from './support/payouts.ts';
 import { ownCallbackUrl } from './support/callbacks.ts';
@@ -192,7 +196,19 @@ Then('the payment still reads as it was asked', async function (this: MomoWorld)
 });
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {
-  await notifyDelivery(this);
+  await notifyDeliveryAgain(this);
+});
+
+Then('the partner looks at the payment/deposit meanwhile', async function (this: MomoWorld) {
+  await lookMeanwhile(this);
+});
+
+When('the partner notifies the customer of delivery twice at once', async function (this: MomoWorld) {
+  await notifyTwiceAtOnce(this);
+});
+
+Then('one is enqueued and the other refused as too many attempts, by our reading', function (this: MomoWorld) {
+  expectOneOfTwoNotificationsEnqueued(this);
 });
 
 When('the partner notifies the customer of delivery in {language}', async function (this: MomoWorld, language: string) {

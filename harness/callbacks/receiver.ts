@@ -12,7 +12,7 @@ export interface ReceivedCallback {
   body: unknown;
   rawBody: string;
   receivedAt: number;
-  /** The status the receiver answered it with: 500 for a delivery it was told to refuse, 200 otherwise. */
+  /** The status the receiver answered it with: 500 for a delivery it was told to refuse, 204 where it answers no content, 200 otherwise. */
   answered: number;
 }
 
@@ -47,6 +47,7 @@ export class CallbackReceiver {
   private readonly received: ReceivedCallback[] = [];
   /** Reference ids whose next callback the receiver refuses (500), as a partner's listener that is down for a moment. */
   private readonly refusing = new Set<string>();
+  private readonly answeringNoContent = new Set<string>();
   private port = 0;
   private readonly bindAddress: string;
   private readonly publicBaseUrl: string | undefined;
@@ -71,7 +72,8 @@ export class CallbackReceiver {
             return;
           }
           const callback = this.record(request, rawBody);
-          response.writeHead(callback.answered, { 'content-type': 'application/json' }).end('{}');
+          if (callback.answered === 204) response.writeHead(204).end();
+          else response.writeHead(callback.answered, { 'content-type': 'application/json' }).end('{}');
         })
         // Whatever a sender does, the receiver answers and keeps running.
         .catch(() => {
@@ -113,6 +115,15 @@ export class CallbackReceiver {
    */
   refusingFirstUrlFor(referenceId: string): string {
     this.refusing.add(referenceId.toLowerCase());
+    return this.urlFor(referenceId);
+  }
+
+  /**
+   * The URL to give for a transaction, as urlFor, whose callbacks the receiver answers 204 No Content: a success
+   * (RFC 9110 §15.3), which a target must not take for a failure to deliver and send again.
+   */
+  noContentUrlFor(referenceId: string): string {
+    this.answeringNoContent.add(referenceId.toLowerCase());
     return this.urlFor(referenceId);
   }
 
@@ -179,7 +190,7 @@ export class CallbackReceiver {
       body,
       rawBody,
       receivedAt: Date.now(),
-      answered: refused ? 500 : 200,
+      answered: refused ? 500 : referenceId !== undefined && this.answeringNoContent.has(referenceId) ? 204 : 200,
     };
     this.received.push(callback);
     return callback;

@@ -33,6 +33,11 @@ export const REFUSALS = {
   'notification-refusal-keeps-cooldown': reading(
     '§8: repeated attempts for the same id give 429, only after a successful attempt; §4.2 #3: 429 is too many attempts for the same ID recently, for how long not shown. That a 429 neither resets nor ends the cool-down, so an attempt right after one refused with 429 is refused too, is our reading',
   ),
+  // Two sent together: whichever the target handles second comes after the first, but "after a successful attempt"
+  // (§8) could be read as after one that has finished; a target that handles each alone may take both.
+  'notification-at-once-once': reading(
+    '§8: repeated attempts for the same id give 429, only after a successful attempt. That of two notifications for one id sent at the same moment, the one the target handles second is refused with 429, is our reading',
+  ),
   'notification-message-required': reading(
     '§2.13 gives the body as { notificationMessage } without saying the field is required: that a notification without it is refused (400, invalid data) is our reading',
   ),

@@ -52,6 +52,8 @@ const CALLBACK_ADDRESSES: Record<string, CallbackAddress> = {
   'its callback address': ownCallbackUrl,
   // A partner's listener down for a moment: the receiver answers the first callback there 500.
   'a callback address that refuses the first delivery': (world, referenceId) => world.harness.receiver.refusingFirstUrlFor(referenceId),
+  // A listener that answers 204 No Content: a success all the same (RFC 9110 §15.3).
+  'a callback address that answers with no content': (world, referenceId) => world.harness.receiver.noContentUrlFor(referenceId),
   'another host than it registered': foreignCallbackUrl,
 };
 defineParameterType({

@@ -71,9 +71,52 @@ export function expectTooManyNotifications(world: MomoWorld): void {
   world.expect({ status: 429, what: 'a repeated delivery notification soon after a successful one is refused (§8)' });
 }
 
+/**
+ * A notification again, with another message: §8 counts attempts for the same id, whatever they say, so a cool-down
+ * kept by message lets it through.
+ */
+export async function notifyDeliveryAgain(world: MomoWorld): Promise<void> {
+  await notifyDelivery(world, undefined, 'Your second parcel has been delivered too.');
+}
+
+/** Two delivery notifications for the scenario's payment sent at the same moment. */
+export async function notifyTwiceAtOnce(world: MomoWorld): Promise<void> {
+  const account = world.payment?.account ?? world.actor;
+  const token = await world.bearer(account);
+  const product = world.payment?.product ?? account.product;
+  const send = (message: string) => world.client.deliveryNotification(token, world.lastPayment.referenceId, message, {}, product);
+  world.notifiedTwice = await Promise.all([send('Your order has been delivered.'), send('Your order is at your door.')]);
+  for (const answer of world.notifiedTwice) world.remember(answer);
+  world.restsOn = ['payment-settled-as-asked'];
+}
+
+/**
+ * Of two notifications sent at once, one is enqueued and the other refused as too many attempts (our reading,
+ * REFUSALS notification-at-once-once): a warning unless --strict. One the careful client made again is not judged.
+ */
+export function expectOneOfTwoNotificationsEnqueued(world: MomoWorld): void {
+  const answers = world.notifiedTwice;
+  if (!answers) throw new Error('No two notifications were sent at once in this scenario.');
+  if (answers.some((a) => a.retried !== undefined)) {
+    world.log('One of the two notifications was sent again by the careful client: which the target took first cannot be told.');
+    return;
+  }
+  const enqueued = answers.filter((a) => a.status === 200);
+  const other = enqueued.length === 1 ? answers.find((a) => a !== enqueued[0])! : answers[1]!;
+  world.expect({ status: 200, what: 'one of two delivery notifications sent at once is enqueued' }, enqueued[0] ?? answers[0]);
+  world.expect(
+    {
+      status: 429,
+      source: REFUSALS['notification-at-once-once'],
+      what: 'the other of two delivery notifications sent at once is refused as too many attempts',
+    },
+    other,
+  );
+}
+
 /** A repeated notification soon after a successful one, refused as too many attempts (§8): the scenario's setup. */
 export async function repeatedNotificationRefused(world: MomoWorld): Promise<void> {
-  await notifyDelivery(world);
+  await notifyDeliveryAgain(world);
   expectTooManyNotifications(world);
 }
 

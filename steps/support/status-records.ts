@@ -49,6 +49,14 @@ export async function readStatusAsOther(world: MomoWorld): Promise<void> {
   world.remember(await readStatus(world, world.lastPayment, otherPartnerOf(world)));
 }
 
+/**
+ * The partner reads its transaction's status once, as a client does while it waits (pending, for a party who answers
+ * after a while): looking must change nothing of what comes after, its callback included.
+ */
+export async function lookMeanwhile(world: MomoWorld): Promise<void> {
+  await readStatus(world, world.lastPayment);
+}
+
 export function otherPartnerOf(world: MomoWorld): Account {
   if (!world.otherPartner) throw new Error('No other partner in this scenario: introduce one with a Given step.');
   return world.otherPartner;

@@ -137,6 +137,8 @@ export class MomoWorld extends World {
   balanceBefore?: string;
   /** A creation made and left to end in its own time, while the scenario goes on. */
   underWay?: Payment;
+  /** Two delivery notifications of the payment sent at once, as they were answered. */
+  notifiedTwice?: ApiResponse[];
   /** The same creation sent twice at once under one reference id, as both were answered. */
   sentTwice?: [Payment, Payment];
   /** How many of the scenario's payments were made when that balance was read: those after it are what moved it. */
