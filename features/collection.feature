@@ -84,6 +84,7 @@ Feature: Collecting payments
     When the partner requests 15.50 from a customer who approves, to be told at a callback address that answers with no content
     Then it is accepted
     And exactly one callback arrives, carrying the payment's status record
+    And it is not told again, though its address answered with no content
 
   # A partner's listener may be down for a moment: a target that calls again must tell the same record (the spec
   # promises no retry, so one that does not is not tested here, never failed).

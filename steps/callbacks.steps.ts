@@ -10,6 +10,7 @@ import {
   expectEveryCallbackAtItsAddressIsItsRecord,
   expectRetryCarriesRecord,
   requestPaymentsToOneAddress,
+  expectNotToldAgain,
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
@@ -37,6 +38,10 @@ When(
     await refundPayment(this, undefined, { callback });
   },
 );
+
+Then('it is not told again, though its address answered with no content', async function (this: MomoWorld) {
+  await expectNotToldAgain(this);
+});
 
 Then("exactly one callback arrives, carrying the payment's/deposit's/refund's/transfer's status record", async function (this: MomoWorld) {
   await expectOneCallbackWithStatusRecord(this);

@@ -143,6 +143,33 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
 }
 
 /**
+ * A callback the receiver answered 204 No Content was delivered (RFC 9110 §15.3: a success): none comes again while the
+ * partner watches, up to five quiet times (within the slow deadline), longer than a retry after a failure takes to come.
+ */
+export async function expectNotToldAgain(world: MomoWorld): Promise<void> {
+  const payment = world.lastPayment;
+  const receiver = world.harness.receiver;
+  const watchMs = Math.min(5 * world.config.callbackQuietMs, world.config.slowOutcomeTimeoutMs);
+  await consistently(
+    () => {
+      const callbacks = receiver.callbacksFor(payment.referenceId);
+      world.harness.conclude({
+        header: `callback of a ${payment.kind} answered 204 — ${SECTION}: a callback arrives at ${payment.callbackUrl}`,
+        operation: payment.create,
+        product: payment.product,
+        checks: ['callback-once'],
+        findings: onceFindings(
+          callbacks.length,
+          watchMs,
+          callbacks.map((c) => c.method),
+        ),
+      });
+    },
+    { durationMs: watchMs, intervalMs: world.config.pollIntervalMs },
+  );
+}
+
+/**
  * The transaction's callback address refused the first delivery (500): a callback that comes again must carry the same
  * record as the status query, as a first one must (callback-record: observed, the live service's documented body). The
  * spec promises no retry (§6: "not shown"), so when none comes within the quiet time after the refused one, what a retry
