@@ -150,6 +150,26 @@ Feature: Collecting payments
       | who                        |
       | who approves after a while |
 
+  # A key is a credential, not a transaction: making another for the API user moves none of its money (§4.5 #15).
+  @req:PROV-APIKEY-CREATED-201 @req:TXN-MONEY-ONCE
+  Scenario: A merchant's balance stays where it was when it gets another key
+    Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
+    And the partner has read its balance
+    When the partner creates another API key for its own API user
+    Then its balance has not moved
+
+  # A payment moves the money of the API user that asked for it (§4.2 #4: the balance of the own account), whoever was
+  # provisioned since.
+  @req:TXN-MONEY-ONCE
+  Scenario: A payment moves its own merchant's money after another merchant is provisioned
+    Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
+    And the partner has read its balance
+    And another new partner subscribed to collection
+    When the partner's request to pay with a customer who approves has ended
+    Then the balance has moved by what the request to pay called for
+
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
   Scenario: A callback address on another host than the merchant registered is refused

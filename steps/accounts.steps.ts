@@ -15,6 +15,7 @@ import {
   readBalanceInCurrency,
   readBalanceInForbiddenEnvironment,
   rememberBalance,
+  expectBalanceUnmoved,
 } from './support/accounts.ts';
 import type { Party } from './support/parties.ts';
 import type { MomoWorld } from './support/world.ts';
@@ -27,6 +28,10 @@ Given('a new partner subscribed to {product}', async function (this: MomoWorld, 
 
 Given('another new partner subscribed to {product}', async function (this: MomoWorld, product: Product) {
   await introduceOtherPartner(this, product);
+});
+
+Then('its balance has not moved', async function (this: MomoWorld) {
+  await expectBalanceUnmoved(this);
 });
 
 When('the partner reads its balance', async function (this: MomoWorld) {

@@ -19,6 +19,7 @@ import {
   expectApiUserUnchanged,
   registerAnotherApiUser,
   expectFirstApiUserReadsAsRegistered,
+  createOwnKeyAgain,
 } from './support/provisioning.ts';
 import type { MomoWorld } from './support/world.ts';
 
@@ -74,6 +75,10 @@ When('the partner creates an API key for it', async function (this: MomoWorld) {
 
 Given('the partner has created an API key for it', async function (this: MomoWorld) {
   await createdKey(this);
+});
+
+When('the partner creates another API key for its own API user', async function (this: MomoWorld) {
+  await createOwnKeyAgain(this);
 });
 
 When('the partner creates another API key for it', async function (this: MomoWorld) {

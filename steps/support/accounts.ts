@@ -24,6 +24,7 @@ import { reusedEarlier } from './transactions.ts';
 import type { Payment } from './world.ts';
 import { sourceOfDifference } from '../../core/profiles.ts';
 import type { MomoWorld } from './world.ts';
+import type { Account } from './harness.ts';
 
 /**
  * The partner's accounts and its customers' (§2.9, §4.2 #4 and #8, §4.3 #12, §4.4 #13): balances, and
@@ -91,12 +92,13 @@ export async function introduceOtherPartner(world: MomoWorld, product: Product):
  */
 export async function readBalance(
   world: MomoWorld,
-  options: { targetEnvironment?: string; inCurrency?: boolean } = {},
+  options: { targetEnvironment?: string; inCurrency?: boolean; account?: Account } = {},
 ): Promise<ApiResponse> {
-  const { product } = world.actor;
-  const { inCurrency = product === 'collection', ...extra } = options;
+  const { account = world.actor, ...rest } = options;
+  const { product } = account;
+  const { inCurrency = product === 'collection', ...extra } = rest;
   const currency = inCurrency ? world.config.currency : undefined;
-  return world.remember(await world.client.getBalance(product, await world.bearer(), currency, extra));
+  return world.remember(await world.client.getBalance(product, await world.bearer(account), currency, extra));
 }
 
 /** The balance in the partner's currency, under a product that has that operation beyond the spec. */
@@ -193,6 +195,23 @@ function movementOf(world: MomoWorld, t: Payment): string {
  */
 export async function expectMoneyMoved(world: MomoWorld, which: 'last' | 'earlier'): Promise<void> {
   await expectMovedBy(world, [which === 'last' ? world.lastPayment : reusedEarlier(world)]);
+}
+
+/**
+ * Nothing the partner did since it read its balance moves money (a credential made, say): the balance reads as it did
+ * (money-moves-once where the target was seen to keep balances; else balance-follows-payments, a reading).
+ */
+export async function expectBalanceUnmoved(world: MomoWorld): Promise<void> {
+  const before = world.balanceBefore;
+  if (before === undefined) throw new Error('No balance was read earlier in this scenario.');
+  await readBalance(world);
+  const now = balanceOf(world, 'the balance is read again').availableBalance;
+  world.check(
+    ['money-moves-once', 'balance-follows-payments'],
+    world.response!,
+    `no transaction since, the balance of ${before} has not moved`,
+    moneyMovedFindings(now, before, '0', world.balancesKept),
+  );
 }
 
 /**

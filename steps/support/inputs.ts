@@ -14,6 +14,7 @@ import {
 } from '../../harness/checks/inputs.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
+import { moneyMovedFindings } from '../../harness/checks/accounts.ts';
 import { quote } from '../../harness/checks/check.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
 import {
@@ -453,6 +454,7 @@ async function expectBalanceOfItsOwn(world: MomoWorld, creation: OperationId): P
   const before = world.balanceBefore!;
   const partner = world.actor;
   const other = await world.harness.account(partner.product);
+  const otherBefore = availableOf(await readBalance(world, { account: other }));
   if (creation === 'requestToPay') await settledPayment(world, ORDINARY_CUSTOMER, FIRST_AMOUNT, { account: other });
   else {
     await deposit(world, ORDINARY_CUSTOMER, FIRST_AMOUNT, { account: other });
@@ -461,11 +463,29 @@ async function expectBalanceOfItsOwn(world: MomoWorld, creation: OperationId): P
   }
   await readBalance(world);
   const after = (world.response?.json as { availableBalance?: unknown } | undefined)?.availableBalance;
-  if (typeof after === 'string' && !sameDecimal(after, before))
+  if (typeof after === 'string' && !sameDecimal(after, before)) {
+    // One account for several API users reads the same for each: the other's moved too. Where the other's own stayed
+    // put, its money went to this partner's account, which is money moved wrongly (money-moves-once), not a shared one.
+    const read = await readBalance(world, { account: other });
+    const otherAfter = availableOf(read);
+    if (otherBefore !== undefined && otherAfter !== undefined && sameDecimal(otherAfter, otherBefore))
+      world.check(
+        'money-moves-once',
+        read,
+        `another API user's transaction of ${FIRST_AMOUNT} moves its own balance of ${otherBefore}, not this partner's`,
+        moneyMovedFindings(otherAfter, otherBefore, creation === 'requestToPay' ? FIRST_AMOUNT : `-${FIRST_AMOUNT}`, true),
+      );
     throw new PremiseNotHeld(
       'balance-of-its-own',
       `The partner's balance went from ${JSON.stringify(before)} to ${JSON.stringify(after)} while another API user of ${partner.product} made a ${FIRST_AMOUNT} transaction of its own (${PREMISES['balance-of-its-own'].unheld})`,
     );
+  }
+}
+
+/** The available balance a balance answer gives, when it gives one as a string. */
+function availableOf(response: { json?: unknown }): string | undefined {
+  const value = (response.json as { availableBalance?: unknown } | undefined)?.availableBalance;
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The amount of the first creation whose balance movement a scenario sees: a fraction, as the scenario's own is. */

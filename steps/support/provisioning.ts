@@ -177,3 +177,14 @@ export function registeredUser(world: MomoWorld): string {
   if (!world.registeredUserId) throw new Error('No API user was registered in this scenario.');
   return world.registeredUserId;
 }
+
+/**
+ * The partner makes another API key for its own API user (§4.5 #15), and uses it from now on: a fresh partner's, which
+ * no other scenario shares (the first key may stop working: the spec does not say).
+ */
+export async function createOwnKeyAgain(world: MomoWorld): Promise<void> {
+  const response = world.remember(await world.client.createApiKey(world.actor.product, world.actor.userId));
+  world.expect({ status: 201, what: 'another API key is made for the API user' });
+  const apiKey = (response.json as { apiKey?: unknown } | undefined)?.apiKey;
+  if (typeof apiKey === 'string') world.actor.apiKey = apiKey;
+}
