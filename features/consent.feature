@@ -160,6 +160,15 @@ Feature: Consent-based user information
     When the partner asks a customer for consent to a scope the service does not offer
     Then the scope is refused as not offered
 
+  # Refused, the consent request made no consent to tell of: its callback address hears nothing (our reading).
+  @negative @callback
+  @req:ERR-SET-A
+  Scenario: A consent request refused for its scope calls nobody back
+    Given a partner subscribed to collection
+    When the partner asks a customer for consent to a scope the service does not offer, to be told at its callback address
+    Then the scope is refused as not offered
+    And nothing arrives at the consent request's callback address
+
   @negative
   @req:COL-USERINFO-CONSENT-TOKEN
   Scenario: User information needs a consent token, not an ordinary access token

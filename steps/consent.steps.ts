@@ -35,6 +35,7 @@ import {
   expectRefreshedAgainAtOnce,
   pollAtIntervalUntilGranted,
 } from './support/consent.ts';
+import { expectRefusedConsentSilent } from './support/callbacks.ts';
 import type { MomoWorld } from './support/world.ts';
 
 Given('the partner completes consent within its own product', function (this: MomoWorld) {
@@ -100,6 +101,17 @@ Then('the access type is refused, by our reading', function (this: MomoWorld) {
 
 When('the partner asks a customer for consent to a scope the service does not offer', async function (this: MomoWorld) {
   await askForUnofferedScope(this);
+});
+
+When(
+  'the partner asks a customer for consent to a scope the service does not offer, to be told at its callback address',
+  async function (this: MomoWorld) {
+    await askForUnofferedScope(this, true);
+  },
+);
+
+Then("nothing arrives at the consent request's callback address", async function (this: MomoWorld) {
+  await expectRefusedConsentSilent(this);
 });
 
 When('the partner redeems the consent at once', async function (this: MomoWorld) {

@@ -404,6 +404,30 @@ export async function expectRefusedCreationSilent(world: MomoWorld): Promise<voi
   );
 }
 
+/**
+ * A consent request refused (its scope not offered, say) made no consent to tell of: nothing arrives at the address it
+ * gave, within the quiet time (refusal-changes-nothing; the ping's body is no status record, so our reading).
+ */
+export async function expectRefusedConsentSilent(world: MomoWorld): Promise<void> {
+  const key = world.refusedConsentCallbackKey;
+  if (!key) {
+    world.log('Not checked that nothing was called back: the consent request was not refused, or gave no address.');
+    return;
+  }
+  const receiver = world.harness.receiver;
+  await consistently(
+    () =>
+      world.harness.conclude({
+        header: `callbacks of a refused consent request — ${SECTION}: a refused request gave its address to nothing`,
+        operation: 'bcAuthorize',
+        product: world.actor.product,
+        checks: ['refusal-changes-nothing'],
+        findings: refusedCreationCalledBackFindings(receiver.callbacksFor(key).map((c) => c.body)),
+      }),
+    { durationMs: world.config.callbackQuietMs, intervalMs: world.config.pollIntervalMs },
+  );
+}
+
 /** A callback that did arrive, but not at the exact URL given (another path under it, a query): §6's own rule. */
 function expectNoneElsewhere(world: MomoWorld, referenceId: string, where: string, operation: OperationId, product: Product): void {
   const id = referenceId.toLowerCase();

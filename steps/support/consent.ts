@@ -137,7 +137,7 @@ export async function askForConsent(world: MomoWorld, ask: ConsentAsk = {}, msis
       askAnswer: response,
       ...(callbackKey ? { callbackKey } : {}),
     };
-  }
+  } else if (callbackKey) world.refusedConsentCallbackKey = callbackKey;
 }
 
 /**
@@ -154,8 +154,8 @@ export async function askAgainForAnotherScope(world: MomoWorld): Promise<void> {
     world.log(`The target did not take a consent request to ${scope} (${response.status}); the first consent is redeemed all the same.`);
 }
 
-export function askForUnofferedScope(world: MomoWorld): Promise<void> {
-  return askForConsent(world, { scope: UNOFFERED_SCOPE });
+export function askForUnofferedScope(world: MomoWorld, told = false): Promise<void> {
+  return askForConsent(world, { scope: UNOFFERED_SCOPE, ...(told ? { callback: true } : {}) });
 }
 
 /** A consent request for the customer's profile with an access type §4.2 #7 does not name. */

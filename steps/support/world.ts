@@ -137,6 +137,8 @@ export class MomoWorld extends World {
   balanceBefore?: string;
   /** A creation made and left to end in its own time, while the scenario goes on. */
   underWay?: Payment;
+  /** The key of the callback address a refused consent request gave (callbacks.ts). */
+  refusedConsentCallbackKey?: string;
   /** Two delivery notifications of the payment sent at once, as they were answered. */
   notifiedTwice?: ApiResponse[];
   /** The same creation sent twice at once under one reference id, as both were answered. */
