@@ -455,9 +455,9 @@ function manifestOf(file: string, data: Buffer | undefined, size: number): Manif
 
 /**
  * The leak scan of harness/secrets over the files of a bundle, each named <bundle>:<path>, read as a stream; the
- * digest of each file read whole goes into `searched`.
+ * digest of each file read whole goes into `searched`, with what was found in it.
  */
-export async function scanBundleForSecrets(bundle: string, secrets: readonly string[], searched?: Set<string>): Promise<Leak[]> {
+export async function scanBundleForSecrets(bundle: string, secrets: readonly string[], searched?: Map<string, Leak[]>): Promise<Leak[]> {
   const finder = new LeakFinder(secrets);
   const leaks: Leak[] = [];
   await readEntries(bundle, BUNDLE_LIMITS, (path) => {
@@ -471,8 +471,9 @@ export async function scanBundleForSecrets(bundle: string, secrets: readonly str
       },
       end: () => {
         search.push(decoder.end());
-        leaks.push(...search.leaks());
-        searched?.add(digest.digest());
+        const found = search.leaks();
+        leaks.push(...found);
+        searched?.set(digest.digest(), found);
       },
     };
   });

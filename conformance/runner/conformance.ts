@@ -12,7 +12,7 @@ import { KeyFileError, readPrivateKey } from '../certification/signing.ts';
 import type { KeyObject } from 'node:crypto';
 import { BaselineError, FAIL_ON, loadBaseline, type Baseline, type FailOn } from '../certification/baseline.ts';
 import { ScenarioLedger, type RunSummary } from '../results/verdict-stream.ts';
-import { scanForSecrets } from '../../harness/secrets/leak-scan.ts';
+import { scanForSecrets, type Leak } from '../../harness/secrets/leak-scan.ts';
 import { scanBundleForSecrets } from '../certification/bundle.ts';
 import { environmentFor, probeTarget } from '../../harness/target.ts';
 import { preflight, refusalLines } from '../../harness/preflight.ts';
@@ -415,7 +415,7 @@ async function reportOn(
   if (plan.historyFile) recordHistory(plan.historyFile, args.history!, trendDir, certification.report, summary, log);
   // The reports get shared: a secret in them fails the run, whatever the verdict.
   // The bundle holds most of the reports as they are: a file of the same bytes is searched once, inside it.
-  const searched = new Set<string>();
+  const searched = new Map<string, Leak[]>();
   const inBundle = await scanBundleForSecrets(certification.bundle, secretsOf(target), searched);
   const leaks = [
     ...scanForSecrets(reportsDir, secretsOf(target), searched),

@@ -89,19 +89,25 @@ export class LeakSearch {
  * API keys), in any encoding, and for credentials by their shape. A run whose reports hold one must not be
  * shared: the runner fails it.
  */
-export function scanForSecrets(dir: string, secrets: readonly string[], alreadySearched: ReadonlySet<string> = new Set()): Leak[] {
+export function scanForSecrets(
+  dir: string,
+  secrets: readonly string[],
+  alreadySearched: ReadonlyMap<string, readonly Leak[]> = new Map(),
+): Leak[] {
   const finder = new LeakFinder(secrets);
   const piece = Buffer.allocUnsafe(PIECE_BYTES);
-  return filesUnder(dir).flatMap((file) =>
-    alreadySearched.size > 0 && alreadySearched.has(contentDigest(file, piece))
-      ? []
-      : scanFile(file, finder.start(relative(dir, file)), piece),
-  );
+  return filesUnder(dir).flatMap((file) => {
+    const where = relative(dir, file);
+    // Searched already (the same bytes, in the bundle): what was found there is named here too, by this file's path.
+    const found = alreadySearched.size > 0 ? alreadySearched.get(contentDigest(file, piece)) : undefined;
+    return found ? found.map(({ kind }) => ({ file: where, kind })) : scanFile(file, finder.start(where), piece);
+  });
 }
 
 /**
- * The SHA-256 of a text, in hex: what `scanForSecrets` is told was searched already (a file of the same bytes, inside
- * the evidence bundle), so that a run's reports are each read once, however many places they are shared from.
+ * The SHA-256 of a text, in hex: what `scanForSecrets` is told was searched already, with what was found in it (a file
+ * of the same bytes, inside the evidence bundle), so that a run's reports are each read once, however many places they
+ * are shared from.
  */
 export function searchedDigest(): { update(chunk: Buffer): void; digest(): string } {
   const hash = createHash('sha256');

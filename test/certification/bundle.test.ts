@@ -9,7 +9,7 @@ import { scanBundleForSecrets } from '../../conformance/certification/bundle.ts'
 import { withoutSecrets } from '../../conformance/certification/finished-run.ts';
 import { runVerify } from '../../conformance/certification/verify.ts';
 import { loadConfig } from '../../harness/config.ts';
-import { filesUnder, scanForSecrets } from '../../harness/secrets/leak-scan.ts';
+import { filesUnder, scanForSecrets, type Leak } from '../../harness/secrets/leak-scan.ts';
 import { BUNDLE_ABOUT as ABOUT } from './fixtures.ts';
 
 /** A bundle of three small files and a spec copy; returns its path and the folder it was made in. */
@@ -167,9 +167,12 @@ test('a report the bundle holds byte for byte is searched once, in the bundle; o
   writeFileSync(join(reports, 'evidence.json'), '{"Ocp-Apim-Subscription-Key": "configured-key-987654"}');
   const bundle = join(dir, 'certification.tar.gz');
   await writeBundle(bundle, [{ path: 'conformance/evidence.json', source: join(reports, 'evidence.json') }], ABOUT);
-  const searched = new Set<string>();
+  const searched = new Map<string, Leak[]>();
   assert.equal((await scanBundleForSecrets(bundle, ['configured-key-987654'], searched)).length, 1);
-  assert.deepEqual(scanForSecrets(reports, ['configured-key-987654'], searched), []);
+  // Not read again, but named by its own path as well as in the bundle.
+  assert.deepEqual(scanForSecrets(reports, ['configured-key-987654'], searched), [
+    { file: 'evidence.json', kind: 'configured secret #1 (in the clear)' },
+  ]);
   writeFileSync(join(reports, 'evidence.json'), '{"Ocp-Apim-Subscription-Key": "configured-key-987654", "later": 1}');
   assert.deepEqual(scanForSecrets(reports, ['configured-key-987654'], searched), [
     { file: 'evidence.json', kind: 'configured secret #1 (in the clear)' },

@@ -46,7 +46,10 @@ const DEVIATIONS: Deviation[] = [
     rule: 'collection: a second delivery notification right after the first is enqueued instead of 429',
     tags: '@collection and not @slow',
     alteration: (x) => (x.operation === 'deliveryNotification' && x.status === 429 ? { status: 200, body: '' } : undefined),
-    failing: ['A second delivery notification soon after the first is refused'],
+    failing: [
+      'A second delivery notification soon after the first is refused',
+      'A delivery notification refused as too many attempts is refused again right after',
+    ],
     mentions: [
       'request-to-pay delivery notification (collection) — §4.2 #3',
       '✘ status-code (definite: §4.2 #3): status: expected 429, got 200',
@@ -61,6 +64,7 @@ const DEVIATIONS: Deviation[] = [
       'A deposit reference cannot be used twice',
       "A partner that asks again under a deposit's reference is told only where it first asked",
       'A deposit under the reference id of one with a payee who rejects the payment is refused as a duplicate',
+      'A deposit sent twice at once under one reference id is refused once',
     ],
     mentions: ['deposit (disbursement) — §4.3 #10', '✘ status-code (definite: §4.3 #10): status: expected 409, got 202'],
   },

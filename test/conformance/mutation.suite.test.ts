@@ -33,6 +33,8 @@ const SAMPLE_VARIATIONS: VariationName[] = ['token-extra-fields', 'final-states-
 test('one deviation per feature file is caught by that feature, a sample of conforming variations passes, and so does the faithful sandbox', async () => {
   assert.equal(new Set(ONE_PER_FEATURE.map((name) => FAULTS[name].feature)).size, 7);
   const lines: string[] = [];
+  /** Faults that break a premise, and how many scenarios rest on it (so are not tested, as they should be). */
+  const PREMISE_BREAKING = new Map<string, number>([['deposit-overdraws', 1]]);
   const report = await runMutation({
     only: ONE_PER_FEATURE,
     variations: SAMPLE_VARIATIONS,
@@ -46,7 +48,14 @@ test('one deviation per feature file is caught by that feature, a sample of conf
   for (const deviation of report.deviations) {
     assert.ok(deviation.detected, `${deviation.deviation} was not detected:\n${lines.join('\n')}`);
     assert.ok(deviation.caughtByItsFeature, `${deviation.deviation} was not caught by features/${deviation.feature}.feature:\n${table}`);
-    assert.equal(deviation.notTested, 0, `${deviation.deviation}: a deviation must fail scenarios, not make them untestable:\n${table}`);
+    // A fault that breaks what a premise rests on leaves the scenarios on that premise not tested, rightly: a target
+    // that overdraws (deposit-overdraws) is not one whose funds checks the payouts-together scenario can weigh.
+    const premiseBroken = PREMISE_BREAKING.get(deviation.deviation ?? '') ?? 0;
+    assert.equal(
+      deviation.notTested,
+      premiseBroken,
+      `${deviation.deviation}: a deviation must fail scenarios, not make them untestable:\n${table}`,
+    );
   }
   for (const variation of report.variations) assert.ok(variation.conforms, `${variation.label} failed:\n${lines.join('\n')}`);
   assert.equal(report.faithfulPassed, 1, lines.join('\n'));

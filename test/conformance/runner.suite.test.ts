@@ -97,11 +97,12 @@ test('the suite gives the same results in parallel as in one process', async () 
   assert.deepEqual(verdicts(parallel.reportsDir), verdicts(serial.reportsDir));
 });
 
-test('a target that answers 503 to every third call could not be tested: exit 2, never "does not conform"', async () => {
+test('a target that answers 503 to every third call is never "does not conform": the careful client gets through, or could not test', async () => {
   let calls = 0;
   const run = await runAgainstDeviation(() => ((calls += 1) % 3 === 0 ? { status: 503, body: '', headers: {} } : undefined), '@smoke');
-  assert.equal(run.code, 2, run.output);
-  assert.match(run.output, /not tested/);
+  // 503 is weather the spec allows: the calls made again are reported apart, and what they could not reach is not tested.
+  assert.notEqual(run.code, 1, run.output);
+  assert.match(run.output, run.code === 2 ? /not tested/ : /calls made again; they do not change the verdict/);
   assert.doesNotMatch(run.output, /does NOT conform/);
 });
 
