@@ -387,6 +387,56 @@ export class RefundSettledPayment extends ExplorationCommand {
   }
 }
 
+/** How soon after an enqueued notification another is "recently" (§4.2 #3) by any reading: sent right after it. */
+const REPEAT_AT_ONCE_MS = 1000;
+
+/**
+ * A delivery notification of a tracked request to pay, its status read first: enqueued (200) once it reads SUCCESSFUL
+ * (§4.2 #3), or 410 once its window is over (the window is not shown); refused as not completed (409
+ * TRANSACTION_NOT_COMPLETED, §3, §7) when it reads FAILED; any of these while it reads otherwise, as it may have
+ * succeeded meanwhile; and,
+ * right after one enqueued, refused as too many attempts (429, §8). Later, the payment still reads as it was sent.
+ */
+export class NotifyDelivery extends ExplorationCommand {
+  constructor(private readonly pick: number) {
+    super();
+  }
+  check = (model: Readonly<ExplorationModel>) => model.transactions.some((t) => t.kind === 'requestToPay');
+  toString = () => `notify delivery of payment #${this.pick}`;
+
+  protected async act(model: ExplorationModel, session: ExplorationSession): Promise<void> {
+    const payment = picked(
+      model.transactions.filter((t) => t.kind === 'requestToPay'),
+      this.pick,
+    );
+    const repeatedAtOnce = payment.notifiedAt !== undefined && Date.now() - payment.notifiedAt < REPEAT_AT_ONCE_MS;
+    if (!repeatedAtOnce) await readBack(session, payment);
+    const response = await session.call({
+      operation: 'deliveryNotification',
+      product: 'collection',
+      auth: { bearer: 'collection' },
+      params: { referenceId: payment.referenceId },
+      body: { notificationMessage: `delivered ${payment.body.amount}` },
+    });
+    if (repeatedAtOnce) session.expect(response, { status: 429, what: 'a delivery notification right after an enqueued one is refused' });
+    else if (payment.notifiedAt !== undefined)
+      // A while after: whether "recently" (§4.2 #3) still holds, or the window is over, is the target's.
+      session.expect(response, { status: [200, 410, 429], what: 'a delivery notification of a payment notified before' });
+    else if (payment.status === 'SUCCESSFUL')
+      session.expect(response, { status: [200, 410], what: 'a delivery notification of a successful payment is enqueued' });
+    else if (payment.status !== 'FAILED')
+      // PENDING, unread, or a status by another name than the live service's: it may have succeeded meanwhile.
+      session.expect(response, { status: [200, 409, 410], what: 'a delivery notification of a payment not seen to end' });
+    else
+      session.expect(response, {
+        status: 409,
+        code: 'TRANSACTION_NOT_COMPLETED',
+        what: 'a delivery notification of a payment that did not succeed is refused as not completed',
+      });
+    if (response.status === 200) payment.notifiedAt = Date.now();
+  }
+}
+
 /** Requests to pay this sequence has not refunded, that do not read FAILED: what a refund may be tried on. */
 function unrefundedPayments(model: Readonly<ExplorationModel>): TrackedTransaction[] {
   return model.transactions.filter((t) => t.kind === 'requestToPay' && !t.refunded && t.status !== 'FAILED');
@@ -423,5 +473,6 @@ export function transactionCommands(strict: boolean): fc.Arbitrary<ExplorationCo
     fc.constantFrom(...(Object.keys(CREATIONS) as Creation[])).map((kind) => new ReadUnknownStatus(kind)),
     fc.tuple(pick, fc.boolean()).map(([p, whole]) => new RefundSettledPayment(p, whole)),
     pick.map((p) => new HearCallbacks(p)),
+    pick.map((p) => new NotifyDelivery(p)),
   ];
 }

@@ -146,7 +146,9 @@ function startTarget({ config, plugins, varied }: ExplorePlan): Promise<Target> 
 
 /** The exploration of a started target: probed, set up, the campaign, its reports, the scan for secrets; the exit code. */
 async function explore(plan: ExplorePlan, target: Target, log: ExploreOptions['log']): Promise<number> {
-  const run: ExploreRun = { ...plan, target: target.description };
+  // The settings only: the configuration holds the subscription keys, which no report may carry.
+  const { seed, runs, maxCommands, maxCalls, timeLimitSeconds } = plan;
+  const run: ExploreRun = { target: target.description, seed, runs, maxCommands, maxCalls, timeLimitSeconds };
   const deadline = Date.now() + plan.timeLimitSeconds * 1000;
   const session = new ExplorationSession(target.config, { maxCalls: plan.maxCalls, deadline });
   let result: CampaignResult | undefined;

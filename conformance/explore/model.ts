@@ -24,6 +24,8 @@ export interface TrackedTransaction {
   payerRefunded?: { partyIdType: string; partyId: string };
   /** It gave X-Callback-Url on the exploration's receiver: every callback that comes must be its status record. */
   callback?: true;
+  /** A request to pay whose delivery notification was enqueued (200), and when: §8 refuses another soon after (429). */
+  notifiedAt?: number;
 }
 
 export interface TrackedUser extends ApiUser {

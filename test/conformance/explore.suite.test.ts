@@ -164,3 +164,25 @@ test('the cap on calls and the time limit stop the exploration: exit 0, saying w
     else assert.ok(Date.now() - started < 30_000, 'the runs left are not drawn for nothing');
   }
 });
+
+test('against a target of its own, the report carries none of its keys: exit 0, nothing found', async () => {
+  const sandbox = await startEmbeddedSandbox({ profile: 'spec', ...EMBEDDED_TIMINGS });
+  const dir = mkdtempSync(join(tmpdir(), 'momo-explore-'));
+  const lines: string[] = [];
+  try {
+    const code = await runExplore({
+      argv: ['--seed', SEED, '--runs', '10', '--reports', dir],
+      env: targetEnv(sandbox.baseUrl),
+      cwd: dir,
+      log: (l) => lines.push(l),
+    });
+    assert.equal(code, 0, lines.join('\n'));
+    assert.doesNotMatch(lines.join('\n'), /SECRET IN REPORT/);
+    for (const file of readdirSync(dir)) {
+      const text = readFileSync(join(dir, file), 'utf8');
+      for (const key of Object.values(DEVELOPMENT_KEYS)) assert.ok(!text.includes(key), `${file} holds a subscription key`);
+    }
+  } finally {
+    await sandbox.close();
+  }
+});
