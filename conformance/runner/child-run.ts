@@ -10,11 +10,16 @@ export interface ChildRun {
 
 /**
  * `npm start`'s program in a child process with only the given environment (and PATH, HOME), as a user would
- * run it: whole runs in the tests and in npm run mutation. Killed after timeoutMs.
+ * run it: whole runs (or explorations) in the tests and in npm run mutation. Killed after timeoutMs.
  */
-export function runConformanceProcess(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<ChildRun> {
+export function runConformanceProcess(
+  argv: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+  command: 'run' | 'explore' = 'run',
+): Promise<ChildRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...harnessProgram(), 'run', ...argv], {
+    const child = spawn(process.execPath, [...harnessProgram(), command, ...argv], {
       cwd: PACKAGE_ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,6 +16,7 @@ import { FAULTS, FAULT_NAMES, runCatching, type FaultName } from '../faults/faul
 import { VARIATIONS, VARIATION_NAMES, type VariationName } from '../variations/variations.ts';
 import type { ProfileName } from '../../core/profiles.ts';
 import { runConformanceProcess } from '../../conformance/runner/child-run.ts';
+import type { ExploreReport } from '../../conformance/explore/reports.ts';
 import {
   INDEPENDENT_SERVERS,
   independentTargetEnv,
@@ -143,6 +144,8 @@ export interface RunResult {
   strict: boolean;
   /** Only the scenarios of operations the live service has beyond the spec were run (`--tags @beyond-spec`). */
   beyondSpec?: boolean;
+  /** The seeded exploration was run (`momo-harness explore`), not the suite. */
+  explore?: boolean;
   /** Distinct warnings the run reported (findings it weighed as warnings). */
   warnings: number;
   exitCode: number | null;
@@ -188,19 +191,25 @@ export interface RunSpec {
   profile: ProfileName;
   strict: boolean;
   beyondSpec?: boolean;
+  /** The seeded exploration (`momo-harness explore`) from its default seed, rather than the suite. */
+  explore?: boolean;
   /** A deviation written blind is tried these ways, in order, until one detects it (waysToCatch). */
   ways?: Way[];
 }
 
-/** How a run is made: its profile, whether readings weigh as failures, and whether it is of the beyond-spec scenarios only. */
-type Way = Pick<RunSpec, 'profile' | 'strict' | 'beyondSpec'>;
+/**
+ * How a run is made: its profile, whether readings weigh as failures, whether it is of the beyond-spec scenarios only,
+ * and whether it is the seeded exploration rather than the suite.
+ */
+type Way = Pick<RunSpec, 'profile' | 'strict' | 'beyondSpec' | 'explore'>;
 
 /** A deviation is detected when its run exits 1 with a scenario failed (not merely untestable). */
 const isDetected = (r: RunResult) => r.exitCode === 1 && r.failed.length > 0;
 
 /**
  * The runs that may catch a deviation written blind, in order: a default run in each profile its author lists (the
- * spec first), then --strict in the first, then the scenarios of operations the live service has beyond the spec
+ * spec first), the seeded exploration in each (random sequences of operations, held to the same definite and observed
+ * checks: a catch as strong as a default run's), then --strict in the first, then the scenarios of operations the live service has beyond the spec
  * (`--tags @beyond-spec`, which a default run against a remote target leaves out) in the first. A blind author's
  * clause is not always definite, and a deviation may show only through an operation the spec does not list (the
  * disbursement balance), so a catch by a reading, or beyond the spec, is counted apart rather than passed over or taken
@@ -211,6 +220,7 @@ export function waysToCatch(profiles: readonly ProfileName[]): Way[] {
   const first = ordered[0] ?? 'spec';
   return [
     ...ordered.map((profile) => ({ profile, strict: false })),
+    ...ordered.map((profile) => ({ profile, strict: false, explore: true })),
     { profile: first, strict: true },
     { profile: first, strict: false, beyondSpec: true },
     // A reading about an operation beyond the spec (payouts covered together, on the disbursement balance).
@@ -257,34 +267,27 @@ export async function runUntilDetected(
 }
 
 async function runSuite(spec: RunSpec, reportsDir: string, tags: string | undefined): Promise<RunResult> {
-  if (!spec.independent) return runSuiteAgainst(spec, reportsDir, tags, {});
+  const against = spec.explore ? exploreAgainst : runSuiteAgainst;
+  if (!spec.independent) return against(spec, reportsDir, tags, {});
   const server = await startIndependentServer(spec.profile, {
     server: spec.independent.server,
     ...(spec.independent.control ? { controls: [spec.independent.control] } : {}),
     ...(spec.independent.deviation ? { deviations: [spec.independent.deviation] } : {}),
   });
   try {
-    return await runSuiteAgainst(spec, reportsDir, tags, independentTargetEnv(server, spec.profile));
+    return await against(spec, reportsDir, tags, independentTargetEnv(server, spec.profile));
   } finally {
     await server.stop();
   }
 }
 
-async function runSuiteAgainst(
-  spec: RunSpec,
-  reportsDir: string,
-  tags: string | undefined,
-  target: Record<string, string>,
-): Promise<RunResult> {
-  rmSync(reportsDir, { recursive: true, force: true });
-  const started = Date.now();
-  const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
-  // A run is bounded by the suite's own deadlines; the timeout only guards against a hung process.
-  // Each deviation runs where the rule it breaks weighs as a failure (runCatching): a definite rule in the spec
-  // profile, a live observation in the mtn-sandbox profile, a reading with --strict (the sandbox's readings on too).
-  // No reruns (MOMO_RETRIES=0): a deviation must be caught at the first attempt, and a faithful or varied run must
-  // pass without one; a rerun would only double the time of a deterministic failure, or hide a flaky scenario.
-  const env = {
+/** Sequences the exploration tries in a mutation run, from its default seed; bounded in time by EXPLORE_SECONDS too. */
+const EXPLORE_RUNS = '300';
+const EXPLORE_SECONDS = '120';
+
+/** What a run is given, whichever it is: its profile and strictness, the sandbox's deviation or variation, the target. */
+function runEnv(spec: RunSpec, target: Record<string, string>): Record<string, string> {
+  return {
     MOMO_RETRIES: '0',
     MOMO_PROFILE: spec.profile,
     ...(spec.strict ? { MOMO_STRICT: 'true' } : {}),
@@ -292,8 +295,11 @@ async function runSuiteAgainst(
     ...(spec.variation ? { MOMO_SANDBOX_VARIATIONS: spec.variation } : {}),
     ...target,
   };
-  const { code: exitCode, output, timedOut } = await runConformanceProcess(argv, env, 10 * 60_000);
-  const result: RunResult = {
+}
+
+/** A run's result before its verdicts are read: who it was of, how it was made, how it ended. */
+function resultOf(spec: RunSpec, exitCode: number | null, started: number): RunResult {
+  return {
     label: spec.label,
     deviation: spec.deviation,
     ...(spec.variation ? { variation: spec.variation } : {}),
@@ -301,6 +307,7 @@ async function runSuiteAgainst(
     profile: spec.profile,
     strict: spec.strict,
     ...(spec.beyondSpec ? { beyondSpec: true } : {}),
+    ...(spec.explore ? { explore: true } : {}),
     exitCode,
     durationMs: Date.now() - started,
     failed: [],
@@ -308,16 +315,63 @@ async function runSuiteAgainst(
     passed: 0,
     warnings: 0,
   };
+}
+
+/**
+ * The seeded exploration against the target, from its default seed: a departure it finds (exit 1) is one failure,
+ * named by the checks its shrunk sequence departs from; its warnings are counted as a suite run's are.
+ */
+export function exploreAgainst(
+  spec: RunSpec,
+  reportsDir: string,
+  _tags: string | undefined,
+  target: Record<string, string>,
+): Promise<RunResult> {
+  const argv = ['--reports', reportsDir, '--runs', EXPLORE_RUNS, '--time-limit', EXPLORE_SECONDS];
+  return childRun(spec, reportsDir, target, { command: 'explore', argv, report: 'explore.json' }, (report: ExploreReport, result) => {
+    const departure = report.departure;
+    const checks = [...new Set(departure?.findings.map((f) => f.check))].join(', ');
+    if (departure) result.failed = [{ scenario: `explore: ${departure.commands.join(' → ')} (${checks})`, uri: 'explore' }];
+    result.warnings = report.warnings.length;
+  });
+}
+
+function runSuiteAgainst(spec: RunSpec, reportsDir: string, tags: string | undefined, target: Record<string, string>): Promise<RunResult> {
+  const argv = ['--reports', reportsDir, '--parallel', '2', ...(tags ? ['--tags', tags] : [])];
+  return childRun(spec, reportsDir, target, { command: 'run', argv, report: 'summary.json' }, (summary: SuiteSummary, result) => {
+    result.failed = summary.scenarios.filter((s) => s.verdict === 'failed').map((s) => ({ scenario: s.scenario, uri: s.uri }));
+    result.notTested = summary.totals['not tested'];
+    result.passed = summary.totals.passed;
+    result.warnings = new Set(
+      summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received]))),
+    ).size;
+  });
+}
+
+/**
+ * One run of the harness's command in a child process, as a user runs it, read from the report it wrote; its last
+ * lines when it wrote none, ended otherwise than 0 or 1, or did not pass where it had to.
+ */
+async function childRun<Report>(
+  spec: RunSpec,
+  reportsDir: string,
+  target: Record<string, string>,
+  how: { command: 'run' | 'explore'; argv: string[]; report: string },
+  read: (report: Report, result: RunResult) => void,
+): Promise<RunResult> {
+  rmSync(reportsDir, { recursive: true, force: true });
+  const started = Date.now();
+  // A run is bounded by the suite's own deadlines; the timeout only guards against a hung process.
+  // Each deviation runs where the rule it breaks weighs as a failure (runCatching): a definite rule in the spec
+  // profile, a live observation in the mtn-sandbox profile, a reading with --strict (the sandbox's readings on too).
+  // No reruns (MOMO_RETRIES=0): a deviation must be caught at the first attempt, and a faithful or varied run must
+  // pass without one; a rerun would only double the time of a deterministic failure, or hide a flaky scenario.
+  const { code: exitCode, output, timedOut } = await runConformanceProcess(how.argv, runEnv(spec, target), 10 * 60_000, how.command);
+  const result = resultOf(spec, exitCode, started);
   const lastLines = `${timedOut ? 'killed after 10 minutes\n' : ''}${output.trim().split('\n').slice(-5).join('\n')}`;
-  const summaryFile = join(reportsDir, 'summary.json');
-  if (!existsSync(summaryFile)) return { ...result, problem: lastLines };
-  const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as SuiteSummary;
-  result.failed = summary.scenarios.filter((s) => s.verdict === 'failed').map((s) => ({ scenario: s.scenario, uri: s.uri }));
-  result.notTested = summary.totals['not tested'];
-  result.passed = summary.totals.passed;
-  result.warnings = new Set(
-    summary.scenarios.flatMap((s) => (s.warnings ?? []).map((w) => JSON.stringify([w.check, w.field, w.expected, w.received]))),
-  ).size;
+  const reportFile = join(reportsDir, how.report);
+  if (!existsSync(reportFile)) return { ...result, problem: lastLines };
+  read(JSON.parse(readFileSync(reportFile, 'utf8')) as Report, result);
   if (exitCode !== 0 && exitCode !== 1) result.problem = lastLines;
   else if ((spec.variation || (spec.independent && !spec.independent.deviation)) && exitCode !== 0) result.problem = lastLines;
   return result;
@@ -410,7 +464,12 @@ function mutationTasks(options: MutationOptions): (() => Promise<RunResult>)[] {
       const { server, control, deviation } = spec.independent!;
       return spec.ways
         ? () => runUntilDetected(spec, join(dir, 'independent', `${server}-${deviation}`), plainFailures)
-        : () => runSuite(spec, join(dir, 'independent', `${server}-${control ?? 'plain'}-${spec.profile}`), undefined);
+        : () =>
+            runSuite(
+              spec,
+              join(dir, 'independent', `${server}-${control ?? 'plain'}-${spec.profile}${spec.explore ? '-explore' : ''}`),
+              undefined,
+            );
     }),
     ...Array.from(
       { length: options.faithfulRuns },
@@ -505,22 +564,21 @@ function independentRunsOf(
       ways: waysToCatch(d.profiles),
     }));
   if (!asked.plainAndControls) return deviations;
-  return [
-    ...plain,
-    ...deviations,
-    ...controls.flatMap((c) =>
-      c.profiles.map((profile) => ({
-        label: `${server} --control ${c.name} (${profile})`,
-        independent: { server, control: c.name, clause: c.clause, effect: c.effect },
-        profile,
-        strict: false,
-      })),
-    ),
-  ];
+  const controlled = controls.flatMap((c) =>
+    c.profiles.map((profile) => ({
+      label: `${server} --control ${c.name} (${profile})`,
+      independent: { server, control: c.name, clause: c.clause, effect: c.effect },
+      profile,
+      strict: false,
+    })),
+  );
+  // The exploration must find nothing where the suite passes: plain, and with each control.
+  const explored = [...plain, ...controlled].map((r) => ({ ...r, label: `${r.label} explore`, explore: true }));
+  return [...plain, ...deviations, ...controlled, ...explored];
 }
 
 /** How a run was made, for a table: "spec", "mtn-sandbox", "spec --strict", "spec @beyond-spec". */
-const runOf = (r: Way) => `${r.profile}${r.strict ? ' --strict' : ''}${r.beyondSpec ? ' @beyond-spec' : ''}`;
+const runOf = (r: Way) => `${r.explore ? 'explore ' : ''}${r.profile}${r.strict ? ' --strict' : ''}${r.beyondSpec ? ' @beyond-spec' : ''}`;
 
 export function mutationTable(report: MutationReport): string {
   const cell = (text: string) => text.replaceAll('|', '\\|');
@@ -590,9 +648,11 @@ const alsoPlain = (r: RunResult) =>
  */
 function blindByWay(report: MutationReport): string {
   if (report.blindDetected === 0) return '';
-  const byDefault = report.blindDetected - report.blindDetectedByReading - report.blindDetectedBeyondSpec;
+  const byExplore = report.blindDeviations.filter((d) => d.detected && d.explore).length;
+  const byDefault = report.blindDetected - report.blindDetectedByReading - report.blindDetectedBeyondSpec - byExplore;
+  const explored = byExplore ? `, ${byExplore} only by the seeded exploration` : '';
   const beyond = report.blindDetectedBeyondSpec ? `, ${report.blindDetectedBeyondSpec} only beyond the spec` : '';
-  return ` (${byDefault} in a default run, ${report.blindDetectedByReading} only by a reading under --strict${beyond})`;
+  return ` (${byDefault} in a default run${explored}, ${report.blindDetectedByReading} only by a reading under --strict${beyond})`;
 }
 
 /** The first few failed scenarios, by feature; the JSON results hold them all. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAULTS, type FaultName } from '../../sandbox-quality/faults/faults.ts';
 import type { VariationName } from '../../sandbox-quality/variations/variations.ts';
-import { mutationTable, runMutation } from '../../sandbox-quality/mutation/mutation.ts';
+import { exploreAgainst, mutationTable, runMutation } from '../../sandbox-quality/mutation/mutation.ts';
 
 const ONE_PER_FEATURE: FaultName[] = [
   'api-user-id-reused',
@@ -68,4 +68,28 @@ test('one deviation per feature file is caught by that feature, a sample of conf
     table,
     /\| `callback-duplicated`: The callback is sent twice .* \| collection \| spec --strict \| yes \| collection: A merchant that gives a callback address is told the outcome once/,
   );
+});
+
+test("the exploration's way to catch a deviation: its departure is a failed run, named by its sequence; a faithful sandbox passes", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'momo-mutation-explore-'));
+  const caught = await exploreAgainst(
+    { label: 'notification-repeat-allowed', deviation: 'notification-repeat-allowed', profile: 'spec', strict: false, explore: true },
+    join(dir, 'caught'),
+    undefined,
+    {},
+  );
+  assert.equal(caught.exitCode, 1, caught.problem);
+  assert.equal(caught.explore, true);
+  assert.equal(caught.failed.length, 1);
+  assert.equal(caught.failed[0]!.uri, 'explore');
+  assert.match(caught.failed[0]!.scenario, /notify delivery of payment #\d+ → notify delivery of payment #\d+ \(status-code\)$/);
+  const faithful = await exploreAgainst(
+    { label: 'faithful', profile: 'mtn-sandbox', strict: false, explore: true },
+    join(dir, 'faithful'),
+    undefined,
+    {},
+  );
+  assert.equal(faithful.exitCode, 0, faithful.problem);
+  assert.deepEqual(faithful.failed, []);
+  assert.equal(faithful.problem, undefined);
 });

@@ -1,6 +1,7 @@
 /**
  * How `npm run mutation` weighs a deviation written blind: a default run in each profile its author lists, the spec
- * first, then --strict; it stops at the first run that detects it, and a catch only by a reading is counted apart.
+ * first, the seeded exploration in each, then --strict; it stops at the first run that detects it, and a catch only by
+ * a reading, or only by the exploration, is counted apart.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,7 +35,7 @@ const failsScopePlain = async (_spec: RunSpec, way: { strict: boolean }) => new 
 /** A stand-in for a suite run: failing the scenarios given (the scope reading by default), only in the ways named. */
 function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE], tagsSeen: (string | undefined)[] = []) {
   return async (spec: RunSpec, _dir: string, tags: string | undefined): Promise<RunResult> => {
-    const way = `${spec.profile}${spec.strict ? ' --strict' : ''}${spec.beyondSpec ? ' @beyond-spec' : ''}`;
+    const way = `${spec.explore ? 'explore ' : ''}${spec.profile}${spec.strict ? ' --strict' : ''}${spec.beyondSpec ? ' @beyond-spec' : ''}`;
     calls.push(way);
     tagsSeen.push(tags);
     const caught = detectedIn.includes(way);
@@ -45,6 +46,7 @@ function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE], tag
       profile: spec.profile,
       strict: spec.strict,
       ...(spec.beyondSpec ? { beyondSpec: true } : {}),
+      ...(spec.explore ? { explore: true } : {}),
       warnings: caught ? 0 : 1,
       exitCode: caught ? 1 : 0,
       durationMs: 1000,
@@ -55,16 +57,19 @@ function fakeRun(detectedIn: string[], calls: string[], scenarios = [SCOPE], tag
   };
 }
 
-test('the ways are a default run in each listed profile, the spec first, then --strict, then @beyond-spec in the first, then that --strict', () => {
+test('the ways are a default run in each listed profile, the spec first, the exploration in each, then --strict, then @beyond-spec in the first, then that --strict', () => {
   assert.deepEqual(waysToCatch(['mtn-sandbox', 'spec']), [
     { profile: 'spec', strict: false },
     { profile: 'mtn-sandbox', strict: false },
+    { profile: 'spec', strict: false, explore: true },
+    { profile: 'mtn-sandbox', strict: false, explore: true },
     { profile: 'spec', strict: true },
     { profile: 'spec', strict: false, beyondSpec: true },
     { profile: 'spec', strict: true, beyondSpec: true },
   ]);
   assert.deepEqual(waysToCatch(['mtn-sandbox']), [
     { profile: 'mtn-sandbox', strict: false },
+    { profile: 'mtn-sandbox', strict: false, explore: true },
     { profile: 'mtn-sandbox', strict: true },
     { profile: 'mtn-sandbox', strict: false, beyondSpec: true },
     { profile: 'mtn-sandbox', strict: true, beyondSpec: true },
@@ -94,18 +99,27 @@ test('a catch only under --strict is counted apart, and a miss names every way t
   );
   const missed = await runUntilDetected(blindSpec('funds-off-by-one', ['spec']), '/nonexistent', passesPlain, fakeRun([], []));
   const byDefault = await runUntilDetected(blindSpec('token-forged', ['spec']), '/nonexistent', passesPlain, fakeRun(['spec'], []));
-  const report = mutationReportOf([byReading, missed, byDefault], false, 60_000);
-  assert.equal(report.blindDetected, 2);
+  const explored: string[] = [];
+  const byExplore = await runUntilDetected(
+    blindSpec('record-flips', ['spec']),
+    '/nonexistent',
+    passesPlain,
+    fakeRun(['explore spec'], explored),
+  );
+  assert.deepEqual(explored, ['spec', 'explore spec'], 'the exploration comes after the default run, before --strict');
+  const report = mutationReportOf([byReading, missed, byDefault, byExplore], false, 60_000);
+  assert.equal(report.blindDetected, 3);
   assert.equal(report.blindDetectedByReading, 1);
   const table = mutationTable(report);
   assert.match(
     table,
-    /\*\*2 of 3 deviations written blind into them detected\*\* \(1 in a default run, 1 only by a reading under --strict\)/,
+    /\*\*3 of 4 deviations written blind into them detected\*\* \(1 in a default run, 1 only by the seeded exploration, 1 only by a reading under --strict\)/,
   );
+  assert.match(table, /\| go `record-flips`: .* \| explore spec \| yes \|/);
   assert.match(table, /\| go `scope-first-only`: .* \| spec --strict \| yes, by a reading \|/);
   assert.match(
     table,
-    /\| go `funds-off-by-one`: .* \| spec --strict @beyond-spec \| \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec, spec --strict @beyond-spec\) \|/,
+    /\| go `funds-off-by-one`: .* \| spec --strict @beyond-spec \| \*\*no\*\* \(exit 0; tried spec, explore spec, spec --strict, spec @beyond-spec, spec --strict @beyond-spec\) \|/,
   );
   assert.match(table, /\| go `token-forged`: .* \| spec \| yes \|/);
 });
@@ -148,7 +162,7 @@ test('under --strict, only scenarios the plain server passes that way detect a d
   assert.equal(report.blindDetected, 1);
   assert.match(
     mutationTable(report),
-    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 0; tried spec, spec --strict, spec @beyond-spec, spec --strict @beyond-spec; in spec --strict it fails only the 1 scenarios its server fails plain\) \|/,
+    /`text-limit-off-by-one`: .* \*\*no\*\* \(exit 0; tried spec, explore spec, spec --strict, spec @beyond-spec, spec --strict @beyond-spec; in spec --strict it fails only the 1 scenarios its server fails plain\) \|/,
   );
 });
 
@@ -178,8 +192,8 @@ test('beyond the spec, only the beyond-spec scenarios run, those the plain serve
     failsTransferPlain,
     fakeRun(['spec @beyond-spec'], calls, [TRANSFER, BALANCE], tags),
   );
-  assert.deepEqual(calls, ['spec', 'spec --strict', 'spec @beyond-spec']);
-  assert.deepEqual(tags, [undefined, undefined, '@beyond-spec']);
+  assert.deepEqual(calls, ['spec', 'explore spec', 'spec --strict', 'spec @beyond-spec']);
+  assert.deepEqual(tags, [undefined, undefined, undefined, '@beyond-spec']);
   assert.deepEqual(
     caught.failed.map((f) => f.scenario),
     [BALANCE],
