@@ -283,6 +283,19 @@ function leftFreeScenario(creation: CreationInputs, given: string[], refused: st
   ];
 }
 
+/** What the money scenarios of one creation share: who they start with, their tags, the customer who approves. */
+interface MoneyContext {
+  creation: CreationInputs;
+  given: string[];
+  /** `given`, for a new partner whose balance nothing else moves, seen to move once and read. */
+  newPartner: string[];
+  /** The creation's product, and @beyond-spec where its balance is beyond the spec. */
+  tags: string;
+  beyond: string;
+  /** The earlier case of a party who approves: "a customer who approves". */
+  approves: string;
+}
+
 /**
  * Money moves once: each creation, ended each way its party allows, moves its amount or nothing of the partner's
  * balance (a new partner's, which nothing else moves); and one refused as a duplicate moves no more.
@@ -293,7 +306,6 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     .filter((earlier, i, all) => all.indexOf(earlier) === i);
   // An outcome decided after a while moves money too, not only one decided at once (@slow: it waits for it).
   const later = creation.party ? [`${creation.party === 'payer' ? 'a customer' : 'a payee'} who approves after a while`] : [];
-  const width = Math.max('earlier'.length, ...rows.map((r) => r.length), ...later.map((r) => r.length));
   // The balance the steps read: collection's in a currency (§4.2 #4); disbursement's is beyond the spec.
   const balance = creation.product === 'collection' ? 'getBalanceInCurrency' : 'getBalance';
   const beyond = bindingOf(balance, creation.product).beyondSpec === undefined ? '' : ' @beyond-spec @req:BEY-BALANCE';
@@ -307,9 +319,22 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     ...given.slice(1),
     '    And the partner has read its balance',
   ];
+  const approves = rows.find((r) => r.endsWith('who approves'))!;
+  const context = { creation, given, newPartner, tags: `@${creation.product}${beyond}`, beyond, approves };
+  return [
+    ...outcomeOutline(context, rows, later),
+    ...later.flatMap((slowParty) => overlapScenario(context, slowParty)),
+    ...largeAmountScenario(context),
+    ...duplicateMoneyScenarios(context),
+  ];
+}
+
+/** Each way the creation's party ends it moves its amount once, or nothing: one decided at once, one after a while. */
+function outcomeOutline({ creation, newPartner, tags }: MoneyContext, rows: string[], later: string[]): string[] {
+  const width = Math.max('earlier'.length, ...rows.map((r) => r.length), ...later.map((r) => r.length));
   return [
     '',
-    `  @${creation.product}${beyond} @req:TXN-MONEY-ONCE`,
+    `  ${tags} @req:TXN-MONEY-ONCE`,
     `  Scenario Outline: A ${creation.label} with <earlier> moves its amount once, or nothing`,
     ...newPartner,
     `    When the partner's ${creation.label} with <earlier> has ended, telling its callback address`,
@@ -322,33 +347,47 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
       ? ['', '    @slow', '    Examples:', `      | ${'earlier'.padEnd(width)} |`, ...later.map((r) => `      | ${r.padEnd(width)} |`)]
       : []),
     '',
-    // Two that overlap, one decided after a while and one decided meanwhile: a ledger that wrote back the balance read
-    // when the first was accepted would lose what the second moved.
-    ...later.flatMap((slowParty) => [
-      `  @${creation.product}${beyond} @slow @req:TXN-MONEY-ONCE`,
-      `  Scenario: A ${creation.label} decided after a while, and another decided meanwhile, each move their amount`,
-      ...newPartner,
-      `    When the partner's ${creation.label} with ${slowParty} is under way`,
-      `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended meanwhile`,
-      `    And the partner's ${creation.label} under way has ended too`,
-      `    Then the balance has moved by what each ${creation.label} called for`,
-      '',
-    ]),
-    // An amount past 32 bits of whole units, with a fraction: a creation that names a party (a refund's is its payment's).
-    ...(creation.party
-      ? [
-          `  @${creation.product}${beyond} @req:TXN-MONEY-ONCE`,
-          `  Scenario: A ${creation.label} of a large amount moves it once, or nothing`,
-          ...newPartner,
-          `    When the partner's ${creation.label} of a large amount with a ${creation.party === 'payer' ? 'customer' : 'payee'} who approves has ended`,
-          `    Then the balance has moved by what the ${creation.label} called for`,
-          '',
-        ]
-      : []),
-    `  @${creation.product}${beyond} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+  ];
+}
+
+/**
+ * Two that overlap, one decided after a while and one decided meanwhile: a ledger that wrote back the balance read
+ * when the first was accepted would lose what the second moved.
+ */
+function overlapScenario({ creation, newPartner, tags, approves }: MoneyContext, slowParty: string): string[] {
+  return [
+    `  ${tags} @slow @req:TXN-MONEY-ONCE`,
+    `  Scenario: A ${creation.label} decided after a while, and another decided meanwhile, each move their amount`,
+    ...newPartner,
+    `    When the partner's ${creation.label} with ${slowParty} is under way`,
+    `    And the partner's ${creation.label} with ${approves} has ended meanwhile`,
+    `    And the partner's ${creation.label} under way has ended too`,
+    `    Then the balance has moved by what each ${creation.label} called for`,
+    '',
+  ];
+}
+
+/** An amount past 32 bits of whole units, with a fraction: a creation that names a party (a refund's is its payment's). */
+function largeAmountScenario({ creation, newPartner, tags }: MoneyContext): string[] {
+  if (!creation.party) return [];
+  return [
+    `  ${tags} @req:TXN-MONEY-ONCE`,
+    `  Scenario: A ${creation.label} of a large amount moves it once, or nothing`,
+    ...newPartner,
+    `    When the partner's ${creation.label} of a large amount with a ${creation.party === 'payer' ? 'customer' : 'payee'} who approves has ended`,
+    `    Then the balance has moved by what the ${creation.label} called for`,
+    '',
+  ];
+}
+
+/** A duplicate moves no money: refused after the first has ended, sent twice at once, or under another partner's id. */
+function duplicateMoneyScenarios({ creation, given, newPartner, tags, beyond, approves }: MoneyContext): string[] {
+  const duplicate = `@req:${ownRequirement(creation, '-DUPLICATE-409')}`;
+  return [
+    `  ${tags} @negative @req:TXN-MONEY-ONCE ${duplicate}`,
     `  Scenario: A ${creation.label} refused as a duplicate moves no money`,
     ...newPartner,
-    `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended`,
+    `    And the partner's ${creation.label} with ${approves} has ended`,
     `    When the partner asks for a ${creation.label} again under its reference id`,
     '    Then it is refused as a duplicate',
     `    And the balance has moved by what the earlier ${creation.label} called for, and no more`,
@@ -357,18 +396,18 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     ...(beyond
       ? [
           '',
-          `  @${creation.product} @negative @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+          `  @${creation.product} @negative ${duplicate}`,
           `  Scenario: A ${creation.label} sent twice at once under one reference id is refused once`,
           ...given,
-          `    When the partner asks for a ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} twice at once, under one reference id`,
+          `    When the partner asks for a ${creation.label} with ${approves} twice at once, under one reference id`,
           '    Then one is accepted and the other refused as a duplicate',
         ]
       : []),
     '',
-    `  @${creation.product}${beyond} @negative @req:TXN-MONEY-ONCE @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+    `  ${tags} @negative @req:TXN-MONEY-ONCE ${duplicate}`,
     `  Scenario: A ${creation.label} sent twice at once under one reference id is made once`,
     ...newPartner,
-    `    When the partner asks for a ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} twice at once, under one reference id`,
+    `    When the partner asks for a ${creation.label} with ${approves} twice at once, under one reference id`,
     '    Then one is accepted and the other refused as a duplicate',
     `    And once it has ended, the balance has moved by what the ${creation.label} called for, and no more`,
     // Another API user's reuse: whether reference ids are one space for all is our reading (OTHER_USER_REUSE), a
@@ -376,10 +415,10 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     ...(creation.party
       ? [
           '',
-          `  @${creation.product} @negative @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+          `  @${creation.product} @negative ${duplicate}`,
           `  Scenario: A ${creation.label} under the reference id another partner used is refused as a duplicate`,
           ...given,
-          `    And the partner's ${creation.label} with ${rows.find((r) => r.endsWith('who approves'))} has ended`,
+          `    And the partner's ${creation.label} with ${approves} has ended`,
           `    And another new partner subscribed to ${creation.product}`,
           `    When the other partner asks for a ${creation.label} under the reference id of the partner's`,
           "    Then it is refused, by our reading as a duplicate of the partner's",

@@ -370,7 +370,7 @@ const CALLBACK_IS_STATUS_RECORD = observed(
 );
 
 const REFUSED_ADDRESS_SILENT = reading(
-  '§6 sends a callback to the address a transaction gave; that nothing at all, not even a notice of its refusal, is sent to the address of a request refused as a duplicate (which made no transaction) is our reading',
+  '§6 sends a callback to the address a transaction gave; that nothing at all, not even a notice of its refusal, is sent to the address a refused request gave (a duplicate, invalid data, a consent request refused: it made nothing to tell of) is our reading',
 );
 
 /** The reference id of a refused creation reads back as a transaction: it was created all the same. */

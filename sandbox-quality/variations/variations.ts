@@ -1,4 +1,6 @@
 import { Readable } from 'node:stream';
+import type { FastifyRequest } from 'fastify';
+import type { SandboxContext } from '../../sandbox/domain/context.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
 import { TRANSACTIONS } from '../../core/catalogue/routes.ts';
 import type { ProfileName } from '../../core/profiles.ts';
@@ -184,6 +186,12 @@ function basicUserOf(
   const decoded = Buffer.from(authorization.slice(6), 'base64').toString('utf8');
   const id = decoded.slice(0, decoded.indexOf(':'));
   return context.state.apiUsers.get(idKey(id));
+}
+
+/** The request to pay a refund names (referenceIdToRefund), as the sandbox holds it; none when it names none it knows. */
+function paymentRefundedBy(request: FastifyRequest, state: SandboxContext['state']): Transaction | undefined {
+  const id = (request.body as { referenceIdToRefund?: unknown } | undefined)?.referenceIdToRefund;
+  return typeof id === 'string' ? state.transactions.requesttopay.get(idKey(id)) : undefined;
 }
 
 /** The names a server gives the final states, which §3 does not show. */
@@ -692,8 +700,7 @@ const definitions = {
     plugin: {
       install: (app, context) =>
         answerInstead(app, context, ['refund', 'refundV2'], (request, { state }) => {
-          const id = (request.body as { referenceIdToRefund?: unknown } | undefined)?.referenceIdToRefund;
-          const paid = typeof id === 'string' ? state.transactions.requesttopay.get(idKey(id)) : undefined;
+          const paid = paymentRefundedBy(request, state);
           return paid && request.caller && paid.apiUserId !== request.caller.id
             ? { status: 400, body: { code: 'NOT_ALLOWED', message: 'Only the API user that was paid may refund the payment.' } }
             : undefined;
@@ -707,8 +714,7 @@ const definitions = {
     plugin: {
       install: (app, context) =>
         answerInstead(app, context, ['refund', 'refundV2'], (request, { state }) => {
-          const id = (request.body as { referenceIdToRefund?: unknown } | undefined)?.referenceIdToRefund;
-          const paid = typeof id === 'string' ? state.transactions.requesttopay.get(idKey(id)) : undefined;
+          const paid = paymentRefundedBy(request, state);
           // A reused reference id is a duplicate first (§2.5), whatever the payment.
           const reused = state.transactions.refund.has(idKey(String(request.headers['x-reference-id'])));
           return paid && paid.refundedMinor > 0n && !reused
