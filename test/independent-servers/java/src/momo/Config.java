@@ -104,6 +104,28 @@ public final class Config {
         add(new Control("api-key-base64url", false,
             "spec 2.12 'API key record: apiKey (string)' gives no format (notes observe 32 hex characters, so spec only)",
             "the created apiKey is 32 characters of base64url (A-Z a-z 0-9 - _), e.g. 'q3Zk-9vB_...'; it works as the key, exactly as written"));
+        // fourth batch
+        add(new Control("consent-scope-reordered", true,
+            "spec 2.7 'scope: Scopes that belong to the authentication request ID' (a set of scopes); RFC 6749 3.3 (scope is a list of space-delimited strings; 'If the value contains multiple space-delimited strings, their order does not matter'); notes silent",
+            "the consent token record (CIBA and refresh_token grants) lists its scopes in alphabetical order, not in the order bc-authorize named them: scope=profile openid gives scope \"openid profile\""));
+        add(new Control("login-hint-msisdn-only", true,
+            "spec 4.2 #7 'login_hint | ID:<msisdn>/MSISDN' (the only form the spec gives); notes 'login_hint=ID:46733123450/MSISDN' [observed] (in mtn-sandbox this is already the default, no effect)",
+            "bc-authorize refuses a login_hint of the form ID:<e-mail>/EMAIL with 400 (default in spec: accepted); ID:<msisdn>/MSISDN works as before"));
+        add(new Control("deposit-funds-refused-at-creation", true,
+            "spec 4.3 #10 'Responses: 202, 400, 409 and 500'; 7 set B has NOT_ENOUGH_FUNDS; 7 rule 5 'Which code accompanies which status on each operation, beyond the cases above: not shown'; notes silent on a deposit over the balance",
+            "a deposit whose amount exceeds the caller's disbursement availableBalance when it arrives is refused with 500 NOT_ENOUGH_FUNDS and nothing is created (the X-Reference-Id stays free); default: 202, then FAILED NOT_ENOUGH_FUNDS"));
+        add(new Control("deposit-funds-held-while-pending", true,
+            "spec 2.9 'availableBalance: Available balance of the account' (money committed to a pending transfer is not available); 4.3 #10 'Deposits an amount from the owner's account'; 3 'Transitions: not shown'",
+            "a deposit takes its amount from availableBalance as soon as it is accepted, while it is still PENDING, and a deposit that ends FAILED gives it back (default: taken when it succeeds); in mtn-sandbox only late payees such as 46733123454 show the difference"));
+        add(new Control("access-token-10-minutes", false,
+            "spec 2.6 'expires_in | integer | Validity of the token in seconds'; 8 'Access token validity: given in expires_in seconds' (no value is given; notes observe expires_in 3600, so spec only)",
+            "POST /{product}/token/ issues access tokens that live 600 s and say expires_in 600 (default 3600, or --token-lifetime when that is shorter)"));
+        add(new Control("refresh-token-kept", true,
+            "RFC 6749 6 (the server MAY issue a new refresh token) and 5.1; spec 2.7 'refresh_token: UUID of the refresh token' (nothing about a new one per refresh); notes silent",
+            "the refresh_token grant answers with the same refresh_token it was given, no new one; that refresh token keeps working until the consent ends (default: a new refresh token each time, the old one still valid)"));
+        add(new Control("basic-auth-on-status-queries", false,
+            "spec 5.3 'The Authorization header of the business operations follows the Basic and Bearer standards'; 4.6 status queries 'headers ... not shown' (mtn-sandbox takes Bearer only, so spec only)",
+            "the three status queries also accept Basic API-user credentials (id and API key of the owner) and answer as with its Bearer token (default in spec: Basic only on request to pay)"));
     }
     private static void add(Control c) { CONTROLS.put(c.name, c); }
 
@@ -352,6 +374,79 @@ public final class Config {
         dev("refreshed-refresh-token-unknown", BOTH,
             "spec 2.7 'refresh_token: UUID of the refresh token', 'refresh_token_expired_in: Seconds until the consent can no longer be refreshed'; 8; RFC 6749 6 (a new refresh token issued replaces the old one)",
             "the refresh token returned by a refresh_token grant is never stored: using it answers 400 invalid_grant although the consent lasts; the refresh token from the CIBA grant keeps working");
+        // fourth batch
+        dev("ongoing-number-times-out-early", MTN_ONLY,
+            "notes, Sandbox test numbers: '46733123453 | stays PENDING (ongoing) for a long time [observed > 40 s]'",
+            "a request to pay, deposit or refund whose party is 46733123453 ends FAILED with reason EXPIRED 10 s after creation instead of staying PENDING for a long time; 46733123454 still succeeds after its delay");
+        dev("test-outcome-consumed-once", MTN_ONLY,
+            "notes, Sandbox test numbers: 46733123450 FAILED INTERNAL_PROCESSING_ERROR at once [observed], 46733123451 FAILED APPROVAL_REJECTED, 46733123452 FAILED EXPIRED [observed FAILED] (the outcome of the number, each time it is used)",
+            "the failing test numbers 46733123450, ...451 and ...452 fail only the first request to pay of each API user that names them: a second request to pay from the same number ends SUCCESSFUL at once");
+        dev("email-party-id-lower-cased", MTN_ONLY,
+            "notes, Status records: 'partyId comes back exactly as sent' [observed]; notes, Callbacks: 'Body: the same record as the status GET' [documented]",
+            "a payer or payee of type EMAIL comes back lower-cased in status records and callbacks (Ann.Lee@Example.com -> ann.lee@example.com); MSISDN party ids still come back as sent");
+        dev("notification-cooldown-before-owner-check", BOTH,
+            "spec 4.2 #3 '404 | Reference ID does not exist, or the caller does not own the financial transaction'; '429 | Too many attempts for the same ID recently. Occurs only after an earlier successful attempt'; 8",
+            "while a payment is in its 429 period after its owner's accepted delivery notification, a delivery notification for it from another API user answers 429 instead of 404 (the other API user learns it exists); outside the 429 period the other API user still gets 404");
+        dev("notification-needs-status-read", BOTH,
+            "spec 4.2 #3 '200 | Notification successfully enqueued', '409 | The transaction is not successfully completed'; 3 'Delivery notification is allowed only for a successfully completed transaction'",
+            "a delivery notification for a SUCCESSFUL request to pay answers 409 TRANSACTION_NOT_COMPLETED until that payment's status has been read once with GET /requesttopay/{id} (a client that learnt the outcome from the callback is refused); after one status read it is enqueued (200)");
+        dev("callback-host-checked-against-latest-user", MTN_ONLY,
+            "notes, Callbacks: 'The callback URL's host must equal the API user's providerCallbackHost; otherwise the creation POST fails with 500 {\"code\":\"INVALID_CALLBACK_URL_HOST\",...}' [observed]",
+            "the X-Callback-Url host (requests to pay, deposits, refunds, bc-authorize) is compared with the providerCallbackHost of the most recently created API user of any product, not the caller's: once another API user with another host exists, the caller's own host is refused with 500 INVALID_CALLBACK_URL_HOST and the other user's host is accepted");
+        dev("identical-retry-accepted", BOTH,
+            "spec 2.5 'A request that reuses an existing reference ID is rejected with 409 and code RESOURCE_ALREADY_EXIST'; 7 rule 1; 4.2 #2 and 4.3 #9-10 '409'",
+            "a request to pay, deposit or refund that repeats an earlier one of the same API user exactly (same X-Reference-Id, byte-identical body) answers 202 and creates nothing (the first transaction stays as it was); a reuse with another body still gets 409 (a narrow cousin of payment-reference-reused and deposit-id-reused, which accept and carry out any reuse)");
+        dev("apikey-second-409", BOTH,
+            "spec 4.5 #15 'Create an API key for the API user ... Responses: 201 with { apiKey }; 400; 404 ...; 500' (no 409); 7 rule 1 (409 is for a reused X-Reference-Id on a creation); notes 'POST /v1_0/apiuser/{id}/apikey -> 201 {\"apiKey\":...}' [observed]",
+            "a second POST /v1_0/apiuser/{id}/apikey for an API user that already has a key answers 409 RESOURCE_ALREADY_EXIST instead of 201 with a new key; the first key keeps working");
+        dev("refresh-grant-cacheable", BOTH,
+            "RFC 6749 5.1 (a response with tokens MUST carry Cache-Control: no-store); spec 4.3 #11 'Create OAuth 2.0 token' and 2.7 (the answer carries access_token and refresh_token); notes (token answers carry cache-control: no-store)",
+            "the OAuth 2.0 token operation answers the refresh_token grant without Cache-Control: no-store; the CIBA grant and POST /{product}/token/ keep it (a narrow cousin of token-cacheable, which is on /token/)");
+        dev("userinfo-updated-at-iso-string", BOTH,
+            "spec 2.11 'updated_at | number | Time the information was last updated'; notes basic user info '\"updated_at\":1678355127' [observed], 'userinfo -> the same Sand Box style record' [observed]",
+            "user information with consent gives updated_at as the string \"2023-03-09T09:45:27Z\" instead of the number 1678355127 (basic user information keeps the number in mtn-sandbox)");
+        dev("userinfo-sub-per-client", SPEC_ONLY,
+            "spec 2.11 'sub | string | Identifier of the end user at the issuer'; OIDC Core 2 and 5.1 (sub identifies the end user) (the notes observe sub \"0\" for everyone, so spec only)",
+            "user information with consent derives sub from the API user alone: the consents of two different account holders given to one API user show the same sub (their phone numbers still differ)");
+        dev("refresh-grant-unauthenticated", BOTH,
+            "spec 4.3 #11 'Headers: Authorization (Basic, API user ID and API key, base64-encoded)'; 5.2 'Token creation (collection token, and the OAuth 2.0 token operation) uses HTTP Basic authentication'; RFC 6749 6 (a client with credentials MUST authenticate when it refreshes)",
+            "the refresh_token grant without any Authorization header issues a consent token (200) to whoever holds the refresh token; a wrong Basic credential is still refused 401 invalid_client, and the CIBA grant still needs Basic (a cousin of refresh-token-any-user, where another authenticated API user redeems it)");
+        dev("callback-body-from-latest-completion", MTN_ONLY,
+            "notes, Callbacks: 'Sent to X-Callback-Url when the transaction reaches a final state [documented]. Body: the same record as the status GET [documented]'",
+            "a callback is built 1 s after its transaction becomes final, from the record of the API user's most recently finished transaction: when two transactions of one API user finish within 1 s (e.g. two requests to pay sent back to back) the first one's callback carries the second one's record (amount, externalId, payer, texts); status GETs are right");
+        dev("consent-ping-before-decision", BOTH,
+            "spec 6 (a callback for bc-authorize) and 5.4 (the consent token follows the holder's consent); OpenID CIBA Core 10.2 (in ping mode the OP calls the client notification endpoint after the end-user authentication is done, and the client then redeems the auth_req_id)",
+            "the bc-authorize callback {auth_req_id} is sent at once when the consent request is accepted, before the account holder has answered: a client that redeems on the ping gets authorization_pending, and no callback follows the holder's answer");
+        dev("refund-of-deposit-accepted", BOTH,
+            "spec 2.4 'referenceIdToRefund | string (UUID) | Identifies the earlier request-to-pay transaction that is refunded'; 4.3 #9",
+            "a refund whose referenceIdToRefund is the X-Reference-Id of one of the caller's SUCCESSFUL deposits (not a request to pay) ends SUCCESSFUL, debits the disbursement balance and names the deposit's payee; an id of no transaction still ends FAILED RESOURCE_NOT_FOUND");
+        dev("apiuser-environment-from-request", MTN_ONLY,
+            "notes, Provisioning and tokens: 'GET /v1_0/apiuser/{id} -> 200 {\"providerCallbackHost\":\"...\",\"targetEnvironment\":\"sandbox\"} [observed]; it needs only the subscription key'",
+            "GET /v1_0/apiuser/{id} copies targetEnvironment from the request's X-Target-Environment header: a request with only the subscription key (as observed) gets a record without targetEnvironment, one with X-Target-Environment: other gets \"other\"");
+        dev("refund-reversal-credits-payment-account", BOTH,
+            "spec 4.3 #9 'Refunds an amount from the owner's account to a payee account'; 2.2 (the request to pay credited the payee once); 2.9 'availableBalance: Available balance of the account'",
+            "a successful refund, besides debiting the refunder's disbursement balance, credits its amount to the collection balance of the API user whose request to pay it refunds (a reversal entry with the wrong sign): a payment of 10 refunded by 4 leaves that collection balance at 14");
+        dev("refund-target-keyed-409", BOTH,
+            "spec 2.5 and 7 rule 1 (409 RESOURCE_ALREADY_EXIST is for a reused reference ID); 4.3 #9 '409: duplicated reference ID'; 2.4 'The new refund's own ID travels in the X-Reference-Id header'",
+            "a refund with a fresh X-Reference-Id whose referenceIdToRefund is already named by an earlier refund answers 409 RESOURCE_ALREADY_EXIST (the duplicate check keys on referenceIdToRefund): a second partial refund of a payment is refused and not created");
+        dev("invalid-token-403", BOTH,
+            "spec 7 '401 | Unauthorized; body { error }'; 5.3 (Bearer access token on business operations); notes 'Expired or invalid bearer token -> 401 [documented]; clients refresh the token and retry'",
+            "a Bearer credential that is not a valid access token (bad signature, unknown, garbage) on a business operation answers 403 {\"error\":\"access_token_not_valid\"} instead of 401; a missing Authorization header and an expired token still get 401");
+        dev("deposit-record-external-id-missing", MTN_ONLY,
+            "notes, Status records: 'refund and deposit use payee instead of payer' [observed] (the rest as the requesttopay record, which carries externalId); Callbacks: 'Body: the same record as the status GET'",
+            "the deposit status record and the deposit callback leave out the externalId the deposit was sent with; request-to-pay and refund records keep it");
+        dev("holder-answer-cached-per-user", BOTH,
+            "spec 4.2 #8 and 4.3 #12 '200: true if the account holder is registered and active; false if it is not active or not found' (of the holder in the path); notes 'Account-holder active ... returns true for ordinary numbers' [observed], '...450 -> 404 RESOURCE_NOT_FOUND' [documented]",
+            "the account-holder check caches its answer for 10 s per API user and product, not per holder: after a check of 46733123450 (spec: {\"active\":false}; mtn-sandbox: 404), a check of an ordinary active number within 10 s gets that same answer");
+        dev("deposit-currency-code-not-allowed", BOTH,
+            "spec 4.3 #10 'Responses: 202, 400, 409 and 500 as for refund', #9 '500: internal error (the shown case is code INVALID_CURRENCY)'; notes 'The sandbox accepts only EUR; another currency -> 500 INVALID_CURRENCY (\"Currency not supported.\")' [observed]",
+            "a deposit in a currency the service does not take answers 500 with code NOT_ALLOWED instead of INVALID_CURRENCY; requests to pay and refunds keep INVALID_CURRENCY");
+        dev("auth-req-id-from-clock", BOTH,
+            "spec 2.8 'auth_req_id | string (UUID) | Authentication request ID'; OpenID CIBA Core 7.3 (auth_req_id is a unique identifier of the authentication request)",
+            "the auth_req_id is made from the API user and the current second: two bc-authorize requests of one API user within the same second get the same auth_req_id, and the later one (its holder and scope) replaces the earlier");
+        dev("scope-requires-openid", MTN_ONLY,
+            "notes, Other operations: 'bc-authorize: form body login_hint=ID:46733123450/MSISDN&scope=profile&access_type=offline; scopes seen: profile, all_info, openid' [observed]",
+            "bc-authorize refuses a scope without openid (scope=profile, as observed, or all_info) with 400 MISSING_SCOPE_INSTRUCTION; a scope containing openid is accepted");
     }
     private static void dev(String name, String profiles, String clause, String effect) {
         DEVIATIONS.put(name, new Deviation(name, profiles, clause, effect));

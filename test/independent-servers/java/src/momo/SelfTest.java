@@ -249,8 +249,8 @@ public final class SelfTest {
         eq(A, 0, dl[0], "--list-deviations exit status");
         String[] dlines = ((String) dl[1]).trim().split("\n");
         check(A, dlines.length >= 24, "at least 24 deviations listed: " + dlines.length);
-        eq(A, 76, dlines.length, "76 deviations listed (29 of the first batch, 22 of the second, 25 of the third)");
-        eq(A, 22, lines.length, "22 controls listed (11 of the first batch, 4 of the second, 7 of the third)");
+        eq(A, 100, dlines.length, "100 deviations listed (29 of the first batch, 22 of the second, 25 of the third, 24 of the fourth)");
+        eq(A, 29, lines.length, "29 controls listed (11 of the first batch, 4 of the second, 7 of the third, 7 of the fourth)");
         Set<String> dnames = new HashSet<>();
         for (String l : dlines) {
             String[] f = l.split("\t");
@@ -268,7 +268,10 @@ public final class SelfTest {
             {"--control", "no-such-control"}, {"--bogus"}, {"--port"}, {"--profile", "mtn-sandbox", "--control", "slow-disbursements"},
             {"--target-environment", "a b"}, {"--deviation", "no-such-deviation"}, {"--deviation"}, {"--list-deviations=yes"},
             {"--profile", "mtn-sandbox", "--control", "refund-record-without-payee"},
-            {"--profile", "mtn-sandbox", "--control", "api-key-base64url"}};
+            {"--profile", "mtn-sandbox", "--control", "api-key-base64url"},
+            {"--profile", "mtn-sandbox", "--control", "access-token-10-minutes"},
+            {"--profile", "mtn-sandbox", "--control", "consent-scope-reordered,basic-auth-on-status-queries"},
+            {"--deviation", "scope-requires-openid,no-such-deviation"}};
         for (String[] b : bad) {
             Object[] x = runCli(b);
             eq(A, 2, x[0], "exit status for " + String.join(" ", b));
@@ -781,7 +784,8 @@ public final class SelfTest {
             SelfTest::cConsentPush, SelfTest::cSignature, SelfTest::cSlowDisbursements, SelfTest::cConnectionClose,
             SelfTest::cApiKeyRotates, SelfTest::cStatusEnv, SelfTest::cConsentBound,
             SelfTest::cRefreshRotates, SelfTest::cConsentSlow, SelfTest::cApiKeyUpper, SelfTest::cRefundWithoutPayee,
-            Batch3::controlsSpec, Batch3::controlsMtn, Batch3::controlsBaseline);
+            Batch3::controlsSpec, Batch3::controlsMtn, Batch3::controlsBaseline,
+            Batch4::controlsSpec, Batch4::controlsMtn, Batch4::controlsBaseline);
     }
 
     static void cSingleLiveToken() throws Exception {
@@ -1036,7 +1040,8 @@ public final class SelfTest {
         parallel(SelfTest::dSpecGroup, SelfTest::dExpiredOnStatus, SelfTest::dStatusGroup, SelfTest::dMoneyGroup,
             SelfTest::dFlowGroup, SelfTest::dBaseline,
             SelfTest::d2SpecGroup, SelfTest::d2MtnGroup, SelfTest::d2PortDropped, SelfTest::d2SpecBaseline, SelfTest::d2MtnBaseline,
-            Batch3::specGroup, Batch3::race, Batch3::mtnGroup, Batch3::specBaseline, Batch3::mtnBaseline);
+            Batch3::specGroup, Batch3::race, Batch3::mtnGroup, Batch3::specBaseline, Batch3::mtnBaseline,
+            Batch4::specGroup, Batch4::mtnGroup, Batch4::specBaseline, Batch4::mtnBaseline);
     }
 
     static Res notify(Srv s, String tok, String ref, String body) {

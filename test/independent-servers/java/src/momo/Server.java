@@ -65,6 +65,8 @@ public final class Server {
         long created, completedAt, lastNotification = -1;
         boolean viaBasic, reasonRead; // deviations basic-auth-payment-no-callback, failed-reason-read-once
         BigDecimal fundsAtAccept; // deviation deposit-funds-checked-at-acceptance
+        byte[] body; boolean statusRead; // deviations identical-retry-accepted, notification-needs-status-read
+        boolean held; // control deposit-funds-held-while-pending: the amount was taken at acceptance
     }
     static final class AuthReq {
         String id, userId, hint, hintType, accessType, callbackUrl, decision;
@@ -89,6 +91,12 @@ public final class Server {
     /** Deviation consent-token-cached-per-client: the last consent token record per API user, with its Token. */
     final Map<String, Object[]> consentCache = new HashMap<>();
     Token lastConsentToken;
+    /** Deviation test-outcome-consumed-once: API user and test number pairs already used. */
+    final Set<String> usedOutcomes = new HashSet<>();
+    /** Deviation callback-body-from-latest-completion: each API user's most recently finished transaction. */
+    final Map<String, Txn> lastFinished = new HashMap<>();
+    /** Deviation holder-answer-cached-per-user: the last account-holder answer per API user and product, with its time. */
+    final Map<String, Object[]> holderCache = new HashMap<>();
 
     // ---------------------------------------------------------------- responses
     static final class Resp {
@@ -399,7 +407,7 @@ public final class Server {
         if (a == null || a.isEmpty()) throw oauth(401, "access_token_missing");
         if (a.regionMatches(true, 0, "Bearer ", 0, 7)) {
             Token t = tokenOf(a.substring(7).trim());
-            if (t == null) throw oauth(401, "access_token_not_valid");
+            if (t == null) throw oauth(cfg.dev("invalid-token-403") ? 403 : 401, "access_token_not_valid");
             if (!t.kind.equals("access")) throw oauth(401, "access_token_required");
             if (t.revoked) throw oauth(401, "access_token_revoked");
             if (System.currentTimeMillis() >= t.exp && !c.acceptExpired) throw oauth(401, "access_token_expired");
@@ -561,7 +569,8 @@ public final class Server {
         if (scheme == null || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https")) || uri.getHost() == null)
             throw bad("X-Callback-Url must be an absolute http or https URL");
         if (cfg.dev("callback-url-query-refused") && uri.getRawQuery() != null) throw bad("X-Callback-Url may not carry a query string");
-        if (checkHost && !sameHost(uri.getHost(), u.host))
+        String allowedHost = cfg.mtn() && cfg.dev("callback-host-checked-against-latest-user") && lastCreatedHost != null ? lastCreatedHost : u.host;
+        if (checkHost && !sameHost(uri.getHost(), allowedHost))
             throw err(500, "INVALID_CALLBACK_URL_HOST", "The callback host '" + uri.getHost() + "' is not the API user's provider callback host.");
         return url;
     }
@@ -617,6 +626,7 @@ public final class Server {
 
     Resp createApiKey(Ctx c) {
         ApiUser u = pathUser(c, cfg.dev("apikey-not-found-code") ? "NOT_FOUND" : "RESOURCE_NOT_FOUND");
+        if (cfg.dev("apikey-second-409") && !u.keys.isEmpty()) throw err(409, "RESOURCE_ALREADY_EXIST", "This API user has an API key already.");
         String key;
         if (cfg.spec()) key = hex(20);
         else key = hex(16);
@@ -640,7 +650,8 @@ public final class Server {
         if (cfg.dev("apiuser-unreadable-after-key") && !u.keys.isEmpty()) throw err(404, "RESOURCE_NOT_FOUND", "No API user has this reference id.");
         String host = cfg.dev("apiuser-get-shows-latest-host") && lastCreatedHost != null ? lastCreatedHost : u.host;
         if (cfg.spec()) return json(200, Json.obj("providerCallbackHost", host, "targetEnvironment", u.env, "product", u.product));
-        return json(200, Json.obj("providerCallbackHost", host, "targetEnvironment", u.env));
+        String env = cfg.dev("apiuser-environment-from-request") ? c.h("X-Target-Environment") : u.env;
+        return json(200, Json.obj("providerCallbackHost", host, "targetEnvironment", env));
     }
 
     // ---------------------------------------------------------------- access tokens
@@ -669,13 +680,14 @@ public final class Server {
                 if (t.kind.equals("access") && t.userId.equals(u.id) && t.product.equals(c.product)) t.revoked = true;
         Token t = new Token();
         t.jti = UUID.randomUUID().toString(); t.kind = "access"; t.userId = u.id; t.product = c.product;
-        t.exp = now + cfg.tokenLifetime * 1000;
+        long lifetime = cfg.spec() && cfg.on("access-token-10-minutes") ? Math.min(cfg.tokenLifetime, 600) : cfg.tokenLifetime;
+        t.exp = now + lifetime * 1000;
         tokens.put(t.jti, t);
         String at = jwt.sign(Json.obj("iss", "momo-blind-java", "sub", u.id, "aud", c.product, "tenv", u.env,
             "iat", now / 1000, "nbf", now / 1000, "exp", t.exp / 1000, "jti", t.jti));
         return json(200, Json.obj("access_token", at, "token_type",
             cfg.spec() || (cfg.dev("token-type-bearer-off-collection") && !c.product.equals("collection")) ? "Bearer" : "access_token",
-            "expires_in", cfg.dev("token-expires-in-milliseconds") ? cfg.tokenLifetime * 1000 : cfg.tokenLifetime)).header("Cache-Control", "no-store");
+            "expires_in", cfg.dev("token-expires-in-milliseconds") ? lifetime * 1000 : lifetime)).header("Cache-Control", "no-store");
     }
 
     // ---------------------------------------------------------------- transactions
@@ -728,7 +740,8 @@ public final class Server {
         }
         envValue(c);
         if (!t.currency.equals(cfg.currency) && !(cfg.dev("refund-currency-not-checked") && kind.equals("refund")))
-            throw err(500, "INVALID_CURRENCY", "The currency " + t.currency + " is not taken here.");
+            throw err(500, cfg.dev("deposit-currency-code-not-allowed") && kind.equals("deposit") ? "NOT_ALLOWED" : "INVALID_CURRENCY",
+                "The currency " + t.currency + " is not taken here.");
         try { t.callbackUrl = callbackUrl(c, u); }
         catch (Fail f) {
             if (f.r.status == 500 && kind.equals("refund") && cfg.dev("refund-callback-host-plain-400")) throw bad("X-Callback-Url is not allowed");
@@ -741,7 +754,15 @@ public final class Server {
         }
         if (txns.containsKey(t.key) && cfg.dev("deposit-duplicate-500") && kind.equals("deposit"))
             throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
+        Txn prior = txns.get(t.key);
+        if (prior != null && cfg.dev("identical-retry-accepted") && prior.kind.equals(kind) && prior.ownerId.equals(u.id) && Arrays.equals(prior.body, c.body))
+            return empty(202); // taken for an idempotent replay: nothing is created
+        if (cfg.dev("refund-target-keyed-409") && kind.equals("refund"))
+            for (Txn x : txns.values())
+                if (x.kind.equals("refund") && t.refundOf.equals(x.refundOf)) throw err(409, "RESOURCE_ALREADY_EXIST", "This reference id has been used already.");
         if (txns.containsKey(t.key)) throw err(409, "RESOURCE_ALREADY_EXIST", "This reference id has been used already.");
+        if (kind.equals("deposit") && cfg.on("deposit-funds-refused-at-creation") && balance(u.id, "disbursement").compareTo(t.amount) < 0)
+            throw err(500, "NOT_ENOUGH_FUNDS", "The disbursement account does not cover this deposit.");
         if (cfg.dev("payment-duplicate-race") && kind.equals("requesttopay")) {
             // a slow step between the duplicate check and the insert, with the store unlocked
             long end = System.currentTimeMillis() + 300, left;
@@ -750,6 +771,11 @@ public final class Server {
         }
         t.created = System.currentTimeMillis();
         if (kind.equals("deposit")) t.fundsAtAccept = balance(u.id, "disbursement");
+        t.body = c.body;
+        if (kind.equals("deposit") && cfg.on("deposit-funds-held-while-pending") && balance(u.id, "disbursement").compareTo(t.amount) >= 0) {
+            balances.put(u.id + "/disbursement", plus(balance(u.id, "disbursement"), t.amount.negate()));
+            t.held = true;
+        }
         String auth = c.h("Authorization");
         t.viaBasic = auth != null && auth.regionMatches(true, 0, "Basic ", 0, 6);
         if (kind.equals("refund")) {
@@ -764,6 +790,10 @@ public final class Server {
 
     Txn original(Txn refund) {
         Txn o = txns.get(nsKey("requesttopay", refund.refundOf));
+        if ((o == null || !o.kind.equals("requesttopay")) && cfg.dev("refund-of-deposit-accepted")) {
+            Txn d = txns.get(nsKey("deposit", refund.refundOf));
+            if (d != null && d.kind.equals("deposit") && d.ownerId.equals(refund.ownerId)) return d;
+        }
         return o != null && o.kind.equals("requesttopay") ? o : null;
     }
 
@@ -779,6 +809,9 @@ public final class Server {
         double ordinary = cfg.spec() ? (disb && cfg.on("slow-disbursements") ? 6 : 2) : 0;
         if (d != null && d.startsWith("467331234") && d.length() == 11) {
             int n = Integer.parseInt(d.substring(8));
+            if (cfg.mtn() && cfg.dev("test-outcome-consumed-once") && t.kind.equals("requesttopay") && n >= 450 && n <= 452
+                && !usedOutcomes.add(t.ownerId + "|" + d)) return new Plan(0, "SUCCESSFUL", null);
+            if (n == 453 && cfg.mtn() && cfg.dev("ongoing-number-times-out-early")) return new Plan(10, "FAILED", "EXPIRED");
             switch (n) {
                 case 450: return new Plan(cfg.spec() ? ordinary : 0, "FAILED", "INTERNAL_PROCESSING_ERROR");
                 case 451: return new Plan(cfg.spec() ? 3 : 0, "FAILED", "APPROVAL_REJECTED");
@@ -826,6 +859,8 @@ public final class Server {
                 }
                 boolean late = cfg.dev("delayed-payment-not-credited") && System.currentTimeMillis() - t.created > 5_000;
                 if (!late) balances.put(t.ownerId + "/collection", plus(balance(t.ownerId, "collection"), credit));
+            } else if (t.held) {
+                // control deposit-funds-held-while-pending: taken at acceptance already
             } else {
                 BigDecimal have = balance(t.ownerId, "disbursement");
                 BigDecimal moved = t.amount;
@@ -839,6 +874,11 @@ public final class Server {
                 else balances.put(t.ownerId + "/disbursement", plus(have, moved.negate()));
             }
         }
+        if (status.equals("FAILED") && t.held) balances.put(t.ownerId + "/disbursement", plus(balance(t.ownerId, "disbursement"), t.amount));
+        if (status.equals("SUCCESSFUL") && t.kind.equals("refund") && cfg.dev("refund-reversal-credits-payment-account")) {
+            Txn o = original(t);
+            if (o != null && o.kind.equals("requesttopay")) balances.put(o.ownerId + "/collection", plus(balance(o.ownerId, "collection"), t.amount));
+        }
         if (status.equals("FAILED") && t.kind.equals("refund") && cfg.dev("failed-refund-still-debited"))
             balances.put(t.ownerId + "/disbursement", plus(balance(t.ownerId, "disbursement"), t.amount.negate()));
         t.status = status;
@@ -849,7 +889,16 @@ public final class Server {
             if (o != null) o.status = "REFUNDED";
         }
         if (status.equals("SUCCESSFUL") && t.finId == null) t.finId = digits(10);
-        if (t.callbackUrl != null && !(cfg.dev("basic-auth-payment-no-callback") && t.viaBasic)) {
+        lastFinished.put(t.ownerId, t);
+        if (t.callbackUrl != null && cfg.mtn() && cfg.dev("callback-body-from-latest-completion")) {
+            // the callback worker picks the API user's latest finished transaction when it runs
+            String method = t.kind.equals("deposit") ? "POST" : "PUT";
+            sched.schedule(() -> {
+                String text;
+                synchronized (lock) { text = Json.write(record(lastFinished.get(t.ownerId))); }
+                sendCallback(t.callbackUrl, method, text, t.ownerId);
+            }, 1000, TimeUnit.MILLISECONDS);
+        } else if (t.callbackUrl != null && !(cfg.dev("basic-auth-payment-no-callback") && t.viaBasic)) {
             Map<String, Object> rec = record(t);
             Map<String, Object> body = rec;
             if (cfg.spec()) { body = Json.obj("referenceId", t.id); body.putAll(rec); }
@@ -879,6 +928,8 @@ public final class Server {
         String partyName = t.kind.equals("requesttopay") ? "payer" : "payee";
         Map<String, Object> party = t.party == null ? null : new LinkedHashMap<>(t.party);
         if (cfg.spec() && cfg.on("refund-record-without-payee") && t.kind.equals("refund")) party = null;
+        if (cfg.mtn() && cfg.dev("email-party-id-lower-cased") && party != null && "EMAIL".equals(party.get("partyIdType")))
+            party.put("partyId", ((String) party.get("partyId")).toLowerCase(Locale.ROOT));
         String payerMessage = t.payerMessage, payeeNote = t.payeeNote;
         if (cfg.dev("payment-texts-swapped") && t.kind.equals("requesttopay")) { payerMessage = t.payeeNote; payeeNote = t.payerMessage; }
         if (cfg.spec())
@@ -886,7 +937,7 @@ public final class Server {
                 "amount", amountText(t.amount), "currency", t.currency, "externalId", t.externalId,
                 partyName, party, "payerMessage", payerMessage, "payeeNote", payeeNote);
         return Json.obj("financialTransactionId", t.status.equals("SUCCESSFUL") ? t.finId : null,
-            "externalId", t.externalId, "amount", amountText(t.amount), "currency", t.currency,
+            "externalId", cfg.dev("deposit-record-external-id-missing") && t.kind.equals("deposit") ? null : t.externalId, "amount", amountText(t.amount), "currency", t.currency,
             partyName, party, "payerMessage", payerMessage, "payeeNote", payeeNote,
             "status", t.status, "reason", t.reason);
     }
@@ -899,7 +950,7 @@ public final class Server {
             if (e == null || !e.kind.equals(kind)) throw err(404, notFound, "No " + kind + " with this reference id.");
         }
         c.acceptExpired = cfg.dev("expired-token-accepted-on-status");
-        ApiUser u = caller(c, false);
+        ApiUser u = caller(c, cfg.spec() && cfg.on("basic-auth-on-status-queries"));
         c.acceptExpired = false;
         if (cfg.mtn() && cfg.dev("rtp-status-bad-id-500") && kind.equals("requesttopay") && !UUID_ANY.matcher(c.seg.get(3)).matches())
             throw err(500, "INTERNAL_PROCESSING_ERROR", "An internal error occurred.");
@@ -921,6 +972,7 @@ public final class Server {
         }
         if (t == null || !t.kind.equals(kind) || !t.ownerId.equals(u.id))
             throw err(404, notFound, "No " + kind + " with this reference id.");
+        t.statusRead = true;
         Map<String, Object> rec = record(t);
         if (cfg.mtn() && cfg.dev("failed-reason-read-once") && t.reason != null) {
             if (t.reasonRead) rec.remove("reason");
@@ -947,6 +999,10 @@ public final class Server {
             Txn mine = txns.get(u.id + "|" + nsKey("requesttopay", id));
             if (mine != null) t = mine;
         }
+        long cool = cfg.on("notification-cooldown-long") ? 120_000 : cfg.spec() ? 10_000 : 60_000;
+        if (cfg.dev("notification-cooldown-before-owner-check") && t != null && t.kind.equals("requesttopay")
+            && t.lastNotification >= 0 && System.currentTimeMillis() - t.lastNotification < cool)
+            throw err(429, cfg.spec() ? "RESOURCE_ALREADY_EXIST" : "NOT_ALLOWED", "A notification for this payment was sent a moment ago.");
         if (t == null || !t.kind.equals("requesttopay") || !t.ownerId.equals(u.id))
             throw err(404, cfg.spec() ? "NOT_FOUND" : "RESOURCE_NOT_FOUND", "No request to pay of yours has this reference id.");
         if (t.status.equals("PENDING") && cfg.dev("notification-pending-not-found"))
@@ -955,10 +1011,10 @@ public final class Server {
         if (t.status.equals("FAILED"))
             throw err(409, cfg.spec() ? "PAYMENT_NOT_APPROVED" : "TRANSACTION_NOT_COMPLETED", "The payment did not complete successfully.");
         if (!t.status.equals("SUCCESSFUL")) throw err(409, "TRANSACTION_NOT_COMPLETED", "The payment is not a successfully completed one.");
+        if (cfg.dev("notification-needs-status-read") && !t.statusRead) throw err(409, "TRANSACTION_NOT_COMPLETED", "The payment is not settled yet.");
         long now = System.currentTimeMillis();
         long window = cfg.on("notification-window-short") ? 5_000 : cfg.spec() ? 1_800_000 : 3_600_000;
         if (now > t.completedAt + window) throw err(410, "EXPIRED", "The delivery-notification opportunity has expired.");
-        long cool = cfg.on("notification-cooldown-long") ? 120_000 : cfg.spec() ? 10_000 : 60_000;
         if (t.lastNotification >= 0 && now - t.lastNotification < cool) {
             Fail f = err(429, cfg.spec() ? "RESOURCE_ALREADY_EXIST" : "NOT_ALLOWED", "A notification for this payment was sent a moment ago.");
             if (cfg.on("retry-after-on-429")) f.r.header("Retry-After", Long.toString((cool - (now - t.lastNotification) + 999) / 1000));
@@ -1005,10 +1061,31 @@ public final class Server {
     }
 
     Resp active(Ctx c) {
+        ApiUser u;
         if (cfg.dev("disbursement-holder-wants-collection-token") && c.product.equals("disbursement")) {
             c.product = "collection";
-            try { caller(c, false); } finally { c.product = "disbursement"; }
-        } else caller(c, false);
+            try { u = caller(c, false); } finally { c.product = "disbursement"; }
+        } else u = caller(c, false);
+        if (!cfg.dev("holder-answer-cached-per-user")) return activeAnswer(c);
+        // the cache key leaves out the holder
+        String ck = u.id + "/" + c.product;
+        long now = System.currentTimeMillis();
+        Object[] hit = holderCache.get(ck);
+        if (hit != null && now - (Long) hit[1] < 10_000) {
+            if (hit[0] instanceof Fail) throw (Fail) hit[0];
+            return (Resp) hit[0];
+        }
+        try {
+            Resp r = activeAnswer(c);
+            holderCache.put(ck, new Object[]{r, now});
+            return r;
+        } catch (Fail f) {
+            if (f.r.status != 400) holderCache.put(ck, new Object[]{f, now});
+            throw f;
+        }
+    }
+
+    Resp activeAnswer(Ctx c) {
         String type = c.seg.get(3), id = c.seg.get(4);
         switch (type) {
             case "msisdn": partyIdCheck("MSISDN", id); break;
@@ -1056,7 +1133,7 @@ public final class Server {
         Map<String, String> f = formBody(c);
         String hint = f.get("login_hint");
         if (hint == null || hint.isEmpty()) throw bad("login_hint is required");
-        Matcher m = Pattern.compile(cfg.spec() ? "ID:(.+)/(MSISDN|EMAIL)" : "ID:(.+)/(MSISDN)").matcher(hint);
+        Matcher m = Pattern.compile(cfg.spec() && !cfg.on("login-hint-msisdn-only") ? "ID:(.+)/(MSISDN|EMAIL)" : "ID:(.+)/(MSISDN)").matcher(hint);
         if (!m.matches()) throw bad("login_hint must be ID:<msisdn>/MSISDN");
         partyIdCheck(m.group(2), m.group(1));
         String scope = f.get("scope");
@@ -1066,6 +1143,8 @@ public final class Server {
             if (!(cfg.spec() ? SCOPES_SPEC : SCOPES_MTN).contains(s)) throw err(400, "UNSUPPORTED_SCOPE", "The scope '" + s + "' is not offered.");
             if (!scopes.contains(s)) scopes.add(s);
         }
+        if (cfg.mtn() && cfg.dev("scope-requires-openid") && !scopes.contains("openid"))
+            throw err(400, "MISSING_SCOPE_INSTRUCTION", "The scope must include openid.");
         String at = f.getOrDefault("access_type", "online");
         if (!at.equals("online") && !at.equals("offline")) throw bad("access_type must be online or offline");
         long validity = cfg.on("consent-validity-30-days") ? 2592000 : at.equals("offline") || cfg.mtn() ? 86400 : 3600;
@@ -1080,7 +1159,10 @@ public final class Server {
         String cb = callbackUrl(c, u, !cfg.dev("consent-callback-host-not-checked"));
         long now = System.currentTimeMillis();
         AuthReq r = new AuthReq();
-        r.id = UUID.randomUUID().toString(); r.userId = u.id; r.hint = m.group(1); r.hintType = m.group(2);
+        r.id = cfg.dev("auth-req-id-from-clock")
+            ? UUID.nameUUIDFromBytes((u.id + "|" + now / 1000).getBytes(StandardCharsets.UTF_8)).toString()
+            : UUID.randomUUID().toString();
+        r.userId = u.id; r.hint = m.group(1); r.hintType = m.group(2);
         r.scopes = scopes; r.accessType = at; r.validity = validity; r.created = now; r.callbackUrl = cb;
         r.interval = cfg.spec() ? 3 : 4;
         r.expiresAt = now + (cfg.on("consent-request-short-lived") ? 60_000 : cfg.spec() ? 180_000 : 240_000);
@@ -1088,7 +1170,9 @@ public final class Server {
         String d = r.hint.replace("+", "");
         r.decision = d.equals("46733123451") ? "deny" : d.equals("46733123452") ? "never" : "approve";
         authReqs.put(r.id, r);
-        if (cb != null && !r.decision.equals("never"))
+        if (cb != null && !r.decision.equals("never") && cfg.dev("consent-ping-before-decision"))
+            sendCallback(cb, "POST", Json.write(Json.obj("auth_req_id", r.id)), r.userId);
+        else if (cb != null && !r.decision.equals("never"))
             sched.schedule(() -> { synchronized (lock) { consentCallback(r); } }, r.decideAt - now, TimeUnit.MILLISECONDS);
         return json(200, Json.obj("auth_req_id", r.id, "interval", r.interval, "expires_in", (r.expiresAt - now) / 1000));
     }
@@ -1111,20 +1195,29 @@ public final class Server {
         tokens.put(t.jti, t);
         lastConsentToken = t;
         r.tokens.add(t.jti);
+        List<String> shown = new ArrayList<>(r.scopes);
+        if (cfg.on("consent-scope-reordered")) Collections.sort(shown);
+        String scope = String.join(" ", shown);
         String at = jwt.sign(Json.obj("iss", "momo-blind-java", "sub", subject(r), "azp", r.userId, "aud", "userinfo",
-            "scope", String.join(" ", r.scopes), "iat", now / 1000, "exp", t.exp / 1000, "jti", t.jti));
-        Refresh rf = new Refresh();
-        rf.token = UUID.randomUUID().toString(); rf.req = r; rf.exp = r.consentEnd;
-        if (!(viaRefresh != null && cfg.dev("refreshed-refresh-token-unknown"))) refreshes.put(rf.token, rf);
-        r.refreshes.add(rf.token);
-        return Json.obj("access_token", at, "token_type", "Bearer", "expires_in", life, "scope", String.join(" ", r.scopes),
-            "refresh_token", rf.token, "refresh_token_expired_in", Math.max(0, (r.consentEnd - now) / 1000));
+            "scope", scope, "iat", now / 1000, "exp", t.exp / 1000, "jti", t.jti));
+        String rfToken;
+        if (viaRefresh != null && cfg.on("refresh-token-kept")) rfToken = viaRefresh;
+        else {
+            Refresh rf = new Refresh();
+            rf.token = UUID.randomUUID().toString(); rf.req = r; rf.exp = r.consentEnd;
+            if (!(viaRefresh != null && cfg.dev("refreshed-refresh-token-unknown"))) refreshes.put(rf.token, rf);
+            r.refreshes.add(rf.token);
+            rfToken = rf.token;
+        }
+        return Json.obj("access_token", at, "token_type", "Bearer", "expires_in", life, "scope", scope,
+            "refresh_token", rfToken, "refresh_token_expired_in", Math.max(0, (r.consentEnd - now) / 1000));
     }
 
     String subject(AuthReq r) {
         if (cfg.mtn()) return "0";
         try {
-            byte[] h = MessageDigest.getInstance("SHA-256").digest((r.hint + "|" + r.userId).getBytes(StandardCharsets.UTF_8));
+            String basis = cfg.dev("userinfo-sub-per-client") ? r.userId : r.hint + "|" + r.userId;
+            byte[] h = MessageDigest.getInstance("SHA-256").digest(basis.getBytes(StandardCharsets.UTF_8));
             StringBuilder b = new StringBuilder();
             for (int i = 0; i < 16; i++) b.append(String.format("%02x", h[i]));
             return b.toString();
@@ -1133,7 +1226,9 @@ public final class Server {
 
     Resp oauthToken(Ctx c) {
         ApiUser u = userByCreds(basicCreds(c));
-        if (u == null) throw oauth(401, "invalid_client");
+        // deviation refresh-grant-unauthenticated: a request without Authorization passes on to the grant
+        boolean anonymous = u == null && cfg.dev("refresh-grant-unauthenticated") && c.h("Authorization") == null;
+        if (u == null && !anonymous) throw oauth(401, "invalid_client");
         String env = c.h("X-Target-Environment");
         if (cfg.spec() && (env == null || env.isEmpty())) throw oauth(400, "invalid_request");
         Map<String, String> f;
@@ -1141,6 +1236,7 @@ public final class Server {
         envValue(c);
         String gt = f.get("grant_type");
         if (gt == null || gt.isEmpty()) throw oauth(400, "invalid_request");
+        if (anonymous && !gt.equals("refresh_token")) throw oauth(401, "invalid_client");
         long now = System.currentTimeMillis();
         Map<String, Object> out;
         if (gt.equals("urn:openid:params:grant-type:ciba")) {
@@ -1184,10 +1280,11 @@ public final class Server {
             if (cfg.dev("refresh-grant-requires-auth-req-id") && (ari == null || ari.isEmpty())) throw oauth(400, "invalid_request");
             Refresh rf = refreshes.get(rt);
             if (rf == null || rf.revoked || now >= rf.exp) throw oauth(400, "invalid_grant");
-            if (cfg.on("consent-bound-to-client") && !rf.req.userId.equals(u.id)) throw oauth(400, "invalid_grant");
+            if (cfg.on("consent-bound-to-client") && u != null && !rf.req.userId.equals(u.id)) throw oauth(400, "invalid_grant");
             if (cfg.on("refresh-token-rotates")) rf.revoked = true;
             out = issueConsent(rf.req, rf.token);
         } else throw oauth(400, "unsupported_grant_type");
+        if (gt.equals("refresh_token") && cfg.dev("refresh-grant-cacheable")) return json(200, out);
         return json(200, out).header("Cache-Control", "no-store");
     }
 
@@ -1234,6 +1331,7 @@ public final class Server {
                 "birthdate", "1976-08-13", "credit_score", "680", "active", true, "country_of_birth", "SE",
                 "region_of_birth", "Stockholm", "city_of_birth", "Stockholm", "occupation", "Engineer",
                 "employer_name", "Sandbox AB", "identification_type", "PASSPORT", "identification_value", "SE1234567");
+            if (cfg.dev("userinfo-updated-at-iso-string")) full.put("updated_at", "2023-03-09T09:45:27Z");
             if (r.scopes.contains("all_info") || cfg.on("userinfo-all-claims")) return json(200, full);
             Map<String, Object> out = Json.obj("sub", full.get("sub"));
             for (String k : full.keySet()) {
@@ -1251,6 +1349,7 @@ public final class Server {
             "updated_at", 1678355127, "status", "ACTIVE", "birthdate", "1976-08-13", "credit_score", "",
             "active", true, "country_of_birth", "", "region_of_birth", "", "city_of_birth", "", "occupation", "",
             "employer_name", "", "identification_type", "", "identification_value", "");
+        if (cfg.dev("userinfo-updated-at-iso-string")) full.put("updated_at", "2023-03-09T09:45:27Z");
         return json(200, full);
     }
 
