@@ -170,6 +170,16 @@ Feature: Collecting payments
     When the partner's request to pay with a customer who approves has ended
     Then the balance has moved by what the request to pay called for
 
+  # The host is the calling API user's own (real-api-notes, callbacks): not the host of the latest one registered.
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario: A merchant's own callback host is still taken after another API user registers another host
+    Given a partner subscribed to collection
+    And another API user has been registered since, with another callback host
+    When the partner requests 15 from a customer who approves, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the payment's status record
+
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
   Scenario: A callback address on another host than the merchant registered is refused

@@ -127,6 +127,15 @@ Feature: Paying out
 
   # The live service refuses a callback address on another host than the API user registered on every creation
   # that takes one, not only on a request to pay (real-api-notes, callbacks: observed).
+  @callback
+  @req:EVT-CALLBACK-DEPOSIT
+  Scenario: A partner's own callback host is still taken for a deposit after another API user registers another host
+    Given a partner subscribed to disbursement
+    And another API user has been registered since, with another callback host
+    When the partner deposits 12 to a payee who approves, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the deposit's status record
+
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: A deposit's callback address on another host than the partner registered is refused

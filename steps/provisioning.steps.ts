@@ -18,6 +18,7 @@ import {
   registerSameApiUserWithAnotherHost,
   expectApiUserUnchanged,
   registerAnotherApiUser,
+  registerUserOfAnotherHost,
   expectFirstApiUserReadsAsRegistered,
   createOwnKeyAgain,
 } from './support/provisioning.ts';
@@ -47,6 +48,10 @@ When('the partner registers an API user with the same id and another callback ho
 
 Then('the API user that was registered first is unchanged', async function (this: MomoWorld) {
   await expectApiUserUnchanged(this);
+});
+
+Given('another API user has been registered since, with another callback host', async function (this: MomoWorld) {
+  await registerUserOfAnotherHost(this);
 });
 
 When('the partner registers another API user, with another callback host', async function (this: MomoWorld) {

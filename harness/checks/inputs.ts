@@ -171,7 +171,9 @@ const PARTY_FORMS = [
   },
   {
     kind: 'EMAIL',
-    valid: { words: 'identified by an e-mail address', partyId: () => `customer.${randomUUID().slice(0, 8)}@example.com` },
+    // In mixed case, as customers write theirs: the local part is case-sensitive (RFC 5321 §2.4), so a record that
+    // gives it back in another case names another mailbox; the live sandbox gives every partyId back exactly as sent.
+    valid: { words: 'identified by an e-mail address', partyId: () => `Customer.${randomUUID().slice(0, 8)}@Example.com` },
     invalid: {
       words: 'e-mail address that is not an e-mail address',
       partyId: 'not-an-address',

@@ -38,9 +38,17 @@ export async function registerSameApiUserWithAnotherHost(world: MomoWorld): Prom
  */
 export async function registerAnotherApiUser(world: MomoWorld): Promise<void> {
   const first = registeredUser(world);
+  await registerUserOfAnotherHost(world);
+  world.registeredUserId = first;
+}
+
+/**
+ * An API user of another partner, registered after the partner's own with another callback host: the host a callback
+ * address is held to is the calling API user's own (real-api-notes, callbacks, observed), not the latest registered.
+ */
+export async function registerUserOfAnotherHost(world: MomoWorld): Promise<void> {
   const response = world.remember(await world.client.createApiUser(world.actor.product, randomUUID(), ANOTHER_CALLBACK_HOST));
   world.expect({ status: 201, what: 'another API user, with another callback host, is created' }, response);
-  world.registeredUserId = first;
 }
 
 /**
