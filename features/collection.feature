@@ -303,6 +303,26 @@ Feature: Collecting payments
       | Swedish                           |
       | Swedish, by its three-letter code |
 
+  # A partner that does not poll learns the outcome from its callback alone: nothing waits for a read of the status.
+  @callback
+  @req:COL-DN-ENQUEUED-200
+  Scenario: A customer who paid is notified of the delivery once the callback told the merchant, with no read first
+    Given a partner subscribed to collection
+    And the partner requests 15 from a customer who approves, to be told at its callback address
+    And its callback has told the partner the payment succeeded, and the partner read nothing
+    When the partner notifies the customer of delivery
+    Then the notification is enqueued
+
+  @negative
+  @req:COL-DN-NOT-OWNER-404
+  Scenario: Another merchant's notification is not found, even while the owner's notification is recent
+    Given a new partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And the partner has notified the customer of delivery
+    And another new partner subscribed to collection
+    When another partner notifies the customer of delivery
+    Then it is refused as not found, by our reading even while the owner's notification is recent
+
   @negative
   @req:COL-DN-NOT-OWNER-404
   Scenario: One merchant cannot notify delivery of another merchant's payment

@@ -145,6 +145,14 @@ Feature: Every input of every creation
       | earlier                            |
       | a customer who rejects the payment |
 
+  @collection @negative @req:COL-RTP-DUPLICATE-409
+  Scenario: A request to pay sent again exactly as it was, under its reference id, is refused as a duplicate
+    Given a partner subscribed to collection
+    And the partner's request to pay with a customer who approves has ended
+    When the partner sends the request to pay again exactly as it was
+    Then it is refused as a duplicate
+    And the earlier request to pay is unchanged
+
   @collection @req:COL-RTP-STATUS-QUERY
   Scenario: A request to pay still reads as it was asked after the partner's next one
     Given a partner subscribed to collection
@@ -342,6 +350,15 @@ Feature: Every input of every creation
     When the partner asks for a refund with an amount given as a number, not a string
     Then it is refused as invalid
     And a refund made right under the same reference id is accepted
+
+  @disbursement @negative @req:DIS-REFUND-DUPLICATE-409
+  Scenario: A refund sent again exactly as it was, under its reference id, is refused as a duplicate
+    Given a partner subscribed to disbursement
+    And a customer who approves has paid the partner 10 through collection
+    And the partner's refund with a customer who approves has ended
+    When the partner sends the refund again exactly as it was
+    Then it is refused as a duplicate
+    And the earlier refund is unchanged
 
   @disbursement @req:DIS-REFUND-STATUS-QUERY
   Scenario: A refund still reads as it was asked after the partner's next one
@@ -552,6 +569,14 @@ Feature: Every input of every creation
     Examples:
       | earlier                         |
       | a payee who rejects the payment |
+
+  @disbursement @negative @req:DIS-DEPOSIT-DUPLICATE-409
+  Scenario: A deposit sent again exactly as it was, under its reference id, is refused as a duplicate
+    Given a partner subscribed to disbursement
+    And the partner's deposit with a payee who approves has ended
+    When the partner sends the deposit again exactly as it was
+    Then it is refused as a duplicate
+    And the earlier deposit is unchanged
 
   @disbursement @req:DIS-DEPOSIT-STATUS-QUERY
   Scenario: A deposit still reads as it was asked after the partner's next one

@@ -97,6 +97,7 @@ function outlinesOf(creation: CreationInputs): string[] {
     ...keptInputOutline(shared),
     ...leftFreeScenario(creation, shared.given, refused),
     ...reuseOutline(shared, false),
+    ...exactRepeatScenario(shared),
     ...nextCreationScenario(shared),
     ...externalIdReuseScenario(shared),
     ...moneyOutlines(creation, shared.given),
@@ -179,6 +180,26 @@ function reuseOutline(shared: CreationOutlines, upperCase: boolean): string[] {
     '    Examples:',
     `      | ${'earlier'.padEnd(width)} |`,
     ...rows.map((r) => `      | ${r.padEnd(width)} |`),
+  ];
+}
+
+/**
+ * The same request again, byte for byte, under its reference id: §2.5 refuses a request that reuses an existing
+ * reference id, whatever it carries, so a server that takes an identical repeat as a replay (202, nothing made) departs.
+ */
+function exactRepeatScenario(shared: CreationOutlines): string[] {
+  const { creation, given } = shared;
+  const earlier = reuseCasesOf(creation).find((r) => r.earlier.endsWith('who approves'))?.earlier;
+  if (earlier === undefined) return [];
+  return [
+    '',
+    `  @${creation.product} @negative @req:${ownRequirement(creation, '-DUPLICATE-409')}`,
+    `  Scenario: A ${creation.label} sent again exactly as it was, under its reference id, is refused as a duplicate`,
+    ...given,
+    `    And the partner's ${creation.label} with ${earlier} has ended`,
+    `    When the partner sends the ${creation.label} again exactly as it was`,
+    '    Then it is refused as a duplicate',
+    `    And the earlier ${creation.label} is unchanged`,
   ];
 }
 

@@ -1,4 +1,4 @@
-import { Then, When } from '@cucumber/cucumber';
+import { Given, Then, When } from '@cucumber/cucumber';
 import {
   askAgainToBeToldElsewhere,
   type CallbackAddress,
@@ -11,6 +11,7 @@ import {
   expectRetryCarriesRecord,
   requestPaymentsToOneAddress,
   expectNotToldAgain,
+  toldOfSuccessByCallback,
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
@@ -38,6 +39,10 @@ When(
     await refundPayment(this, undefined, { callback });
   },
 );
+
+Given('its callback has told the partner the payment succeeded, and the partner read nothing', async function (this: MomoWorld) {
+  await toldOfSuccessByCallback(this);
+});
 
 Then('it is not told again, though its address answered with no content', async function (this: MomoWorld) {
   await expectNotToldAgain(this);

@@ -3,6 +3,7 @@ import {
   refundAnotherPayment,
   askWithInput,
   createAgainUnderItsReference,
+  sendExactlyAgain,
   createAnother,
   createUnderEarlierExternalId,
   refundInParts,
@@ -97,6 +98,10 @@ Then('the earlier {creation} still reads as it was asked', async function (this:
 
 When('the partner asks for a {creation} again under its reference id', async function (this: MomoWorld, creation: string) {
   await createAgainUnderItsReference(this, creation, false);
+});
+
+When('the partner sends the {creation} again exactly as it was', async function (this: MomoWorld, _creation: string) {
+  await sendExactlyAgain(this);
 });
 
 When(

@@ -33,6 +33,7 @@ import {
   expectStillTooManyNotifications,
   repeatedNotificationRefused,
   notifyDeliveryAgain,
+  expectNotFoundDuringCooldown,
   notifyTwiceAtOnce,
   expectOneOfTwoNotificationsEnqueued,
 } from './support/delivery-notifications.ts';
@@ -193,6 +194,10 @@ Given("another partner's delivery notification of the payment has been refused",
 
 Then('the payment still reads as it was asked', async function (this: MomoWorld) {
   await expectNotifiedPaymentUnchanged(this);
+});
+
+Then("it is refused as not found, by our reading even while the owner's notification is recent", function (this: MomoWorld) {
+  expectNotFoundDuringCooldown(this);
 });
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {

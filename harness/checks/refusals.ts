@@ -38,6 +38,11 @@ export const REFUSALS = {
   'notification-at-once-once': reading(
     '§8: repeated attempts for the same id give 429, only after a successful attempt. That of two notifications for one id sent at the same moment, the one the target handles second is refused with 429, is our reading',
   ),
+  // §4.2 #3 gives 404 to a caller that does not own the payment and 429 to repeated attempts, without an order; that
+  // whose the payment is comes first, so that another caller learns nothing of its notifications, is our reading.
+  'notification-owner-before-cooldown': reading(
+    "§4.2 #3: 404 when the caller does not own the financial transaction; 429 for too many attempts for the same ID recently, only after a successful attempt. That another API user's notification is refused as not found while the owner's cool-down lasts, rather than as too many attempts, is our reading: the spec gives no order of checks",
+  ),
   'notification-message-required': reading(
     '§2.13 gives the body as { notificationMessage } without saying the field is required: that a notification without it is refused (400, invalid data) is our reading',
   ),

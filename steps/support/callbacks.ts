@@ -2,7 +2,7 @@ import { wasCreated } from '../../harness/client/momo-client.ts';
 import { randomUUID } from 'node:crypto';
 import { defineParameterType } from '@cucumber/cucumber';
 import { DeadlineExceededError, consistently, eventually } from '../../harness/eventually.ts';
-import { quote } from '../../harness/judging/judge.ts';
+import { PremiseNotHeld, quote } from '../../harness/judging/judge.ts';
 import {
   CALLBACK_CHECKS,
   calledBackWhenFinalFindings,
@@ -88,26 +88,8 @@ export function expectCallbackHostRefused(world: MomoWorld): void {
 export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promise<void> {
   const payment = world.lastPayment;
   const receiver = world.harness.receiver;
-  const slow = Boolean(payment.party?.slow);
   const where = `callback of a ${payment.kind} — ${SECTION}: a callback arrives at ${payment.callbackUrl}`;
-  const callbacks = await world.awaitState(
-    'callback-arrives',
-    `a callback for ${payment.kind} ${payment.referenceId}`,
-    async () => {
-      const received = receiver.callbacksFor(payment.referenceId);
-      if (received.length > 0) return received;
-      try {
-        expectNoneElsewhere(world, payment.referenceId, where, payment.create, payment.product);
-        // A callback to a URL no transaction gave (its path or query dropped, say) is a departure whichever it was.
-        expectNoUnsolicitedCallbacks(world);
-      } catch (failure) {
-        // Sent elsewhere is a departure seen now: it ends the wait, which would otherwise take it for "not yet".
-        throw Object.assign(failure as Error, { fatal: true });
-      }
-      return undefined;
-    },
-    { slow, timing: CALLBACK_TIMING, where, operation: payment.create, product: payment.product },
-  );
+  const callbacks = await firstCallbacks(world, where);
   // The callback tells of the outcome: read now, the transaction must no longer be PENDING (the live service calls back
   // once it is final). Read once, at once, before any wait could let a late outcome catch up.
   const atArrival = await readStatus(world, payment);
@@ -140,6 +122,52 @@ export async function expectOneCallbackWithStatusRecord(world: MomoWorld): Promi
   // must carry the same final record (one that says FAILED after SUCCESSFUL tells the partner two outcomes).
   const all = receiver.callbacksFor(payment.referenceId);
   await judgeEachCallback(world, payment, all.length > 0 ? all : callbacks, where);
+}
+
+/**
+ * The callbacks of the scenario's transaction once the first has come (within the callback deadline, the slow one for a
+ * party who answers after a while); one sent to another address, or to a URL no transaction gave, ends the wait as a
+ * departure.
+ */
+async function firstCallbacks(world: MomoWorld, where: string): Promise<ReceivedCallback[]> {
+  const payment = world.lastPayment;
+  const receiver = world.harness.receiver;
+  return world.awaitState(
+    'callback-arrives',
+    `a callback for ${payment.kind} ${payment.referenceId}`,
+    async () => {
+      const received = receiver.callbacksFor(payment.referenceId);
+      if (received.length > 0) return received;
+      try {
+        expectNoneElsewhere(world, payment.referenceId, where, payment.create, payment.product);
+        // A callback to a URL no transaction gave (its path or query dropped, say) is a departure whichever it was.
+        expectNoUnsolicitedCallbacks(world);
+      } catch (failure) {
+        // Sent elsewhere is a departure seen now: it ends the wait, which would otherwise take it for "not yet".
+        throw Object.assign(failure as Error, { fatal: true });
+      }
+      return undefined;
+    },
+    { slow: Boolean(payment.party?.slow), timing: CALLBACK_TIMING, where, operation: payment.create, product: payment.product },
+  );
+}
+
+/**
+ * The partner learns the outcome from the callback alone, as a partner that does not poll does: it reads no status.
+ * That the callback tells SUCCESSFUL for a customer who approves is the scenario's premise (the test numbers and the
+ * names of final states are the live service's).
+ */
+export async function toldOfSuccessByCallback(world: MomoWorld): Promise<void> {
+  const payment = world.lastPayment;
+  const where = `callback of a ${payment.kind} — ${SECTION}: a callback arrives at ${payment.callbackUrl}`;
+  const [first] = await firstCallbacks(world, where);
+  const status = (first?.body as { status?: unknown } | undefined)?.status;
+  if (status !== 'SUCCESSFUL')
+    throw new PremiseNotHeld(
+      'payment-settled-as-asked',
+      `The callback told the payment ${JSON.stringify(status)}, not SUCCESSFUL: ${PREMISES['payment-settled-as-asked'].unheld}`,
+    );
+  world.held('payment-settled-as-asked');
 }
 
 /**

@@ -210,6 +210,18 @@ export async function notificationRefusedToAnother(world: MomoWorld): Promise<vo
   world.expect({ status: 404, what: "another partner's delivery notification of a payment it does not own is refused" });
 }
 
+/**
+ * Another partner's notification of the payment while its owner's cool-down lasts is refused as not found: whose the
+ * payment is comes before how recently it was notified (REFUSALS notification-owner-before-cooldown, our reading).
+ */
+export function expectNotFoundDuringCooldown(world: MomoWorld): void {
+  world.expect({
+    status: 404,
+    source: REFUSALS['notification-owner-before-cooldown'],
+    what: "another partner's notification is refused as not found while the owner's notification is recent",
+  });
+}
+
 /** The payment notified of its delivery still reads as it was asked: a notification tells the customer, it changes no record. */
 export async function expectNotifiedPaymentUnchanged(world: MomoWorld): Promise<void> {
   await judgeRecordAsAsked(

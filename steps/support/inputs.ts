@@ -30,6 +30,7 @@ import {
 } from './status-records.ts';
 import { ownCallbackUrl } from './callbacks.ts';
 import {
+  createTransaction,
   deposit,
   refundPayment,
   requestPayment,
@@ -276,6 +277,17 @@ export async function createAgainUnderItsReference(world: MomoWorld, creationLab
   const earlier = world.lastPayment;
   const referenceId = upperCase ? earlier.referenceId.toUpperCase() : earlier.referenceId;
   await create(world, creationLabelled(creationLabel).id, ORDINARY_CUSTOMER, '3', { referenceId });
+}
+
+/** The scenario's last creation sent again byte for byte: its body, its reference id, its callback address. */
+export async function sendExactlyAgain(world: MomoWorld): Promise<void> {
+  const earlier = world.lastPayment;
+  const { callbackUrl } = earlier;
+  await createTransaction(world, earlier.create, earlier.product, earlier.body, earlier.party, {
+    account: earlier.account,
+    referenceId: earlier.referenceId,
+    ...(callbackUrl ? { callback: () => callbackUrl } : {}),
+  });
 }
 
 /**

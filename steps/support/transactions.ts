@@ -385,7 +385,7 @@ export async function expectRefundOfUnknownPaymentFails(world: MomoWorld): Promi
 
 const UNKNOWN_REFUND_READING = REFUSALS['unknown-refund-code'];
 
-async function createTransaction(
+export async function createTransaction(
   world: MomoWorld,
   create: OperationId,
   product: Product,
