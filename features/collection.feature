@@ -309,7 +309,7 @@ Feature: Collecting payments
   Scenario: A customer who paid is notified of the delivery once the callback told the merchant, with no read first
     Given a partner subscribed to collection
     And the partner requests 15 from a customer who approves, to be told at its callback address
-    And its callback has told the partner the payment succeeded, and the partner read nothing
+    And its callback has told the partner it succeeded, and the partner read nothing
     When the partner notifies the customer of delivery
     Then the notification is enqueued
 

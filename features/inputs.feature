@@ -204,6 +204,15 @@ Feature: Every input of every creation
     When the partner's request to pay of a large amount with a customer who approves has ended
     Then the balance has moved by what the request to pay called for
 
+  @collection @callback @req:TXN-MONEY-ONCE
+  Scenario: A request to pay the partner learnt of from its callback alone moves its amount
+    Given a new partner subscribed to collection
+    And the partner has seen its balance move with a first request to pay
+    And the partner has read its balance
+    When the partner requests 2.2 from a customer who approves, to be told at its callback address
+    And its callback has told the partner it succeeded, and the partner read nothing
+    Then the balance has moved by what the request to pay called for
+
   @collection @negative @req:TXN-MONEY-ONCE @req:COL-RTP-DUPLICATE-409
   Scenario: A request to pay refused as a duplicate moves no money
     Given a new partner subscribed to collection
@@ -627,6 +636,15 @@ Feature: Every input of every creation
     And the partner has seen its balance move with a first deposit
     And the partner has read its balance
     When the partner's deposit of a large amount with a payee who approves has ended
+    Then the balance has moved by what the deposit called for
+
+  @disbursement @beyond-spec @req:BEY-BALANCE @callback @req:TXN-MONEY-ONCE
+  Scenario: A deposit the partner learnt of from its callback alone moves its amount
+    Given a new partner subscribed to disbursement
+    And the partner has seen its balance move with a first deposit
+    And the partner has read its balance
+    When the partner deposits 2.2 to a payee who approves, to be told at its callback address
+    And its callback has told the partner it succeeded, and the partner read nothing
     Then the balance has moved by what the deposit called for
 
   @disbursement @beyond-spec @req:BEY-BALANCE @negative @req:TXN-MONEY-ONCE @req:DIS-DEPOSIT-DUPLICATE-409

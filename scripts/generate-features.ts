@@ -346,7 +346,27 @@ function moneyOutlines(creation: CreationInputs, given: string[]): string[] {
     ...outcomeOutline(context, rows, later),
     ...later.flatMap((slowParty) => overlapScenario(context, slowParty)),
     ...largeAmountScenario(context),
+    ...callbackOnlyScenario(context),
     ...duplicateMoneyScenarios(context),
+  ];
+}
+
+/**
+ * A partner that does not poll learns the outcome from its callback alone: the money moves all the same, not once a
+ * status query has read it.
+ */
+function callbackOnlyScenario({ creation, newPartner, tags }: MoneyContext): string[] {
+  if (!creation.party) return [];
+  return [
+    `  ${tags} @callback @req:TXN-MONEY-ONCE`,
+    `  Scenario: A ${creation.label} the partner learnt of from its callback alone moves its amount`,
+    ...newPartner,
+    creation.party === 'payer'
+      ? '    When the partner requests 2.2 from a customer who approves, to be told at its callback address'
+      : '    When the partner deposits 2.2 to a payee who approves, to be told at its callback address',
+    '    And its callback has told the partner it succeeded, and the partner read nothing',
+    `    Then the balance has moved by what the ${creation.label} called for`,
+    '',
   ];
 }
 

@@ -40,7 +40,7 @@ When(
   },
 );
 
-Given('its callback has told the partner the payment succeeded, and the partner read nothing', async function (this: MomoWorld) {
+Given('its callback has told the partner it succeeded, and the partner read nothing', async function (this: MomoWorld) {
   await toldOfSuccessByCallback(this);
 });
 

@@ -168,6 +168,8 @@ export async function toldOfSuccessByCallback(world: MomoWorld): Promise<void> {
       `The callback told the payment ${JSON.stringify(status)}, not SUCCESSFUL: ${PREMISES['payment-settled-as-asked'].unheld}`,
     );
   world.held('payment-settled-as-asked');
+  // What money it moves follows how it ended, as the callback told it.
+  payment.endedAs = 'SUCCESSFUL';
 }
 
 /**
