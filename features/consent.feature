@@ -134,6 +134,28 @@ Feature: Consent-based user information
     And the consent still ends when it did
     And the consent is refreshed again at once with the refresh token the refresh gave
 
+  # RFC 6749 §5.1 asks every answer with a token to forbid caches to keep it; the live service was seen to on /token/
+  # only (real-api-notes), so that the consent's token answers do is our reading.
+  @req:CONSENT-REFRESH
+  Scenario: A consent token and its refresh are not kept by caches on the way, by our reading
+    Given a partner subscribed to collection
+    And the partner has asked a customer for consent to their profile
+    When the partner redeems the consent once the customer has consented
+    Then the answer tells caches not to keep it, by our reading
+    When the partner refreshes the consent token
+    Then the answer tells caches not to keep it, by our reading
+
+  # §4.3 #11 and §5.2: the OAuth 2.0 token operation takes the partner's Basic credential, whatever the grant. That a
+  # consent is refreshed at all is our reading: a target that did not refresh it with the credential is not tested.
+  @negative
+  @req:CONSENT-REFRESH @req:AUTH-TOKEN-BASIC-ONLY
+  Scenario: A consent token is not refreshed without the partner's credential
+    Given a partner subscribed to collection
+    And the partner holds a consent token for a customer's profile
+    And the partner has refreshed the consent token
+    When the partner refreshes the consent token again without its credential
+    Then it is refused as a failed token request
+
   # A refresh token refreshes its own consent (§2.7, §8): the token it gives reads the customer who consented, whatever
   # consent the partner was given since, by another customer.
   @two-customers

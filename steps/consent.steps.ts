@@ -25,6 +25,9 @@ import {
   redeemConsent,
   redeemOnceConsented,
   refreshConsentToken,
+  expectConsentTokenNotCached,
+  refreshWithoutCredential,
+  expectRefreshWithoutCredentialRefused,
   requestPaymentWithConsentToken,
   redeemWithOtherGrant,
   expectGrantRefused,
@@ -132,6 +135,22 @@ Given("the partner has since been given another customer's consent to their prof
 
 Then('the consent token reads the same customer as before', async function (this: MomoWorld) {
   await expectOwnCustomerRead(this);
+});
+
+Then('the answer tells caches not to keep it, by our reading', function (this: MomoWorld) {
+  expectConsentTokenNotCached(this);
+});
+
+When('the partner refreshes the consent token again without its credential', async function (this: MomoWorld) {
+  await refreshWithoutCredential(this);
+});
+
+Then('it is refused as a failed token request', function (this: MomoWorld) {
+  expectRefreshWithoutCredentialRefused(this);
+});
+
+Given('the partner has refreshed the consent token', async function (this: MomoWorld) {
+  await refreshConsentToken(this);
 });
 
 When('the partner refreshes the consent token', async function (this: MomoWorld) {

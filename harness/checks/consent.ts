@@ -76,6 +76,10 @@ export const CONSENT_CHECKS = {
       '§2.11 gives sub as the identifier of the end user; that it stays the same for one customer is OpenID Connect Core §2 ("never reassigned"), which the spec does not name',
     ),
   },
+  'userinfo-sub-per-customer': {
+    title: 'Two customers whose user information the target gives apart (their phone numbers differ) have subs that differ.',
+    source: spec('§2.11: sub is the identifier of the end user at the issuer'),
+  },
 } as const satisfies Record<string, CheckDefinition>;
 
 type ConsentCheck = keyof typeof CONSENT_CHECKS;
@@ -115,6 +119,25 @@ export function scopeFindings(asked: string, scope: unknown): Finding[] {
           }),
         ]
       : []),
+  ];
+}
+
+/**
+ * Two customers' user information with one sub although the target gives them apart by their phone numbers: the sub
+ * identifies no end user (definite in the spec profile; the live sandbox gives every customer sub "0", observed).
+ */
+export function subPerCustomerFindings(
+  first: { sub: string | undefined; phone: string | undefined },
+  other: { sub: string | undefined; phone: string | undefined },
+): Finding[] {
+  if (first.sub === undefined || first.sub !== other.sub) return [];
+  if (first.phone === undefined || other.phone === undefined || first.phone === other.phone) return [];
+  return [
+    found('userinfo-sub-per-customer', {
+      field: '/sub',
+      expected: `a sub of the customer whose phone_number is ${other.phone}, other than ${first.phone}'s`,
+      received: `${first.sub} for both`,
+    }),
   ];
 }
 

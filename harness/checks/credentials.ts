@@ -1,6 +1,6 @@
 import type { ApiResponse } from '../client/momo-client.ts';
 import { sourceOfDifference, type ProfileName } from '../../core/profiles.ts';
-import { observed, reading, spec } from '../../core/sources.ts';
+import { observed, reading, spec, type Source } from '../../core/sources.ts';
 import { findingOf, quote, type CheckDefinition, type Finding, type Found } from './check.ts';
 
 /**
@@ -51,8 +51,16 @@ export function tokenTypeFindings(tokenType: unknown, expected: string, profile:
   ];
 }
 
-/** The token answer's Cache-Control says no-store. */
-export function notCachedFindings(response: ApiResponse): Finding[] {
+/**
+ * RFC 6749 §5.1 asks it of every answer with a token, and §4.3 #11 names the consent's token operation "OAuth 2.0
+ * token"; the live service was seen to send no-store on /token/ only, so that the consent's token answers do is ours.
+ */
+export const CONSENT_TOKEN_NOT_CACHED = reading(
+  'RFC 6749 §5.1: an answer with a token carries Cache-Control: no-store; §4.3 #11 is the OAuth 2.0 token operation, and real-api-notes saw no-store on /token/ only: that the consent token and its refresh carry it is our reading',
+);
+
+/** The token answer's Cache-Control says no-store (weighing as `source` where the rule is not the check's own). */
+export function notCachedFindings(response: ApiResponse, source?: Source): Finding[] {
   const cacheControl = response.headers['cache-control'];
   const directives = (cacheControl ?? '').split(',').map((d) => d.trim().toLowerCase());
   return directives.includes('no-store')
@@ -62,6 +70,7 @@ export function notCachedFindings(response: ApiResponse): Finding[] {
           field: 'header Cache-Control',
           expected: 'no-store',
           received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl),
+          ...(source ? { source } : {}),
         }),
       ];
 }

@@ -4,12 +4,14 @@ import {
   CONSENT_CHECKS,
   consentEndFindings,
   slowDownFindings,
+  subPerCustomerFindings,
   customerIn,
   lifetimeFindings,
   ownCustomerFindings,
   scopeFindings,
 } from '../../harness/checks/consent.ts';
 import { ANOTHER_ORDINARY_MSISDN } from '../../core/test-numbers.ts';
+import { CONSENT_TOKEN_NOT_CACHED, notCachedFindings } from '../../harness/checks/credentials.ts';
 import { PREMISES } from '../../harness/checks/premises.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
 import { consentCallbackFindings } from '../../harness/checks/callbacks.ts';
@@ -28,7 +30,7 @@ import { errorCodePresentFindings } from '../../harness/checks/answers.ts';
 import type { Finding } from '../../harness/checks/check.ts';
 import type { Consent, ConsentFlow, MomoWorld } from './world.ts';
 import { foreignCallbackUrl, ownCallbackUrl } from './callbacks.ts';
-import { refusedTokenStatuses } from './tokens.ts';
+import { expectNoToken, refusedTokenStatuses } from './tokens.ts';
 
 /**
  * The consent flow of §5.4: bc-authorize under collection with the partner's access token (§4.2 #7), the OAuth 2.0
@@ -595,6 +597,44 @@ export async function refreshConsentToken(world: MomoWorld): Promise<void> {
 }
 
 /**
+ * The consent, refreshed once with the partner's credential, refreshed again with the refresh token it holds and no
+ * credential at all: §4.3 #11 and §5.2 authenticate the OAuth 2.0 token operation with Basic, whatever the grant (RFC
+ * 6749 §6: a client with credentials authenticates when it refreshes). That the target refreshes at all is the premise.
+ */
+export async function refreshWithoutCredential(world: MomoWorld): Promise<void> {
+  const consent = currentConsent(world);
+  // Not refreshed with the credential (how is our reading, which a target may not share): nothing to compare with, and
+  // no check concluded, so this scenario verifies no requirement (as expectOwnCustomerRead does).
+  if (!consent.refreshed || !consent.refreshToken) {
+    world.log(`Not checked whether a refresh without a credential is refused: ${PREMISES['consent-refreshed'].unheld}`);
+    return;
+  }
+  const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
+  world.remember(await world.client.invoke('createOAuthToken', consent.flow.redeem, { form, renew: false }));
+  consent.refreshedWithoutCredential = true;
+}
+
+/** The refresh without a credential got no token: a failed token request (expectNoToken), where it was sent at all. */
+export function expectRefreshWithoutCredentialRefused(world: MomoWorld): void {
+  if (!currentConsent(world).refreshedWithoutCredential) return;
+  expectNoToken(world);
+}
+
+/**
+ * The consent's last token answer (a consent token redeemed, or refreshed) tells caches not to keep it: our reading
+ * (CONSENT_TOKEN_NOT_CACHED). An answer that gave no token was judged by the step that asked for it.
+ */
+export function expectConsentTokenNotCached(world: MomoWorld): void {
+  const response = world.response;
+  if (response?.status !== 200) {
+    world.log('The last consent token operation gave no token: there is no token answer to look at.');
+    return;
+  }
+  const what = 'a consent token is issued, and not to be kept by caches';
+  world.check('token-not-cached', response, what, notCachedFindings(response, CONSENT_TOKEN_NOT_CACHED));
+}
+
+/**
  * The refreshed consent is refreshed again at once, with the refresh token the refresh gave (RFC 6749 §6: the old one
  * is discarded), or the one the partner holds if it gave none, and the new consent token reads the customer's user
  * information; the consent still ends when its first token said. That the target refreshes at all, and with
@@ -656,6 +696,8 @@ export async function readUserInfo(world: MomoWorld): Promise<void> {
   const gender = (response.json as { gender?: unknown }).gender;
   world.check('gender-case', response, what, genderCaseFindings(gender, world.harness.behaviour.genderCase, world.config.profile));
   consent.customerRead ??= customerIn(response.json);
+  const phone = (response.json as { phone_number?: unknown } | undefined)?.phone_number;
+  if (typeof phone === 'string') consent.phoneRead ??= phone;
 }
 
 /**
@@ -670,7 +712,16 @@ export async function beGivenAnotherCustomersConsent(world: MomoWorld): Promise<
   await redeemOnceConsented(world);
   await readUserInfo(world);
   const other = world.consent?.customerRead;
+  const otherPhone = world.consent?.phoneRead;
   world.consent = first;
+  // The live sandbox gives every customer sub "0" (observed): only the spec holds a sub to its customer.
+  if (world.config.profile === 'spec')
+    world.check(
+      'userinfo-sub-per-customer',
+      world.response!,
+      "two customers' user information names each by a sub of their own",
+      subPerCustomerFindings({ sub: first.customerRead, phone: first.phoneRead }, { sub: other, phone: otherPhone }),
+    );
   if (other === undefined || other === first.customerRead) throw notToldApart(first, other ?? 'none');
   first.otherCustomerRead = other;
 }

@@ -65,10 +65,14 @@ export interface Consent {
   endedAtBefore?: number;
   /** Who the user information read with its token was about, the first time (checks/consent.ts customerIn). */
   customerRead?: string;
+  /** The phone_number the first read of its user information gave, when it gave one: another identity of the customer. */
+  phoneRead?: string;
   /** Who another customer's consent, given to the partner since, read as (customerIn). */
   otherCustomerRead?: string;
   /** Whether its token was refreshed (the refresh_token grant answered with a new token). */
   refreshed?: boolean;
+  /** Whether a refresh was then sent without any credential, whose answer is the scenario's to judge. */
+  refreshedWithoutCredential?: boolean;
   /** The answer that gave the last consent token. */
   tokenAnswer?: ApiResponse;
   /** The receiver's key of the X-Callback-Url the consent request gave, if it gave one. */
