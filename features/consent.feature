@@ -111,6 +111,7 @@ Feature: Consent-based user information
     Given a partner subscribed to collection
     When the partner asks a customer for consent to their profile, to be told at its callback address
     Then a callback arrives at the callback address once the customer has answered
+    And the consent redeemed at once on it gives its token, by our reading
 
   # The spec gives no time for the customer's answer: a target whose customer consents at once passes. The partner
   # then polls at the interval the consent request announced (§2.8), no later: that a poll that waited it is not told

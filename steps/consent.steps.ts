@@ -27,6 +27,7 @@ import {
   refreshConsentToken,
   expectConsentTokenNotCached,
   refreshWithoutCredential,
+  expectRedeemedOnCallback,
   expectRefreshWithoutCredentialRefused,
   requestPaymentWithConsentToken,
   redeemWithOtherGrant,
@@ -190,6 +191,10 @@ When("much of the consent request's life has passed", async function (this: Momo
 
 Then("the partner reads the customer's user information with the consent token", async function (this: MomoWorld) {
   await readUserInfo(this);
+});
+
+Then('the consent redeemed at once on it gives its token, by our reading', async function (this: MomoWorld) {
+  await expectRedeemedOnCallback(this);
 });
 
 Then('a callback arrives at the callback address once the customer has answered', async function (this: MomoWorld) {

@@ -52,6 +52,12 @@ export const CALLBACK_CHECKS = {
       "§6 does not show a consent callback's payload; CIBA Core §10.2 has the ping callback carry the auth_req_id of the request it is about, so that one naming another request is our reading of a departure",
     ),
   },
+  'consent-callback-after-answer': {
+    title: 'A consent callback comes once the customer has answered: the consent redeemed on it is no longer pending.',
+    source: reading(
+      "§6 does not show when a consent callback comes; CIBA Core §10.2 has the ping callback sent once the end user's authentication is done, so that a consent redeemed at once on it is still pending is our reading of a departure",
+    ),
+  },
 } as const satisfies Record<string, CheckDefinition>;
 
 type CallbackCheck = keyof typeof CALLBACK_CHECKS;
@@ -148,4 +154,17 @@ export function consentCallbackFindings(bodies: readonly unknown[], authReqId: s
       ? []
       : [found('consent-callback-own-request', { field: '/auth_req_id', expected: quote(authReqId), received: quote(named) })];
   });
+}
+
+/** A consent redeemed at once on its callback answered that the customer has not answered yet (CIBA Core §11). */
+export function pingBeforeAnswerFindings(pollError: unknown): Finding[] {
+  // slow_down is about the pace of polls (a redemption at once may be sooner than the interval), not the answer.
+  if (pollError !== 'authorization_pending') return [];
+  return [
+    found('consent-callback-after-answer', {
+      field: '/error',
+      expected: 'the consent token, the customer having answered when the callback came',
+      received: quote(pollError),
+    }),
+  ];
 }

@@ -14,7 +14,7 @@ import { ANOTHER_ORDINARY_MSISDN } from '../../core/test-numbers.ts';
 import { CONSENT_TOKEN_NOT_CACHED, notCachedFindings } from '../../harness/checks/credentials.ts';
 import { PREMISES } from '../../harness/checks/premises.ts';
 import { PremiseNotHeld } from '../../harness/judging/judge.ts';
-import { consentCallbackFindings } from '../../harness/checks/callbacks.ts';
+import { consentCallbackFindings, pingBeforeAnswerFindings } from '../../harness/checks/callbacks.ts';
 import { genderCaseFindings } from '../../harness/checks/accounts.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import type { PremiseName } from '../../harness/checks/premises.ts';
@@ -316,6 +316,22 @@ export async function expectConsentCallback(world: MomoWorld): Promise<void> {
       'a consent callback names its own request',
       consentCallbackFindings(bodies, consent.authReqId!),
     );
+}
+
+/**
+ * The consent redeemed at once on its callback, as a CIBA client in ping mode does: no longer pending (our reading,
+ * consent-callback-after-answer). A way to redeem that does not hold on this target leaves it not tested (redeemAtOnce).
+ */
+export async function expectRedeemedOnCallback(world: MomoWorld): Promise<void> {
+  await redeemAtOnce(world);
+  const response = world.response!;
+  const error = (response.json as { error?: unknown } | undefined)?.error;
+  world.check(
+    'consent-callback-after-answer',
+    response,
+    'a consent redeemed at once on its callback gives its token',
+    pingBeforeAnswerFindings(response.status === 200 ? undefined : error),
+  );
 }
 
 /** expires_in of the consent token the partner holds: its lifetime (READINGS in core/profiles.ts), 3600 s by default (§2.7, §8). */
