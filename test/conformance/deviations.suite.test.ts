@@ -64,6 +64,7 @@ const DEVIATIONS: Deviation[] = [
       'A deposit reference cannot be used twice',
       "A partner that asks again under a deposit's reference is told only where it first asked",
       'A deposit under the reference id of one with a payee who rejects the payment is refused as a duplicate',
+      'A deposit sent again exactly as it was, under its reference id, is refused as a duplicate',
       'A deposit sent twice at once under one reference id is refused once',
     ],
     mentions: ['deposit (disbursement) — §4.3 #10', '✘ status-code (definite: §4.3 #10): status: expected 409, got 202'],
