@@ -178,7 +178,6 @@ Feature: Collecting payments
     And another API user has been registered since, with another callback host
     When the partner requests 15 from a customer who approves, to be told at its callback address
     Then it is accepted
-    And exactly one callback arrives, carrying the payment's status record
 
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE

@@ -143,7 +143,7 @@ Feature: Consent-based user information
     And the partner has asked a customer for consent to their profile
     When the partner redeems the consent once the customer has consented
     Then the answer tells caches not to keep it, by our reading
-    When the partner refreshes the consent token
+    When the partner has refreshed the consent token
     Then the answer tells caches not to keep it, by our reading
 
   # §4.3 #11 and §5.2: the OAuth 2.0 token operation takes the partner's Basic credential, whatever the grant. That a

@@ -134,7 +134,6 @@ Feature: Paying out
     And another API user has been registered since, with another callback host
     When the partner deposits 12 to a payee who approves, to be told at its callback address
     Then it is accepted
-    And exactly one callback arrives, carrying the deposit's status record
 
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE

@@ -151,7 +151,7 @@ Then('it is refused as a failed token request', function (this: MomoWorld) {
 });
 
 Given('the partner has refreshed the consent token', async function (this: MomoWorld) {
-  await refreshConsentToken(this);
+  await refreshConsentToken(this, { atOnce: true });
 });
 
 When('the partner refreshes the consent token', async function (this: MomoWorld) {

@@ -588,17 +588,20 @@ const REFRESH_AFTER_MS = 4_000;
  * The refresh_token grant for the consent's refresh token (§2.7): a new consent token. How a consent is refreshed
  * is RFC 6749 §6, our reading: a target that refreshes otherwise is warned of, and the partner keeps the token it has.
  */
-export async function refreshConsentToken(world: MomoWorld): Promise<void> {
+export async function refreshConsentToken(world: MomoWorld, { atOnce = false } = {}): Promise<void> {
   const consent = currentConsent(world);
   if (!consent.refreshToken) throw new Error('No consent token was issued in this scenario, so there is nothing to refresh.');
   // Some seconds into the consent, so that one the refresh lengthened is told from one that keeps its end; never more
-  // than half of what is left of a short consent, which would end before the refresh.
+  // than half of what is left of a short consent, which would end before the refresh. At once where its end is not
+  // looked at.
   const issuedAt = Date.now();
-  const waitMs = Math.min(
-    REFRESH_AFTER_MS,
-    world.config.slowOutcomeTimeoutMs / 2,
-    consent.endsAt === undefined ? 0 : Math.max(0, (consent.endsAt - issuedAt) / 2),
-  );
+  const waitMs = atOnce
+    ? 0
+    : Math.min(
+        REFRESH_AFTER_MS,
+        world.config.slowOutcomeTimeoutMs / 2,
+        consent.endsAt === undefined ? 0 : Math.max(0, (consent.endsAt - issuedAt) / 2),
+      );
   await letTimePass(world, waitMs, 'of the consent');
   const form = { grant_type: 'refresh_token', refresh_token: consent.refreshToken };
   const what = 'a consent token is refreshed while the consent lasts';
