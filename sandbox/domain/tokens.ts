@@ -24,6 +24,17 @@ const VERIFIED_CACHE_SIZE = 10_000;
 const SIGNATURE_KEY_LENGTH = 43;
 const WHITE_SPACE = /\s/;
 
+/**
+ * Whether a token's signature is written as this authority writes it: canonical base64url. fast-jwt decodes the
+ * signature leniently (Buffer's base64), so a character outside the alphabet, or a last character whose unused bits
+ * are set, decodes to the same bytes: a token altered so would pass for the one signed (RFC 4648 §3.5 lets a decoder
+ * refuse it; fast-jwt chose not to, nearform/fast-jwt#606). Checked once per token, before it is remembered.
+ */
+function signatureAsSigned(token: string): boolean {
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  return Buffer.from(signature, 'base64url').toString('base64url') === signature;
+}
+
 export type TokenCheck = { ok: true; claims: TokenClaims } | { ok: false; description: string };
 
 /**
@@ -68,6 +79,7 @@ export class TokenAuthority {
     if (known?.token === token) return known.claims;
     // White space is in no token this authority signs; one with it is refused unread (and so never remembered).
     if (WHITE_SPACE.test(token)) return undefined;
+    if (!signatureAsSigned(token)) return undefined;
     let claims: TokenClaims;
     try {
       claims = this.verify(token);

@@ -555,6 +555,26 @@ describe('bearer tokens on business operations', () => {
     });
   });
 
+  test('a token whose signature is written otherwise, to the same bytes, is 401: only the token signed is taken', async () => {
+    await withSandbox({}, async (sandbox) => {
+      const caller = await sandbox.provision('collection');
+      const signature = caller.token.slice(caller.token.lastIndexOf('.') + 1);
+      const body = caller.token.slice(0, caller.token.length - signature.length);
+      const bytes = Buffer.from(signature, 'base64url');
+      // The last of 43 characters carries 4 bits of the 256 and 2 unused: setting an unused bit keeps the bytes.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const unusedBitSet = `${signature.slice(0, -1)}${alphabet[alphabet.indexOf(signature.at(-1)!) + 1]}`;
+      const otherAlphabet = bytes.toString('base64').replace(/=+$/, '');
+      const padded = `${signature}=`;
+      for (const written of [unusedBitSet, otherAlphabet, padded]) {
+        if (written === signature) continue;
+        assert.deepEqual(Buffer.from(written, 'base64'), bytes, written);
+        assertInvalidToken(await balance(sandbox, 'collection', `Bearer ${body}${written}`));
+      }
+      assert.equal((await balance(sandbox, 'collection', `Bearer ${caller.token}`)).statusCode, 200);
+    });
+  });
+
   test('a token with a changed payload or alg "none" is 401', async () => {
     await withSandbox({}, async (sandbox) => {
       const a = await sandbox.provision('collection');
