@@ -50,16 +50,17 @@ export interface Fault {
   /**
    * The kind of rule it breaks, when not a definite one of the spec (core/sources.ts): an observation of the live
    * service, which only the mtn-sandbox profile holds a target to; or a reading, which only a --strict run does.
-   * npm run mutation runs each fault in the run that can catch it.
+   * npm run mutation runs each fault in the run that can catch it. 'observed reading': a rule the live service
+   * keeps on one operation, which we read onto another (no-store on the consent token): only mtn-sandbox --strict.
    */
-  breaks?: 'observed' | 'reading';
+  breaks?: 'observed' | 'reading' | 'observed reading';
 }
 
 /** The profile and strictness of the conformance run that can catch a fault: where its rule weighs as a failure. */
 export function runCatching(fault: Fault): { profile: 'spec' | 'mtn-sandbox'; strict: boolean } {
   return {
-    profile: fault.breaks === 'observed' ? 'mtn-sandbox' : 'spec',
-    strict: fault.reading !== undefined || fault.breaks === 'reading',
+    profile: fault.breaks === 'observed' || fault.breaks === 'observed reading' ? 'mtn-sandbox' : 'spec',
+    strict: fault.reading !== undefined || fault.breaks === 'reading' || fault.breaks === 'observed reading',
   };
 }
 
@@ -105,6 +106,9 @@ const idReused = (feature: FeatureName, summary: string, operation: OperationId,
       }),
   },
 });
+
+/** The postings credit-posted-on-status-read holds back, by the ledger it wrapped: its status-read hook posts them. */
+const postedOnRead = new WeakMap<Ledger, { post(user: string): void }>();
 
 /** A ledger that answers as the given one, except for what `changed` replaces. */
 const ledgerWith =
@@ -474,6 +478,93 @@ const definitions = {
     },
     'observed',
   ),
+  'callback-host-of-latest-user': {
+    feature: 'collection',
+    summary:
+      "An X-Callback-Url is checked against the providerCallbackHost of the API user registered last, not the caller's: once another registers, the caller's own host is refused.",
+    plugin: {
+      install: (app, context) => {
+        let latestHost: string | undefined;
+        rewriteAnswers(app, context, (a) => {
+          if (is(a, 'createApiUser', 201)) latestHost = (a.request.body as Json | undefined)?.providerCallbackHost as string | undefined;
+        });
+        onRequests(app, context, 'preHandler', CREATIONS, (request) => {
+          if (request.caller && latestHost !== undefined) request.caller = { ...request.caller, providerCallbackHost: latestHost };
+        });
+      },
+    },
+    // That the host is the calling API user's own is the live service's (§6 leaves which hosts are refused open).
+    breaks: 'observed',
+  },
+  'notification-needs-status-read': {
+    feature: 'collection',
+    // That the callback told a success once the payment was so is the live service's (§6 shows no payload).
+    breaks: 'observed',
+    summary:
+      'A delivery notification is refused (409 TRANSACTION_NOT_COMPLETED) until its payment has been read once, even when its callback told the partner it succeeded.',
+    plugin: {
+      install: (app, context) => {
+        const read = new Set<string>();
+        onRequests(app, context, 'preHandler', ['getRequestToPayStatus'], (request) => {
+          read.add(idKey((request.params as { referenceId?: string }).referenceId ?? ''));
+        });
+        answerInstead(app, context, ['deliveryNotification'], (request) => {
+          const id = idKey((request.params as { referenceId?: string }).referenceId ?? '');
+          if (read.has(id) || !context.state.transactions.requesttopay.get(id)) return undefined;
+          return {
+            status: 409,
+            body: { code: 'TRANSACTION_NOT_COMPLETED', message: 'The transaction has not been completed yet.' },
+          };
+        });
+      },
+    },
+  },
+  'notification-cooldown-before-owner': {
+    feature: 'collection',
+    breaks: 'reading',
+    summary:
+      "Another partner's delivery notification for a payment whose owner notified it a moment ago is 429, not 404: the cool-down is checked before whose payment it is.",
+    plugin: {
+      install: (app, context) =>
+        answerInstead(app, context, ['deliveryNotification'], (request) => {
+          const tx = namedTransaction(request, 'deliveryNotification', context.state);
+          const cooling =
+            tx?.lastNotificationAt !== undefined && context.clock.now() - tx.lastNotificationAt < context.settings.notificationCooldownMs;
+          if (!tx || !cooling || !request.caller || tx.apiUserId === request.caller.id) return undefined;
+          return { status: 429, body: { code: 'NOT_ALLOWED', message: 'Too many delivery notifications for this transaction recently.' } };
+        }),
+    },
+  },
+  'credit-posted-on-status-read': {
+    feature: 'collection',
+    // That the callback told a success once the payment was so is the live service's (§6 shows no payload).
+    breaks: 'observed',
+    summary:
+      "A transaction's money moves only when its owner next reads a status: a partner told by the callback alone sees a balance without it.",
+    plugin: {
+      install: (app, context) =>
+        onRequests(app, context, 'preHandler', STATUS_QUERIES, (request) => {
+          if (request.caller) postedOnRead.get(context.ledger)?.post(request.caller.id);
+        }),
+      wrap: {
+        ledger: (ledger) => {
+          const held = new Map<string, (() => void)[]>();
+          const hold = (user: string, move: () => void) => void held.set(user, [...(held.get(user) ?? []), move]);
+          const wrapped = ledgerWith({
+            credit: (user, product, currency, amount) => hold(user, () => ledger.credit(user, product, currency, amount)),
+            debit: (user, product, currency, amount) => hold(user, () => ledger.debit(user, product, currency, amount)),
+          })(ledger);
+          postedOnRead.set(wrapped, {
+            post: (user) => {
+              for (const move of held.get(user) ?? []) move();
+              held.delete(user);
+            },
+          });
+          return wrapped;
+        },
+      },
+    },
+  },
   'balance-not-credited': {
     feature: 'collection',
     breaks: 'reading',
@@ -707,6 +798,32 @@ const definitions = {
       if ((a.request.body as { grant_type?: string } | undefined)?.grant_type === 'refresh_token') a.body.refresh_token = randomUUID();
     },
   ),
+  'consent-token-cacheable': answer(
+    'consent',
+    'The consent token answer lacks Cache-Control: no-store, so caches on the way may keep the token and its refresh token.',
+    (a) => {
+      if (a.operation === 'createOAuthToken') a.reply.removeHeader('cache-control');
+    },
+    'observed reading',
+  ),
+  'consent-pinged-before-decision': {
+    feature: 'consent',
+    breaks: 'reading',
+    summary:
+      "The consent request's ping callback is sent at once, before the customer has decided, so redeeming on it is authorization_pending.",
+    plugin: {
+      wrap: {
+        callbacks: (sink) => ({
+          send: (url, method, body, context) => sink.send(url, method, body, context),
+          sendLater: (delayMs, url, method, body, context) =>
+            context.kind === 'bc-authorize' ? sink.send(url, method, body, context) : sink.sendLater(delayMs, url, method, body, context),
+          settled: () => sink.settled(),
+          close: () => sink.close(),
+          observe: (observer) => sink.observe?.(observer),
+        }),
+      },
+    },
+  },
   'consent-poll-slowed-beyond-interval': {
     feature: 'consent',
     breaks: 'reading',
@@ -735,6 +852,42 @@ const definitions = {
     'requestToPay',
     'requesttopay',
   ),
+  'exact-repeat-accepted': {
+    feature: 'inputs',
+    summary:
+      'A creation sent again exactly as it was, under its reference id, is taken as a retry (202, nothing new) instead of 409 RESOURCE_ALREADY_EXIST.',
+    plugin: {
+      install: (app, context) => {
+        const firstBodies = new Map<string, string>();
+        rewriteAnswers(app, context, (a) => {
+          if (!CREATIONS.includes(a.operation)) return;
+          const id = idKey(String(a.request.headers['x-reference-id']));
+          const body = JSON.stringify(a.request.body);
+          if (a.status === 202) firstBodies.set(id, body);
+          else if (a.status === 409 && firstBodies.get(id) === body) {
+            a.status = 202;
+            a.body = undefined;
+          }
+        });
+      },
+    },
+  },
+  'email-party-lower-cased': {
+    feature: 'inputs',
+    breaks: 'observed',
+    summary: 'A party identified by an e-mail address is given back in lower case, not as it was sent.',
+    plugin: {
+      install: (app, context) =>
+        rewriteAnswers(app, context, (a) => {
+          if (!is(a, STATUS_QUERIES, 200) || !isRecord(a.body)) return;
+          for (const role of ['payer', 'payee']) {
+            const party = a.body[role];
+            if (isRecord(party) && party.partyIdType === 'EMAIL' && typeof party.partyId === 'string')
+              a.body[role] = { ...party, partyId: party.partyId.toLowerCase() };
+          }
+        }),
+    },
+  },
   'duplicate-race': {
     feature: 'inputs',
     summary:

@@ -168,11 +168,16 @@ const tokenFor = (s: TestSandbox, product: 'collection' | 'disbursement' | 'remi
   });
 
 /** A consent redeemed once: the auth_req_id and the grant's refresh token. */
-async function redeemedConsent(s: TestSandbox, caller: Caller) {
+/** The answer that redeems a consent request once the customer has decided. */
+async function redeemedConsentAnswer(s: TestSandbox, caller: Caller) {
   const authReqId = json(await bcAuthorize(s, caller))!.auth_req_id as string;
   s.clock.advance(s.settings.consentIntervalSeconds * 1000);
-  const first = await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`);
-  return { authReqId, refreshToken: json(first)!.refresh_token as string };
+  return { authReqId, answer: await consentToken(s, caller, `grant_type=urn:openid:params:grant-type:ciba&auth_req_id=${authReqId}`) };
+}
+
+async function redeemedConsent(s: TestSandbox, caller: Caller) {
+  const { authReqId, answer } = await redeemedConsentAnswer(s, caller);
+  return { authReqId, refreshToken: json(answer)!.refresh_token as string };
 }
 
 const PROBES: Record<FaultName, Probe> = {
@@ -520,6 +525,52 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: 'APPROVAL_REJECTED',
     faulty: 'The payment could not be completed.',
   },
+  'callback-host-of-latest-user': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      await s.provision('collection', { providerCallbackHost: 'partner-two.example.com' });
+      return status((await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } })).res);
+    },
+    faithful: 202,
+    faulty: 500,
+  },
+  'notification-needs-status-read': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller, { headers: { 'x-callback-url': 'http://127.0.0.1:1/cb' } });
+      // Told by the callback alone, then notified; read, and notified after the cool-down.
+      const told = (sent.at(-1)?.body as { status?: string } | undefined)?.status;
+      const before = status(await notify(s, caller, referenceId));
+      await readStatus(s, caller, referenceId);
+      s.clock.advance(s.settings.notificationCooldownMs);
+      return [told, before, status(await notify(s, caller, referenceId))];
+    },
+    faithful: ['SUCCESSFUL', 200, 200],
+    faulty: ['SUCCESSFUL', 409, 200],
+  },
+  'notification-cooldown-before-owner': {
+    run: async (s) => {
+      const owner = await s.provision('collection');
+      const other = await s.provision('collection');
+      const { referenceId } = await pay(s, owner);
+      return [status(await notify(s, owner, referenceId)), status(await notify(s, other, referenceId))];
+    },
+    faithful: [200, 404],
+    faulty: [200, 429],
+  },
+  'credit-posted-on-status-read': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { referenceId } = await pay(s, caller, { body: requestToPayBody(ORDINARY, '10') });
+      const balance = async () =>
+        json(await s.call({ method: 'GET', url: path('getBalance', 'collection'), headers: caller.headers }))!.availableBalance;
+      const unread = await balance();
+      await readStatus(s, caller, referenceId);
+      return [unread, await balance()];
+    },
+    faithful: ['1000010', '1000010'],
+    faulty: ['1000000', '1000010'],
+  },
   'balance-not-credited': {
     run: async (s) => {
       const caller = await s.provision('collection');
@@ -703,6 +754,26 @@ const PROBES: Record<FaultName, Probe> = {
     faithful: 200,
     faulty: 400,
   },
+  'consent-token-cacheable': {
+    run: async (s) => (await redeemedConsentAnswer(s, await s.provision('collection'))).answer.headers['cache-control'],
+    faithful: 'no-store',
+    faulty: undefined,
+  },
+  'consent-pinged-before-decision': {
+    run: async (s, sent) => {
+      const caller = await s.provision('collection');
+      const asked = await s.call({
+        method: 'POST',
+        url: path('bcAuthorize', 'collection'),
+        headers: { ...caller.headers, 'content-type': 'application/x-www-form-urlencoded', 'x-callback-url': 'http://127.0.0.1:1/cb' },
+        payload: 'login_hint=ID:46733123499/MSISDN&scope=profile&access_type=offline',
+      });
+      const ping = sent.find((callback) => callback.kind === 'bc-authorize');
+      return [status(asked), ping?.delayMs === s.settings.consentIntervalSeconds * 1000 ? 'when decided' : `after ${ping?.delayMs} ms`];
+    },
+    faithful: [200, 'when decided'],
+    faulty: [200, 'after 0 ms'],
+  },
   'consent-poll-slowed-beyond-interval': {
     run: async (s) => {
       const caller = await s.provision('collection');
@@ -728,6 +799,31 @@ const PROBES: Record<FaultName, Probe> = {
     },
     faithful: [202, 409],
     faulty: [202, 202],
+  },
+  'exact-repeat-accepted': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const { res, referenceId } = await pay(s, caller);
+      const changed = { ...requestToPayBody(ORDINARY), externalId: 'another' };
+      return [
+        status(res),
+        status((await pay(s, caller, { referenceId })).res),
+        status((await pay(s, caller, { referenceId, body: changed })).res),
+      ];
+    },
+    faithful: [202, 409, 409],
+    faulty: [202, 202, 409],
+  },
+  'email-party-lower-cased': {
+    run: async (s) => {
+      const caller = await s.provision('collection');
+      const mixed = 'Customer.One@Example.com';
+      const body = { ...requestToPayBody(ORDINARY), payer: { partyIdType: 'EMAIL', partyId: mixed } };
+      const { res, referenceId } = await pay(s, caller, { body });
+      return [status(res), (json(await readStatus(s, caller, referenceId))!.payer as { partyId?: string }).partyId];
+    },
+    faithful: [202, 'Customer.One@Example.com'],
+    faulty: [202, 'customer.one@example.com'],
   },
   'duplicate-race': {
     run: async (s) => {
