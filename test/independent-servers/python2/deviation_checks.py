@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Shows that each second-round deviation of server.py changes what a black-box client sees.
+"""Shows that each deviation of server.py added after the first round changes what a black-box client sees.
 
 For every deviation in CHECKS and every profile it lists, this script starts
     server.py --port 0 --profile P --keys ... --deviation NAME
-and a plain server of the same profile (no switch), runs the same short scenario against
+and a plain server of the same profile (no switch; both with the flags of CHECK_ARGS where a
+scenario needs other timings), runs the same short scenario against
 both, and requires that the scenario sees the departure on the deviation server and does
 not see it on the plain server.  Servers bind to 127.0.0.1 only; callbacks go to a
 receiver on 127.0.0.1.  Exit code 0 = every deviation shows, and no plain server shows it.
@@ -435,6 +436,212 @@ def chk_deposit_text_length_not_checked(x):
     return st == 202
 
 
+# ---- seventh round ------------------------------------------------------------
+
+def _wait_status(x, tok, ref, kind="requesttopay", timeout=9, uid=None, key=None):
+    """Polls a status until it leaves PENDING; renews the token if it runs out."""
+    end = time.time() + timeout
+    product = "collection" if kind == "requesttopay" else "disbursement"
+    while True:
+        st, js, _ = x.status(tok, ref, kind)
+        if st == 401 and uid:
+            tok = x.token(product, uid, key)[1]["access_token"]
+            continue
+        if (st == 200 and js.get("status") != "PENDING") or time.time() >= end:
+            return js
+        time.sleep(0.25)
+
+
+def _consent_token(x, tok, scope="profile"):
+    arid = x.bc_authorize(tok, scope=scope)[1]["auth_req_id"]
+    duid, dkey = x.provision("disbursement")
+    return x.consent_token(duid, dkey, arid)
+
+
+def _userinfo(x, ctok):
+    return x.c.call("GET", "/collection/oauth2/v1_0/userinfo", x.bh("collection", ctok))
+
+
+def chk_concurrent_duplicate_500(x):
+    uid, key, tok = x.setup()
+    ref = str(uuid.uuid4())
+    body = {"amount": "10", "currency": "EUR", "externalId": "e1",
+            "payer": {"partyIdType": "MSISDN", "partyId": "46733123459"}}
+
+    def send(_):
+        return x.c.call("POST", "/collection/v1_0/requesttopay", x.bh("collection", tok, ref), body)[0]
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        together = sorted(ex.map(send, range(2)))
+    later = send(None)
+    return together == [202, 500] and later == 409
+
+
+def chk_delayed_payment_notification_expired(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok, msisdn="46733123454")
+    assert st == 202
+    assert _wait_status(x, tok, ref, uid=uid, key=key)["status"] == "SUCCESSFUL"
+    tok = x.token("collection", uid, key)[1]["access_token"]
+    return x.dn(tok, ref)[0] == 410
+
+
+def chk_callback_needs_live_token(x):
+    uid, key = x.provision("collection")
+    st, js, _ = x.token("collection", uid, key)
+    tok, life = js["access_token"], js["expires_in"]
+    time.sleep(max(0.0, life - 1.0))          # about a second of the token's life is left
+    p, u = x.cb("live")
+    ref, st, _ = x.rtp(tok, msisdn="46733123454", cb=u)   # becomes final after the token has expired
+    assert st == 202
+    hits = x.rx.wait_for(p, timeout=6)
+    tok = x.token("collection", uid, key)[1]["access_token"]
+    final = _wait_status(x, tok, ref, uid=uid, key=key)["status"]
+    return final == "SUCCESSFUL" and len(hits) == 0
+
+
+def chk_consent_token_short_lived(x):
+    uid, key = x.provision("collection")
+    js = x.token("collection", uid, key)[1]
+    tok, life = js["access_token"], js["expires_in"]
+    st, cj, _ = _consent_token(x, tok)
+    assert st == 200 and cj["expires_in"] == 3600
+    first = _userinfo(x, cj["access_token"])[0]
+    time.sleep(life + 0.5)
+    second = _userinfo(x, cj["access_token"])[0]
+    return first == 200 and second == 401
+
+
+def chk_refund_cap_compared_as_text(x):
+    uid, key, tok = x.setup()
+    pref, st, _ = x.rtp(tok, amount="10")
+    assert x.status(tok, pref)[1]["status"] == "SUCCESSFUL"
+    duid, dkey, dtok = x.setup("disbursement")
+    rref, st, _ = x.refund(dtok, pref, amount="4")
+    assert st == 202
+    return x.status(dtok, rref, "refund")[1]["status"] == "FAILED"
+
+
+def chk_notification_cooldown_per_token(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok)
+    first, second = x.dn(tok, ref)[0], x.dn(tok, ref)[0]
+    tok2 = x.token("collection", uid, key)[1]["access_token"]
+    third = x.dn(tok2, ref)[0]
+    return first == 200 and second == 429 and third == 200
+
+
+def chk_msisdn_national_format_accepted(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok, msisdn="0733123456")
+    return st == 202
+
+
+def chk_callback_header_name_case_sensitive(x):
+    uid, key, tok = x.setup()
+    body = json.dumps({"amount": "10", "currency": "EUR", "externalId": "e1",
+                       "payer": {"partyIdType": "MSISDN", "partyId": "46733123459"}}).encode()
+    p1, u1 = x.cb("exact")
+    p2, u2 = x.cb("lower")
+    h1 = dict(x.bh("collection", tok, str(uuid.uuid4())), **{"Content-Type": "application/json", "X-Callback-Url": u1})
+    h2 = dict(x.bh("collection", tok, str(uuid.uuid4())), **{"Content-Type": "application/json", "x-callback-url": u2})
+    st1, _ = x.c.raw_post("/collection/v1_0/requesttopay", h1, body)
+    st2, _ = x.c.raw_post("/collection/v1_0/requesttopay", h2, body)
+    assert st1 == 202 and st2 == 202, (st1, st2)
+    exact = x.rx.wait_for(p1, timeout=3)
+    lower = x.rx.wait_for(p2, timeout=1.5)
+    return len(exact) == 1 and len(lower) == 0
+
+
+def chk_foreign_product_key_403(x):
+    uid, key, tok = x.setup()
+    h = x.bh("collection", tok)
+    h["Ocp-Apim-Subscription-Key"] = x.keys["disbursement"]
+    st, _, _ = x.c.call("GET", "/collection/v1_0/account/balance/EUR", h)
+    return st == 403
+
+
+def chk_deposit_payer_field_accepted(x):
+    uid, key, tok = x.setup("disbursement")
+    ref = str(uuid.uuid4())
+    body = {"amount": "5", "currency": "EUR", "externalId": "d1",
+            "payer": {"partyIdType": "MSISDN", "partyId": "46733123459"}, "payerMessage": "dep", "payeeNote": "n"}
+    st, _, _ = x.c.call("POST", "/disbursement/v1_0/deposit", x.bh("disbursement", tok, ref), body)
+    return st == 202
+
+
+def chk_bc_authorize_answers_202(x):
+    uid, key, tok = x.setup()
+    st, js, _ = x.bc_authorize(tok)
+    return st == 202 and "auth_req_id" in js
+
+
+def chk_token_expires_in_fractional(x):
+    uid, key = x.provision("collection")
+    st, js, _ = x.token("collection", uid, key)
+    return st == 200 and not isinstance(js["expires_in"], int)
+
+
+def chk_userinfo_credit_score_number(x):
+    uid, key, tok = x.setup()
+    st, cj, _ = _consent_token(x, tok)
+    st, js, _ = _userinfo(x, cj["access_token"])
+    return st == 200 and "credit_score" in js and not isinstance(js["credit_score"], str)
+
+
+def chk_callback_host_read_from_userinfo(x):
+    uid, key, tok = x.setup()           # providerCallbackHost 127.0.0.1
+    path = "/dc/userinfo-%s" % uuid.uuid4().hex
+    ref, st, _ = x.rtp(tok, cb="http://127.0.0.1@localhost:%d%s" % (x.rx.port, path))
+    return st == 202 and len(x.rx.wait_for(path, timeout=3)) == 1
+
+
+def chk_test_numbers_matched_by_suffix(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok, msisdn="256772123450")
+    assert st == 202
+    return x.status(tok, ref)[1]["status"] == "FAILED"
+
+
+def chk_timeout_status_instead_of_failed(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok, msisdn="46733123453")
+    assert st == 202
+    return _wait_status(x, tok, ref, timeout=10, uid=uid, key=key).get("status") == "TIMEOUT"
+
+
+def chk_pending_record_has_transaction_id(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok, msisdn="46733123454")
+    js = x.status(tok, ref)[1]
+    return js["status"] == "PENDING" and "financialTransactionId" in js
+
+
+def chk_msisdn_plus_stripped(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok, msisdn="+46733123999")
+    assert st == 202
+    return x.status(tok, ref)[1]["payer"]["partyId"] != "+46733123999"
+
+
+def chk_apikey_rebinds_product(x):
+    uid = str(uuid.uuid4())
+    st, _, _ = x.c.call("POST", "/v1_0/apiuser", {"Ocp-Apim-Subscription-Key": x.keys["collection"], "X-Reference-Id": uid},
+                        {"providerCallbackHost": "127.0.0.1"})
+    assert st == 201
+    st, js, _ = x.c.call("POST", "/v1_0/apiuser/%s/apikey" % uid, {"Ocp-Apim-Subscription-Key": x.keys["disbursement"]})
+    assert st == 201
+    return x.token("collection", uid, js["apiKey"])[0] != 200
+
+
+def chk_final_records_archived_without_texts(x):
+    uid, key, tok = x.setup()
+    ref, st, _ = x.rtp(tok)
+    first = x.status(tok, ref)[1]
+    time.sleep(3.5)
+    later = x.status(tok, ref)[1]
+    return "payerMessage" in first and "payerMessage" not in later and "externalId" not in later
+
+
 CHECKS = {
     "apiuser-malformed-json-500": chk_apiuser_malformed_json_500,
     "apikey-created-200": chk_apikey_created_200,
@@ -463,6 +670,34 @@ CHECKS = {
     "text-limit-off-by-one": chk_text_limit_off_by_one,
     "rtp-status-404-without-body": chk_rtp_status_404_without_body,
     "deposit-text-length-not-checked": chk_deposit_text_length_not_checked,
+    # seventh round
+    "concurrent-duplicate-500": chk_concurrent_duplicate_500,
+    "delayed-payment-notification-expired": chk_delayed_payment_notification_expired,
+    "callback-needs-live-token": chk_callback_needs_live_token,
+    "consent-token-short-lived": chk_consent_token_short_lived,
+    "refund-cap-compared-as-text": chk_refund_cap_compared_as_text,
+    "notification-cooldown-per-token": chk_notification_cooldown_per_token,
+    "msisdn-national-format-accepted": chk_msisdn_national_format_accepted,
+    "callback-header-name-case-sensitive": chk_callback_header_name_case_sensitive,
+    "foreign-product-key-403": chk_foreign_product_key_403,
+    "deposit-payer-field-accepted": chk_deposit_payer_field_accepted,
+    "bc-authorize-answers-202": chk_bc_authorize_answers_202,
+    "token-expires-in-fractional": chk_token_expires_in_fractional,
+    "userinfo-credit-score-number": chk_userinfo_credit_score_number,
+    "callback-host-read-from-userinfo": chk_callback_host_read_from_userinfo,
+    "test-numbers-matched-by-suffix": chk_test_numbers_matched_by_suffix,
+    "timeout-status-instead-of-failed": chk_timeout_status_instead_of_failed,
+    "pending-record-has-transaction-id": chk_pending_record_has_transaction_id,
+    "msisdn-plus-stripped": chk_msisdn_plus_stripped,
+    "apikey-rebinds-product": chk_apikey_rebinds_product,
+    "final-records-archived-without-texts": chk_final_records_archived_without_texts,
+}
+
+# Scenarios that need other timings than the default start flags; the plain server of the
+# comparison is started with the same flags.
+CHECK_ARGS = {
+    "callback-needs-live-token": ["--token-lifetime", "2", "--delayed-approval-seconds", "3"],
+    "consent-token-short-lived": ["--token-lifetime", "3"],
 }
 
 
@@ -496,12 +731,20 @@ def main(argv):
     lock = threading.Lock()
 
     def one(name, profile):
-        p, c = start_server(profile, ["--deviation", name])
+        extra = CHECK_ARGS.get(name, [])
+        p, c = start_server(profile, ["--deviation", name] + extra)
         try:
             dev_seen, dev_err = run(CHECKS[name], c, rx)
         finally:
             stop_server(p)
-        plain_seen, plain_err = run(CHECKS[name], plain[profile][1], rx)
+        if extra:
+            pp, pc = start_server(profile, extra)
+            try:
+                plain_seen, plain_err = run(CHECKS[name], pc, rx)
+            finally:
+                stop_server(pp)
+        else:
+            plain_seen, plain_err = run(CHECKS[name], plain[profile][1], rx)
         ok = dev_seen is True and plain_seen is False
         line = "%-4s %-40s %-12s deviation=%s plain=%s%s" % (
             "ok" if ok else "FAIL", name, profile, dev_seen, plain_seen,

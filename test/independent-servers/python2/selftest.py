@@ -438,16 +438,23 @@ def run_effects(rx):
     print("== switch effects")
     cbu = lambda path: "http://127.0.0.1:%d%s" % (rx.port, path)
 
-    def with_server(profile, kind, name, fn):
-        p, c = start(profile, ["--" + kind, name])
-        try:
-            ok = fn(c)
-        except Exception as exc:
-            ok = False
-            print("   exception", name, profile, repr(exc))
-        finally:
-            stop(p)
-        check(ok, "%s %s (%s)" % (kind, name, profile))
+    gate = threading.BoundedSemaphore(12)   # at most 12 servers at a time (light on CPU)
+
+    def with_server(profile, kind, name, fn, plain=False):
+        with gate:
+            p, c = start(profile, [] if plain else ["--" + kind, name])
+            try:
+                ok = fn(c)
+            except Exception as exc:
+                ok = False
+                print("   exception", name, profile, "(plain server)" if plain else "", repr(exc))
+            finally:
+                stop(p)
+        if plain:
+            # the same scenario against a server without the switch: the default must not show it
+            check(not ok, "default unchanged: %s %s not seen without the switch (%s)" % (kind, name, profile))
+        else:
+            check(ok, "%s %s (%s)" % (kind, name, profile))
 
     def d_apiuser_non_uuid(c):
         st, _, _ = c.call("POST", "/v1_0/apiuser", {"Ocp-Apim-Subscription-Key": "ck", "X-Reference-Id": "not-a-uuid"},
@@ -662,10 +669,108 @@ def run_effects(rx):
         uid, key = provision(c, "collection")
         return token(c, "collection", uid, key)[2].get("Content-Type") == "application/json; charset=utf-8"
 
+    # controls added in the seventh round
+    def dn_call(c, tok, ref):
+        return c.call("POST", "/collection/v1_0/requesttopay/%s/deliverynotification" % ref, bh("collection", tok),
+                      {"notificationMessage": "hi"})[0]
+
+    def c_cooldown_3s(c):
+        uid, key, tok = setup(c)
+        ref, _, _ = rtp(c, tok)
+        first, second = dn_call(c, tok, ref), dn_call(c, tok, ref)
+        time.sleep(3.3)
+        third, fourth = dn_call(c, tok, ref), dn_call(c, tok, ref)
+        return (first, second, third, fourth) == (200, 429, 200, 429)
+
+    def consent_userinfo(c, uid, key, tok, scope):
+        js = c.call("POST", "/collection/v1_0/bc-authorize", bh("collection", tok),
+                    "login_hint=ID:46733123459/MSISDN&scope=%s&access_type=offline" % scope, form=True)[1]
+        basic = base64.b64encode(("%s:%s" % (uid, key)).encode()).decode()
+        js = c.call("POST", "/disbursement/oauth2/token/", {"Ocp-Apim-Subscription-Key": "dk", "Authorization": "Basic " + basic,
+                    "X-Target-Environment": "sandbox"}, "grant_type=urn:openid:params:grant-type:ciba&auth_req_id=" + js["auth_req_id"],
+                    form=True)[1]
+        st, js, _ = c.call("GET", "/collection/oauth2/v1_0/userinfo", bh("collection", js["access_token"]))
+        return js if st == 200 else {}
+
+    def c_claims_by_scope(c):
+        uid, key, tok = setup(c)
+        only_openid = consent_userinfo(c, uid, key, tok, "openid")
+        profile = consent_userinfo(c, uid, key, tok, "profile")
+        everything = consent_userinfo(c, uid, key, tok, "all_info")
+        return (set(only_openid) == {"sub"} and {"sub", "name", "given_name", "family_name", "locale"} <= set(profile)
+                and "email" not in profile and "credit_score" not in profile and len(everything) == 24)
+
+    def c_basic_rtp(c):
+        uid, key, tok = setup(c)
+        basic = base64.b64encode(("%s:%s" % (uid, key)).encode()).decode()
+        wrong = base64.b64encode(("%s:%s" % (uid, "0" * 32)).encode()).decode()
+        ref = str(uuid.uuid4())
+        h = {"Ocp-Apim-Subscription-Key": "ck", "Authorization": "Basic " + basic, "X-Target-Environment": "sandbox",
+             "X-Reference-Id": ref}
+        st = c.call("POST", "/collection/v1_0/requesttopay", h, rtp_body("46733123459"))[0]
+        h2 = dict(h, **{"Authorization": "Basic " + wrong, "X-Reference-Id": str(uuid.uuid4())})
+        st2, js2, _ = c.call("POST", "/collection/v1_0/requesttopay", h2, rtp_body("46733123459"))
+        return st == 202 and status(c, tok, ref)["status"] == "SUCCESSFUL" and st2 == 401 and js2 == {"error": "login_failed"}
+
+    def refund_call(c, dtok, ref, target, amount="1"):
+        return c.call("POST", "/disbursement/v1_0/refund", bh("disbursement", dtok, X_Reference_Id=ref),
+                      {"amount": amount, "currency": "EUR", "referenceIdToRefund": target})[0]
+
+    def c_refund_target(c):
+        duid, dkey, dtok = setup(c, "disbursement")
+        rr = str(uuid.uuid4())
+        st1 = refund_call(c, dtok, rr, str(uuid.uuid4()))
+        st_read = c.call("GET", "/disbursement/v1_0/refund/" + rr, bh("disbursement", dtok))[0]
+        uid, key, tok = setup(c)
+        pref, _, _ = rtp(c, tok)
+        st2 = refund_call(c, dtok, rr, pref)
+        return st1 == 400 and st_read == 404 and st2 == 202 and \
+            status(c, dtok, rr, "refund", "disbursement")["status"] == "SUCCESSFUL"
+
+    def c_usd(c):
+        uid, key, tok = setup(c)
+        ref, st, _ = rtp(c, tok, body=dict(rtp_body("46733123459", "10"), currency="USD"))
+        bal = lambda product, t, cur: c.call("GET", "/%s/v1_0/account/balance/%s" % (product, cur), bh(product, t))[1]
+        if st != 202:
+            return False
+        paid = status(c, tok, ref)["status"] == "SUCCESSFUL"
+        col = bal("collection", tok, "USD") == {"availableBalance": "10", "currency": "USD"} and \
+            bal("collection", tok, "EUR")["availableBalance"] == "0"
+        duid, dkey, dtok = setup(c, "disbursement")
+        dref = str(uuid.uuid4())
+        c.call("POST", "/disbursement/v1_0/deposit", bh("disbursement", dtok, X_Reference_Id=dref),
+               {"amount": "5", "currency": "USD", "payee": {"partyIdType": "MSISDN", "partyId": "46733123459"}})
+        dep = status(c, dtok, dref, "deposit", "disbursement")["status"] == "SUCCESSFUL" and \
+            bal("disbursement", dtok, "USD")["availableBalance"] == "999995" and \
+            bal("disbursement", dtok, "EUR")["availableBalance"] == "1000000"
+        other = rtp(c, tok, body=dict(rtp_body("46733123459", "10"), currency="GBP"))[1] == 500
+        return paid and col and dep and other
+
+    def c_refund_window(c):
+        uid, key, tok = setup(c)
+        pref, _, _ = rtp(c, tok)
+        duid, dkey, dtok = setup(c, "disbursement")
+        r1 = str(uuid.uuid4())
+        refund_call(c, dtok, r1, pref)
+        soon = status(c, dtok, r1, "refund", "disbursement")["status"] == "SUCCESSFUL"
+        time.sleep(10.3)
+        dtok = token(c, "disbursement", duid, dkey)[1]["access_token"]
+        r2 = str(uuid.uuid4())
+        st = refund_call(c, dtok, r2, pref)
+        js = status(c, dtok, r2, "refund", "disbursement")
+        reason = js.get("reason")
+        reason = reason.get("code") if isinstance(reason, dict) else reason
+        return soon and st == 202 and js["status"] == "FAILED" and reason == "NOT_ALLOWED"
+
+    new_ctls = {"notification-cooldown-3s": c_cooldown_3s, "userinfo-claims-by-scope": c_claims_by_scope,
+                "basic-auth-on-request-to-pay": c_basic_rtp, "refund-target-checked-at-creation": c_refund_target,
+                "second-currency-usd": c_usd, "refund-window-10s": c_refund_window}
+
     ctls = {"callback-retry-until-2xx": c_retry, "callback-put": c_put, "amount-max-2-decimals": c_2dec,
             "no-partial-refunds": c_partial, "shared-balance": c_shared, "consent-interval-long": c_interval,
             "token-grace": c_grace, "delivery-window-short": c_window, "status-extra-fields": c_extra,
             "errors-french": c_french, "accepted-body": c_accepted, "content-type-charset": c_charset}
+    ctls.update(new_ctls)
 
     flaky = FlakyReceiver()
     jobs = []
@@ -677,6 +782,8 @@ def run_effects(rx):
             for profile in prof[len("profiles="):].split(","):
                 if name in table and not (name == "shared-balance" and profile == "mtn-sandbox"):
                     jobs.append(threading.Thread(target=with_server, args=(profile, kind, name, table[name])))
+                if kind == "control" and name in new_ctls:
+                    jobs.append(threading.Thread(target=with_server, args=(profile, kind, name, table[name], True)))
     for j in jobs:
         j.start()
     for j in jobs:

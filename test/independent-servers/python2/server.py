@@ -74,6 +74,25 @@ CONTROLS = [
     ("content-type-charset", BOTH,
      "spec 4.1 Content-Type 'media type of the body' (parameters open)",
      "JSON answers are labelled 'application/json; charset=utf-8' instead of 'application/json'"),
+    # ---- controls added in the seventh round ------------------------------------------
+    ("notification-cooldown-3s", SPEC,
+     "spec 4.2 #3 '429 | Too many attempts for the same ID recently'; 8 'Rate limit thresholds: not shown' (how long 'recently' lasts is open; the notes observe 429 for a second notification, so spec only)",
+     "after an accepted delivery notification, repeats for the same payment get 429 for 3 s only; a repeat sent later is enqueued again (200) and starts a new 3 s period (default in spec: 300 s)"),
+    ("userinfo-claims-by-scope", SPEC,
+     "spec 2.11 lists the claims without tying them to scopes, 5.7 'Allowed scope values: not shown'; OIDC Core 5.4 (a scope requests a set of claims, and claims not granted are left out; sub is always returned) (the notes observe one fixed Sand Box record, so spec only)",
+     "user information with consent returns only the claims the consent's scope grants: sub always; the profile claims (name, given_name, family_name, middle_name, gender, locale, birthdate, updated_at) for profile; every claim of 2.11 for all_info; scope openid alone gives {sub} only (default: every claim of 2.11 whatever the scope)"),
+    ("basic-auth-on-request-to-pay", SPEC,
+     "spec 4.2 #2 'Authorization (optional in the listing; Basic or Bearer)'; 5.3 'The Authorization header of the business operations follows the Basic and Bearer standards' (the live service documents Bearer only, so spec only)",
+     "POST /collection/v1_0/requesttopay also accepts Basic credentials of a collection API user (its id and API key) and creates the payment for that user, as with its Bearer token; a wrong key gets 401 {error:login_failed} (default in spec: 401 for Basic)"),
+    ("refund-target-checked-at-creation", BOTH,
+     "spec 4.3 #9 '202: accepted. 400: invalid data'; 2.4 referenceIdToRefund 'Identifies the earlier request-to-pay transaction that is refunded'; 7 rule 5 'Which code accompanies which status on each operation ... not shown', set B has RESOURCE_NOT_FOUND; notes silent on refunds of unknown payments",
+     "a refund whose referenceIdToRefund names no request to pay is refused at once with 400 (spec: {code:RESOURCE_NOT_FOUND,message}, mtn-sandbox: empty body) and nothing is created, so its X-Reference-Id stays free (default: 202, then FAILED RESOURCE_NOT_FOUND)"),
+    ("second-currency-usd", SPEC,
+     "spec 2.2-2.4 'currency: ISO 4217 currency code' and 4.2 #4 (which currencies the service takes is not given; the notes observe EUR only in the live sandbox, so spec only)",
+     "the service takes USD as well as EUR: requests to pay, deposits and refunds in USD are accepted and carried out, and each API user has a separate USD account per product (GET .../account/balance/USD; collection opens at 0, disbursement at 1000000); other currencies still get 500 INVALID_CURRENCY (default: EUR only)"),
+    ("refund-window-10s", BOTH,
+     "spec 2.4 and 4.3 #9 set no period within which a request to pay may be refunded; 7 set B has NOT_ALLOWED; notes silent",
+     "a refund of a request to pay that became SUCCESSFUL more than 10 s before the refund arrives is accepted (202) and ends FAILED with reason NOT_ALLOWED; refunds within 10 s work as before (default: no time limit)"),
 ]
 
 DEVIATIONS = [
@@ -219,6 +238,67 @@ DEVIATIONS = [
     ("deposit-text-length-not-checked", MTN,
      "notes Errors and inputs '400 ... Causes seen: ... payerMessage/payeeNote over 160 characters' [observed]",
      "a deposit whose payerMessage or payeeNote is longer than 160 characters is accepted (202); requests to pay and refunds still refuse it with 400"),
+    # ---- deviations added in the seventh round -----------------------------------------
+    ("concurrent-duplicate-500", BOTH,
+     "spec 2.5 'A request that reuses an existing reference ID is rejected with 409 and code RESOURCE_ALREADY_EXIST'; 7 rule 1; 4.2 #2 and 4.3 #9-10 '409: duplicated reference ID'",
+     "the reference-id check and the insert of a request to pay, deposit or refund are 300 ms apart: of two creations with the same X-Reference-Id sent together, one gets 202 and the other 500 INTERNAL_PROCESSING_ERROR (the store's unique-key error) instead of 409 RESOURCE_ALREADY_EXIST; a reuse sent after the first answer still gets 409"),
+    ("delayed-payment-notification-expired", BOTH,
+     "spec 4.2 #3 '200 | Notification successfully enqueued', '410 | The delivery notification opportunity has expired'; 3 'Delivery notification is allowed only for a successfully completed transaction'; 8",
+     "a delivery notification for a request to pay that became SUCCESSFUL after a delay (the delayed-approval number 46733123454) answers 410 EXPIRED at once, because the window start is only recorded for immediate outcomes; payments that succeed at once are notified normally"),
+    ("callback-needs-live-token", BOTH,
+     "spec 6 'A caller may give an address in X-Callback-Url on request to pay, refund, deposit and bc-authorize. The service is to send a callback to the server there'; notes, Callbacks: 'Sent to X-Callback-Url when the transaction reaches a final state [documented]'",
+     "a transaction that reaches its final state after the access token that created it has expired never gets its callback (the sender re-checks the creator's token); transactions final while that token still lives get theirs"),
+    ("consent-token-short-lived", BOTH,
+     "spec 2.7 'access_token | JWT; valid 3600 seconds by default'; 5.4 'It returns a Bearer access token, valid 3600 seconds by default'; 8 'The consent access token is valid 3600 seconds by default'",
+     "the consent access token is given the lifetime of ordinary access tokens (--token-lifetime, e.g. 6 s): user information with consent refuses it with 401 once that has passed, although its record says expires_in 3600"),
+    ("refund-cap-compared-as-text", BOTH,
+     "spec 2.4 'referenceIdToRefund ... Identifies the earlier request-to-pay transaction that is refunded'; 4.3 #9 'Refunds an amount from the owner's account to a payee account' (a part of a payment can be refunded)",
+     "the check that refunds do not exceed the payment compares the amounts as text: a refund of 4 of a payment of 10 ends FAILED NOT_ALLOWED because \"4\" sorts after \"10\", while refunds of 1 or 10 of it succeed"),
+    ("notification-cooldown-per-token", BOTH,
+     "spec 4.2 #3 '429 | Too many attempts for the same ID recently. Occurs only after an earlier successful attempt'; 8 'Delivery notification: repeated attempts for the same ID give 429'; notes 'a second notification for the same reference -> 429' [observed]",
+     "the delivery-notification cooldown is keyed by access token and reference id: after an accepted notification, a repeat with the same access token gets 429, but a repeat by the same API user with a newly issued access token is enqueued again (200)"),
+    ("msisdn-national-format-accepted", BOTH,
+     "spec 2.1 'MSISDN: mobile number per ITU-T E.164 ... The format is validated according to partyIdType' (an E.164 number starts with its country code, never with 0); 4.2 #8 accountHolderId 'MSISDN per ITU-T E.164'; 4.2 #2, 4.3 #10 '400'",
+     "an MSISDN in national format with a leading 0 (e.g. 0733123456) is accepted as payer, payee, account holder, basic-user-info MSISDN and login_hint (202/200) instead of 400; numbers starting 1-9 are handled as before"),
+    ("callback-header-name-case-sensitive", BOTH,
+     "spec 4.1 'X-Callback-Url | header, optional | URL | Address to which a callback is sent'; 6 'The service is to send a callback to the server there'; RFC 9110 5.1 (field names are case-insensitive)",
+     "X-Callback-Url is recognised only when its name is written exactly so: a request to pay, deposit, refund or bc-authorize that sends it as x-callback-url (or X-callback-url, as many HTTP clients do) is accepted without host check and never gets a callback"),
+    ("foreign-product-key-403", BOTH,
+     "spec 5.1 'Every operation requires the subscription key'; 7 (401 Unauthorized; 403 is not among the statuses used); notes 'Missing or invalid subscription key -> 401 from the API gateway' [observed]",
+     "a business operation called with the subscription key of another product (e.g. the disbursement key on /collection/...) answers 403 (spec: {error:subscription_not_entitled,message}, mtn-sandbox: {statusCode:403,message}) instead of 401; a missing or unknown key still gets 401"),
+    ("deposit-payer-field-accepted", BOTH,
+     "spec 2.3 'The fields are the same as the request-to-pay body, except that payer is replaced by payee (Party)'; 2.1 (partyIdType and partyId required); 4.3 #10 '400'",
+     "a deposit whose body names the party as payer (copied from a request to pay) and has no payee is accepted (202) and carried out with that party as payee, instead of 400"),
+    ("bc-authorize-answers-202", BOTH,
+     "spec 4.2 #7 '200: consent request record (2.8)'; OpenID CIBA Core 7.3 (a successful authentication request answers HTTP 200 OK)",
+     "bc-authorize answers 202 Accepted (with the usual {auth_req_id, interval, expires_in} body) instead of 200"),
+    ("token-expires-in-fractional", BOTH,
+     "spec 2.6 'expires_in | integer | Validity of the token in seconds'; notes '{...\"expires_in\":3600}' [observed]; RFC 6749 5.1",
+     "POST /{product}/token/ gives expires_in as the fractional seconds left on the new token (e.g. 5.999987 or 3599.99998) instead of an integer"),
+    ("userinfo-credit-score-number", SPEC,
+     "spec 2.11 'credit_score | string | Credit score' (the mtn-sandbox record has no credit_score, so spec only)",
+     "user information with consent gives credit_score as the JSON number 700 instead of the string \"700\""),
+    ("callback-host-read-from-userinfo", MTN,
+     "notes, Callbacks: 'The callback URL's host must equal the API user's providerCallbackHost; otherwise the creation POST fails with 500 {\"code\":\"INVALID_CALLBACK_URL_HOST\",...} and no transaction is created' [observed]; RFC 3986 3.2 (what precedes '@' in the authority is userinfo, not the host)",
+     "the callback host is read with a naive pattern that stops at '@': an X-Callback-Url such as http://127.0.0.1@other-host:8080/cb for providerCallbackHost 127.0.0.1 is accepted (202) and the callback goes to other-host, instead of 500 INVALID_CALLBACK_URL_HOST"),
+    ("test-numbers-matched-by-suffix", MTN,
+     "notes, Sandbox test numbers: '46733123450 ... 46733123454' each with its outcome, 'any other valid MSISDN | SUCCESSFUL at once [observed]'",
+     "the test numbers are matched by their last six digits: any payer or payee number ending in 123450-123454 (e.g. 256772123450) takes that test number's outcome (FAILED INTERNAL_PROCESSING_ERROR etc.) instead of SUCCESSFUL"),
+    ("timeout-status-instead-of-failed", MTN,
+     "notes, Status records: 'Status values: PENDING, SUCCESSFUL, FAILED [observed] ... REJECTED/TIMEOUT/ONGOING appear as reasons, not statuses'",
+     "a transaction that times out while PENDING (46733123453 after --pending-timeout-seconds) reads status \"TIMEOUT\" without reason, in its status record and its callback, instead of FAILED; other failures still read FAILED"),
+    ("pending-record-has-transaction-id", MTN,
+     "notes, Status records: 'PENDING and FAILED records have no financialTransactionId [observed]. So it is optional, present once SUCCESSFUL'",
+     "the financialTransactionId is allocated at creation and shown on PENDING records as well (e.g. 46733123454 during its delay), then kept when SUCCESSFUL; FAILED records still have none"),
+    ("msisdn-plus-stripped", MTN,
+     "notes, Status records: 'partyId comes back exactly as sent' [observed]; notes, Callbacks: 'Body: the same record as the status GET' [documented]",
+     "an MSISDN party id sent with a leading '+' (+46733123999, accepted) comes back without it (46733123999) in status records and callbacks"),
+    ("apikey-rebinds-product", MTN,
+     "notes, Provisioning and tokens: 'An API user works only with the product (subscription key) it was provisioned under' [observed]; spec 4.5 #15 'Create an API key for the API user' (a key, nothing else)",
+     "creating an API key with another product's subscription key moves the API user to that product: a user created with the collection key whose key was made with the disbursement key gets 500 NOT_ALLOWED_TARGET_ENVIRONMENT on /collection/token/ and a token on /disbursement/token/"),
+    ("final-records-archived-without-texts", MTN,
+     "notes, Status records: the requesttopay record carries externalId, payerMessage and payeeNote [observed] ('refund and deposit use payee instead of payer'); spec 2.5 the reference ID 'is later used in status queries'",
+     "3 s after a transaction is final its record is moved to an archive that keeps no texts: later status queries of it answer without externalId, payerMessage and payeeNote (reads and callbacks before then have them)"),
 ]
 
 CONTROL_NAMES = {c[0]: c for c in CONTROLS}
@@ -280,11 +360,13 @@ MESSAGES_FR = {
 UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 UUID4_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$")
 MSISDN_RE = re.compile(r"^\+?[1-9][0-9]{4,14}$")
+MSISDN_LOOSE_RE = re.compile(r"^\+?[0-9]{5,15}$")   # deviation msisdn-national-format-accepted
 EMAIL_RE = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
 AMOUNT_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 LANG_RE = re.compile(r"^[A-Za-z]{2,3}$")
 SUPPORTED_CURRENCIES = ("EUR",)
+SECOND_CURRENCY = "USD"          # control second-currency-usd
 SCOPES = ("profile", "openid", "all_info")
 TEXT_MAX = 160
 
@@ -318,6 +400,16 @@ def callback_host_of(value):
     if v.startswith("["):
         return v[1:].split("]")[0].lower()
     return v.split(":")[0].lower()
+
+
+NAIVE_HOST_RE = re.compile(r"^https?://([\w.-]+)")   # deviation callback-host-read-from-userinfo
+
+
+def strip_userinfo(url):
+    p = urllib.parse.urlsplit(url)
+    if "@" not in p.netloc:
+        return url
+    return urllib.parse.urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[1], p.path, p.query, p.fragment))
 
 
 def valid_callback_url(url):
@@ -438,6 +530,15 @@ class State:
     def mtn(self):
         return self.cfg.profile == "mtn-sandbox"
 
+    def msisdn_ok(self, s):
+        rx = MSISDN_LOOSE_RE if self.dev("msisdn-national-format-accepted") else MSISDN_RE
+        return isinstance(s, str) and bool(rx.match(s))
+
+    def currency_ok(self, cur):
+        if cur in SUPPORTED_CURRENCIES:
+            return True
+        return cur == SECOND_CURRENCY and self.ctl("second-currency-usd")
+
     def msg(self, code):
         table = MESSAGES_FR if self.ctl("errors-french") else MESSAGES_EN
         return table.get(code, code.replace("_", " ").capitalize() + ".")
@@ -490,24 +591,27 @@ class State:
         return self.make_jwt(claims)
 
     # balances -----------------------------------------------------------
-    def account_key(self, product, user_id):
-        return (product, "*shared*" if self.ctl("shared-balance") else user_id)
+    def account_key(self, product, user_id, currency="EUR"):
+        k = (product, "*shared*" if self.ctl("shared-balance") else user_id)
+        if currency != "EUR":
+            k = k + (currency,)
+        return k
 
     def initial_balance(self, product):
         start = {"collection": "0", "disbursement": "1000000", "remittance": "1000000"}[product]
         return float(start) if self.dev("balance-float-arithmetic") else Decimal(start)
 
-    def balance(self, product, user_id):
-        k = self.account_key(product, user_id)
+    def balance(self, product, user_id, currency="EUR"):
+        k = self.account_key(product, user_id, currency)
         with self.lock:
             if k not in self.balances:
                 self.balances[k] = self.initial_balance(product)
             return self.balances[k]
 
-    def adjust(self, product, user_id, amount, sign):
-        k = self.account_key(product, user_id)
+    def adjust(self, product, user_id, amount, sign, currency="EUR"):
+        k = self.account_key(product, user_id, currency)
         with self.lock:
-            cur = self.balance(product, user_id)
+            cur = self.balance(product, user_id, currency)
             amt = float(amount) if self.dev("balance-float-arithmetic") else amount
             self.balances[k] = cur + amt if sign > 0 else cur - amt
 
@@ -527,6 +631,10 @@ class State:
             "46733123453": (cfg.pending_timeout, "FAILED", "EXPIRED"),
             "46733123454": (cfg.delayed_approval, "SUCCESSFUL", None),
         }
+        if self.mtn and self.dev("test-numbers-matched-by-suffix"):
+            for k, v in table.items():
+                if num.endswith(k[-6:]):
+                    return v
         return table.get(num, (0, "SUCCESSFUL", None))
 
     def settle(self, tx, timer=False):
@@ -537,6 +645,8 @@ class State:
             return
         fs, reason = tx["final"]
         tx["due"] = None
+        if fs == "FAILED" and reason == "EXPIRED" and self.mtn and self.dev("timeout-status-instead-of-failed"):
+            fs, reason = "TIMEOUT", None
         self.finalize(tx, fs, reason, delayed=True)
 
     def finalize(self, tx, status, reason, delayed=False):
@@ -544,10 +654,11 @@ class State:
         if status == "SUCCESSFUL" and not self.mtn:
             # money movement (spec profile only; the live sandbox balance stays 0)
             acct = tx.get("acct") or tx["owner"]
+            cur = tx["currency"]
             if tx["kind"] == "requesttopay":
-                self.adjust("collection", acct, tx["amount_dec"], +1)
+                self.adjust("collection", acct, tx["amount_dec"], +1, cur)
             else:
-                bal = self.balance("disbursement", acct)
+                bal = self.balance("disbursement", acct, cur)
                 amt = float(tx["amount_dec"]) if self.dev("balance-float-arithmetic") else tx["amount_dec"]
                 short = bal < amt
                 if tx["kind"] == "deposit" and self.dev("deposit-funds-check-off-by-one"):
@@ -556,9 +667,9 @@ class State:
                     status, reason = "FAILED", "NOT_ENOUGH_FUNDS"
                     if self.dev("overdraft-zeroes-balance"):
                         with self.lock:
-                            self.balances[self.account_key("disbursement", acct)] = bal - bal
+                            self.balances[self.account_key("disbursement", acct, cur)] = bal - bal
                 else:
-                    self.adjust("disbursement", acct, tx["amount_dec"], -1)
+                    self.adjust("disbursement", acct, tx["amount_dec"], -1, cur)
         if status == "SUCCESSFUL" and tx["kind"] == "refund" and self.dev("partial-refund-reduces-payment-amount"):
             orig = self.tx.get(tx.get("refid"))
             if orig is not None:
@@ -568,7 +679,8 @@ class State:
         tx["reason"] = reason
         tx["updated"] = time.time()
         tx["finalized_at"] = now
-        if status == "SUCCESSFUL":
+        tx["delayed_final"] = delayed
+        if status == "SUCCESSFUL" and not tx.get("financialTransactionId"):
             tx["financialTransactionId"] = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
         self.fire_callback(tx, delayed=delayed)
 
@@ -581,6 +693,11 @@ class State:
                 return
             if tx["status"] == "FAILED" and self.dev("callback-missing-on-failed"):
                 return
+            if self.dev("callback-needs-live-token") and tx.get("token_exp") is not None \
+                    and time.monotonic() >= tx["token_exp"]:
+                return
+        if self.mtn and self.dev("callback-host-read-from-userinfo"):
+            url = strip_userinfo(url)
         if self.dev("callback-drops-path"):
             p = urllib.parse.urlsplit(url)
             url = "%s://%s/" % (p.scheme, p.netloc)
@@ -609,7 +726,12 @@ class State:
             rec["financialTransactionId"] = tx["financialTransactionId"]
             if self.mtn and self.dev("transaction-id-unstable"):
                 rec["financialTransactionId"] = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
-        if tx.get("externalId") is not None:
+        elif tx["status"] == "PENDING" and tx.get("financialTransactionId") and self.mtn \
+                and self.dev("pending-record-has-transaction-id"):
+            rec["financialTransactionId"] = tx["financialTransactionId"]
+        archived = (self.mtn and self.dev("final-records-archived-without-texts")
+                    and tx.get("finalized_at") is not None and time.monotonic() - tx["finalized_at"] > 3)
+        if tx.get("externalId") is not None and not archived:
             rec["externalId"] = tx["externalId"]
         rec["amount"] = norm_amount(tx["amount_dec"]) if self.mtn else tx["amount_raw"]
         if self.mtn and tx["kind"] == "deposit" and self.dev("deposit-amount-minor-units"):
@@ -618,8 +740,10 @@ class State:
         pk = "payer" if tx["kind"] == "requesttopay" else "payee"
         if tx.get("party") is not None:
             rec[pk] = dict(tx["party"])
+            if self.mtn and self.dev("msisdn-plus-stripped") and rec[pk].get("partyIdType") == "MSISDN":
+                rec[pk]["partyId"] = rec[pk]["partyId"].lstrip("+")
         for f in ("payerMessage", "payeeNote"):
-            if tx.get(f) is not None:
+            if tx.get(f) is not None and not archived:
                 rec[f] = tx[f]
         rec["status"] = tx["status"]
         if tx["status"] == "FAILED" and tx.get("reason") and not (self.mtn and self.dev("failed-reason-missing")):
@@ -803,6 +927,12 @@ class Handler(BaseHTTPRequestHandler):
     def check_sub_key(self, product):
         key = self.headers.get("Ocp-Apim-Subscription-Key")
         if key is None or self.server.keys.get(product) != key:
+            if key is not None and key in self.server.key_products and self.st.dev("foreign-product-key-403"):
+                if self.st.mtn:
+                    raise Refusal(403, {"statusCode": 403,
+                                        "message": "The subscription key is not entitled to this API."})
+                raise Refusal(403, {"error": "subscription_not_entitled",
+                                    "message": "The subscription key is not entitled to this API."})
             raise self.gateway_401()
 
     def basic_credentials(self):
@@ -913,6 +1043,8 @@ class Handler(BaseHTTPRequestHandler):
         u = self.lookup_user(uid)
         key = secrets.token_hex(16)
         with st.lock:
+            if st.mtn and st.dev("apikey-rebinds-product"):
+                u["product"] = self.sub_key_product() or u["product"]
             if st.mtn:
                 u["keys"] = [key]          # a new key replaces the old one
             else:
@@ -959,7 +1091,14 @@ class Handler(BaseHTTPRequestHandler):
             raise Refusal(400, empty=True)
         uid = self.authenticate_basic(token_endpoint=True, product=product)
         life = st.cfg.token_lifetime
+        t0 = time.monotonic()
         tok = st.issue_token("access", uid, product, life)
+        expires_in = int(life)
+        if st.dev("token-expires-in-fractional"):
+            # seconds left on the stored expiry, computed after the token was written
+            expires_in = round(t0 + life - time.monotonic(), 6)
+            if expires_in == int(expires_in):
+                expires_in = round(expires_in - 0.000001, 6)
         if st.dev("access-token-not-jwt"):
             opaque = secrets.token_hex(32)
             with st.lock:
@@ -967,7 +1106,7 @@ class Handler(BaseHTTPRequestHandler):
             tok = opaque
         self.send_json(200, {"access_token": tok,
                              "token_type": "access_token" if st.mtn else "Bearer",
-                             "expires_in": int(life)},
+                             "expires_in": expires_in},
                        headers={"Cache-Control": "no-store"})
 
     def form_body(self):
@@ -984,7 +1123,7 @@ class Handler(BaseHTTPRequestHandler):
         form = self.form_body()
         hint = form.get("login_hint", "")
         m = re.match(r"^ID:(.+)/MSISDN$", hint)
-        if not m or not MSISDN_RE.match(m.group(1)):
+        if not m or not st.msisdn_ok(m.group(1)):
             raise self.bad_request(detail="login_hint must be ID:<msisdn>/MSISDN.")
         scope = form.get("scope")
         if scope is None or not scope.strip():
@@ -1024,9 +1163,10 @@ class Handler(BaseHTTPRequestHandler):
             st.dispatcher.send(target, "POST", {"auth_req_id": cb_rid}, attempts, delays)
         with st.lock:
             st.last_auth_req[uid] = rid
+        ok = 202 if st.dev("bc-authorize-answers-202") else 200
         if st.dev("consent-request-numbers-as-strings"):
-            return self.send_json(200, {"auth_req_id": rid, "interval": str(interval), "expires_in": str(expires)})
-        self.send_json(200, {"auth_req_id": rid, "interval": interval, "expires_in": expires})
+            return self.send_json(ok, {"auth_req_id": rid, "interval": str(interval), "expires_in": str(expires)})
+        self.send_json(ok, {"auth_req_id": rid, "interval": interval, "expires_in": expires})
 
     def oauth2_token(self, product):
         st = self.st
@@ -1047,7 +1187,8 @@ class Handler(BaseHTTPRequestHandler):
         validity = default_validity
         if c["valid_in"] is not None and not st.dev("consent-valid-in-ignored"):
             validity = c["valid_in"]
-        tok = st.issue_token("consent", uid, product, 3600,
+        life = min(3600, st.cfg.token_lifetime) if st.dev("consent-token-short-lived") else 3600
+        tok = st.issue_token("consent", uid, product, life,
                              extra={"msisdn": c["msisdn"], "scope": c["scope"]})
         rec = {"access_token": tok, "token_type": "Bearer", "expires_in": 3600,
                "scope": c["scope"], "refresh_token": str(uuid.uuid4()),
@@ -1076,6 +1217,16 @@ class Handler(BaseHTTPRequestHandler):
                     "region_of_birth": "Stockholm", "city_of_birth": "Stockholm",
                     "occupation": "Tester", "employer_name": "Sandbox AB",
                     "identification_type": "PASSPORT", "identification_value": "SB0000001"}
+            if st.dev("userinfo-credit-score-number"):
+                body["credit_score"] = 700
+            if st.ctl("userinfo-claims-by-scope"):
+                granted = set((rec.get("scope") or "").split())
+                if "all_info" not in granted:
+                    keep = {"sub"}
+                    if "profile" in granted:
+                        keep |= {"name", "given_name", "family_name", "middle_name", "gender", "locale",
+                                 "birthdate", "updated_at"}
+                    body = {k: v for k, v in body.items() if k in keep}
         self.send_json(200, body)
 
     # accounts -----------------------------------------------------------------
@@ -1085,19 +1236,19 @@ class Handler(BaseHTTPRequestHandler):
         if currency is not None:
             if not CURRENCY_RE.match(currency):
                 raise self.bad_request(code="INVALID_CURRENCY", detail="currency must be an ISO 4217 code.")
-            if currency not in SUPPORTED_CURRENCIES:
+            if not st.currency_ok(currency):
                 raise Refusal(500, st.err("INVALID_CURRENCY"))
         cur = currency or "EUR"
         if st.mtn:
             amount = "0"
         else:
             who = self.auth_rec.get("jti") if st.dev("balance-per-token") else uid
-            amount = norm_amount(st.balance(product, who))
+            amount = norm_amount(st.balance(product, who, cur))
         self.send_json(200, {"availableBalance": amount, "currency": cur})
 
     def validate_holder(self, id_type, holder):
         if id_type == "msisdn":
-            ok = bool(MSISDN_RE.match(holder))
+            ok = self.st.msisdn_ok(holder)
         elif id_type == "email":
             ok = bool(EMAIL_RE.match(holder))
         elif id_type == "party_code":
@@ -1150,6 +1301,8 @@ class Handler(BaseHTTPRequestHandler):
     def callback_header(self, uid):
         st = self.st
         cb = self.headers.get("X-Callback-Url")
+        if st.dev("callback-header-name-case-sensitive"):
+            cb = next((v for k, v in self.headers.items() if k == "X-Callback-Url"), None)
         if cb is None:
             return None
         if not valid_callback_url(cb):
@@ -1159,7 +1312,11 @@ class Handler(BaseHTTPRequestHandler):
         if st.mtn:
             with st.lock:
                 host = st.users[uid]["host"]
-            if callback_host_of(cb) != callback_host_of(host):
+            seen = callback_host_of(cb)
+            if st.dev("callback-host-read-from-userinfo"):
+                m = NAIVE_HOST_RE.match(cb)
+                seen = m.group(1).lower() if m else seen
+            if seen != callback_host_of(host):
                 raise Refusal(500, st.err("INVALID_CALLBACK_URL_HOST"))
         return cb
 
@@ -1173,7 +1330,7 @@ class Handler(BaseHTTPRequestHandler):
             raise self.bad_request(code=notfound, detail="%s.partyIdType and partyId are required." % role)
         tt = t.upper() if st.dev("party-id-type-case-insensitive") else t
         if tt == "MSISDN":
-            ok = bool(MSISDN_RE.match(pid))
+            ok = st.msisdn_ok(pid)
         elif tt == "EMAIL":
             ok = bool(EMAIL_RE.match(pid))
         elif tt == "PARTY_CODE":
@@ -1213,7 +1370,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def create_tx(self, product, kind):
         st = self.st
-        uid = self.business_auth(product)
+        if kind == "requesttopay" and not st.mtn and st.ctl("basic-auth-on-request-to-pay") \
+                and (self.headers.get("Authorization") or "")[:6].lower() == "basic ":
+            self.check_sub_key(product)
+            uid = self.authenticate_basic(token_endpoint=False, product=product)
+            self.target_env()
+            self.auth_rec = {"user": uid, "jti": None, "exp": None, "kind": "basic"}
+        else:
+            uid = self.business_auth(product)
         ref = self.headers.get("X-Reference-Id")
         if ref is None or not is_uuid4(ref):
             raise self.bad_request(detail="X-Reference-Id must be a UUID version 4.")
@@ -1232,6 +1396,8 @@ class Handler(BaseHTTPRequestHandler):
             taken = ref in st.tx or ref in st.reserved
             if taken and not (kind == "requesttopay" and st.dev("rtp-duplicate-overwrites") and ref in st.tx):
                 raise Refusal(409, st.err(self.dup_code()))
+        if st.dev("concurrent-duplicate-500"):
+            time.sleep(0.3)   # validation and risk checks run between the id check and the insert
         if kind == "requesttopay" and st.dev("rtp-content-type-required") and not self.headers.get("Content-Type"):
             raise self.bad_request(detail="Content-Type is required.")
         body = self.json_body()
@@ -1241,15 +1407,24 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "requesttopay":
             party = self.validate_party(body.get("payer"), "payer")
         elif kind == "deposit":
-            party = self.validate_party(body.get("payee"), "payee")
+            if st.dev("deposit-payer-field-accepted") and "payee" not in body:
+                party = self.validate_party(body.get("payer"), "payee")
+            else:
+                party = self.validate_party(body.get("payee"), "payee")
         else:
             refid = body.get("referenceIdToRefund")
             if not is_uuid(refid):
                 raise self.bad_request(code="RESOURCE_NOT_FOUND", detail="referenceIdToRefund must be a UUID.")
             refid = refid.lower()
         cb = self.callback_header(uid)
-        if currency not in SUPPORTED_CURRENCIES:
+        if not st.currency_ok(currency):
             raise Refusal(500, st.err("INVALID_CURRENCY"))
+        if kind == "refund" and st.ctl("refund-target-checked-at-creation"):
+            with st.lock:
+                orig = st.tx.get(refid)
+            if orig is None or orig["kind"] != "requesttopay":
+                raise self.bad_request(code="RESOURCE_NOT_FOUND",
+                                       detail="referenceIdToRefund does not name a request to pay.")
         now_wall = time.time()
         tx = {"id": ref, "kind": kind, "owner": uid, "product": product, "created": now_wall,
               "updated": now_wall, "status": "PENDING", "due": None, "final": None, "reason": None,
@@ -1258,8 +1433,14 @@ class Handler(BaseHTTPRequestHandler):
               "payeeNote": body.get("payeeNote"), "callback": cb, "refid": refid,
               "dn_last": None, "finalized_at": None,
               "acct": self.auth_rec.get("jti") if st.dev("balance-per-token") else None}
+        if st.dev("callback-needs-live-token"):
+            tx["token_exp"] = self.auth_rec.get("exp")
+        if st.mtn and st.dev("pending-record-has-transaction-id"):
+            tx["financialTransactionId"] = str(secrets.randbelow(9 * 10 ** 9) + 10 ** 9)
         with st.lock:
             if (ref in st.tx or ref in st.reserved) and not (kind == "requesttopay" and st.dev("rtp-duplicate-overwrites") and ref in st.tx):
+                if st.dev("concurrent-duplicate-500"):
+                    raise Refusal(500, st.err("INTERNAL_PROCESSING_ERROR"))
                 raise Refusal(409, st.err(self.dup_code()))
             outcome = None
             if kind == "refund":
@@ -1294,6 +1475,8 @@ class Handler(BaseHTTPRequestHandler):
         tx["party"] = dict(orig["party"]) if orig.get("party") else None
         if orig["status"] != "SUCCESSFUL":
             return (0, "FAILED", "NOT_ALLOWED")
+        if st.ctl("refund-window-10s") and time.monotonic() - orig["finalized_at"] > 10:
+            return (0, "FAILED", "NOT_ALLOWED")
         if tx["currency"] != orig["currency"]:
             return (0, "FAILED", "INVALID_CURRENCY")
         if st.ctl("no-partial-refunds"):
@@ -1305,7 +1488,10 @@ class Handler(BaseHTTPRequestHandler):
             used = sum((t["amount_dec"] for t in st.tx.values()
                         if t["kind"] == "refund" and t["refid"] == orig["id"]
                         and t["status"] in ("PENDING", "SUCCESSFUL")), Decimal(0))
-            if used + tx["amount_dec"] > orig["amount_dec"]:
+            if st.dev("refund-cap-compared-as-text"):
+                if norm_amount(used + tx["amount_dec"]) > orig["amount_raw"]:
+                    return (0, "FAILED", "NOT_ALLOWED")
+            elif used + tx["amount_dec"] > orig["amount_dec"]:
                 return (0, "FAILED", "NOT_ALLOWED")
         return st.outcome_for(tx["party"], "refund")
 
@@ -1364,15 +1550,24 @@ class Handler(BaseHTTPRequestHandler):
             if tx["status"] != "SUCCESSFUL":
                 raise Refusal(409, st.err("TRANSACTION_NOT_COMPLETED"))
             now = time.monotonic()
-            if now - tx["finalized_at"] > window:
+            start = tx["finalized_at"]
+            if tx.get("delayed_final") and st.dev("delayed-payment-notification-expired"):
+                start = float("-inf")      # the window start is only written on the immediate path
+            if now - start > window:
                 raise Refusal(410, st.err("EXPIRED"))
-            if tx["dn_last"] is not None:
-                if st.mtn or now - tx["dn_last"] < 300:
+            cooldown = 3 if (not st.mtn and st.ctl("notification-cooldown-3s")) else 300
+            last = tx["dn_last"]
+            if st.dev("notification-cooldown-per-token"):
+                last = tx.setdefault("dn_last_by_token", {}).get(self.auth_rec.get("jti"))
+            if last is not None:
+                if st.mtn or now - last < cooldown:
                     if st.dev("dn-repeat-409"):
                         raise Refusal(409, st.err("TRANSACTION_NOT_COMPLETED"))
                     raise Refusal(429, {"code": "NOT_ALLOWED",
                                         "message": "Too many delivery notification attempts for this id."})
             tx["dn_last"] = now
+            if st.dev("notification-cooldown-per-token"):
+                tx["dn_last_by_token"][self.auth_rec.get("jti")] = now
         self.send_empty(200)
 
 
