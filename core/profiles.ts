@@ -135,7 +135,7 @@ export const DIFFERENCES = {
   }),
   partyIdForm: difference<'value' | 'verbatim'>({
     explanation:
-      'partyId of a record (the payer or payee of a status record): the spec profile takes the same party id as a value of its type (an E.164 number with or without its "+", an e-mail address with its domain in any case); the live sandbox gives it back exactly as sent.',
+      'partyId of a record (the payer or payee of a status record): the spec profile takes the same party id as a value of its type (an E.164 number with or without its "+", an e-mail address in any case); the live sandbox gives it back exactly as sent.',
     spec: 'value',
     'mtn-sandbox': 'verbatim',
     sources: {

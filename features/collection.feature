@@ -177,7 +177,7 @@ Feature: Collecting payments
     Given a partner subscribed to collection
     And another API user has been registered since, with another callback host
     When the partner requests 15 from a customer who approves, to be told at its callback address
-    Then it is accepted
+    Then it is accepted, as the live service holds a callback to the caller's own host
 
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-A @req:ERR-BODY-CODE-MESSAGE
@@ -316,11 +316,11 @@ Feature: Collecting payments
   @req:COL-DN-NOT-OWNER-404
   Scenario: Another merchant's notification is not found, even while the owner's notification is recent
     Given a new partner subscribed to collection
+    And another new partner subscribed to collection
     And a customer who approves has paid the partner 10
     And the partner has notified the customer of delivery
-    And another new partner subscribed to collection
     When another partner notifies the customer of delivery
-    Then it is refused as not found, by our reading even while the owner's notification is recent
+    Then it is refused as not found, even while the owner's notification is recent
 
   @negative
   @req:COL-DN-NOT-OWNER-404

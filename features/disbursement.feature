@@ -125,16 +125,17 @@ Feature: Paying out
     Then it is accepted
     And every callback at the payment's address, however late, carries its status record
 
-  # The live service refuses a callback address on another host than the API user registered on every creation
-  # that takes one, not only on a request to pay (real-api-notes, callbacks: observed).
+  # The host is the calling API user's own (real-api-notes, callbacks, observed): not the host of the latest one registered.
   @callback
   @req:EVT-CALLBACK-DEPOSIT
   Scenario: A partner's own callback host is still taken for a deposit after another API user registers another host
     Given a partner subscribed to disbursement
     And another API user has been registered since, with another callback host
     When the partner deposits 12 to a payee who approves, to be told at its callback address
-    Then it is accepted
+    Then it is accepted, as the live service holds a callback to the caller's own host
 
+  # The live service refuses a callback address on another host than the API user registered on every creation
+  # that takes one, not only on a request to pay (real-api-notes, callbacks: observed).
   @negative
   @req:EVT-CALLBACK-HOST-REJECTED @req:ERR-SET-B @req:ERR-BODY-CODE-MESSAGE
   Scenario: A deposit's callback address on another host than the partner registered is refused

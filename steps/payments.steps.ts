@@ -196,8 +196,8 @@ Then('the payment still reads as it was asked', async function (this: MomoWorld)
   await expectNotifiedPaymentUnchanged(this);
 });
 
-Then("it is refused as not found, by our reading even while the owner's notification is recent", function (this: MomoWorld) {
-  expectNotFoundDuringCooldown(this);
+Then("it is refused as not found, even while the owner's notification is recent", async function (this: MomoWorld) {
+  await expectNotFoundDuringCooldown(this);
 });
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {

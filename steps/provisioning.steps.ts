@@ -19,6 +19,7 @@ import {
   expectApiUserUnchanged,
   registerAnotherApiUser,
   registerUserOfAnotherHost,
+  expectOwnCallbackHostTaken,
   expectFirstApiUserReadsAsRegistered,
   createOwnKeyAgain,
 } from './support/provisioning.ts';
@@ -52,6 +53,10 @@ Then('the API user that was registered first is unchanged', async function (this
 
 Given('another API user has been registered since, with another callback host', async function (this: MomoWorld) {
   await registerUserOfAnotherHost(this);
+});
+
+Then("it is accepted, as the live service holds a callback to the caller's own host", function (this: MomoWorld) {
+  expectOwnCallbackHostTaken(this);
 });
 
 When('the partner registers another API user, with another callback host', async function (this: MomoWorld) {

@@ -135,8 +135,8 @@ export function subPerCustomerFindings(
   return [
     found('userinfo-sub-per-customer', {
       field: '/sub',
-      expected: `a sub of the customer whose phone_number is ${other.phone}, other than ${first.phone}'s`,
-      received: `${first.sub} for both`,
+      expected: `a sub of the customer whose phone_number is ${quote(other.phone)}, other than ${quote(first.phone)}'s`,
+      received: `${quote(first.sub)} for both`,
     }),
   ];
 }

@@ -69,7 +69,7 @@ export function notCachedFindings(response: ApiResponse, source?: Source): Findi
         found('token-not-cached', {
           field: 'header Cache-Control',
           expected: 'no-store',
-          received: cacheControl === undefined ? 'none' : JSON.stringify(cacheControl),
+          received: cacheControl === undefined ? 'none' : quote(cacheControl),
           ...(source ? { source } : {}),
         }),
       ];

@@ -171,8 +171,8 @@ const PARTY_FORMS = [
   },
   {
     kind: 'EMAIL',
-    // In mixed case, as customers write theirs: the local part is case-sensitive (RFC 5321 §2.4), so a record that
-    // gives it back in another case names another mailbox; the live sandbox gives every partyId back exactly as sent.
+    // In mixed case, as customers write theirs: the live sandbox gives every partyId back exactly as sent (observed,
+    // mtn-sandbox); the spec profile takes the address back in any case (partyIdForm).
     valid: { words: 'identified by an e-mail address', partyId: () => `Customer.${randomUUID().slice(0, 8)}@Example.com` },
     invalid: {
       words: 'e-mail address that is not an e-mail address',

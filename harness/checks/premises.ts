@@ -255,6 +255,16 @@ export const PREMISES = {
       "The payment the scenario rests on did not end as the live sandbox's test number would: this target's test numbers or its names of final states differ, which the spec does not fix.",
     refusal: refusedForItsState,
   },
+  'callback-told-outcome': {
+    statement:
+      "the callback the partner learnt the outcome from told the transaction's final state, as a status read gives it, once the transaction was final",
+    source: observed(
+      'real-api-notes, callbacks: sent when the transaction reaches a final state, carrying the status record; §6 shows neither the payload nor when it is sent',
+    ),
+    operations: [...TRANSACTION_OPERATIONS, 'getBalance', 'getBalanceInCurrency'],
+    unheld:
+      'What the partner did on the callback alone was refused or did not show: the callback may have come before the transaction was final, or told its outcome otherwise than a status read, which the spec does not fix.',
+  },
   'notification-refused-while-pending': {
     statement:
       'the first delivery notification of the scenario was refused as not completed, because the payment of the customer who approves after a while was still PENDING',

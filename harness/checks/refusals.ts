@@ -65,6 +65,10 @@ export const REFUSALS = {
     "the spec names no code for a refund of a request to pay that does not exist; RESOURCE_NOT_FOUND is the reference sandbox's (READINGS in core/profiles.ts)",
   ),
   'unknown-refund-refused': spec('§2.4: referenceIdToRefund identifies the request to pay that is refunded'),
+  /** That a caller's own host is taken whoever registered since: the live service's (§6 leaves the hosts to the service). */
+  'callback-host-own-taken': observed(
+    "real-api-notes, callbacks: the host a callback URL is held to is the calling API user's own providerCallbackHost [observed]; §6 leaves which hosts a service rejects to it",
+  ),
   'callback-host-code': spec('§6: a callback host that the service rejects gives code INVALID_CALLBACK_URL_HOST'),
   /** Which hosts the service rejects, and when: the live service's rule, which the spec leaves to the service (§6). */
   'callback-host-refused': observed(

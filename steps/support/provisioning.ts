@@ -51,6 +51,15 @@ export async function registerUserOfAnotherHost(world: MomoWorld): Promise<void>
   world.expect({ status: 201, what: 'another API user, with another callback host, is created' }, response);
 }
 
+/** The caller's own callback host taken after another API user registered another (observed: callback-host-own-taken). */
+export function expectOwnCallbackHostTaken(world: MomoWorld): void {
+  world.expect({
+    status: 202,
+    source: REFUSALS['callback-host-own-taken'],
+    what: "a callback address on the caller's own host is taken after another API user registered another host",
+  });
+}
+
 /**
  * The API user registered first, read after the partner's next one: §4.5 #16 reads the API user its path names, so it
  * shows its own callback host, not the latest registration's (definite: §4.5 #16 plus the record naming the host,
