@@ -100,8 +100,8 @@ When('the partner asks for a {creation} again under its reference id', async fun
   await createAgainUnderItsReference(this, creation, false);
 });
 
-When('the partner sends the {creation} again exactly as it was', async function (this: MomoWorld, _creation: string) {
-  await sendExactlyAgain(this);
+When('the partner sends the {creation} again exactly as it was', async function (this: MomoWorld, creation: string) {
+  await sendExactlyAgain(this, creation);
 });
 
 When(

@@ -25,10 +25,10 @@ const SIGNATURE_KEY_LENGTH = 43;
 const WHITE_SPACE = /\s/;
 
 /**
- * Whether a token's signature is written as this authority writes it: canonical base64url. fast-jwt decodes the
- * signature leniently (Buffer's base64), so a character outside the alphabet, or a last character whose unused bits
- * are set, decodes to the same bytes: a token altered so would pass for the one signed (RFC 4648 §3.5 lets a decoder
- * refuse it; fast-jwt chose not to, nearform/fast-jwt#606). Checked once per token, before it is remembered.
+ * Whether a token's signature is written as this authority writes it: canonical base64url. fast-jwt refuses characters
+ * outside the alphabet (nearform/fast-jwt#607) but decodes the rest with Buffer's base64, which ignores the unused bits
+ * of the last character: a token whose last character was moved within its group of four would pass for the one
+ * signed (docs/upstream-reports.md). Checked once per token, before it is remembered.
  */
 function signatureAsSigned(token: string): boolean {
   const signature = token.slice(token.lastIndexOf('.') + 1);
