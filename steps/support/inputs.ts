@@ -283,7 +283,8 @@ export async function createAgainUnderItsReference(world: MomoWorld, creationLab
 export async function sendExactlyAgain(world: MomoWorld, creationLabel: string): Promise<void> {
   const earlier = world.lastPayment;
   const creation = creationLabelled(creationLabel).id;
-  if (earlier.create !== creation) throw new Error(`The scenario's last creation is ${earlier.create}, not the ${creationLabel} to send again.`);
+  if (earlier.create !== creation)
+    throw new Error(`The scenario's last creation is ${earlier.create}, not the ${creationLabel} to send again.`);
   const { callbackUrl } = earlier;
   await createTransaction(world, earlier.create, earlier.product, earlier.body, earlier.party, {
     account: earlier.account,
