@@ -127,6 +127,17 @@ Feature: Collecting payments
     Then it is refused as a duplicate
     And the first is called back at its address, and the refused request at none
 
+  # What a callback tells is the payment's, not the token's: asked for as the access token runs out, by a customer who
+  # approves after a while, the payment ends once the token has expired, and its callback comes all the same (§6).
+  @callback @slow
+  @req:EVT-CALLBACK-RTP
+  Scenario: A merchant is told of a payment it asked for as its access token ran out
+    Given a new partner subscribed to collection
+    And the partner holds an access token that opens its account
+    When the partner requests 15 from a customer who approves after a while as its access token runs out, to be told at its callback address
+    Then it is accepted
+    And exactly one callback arrives, carrying the payment's status record
+
   # Every outcome the test numbers give is called back, not only an approval: a target that calls back only on
   # success, or whose callback of a failure is not the status record, leaves the partner waiting or misled.
   @callback
@@ -201,6 +212,16 @@ Feature: Collecting payments
     And a customer who approves has paid the partner 10
     And the partner has notified the customer of delivery
     When the partner notifies the customer of delivery again
+    Then it is refused as too many attempts
+
+  # The attempts counted are the payment's (§4.2 #3: "for the same ID"), whichever of the partner's tokens carries them.
+  @negative
+  @req:COL-DN-REPEAT-429
+  Scenario: A second delivery notification soon after the first is refused, with a token issued since too
+    Given a new partner subscribed to collection
+    And a customer who approves has paid the partner 10
+    And the partner has notified the customer of delivery
+    When the partner notifies the customer of delivery again, with an access token issued since
     Then it is refused as too many attempts
 
   # §8: repeated attempts for the same id give 429 after a successful one. Sent at the same moment, the one the target

@@ -47,6 +47,7 @@ Feature: Every input of every creation
       | a payer e-mail address that is not an e-mail address |
       | a payer party code that is not a UUID                |
       | a payer number with more digits than E.164 allows    |
+      | a payer number in national form, with a leading 0    |
       | a payer e-mail address without a domain              |
 
     @req:PARTY-ID-TYPE-ENUM
@@ -481,6 +482,7 @@ Feature: Every input of every creation
       | a payee e-mail address that is not an e-mail address |
       | a payee party code that is not a UUID                |
       | a payee number with more digits than E.164 allows    |
+      | a payee number in national form, with a leading 0    |
       | a payee e-mail address without a domain              |
 
     @req:PARTY-ID-TYPE-ENUM

@@ -15,6 +15,7 @@ import {
 } from './support/callbacks.ts';
 import type { Party } from './support/parties.ts';
 import { deposit, refundPayment, requestPayment } from './support/transactions.ts';
+import { requestPaymentAsTokenRunsOut } from './support/tokens.ts';
 import type { MomoWorld } from './support/world.ts';
 
 // Being told the outcome at a callback address instead of asking for it (§6).
@@ -23,6 +24,13 @@ When(
   'the partner requests {amount} from {party}, to be told at {callback address}',
   async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
     await requestPayment(this, party, amount, { callback });
+  },
+);
+
+When(
+  'the partner requests {amount} from {party} as its access token runs out, to be told at {callback address}',
+  async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
+    return requestPaymentAsTokenRunsOut(this, party, amount, callback);
   },
 );
 

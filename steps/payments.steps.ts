@@ -33,6 +33,7 @@ import {
   expectStillTooManyNotifications,
   repeatedNotificationRefused,
   notifyDeliveryAgain,
+  notifyDeliveryAgainWithNewToken,
   expectNotFoundDuringCooldown,
   notifyTwiceAtOnce,
   expectOneOfTwoNotificationsEnqueued,
@@ -202,6 +203,10 @@ Then("it is refused as not found, even while the owner's notification is recent"
 
 When('the partner notifies the customer of delivery again', async function (this: MomoWorld) {
   await notifyDeliveryAgain(this);
+});
+
+When('the partner notifies the customer of delivery again, with an access token issued since', async function (this: MomoWorld) {
+  await notifyDeliveryAgainWithNewToken(this);
 });
 
 Then('the partner looks at the payment/deposit meanwhile', async function (this: MomoWorld) {

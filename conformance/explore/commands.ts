@@ -6,7 +6,7 @@ import { namedPart } from '../../core/validation/schemas.ts';
 import { CALLBACK_CHECKS, sameAsStatusFindings } from '../../harness/checks/callbacks.ts';
 import type { Product } from '../../core/products.ts';
 import { TEST_NUMBERS } from '../../core/test-numbers.ts';
-import { INPUT_CASES, REFUSED_AS_INVALID, specCreations, type InputCase } from '../../harness/checks/inputs.ts';
+import { INPUT_CASES, REFUSED_AS_INVALID, inputRuleIn, specCreations, type InputCase } from '../../harness/checks/inputs.ts';
 import { KEY_REFUSED_AS_UNAUTHORIZED, KEY_REQUIRED } from '../../harness/checks/every-operation.ts';
 import { REFUSALS } from '../../harness/checks/refusals.ts';
 import {
@@ -119,7 +119,7 @@ export class CreateTransaction extends ExplorationCommand {
     const response = await create(session, this.kind, referenceId, body, false, this.callback);
     session.expect(response, {
       status: 202,
-      ...(this.form ? { source: this.form.rule } : {}),
+      ...(this.form ? { source: inputRuleIn(this.form, session.run.profile) } : {}),
       what: `a ${labelOf(this.kind)} is accepted`,
     });
     if (!wasCreated(response)) return;
@@ -189,10 +189,10 @@ export class CreateWithInvalidInput extends ExplorationCommand {
       const documented = Object.keys(OPERATIONS[input.creation].responses)
         .map(Number)
         .filter((status) => status >= 400 && status !== 503);
-      session.expect(response, { status: documented, source: input.rule, what: `${what} is not served` });
+      session.expect(response, { status: documented, source: inputRuleIn(input, session.run.profile), what: `${what} is not served` });
       session.expect(response, { status: 400, source: REFUSED_AS_INVALID, what: `${what} is refused as invalid data` });
     } else {
-      session.expect(response, { status: 400, source: input.rule, what: `${what} is refused as invalid` });
+      session.expect(response, { status: 400, source: inputRuleIn(input, session.run.profile), what: `${what} is refused as invalid` });
     }
   }
 }

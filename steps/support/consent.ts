@@ -571,16 +571,24 @@ async function letTimePass(world: MomoWorld, waitMs: number, of: string): Promis
 
 /** How long after its first use the partner uses a consent token again: seconds into the 3600 its life is (§8). */
 const USE_AGAIN_AFTER_MS = 4_000;
+/** A second more than an ordinary access token lives: JWT expiry is in whole seconds (RFC 7519 NumericDate). */
+const PAST_ACCESS_TOKEN_MS = 1_000;
 
 /**
  * Some seconds of the consent token's life pass: never more than half of what its expires_in gives (a target may give
- * a shorter one than §8's default), nor of the run's slow deadline.
+ * a shorter one than §8's default), nor of the run's slow deadline. Where the partner's ordinary access token lives
+ * less than that allows, the wait outlasts it: a consent token given an access token's lifetime, whatever its
+ * expires_in says, is then refused when used again (§8: 3600 s, or the expires_in it was given).
  */
 export async function letConsentTokenAge(world: MomoWorld): Promise<void> {
   const consent = currentConsent(world);
   if (!consent.accessToken) throw new Error('No consent token was issued in this scenario.');
   const life = typeof consent.tokenExpiresIn === 'number' && consent.tokenExpiresIn > 0 ? consent.tokenExpiresIn * 1000 : 3_600_000;
-  await letTimePass(world, Math.min(USE_AGAIN_AFTER_MS, world.config.slowOutcomeTimeoutMs / 2, life / 2), "of the consent token's life");
+  const longest = Math.min(world.config.slowOutcomeTimeoutMs / 2, life / 2);
+  const accessToken = world.harness.tokens.heldAs((await world.bearer()).replace(/^Bearer /, ''));
+  const pastAccessToken = accessToken ? accessToken.expiresAt - accessToken.issuedAt + PAST_ACCESS_TOKEN_MS : Number.POSITIVE_INFINITY;
+  const waitMs = pastAccessToken <= longest ? Math.max(USE_AGAIN_AFTER_MS, pastAccessToken) : Math.min(USE_AGAIN_AFTER_MS, longest);
+  await letTimePass(world, waitMs, "of the consent token's life");
 }
 
 /**

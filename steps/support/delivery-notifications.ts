@@ -80,6 +80,15 @@ export async function notifyDeliveryAgain(world: MomoWorld): Promise<void> {
   await notifyDelivery(world, undefined, 'Your second parcel has been delivered too.');
 }
 
+/**
+ * The partner notifies again with an access token issued since: §4.2 #3's "too many attempts for the same ID" counts
+ * the transaction's attempts, whoever's token carries them, so a server that keys its cool-down by token departs.
+ */
+export async function notifyDeliveryAgainWithNewToken(world: MomoWorld): Promise<void> {
+  world.harness.renewToken(world.payment?.account ?? world.actor);
+  await notifyDelivery(world, undefined, 'Your second parcel has been delivered too.');
+}
+
 /** Two delivery notifications for the scenario's payment sent at the same moment. */
 export async function notifyTwiceAtOnce(world: MomoWorld): Promise<void> {
   const account = world.payment?.account ?? world.actor;

@@ -10,6 +10,7 @@ import {
   UPPER_CASE_REUSE,
   creationLabelled,
   inputCase,
+  inputRuleIn,
   specCreations,
 } from '../../harness/checks/inputs.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
@@ -68,7 +69,7 @@ defineParameterType({
 /** Makes the creation with the input the case names: a changed body, another reference id, or a header left out. */
 export async function askWithInput(world: MomoWorld, creationLabel: string, phrase: string, told = false): Promise<void> {
   const input = inputCase(creationLabel, phrase);
-  world.rule = input.rule;
+  world.rule = inputRuleIn(input, world.config.profile);
   const options: CreateOptions = {
     ...(told ? { callback: ownCallbackUrl } : {}),
     ...(input.body ? { body: input.body(world.config.currency) } : {}),

@@ -9,6 +9,9 @@ import type { Product } from '../../core/products.ts';
 import type { ClientCall, MomoWorld } from './world.ts';
 import { readAccount } from './accounts.ts';
 import { registeredUser } from './provisioning.ts';
+import { requestPayment } from './transactions.ts';
+import type { CallbackAddress } from './callbacks.ts';
+import type { Party } from './parties.ts';
 
 /** What a partner does with its access tokens (§4.2 #1, §5.2–5.3, §7 rule 4, §8). */
 
@@ -270,6 +273,38 @@ export async function presentOnceExpired(
     },
     { slow: true, readsTarget: true },
   );
+  return undefined;
+}
+
+/**
+ * How long before its expires_in the partner uses its token to ask for a payment decided after a while: long enough
+ * that a server whose expiry rounds down, or whose clock is a little ahead, still takes the token; short enough that
+ * a payment decided after a while (the embedded sandbox's 1.5 s, an independent server's 2 s) ends once it has expired.
+ */
+const ASK_BEFORE_EXPIRY_MS = 1_500;
+
+/**
+ * The partner asks for a payment with the token it holds as the token runs out, to be told at its callback address:
+ * what it asked for is the transaction's, not the token's (§6: a callback is sent to the address the creation gave),
+ * so the callback comes even though the token has expired when the payment ends. A lifetime the run cannot wait for
+ * skips the scenario, saying so.
+ */
+export async function requestPaymentAsTokenRunsOut(
+  world: MomoWorld,
+  party: Party,
+  amount: string,
+  callback: CallbackAddress,
+): Promise<string | undefined> {
+  const token = issuedToken(world);
+  const askAt = token.receivedAt + token.expiresIn * 1000 - ASK_BEFORE_EXPIRY_MS;
+  if (askAt - Date.now() > world.config.slowOutcomeTimeoutMs)
+    return skipLongLifetime(world, token.expiresIn, 'asking for a payment as an access token runs out');
+  await world.eventually(
+    `${ASK_BEFORE_EXPIRY_MS} ms before the access token's expires_in of ${token.expiresIn} s`,
+    async () => (Date.now() >= askAt ? true : undefined),
+    { slow: true },
+  );
+  await requestPayment(world, party, amount, { callback, call: { authorization: `Bearer ${token.accessToken}` } });
   return undefined;
 }
 
