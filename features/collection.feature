@@ -76,6 +76,16 @@ Feature: Collecting payments
     And exactly one callback arrives, carrying the payment's status record
     And no callback arrives that nobody asked for
 
+  # Header names are case-insensitive (RFC 9110 §5.1): HTTP/2 writes them all in lower case, and so do many clients.
+  # A target that knew X-Callback-Url only as written so would take the payment and tell nobody.
+  @callback
+  @req:EVT-CALLBACK-RTP
+  Scenario: A merchant whose client writes its header names in lower case is told the outcome all the same
+    Given a partner subscribed to collection
+    When the partner requests 15 from a customer who approves, to be told at its callback address, writing its header names in lower case
+    Then it is accepted
+    And exactly one callback arrives, carrying the payment's status record
+
   # 204 No Content is a success as 200 is (RFC 9110 §15.3): a target that took it for a failure would tell again.
   @callback
   @req:EVT-CALLBACK-RTP

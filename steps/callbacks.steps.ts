@@ -35,6 +35,13 @@ When(
 );
 
 When(
+  'the partner requests {amount} from {party}, to be told at {callback address}, writing its header names in lower case',
+  async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
+    await requestPayment(this, party, amount, { callback, call: { headerNamesInLowerCase: true } });
+  },
+);
+
+When(
   'the partner deposits {amount} to {party}, to be told at {callback address}',
   async function (this: MomoWorld, amount: string, party: Party, callback: CallbackAddress) {
     await deposit(this, party, amount, { callback });

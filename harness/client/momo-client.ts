@@ -179,6 +179,8 @@ export interface CallOptions {
   omitContentType?: boolean;
   /** Names the body's media type in capitals ("APPLICATION/JSON"), which HTTP reads as the same (RFC 9110 §8.3.1). */
   mediaTypeInCapitals?: boolean;
+  /** Writes every header name in lower case ("x-callback-url"), as HTTP/2 does and many clients do (RFC 9110 §5.1). */
+  headerNamesInLowerCase?: boolean;
   /**
    * The request reuses a reference id on purpose (a scenario about duplicates): a 409 it gets is the case's own answer,
    * never taken for an earlier attempt's creation.
@@ -532,8 +534,14 @@ export class MomoClient {
     throw new TargetUnavailableError(operation.label, url, error, why, { called: false });
   }
 
-  /** The headers and body the options ask for. */
+  /** The headers and body the options ask for, the header names in lower case if they ask so. */
   private requestOf(o: CallOptions): { headers: Record<string, string>; body: string | undefined } {
+    const request = this.requestParts(o);
+    if (!o.headerNamesInLowerCase) return request;
+    return { ...request, headers: Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value])) };
+  }
+
+  private requestParts(o: CallOptions): { headers: Record<string, string>; body: string | undefined } {
     const headers: Record<string, string> = {};
     const key = o.subscriptionKey ?? 'none';
     if (key !== 'none') {
