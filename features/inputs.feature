@@ -50,6 +50,12 @@ Feature: Every input of every creation
       | a payer number in national form, with a leading 0    |
       | a payer e-mail address without a domain              |
 
+    @strict @req:BODY-REQUIRED-FIELDS
+    Examples: refused under the strict reading requiredFields
+      | input                                                |
+      | its payer named payee                                |
+      | no payer                                             |
+
     @req:PARTY-ID-TYPE-ENUM
     Examples:
       | input                                                |
@@ -63,11 +69,6 @@ Feature: Every input of every creation
       | an amount that is not a number                       |
       | an amount in exponent notation                       |
       | an amount of infinity                                |
-
-    @strict @req:BODY-REQUIRED-FIELDS
-    Examples: refused under the strict reading requiredFields
-      | input                                                |
-      | no payer                                             |
 
   @collection @negative
   Scenario Outline: A request to pay without <input> is refused
@@ -485,6 +486,12 @@ Feature: Every input of every creation
       | a payee number in national form, with a leading 0    |
       | a payee e-mail address without a domain              |
 
+    @strict @req:BODY-REQUIRED-FIELDS
+    Examples: refused under the strict reading requiredFields
+      | input                                                |
+      | its payee named payer                                |
+      | no payee                                             |
+
     @req:PARTY-ID-TYPE-ENUM
     Examples:
       | input                                                |
@@ -498,11 +505,6 @@ Feature: Every input of every creation
       | an amount that is not a number                       |
       | an amount in exponent notation                       |
       | an amount of infinity                                |
-
-    @strict @req:BODY-REQUIRED-FIELDS
-    Examples: refused under the strict reading requiredFields
-      | input                                                |
-      | no payee                                             |
 
   @disbursement @negative
   Scenario Outline: A deposit without <input> is refused

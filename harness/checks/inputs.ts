@@ -264,7 +264,32 @@ function partyCases(c: CreationInputs): InputCase[] {
   const make = caseMakerOf(c);
   const { invalid, nearlyValid, unknownKind, kindInLowerCase } = malformedParties(c, party, make);
   const { valid, subAddress } = validParties(c, party, make);
-  return [...invalid, ...nearlyValid, ...incompleteParties(c, party, make), unknownKind, kindInLowerCase, ...valid, subAddress];
+  return [
+    ...invalid,
+    ...nearlyValid,
+    ...incompleteParties(c, party, make),
+    ...misnamedParty(c, party, make),
+    unknownKind,
+    kindInLowerCase,
+    ...valid,
+    subAddress,
+  ];
+}
+
+/**
+ * The party under the other creation's name (a deposit's payee sent as payer, as a body copied from a request to pay),
+ * its own name left out: the creation names no party of its kind, so under the strict reading requiredFields it is
+ * refused as one without it. A target that takes the other name for its own pays someone the request did not name.
+ */
+function misnamedParty(c: CreationInputs, party: string, make: CaseMaker): InputCase[] {
+  if (!c.strictlyRequired.includes(party)) return [];
+  const other = party === 'payer' ? 'payee' : 'payer';
+  return [
+    make('invalid', `its ${party} named ${other}`, REQUIRED_FIELDS, {
+      body: () => ({ [party]: undefined, [other]: { partyIdType: 'MSISDN', partyId: TEST_NUMBERS.ordinary.msisdn } }),
+      requirements: ['BODY-REQUIRED-FIELDS'],
+    }),
+  ];
 }
 
 /** Each kind with an id its format refuses, and one just past its bound; a kind §2.1 does not know, or in lower case. */
