@@ -14,7 +14,7 @@ export interface Target {
 export const EMBEDDED_TIMINGS = {
   delayedSuccessMs: 1500,
   pendingTimeoutMs: 4000,
-  tokenLifetimeSeconds: 5,
+  tokenLifetimeSeconds: 4,
   consentIntervalSeconds: 1,
   callbackTimeoutMs: 1000,
   callbackRetryDelaysMs: [200, 500],
