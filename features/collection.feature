@@ -208,6 +208,16 @@ Feature: Collecting payments
     Then it is refused because the callback host is not the one registered
     And no payment was created
 
+  # What precedes "@" in a URL's authority is its userinfo, not its host (RFC 3986 §3.2): the registered host written
+  # there leaves the callback going to another host.
+  @negative
+  @req:EVT-CALLBACK-HOST-REJECTED
+  Scenario: A callback address whose host hides behind the registered one as userinfo is refused
+    Given a partner subscribed to collection
+    When the partner requests 15 from a customer who approves, to be told at another host, behind its registered one as userinfo
+    Then it is refused, as invalid or for its host
+    And no payment was created
+
   @req:COL-DN-ENQUEUED-200 @req:COL-DN-429-AFTER-SUCCESS
   Scenario: A customer who paid is notified of the delivery
     Given a partner subscribed to collection

@@ -4,6 +4,7 @@ import {
   type CallbackAddress,
   expectCallbackForEachPayment,
   expectCallbackHostRefused,
+  expectUserinfoHostRefused,
   expectNoUnsolicitedCallbacks,
   expectOneCallbackWithStatusRecord,
   expectOnlyTheFirstAddressCalledBack,
@@ -95,6 +96,10 @@ Then('no callback arrives that nobody asked for', function (this: MomoWorld) {
 
 Then('it is refused because the callback host is not the one registered', function (this: MomoWorld) {
   expectCallbackHostRefused(this);
+});
+
+Then('it is refused, as invalid or for its host', function (this: MomoWorld) {
+  expectUserinfoHostRefused(this);
 });
 
 Then(

@@ -55,6 +55,9 @@ const CALLBACK_ADDRESSES: Record<string, CallbackAddress> = {
   // A listener that answers 204 No Content: a success all the same (RFC 9110 §15.3).
   'a callback address that answers with no content': (world, referenceId) => world.harness.receiver.noContentUrlFor(referenceId),
   'another host than it registered': foreignCallbackUrl,
+  // The registered host written before "@" is the URL's userinfo, not its host (RFC 3986 §3.2): another host all the same.
+  'another host, behind its registered one as userinfo': (world, referenceId) =>
+    foreignCallbackUrl(world, referenceId).replace('http://', `http://${world.config.callbackHost}@`),
 };
 defineParameterType({
   name: 'callback address',
@@ -79,6 +82,18 @@ export function expectCallbackHostRefused(world: MomoWorld): void {
   });
   if (response.status >= 400 && !response.createdEarlier)
     world.check('status-code', response, what, statusFindings(response, [500], REFUSALS['callback-host-refused']));
+}
+
+/**
+ * A callback URL whose host hides behind the registered one as userinfo is refused: as invalid data (a URL with
+ * userinfo, 400) or for its host (500 INVALID_CALLBACK_URL_HOST, as for any other host); that it is refused at all is
+ * the live service's rule of hosts (observed), and the code goes with a refusal for the host (§6).
+ */
+export function expectUserinfoHostRefused(world: MomoWorld): void {
+  const what = "a callback URL whose host hides behind the API user's providerCallbackHost as userinfo is refused";
+  const response = world.expect({ status: [400, 500], source: REFUSALS['callback-host-refused'], what });
+  if (response.status === 500)
+    world.expect({ status: 500, code: 'INVALID_CALLBACK_URL_HOST', codeSource: REFUSALS['callback-host-code'], what });
 }
 
 /**
