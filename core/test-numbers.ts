@@ -49,6 +49,11 @@ const failed = (reason: string): PaymentOutcome => ({ status: 'FAILED', reason }
 export const TEST_NUMBERS = {
   /** Any number outside the table: its payments succeed at once, and it is a registered, active holder. */
   ordinary: { msisdn: '46733123499', payment: { status: 'SUCCESSFUL' }, holder: same(ACTIVE), source: 'observed' },
+  /**
+   * Another country's customer whose number only ends as failsAtOnce's (its last six digits): a number outside the
+   * table all the same, whose payments succeed at once (real-api-notes: any other valid MSISDN).
+   */
+  endsLikeFailing: { msisdn: '256772123450', payment: { status: 'SUCCESSFUL' }, holder: same(ACTIVE), source: 'observed' },
   failsAtOnce: {
     msisdn: '46733123450',
     payment: failed('INTERNAL_PROCESSING_ERROR'),

@@ -14,6 +14,15 @@ Feature: Collecting payments
     And the payment ends SUCCESSFUL with a financial transaction id
     And the payment record shows the amount as 12.5 and the rest as asked
 
+  # The test numbers are whole numbers (real-api-notes): one that only ends like a test number's is any other
+  # customer's, whose payment succeeds at once.
+  @req:COL-RTP-ACCEPTED-202 @req:COL-RTP-AUTHORIZED
+  Scenario: A customer whose number only ends like a test number's pays as any other
+    Given a partner subscribed to collection
+    When the partner requests 5 from a customer whose number only ends like a failing one
+    Then it is accepted
+    And the payment ends SUCCESSFUL with a financial transaction id
+
   Scenario Outline: A payment by a customer <who> ends <status> because <reason>
     Given a partner subscribed to collection
     When the partner requests 5 from a customer <who>

@@ -15,6 +15,7 @@ export interface Party {
 /** The customers of the features, in the domain's words, each one a test number. */
 const PHRASES: Record<string, TestNumberName> = {
   'who approves': 'ordinary',
+  'whose number only ends like a failing one': 'endsLikeFailing',
   'who approves after a while': 'approvesAfterAWhile',
   'who never answers': 'neverAnswers',
   'whose wallet fails': 'failsAtOnce',
