@@ -118,8 +118,13 @@ Feature: Every input of every creation
 
     @req:COL-RTP-STATUS-QUERY
     Examples:
-      | input                         |
-      | an amount with three decimals |
+      | input                                                    |
+      | an amount with three decimals                            |
+
+    @req:PARTY-ID-FORMAT
+    Examples:
+      | input                                                    |
+      | a payer number in international form, with its plus sign |
 
   @collection @negative @callback @req:COL-RTP-INVALID-400
   Scenario: A request to pay refused as invalid calls nobody back
@@ -554,8 +559,13 @@ Feature: Every input of every creation
 
     @req:DIS-DEPOSIT-STATUS-QUERY
     Examples:
-      | input                         |
-      | an amount with three decimals |
+      | input                                                    |
+      | an amount with three decimals                            |
+
+    @req:PARTY-ID-FORMAT
+    Examples:
+      | input                                                    |
+      | a payee number in international form, with its plus sign |
 
   @disbursement @negative @callback @req:DIS-DEPOSIT-INVALID-400
   Scenario: A deposit refused as invalid calls nobody back

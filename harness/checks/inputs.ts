@@ -269,11 +269,31 @@ function partyCases(c: CreationInputs): InputCase[] {
     ...nearlyValid,
     ...incompleteParties(c, party, make),
     ...misnamedParty(c, party, make),
+    internationalForm(c, party, make),
     unknownKind,
     kindInLowerCase,
     ...valid,
     subAddress,
   ];
+}
+
+/**
+ * A number written with its international "+" (ITU-T E.123), as customers' often are: whether §2.1's "E.164" takes the
+ * "+" is not said, so it may be refused as invalid; taken, the record reads the party back as sent (the live sandbox
+ * gives every partyId back exactly so, observed; the spec profile takes it back with or without its "+").
+ */
+function internationalForm(c: CreationInputs, party: string, make: CaseMaker): InputCase {
+  return make(
+    'kept',
+    `a ${party} number in international form, with its plus sign`,
+    spec(
+      `§2.1: an MSISDN partyId is an E.164 number, with or without its "+" as the spec does not say; ${invalidDataOf(c)}; its record reads back the party sent`,
+    ),
+    {
+      body: () => ({ [party]: { partyIdType: 'MSISDN', partyId: `+${TEST_NUMBERS.ordinary.msisdn}` } }),
+      requirements: ['PARTY-ID-FORMAT'],
+    },
+  );
 }
 
 /**

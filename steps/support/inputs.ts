@@ -14,7 +14,7 @@ import {
   specCreations,
 } from '../../harness/checks/inputs.ts';
 import type { OperationId } from '../../core/catalogue/operations.ts';
-import { amountFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
+import { amountFindings, echoFindings, unchangedFindings } from '../../harness/checks/transactions.ts';
 import { moneyMovedFindings } from '../../harness/checks/accounts.ts';
 import { quote } from '../../harness/checks/check.ts';
 import { ORDINARY_CUSTOMER, type Party } from './parties.ts';
@@ -436,12 +436,13 @@ export async function expectRefusedOrKeptAsAsked(world: MomoWorld): Promise<void
   if (response.status !== 202) return;
   const payment = world.lastPayment;
   const { response: read, record } = await currentRecord(world, payment);
-  world.check(
-    'record-echoes-request',
-    read,
-    `the ${payment.kind} record reads back the amount asked`,
-    amountFindings(record, String(payment.body.amount)),
-  );
+  // The amount asked, and the party as sent (a number with its "+" is the same party in the spec profile, and comes
+  // back exactly as sent from the live sandbox, observed: partyIdForm).
+  const { payer, payee } = payment.body as { payer?: unknown; payee?: unknown };
+  world.check('record-echoes-request', read, `the ${payment.kind} record reads back the amount and the party asked`, [
+    ...amountFindings(record, String(payment.body.amount)),
+    ...echoFindings(record, { payer, payee }, world.config.profile),
+  ]);
 }
 
 /**
