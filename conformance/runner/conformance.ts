@@ -40,6 +40,12 @@ export const EXIT = { conforms: 0, doesNotConform: 1, couldNotTest: 2 } as const
  * target's slow periods from adding up; a provider's sandbox sees at most four calls at a time.
  */
 export const DEFAULT_WORKERS = 4;
+/**
+ * Worker processes by default against the embedded sandbox, the run's own: it waits on the sandbox's timers (expiries,
+ * delayed outcomes, callback quiet times) far more than it computes, so six finish sooner on two cores still (`npm
+ * start`, one session, quiet machine: 33.5 s with six against 42.6 s with four; docs/performance.md).
+ */
+export const EMBEDDED_WORKERS = 6;
 
 /** The options of `momo-harness run` (npm start), each declared once (core/command-line.ts). */
 export const RUN_OPTIONS = {
@@ -195,7 +201,8 @@ function argumentsOf({ argv, env }: RunOptions): RunArguments {
 /** Every option and setting checked, and every file read, before the target starts. */
 async function planOf(args: RunArguments, options: RunOptions): Promise<RunPlan> {
   const { cwd, log } = options;
-  const { parallel, failOn } = checkedOptions(args);
+  const settings = settingsOf(args, options);
+  const { parallel, failOn } = checkedOptions(args, settings.config.baseUrl === undefined);
   // The user's own selection is checked against the feature files before anything starts (tag-selection.ts).
   const selected = args.tags === undefined ? undefined : checkTagExpression(args.tags, readScenarios());
   // A baseline that cannot be compared with stops the run before it starts: it is the user's to fix.
@@ -208,7 +215,6 @@ async function planOf(args: RunArguments, options: RunOptions): Promise<RunPlan>
     log(
       `Running again the ${rerun.length} failed or flaky scenario${rerun.length === 1 ? '' : 's'} of ${args['rerun-failed']}: ${rerun.join(' ')}`,
     );
-  const settings = settingsOf(args, options);
   // What this target and run leave out of the user's selection is known before the target starts.
   // They are said after what the target says of itself (unreachable, a refused setting), which comes first.
   const { expression: tags, notes } = selectScenarios(args.tags, {
@@ -236,8 +242,8 @@ async function planOf(args: RunArguments, options: RunOptions): Promise<RunPlan>
 }
 
 /** The options with their defaults; --fail-on only with --baseline. Their values are parsed with the command line. */
-function checkedOptions(args: RunArguments): { parallel: number; failOn: FailOn } {
-  const parallel = args.parallel ?? DEFAULT_WORKERS;
+function checkedOptions(args: RunArguments, embedded: boolean): { parallel: number; failOn: FailOn } {
+  const parallel = args.parallel ?? (embedded ? EMBEDDED_WORKERS : DEFAULT_WORKERS);
   const failOn = args['fail-on'] ?? 'any';
   if (args['fail-on'] !== undefined && args.baseline === undefined)
     throw new CouldNotTest(
