@@ -152,7 +152,6 @@ Feature: Collecting payments
   @req:EVT-CALLBACK-RTP
   Scenario: A merchant is told of a payment it asked for as its access token ran out
     Given a new partner subscribed to collection
-    And the partner holds an access token that opens its account
     When the partner requests 15 from a customer who approves after a while as its access token runs out, to be told at its callback address
     Then it is accepted
     And exactly one callback arrives, carrying the payment's status record

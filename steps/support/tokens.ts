@@ -286,8 +286,9 @@ const ASK_BEFORE_EXPIRY_MS = 1_500;
 /**
  * The partner asks for a payment with the token it holds as the token runs out, to be told at its callback address:
  * what it asked for is the transaction's, not the token's (§6: a callback is sent to the address the creation gave),
- * so the callback comes even though the token has expired when the payment ends. A lifetime the run cannot wait for
- * skips the scenario, saying so.
+ * so the callback comes even though the token has expired when the payment ends. The token is the one the partner's
+ * client holds (no other is issued meanwhile, which a service may take to revoke it). A lifetime the run cannot wait
+ * for skips the scenario, saying so.
  */
 export async function requestPaymentAsTokenRunsOut(
   world: MomoWorld,
@@ -295,16 +296,19 @@ export async function requestPaymentAsTokenRunsOut(
   amount: string,
   callback: CallbackAddress,
 ): Promise<string | undefined> {
-  const token = issuedToken(world);
-  const askAt = token.receivedAt + token.expiresIn * 1000 - ASK_BEFORE_EXPIRY_MS;
+  const bearer = await world.bearer();
+  const held = world.harness.tokens.heldAs(bearer.replace(/^Bearer /, ''));
+  if (!held) throw new Error("The partner's access token is not the one its client holds.");
+  const lifetimeSeconds = Math.round((held.expiresAt - held.issuedAt) / 1000);
+  const askAt = held.expiresAt - ASK_BEFORE_EXPIRY_MS;
   if (askAt - Date.now() > world.config.slowOutcomeTimeoutMs)
-    return skipLongLifetime(world, token.expiresIn, 'asking for a payment as an access token runs out');
+    return skipLongLifetime(world, lifetimeSeconds, 'asking for a payment as an access token runs out');
   await world.eventually(
-    `${ASK_BEFORE_EXPIRY_MS} ms before the access token's expires_in of ${token.expiresIn} s`,
+    `${ASK_BEFORE_EXPIRY_MS} ms before the access token's expires_in of ${lifetimeSeconds} s`,
     async () => (Date.now() >= askAt ? true : undefined),
     { slow: true },
   );
-  await requestPayment(world, party, amount, { callback, call: { authorization: `Bearer ${token.accessToken}` } });
+  await requestPayment(world, party, amount, { callback, call: { authorization: bearer } });
   return undefined;
 }
 

@@ -48,6 +48,7 @@ const DEVIATIONS: Deviation[] = [
     alteration: (x) => (x.operation === 'deliveryNotification' && x.status === 429 ? { status: 200, body: '' } : undefined),
     failing: [
       'A second delivery notification soon after the first is refused',
+      'A second delivery notification soon after the first is refused, with a token issued since too',
       'A delivery notification refused as too many attempts is refused again right after',
     ],
     mentions: [
