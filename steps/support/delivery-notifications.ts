@@ -1,3 +1,5 @@
+import { PremiseNotHeld } from '../../harness/judging/judge.ts';
+import { PREMISES } from '../../harness/checks/premises.ts';
 import { settledAsAsked } from './status-records.ts';
 import { randomUUID } from 'node:crypto';
 import type { Account } from './harness.ts';
@@ -161,7 +163,13 @@ export async function notifyWhilePending(world: MomoWorld): Promise<void> {
   await notifyDelivery(world);
   const status = world.response?.status ?? 0;
   if (status === 409) world.held('notification-refused-while-pending');
-  else if (status >= 200 && status < 300) world.assume('notification-refused-while-pending');
+  // Enqueued: the payment had succeeded by then (a target that approves sooner, or weather the careful client waited
+  // out): the premise is seen not to hold, and what the next notification gets tells nothing of this case.
+  else if (status >= 200 && status < 300)
+    throw new PremiseNotHeld(
+      'notification-refused-while-pending',
+      `The delivery notification sent while the payment was pending was enqueued (HTTP ${status}): ${PREMISES['notification-refused-while-pending'].unheld}`,
+    );
   // Neither served (approved already) nor refused as not completed: a payment that is pending, or has just succeeded,
   // gets one or the other, and any other refusal departs from §4.2 #3.
   else expectNotCompleted(world);
