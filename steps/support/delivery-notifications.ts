@@ -168,7 +168,7 @@ export async function notifyWhilePending(world: MomoWorld): Promise<void> {
   else if (status >= 200 && status < 300)
     throw new PremiseNotHeld(
       'notification-refused-while-pending',
-      `The delivery notification sent while the payment was pending was enqueued (HTTP ${status}): ${PREMISES['notification-refused-while-pending'].unheld}`,
+      `Premise not held, so not tested: ${PREMISES['notification-refused-while-pending'].statement}; it was enqueued (HTTP ${status}). ${PREMISES['notification-refused-while-pending'].unheld}`,
     );
   // Neither served (approved already) nor refused as not completed: a payment that is pending, or has just succeeded,
   // gets one or the other, and any other refusal departs from §4.2 #3.
